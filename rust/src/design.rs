@@ -1,0 +1,1 @@
+//! G-optimal design / core sets (placeholder, filled in next).

@@ -1,0 +1,20 @@
+//! dpbandits core: the arithmetic of differentially private bandit and
+//! online-learning algorithms, in pure Rust.
+//!
+//! Privacy decisions (noise scales, confidence constants) are made in the
+//! Python package `dpbandits.privacy` and arrive here as plain numbers; this
+//! crate draws noise, keeps tree counters, factors matrices and runs
+//! simulations. The Python bindings live in `py/` behind the `python`
+//! feature, so `cargo test` and `cargo bench` need no Python.
+
+pub mod design;
+pub mod error;
+pub mod linalg;
+pub mod noise;
+pub mod rng;
+pub mod tree;
+
+#[cfg(feature = "python")]
+mod py;
+
+pub use error::{Error, Result};

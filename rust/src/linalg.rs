@@ -1,0 +1,350 @@
+//! Small dense linear algebra on row-major `n x n` slices.
+//!
+//! The learners work with (d+1) x (d+1) matrices, d in the single or low
+//! double digits, refreshed every round. At that size a general-purpose
+//! library's dispatch and allocation cost more than the arithmetic, so these
+//! kernels are written directly on slices, allocate only when asked to,
+//! and are checked against nalgebra in the tests.
+
+use crate::error::{check_finite, Error, Result};
+
+/// Cholesky factorization A = L L^T of a symmetric positive definite matrix,
+/// written into `l` (lower triangle; the strict upper triangle is zeroed).
+///
+/// Only the lower triangle of `a` is read. Fails with
+/// [`Error::NotPositiveDefinite`] when a pivot is not strictly positive.
+pub fn cholesky_into(a: &[f64], n: usize, l: &mut [f64]) -> Result<()> {
+    debug_assert_eq!(a.len(), n * n);
+    debug_assert_eq!(l.len(), n * n);
+    for i in 0..n {
+        for j in 0..=i {
+            let mut s = a[i * n + j];
+            for k in 0..j {
+                s -= l[i * n + k] * l[j * n + k];
+            }
+            if i == j {
+                if s.is_nan() || s <= 0.0 {
+                    return Err(Error::NotPositiveDefinite {
+                        name: "matrix",
+                        pivot: i,
+                        value: s,
+                    });
+                }
+                l[i * n + i] = s.sqrt();
+            } else {
+                l[i * n + j] = s / l[j * n + j];
+            }
+        }
+        for j in (i + 1)..n {
+            l[i * n + j] = 0.0;
+        }
+    }
+    Ok(())
+}
+
+/// Cholesky factor of `a` in a new buffer. See [`cholesky_into`].
+pub fn cholesky(a: &[f64], n: usize) -> Result<Vec<f64>> {
+    if a.len() != n * n {
+        return Err(Error::invalid(
+            "matrix",
+            format!("expected {n} x {n} = {} entries, got {}", n * n, a.len()),
+        ));
+    }
+    check_finite("matrix", a)?;
+    let mut l = vec![0.0; n * n];
+    cholesky_into(a, n, &mut l)?;
+    Ok(l)
+}
+
+/// Solves L y = b in place (forward substitution, L lower triangular).
+#[inline]
+pub fn forward_substitute(l: &[f64], n: usize, b: &mut [f64]) {
+    for i in 0..n {
+        let mut s = b[i];
+        for k in 0..i {
+            s -= l[i * n + k] * b[k];
+        }
+        b[i] = s / l[i * n + i];
+    }
+}
+
+/// Solves L^T x = y in place (back substitution).
+#[inline]
+pub fn backward_substitute(l: &[f64], n: usize, y: &mut [f64]) {
+    for i in (0..n).rev() {
+        let mut s = y[i];
+        for k in (i + 1)..n {
+            s -= l[k * n + i] * y[k];
+        }
+        y[i] = s / l[i * n + i];
+    }
+}
+
+/// A Cholesky factorization kept for repeated solves.
+#[derive(Clone, Debug)]
+pub struct Cholesky {
+    n: usize,
+    l: Vec<f64>,
+}
+
+impl Cholesky {
+    /// Factors the SPD matrix `a` (row-major `n x n`).
+    pub fn factor(a: &[f64], n: usize) -> Result<Self> {
+        Ok(Cholesky { n, l: cholesky(a, n)? })
+    }
+
+    /// Refactors in place for a new matrix of the same size (no allocation).
+    /// On failure the previous factor is left unusable and the error returned.
+    pub fn refactor(&mut self, a: &[f64]) -> Result<()> {
+        cholesky_into(a, self.n, &mut self.l)
+    }
+
+    /// Side of the factored matrix.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// The lower factor L, row-major.
+    pub fn lower(&self) -> &[f64] {
+        &self.l
+    }
+
+    /// Solves A x = b in place.
+    pub fn solve_in_place(&self, b: &mut [f64]) {
+        forward_substitute(&self.l, self.n, b);
+        backward_substitute(&self.l, self.n, b);
+    }
+
+    /// log det A = 2 sum log L_ii.
+    pub fn log_det(&self) -> f64 {
+        2.0 * (0..self.n).map(|i| self.l[i * self.n + i].ln()).sum::<f64>()
+    }
+
+    /// x^T A^{-1} x = ||L^{-1} x||^2, using `scratch` (length n).
+    #[inline]
+    pub fn inv_quad(&self, x: &[f64], scratch: &mut [f64]) -> f64 {
+        scratch.copy_from_slice(x);
+        forward_substitute(&self.l, self.n, scratch);
+        scratch.iter().map(|v| v * v).sum()
+    }
+
+    /// A^{-1}, row-major (symmetric).
+    pub fn inverse(&self) -> Vec<f64> {
+        let n = self.n;
+        let mut inv = vec![0.0; n * n];
+        let mut col = vec![0.0; n];
+        for j in 0..n {
+            col.fill(0.0);
+            col[j] = 1.0;
+            self.solve_in_place(&mut col);
+            for i in 0..n {
+                inv[i * n + j] = col[i];
+            }
+        }
+        inv
+    }
+}
+
+/// The inverse of a symmetric positive definite matrix A kept current under
+/// rank-one updates A <- c A + w x x^T by the Sherman–Morrison formula,
+/// refactored from the exact A every `refactor_every` updates so that
+/// rounding drift stays bounded.
+#[derive(Clone, Debug)]
+pub struct RankOneInverse {
+    n: usize,
+    a: Vec<f64>,
+    inv: Vec<f64>,
+    scratch: Vec<f64>,
+    updates: u64,
+    refactor_every: u64,
+}
+
+impl RankOneInverse {
+    /// Starts from the SPD matrix `a`.
+    pub fn new(a: &[f64], n: usize, refactor_every: u64) -> Result<Self> {
+        if refactor_every == 0 {
+            return Err(Error::invalid("refactor_every", "must be >= 1"));
+        }
+        let inv = Cholesky::factor(a, n)?.inverse();
+        Ok(RankOneInverse {
+            n,
+            a: a.to_vec(),
+            inv,
+            scratch: vec![0.0; n],
+            updates: 0,
+            refactor_every,
+        })
+    }
+
+    /// Side of the matrix.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// The current A (exact, accumulated).
+    pub fn matrix(&self) -> &[f64] {
+        &self.a
+    }
+
+    /// The current A^{-1}.
+    pub fn inverse(&self) -> &[f64] {
+        &self.inv
+    }
+
+    /// x^T A^{-1} x.
+    #[inline]
+    pub fn inv_quad(&self, x: &[f64]) -> f64 {
+        let n = self.n;
+        let mut s = 0.0;
+        for i in 0..n {
+            let row = &self.inv[i * n..(i + 1) * n];
+            let mut r = 0.0;
+            for j in 0..n {
+                r += row[j] * x[j];
+            }
+            s += x[i] * r;
+        }
+        s
+    }
+
+    /// A <- `scale` * A + `weight` * x x^T, with `scale` > 0 and `weight` >= 0
+    /// (so A stays positive definite).
+    pub fn update(&mut self, scale: f64, weight: f64, x: &[f64]) -> Result<()> {
+        let n = self.n;
+        debug_assert!(scale > 0.0 && weight >= 0.0);
+        for i in 0..n {
+            for j in 0..n {
+                self.a[i * n + j] = scale * self.a[i * n + j] + weight * x[i] * x[j];
+            }
+        }
+        self.updates += 1;
+        if self.updates % self.refactor_every == 0 {
+            self.inv = Cholesky::factor(&self.a, n)?.inverse();
+            return Ok(());
+        }
+        // (cA + w x x^T)^{-1} = B - (w B x)(B x)^T / (1 + w x^T B x), B = A^{-1}/c.
+        let inv_scale = 1.0 / scale;
+        for v in &mut self.inv {
+            *v *= inv_scale;
+        }
+        for i in 0..n {
+            let row = &self.inv[i * n..(i + 1) * n];
+            self.scratch[i] = row.iter().zip(x).map(|(r, v)| r * v).sum();
+        }
+        let q: f64 = self.scratch.iter().zip(x).map(|(u, v)| u * v).sum();
+        let f = weight / (1.0 + weight * q);
+        for i in 0..n {
+            for j in 0..n {
+                self.inv[i * n + j] -= f * self.scratch[i] * self.scratch[j];
+            }
+        }
+        Ok(())
+    }
+
+    /// Recomputes A^{-1} from A now.
+    pub fn refactor(&mut self) -> Result<()> {
+        self.inv = Cholesky::factor(&self.a, self.n)?.inverse();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nalgebra::DMatrix;
+
+    fn spd(n: usize, seed: u64) -> Vec<f64> {
+        // B^T B + n I with a deterministic B.
+        let b: Vec<f64> = (0..n * n)
+            .map(|i| (((i as u64 + 1) * (seed * 2 + 7)) % 17) as f64 / 17.0 - 0.5)
+            .collect();
+        let mut a = vec![0.0; n * n];
+        for i in 0..n {
+            for j in 0..n {
+                a[i * n + j] = (0..n).map(|k| b[k * n + i] * b[k * n + j]).sum::<f64>();
+            }
+            a[i * n + i] += n as f64;
+        }
+        a
+    }
+
+    #[test]
+    fn cholesky_matches_nalgebra() {
+        for n in [1, 2, 6, 11] {
+            let a = spd(n, n as u64);
+            let ours = Cholesky::factor(&a, n).unwrap();
+            let theirs = DMatrix::from_row_slice(n, n, &a).cholesky().unwrap();
+            let l = theirs.l();
+            for i in 0..n {
+                for j in 0..n {
+                    assert!((ours.lower()[i * n + j] - l[(i, j)]).abs() < 1e-12);
+                }
+            }
+            let det = DMatrix::from_row_slice(n, n, &a).determinant();
+            assert!((ours.log_det() - det.ln()).abs() < 1e-10);
+        }
+    }
+
+    #[test]
+    fn solve_and_inverse_agree() {
+        let n = 6;
+        let a = spd(n, 3);
+        let c = Cholesky::factor(&a, n).unwrap();
+        let b: Vec<f64> = (0..n).map(|i| i as f64 - 2.5).collect();
+        let mut x = b.clone();
+        c.solve_in_place(&mut x);
+        for i in 0..n {
+            let ax: f64 = (0..n).map(|j| a[i * n + j] * x[j]).sum();
+            assert!((ax - b[i]).abs() < 1e-12);
+        }
+        let inv = c.inverse();
+        let mut scratch = vec![0.0; n];
+        let q1 = c.inv_quad(&b, &mut scratch);
+        let q2: f64 = (0..n)
+            .map(|i| b[i] * (0..n).map(|j| inv[i * n + j] * b[j]).sum::<f64>())
+            .sum();
+        assert!((q1 - q2).abs() < 1e-12);
+    }
+
+    #[test]
+    fn not_positive_definite_is_an_error() {
+        let a = [1.0, 2.0, 2.0, 1.0];
+        assert!(matches!(
+            Cholesky::factor(&a, 2),
+            Err(Error::NotPositiveDefinite { pivot: 1, .. })
+        ));
+        assert!(Cholesky::factor(&[f64::NAN], 1).is_err());
+        assert!(Cholesky::factor(&[1.0, 0.0, 0.0], 2).is_err());
+    }
+
+    #[test]
+    fn sherman_morrison_tracks_the_exact_inverse() {
+        let n = 5;
+        let mut inv = RankOneInverse::new(&spd(n, 1), n, 1_000_000).unwrap();
+        for t in 0..2_000 {
+            let x: Vec<f64> = (0..n).map(|i| ((t * 7 + i * 3) % 11) as f64 / 11.0 - 0.5).collect();
+            inv.update(if t % 3 == 0 { 0.99 } else { 1.0 }, 0.7, &x).unwrap();
+        }
+        let exact = Cholesky::factor(inv.matrix(), n).unwrap().inverse();
+        let err = exact
+            .iter()
+            .zip(inv.inverse())
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        let size = exact.iter().map(|v| v.abs()).fold(0.0, f64::max);
+        assert!(err < 1e-9 * size, "relative drift {}", err / size);
+    }
+
+    #[test]
+    fn periodic_refactor_resets_to_exact() {
+        let n = 4;
+        let mut inv = RankOneInverse::new(&spd(n, 2), n, 10).unwrap();
+        let x = [0.3, -0.2, 0.5, 0.1];
+        for _ in 0..10 {
+            inv.update(1.0, 1.0, &x).unwrap();
+        }
+        let exact = Cholesky::factor(inv.matrix(), n).unwrap().inverse();
+        assert_eq!(exact, inv.inverse());
+        assert!(RankOneInverse::new(&spd(n, 2), n, 0).is_err());
+    }
+}

@@ -1,0 +1,98 @@
+//! Noise samplers and the per-node noise specification of tree counters.
+//!
+//! Rust never decides a noise scale (DESIGN.md): the Python privacy layer
+//! computes `scale`, `sigma`, `df` from (epsilon, delta, horizon, bounds) and
+//! hands them here as plain numbers. This module only draws.
+//!
+//! Floating-point caveat (Mironov 2012): continuous samplers evaluated in
+//! floating point have a lattice of attainable outputs that can leak in
+//! theory. The samplers here are the standard floating-point ones used by
+//! the papers' experiments; exact discrete samplers are future work.
+
+pub mod gaussian;
+pub mod laplace;
+pub mod wishart;
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{check_positive, Error, Result};
+
+pub use gaussian::{fill_gaussian, fill_symmetric_gaussian, gaussian};
+pub use laplace::{fill_laplace, laplace};
+pub use wishart::WishartSampler;
+
+/// The distribution of the noise attached to one node of a tree counter.
+///
+/// Values are flat `f64` buffers; matrix-valued noise (`SymmetricGaussian`,
+/// `Wishart`) needs a square `p x p` shape and is written row-major.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub enum NoiseSpec {
+    /// No noise (exact counter; used by tests and non-private learners).
+    Zero,
+    /// i.i.d. Laplace(0, `scale`) in every entry (Mishra–Thakurta App. A;
+    /// Agarwal–Singh Lemma 3.3).
+    Laplace { scale: f64 },
+    /// i.i.d. N(0, `sigma`^2) in every entry (Agarwal–Singh Thm. A.1).
+    Gaussian { sigma: f64 },
+    /// (Z + Z^T)/sqrt(2) with Z_ij ~ N(0, `sigma`^2) i.i.d. (Shariff–Sheffet §4.2).
+    SymmetricGaussian { sigma: f64 },
+    /// W_p(`scale` * I, `df`) (Shariff–Sheffet §4.1; the scale is
+    /// Ltilde^2, not Ltilde).
+    Wishart { scale: f64, df: f64 },
+}
+
+impl NoiseSpec {
+    /// Checks the parameters and that the noise fits a value of `shape`.
+    pub fn validate(&self, shape: &[usize]) -> Result<()> {
+        match *self {
+            NoiseSpec::Zero => Ok(()),
+            NoiseSpec::Laplace { scale } => check_positive("scale", scale),
+            NoiseSpec::Gaussian { sigma } => check_positive("sigma", sigma),
+            NoiseSpec::SymmetricGaussian { sigma } => {
+                check_positive("sigma", sigma)?;
+                square_side(shape).map(|_| ())
+            }
+            NoiseSpec::Wishart { scale, df } => {
+                check_positive("scale", scale)?;
+                let p = square_side(shape)?;
+                WishartSampler::check_df(p, df)
+            }
+        }
+    }
+
+    /// Draws one noise value of `out.len()` entries into `out`
+    /// (overwriting it). `side` is the matrix side for matrix noise.
+    ///
+    /// The spec must have passed [`NoiseSpec::validate`] for this shape.
+    pub fn sample_into<R: Rng + ?Sized>(&self, rng: &mut R, side: usize, out: &mut [f64]) {
+        match *self {
+            NoiseSpec::Zero => out.fill(0.0),
+            NoiseSpec::Laplace { scale } => fill_laplace(rng, scale, out),
+            NoiseSpec::Gaussian { sigma } => fill_gaussian(rng, sigma, out),
+            NoiseSpec::SymmetricGaussian { sigma } => fill_symmetric_gaussian(rng, sigma, side, out),
+            NoiseSpec::Wishart { scale, df } => {
+                // Validated beforehand, so construction cannot fail.
+                WishartSampler::isotropic(side, scale, df)
+                    .expect("validated Wishart parameters")
+                    .sample_into(rng, out);
+            }
+        }
+    }
+
+    /// True when the spec adds no noise.
+    pub fn is_zero(&self) -> bool {
+        matches!(self, NoiseSpec::Zero)
+    }
+}
+
+/// The side `p` of a square `p x p` shape, or an error naming `shape`.
+pub fn square_side(shape: &[usize]) -> Result<usize> {
+    match shape {
+        [p, q] if p == q && *p > 0 => Ok(*p),
+        _ => Err(Error::invalid(
+            "shape",
+            format!("matrix noise needs a square (p, p) shape with p > 0, got {shape:?}"),
+        )),
+    }
+}

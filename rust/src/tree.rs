@@ -1,0 +1,415 @@
+//! Continual release of prefix sums: the tree-based (binary) mechanism.
+//!
+//! Shariff–Sheffet App. A.2, Mishra–Thakurta App. A and Agarwal–Singh
+//! Alg. 2 all release the running sum S_t = x_1 + ... + x_t for every t by
+//! the same construction (Dwork et al. 2010; Chan, Shi and Song 2011): leaf
+//! t is covered by one dyadic node per level, node (i, j) sums leaves
+//! (j 2^i, (j+1) 2^i], and S_t is the sum of the nodes of t's dyadic
+//! decomposition, one per set bit of t. Each node carries its own noise, so
+//! a release carries popcount(t) <= m = 1 + ceil(log2 n) noise terms, and
+//! changing one leaf changes at most one node per level: at most
+//! floor(log2 n) + 1 <= m noisy nodes.
+//!
+//! Only the nodes of the current decomposition are needed later, so the
+//! counter holds one exact sum and one noise value per level: memory
+//! O(log n) values, not O(n).
+//!
+//! Invariants the privacy proofs rest on, enforced here:
+//! - a node's noise is drawn exactly once, when the node is completed, and
+//!   is stored with it; it is never redrawn, and a serialized counter
+//!   carries it (and the generator state), so a restored counter continues
+//!   with the same noise;
+//! - the padded variant (Agarwal–Singh Alg. 2, lines 4-6) tops every
+//!   release up to exactly P = max(1, ceil(log2 T)) noise draws; the
+//!   padding of round t is drawn once, when round t's value is added, so
+//!   reading the release twice cannot average its noise away;
+//! - no more than `horizon` values are accepted (the noise calibration
+//!   assumes at most that many).
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{check_finite, Error, Result};
+use crate::noise::{square_side, NoiseSpec};
+use crate::rng::{SeedSequence, StreamRng};
+
+/// Number of tree levels needed for `horizon` leaves: floor(log2 n) + 1.
+pub fn levels_for(horizon: u64) -> usize {
+    (64 - horizon.leading_zeros()) as usize
+}
+
+/// m = 1 + ceil(log2 n): the bound on noise terms per release used by
+/// Shariff–Sheffet (§2 notation, App. A.2).
+pub fn max_noise_terms(horizon: u64) -> u32 {
+    1 + ceil_log2(horizon)
+}
+
+/// ceil(log2 n) for n >= 1.
+pub fn ceil_log2(n: u64) -> u32 {
+    if n <= 1 {
+        0
+    } else {
+        64 - (n - 1).leading_zeros()
+    }
+}
+
+/// The dyadic decomposition of [1, t]: one node (level, first leaf, last
+/// leaf) per set bit of t, highest level first. Leaves are 1-indexed.
+pub fn dyadic_nodes(t: u64) -> Vec<(u32, u64, u64)> {
+    let mut out = Vec::with_capacity(t.count_ones() as usize);
+    let mut start = 0u64;
+    for level in (0..64u32).rev() {
+        if t & (1u64 << level) != 0 {
+            out.push((level, start + 1, start + (1u64 << level)));
+            start += 1u64 << level;
+        }
+    }
+    out
+}
+
+/// A node of the current decomposition, as released (noisy).
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeView<'a> {
+    /// Level i: the node sums 2^i leaves.
+    pub level: u32,
+    /// First leaf covered (1-indexed).
+    pub first: u64,
+    /// Last leaf covered.
+    pub last: u64,
+    /// Exact node sum plus the node's noise.
+    pub noisy: &'a [f64],
+}
+
+/// A continual-release counter over values of a fixed shape.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TreeCounter {
+    shape: Vec<usize>,
+    dim: usize,
+    side: usize,
+    horizon: u64,
+    noise: NoiseSpec,
+    padded: bool,
+    t: u64,
+    /// Exact sum of each level's newest node, `levels x dim`.
+    exact: Vec<f64>,
+    /// Exact sum + noise of each level's newest node, `levels x dim`.
+    noisy: Vec<f64>,
+    /// Sum of the padding draws of round t (padded variant only).
+    padding: Vec<f64>,
+    /// The current release: sum of the noisy nodes of t (+ padding).
+    release: Vec<f64>,
+    noise_terms: u32,
+    rng: StreamRng,
+    /// Scratch for one noise draw (not state; kept to avoid allocation).
+    #[serde(skip)]
+    draw: Vec<f64>,
+}
+
+/// Version tag of the serialized layout.
+const STATE_VERSION: u8 = 1;
+
+impl TreeCounter {
+    /// A counter of values of `shape` (`[]` for scalars) over `horizon`
+    /// rounds, with node noise `noise`, drawing from the `"tree"` stream of
+    /// `seeds`.
+    pub fn new(shape: &[usize], horizon: u64, noise: NoiseSpec, padded: bool, seeds: &SeedSequence) -> Result<Self> {
+        if horizon == 0 {
+            return Err(Error::invalid("horizon", "must be >= 1"));
+        }
+        if shape.contains(&0) {
+            return Err(Error::invalid("shape", format!("dimensions must be >= 1, got {shape:?}")));
+        }
+        noise.validate(shape)?;
+        let dim: usize = shape.iter().product();
+        let side = if shape.len() == 2 && shape[0] == shape[1] { square_side(shape)? } else { 0 };
+        let levels = levels_for(horizon);
+        Ok(TreeCounter {
+            shape: shape.to_vec(),
+            dim,
+            side,
+            horizon,
+            noise,
+            padded,
+            t: 0,
+            exact: vec![0.0; levels * dim],
+            noisy: vec![0.0; levels * dim],
+            padding: vec![0.0; dim],
+            release: vec![0.0; dim],
+            noise_terms: 0,
+            rng: seeds.stream("tree"),
+            draw: vec![0.0; dim],
+        })
+    }
+
+    /// Adds the value of round t + 1 and updates the release.
+    pub fn add(&mut self, value: &[f64]) -> Result<()> {
+        if value.len() != self.dim {
+            return Err(Error::invalid(
+                "value",
+                format!("expected {} entries (shape {:?}), got {}", self.dim, self.shape, value.len()),
+            ));
+        }
+        check_finite("value", value)?;
+        if self.t >= self.horizon {
+            return Err(Error::State(format!(
+                "the counter's horizon of {} additions is used up; the noise was calibrated for it",
+                self.horizon
+            )));
+        }
+        self.t += 1;
+        let dim = self.dim;
+        let level = self.t.trailing_zeros() as usize;
+        // The new node at `level` covers the lower-level nodes of t - 1 and x_t.
+        let (lower, rest) = self.exact.split_at_mut(level * dim);
+        let node = &mut rest[..dim];
+        node.copy_from_slice(value);
+        for j in 0..level {
+            for (n, l) in node.iter_mut().zip(&lower[j * dim..(j + 1) * dim]) {
+                *n += l;
+            }
+        }
+        self.noise.sample_into(&mut self.rng, self.side, &mut self.draw);
+        let noisy = &mut self.noisy[level * dim..(level + 1) * dim];
+        for ((o, e), z) in noisy.iter_mut().zip(node.iter()).zip(&self.draw) {
+            *o = e + z;
+        }
+        let tree_terms = self.t.count_ones();
+        self.noise_terms = tree_terms;
+        if self.padded {
+            let target = ceil_log2(self.horizon).max(1);
+            self.padding.fill(0.0);
+            for _ in tree_terms..target {
+                self.noise.sample_into(&mut self.rng, self.side, &mut self.draw);
+                for (p, z) in self.padding.iter_mut().zip(&self.draw) {
+                    *p += z;
+                }
+            }
+            self.noise_terms = target.max(tree_terms);
+        }
+        self.recompute_release();
+        Ok(())
+    }
+
+    fn recompute_release(&mut self) {
+        let dim = self.dim;
+        self.release.copy_from_slice(&self.padding);
+        let mut bits = self.t;
+        while bits != 0 {
+            let j = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            for (r, v) in self.release.iter_mut().zip(&self.noisy[j * dim..(j + 1) * dim]) {
+                *r += v;
+            }
+        }
+    }
+
+    /// The noisy prefix sum after the last addition (zeros before any).
+    pub fn release(&self) -> &[f64] {
+        &self.release
+    }
+
+    /// Number of values added so far.
+    pub fn t(&self) -> u64 {
+        self.t
+    }
+
+    /// Noise draws in the current release: popcount(t), or exactly
+    /// max(1, ceil(log2 T)) for the padded variant (0 before any addition).
+    pub fn noise_terms(&self) -> u32 {
+        self.noise_terms
+    }
+
+    /// The declared horizon n.
+    pub fn horizon(&self) -> u64 {
+        self.horizon
+    }
+
+    /// Shape of each value.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// Entries per value.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// Per-node noise distribution.
+    pub fn noise(&self) -> NoiseSpec {
+        self.noise
+    }
+
+    /// Whether releases are padded to a fixed number of noise draws.
+    pub fn padded(&self) -> bool {
+        self.padded
+    }
+
+    /// The nodes of t's dyadic decomposition, highest level first, with
+    /// their noisy sums. These are released objects: the privacy proof
+    /// covers the whole collection of noisy nodes.
+    pub fn live_nodes(&self) -> Vec<NodeView<'_>> {
+        dyadic_nodes(self.t)
+            .into_iter()
+            .map(|(level, first, last)| NodeView {
+                level,
+                first,
+                last,
+                noisy: &self.noisy[level as usize * self.dim..(level as usize + 1) * self.dim],
+            })
+            .collect()
+    }
+
+    /// Serializes the whole state, node noise and generator included.
+    ///
+    /// The bytes hold exact sums and the generator state: treat them as
+    /// secret as the raw data.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = vec![STATE_VERSION];
+        out.extend(postcard::to_stdvec(self).expect("serializing plain data cannot fail"));
+        out
+    }
+
+    /// Restores a counter written by [`TreeCounter::to_bytes`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        match bytes.split_first() {
+            Some((&STATE_VERSION, body)) => {
+                let mut c: TreeCounter =
+                    postcard::from_bytes(body).map_err(|e| Error::Decode(e.to_string()))?;
+                c.check_consistent()?;
+                c.draw = vec![0.0; c.dim];
+                Ok(c)
+            }
+            Some((v, _)) => Err(Error::Decode(format!("unknown state version {v}"))),
+            None => Err(Error::Decode("empty state".into())),
+        }
+    }
+
+    fn check_consistent(&self) -> Result<()> {
+        let levels = levels_for(self.horizon);
+        let ok = self.dim == self.shape.iter().product::<usize>()
+            && self.exact.len() == levels * self.dim
+            && self.noisy.len() == levels * self.dim
+            && self.padding.len() == self.dim
+            && self.release.len() == self.dim
+            && self.t <= self.horizon
+            && self.noise.validate(&self.shape).is_ok();
+        if ok {
+            Ok(())
+        } else {
+            Err(Error::Decode("inconsistent tree counter state".into()))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stream(n: usize, dim: usize) -> Vec<Vec<f64>> {
+        (0..n)
+            .map(|t| (0..dim).map(|i| ((t * 31 + i * 7) % 13) as f64 - 6.0).collect())
+            .collect()
+    }
+
+    #[test]
+    fn zero_noise_is_exact() {
+        let seeds = SeedSequence::from_seed(1);
+        let n = 1000;
+        let xs = stream(n, 3);
+        let mut c = TreeCounter::new(&[3], n as u64, NoiseSpec::Zero, false, &seeds).unwrap();
+        let mut exact = [0.0; 3];
+        for x in &xs {
+            c.add(x).unwrap();
+            for (e, v) in exact.iter_mut().zip(x) {
+                *e += v;
+            }
+            assert_eq!(c.release(), &exact);
+        }
+    }
+
+    #[test]
+    fn release_is_exact_sum_plus_live_node_noise() {
+        let seeds = SeedSequence::from_seed(2);
+        let n = 300u64;
+        let xs = stream(n as usize, 2);
+        let noise = NoiseSpec::Laplace { scale: 1.0 };
+        let mut c = TreeCounter::new(&[2], n, noise, false, &seeds).unwrap();
+        for (t, x) in xs.iter().enumerate() {
+            c.add(x).unwrap();
+            let t = t as u64 + 1;
+            let nodes = c.live_nodes();
+            assert_eq!(nodes.len() as u32, t.count_ones());
+            assert!(c.noise_terms() <= max_noise_terms(n));
+            let mut sum = [0.0; 2];
+            for nd in &nodes {
+                for (s, v) in sum.iter_mut().zip(nd.noisy) {
+                    *s += v;
+                }
+            }
+            for (a, b) in sum.iter().zip(c.release()) {
+                assert!((a - b).abs() < 1e-9);
+            }
+        }
+    }
+
+    #[test]
+    fn padded_releases_carry_exactly_ceil_log2_terms() {
+        for n in [1u64, 2, 5, 8, 100, 1024] {
+            let mut c = TreeCounter::new(&[], n, NoiseSpec::Gaussian { sigma: 1.0 }, true, &SeedSequence::from_seed(3)).unwrap();
+            for _ in 0..n {
+                c.add(&[1.0]).unwrap();
+                assert_eq!(c.noise_terms(), ceil_log2(n).max(1), "n = {n}, t = {}", c.t());
+            }
+        }
+    }
+
+    #[test]
+    fn horizon_is_enforced() {
+        let mut c = TreeCounter::new(&[], 2, NoiseSpec::Zero, false, &SeedSequence::from_seed(0)).unwrap();
+        c.add(&[1.0]).unwrap();
+        c.add(&[1.0]).unwrap();
+        assert!(matches!(c.add(&[1.0]), Err(Error::State(_))));
+        assert!(c.add(&[f64::NAN]).is_err());
+        assert!(TreeCounter::new(&[], 0, NoiseSpec::Zero, false, &SeedSequence::from_seed(0)).is_err());
+        assert!(TreeCounter::new(&[3], 5, NoiseSpec::Wishart { scale: 1.0, df: 5.0 }, false, &SeedSequence::from_seed(0)).is_err());
+    }
+
+    #[test]
+    fn round_trip_mid_stream_continues_identically() {
+        let n = 500u64;
+        let xs = stream(n as usize, 9);
+        let noise = NoiseSpec::SymmetricGaussian { sigma: 2.0 };
+        let mut a = TreeCounter::new(&[3, 3], n, noise, true, &SeedSequence::from_seed(4)).unwrap();
+        for x in &xs[..123] {
+            a.add(x).unwrap();
+        }
+        let mut b = TreeCounter::from_bytes(&a.to_bytes()).unwrap();
+        assert_eq!(a.release(), b.release());
+        for x in &xs[123..] {
+            a.add(x).unwrap();
+            b.add(x).unwrap();
+            assert_eq!(a.release(), b.release());
+        }
+        assert!(TreeCounter::from_bytes(&[]).is_err());
+        assert!(TreeCounter::from_bytes(&[9, 1, 2]).is_err());
+    }
+
+    #[test]
+    fn dyadic_decomposition_covers_prefix() {
+        for t in 1..200u64 {
+            let nodes = dyadic_nodes(t);
+            let mut next = 1;
+            for (level, first, last) in nodes {
+                assert_eq!(first, next);
+                assert_eq!(last - first + 1, 1 << level);
+                next = last + 1;
+            }
+            assert_eq!(next, t + 1);
+        }
+        assert_eq!(ceil_log2(1), 0);
+        assert_eq!(ceil_log2(2), 1);
+        assert_eq!(ceil_log2(5), 3);
+        assert_eq!(ceil_log2(8), 3);
+        assert_eq!(max_noise_terms(50_000_000), 27);
+        assert_eq!(levels_for(8), 4);
+    }
+}
