@@ -1,0 +1,33 @@
+"""Exceptions raised by dpbandits.
+
+Each one derives from a built-in exception, so ``except ValueError`` still
+catches bad input. They are plain Python classes: they pickle, and the Rust
+extension raises them by name (``rust/src/py/errors.rs``).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "DegenerateInputError",
+    "NotPositiveDefiniteError",
+    "PrivacyBudgetError",
+    "StateError",
+]
+
+
+class NotPositiveDefiniteError(ValueError):
+    """A matrix that must be symmetric positive definite is not."""
+
+
+class DegenerateInputError(ValueError):
+    """Well-formed input on which the algorithm is undefined (e.g. actions
+    that do not span R^d)."""
+
+
+class StateError(RuntimeError):
+    """An object was used out of order: past its horizon, update before
+    select, and the like."""
+
+
+class PrivacyBudgetError(RuntimeError):
+    """A composition would exceed the declared privacy budget."""

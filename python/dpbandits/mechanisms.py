@@ -1,0 +1,295 @@
+"""Continual-release counters and the noise they add.
+
+The tree-based (binary) mechanism releases every prefix sum of a stream
+with the noise of at most m = 1 + ceil(log2 n) tree nodes per release
+(Shariff & Sheffet 2018, App. A.2; Mishra & Thakurta 2015, App. A;
+Agarwal & Singh 2017, Alg. 2). The noise *distribution* of each node is a
+spec from this module; its *scale* is decided by ``dpbandits.privacy``.
+The arithmetic runs in Rust (``rust/src/tree.rs``, ``rust/src/noise/``).
+
+Example
+-------
+>>> from dpbandits.mechanisms import TreeCounter, LaplaceNoise
+>>> c = TreeCounter(shape=(), horizon=1000, noise=LaplaceNoise(scale=10.0), seed=0)
+>>> c.add(1.0)
+>>> c.t, c.noise_terms
+(1, 1)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Union
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from dpbandits import _core
+from dpbandits._validation import float_array, positive, positive_int, seed_or_none
+
+__all__ = [
+    "GaussianNoise",
+    "LaplaceNoise",
+    "NoiseSpec",
+    "SymmetricGaussianNoise",
+    "TreeCounter",
+    "WishartNoise",
+    "ZeroNoise",
+    "laplace",
+    "gaussian",
+    "symmetric_gaussian",
+    "wishart",
+]
+
+
+@dataclass(frozen=True)
+class ZeroNoise:
+    """No noise: an exact counter (non-private learners, tests)."""
+
+    def _wire(self) -> tuple[str, list[float]]:
+        return "zero", []
+
+
+@dataclass(frozen=True)
+class LaplaceNoise:
+    """i.i.d. Laplace(0, ``scale``) in every entry (Mishra & Thakurta App. A:
+    ``scale = log T / epsilon`` for a sensitivity-1 count)."""
+
+    scale: float
+
+    def __post_init__(self) -> None:
+        positive("scale", self.scale)
+
+    def _wire(self) -> tuple[str, list[float]]:
+        return "laplace", [float(self.scale)]
+
+
+@dataclass(frozen=True)
+class GaussianNoise:
+    """i.i.d. N(0, ``sigma``^2) in every entry (Agarwal & Singh Thm. A.1)."""
+
+    sigma: float
+
+    def __post_init__(self) -> None:
+        positive("sigma", self.sigma)
+
+    def _wire(self) -> tuple[str, list[float]]:
+        return "gaussian", [float(self.sigma)]
+
+
+@dataclass(frozen=True)
+class SymmetricGaussianNoise:
+    """(Z + Z^T)/sqrt(2) with Z_ij ~ N(0, ``sigma``^2) i.i.d. (Shariff & Sheffet
+    §4.2): off-diagonal entries have variance sigma^2, diagonal 2 sigma^2.
+    Needs a square (p, p) counter shape."""
+
+    sigma: float
+
+    def __post_init__(self) -> None:
+        positive("sigma", self.sigma)
+
+    def _wire(self) -> tuple[str, list[float]]:
+        return "symmetric_gaussian", [float(self.sigma)]
+
+
+@dataclass(frozen=True)
+class WishartNoise:
+    """W_p(``scale`` * I, ``df``) (Shariff & Sheffet §4.1, Thm. 8). For the
+    paper's mechanism ``scale`` is Ltilde**2 (not Ltilde). ``df`` must exceed
+    p - 1. Sampled by the Bartlett decomposition: cost independent of df."""
+
+    scale: float
+    df: float
+
+    def __post_init__(self) -> None:
+        positive("scale", self.scale)
+        positive("df", self.df)
+
+    def _wire(self) -> tuple[str, list[float]]:
+        return "wishart", [float(self.scale), float(self.df)]
+
+
+NoiseSpec = Union[ZeroNoise, LaplaceNoise, GaussianNoise, SymmetricGaussianNoise, WishartNoise]
+
+_SPECS = {
+    "zero": lambda p: ZeroNoise(),
+    "laplace": lambda p: LaplaceNoise(p[0]),
+    "gaussian": lambda p: GaussianNoise(p[0]),
+    "symmetric_gaussian": lambda p: SymmetricGaussianNoise(p[0]),
+    "wishart": lambda p: WishartNoise(p[0], p[1]),
+}
+
+
+def _shape(shape: int | Sequence[int]) -> tuple[int, ...]:
+    if isinstance(shape, (int, np.integer)):
+        shape = (int(shape),)
+    dims = tuple(positive_int("shape", s) for s in shape)
+    return dims
+
+
+class TreeCounter:
+    """Continual release of the running sum of a stream of arrays.
+
+    After ``t`` calls to :meth:`add`, :meth:`release` returns the exact sum of
+    the values plus the noise of the popcount(t) <= m = 1 + ceil(log2 n)
+    nodes of t's dyadic decomposition (Shariff & Sheffet App. A.2). Each
+    node's noise is drawn once, when the node is completed, and is stored
+    with it: reading a release twice, pickling, or restoring never redraws
+    it. Memory is O(log n) values.
+
+    Parameters
+    ----------
+    shape:
+        Shape of each value: ``()`` for scalars, ``(k,)`` for vectors,
+        ``(p, p)`` for matrices (required by the matrix noises).
+    horizon:
+        The number n of values the noise is calibrated for; adding more
+        raises :class:`dpbandits.errors.StateError`.
+    noise:
+        Per-node noise spec; its scale comes from ``dpbandits.privacy``.
+    seed:
+        Seed of the counter's random stream, or ``None`` to key it from the
+        operating system's entropy (use that in deployment).
+    padded:
+        Pad every release to exactly max(1, ceil(log2 n)) noise draws
+        (Agarwal & Singh 2017, Alg. 2: identically distributed noise). The
+        padding of round t is drawn once, when round t is added.
+
+    Pickled counters carry the exact node sums and the generator state:
+    treat a pickle like the raw data.
+    """
+
+    __slots__ = ("_inner",)
+
+    def __init__(
+        self,
+        shape: int | Sequence[int],
+        horizon: int,
+        noise: NoiseSpec,
+        seed: int | None = None,
+        padded: bool = False,
+    ) -> None:
+        if not hasattr(noise, "_wire"):
+            raise TypeError(f"invalid argument `noise`: expected a noise spec, got {noise!r}")
+        kind, params = noise._wire()
+        self._inner = _core.TreeCounter(
+            list(_shape(shape)),
+            positive_int("horizon", horizon),
+            kind,
+            params,
+            seed_or_none("seed", seed),
+            bool(padded),
+        )
+
+    def add(self, value: ArrayLike) -> None:
+        """Adds the value of the next round (finite, of the counter's shape)."""
+        arr = float_array("value", value)
+        self._inner.add(arr if arr.ndim else arr.reshape(()))
+
+    def add_many(self, values: ArrayLike) -> None:
+        """Adds several rounds at once (first axis = rounds), GIL released."""
+        self._inner.add_many(float_array("values", values))
+
+    def release(self) -> NDArray[np.float64]:
+        """The noisy running sum after the last addition (a new array)."""
+        out = self._inner.release()
+        return out
+
+    def live_nodes(self) -> list[tuple[int, int, int, NDArray[np.float64]]]:
+        """(level, first_leaf, last_leaf, noisy_sum) of the nodes whose sum is
+        the current release. These are released (noisy) values."""
+        return self._inner.live_nodes()
+
+    @property
+    def t(self) -> int:
+        """Number of values added so far."""
+        return self._inner.t
+
+    @property
+    def noise_terms(self) -> int:
+        """Noise draws in the current release (popcount(t), or exactly
+        max(1, ceil(log2 n)) when padded)."""
+        return self._inner.noise_terms
+
+    @property
+    def horizon(self) -> int:
+        return self._inner.horizon
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self._inner.shape)
+
+    @property
+    def padded(self) -> bool:
+        return self._inner.padded
+
+    @property
+    def noise(self) -> NoiseSpec:
+        kind, params = self._inner.noise
+        return _SPECS[kind](params)
+
+    @property
+    def max_noise_terms(self) -> int:
+        """m = 1 + ceil(log2 n), the bound on noise terms per release."""
+        n = self.horizon
+        return 1 + (n - 1).bit_length()
+
+    def __getstate__(self) -> bytes:
+        return bytes(self._inner.to_bytes())
+
+    def __setstate__(self, state: bytes) -> None:
+        self._inner = _core.TreeCounter.from_bytes(state)
+
+    def __repr__(self) -> str:
+        return (
+            f"TreeCounter(shape={self.shape}, horizon={self.horizon}, noise={self.noise!r}, "
+            f"padded={self.padded}, t={self.t})"
+        )
+
+
+def _count(size: int | Sequence[int] | None) -> tuple[tuple[int, ...], int]:
+    if size is None:
+        return (), 1
+    dims = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
+    dims = tuple(positive_int("size", s, minimum=0) for s in dims)
+    return dims, int(np.prod(dims, dtype=np.int64))
+
+
+def laplace(scale: float, size: int | Sequence[int] | None = None, seed: int | None = None) -> NDArray[np.float64] | float:
+    """Laplace(0, scale) draws: density exp(-|x|/scale) / (2 scale)."""
+    dims, n = _count(size)
+    out = _core.sample_laplace(positive("scale", scale), n, seed_or_none("seed", seed))
+    return float(out[0]) if size is None else out.reshape(dims)
+
+
+def gaussian(sigma: float, size: int | Sequence[int] | None = None, seed: int | None = None) -> NDArray[np.float64] | float:
+    """N(0, sigma^2) draws (Ziggurat sampler)."""
+    dims, n = _count(size)
+    out = _core.sample_gaussian(positive("sigma", sigma), n, seed_or_none("seed", seed))
+    return float(out[0]) if size is None else out.reshape(dims)
+
+
+def symmetric_gaussian(sigma: float, p: int, size: int | None = None, seed: int | None = None) -> NDArray[np.float64]:
+    """(Z + Z^T)/sqrt(2), Z_ij ~ N(0, sigma^2) i.i.d. (Shariff & Sheffet §4.2);
+    shape (p, p), or (size, p, p)."""
+    dims, n = _count(size)
+    out = _core.sample_symmetric_gaussian(positive("sigma", sigma), positive_int("p", p), n, seed_or_none("seed", seed))
+    return out[0] if size is None else out.reshape((*dims, p, p))
+
+
+def wishart(scale: ArrayLike, df: float, size: int | None = None, seed: int | None = None) -> NDArray[np.float64]:
+    """W_p(S, df) draws by the Bartlett decomposition (cost independent of df).
+
+    ``scale`` is the p x p symmetric positive definite matrix S; df > p - 1.
+    Mean: df * S.
+    """
+    s = float_array("scale", scale, ndim=2)
+    if s.shape[0] != s.shape[1]:
+        raise ValueError(f"invalid argument `scale`: must be square, got shape {s.shape}")
+    if not np.allclose(s, s.T, rtol=1e-12, atol=0.0):
+        raise ValueError("invalid argument `scale`: must be symmetric")
+    dims, n = _count(size)
+    out = _core.sample_wishart(s, positive("df", df), n, seed_or_none("seed", seed))
+    p = s.shape[0]
+    return out[0] if size is None else out.reshape((*dims, p, p))

@@ -1,0 +1,7 @@
+//! Bindings for core sets (filled in with `crate::design`).
+
+use pyo3::prelude::*;
+
+pub fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+    Ok(())
+}

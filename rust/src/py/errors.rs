@@ -1,0 +1,48 @@
+//! The one mapping from core errors to Python exceptions.
+//!
+//! The exception classes are defined in Python (`dpbandits/errors.py`) so
+//! that they pickle and can be caught by users without importing the
+//! extension. Every variant derives from a built-in (`ValueError` or
+//! `RuntimeError`), so generic handlers keep working.
+
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+
+use crate::error::Error;
+
+/// An instance of `dpbandits.errors.<name>(msg)`, or `fallback(msg)` when
+/// the Python package is not importable (the extension used on its own).
+fn raise(name: &str, msg: String, fallback: fn(String) -> PyErr) -> PyErr {
+    Python::attach(|py| {
+        let made = py
+            .import("dpbandits.errors")
+            .and_then(|m| m.getattr(name))
+            .and_then(|cls| cls.call1((msg.clone(),)));
+        match made {
+            Ok(exc) => PyErr::from_value(exc),
+            Err(_) => fallback(msg),
+        }
+    })
+}
+
+/// Converts a core error into the documented Python exception.
+pub fn to_py(err: Error) -> PyErr {
+    let msg = err.to_string();
+    match err {
+        Error::InvalidArgument { .. } | Error::Decode(_) => PyValueError::new_err(msg),
+        Error::NotPositiveDefinite { .. } => raise("NotPositiveDefiniteError", msg, PyValueError::new_err),
+        Error::Degenerate { .. } => raise("DegenerateInputError", msg, PyValueError::new_err),
+        Error::State(_) => raise("StateError", msg, PyRuntimeError::new_err),
+    }
+}
+
+/// `Result` of the core, as a `PyResult`.
+pub trait IntoPy<T> {
+    fn py_err(self) -> PyResult<T>;
+}
+
+impl<T> IntoPy<T> for crate::error::Result<T> {
+    fn py_err(self) -> PyResult<T> {
+        self.map_err(to_py)
+    }
+}

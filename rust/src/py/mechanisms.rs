@@ -1,0 +1,247 @@
+//! Bindings for samplers and tree counters.
+
+use numpy::{IntoPyArray, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyTuple};
+
+use super::arrays::{expect_shape, row_major};
+use super::errors::IntoPy;
+use crate::error::{check_positive, Error};
+use crate::noise::{fill_gaussian, fill_laplace, fill_symmetric_gaussian, NoiseSpec, WishartSampler};
+use crate::rng::SeedSequence;
+use crate::tree::TreeCounter;
+
+/// Above this many draws the GIL is released while sampling.
+const DETACH_AT: usize = 4096;
+
+fn seeds(seed: Option<u64>) -> PyResult<SeedSequence> {
+    match seed {
+        Some(s) => Ok(SeedSequence::from_seed(s)),
+        None => SeedSequence::from_entropy().py_err(),
+    }
+}
+
+fn run<T: Send>(py: Python<'_>, work: usize, f: impl FnOnce() -> T + Send) -> T {
+    if work >= DETACH_AT {
+        py.detach(f)
+    } else {
+        f()
+    }
+}
+
+/// Parses the (kind, params) pair the Python noise specs send.
+fn noise_spec(kind: &str, params: &[f64]) -> PyResult<NoiseSpec> {
+    let spec = match (kind, params) {
+        ("zero", []) => NoiseSpec::Zero,
+        ("laplace", [scale]) => NoiseSpec::Laplace { scale: *scale },
+        ("gaussian", [sigma]) => NoiseSpec::Gaussian { sigma: *sigma },
+        ("symmetric_gaussian", [sigma]) => NoiseSpec::SymmetricGaussian { sigma: *sigma },
+        ("wishart", [scale, df]) => NoiseSpec::Wishart { scale: *scale, df: *df },
+        _ => {
+            return Err(Error::invalid("noise", format!("unknown noise kind {kind:?} with {} parameters", params.len())))
+                .py_err()
+        }
+    };
+    Ok(spec)
+}
+
+fn noise_kind(spec: NoiseSpec) -> (&'static str, Vec<f64>) {
+    match spec {
+        NoiseSpec::Zero => ("zero", vec![]),
+        NoiseSpec::Laplace { scale } => ("laplace", vec![scale]),
+        NoiseSpec::Gaussian { sigma } => ("gaussian", vec![sigma]),
+        NoiseSpec::SymmetricGaussian { sigma } => ("symmetric_gaussian", vec![sigma]),
+        NoiseSpec::Wishart { scale, df } => ("wishart", vec![scale, df]),
+    }
+}
+
+/// `count` i.i.d. Laplace(0, scale) draws.
+#[pyfunction]
+#[pyo3(signature = (scale, count, seed=None))]
+fn sample_laplace<'py>(py: Python<'py>, scale: f64, count: usize, seed: Option<u64>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+    check_positive("scale", scale).py_err()?;
+    let mut rng = seeds(seed)?.stream("sampler");
+    let out = run(py, count, move || {
+        let mut v = vec![0.0; count];
+        fill_laplace(&mut rng, scale, &mut v);
+        v
+    });
+    Ok(out.into_pyarray(py).reshape(vec![count])?)
+}
+
+/// `count` i.i.d. N(0, sigma^2) draws.
+#[pyfunction]
+#[pyo3(signature = (sigma, count, seed=None))]
+fn sample_gaussian<'py>(py: Python<'py>, sigma: f64, count: usize, seed: Option<u64>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+    check_positive("sigma", sigma).py_err()?;
+    let mut rng = seeds(seed)?.stream("sampler");
+    let out = run(py, count, move || {
+        let mut v = vec![0.0; count];
+        fill_gaussian(&mut rng, sigma, &mut v);
+        v
+    });
+    Ok(out.into_pyarray(py).reshape(vec![count])?)
+}
+
+/// `count` symmetric Gaussian p x p matrices (Z + Z^T)/sqrt(2).
+#[pyfunction]
+#[pyo3(signature = (sigma, p, count, seed=None))]
+fn sample_symmetric_gaussian<'py>(py: Python<'py>, sigma: f64, p: usize, count: usize, seed: Option<u64>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+    check_positive("sigma", sigma).py_err()?;
+    if p == 0 {
+        return Err(Error::invalid("p", "must be >= 1")).py_err();
+    }
+    let mut rng = seeds(seed)?.stream("sampler");
+    let out = run(py, count * p * p, move || {
+        let mut v = vec![0.0; count * p * p];
+        for chunk in v.chunks_exact_mut(p * p) {
+            fill_symmetric_gaussian(&mut rng, sigma, p, chunk);
+        }
+        v
+    });
+    Ok(out.into_pyarray(py).reshape(vec![count, p, p])?)
+}
+
+/// `count` draws of W_p(scale_matrix, df) by the Bartlett decomposition.
+#[pyfunction]
+#[pyo3(signature = (scale_matrix, df, count, seed=None))]
+fn sample_wishart<'py>(
+    py: Python<'py>,
+    scale_matrix: PyReadonlyArrayDyn<'py, f64>,
+    df: f64,
+    count: usize,
+    seed: Option<u64>,
+) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+    let (shape, s) = row_major(&scale_matrix);
+    let p = shape.first().copied().unwrap_or(0);
+    expect_shape("scale_matrix", &shape, &[p, p])?;
+    let sampler = WishartSampler::new(&s, p, df).py_err()?;
+    let mut rng = seeds(seed)?.stream("sampler");
+    let out = run(py, count * p * p, move || {
+        let mut v = vec![0.0; count * p * p];
+        for chunk in v.chunks_exact_mut(p * p) {
+            sampler.sample_into(&mut rng, chunk);
+        }
+        v
+    });
+    Ok(out.into_pyarray(py).reshape(vec![count, p, p])?)
+}
+
+/// Continual-release counter (see `dpbandits.mechanisms.TreeCounter`).
+#[pyclass(module = "dpbandits._core", name = "TreeCounter")]
+pub struct PyTreeCounter {
+    inner: TreeCounter,
+}
+
+#[pymethods]
+impl PyTreeCounter {
+    #[new]
+    #[pyo3(signature = (shape, horizon, noise_kind, noise_params, seed=None, padded=false))]
+    fn new(shape: Vec<usize>, horizon: u64, noise_kind: &str, noise_params: Vec<f64>, seed: Option<u64>, padded: bool) -> PyResult<Self> {
+        let spec = noise_spec(noise_kind, &noise_params)?;
+        let inner = TreeCounter::new(&shape, horizon, spec, padded, &seeds(seed)?).py_err()?;
+        Ok(PyTreeCounter { inner })
+    }
+
+    /// Adds the next value (an array of the counter's shape).
+    fn add(&mut self, value: PyReadonlyArrayDyn<'_, f64>) -> PyResult<()> {
+        let (shape, data) = row_major(&value);
+        expect_shape("value", &shape, self.inner.shape())?;
+        self.inner.add(&data).py_err()
+    }
+
+    /// Adds many values (first axis = rounds); releases the GIL.
+    fn add_many(&mut self, py: Python<'_>, values: PyReadonlyArrayDyn<'_, f64>) -> PyResult<()> {
+        let (shape, data) = row_major(&values);
+        if shape.len() != self.inner.shape().len() + 1 || &shape[1..] != self.inner.shape() {
+            let mut want = vec![shape.first().copied().unwrap_or(0)];
+            want.extend_from_slice(self.inner.shape());
+            expect_shape("values", &shape, &want)?;
+        }
+        let dim = self.inner.dim();
+        let inner = &mut self.inner;
+        py.detach(|| {
+            for row in data.chunks_exact(dim) {
+                inner.add(row)?;
+            }
+            Ok(())
+        })
+        .py_err()
+    }
+
+    /// The current noisy prefix sum.
+    fn release<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+        Ok(self.inner.release().to_vec().into_pyarray(py).reshape(self.inner.shape().to_vec())?)
+    }
+
+    /// (level, first_leaf, last_leaf, noisy_sum) of the live nodes.
+    fn live_nodes<'py>(&self, py: Python<'py>) -> PyResult<Vec<(u32, u64, u64, Bound<'py, PyArrayDyn<f64>>)>> {
+        self.inner
+            .live_nodes()
+            .into_iter()
+            .map(|n| Ok((n.level, n.first, n.last, n.noisy.to_vec().into_pyarray(py).reshape(self.inner.shape().to_vec())?)))
+            .collect()
+    }
+
+    #[getter]
+    fn t(&self) -> u64 {
+        self.inner.t()
+    }
+
+    #[getter]
+    fn noise_terms(&self) -> u32 {
+        self.inner.noise_terms()
+    }
+
+    #[getter]
+    fn horizon(&self) -> u64 {
+        self.inner.horizon()
+    }
+
+    #[getter]
+    fn shape(&self) -> Vec<usize> {
+        self.inner.shape().to_vec()
+    }
+
+    #[getter]
+    fn padded(&self) -> bool {
+        self.inner.padded()
+    }
+
+    /// (kind, params) of the node noise.
+    #[getter]
+    fn noise(&self) -> (&'static str, Vec<f64>) {
+        noise_kind(self.inner.noise())
+    }
+
+    /// Serialized state (node noise and generator included).
+    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.inner.to_bytes())
+    }
+
+    #[staticmethod]
+    fn from_bytes(state: &[u8]) -> PyResult<Self> {
+        Ok(PyTreeCounter { inner: TreeCounter::from_bytes(state).py_err()? })
+    }
+
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let restore = py.import("dpbandits._core")?.getattr("_restore_tree_counter")?;
+        (restore, (self.to_bytes(py),)).into_pyobject(py)
+    }
+}
+
+/// Unpickling entry point for `TreeCounter`.
+#[pyfunction]
+fn _restore_tree_counter(state: &[u8]) -> PyResult<PyTreeCounter> {
+    PyTreeCounter::from_bytes(state)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(sample_laplace, m)?)?;
+    m.add_function(wrap_pyfunction!(sample_gaussian, m)?)?;
+    m.add_function(wrap_pyfunction!(sample_symmetric_gaussian, m)?)?;
+    m.add_function(wrap_pyfunction!(sample_wishart, m)?)?;
+    m.add_function(wrap_pyfunction!(_restore_tree_counter, m)?)?;
+    m.add_class::<PyTreeCounter>()?;
+    Ok(())
+}

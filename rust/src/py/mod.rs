@@ -1,0 +1,18 @@
+//! Python bindings (`dpbandits._core`). Conversion, shape checks and GIL
+//! release only: every computation is a call into the pure-Rust core.
+
+mod arrays;
+mod design;
+mod errors;
+mod mechanisms;
+
+use pyo3::prelude::*;
+
+/// The extension module. Declared once, here.
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    mechanisms::register(m)?;
+    design::register(m)?;
+    Ok(())
+}
