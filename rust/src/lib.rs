@@ -8,10 +8,13 @@
 //! feature, so `cargo test` and `cargo bench` need no Python.
 
 pub mod design;
+pub mod env;
 pub mod error;
 pub mod linalg;
 pub mod noise;
+pub mod policy;
 pub mod rng;
+pub mod sim;
 pub mod tree;
 
 #[cfg(feature = "python")]

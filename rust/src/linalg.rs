@@ -181,6 +181,11 @@ impl RankOneInverse {
         self.n
     }
 
+    /// Updates between refactorizations.
+    pub fn refactor_every(&self) -> u64 {
+        self.refactor_every
+    }
+
     /// The current A (exact, accumulated).
     pub fn matrix(&self) -> &[f64] {
         &self.a

@@ -66,6 +66,32 @@ pub fn dyadic_nodes(t: u64) -> Vec<(u32, u64, u64)> {
     out
 }
 
+/// Entries of a value of `shape`, or `None` when the product overflows.
+fn checked_dim(shape: &[usize]) -> Option<usize> {
+    shape.iter().try_fold(1usize, |acc, &s| acc.checked_mul(s))
+}
+
+/// The matrix side used by matrix noise: `p` for a `(p, p)` shape, else 0.
+fn matrix_side(shape: &[usize]) -> usize {
+    match shape {
+        [p, q] if p == q => *p,
+        _ => 0,
+    }
+}
+
+fn too_large(shape: &[usize]) -> Error {
+    Error::invalid("shape", format!("{shape:?} is too large for the counter's state"))
+}
+
+/// A zeroed buffer of `len` entries, or an error naming `shape` when the
+/// allocation fails (instead of aborting the process).
+fn zeros(len: usize, shape: &[usize]) -> Result<Vec<f64>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| too_large(shape))?;
+    v.resize(len, 0.0);
+    Ok(v)
+}
+
 /// A node of the current decomposition, as released (noisy).
 #[derive(Clone, Debug, PartialEq)]
 pub struct NodeView<'a> {
@@ -119,9 +145,14 @@ impl TreeCounter {
             return Err(Error::invalid("shape", format!("dimensions must be >= 1, got {shape:?}")));
         }
         noise.validate(shape)?;
-        let dim: usize = shape.iter().product();
-        let side = if shape.len() == 2 && shape[0] == shape[1] { square_side(shape)? } else { 0 };
+        // Bug fix: the product and the buffer sizes were unchecked, so a huge
+        // shape either wrapped around (shape (2^32, 2^32) gave dim = 0) or
+        // aborted the whole process on a failed allocation. Both are now a
+        // clean error naming `shape`.
+        let dim = checked_dim(shape).ok_or_else(|| too_large(shape))?;
+        let side = matrix_side(shape);
         let levels = levels_for(horizon);
+        let state = levels.checked_mul(dim).ok_or_else(|| too_large(shape))?;
         Ok(TreeCounter {
             shape: shape.to_vec(),
             dim,
@@ -130,13 +161,13 @@ impl TreeCounter {
             noise,
             padded,
             t: 0,
-            exact: vec![0.0; levels * dim],
-            noisy: vec![0.0; levels * dim],
-            padding: vec![0.0; dim],
-            release: vec![0.0; dim],
+            exact: zeros(state, shape)?,
+            noisy: zeros(state, shape)?,
+            padding: zeros(dim, shape)?,
+            release: zeros(dim, shape)?,
             noise_terms: 0,
             rng: seeds.stream("tree"),
-            draw: vec![0.0; dim],
+            draw: zeros(dim, shape)?,
         })
     }
 
@@ -157,6 +188,11 @@ impl TreeCounter {
         }
         self.t += 1;
         let dim = self.dim;
+        // The scratch buffer is not serialized; a counter restored through
+        // an enclosing serde type arrives without it.
+        if self.draw.len() != dim {
+            self.draw = vec![0.0; dim];
+        }
         let level = self.t.trailing_zeros() as usize;
         // The new node at `level` covers the lower-level nodes of t - 1 and x_t.
         let (lower, rest) = self.exact.split_at_mut(level * dim);
@@ -285,7 +321,11 @@ impl TreeCounter {
 
     fn check_consistent(&self) -> Result<()> {
         let levels = levels_for(self.horizon);
-        let ok = self.dim == self.shape.iter().product::<usize>()
+        // Bug fix: `side` was not checked, so a corrupted state with a
+        // matrix noise and a wrong side restored "successfully" and then
+        // panicked in the sampler on the next `add`.
+        let ok = checked_dim(&self.shape) == Some(self.dim)
+            && self.side == matrix_side(&self.shape)
             && self.exact.len() == levels * self.dim
             && self.noisy.len() == levels * self.dim
             && self.padding.len() == self.dim

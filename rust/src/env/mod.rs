@@ -1,0 +1,71 @@
+//! Environments: what the learner sees each round and what it gets back.
+//!
+//! One trait serves the whole catalog of DESIGN.md: K-armed bandits (a
+//! decision set with no features), linear bandits with a changing decision
+//! set (a fresh K x d matrix each round), batched elimination over a fixed
+//! action set (the same matrix every round) and full-information online
+//! learning (feedback is a loss vector over all actions).
+
+pub mod shariff_sheffet;
+
+use crate::error::Result;
+
+pub use shariff_sheffet::{RewardModel, ShariffSheffetEnv};
+
+/// The actions available in one round: `k` rows of `d` features, row-major.
+/// `d == 0` for K-armed bandits without features.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DecisionSet {
+    pub k: usize,
+    pub d: usize,
+    pub features: Vec<f64>,
+}
+
+impl DecisionSet {
+    /// An empty set of `k` actions with `d` features each (zeros).
+    pub fn zeros(k: usize, d: usize) -> Self {
+        DecisionSet { k, d, features: vec![0.0; k * d] }
+    }
+
+    /// Features of action `i`.
+    #[inline]
+    pub fn action(&self, i: usize) -> &[f64] {
+        &self.features[i * self.d..(i + 1) * self.d]
+    }
+}
+
+/// What the learner observes after acting.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Feedback<'a> {
+    /// Bandit feedback: the reward of the chosen action.
+    Reward(f64),
+    /// Full information: the loss of every action this round.
+    Losses(&'a [f64]),
+}
+
+/// A sequential decision problem.
+///
+/// Each round the loop calls [`Environment::next_round`] once (which writes
+/// the round's actions into the loop's buffer), lets the learner choose,
+/// then calls [`Environment::regret`] and [`Environment::feedback`] once
+/// each for the chosen index. Environments draw
+/// contexts and reward noise from their own streams, never from the
+/// learner's, so two learners run on the same seed face the same contexts
+/// and reward noise (common random numbers).
+pub trait Environment: Send {
+    /// Number of features per action (0 for plain K-armed bandits).
+    fn dim(&self) -> usize;
+
+    /// Number of actions per round.
+    fn num_actions(&self) -> usize;
+
+    /// Writes the decision set of round `t` (1-indexed) into `set`.
+    fn next_round(&mut self, t: u64, set: &mut DecisionSet) -> Result<()>;
+
+    /// Realized feedback of choosing `index` in the current round.
+    fn feedback(&mut self, index: usize) -> Result<Feedback<'_>>;
+
+    /// Pseudo-regret of choosing `index` in the current round:
+    /// max_a E[reward of a] - E[reward of index]. `None` when unknown.
+    fn regret(&self, index: usize) -> Option<f64>;
+}

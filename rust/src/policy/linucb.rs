@@ -1,0 +1,553 @@
+//! LinUCB with changing regularizers (Shariff & Sheffet 2018, Alg. 1), the
+//! engine of both the non-private `LinUCB` and `JointDPLinUCB`.
+//!
+//! Round t: V_t = G_t + H_t, u~_t = u_t + h_t, theta~_t = V_t^{-1} u~_t,
+//! beta_t from Prop. 4, play argmax_x <theta~_t, x> + beta_t ||x||_{V_t^{-1}}.
+//!
+//! Where (G_t + H_t, u_t + h_t) come from is the [`Statistics`]:
+//! - `Exact`: G_t + rho I and u_t, kept with a Sherman–Morrison inverse
+//!   (non-private LinUCB; never used by a private learner);
+//! - `Tree`: the (d+1) x (d+1) matrix M_t = A_t^T A_t released by a tree
+//!   counter (§4): V_t is its top-left d x d block plus `shift` * I added
+//!   once per release (2 Upsilon for the Gaussian mechanism, -c of Eq. (4)
+//!   for shifted Wishart), u~_t the first d entries of its last column.
+//!   Only the released matrix is read; the exact M_t is never formed here.
+//!
+//! Every constant (noise scale, shift, beta_t's constants) arrives from the
+//! Python privacy layer as a plain number.
+
+use serde::{Deserialize, Serialize};
+
+use super::Learner;
+use crate::env::{DecisionSet, Feedback};
+use crate::error::{Error, Result};
+use crate::linalg::{forward_substitute, Cholesky, RankOneInverse};
+use crate::noise::NoiseSpec;
+use crate::rng::SeedSequence;
+use crate::tree::TreeCounter;
+
+/// What to do with an input outside the bounds the privacy proof assumes
+/// (||x|| <= L, |y| <= Btilde: Shariff & Sheffet Assumption 6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum BoundsPolicy {
+    /// Scale x to norm L and clip y to [-Btilde, Btilde].
+    Clip,
+    /// Refuse the update with an error.
+    Error,
+}
+
+/// The declared bounds on each (x, y) and the policy enforcing them.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct InputBounds {
+    pub l: f64,
+    pub b_tilde: f64,
+    pub policy: BoundsPolicy,
+}
+
+impl InputBounds {
+    /// Checks or clips (x, y) in place. NaN is always an error.
+    pub fn enforce(&self, x: &mut [f64], y: &mut f64) -> Result<()> {
+        if !y.is_finite() {
+            return Err(Error::invalid("reward", format!("must be finite, got {y}")));
+        }
+        let norm = x.iter().map(|v| v * v).sum::<f64>().sqrt();
+        if !norm.is_finite() {
+            return Err(Error::invalid("x", "contains NaN or infinite entries"));
+        }
+        // A relative slack of 1e-12 lets unit vectors built in floating
+        // point through; the clip itself restores the exact bound.
+        let slack = 1.0 + 1e-12;
+        match self.policy {
+            BoundsPolicy::Error => {
+                if norm > self.l * slack {
+                    return Err(Error::invalid("x", format!("||x|| = {norm} exceeds the declared bound L = {}", self.l)));
+                }
+                if y.abs() > self.b_tilde * slack {
+                    return Err(Error::invalid("reward", format!("|y| = {} exceeds the declared bound B_tilde = {}", y.abs(), self.b_tilde)));
+                }
+            }
+            BoundsPolicy::Clip => {}
+        }
+        if norm > self.l {
+            let s = self.l / norm;
+            x.iter_mut().for_each(|v| *v *= s);
+        }
+        *y = y.clamp(-self.b_tilde, self.b_tilde);
+        Ok(())
+    }
+}
+
+/// beta_t of Prop. 4: `noise_sd * sqrt(log_offset + log det V_t) + offset`
+/// (log-det form), or a constant (the upper-bound form).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Radius {
+    LogDet { noise_sd: f64, log_offset: f64, offset: f64 },
+    Constant(f64),
+}
+
+impl Radius {
+    #[inline]
+    fn at(&self, log_det: f64) -> f64 {
+        match *self {
+            // The argument is >= 0 whenever rho_min is a true lower bound;
+            // the max guards the rare round where the noise breaks it.
+            Radius::LogDet { noise_sd, log_offset, offset } => noise_sd * (log_offset + log_det).max(0.0).sqrt() + offset,
+            Radius::Constant(beta) => beta,
+        }
+    }
+}
+
+/// Where V_t and u~_t come from.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub enum StatisticsConfig {
+    /// Exact statistics, constant regularizer rho I (non-private).
+    Exact { regularizer: f64, refactor_every: u64 },
+    /// M_t released by a tree counter with `noise` per node; `shift` * I is
+    /// added to the top-left d x d block of every release.
+    Tree { noise: NoiseSpec, shift: f64 },
+}
+
+/// Everything a [`LinUcb`] engine needs, as plain numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LinUcbConfig {
+    pub d: usize,
+    pub horizon: u64,
+    pub statistics: StatisticsConfig,
+    pub radius: Radius,
+    pub bounds: InputBounds,
+}
+
+/// Running statistics (see the module documentation).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum Statistics {
+    Exact {
+        #[serde(with = "rank_one_serde")]
+        inv: RankOneInverse,
+        u: Vec<f64>,
+        log_det: f64,
+    },
+    Tree {
+        tree: TreeCounter,
+        shift: f64,
+    },
+}
+
+/// The LinUCB engine.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct LinUcb {
+    config: LinUcbConfig,
+    stats: Statistics,
+    /// Completed rounds (updates).
+    t: u64,
+    /// Rounds in which the released V_t was not positive definite.
+    psd_failures: u64,
+    /// The last released (V, u~) that factored, for the fallback.
+    last_good: Option<(Vec<f64>, Vec<f64>)>,
+    #[serde(skip)]
+    work: Workspace,
+}
+
+/// Per-round buffers (no state: rebuilt on demand).
+#[derive(Clone, Debug, Default)]
+struct Workspace {
+    v: Vec<f64>,
+    u: Vec<f64>,
+    theta: Vec<f64>,
+    chol: Option<Cholesky>,
+    scratch: Vec<f64>,
+    row: Vec<f64>,
+    outer: Vec<f64>,
+}
+
+impl LinUcb {
+    /// A fresh engine. Tree noise is drawn from `seeds`' `"tree"` stream.
+    pub fn new(config: LinUcbConfig, seeds: &SeedSequence) -> Result<Self> {
+        let d = config.d;
+        if d == 0 {
+            return Err(Error::invalid("d", "must be >= 1"));
+        }
+        if config.horizon == 0 {
+            return Err(Error::invalid("horizon", "must be >= 1"));
+        }
+        crate::error::check_positive("L", config.bounds.l)?;
+        crate::error::check_positive("B_tilde", config.bounds.b_tilde)?;
+        match config.radius {
+            Radius::LogDet { noise_sd, log_offset, offset } => {
+                crate::error::check_finite("radius", &[noise_sd, log_offset, offset])?;
+            }
+            Radius::Constant(beta) => crate::error::check_finite("radius", &[beta])?,
+        }
+        let stats = match config.statistics {
+            StatisticsConfig::Exact { regularizer, refactor_every } => {
+                crate::error::check_positive("regularizer", regularizer)?;
+                let mut v = vec![0.0; d * d];
+                for i in 0..d {
+                    v[i * d + i] = regularizer;
+                }
+                Statistics::Exact {
+                    inv: RankOneInverse::new(&v, d, refactor_every)?,
+                    u: vec![0.0; d],
+                    log_det: d as f64 * regularizer.ln(),
+                }
+            }
+            StatisticsConfig::Tree { noise, shift } => {
+                crate::error::check_finite("shift", &[shift])?;
+                let p = d + 1;
+                let mut tree = TreeCounter::new(&[p, p], config.horizon, noise, false, seeds)?;
+                // A_1 = 0 (§4): the first leaf is the zero row, so that the
+                // release used in round 1 already carries node noise.
+                tree.add(&vec![0.0; p * p])?;
+                Statistics::Tree { tree, shift }
+            }
+        };
+        Ok(LinUcb {
+            config,
+            stats,
+            t: 0,
+            psd_failures: 0,
+            last_good: None,
+            work: Workspace::default(),
+        })
+    }
+
+    /// The configuration the engine was built with.
+    pub fn config(&self) -> &LinUcbConfig {
+        &self.config
+    }
+
+    /// Completed rounds.
+    pub fn t(&self) -> u64 {
+        self.t
+    }
+
+    /// Rounds whose released V_t was not positive definite (see
+    /// [`LinUcb::estimates`] for the fallback).
+    pub fn psd_failures(&self) -> u64 {
+        self.psd_failures
+    }
+
+    fn ensure_workspace(&mut self) {
+        let d = self.config.d;
+        if self.work.v.len() != d * d {
+            self.work = Workspace {
+                v: vec![0.0; d * d],
+                u: vec![0.0; d],
+                theta: vec![0.0; d],
+                chol: None,
+                scratch: vec![0.0; d],
+                row: vec![0.0; d + 1],
+                outer: vec![0.0; (d + 1) * (d + 1)],
+            };
+        }
+    }
+
+    /// Computes theta~_t and beta_t for the coming round; returns beta_t.
+    ///
+    /// Fallback when a released V_t is not positive definite (the shifted
+    /// Gaussian release fails with probability about alpha / 2n per round,
+    /// Prop. 11): use the most recent release that was (post-processing of
+    /// an earlier release, so privacy is unaffected); before any such
+    /// release, use V = shift * I and u~ = 0.
+    fn estimates(&mut self) -> f64 {
+        self.ensure_workspace();
+        let d = self.config.d;
+        let radius = self.config.radius;
+        match &self.stats {
+            Statistics::Exact { inv, u, log_det } => {
+                let vinv = inv.inverse();
+                for i in 0..d {
+                    self.work.theta[i] = (0..d).map(|j| vinv[i * d + j] * u[j]).sum();
+                }
+                radius.at(*log_det)
+            }
+            Statistics::Tree { tree, shift } => {
+                let p = d + 1;
+                let r = tree.release();
+                for i in 0..d {
+                    self.work.v[i * d..(i + 1) * d].copy_from_slice(&r[i * p..i * p + d]);
+                    self.work.v[i * d + i] += shift;
+                    self.work.u[i] = r[i * p + d];
+                }
+                let ok = match self.work.chol.as_mut() {
+                    Some(c) => c.refactor(&self.work.v).is_ok(),
+                    None => match Cholesky::factor(&self.work.v, d) {
+                        Ok(c) => {
+                            self.work.chol = Some(c);
+                            true
+                        }
+                        Err(_) => false,
+                    },
+                };
+                if ok {
+                    self.last_good = Some((self.work.v.clone(), self.work.u.clone()));
+                } else {
+                    self.psd_failures += 1;
+                    let (v, u) = self.last_good.clone().unwrap_or_else(|| {
+                        let mut v = vec![0.0; d * d];
+                        for i in 0..d {
+                            v[i * d + i] = shift.abs().max(f64::MIN_POSITIVE);
+                        }
+                        (v, vec![0.0; d])
+                    });
+                    self.work.u.copy_from_slice(&u);
+                    self.work.chol = Some(Cholesky::factor(&v, d).expect("fallback matrix is positive definite"));
+                }
+                let chol = self.work.chol.as_ref().expect("factor set above");
+                self.work.theta.copy_from_slice(&self.work.u);
+                chol.solve_in_place(&mut self.work.theta);
+                radius.at(chol.log_det())
+            }
+        }
+    }
+
+    /// ||x||_{V^{-1}} for the current round.
+    #[inline]
+    fn width(&mut self, x: &[f64]) -> f64 {
+        let d = self.config.d;
+        match &self.stats {
+            Statistics::Exact { inv, .. } => inv.inv_quad(x).max(0.0).sqrt(),
+            Statistics::Tree { .. } => {
+                let chol = self.work.chol.as_ref().expect("estimates computed");
+                self.work.scratch.copy_from_slice(x);
+                forward_substitute(chol.lower(), d, &mut self.work.scratch);
+                self.work.scratch.iter().map(|v| v * v).sum::<f64>().sqrt()
+            }
+        }
+    }
+
+    /// UCB_t(x) of every action in `set`, in order (for inspection).
+    pub fn ucb(&mut self, set: &DecisionSet) -> Result<Vec<f64>> {
+        self.check_set(set)?;
+        let beta = self.estimates();
+        Ok((0..set.k).map(|i| self.score(set.action(i), beta)).collect())
+    }
+
+    #[inline]
+    fn score(&mut self, x: &[f64], beta: f64) -> f64 {
+        let mean: f64 = self.work.theta.iter().zip(x).map(|(a, b)| a * b).sum();
+        mean + beta * self.width(x)
+    }
+
+    fn check_set(&self, set: &DecisionSet) -> Result<()> {
+        if set.d != self.config.d {
+            return Err(Error::invalid("decision_set", format!("actions must have d = {} features, got {}", self.config.d, set.d)));
+        }
+        if set.k == 0 {
+            return Err(Error::invalid("decision_set", "must hold at least one action"));
+        }
+        if self.t >= self.config.horizon {
+            return Err(Error::State(format!("the horizon of {} rounds is reached", self.config.horizon)));
+        }
+        Ok(())
+    }
+
+    /// Records (x, y) after enforcing the input bounds.
+    pub fn observe(&mut self, x: &[f64], y: f64) -> Result<()> {
+        let d = self.config.d;
+        if x.len() != d {
+            return Err(Error::invalid("x", format!("expected {d} entries, got {}", x.len())));
+        }
+        if self.t >= self.config.horizon {
+            return Err(Error::State(format!("the horizon of {} rounds is reached", self.config.horizon)));
+        }
+        self.ensure_workspace();
+        let mut y = y;
+        let row = &mut self.work.row;
+        row[..d].copy_from_slice(x);
+        self.config.bounds.enforce(&mut row[..d], &mut y)?;
+        row[d] = y;
+        match &mut self.stats {
+            Statistics::Exact { inv, u, log_det } => {
+                let xr = &row[..d];
+                // Matrix determinant lemma: det(V + x x^T) = det V (1 + x^T V^{-1} x).
+                *log_det += (1.0 + inv.inv_quad(xr)).ln();
+                inv.update(1.0, 1.0, xr)?;
+                for (ui, xi) in u.iter_mut().zip(xr) {
+                    *ui += y * xi;
+                }
+            }
+            Statistics::Tree { tree, .. } => {
+                // Round n's row would only enter releases after the horizon.
+                if tree.t() < tree.horizon() {
+                    let p = d + 1;
+                    let outer = &mut self.work.outer;
+                    for i in 0..p {
+                        for j in 0..p {
+                            outer[i * p + j] = row[i] * row[j];
+                        }
+                    }
+                    tree.add(outer)?;
+                }
+            }
+        }
+        self.t += 1;
+        Ok(())
+    }
+
+    /// Serialized state (tree noise and generator included).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        postcard::to_stdvec(self).expect("serializing plain data cannot fail")
+    }
+
+    /// Restores an engine written by [`LinUcb::to_bytes`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        postcard::from_bytes(bytes).map_err(|e| Error::Decode(e.to_string()))
+    }
+}
+
+impl Learner for LinUcb {
+    fn select(&mut self, set: &DecisionSet) -> Result<usize> {
+        self.check_set(set)?;
+        let beta = self.estimates();
+        let mut best = 0;
+        let mut best_score = f64::NEG_INFINITY;
+        for i in 0..set.k {
+            let s = self.score(set.action(i), beta);
+            // Strict comparison: ties go to the lowest index.
+            if s > best_score {
+                best_score = s;
+                best = i;
+            }
+        }
+        Ok(best)
+    }
+
+    fn update(&mut self, set: &DecisionSet, index: usize, feedback: Feedback<'_>) -> Result<()> {
+        if index >= set.k {
+            return Err(Error::invalid("index", format!("must be < {}, got {index}", set.k)));
+        }
+        match feedback {
+            Feedback::Reward(y) => self.observe(set.action(index), y),
+            Feedback::Losses(_) => Err(Error::invalid("feedback", "LinUCB takes bandit feedback (a reward)")),
+        }
+    }
+}
+
+/// serde for [`RankOneInverse`] through its public state.
+mod rank_one_serde {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use crate::linalg::RankOneInverse;
+
+    #[derive(Serialize, Deserialize)]
+    struct State {
+        n: usize,
+        a: Vec<f64>,
+        refactor_every: u64,
+    }
+
+    pub fn serialize<S: Serializer>(inv: &RankOneInverse, s: S) -> Result<S::Ok, S::Error> {
+        State { n: inv.n(), a: inv.matrix().to_vec(), refactor_every: inv.refactor_every() }.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<RankOneInverse, D::Error> {
+        let st = State::deserialize(d)?;
+        RankOneInverse::new(&st.a, st.n, st.refactor_every).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::env::{Environment, RewardModel, ShariffSheffetEnv};
+    use crate::sim::run_episode;
+
+    fn config(d: usize, horizon: u64, statistics: StatisticsConfig) -> LinUcbConfig {
+        LinUcbConfig {
+            d,
+            horizon,
+            statistics,
+            radius: Radius::LogDet { noise_sd: 1.0, log_offset: 2.0 * (2.0f64 * horizon as f64).ln(), offset: 1.0 },
+            bounds: InputBounds { l: 1.0, b_tilde: 1.0, policy: BoundsPolicy::Clip },
+        }
+    }
+
+    #[test]
+    fn zero_noise_tree_with_shift_rho_matches_exact_linucb() {
+        let (d, n, rho) = (5, 3000, 1.0);
+        let seeds = SeedSequence::from_seed(5);
+        let mut exact = LinUcb::new(config(d, n, StatisticsConfig::Exact { regularizer: rho, refactor_every: 64 }), &seeds).unwrap();
+        let mut tree = LinUcb::new(config(d, n, StatisticsConfig::Tree { noise: NoiseSpec::Zero, shift: rho }), &seeds).unwrap();
+        let mut env = ShariffSheffetEnv::new(d, 25, 0.1, 0.75, RewardModel::PlusMinusOne, &seeds).unwrap();
+        let mut set = DecisionSet::default();
+        for t in 1..=n {
+            env.next_round(t, &mut set).unwrap();
+            let a = exact.select(&set).unwrap();
+            let b = tree.select(&set).unwrap();
+            assert_eq!(a, b, "round {t}");
+            let fb = env.feedback(a).unwrap();
+            exact.update(&set, a, fb).unwrap();
+            tree.update(&set, b, fb).unwrap();
+        }
+        assert_eq!(tree.psd_failures(), 0);
+    }
+
+    #[test]
+    fn learns_the_gap_instance() {
+        let (d, n) = (5, 20_000);
+        let seeds = SeedSequence::from_seed(6);
+        let mut learner = LinUcb::new(config(d, n, StatisticsConfig::Exact { regularizer: 1.0, refactor_every: 64 }), &seeds).unwrap();
+        let mut env = ShariffSheffetEnv::new(d, 25, 0.1, 0.75, RewardModel::PlusMinusOne, &seeds).unwrap();
+        let trace = run_episode(&mut learner, &mut env, n, 1000, None).unwrap();
+        let last = *trace.regret.last().unwrap();
+        let first_half = trace.regret[9];
+        // Sublinear: the second half costs far less than the first.
+        assert!(last - first_half < 0.5 * first_half, "regret {first_half} then {last}");
+        assert_eq!(trace.rounds, n);
+    }
+
+    #[test]
+    fn bounds_are_enforced() {
+        let seeds = SeedSequence::from_seed(7);
+        let mut cfg = config(2, 10, StatisticsConfig::Tree { noise: NoiseSpec::Zero, shift: 1.0 });
+        let mut l = LinUcb::new(cfg, &seeds).unwrap();
+        l.observe(&[3.0, 4.0], 5.0).unwrap();
+        // Clipped to x = (0.6, 0.8), y = 1: M gains [0.36 .48 .6; .48 .64 .8; .6 .8 1].
+        if let Statistics::Tree { tree, .. } = &l.stats {
+            let r = tree.release();
+            assert!((r[0] - 0.36).abs() < 1e-12 && (r[2] - 0.6).abs() < 1e-12 && (r[8] - 1.0).abs() < 1e-12);
+        }
+        cfg.bounds.policy = BoundsPolicy::Error;
+        let mut strict = LinUcb::new(cfg, &seeds).unwrap();
+        assert!(strict.observe(&[3.0, 4.0], 0.5).is_err());
+        assert!(strict.observe(&[0.3, 0.4], 1.5).is_err());
+        assert!(strict.observe(&[0.3, 0.4], f64::NAN).is_err());
+        assert!(strict.observe(&[f64::NAN, 0.4], 0.5).is_err());
+        assert_eq!(strict.t(), 0);
+        strict.observe(&[0.3, 0.4], 0.5).unwrap();
+        assert_eq!(strict.t(), 1);
+    }
+
+    #[test]
+    fn horizon_is_enforced_and_state_round_trips() {
+        let seeds = SeedSequence::from_seed(8);
+        let cfg = config(3, 5, StatisticsConfig::Tree { noise: NoiseSpec::SymmetricGaussian { sigma: 0.1 }, shift: 2.0 });
+        let mut l = LinUcb::new(cfg, &seeds).unwrap();
+        let set = DecisionSet { k: 2, d: 3, features: vec![1.0, 0.0, 0.0, 0.0, 1.0, 0.0] };
+        for _ in 0..3 {
+            let i = l.select(&set).unwrap();
+            l.update(&set, i, Feedback::Reward(0.5)).unwrap();
+        }
+        let mut back = LinUcb::from_bytes(&l.to_bytes()).unwrap();
+        for _ in 0..2 {
+            let (a, b) = (l.select(&set).unwrap(), back.select(&set).unwrap());
+            assert_eq!(l.ucb(&set).unwrap(), back.ucb(&set).unwrap());
+            assert_eq!(a, b);
+            l.update(&set, a, Feedback::Reward(0.5)).unwrap();
+            back.update(&set, b, Feedback::Reward(0.5)).unwrap();
+        }
+        assert!(matches!(l.select(&set), Err(Error::State(_))));
+        assert!(l.select(&DecisionSet { k: 1, d: 2, features: vec![0.0, 1.0] }).is_err());
+    }
+
+    #[test]
+    fn non_positive_definite_release_falls_back() {
+        // A negative shift makes V_1 = -I: not PD, no earlier release.
+        let seeds = SeedSequence::from_seed(9);
+        let cfg = config(2, 10, StatisticsConfig::Tree { noise: NoiseSpec::Zero, shift: -1.0 });
+        let mut l = LinUcb::new(cfg, &seeds).unwrap();
+        let set = DecisionSet { k: 2, d: 2, features: vec![0.6, 0.0, 0.0, 1.0] };
+        assert_eq!(l.select(&set).unwrap(), 1);
+        assert_eq!(l.psd_failures(), 1);
+    }
+}

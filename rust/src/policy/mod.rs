@@ -1,0 +1,22 @@
+//! Learners: the engines behind the Python learner classes.
+//!
+//! A learner sees a [`DecisionSet`], returns the index it plays, and is told
+//! the [`Feedback`] for it. The one simulation loop (`crate::sim`) drives
+//! every learner of the catalog through this trait, whatever the family.
+
+pub mod linucb;
+
+use crate::env::{DecisionSet, Feedback};
+use crate::error::Result;
+
+pub use linucb::{BoundsPolicy, InputBounds, LinUcb, LinUcbConfig, Radius, Statistics};
+
+/// A sequential decision maker.
+pub trait Learner: Send {
+    /// The index of the action played in `set`.
+    fn select(&mut self, set: &DecisionSet) -> Result<usize>;
+
+    /// Feedback for playing `index` in `set` (the set passed to the last
+    /// `select`, or any set when replaying logged data).
+    fn update(&mut self, set: &DecisionSet, index: usize, feedback: Feedback<'_>) -> Result<()>;
+}
