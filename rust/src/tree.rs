@@ -22,14 +22,16 @@
 //! - the padded variant (Agarwal–Singh Alg. 2, lines 4-6) tops every
 //!   release up to exactly P = max(1, ceil(log2 T)) noise draws; the
 //!   padding of round t is drawn once, when round t's value is added, so
-//!   reading the release twice cannot average its noise away;
+//!   reading the release twice cannot average its noise away. Other
+//!   targets are allowed ([`TreeCounter::with_padding`]): Shariff–Sheffet
+//!   Prop. 9 assumes every Wishart release sums exactly m node draws;
 //! - no more than `horizon` values are accepted (the noise calibration
 //!   assumes at most that many).
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{check_finite, Error, Result};
-use crate::noise::{square_side, NoiseSpec};
+use crate::noise::NoiseSpec;
 use crate::rng::{SeedSequence, StreamRng};
 
 /// Number of tree levels needed for `horizon` leaves: floor(log2 n) + 1.
@@ -41,6 +43,11 @@ pub fn levels_for(horizon: u64) -> usize {
 /// Shariff–Sheffet (§2 notation, App. A.2).
 pub fn max_noise_terms(horizon: u64) -> u32 {
     1 + ceil_log2(horizon)
+}
+
+/// The most nodes any release of t <= n sums: max popcount(t) = floor(log2(n + 1)).
+pub fn max_popcount(horizon: u64) -> u32 {
+    levels_for(horizon.saturating_add(1)) as u32 - 1
 }
 
 /// ceil(log2 n) for n >= 1.
@@ -113,7 +120,8 @@ pub struct TreeCounter {
     side: usize,
     horizon: u64,
     noise: NoiseSpec,
-    padded: bool,
+    /// Noise draws every release is topped up to (0: no padding).
+    pad_to: u32,
     t: u64,
     /// Exact sum of each level's newest node, `levels x dim`.
     exact: Vec<f64>,
@@ -137,7 +145,18 @@ impl TreeCounter {
     /// A counter of values of `shape` (`[]` for scalars) over `horizon`
     /// rounds, with node noise `noise`, drawing from the `"tree"` stream of
     /// `seeds`.
+    ///
+    /// With `padded`, every release carries exactly max(1, ceil(log2 n))
+    /// draws (Agarwal–Singh Alg. 2).
     pub fn new(shape: &[usize], horizon: u64, noise: NoiseSpec, padded: bool, seeds: &SeedSequence) -> Result<Self> {
+        let pad_to = if padded { ceil_log2(horizon).max(1) } else { 0 };
+        Self::with_padding(shape, horizon, noise, pad_to, seeds)
+    }
+
+    /// As [`TreeCounter::new`], with every release topped up to exactly
+    /// `pad_to` noise draws (0 for none). `pad_to` must be at least the
+    /// largest popcount of t <= n, floor(log2(n + 1)).
+    pub fn with_padding(shape: &[usize], horizon: u64, noise: NoiseSpec, pad_to: u32, seeds: &SeedSequence) -> Result<Self> {
         if horizon == 0 {
             return Err(Error::invalid("horizon", "must be >= 1"));
         }
@@ -145,6 +164,13 @@ impl TreeCounter {
             return Err(Error::invalid("shape", format!("dimensions must be >= 1, got {shape:?}")));
         }
         noise.validate(shape)?;
+        let most = max_popcount(horizon);
+        if pad_to != 0 && pad_to < most {
+            return Err(Error::invalid(
+                "pad_to",
+                format!("must be 0 or >= {most}, the most nodes a release of {horizon} rounds can sum; got {pad_to}"),
+            ));
+        }
         // Bug fix: the product and the buffer sizes were unchecked, so a huge
         // shape either wrapped around (shape (2^32, 2^32) gave dim = 0) or
         // aborted the whole process on a failed allocation. Both are now a
@@ -159,7 +185,7 @@ impl TreeCounter {
             side,
             horizon,
             noise,
-            padded,
+            pad_to,
             t: 0,
             exact: zeros(state, shape)?,
             noisy: zeros(state, shape)?,
@@ -210,8 +236,8 @@ impl TreeCounter {
         }
         let tree_terms = self.t.count_ones();
         self.noise_terms = tree_terms;
-        if self.padded {
-            let target = ceil_log2(self.horizon).max(1);
+        if self.pad_to > 0 {
+            let target = self.pad_to;
             self.padding.fill(0.0);
             for _ in tree_terms..target {
                 self.noise.sample_into(&mut self.rng, self.side, &mut self.draw);
@@ -276,7 +302,12 @@ impl TreeCounter {
 
     /// Whether releases are padded to a fixed number of noise draws.
     pub fn padded(&self) -> bool {
-        self.padded
+        self.pad_to > 0
+    }
+
+    /// The number of draws every release is padded to (0: no padding).
+    pub fn pad_to(&self) -> u32 {
+        self.pad_to
     }
 
     /// The nodes of t's dyadic decomposition, highest level first, with
@@ -403,6 +434,18 @@ mod tests {
     }
 
     #[test]
+    fn padding_to_m_gives_every_release_m_draws() {
+        let n = 100;
+        let m = max_noise_terms(n);
+        let mut c = TreeCounter::with_padding(&[], n, NoiseSpec::Laplace { scale: 1.0 }, m, &SeedSequence::from_seed(5)).unwrap();
+        for _ in 0..n {
+            c.add(&[0.0]).unwrap();
+            assert_eq!(c.noise_terms(), m);
+        }
+        assert!(TreeCounter::with_padding(&[], 7, NoiseSpec::Zero, 2, &SeedSequence::from_seed(5)).is_err());
+    }
+
+    #[test]
     fn horizon_is_enforced() {
         let mut c = TreeCounter::new(&[], 2, NoiseSpec::Zero, false, &SeedSequence::from_seed(0)).unwrap();
         c.add(&[1.0]).unwrap();
@@ -411,6 +454,25 @@ mod tests {
         assert!(c.add(&[f64::NAN]).is_err());
         assert!(TreeCounter::new(&[], 0, NoiseSpec::Zero, false, &SeedSequence::from_seed(0)).is_err());
         assert!(TreeCounter::new(&[3], 5, NoiseSpec::Wishart { scale: 1.0, df: 5.0 }, false, &SeedSequence::from_seed(0)).is_err());
+    }
+
+    #[test]
+    fn huge_shapes_are_an_error_not_an_abort() {
+        let seeds = SeedSequence::from_seed(0);
+        // 2^32 * 2^32 wraps to 0 in usize; 10^8 * 10^8 cannot be allocated.
+        for shape in [[1usize << 32, 1 << 32], [100_000_000, 100_000_000]] {
+            let err = TreeCounter::new(&shape, 10, NoiseSpec::Zero, false, &seeds).unwrap_err();
+            assert!(matches!(err, Error::InvalidArgument { name: "shape", .. }), "{err}");
+        }
+    }
+
+    #[test]
+    fn restore_rejects_a_state_with_the_wrong_matrix_side() {
+        let noise = NoiseSpec::Wishart { scale: 1.0, df: 5.0 };
+        let mut c = TreeCounter::new(&[3, 3], 8, noise, false, &SeedSequence::from_seed(5)).unwrap();
+        c.add(&[0.0; 9]).unwrap();
+        c.side = 0;
+        assert!(matches!(TreeCounter::from_bytes(&c.to_bytes()), Err(Error::Decode(_))));
     }
 
     #[test]
@@ -451,5 +513,8 @@ mod tests {
         assert_eq!(ceil_log2(8), 3);
         assert_eq!(max_noise_terms(50_000_000), 27);
         assert_eq!(levels_for(8), 4);
+        for n in 1..300u64 {
+            assert_eq!(max_popcount(n), (1..=n).map(u64::count_ones).max().unwrap(), "n = {n}");
+        }
     }
 }

@@ -103,8 +103,9 @@ pub enum StatisticsConfig {
     /// Exact statistics, constant regularizer rho I (non-private).
     Exact { regularizer: f64, refactor_every: u64 },
     /// M_t released by a tree counter with `noise` per node; `shift` * I is
-    /// added to the top-left d x d block of every release.
-    Tree { noise: NoiseSpec, shift: f64 },
+    /// added to the top-left d x d block of every release; every release is
+    /// padded to `pad_to` node draws (0: none; Prop. 9 needs m for Wishart).
+    Tree { noise: NoiseSpec, shift: f64, pad_to: u32 },
 }
 
 /// Everything a [`LinUcb`] engine needs, as plain numbers.
@@ -190,10 +191,10 @@ impl LinUcb {
                     log_det: d as f64 * regularizer.ln(),
                 }
             }
-            StatisticsConfig::Tree { noise, shift } => {
+            StatisticsConfig::Tree { noise, shift, pad_to } => {
                 crate::error::check_finite("shift", &[shift])?;
                 let p = d + 1;
-                let mut tree = TreeCounter::new(&[p, p], config.horizon, noise, false, seeds)?;
+                let mut tree = TreeCounter::with_padding(&[p, p], config.horizon, noise, pad_to, seeds)?;
                 // A_1 = 0 (§4): the first leaf is the zero row, so that the
                 // release used in round 1 already carries node noise.
                 tree.add(&vec![0.0; p * p])?;
@@ -467,7 +468,7 @@ mod tests {
         let (d, n, rho) = (5, 3000, 1.0);
         let seeds = SeedSequence::from_seed(5);
         let mut exact = LinUcb::new(config(d, n, StatisticsConfig::Exact { regularizer: rho, refactor_every: 64 }), &seeds).unwrap();
-        let mut tree = LinUcb::new(config(d, n, StatisticsConfig::Tree { noise: NoiseSpec::Zero, shift: rho }), &seeds).unwrap();
+        let mut tree = LinUcb::new(config(d, n, StatisticsConfig::Tree { noise: NoiseSpec::Zero, shift: rho, pad_to: 0 }), &seeds).unwrap();
         let mut env = ShariffSheffetEnv::new(d, 25, 0.1, 0.75, RewardModel::PlusMinusOne, &seeds).unwrap();
         let mut set = DecisionSet::default();
         for t in 1..=n {
@@ -499,7 +500,7 @@ mod tests {
     #[test]
     fn bounds_are_enforced() {
         let seeds = SeedSequence::from_seed(7);
-        let mut cfg = config(2, 10, StatisticsConfig::Tree { noise: NoiseSpec::Zero, shift: 1.0 });
+        let mut cfg = config(2, 10, StatisticsConfig::Tree { noise: NoiseSpec::Zero, shift: 1.0, pad_to: 0 });
         let mut l = LinUcb::new(cfg, &seeds).unwrap();
         l.observe(&[3.0, 4.0], 5.0).unwrap();
         // Clipped to x = (0.6, 0.8), y = 1: M gains [0.36 .48 .6; .48 .64 .8; .6 .8 1].
@@ -521,7 +522,7 @@ mod tests {
     #[test]
     fn horizon_is_enforced_and_state_round_trips() {
         let seeds = SeedSequence::from_seed(8);
-        let cfg = config(3, 5, StatisticsConfig::Tree { noise: NoiseSpec::SymmetricGaussian { sigma: 0.1 }, shift: 2.0 });
+        let cfg = config(3, 5, StatisticsConfig::Tree { noise: NoiseSpec::SymmetricGaussian { sigma: 0.1 }, shift: 2.0, pad_to: 0 });
         let mut l = LinUcb::new(cfg, &seeds).unwrap();
         let set = DecisionSet { k: 2, d: 3, features: vec![1.0, 0.0, 0.0, 0.0, 1.0, 0.0] };
         for _ in 0..3 {
@@ -544,7 +545,7 @@ mod tests {
     fn non_positive_definite_release_falls_back() {
         // A negative shift makes V_1 = -I: not PD, no earlier release.
         let seeds = SeedSequence::from_seed(9);
-        let cfg = config(2, 10, StatisticsConfig::Tree { noise: NoiseSpec::Zero, shift: -1.0 });
+        let cfg = config(2, 10, StatisticsConfig::Tree { noise: NoiseSpec::Zero, shift: -1.0, pad_to: 0 });
         let mut l = LinUcb::new(cfg, &seeds).unwrap();
         let set = DecisionSet { k: 2, d: 2, features: vec![0.6, 0.0, 0.0, 1.0] };
         assert_eq!(l.select(&set).unwrap(), 1);

@@ -14,7 +14,7 @@ use crate::tree::TreeCounter;
 /// Above this many draws the GIL is released while sampling.
 const DETACH_AT: usize = 4096;
 
-fn seeds(seed: Option<u64>) -> PyResult<SeedSequence> {
+pub fn seeds(seed: Option<u64>) -> PyResult<SeedSequence> {
     match seed {
         Some(s) => Ok(SeedSequence::from_seed(s)),
         None => SeedSequence::from_entropy().py_err(),
@@ -30,7 +30,7 @@ fn run<T: Send>(py: Python<'_>, work: usize, f: impl FnOnce() -> T + Send) -> T 
 }
 
 /// Parses the (kind, params) pair the Python noise specs send.
-fn noise_spec(kind: &str, params: &[f64]) -> PyResult<NoiseSpec> {
+pub fn noise_spec(kind: &str, params: &[f64]) -> PyResult<NoiseSpec> {
     let spec = match (kind, params) {
         ("zero", []) => NoiseSpec::Zero,
         ("laplace", [scale]) => NoiseSpec::Laplace { scale: *scale },
@@ -136,10 +136,14 @@ pub struct PyTreeCounter {
 #[pymethods]
 impl PyTreeCounter {
     #[new]
-    #[pyo3(signature = (shape, horizon, noise_kind, noise_params, seed=None, padded=false))]
-    fn new(shape: Vec<usize>, horizon: u64, noise_kind: &str, noise_params: Vec<f64>, seed: Option<u64>, padded: bool) -> PyResult<Self> {
+    #[pyo3(signature = (shape, horizon, noise_kind, noise_params, seed=None, padded=false, pad_to=None))]
+    fn new(shape: Vec<usize>, horizon: u64, noise_kind: &str, noise_params: Vec<f64>, seed: Option<u64>, padded: bool, pad_to: Option<u32>) -> PyResult<Self> {
         let spec = noise_spec(noise_kind, &noise_params)?;
-        let inner = TreeCounter::new(&shape, horizon, spec, padded, &seeds(seed)?).py_err()?;
+        let inner = match pad_to {
+            None => TreeCounter::new(&shape, horizon, spec, padded, &seeds(seed)?),
+            Some(p) => TreeCounter::with_padding(&shape, horizon, spec, p, &seeds(seed)?),
+        }
+        .py_err()?;
         Ok(PyTreeCounter { inner })
     }
 
@@ -206,6 +210,11 @@ impl PyTreeCounter {
     #[getter]
     fn padded(&self) -> bool {
         self.inner.padded()
+    }
+
+    #[getter]
+    fn pad_to(&self) -> u32 {
+        self.inner.pad_to()
     }
 
     /// (kind, params) of the node noise.

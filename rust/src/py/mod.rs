@@ -3,8 +3,11 @@
 
 mod arrays;
 mod design;
+mod envs;
 mod errors;
+mod learners;
 mod mechanisms;
+mod sim;
 
 use pyo3::prelude::*;
 
@@ -14,5 +17,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     mechanisms::register(m)?;
     design::register(m)?;
+    learners::register(m)?;
+    envs::register(m)?;
+    sim::register(m)?;
     Ok(())
 }

@@ -1,0 +1,81 @@
+"""The synthetic environment of Shariff & Sheffet 2018, App. D.
+
+theta* uniform on the unit sphere; each round a fresh decision set of k unit
+actions: one optimal action with <x, theta*> = ``optimal_reward`` and k - 1
+suboptimal ones uniform on the sphere with <x, theta*> in
+[-optimal_reward, optimal_reward - gap]. Rewards are +-1 with mean <x, theta*>
+(``reward="pm1"``; |y| <= 1, subgaussian with sigma^2 = 1) or
+N(<x, theta*>, 1) (``reward="gaussian"``, D.1). D.2 uses d = 5, k = 25,
+gap 0.1 (right panel) or 0 (left panel). Runs in Rust
+(``rust/src/env/shariff_sheffet.rs``).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from dpbandits import _core
+from dpbandits._validation import positive_int, seed_or_none
+
+__all__ = ["ShariffSheffetEnv"]
+
+
+class ShariffSheffetEnv:
+    """App. D's contextual linear bandit (see the module docstring).
+
+    As a spec, :func:`dpbandits.simulate` runs it entirely in Rust, one
+    instance per seed. It also follows the Python environment protocol
+    (``decision_set(t)``, ``reward(t, index)``, ``mean_rewards(t)``) for
+    round-by-round use with ``seed``.
+    """
+
+    def __init__(
+        self,
+        d: int,
+        k: int | None = None,
+        gap: float = 0.1,
+        optimal_reward: float = 0.75,
+        reward: Literal["pm1", "gaussian"] = "pm1",
+        seed: int | None = 0,
+    ) -> None:
+        self.d = positive_int("d", d, minimum=2)
+        self.k = self.d**2 if k is None else positive_int("k", k)
+        self.gap = float(gap)
+        self.optimal_reward = float(optimal_reward)
+        self.reward_model = reward
+        self.seed = seed_or_none("seed", seed)
+        self._engine = _core.ShariffSheffetEnvEngine(
+            self.d, self.k, self.gap, self.optimal_reward, reward, self.seed
+        )
+
+    def decision_set(self, t: int) -> NDArray[np.float64]:
+        """The next round's (k, d) actions (rounds must be requested in order)."""
+        if t != self._engine.t + 1:
+            raise ValueError(f"invalid argument `t`: expected round {self._engine.t + 1}, got {t}")
+        return self._engine.next_round()
+
+    def reward(self, t: int, index: int) -> float:
+        """Realized reward of row ``index`` in round ``t``."""
+        if t != self._engine.t:
+            raise ValueError(f"invalid argument `t`: the current round is {self._engine.t}, got {t}")
+        if not 0 <= int(index) < self.k:
+            raise ValueError(f"invalid argument `index`: must lie in [0, {self.k}), got {index}")
+        return self._engine.reward(int(index))
+
+    def mean_rewards(self, t: int) -> NDArray[np.float64]:
+        """<x, theta*> of each action of round t."""
+        return self._engine.mean_rewards()
+
+    @property
+    def theta(self) -> NDArray[np.float64]:
+        """The hidden parameter theta*."""
+        return self._engine.theta()
+
+    def __repr__(self) -> str:
+        return (
+            f"ShariffSheffetEnv(d={self.d}, k={self.k}, gap={self.gap}, "
+            f"optimal_reward={self.optimal_reward}, reward={self.reward_model!r})"
+        )

@@ -1,0 +1,9 @@
+"""Learners: validated configuration + calibration + a handle on a Rust engine.
+
+One module per family (DESIGN.md). Every learner has ``select``, ``update``
+and ``privacy`` (a :class:`dpbandits.privacy.Guarantee`).
+"""
+
+from dpbandits.learners.linucb import JointDPLinUCB, LinUCB
+
+__all__ = ["JointDPLinUCB", "LinUCB"]

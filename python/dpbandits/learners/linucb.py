@@ -1,0 +1,259 @@
+"""LinUCB with changing regularizers and its jointly private versions.
+
+Shariff & Sheffet, "Differentially Private Contextual Linear Bandits",
+NeurIPS 2018: Alg. 1 (LinUCB with changing perturbations), Prop. 4
+(beta_t), §4 (M_t = A_t^T A_t through one tree-based mechanism, Claim 7:
+joint DP by post-processing), §4.1 (Wishart noise, Eq. (4), Prop. 9) and
+§4.2 (shifted symmetric Gaussian noise, Prop. 11).
+
+Every noise scale and confidence constant is computed by
+``dpbandits.privacy.calibration``; the Rust engine (``rust/src/policy/linucb.rs``)
+receives plain numbers and reads only the released (noisy) statistics.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import asdict
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from dpbandits import _core
+from dpbandits._validation import positive, positive_int, seed_or_none
+from dpbandits.learners.online import OnlineLearner, as_decision_set
+from dpbandits.privacy import (
+    ConfidenceRadius,
+    Guarantee,
+    confidence_radius,
+    linucb_constant,
+    shariff_sheffet_gaussian,
+    shariff_sheffet_wishart,
+)
+from dpbandits.privacy.calibration import GaussianCalibration, WishartCalibration
+
+__all__ = ["JointDPLinUCB", "LinUCB"]
+
+Bounds = Literal["clip", "error"]
+RadiusForm = Literal["log_det", "upper_bound"]
+
+
+def _bounds_policy(bounds: str) -> bool:
+    if bounds not in ("clip", "error"):
+        raise ValueError(f"invalid argument `bounds`: must be 'clip' or 'error', got {bounds!r}")
+    return bounds == "clip"
+
+
+def _radius_kwargs(radius: ConfidenceRadius) -> dict[str, float | None]:
+    if radius.log_det_coefficient == 0.0:
+        return {"beta_constant": radius.beta()}
+    return {
+        "beta_noise_sd": radius.noise_sd,
+        "beta_log_offset": radius.log_offset,
+        "beta_offset": radius.offset,
+    }
+
+
+class _LinUCBBase(OnlineLearner):
+    _engine: _core.LinUcbEngine
+    horizon: int
+    _args: dict[str, object]
+
+    def spawn(self, seed: int | None) -> _LinUCBBase:
+        """A fresh learner with the same configuration and another seed."""
+        return type(self)(**{**self._args, "seed": seed})
+
+    def ucb(self, decision_set: ArrayLike) -> NDArray[np.float64]:
+        """UCB_t(x) = <theta~_t, x> + beta_t ||x||_{V_t^-1} for every row (Eq. (1))."""
+        return self._engine.ucb(as_decision_set(decision_set, self.d))
+
+    def __getstate__(self) -> dict[str, object]:
+        state = {k: getattr(self, k) for k in self.__slots__ if k != "_engine"}
+        state["_engine"] = bytes(self._engine.to_bytes())
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        for k, v in state.items():
+            if k == "_engine":
+                assert isinstance(v, bytes)
+                self._engine = _core.LinUcbEngine.from_bytes(v)
+            else:
+                object.__setattr__(self, k, v)
+
+
+class LinUCB(_LinUCBBase):
+    """Non-private LinUCB (Shariff & Sheffet Alg. 1 with H_t = rho I, h_t = 0).
+
+    The inverse of V_t = G_t + rho I is kept by Sherman–Morrison rank-one
+    updates, refactored from the exact V_t every ``refactor_every`` rounds;
+    log det V_t by the matrix determinant lemma.
+
+    Parameters
+    ----------
+    d, horizon:
+        Feature dimension and number of rounds n.
+    regularizer:
+        rho > 0 (D.1/D.2 use 1.0).
+    alpha:
+        Failure probability of the confidence sets (default 1/n, App. D).
+    sigma, S, L:
+        Reward-noise subgaussian parameter, ||theta*|| bound, ||x|| bound
+        (App. D: 1, 1, 1).
+    radius:
+        beta_t of Prop. 4: ``"log_det"`` (first line) or ``"upper_bound"``
+        (second line, constant over t).
+    bounds:
+        ``"clip"`` scales ||x|| to L (rewards are not clipped: no privacy
+        proof depends on them here) or ``"error"``.
+    """
+
+    __slots__ = ("_args", "_engine", "_pending", "alpha", "d", "horizon", "radius", "regularizer")
+
+    def __init__(
+        self,
+        d: int,
+        horizon: int,
+        regularizer: float = 1.0,
+        alpha: float | None = None,
+        sigma: float = 1.0,
+        S: float = 1.0,
+        L: float = 1.0,
+        radius: RadiusForm = "log_det",
+        bounds: Bounds = "clip",
+        refactor_every: int = 64,
+        seed: int | None = 0,
+    ) -> None:
+        self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        self.d = positive_int("d", d)
+        self.horizon = positive_int("horizon", horizon)
+        self.regularizer = positive("regularizer", regularizer)
+        bounds_ = linucb_constant(self.d, self.horizon, rho=self.regularizer, alpha=alpha, L=L)
+        self.alpha = bounds_.alpha
+        self.radius = confidence_radius(bounds_, sigma=sigma, S=S, form=radius)
+        self._engine = _core.LinUcbEngine(
+            self.d, self.horizon, regularizer=self.regularizer,
+            refactor_every=positive_int("refactor_every", refactor_every),
+            # Rewards need no bound without a privacy proof to protect.
+            l=positive("L", L), b_tilde=sys.float_info.max, clip=_bounds_policy(bounds),
+            seed=seed_or_none("seed", seed), **_radius_kwargs(self.radius),
+        )
+        self._pending = None
+
+    @property
+    def privacy(self) -> Guarantee:
+        """No privacy: this learner reads the exact statistics."""
+        return Guarantee.none("non-private LinUCB (Shariff & Sheffet Alg. 1, H_t = rho I)")
+
+    def __repr__(self) -> str:
+        return f"LinUCB(d={self.d}, horizon={self.horizon}, regularizer={self.regularizer})"
+
+
+class JointDPLinUCB(_LinUCBBase):
+    """Jointly differentially private LinUCB (Shariff & Sheffet §4).
+
+    The (d+1) x (d+1) matrix M_t = A_t^T A_t of past rows (x_s, y_s) is
+    released by one tree-based mechanism; V_t and u~_t are read from the
+    release only (H_t, h_t are its noise), so the sequence of (V_t, u~_t) is
+    (epsilon, delta)-DP and the learner is (epsilon, delta)-jointly DP
+    (Claim 7).
+
+    - ``noise="gaussian"`` (§4.2): node noise (Z + Z^T)/sqrt(2) with
+      sigma_noise^2 = 16 m Ltilde^4 ln(4/delta)^2 / epsilon^2, release shifted by
+      +2 Upsilon I once (not per node); rho_min, rho_max, gamma of Prop. 11.
+    - ``noise="wishart"`` (§4.1): node noise W_{d+1}(Ltilde^2 I, k),
+      k = d + 1 + ceil(224 m eps^-2 ln(8m/delta) ln(2/delta)); with
+      ``shift=True`` the release is shifted by -c I of Eq. (4), with
+      ``shift=False`` unshifted; bounds of Prop. 9.
+    - ``shift=<float>``: that shift magnitude instead (App. D.3 sweep), with
+      the matching rho_min, rho_max and gamma in beta_t.
+
+    Inputs the proof bounds (||x|| <= L, |y| <= B_tilde, Assumption 6) are
+    enforced before they reach the tree: ``bounds="clip"`` (default) scales
+    x to norm L and clips y to [-B_tilde, B_tilde]; ``bounds="error"``
+    raises ValueError instead.
+
+    If a released V_t is not positive definite (probability about alpha/2n
+    per round for the shifted Gaussian), the round uses the most recent
+    release that was (post-processing: no privacy cost); ``psd_failures``
+    counts such rounds.
+    """
+
+    __slots__ = (
+        "_args", "_engine", "_pending", "alpha", "calibration", "d", "delta", "epsilon",
+        "horizon", "noise", "radius",
+    )
+
+    def __init__(
+        self,
+        d: int,
+        horizon: int,
+        epsilon: float,
+        delta: float,
+        noise: Literal["gaussian", "wishart"] = "gaussian",
+        shift: bool | float = True,
+        alpha: float | None = None,
+        sigma: float = 1.0,
+        S: float = 1.0,
+        L: float = 1.0,
+        B_tilde: float = 1.0,
+        radius: RadiusForm = "log_det",
+        bounds: Bounds = "clip",
+        seed: int | None = None,
+    ) -> None:
+        self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        self.d = positive_int("d", d)
+        self.horizon = positive_int("horizon", horizon)
+        self.epsilon = positive("epsilon", epsilon)
+        c: GaussianCalibration | WishartCalibration
+        if noise == "gaussian":
+            c = shariff_sheffet_gaussian(
+                d=self.d, horizon=self.horizon, epsilon=self.epsilon, delta=delta,
+                alpha=alpha, L=L, B_tilde=B_tilde, shift=shift,
+            )
+            # Prop. 11 bounds hold for any number (<= m) of summed nodes.
+            applied_shift, pad_to = c.shift, 0
+        elif noise == "wishart":
+            c = shariff_sheffet_wishart(
+                d=self.d, horizon=self.horizon, epsilon=self.epsilon, delta=delta,
+                alpha=alpha, L=L, B_tilde=B_tilde, shift=shift,
+            )
+            # Prop. 9 takes each release's noise to be W(Ltilde^2 I, m k):
+            # exactly m node draws, so releases are padded to m (the padding
+            # is data-independent: no privacy cost). The shift is subtracted.
+            applied_shift, pad_to = -c.shift, c.noise_terms
+        else:
+            raise ValueError(f"invalid argument `noise`: must be 'gaussian' or 'wishart', got {noise!r}")
+        self.delta = c.delta
+        self.alpha = c.alpha
+        self.noise = noise
+        self.calibration = c
+        self.radius = confidence_radius(c, sigma=sigma, S=S, form=radius)
+        kind, params = c.noise._wire()
+        self._engine = _core.LinUcbEngine(
+            self.d, self.horizon, noise_kind=kind, noise_params=params, shift=applied_shift,
+            pad_to=pad_to,
+            l=positive("L", L), b_tilde=positive("B_tilde", B_tilde), clip=_bounds_policy(bounds),
+            seed=seed_or_none("seed", seed), **_radius_kwargs(self.radius),
+        )
+        self._pending = None
+
+    @property
+    def privacy(self) -> Guarantee:
+        """(epsilon, delta)-joint DP of every user's (context, reward)."""
+        return self.calibration.guarantee
+
+    @property
+    def psd_failures(self) -> int:
+        """Rounds whose released V_t was not positive definite (fallback used)."""
+        return int(self._engine.psd_failures)
+
+    def describe(self) -> dict[str, object]:
+        """The calibration constants, for reports."""
+        return asdict(self.calibration)
+
+    def __repr__(self) -> str:
+        return (
+            f"JointDPLinUCB(d={self.d}, horizon={self.horizon}, epsilon={self.epsilon}, "
+            f"delta={self.delta}, noise={self.noise!r})"
+        )
