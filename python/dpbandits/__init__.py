@@ -8,7 +8,20 @@ tests.
 
 from __future__ import annotations
 
-from dpbandits import errors, mechanisms
+from dpbandits import errors, mechanisms, privacy
 from dpbandits._core import __version__
+from dpbandits.envs import ShariffSheffetEnv
+from dpbandits.learners import JointDPLinUCB, LinUCB
+from dpbandits.sim import SimulationResult, simulate
 
-__all__ = ["__version__", "errors", "mechanisms"]
+__all__ = [
+    "JointDPLinUCB",
+    "LinUCB",
+    "ShariffSheffetEnv",
+    "SimulationResult",
+    "__version__",
+    "errors",
+    "mechanisms",
+    "privacy",
+    "simulate",
+]

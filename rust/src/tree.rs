@@ -239,10 +239,22 @@ impl TreeCounter {
         if self.pad_to > 0 {
             let target = self.pad_to;
             self.padding.fill(0.0);
-            for _ in tree_terms..target {
-                self.noise.sample_into(&mut self.rng, self.side, &mut self.draw);
-                for (p, z) in self.padding.iter_mut().zip(&self.draw) {
-                    *p += z;
+            let missing = target.saturating_sub(tree_terms);
+            // The sum of `missing` draws is drawn in one go when its law is
+            // known in closed form (Gaussian, Wishart): same distribution, a
+            // fraction of the cost (padding Wishart releases to m draws
+            // would otherwise cost up to m Bartlett draws per round).
+            match self.noise.sum_of(missing) {
+                Some(sum) if missing > 0 => {
+                    sum.sample_into(&mut self.rng, self.side, &mut self.padding);
+                }
+                _ => {
+                    for _ in 0..missing {
+                        self.noise.sample_into(&mut self.rng, self.side, &mut self.draw);
+                        for (p, z) in self.padding.iter_mut().zip(&self.draw) {
+                            *p += z;
+                        }
+                    }
                 }
             }
             self.noise_terms = target.max(tree_terms);

@@ -80,6 +80,21 @@ impl NoiseSpec {
         }
     }
 
+    /// A spec whose single draw has the law of the sum of `r` independent
+    /// draws of `self`, when that law is in the family: Gaussian variances
+    /// add, Wishart degrees of freedom add (W(S, a) + W(S, b) = W(S, a + b)).
+    /// `None` for Laplace (a sum of Laplaces is not Laplace).
+    pub fn sum_of(&self, r: u32) -> Option<NoiseSpec> {
+        let rf = f64::from(r);
+        match *self {
+            NoiseSpec::Zero => Some(NoiseSpec::Zero),
+            NoiseSpec::Gaussian { sigma } => Some(NoiseSpec::Gaussian { sigma: sigma * rf.sqrt() }),
+            NoiseSpec::SymmetricGaussian { sigma } => Some(NoiseSpec::SymmetricGaussian { sigma: sigma * rf.sqrt() }),
+            NoiseSpec::Wishart { scale, df } => Some(NoiseSpec::Wishart { scale, df: df * rf }),
+            NoiseSpec::Laplace { .. } => None,
+        }
+    }
+
     /// True when the spec adds no noise.
     pub fn is_zero(&self) -> bool {
         matches!(self, NoiseSpec::Zero)

@@ -1,0 +1,91 @@
+//! One round of the LinUCB engines on the Shariff–Sheffet D.2 workload
+//! (d = 5, K = 25, eps = 1, delta = 0.1, n = 5e7), with and without the
+//! environment's generation of a fresh decision set.
+//!
+//! The noise constants are those `dpbandits.privacy` computes for this
+//! workload (sigma = 153.34, shift 2 Upsilon; Wishart k and c of Eq. (4));
+//! only their magnitude matters for cost.
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+
+use _core::env::{DecisionSet, Environment, Feedback, RewardModel, ShariffSheffetEnv};
+use _core::noise::NoiseSpec;
+use _core::policy::linucb::StatisticsConfig;
+use _core::policy::{BoundsPolicy, InputBounds, Learner, LinUcb, LinUcbConfig, Radius};
+use _core::rng::SeedSequence;
+
+const N: u64 = 50_000_000;
+
+fn config(statistics: StatisticsConfig) -> LinUcbConfig {
+    LinUcbConfig {
+        d: 5,
+        horizon: N,
+        statistics,
+        radius: Radius::LogDet { noise_sd: 1.0, log_offset: 10.0, offset: 50.0 },
+        bounds: InputBounds { l: 1.0, b_tilde: 1.0, policy: BoundsPolicy::Clip },
+    }
+}
+
+fn variants() -> Vec<(&'static str, StatisticsConfig)> {
+    vec![
+        ("nonprivate", StatisticsConfig::Exact { regularizer: 1.0, refactor_every: 64 }),
+        ("gaussian", StatisticsConfig::Tree { noise: NoiseSpec::SymmetricGaussian { sigma: 153.34 }, shift: 40_000.0, pad_to: 0 }),
+        ("wishart", StatisticsConfig::Tree { noise: NoiseSpec::Wishart { scale: 2.0, df: 3.0e6 }, shift: 9.0e7, pad_to: 27 }),
+    ]
+}
+
+fn learner_round(c: &mut Criterion) {
+    let mut group = c.benchmark_group("linucb_round");
+    group.throughput(Throughput::Elements(1));
+    for (name, stats) in variants() {
+        let seeds = SeedSequence::from_seed(1);
+        let mut env = ShariffSheffetEnv::new(5, 25, 0.1, 0.75, RewardModel::PlusMinusOne, &seeds).unwrap();
+        // 256 pre-drawn decision sets so the learner-only bench excludes generation.
+        let sets: Vec<DecisionSet> = (1..=256)
+            .map(|t| {
+                let mut s = DecisionSet::default();
+                env.next_round(t, &mut s).unwrap();
+                s
+            })
+            .collect();
+        let mut learner = LinUcb::new(config(stats), &seeds).unwrap();
+        let mut i = 0usize;
+        group.bench_function(format!("{name}/learner_only"), |b| {
+            b.iter(|| {
+                let set = &sets[i % sets.len()];
+                i += 1;
+                let a = learner.select(set).unwrap();
+                learner.update(set, a, Feedback::Reward(if i % 3 == 0 { -1.0 } else { 1.0 })).unwrap();
+                a
+            });
+        });
+        let mut learner = LinUcb::new(config(stats), &seeds).unwrap();
+        let mut set = DecisionSet::default();
+        let mut t = 0;
+        group.bench_function(format!("{name}/with_environment"), |b| {
+            b.iter(|| {
+                t += 1;
+                env.next_round(t, &mut set).unwrap();
+                let a = learner.select(&set).unwrap();
+                let fb = env.feedback(a).unwrap();
+                learner.update(&set, a, fb).unwrap();
+                a
+            });
+        });
+    }
+    let seeds = SeedSequence::from_seed(2);
+    let mut env = ShariffSheffetEnv::new(5, 25, 0.1, 0.75, RewardModel::PlusMinusOne, &seeds).unwrap();
+    let mut set = DecisionSet::default();
+    let mut t = 0;
+    group.bench_function("environment_only", |b| {
+        b.iter(|| {
+            t += 1;
+            env.next_round(t, &mut set).unwrap();
+            set.features[0]
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, learner_round);
+criterion_main!(benches);
