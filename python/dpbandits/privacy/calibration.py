@@ -1,0 +1,505 @@
+"""Noise calibration of the joint-DP LinUCB learners of Shariff & Sheffet 2018.
+
+Each function turns (d, horizon n, epsilon, delta, alpha, bounds L and
+B_tilde) into the numbers a learner hands to the Rust engine: the per-node
+noise of the tree-based mechanism, the shift applied to each release, and the
+(alpha/2n)-accurate bounds rho_min, rho_max, gamma of Def. 3 that Prop. 4
+turns into the confidence radius beta_t (:mod:`dpbandits.privacy.confidence`).
+Every formula appears once, next to its equation/proposition number. All
+logarithms are natural (``math.log``), including ln(8n/alpha) in Eq. (4).
+
+Notation (Shariff & Sheffet §2, Assumption 6): m = 1 + ceil(log2 n) is the
+tree depth; Ltilde^2 = L^2 + Btilde^2 bounds ||x_t||^2 + y_t^2, where
+||x_t|| <= L (Assumption 1) and |y_t| <= Btilde. The tree releases
+M_t + N_t with M_t = A_t^T A_t the (d+1)x(d+1) Gram matrix of the rows
+(x_s, y_s), s < t (§4); H_t is the top-left d x d block of N_t (after the
+shift) and h_t the first d entries of its last column.
+
+Arguments common to all functions, with their valid ranges:
+
+- ``d``: integer >= 1, dimension of the actions.
+- ``horizon``: integer n >= 1 (an integral float such as 5e7 is accepted).
+- ``epsilon``: finite, > 0. ``delta``: 0 < delta < 1.
+- ``alpha``: 0 < alpha < 1, total failure probability of the confidence
+  sets (Prop. 4); ``None`` means 1/n (App. D), which needs n >= 2.
+- ``L``, ``B_tilde``: finite, > 0 (App. D: L = 1, Btilde = 1).
+
+Known traps this module avoids (DESIGN.md): the Wishart scale is
+Ltilde^2 I, not Ltilde I (§4.1 writes W(Ltilde I, k) once; Thm 8, Prop. 9
+and Thm 23 use Ltilde^2 I); Eq. (4) uses natural logarithms; the shift is
+applied once to each release, never to each tree node.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+from dpbandits._validation import in_open_unit, positive, positive_int
+from dpbandits.mechanisms import SymmetricGaussianNoise, WishartNoise
+from dpbandits.privacy.composition import advanced_composition_epsilon, zcdp_to_dp_epsilon
+from dpbandits.privacy.confidence import RegularizerBounds
+from dpbandits.privacy.guarantees import Guarantee
+
+__all__ = [
+    "GaussianCalibration",
+    "WishartCalibration",
+    "shariff_sheffet_gaussian",
+    "shariff_sheffet_wishart",
+    "tree_depth",
+    "tree_node_epsilon",
+    "wishart_degrees_of_freedom",
+]
+
+_PROTECTS = "contexts and rewards"
+
+
+def tree_depth(horizon: int) -> int:
+    """m = 1 + ceil(log2 n), the depth of the tree-based mechanism.
+
+    Shariff & Sheffet §2 (m := ceil(log2(n) + 1)) and §4 / App. A.2: every
+    prefix sum is a sum of at most m tree nodes, and every input row lies in
+    exactly m nodes (one per level). Computed exactly with integers:
+    ceil(log2 n) = (n - 1).bit_length() for n >= 1, so n = 1 -> 1,
+    n = 2 -> 2, n = 5 * 10^7 -> 27.
+
+    ``horizon``: integer n >= 1.
+    """
+    n = positive_int("horizon", horizon)
+    return 1 + (n - 1).bit_length()
+
+
+def tree_node_epsilon(epsilon: float, delta: float, m: int) -> float:
+    """Per-node epsilon_0 = epsilon / sqrt(8 m ln(2/delta)) (App. A.2, §4).
+
+    With this epsilon_0 each of the m nodes containing a row spends
+    epsilon_0 sqrt(2 m ln(2/delta)) = epsilon / 2 of the budget in the
+    leading term of advanced composition with delta' = delta/2.
+
+    ``epsilon`` finite > 0, 0 < ``delta`` < 1, ``m`` integer >= 1.
+    """
+    epsilon = positive("epsilon", epsilon)
+    delta = in_open_unit("delta", delta)
+    m = positive_int("m", m)
+    return epsilon / math.sqrt(8.0 * m * math.log(2.0 / delta))
+
+
+def _alpha(alpha: float | None, horizon: int) -> float:
+    if alpha is None:
+        if horizon < 2:
+            raise ValueError(
+                "invalid argument `alpha`: the default alpha = 1/horizon is 1 for horizon = 1, "
+                "outside (0, 1); pass alpha explicitly"
+            )
+        return 1.0 / horizon
+    return in_open_unit("alpha", alpha)
+
+
+def _finite_real(name: str, value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"invalid argument `{name}`: expected a real number or a bool, got {value!r}"
+        )
+    v = float(value)
+    if not math.isfinite(v):
+        raise ValueError(f"invalid argument `{name}`: must be finite, got {value!r}")
+    return v
+
+
+# --------------------------------------------------------------------------
+# §4.2: shifted symmetric Gaussian noise
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GaussianCalibration:
+    """Calibration of the tree-based mechanism with symmetrized Gaussian noise
+    (Shariff & Sheffet §4.2, Prop. 11). Build it with
+    :func:`shariff_sheffet_gaussian`.
+
+    Attributes
+    ----------
+    d, horizon, epsilon, delta, alpha, L, B_tilde:
+        The validated inputs (alpha resolved: 1/n by default).
+    m:
+        Tree depth 1 + ceil(log2 n); every release sums at most m nodes.
+    L_tilde:
+        sqrt(L^2 + Btilde^2) (Assumption 6).
+    node_epsilon, node_delta:
+        (epsilon / sqrt(8 m ln(2/delta)), delta/2), the per-node target the
+        paper states for sigma (§4.2 and its footnote 5).
+    sigma:
+        sigma_noise: each node adds (Z' + Z'^T)/sqrt(2) with
+        Z'_ij ~ N(0, sigma^2) i.i.d. over the (d+1)x(d+1) matrix.
+    upsilon:
+        Upsilon, the high-probability bound on the operator norm of the
+        top-left d x d block of the summed noise.
+    shift:
+        c added to the top-left d x d block of each *release* (not each
+        node): 2 Upsilon by default.
+    rho_min, rho_max, gamma:
+        (alpha/2n)-accurate bounds of Def. 3 for the shifted regularizer.
+    zcdp_rho:
+        rho of the rho-zCDP guarantee of the whole tree, m Ltilde^4 /
+        (2 sigma^2) = epsilon^2 / (32 ln(4/delta)^2) (footnote 5).
+    """
+
+    d: int
+    horizon: int
+    epsilon: float
+    delta: float
+    alpha: float
+    L: float
+    B_tilde: float
+    m: int
+    L_tilde: float
+    node_epsilon: float
+    node_delta: float
+    sigma: float
+    upsilon: float
+    shift: float
+    rho_min: float
+    rho_max: float
+    gamma: float
+    zcdp_rho: float
+
+    @property
+    def noise(self) -> SymmetricGaussianNoise:
+        """The per-node noise spec for :class:`dpbandits.mechanisms.TreeCounter`."""
+        return SymmetricGaussianNoise(self.sigma)
+
+    @property
+    def bounds(self) -> RegularizerBounds:
+        """rho_min, rho_max, gamma (Def. 3) with what Prop. 4 needs."""
+        return RegularizerBounds(d=self.d, horizon=self.horizon, alpha=self.alpha, L=self.L,
+                                 rho_min=self.rho_min, rho_max=self.rho_max, gamma=self.gamma)
+
+    @property
+    def guarantee(self) -> Guarantee:
+        """(epsilon, delta)-joint DP and zcdp_rho-zCDP of each user's row (x_t, y_t)."""
+        return Guarantee(
+            model="joint", epsilon=self.epsilon, delta=self.delta, rho=self.zcdp_rho,
+            protects=_PROTECTS,
+            basis="Shariff & Sheffet 2018, Claim 7 + §4.2 (tree-based mechanism, symmetrized "
+                  "Gaussian noise, zCDP composition per footnote 5)",
+            calibration="paper",
+        )
+
+
+def shariff_sheffet_gaussian(
+    d: int,
+    horizon: int,
+    epsilon: float,
+    delta: float,
+    alpha: float | None = None,
+    L: float = 1.0,
+    B_tilde: float = 1.0,
+    shift: bool | float = True,
+) -> GaussianCalibration:
+    """Noise and confidence bounds of JDP-LinUCB with shifted Gaussian noise.
+
+    Shariff & Sheffet 2018, §4.2 and Prop. 11 (paper calibration, exactly):
+
+    - sigma_noise^2 = 16 m Ltilde^4 ln(4/delta)^2 / epsilon^2   (§4.2)
+    - Upsilon = sigma_noise sqrt(2m) (4 sqrt(d) + 2 ln(2n/alpha))  (§4.2)
+    - shift c = 2 Upsilon, so rho_min = Upsilon, rho_max = 3 Upsilon  (Prop. 11)
+    - gamma = sigma_noise sqrt(m / Upsilon) (sqrt(d) + sqrt(2 ln(2n/alpha)))  (Prop. 11)
+
+    Noise scale. The Gaussian mechanism of App. A.1 (variance
+    2 GS^2 ln(2/delta0) / epsilon0^2) with sensitivity Ltilde^2 and the
+    per-node target (epsilon / sqrt(8 m ln(2/delta)), delta/2) gives exactly
+    sigma^2 = 16 m Ltilde^4 ln(4/delta) ln(2/delta) / epsilon^2. The paper
+    writes ln(4/delta)^2, a slight over-estimate; this function implements
+    the paper's ln(4/delta)^2.
+
+    Why the sensitivity is Ltilde^2. Changing one row from v to v' (Def. 1)
+    changes a node's sum by Delta = v v^T - v' v'^T with
+    ||Delta||_F^2 = ||v||^4 + ||v'||^4 - 2 <v, v'>^2 <= 2 Ltilde^4.
+    The symmetrized noise has variance sigma^2 off the diagonal and
+    2 sigma^2 on it, so the mechanism is a Gaussian mechanism on the upper
+    triangle with effective sensitivity ||Delta||_F / sqrt(2) <= Ltilde^2.
+
+    Guarantee. Each node is then (Ltilde^4 / (2 sigma^2))-zCDP and each row
+    lies in m nodes, so the tree is rho-zCDP with
+    rho = m Ltilde^4 / (2 sigma^2) = epsilon^2 / (32 ln(4/delta)^2)
+    (Bun & Steinke 2016, Prop. 1.6 and Lemma 2.3; the paper's footnote 5),
+    which implies (rho + 2 sqrt(rho ln(1/delta)), delta)-DP. That epsilon
+    is checked to be <= ``epsilon`` (it is far below it: 0.148 for
+    epsilon = 1, delta = 0.1); Claim 7 turns it into joint DP.
+
+    General shift (App. D.3 sweep). ``shift=c`` (a float) adds c I instead of
+    2 Upsilon I. The same derivation as Prop. 11 gives, on the same event
+    ||noise block|| <= Upsilon: rho_min = c - Upsilon, rho_max = c + Upsilon,
+    and ||h_t||_{H_t^-1} <= ||h_t|| / sqrt(rho_min) with
+    ||h_t|| <= sigma sqrt(m) (sqrt(d) + sqrt(2 ln(2n/alpha))) (Claim 17), so
+    gamma = sigma sqrt(m / rho_min) (sqrt(d) + sqrt(2 ln(2n/alpha))).
+    It needs c > Upsilon; c = 2 Upsilon gives Prop. 11 exactly.
+
+    ``shift``: ``True`` (2 Upsilon) or a finite float > Upsilon. ``False`` is
+    refused: without a shift the noisy Gram matrix need not be positive
+    definite, and the paper has no unshifted Gaussian variant (App. D.3).
+    Other arguments: see the module docstring.
+    """
+    d = positive_int("d", d)
+    n = positive_int("horizon", horizon)
+    epsilon = positive("epsilon", epsilon)
+    delta = in_open_unit("delta", delta)
+    alpha = _alpha(alpha, n)
+    L = positive("L", L)
+    B_tilde = positive("B_tilde", B_tilde)
+    if shift is False:
+        raise ValueError(
+            "invalid argument `shift`: the Gaussian mechanism has no unshifted variant "
+            "(Shariff & Sheffet App. D.3): symmetric Gaussian noise can make the regularizer "
+            "indefinite; pass True (2 Upsilon, Prop. 11) or a float > Upsilon"
+        )
+
+    m = tree_depth(n)
+    l_tilde_sq = L * L + B_tilde * B_tilde  # Assumption 6
+    sigma = math.sqrt(16.0 * m * l_tilde_sq**2 * math.log(4.0 / delta) ** 2) / epsilon  # §4.2
+    log_2n_alpha = math.log(2.0 * n / alpha)
+    upsilon = sigma * math.sqrt(2.0 * m) * (4.0 * math.sqrt(d) + 2.0 * log_2n_alpha)  # §4.2
+
+    if shift is True:
+        c = 2.0 * upsilon  # Prop. 11
+    else:
+        c = positive("shift", shift)
+        if not c > upsilon:
+            raise ValueError(
+                f"invalid argument `shift`: must exceed Upsilon = {upsilon!r} so that "
+                f"rho_min = shift - Upsilon > 0, got {shift!r}"
+            )
+    rho_min = c - upsilon
+    rho_max = c + upsilon
+    gamma = sigma * math.sqrt(m / rho_min) * (math.sqrt(d) + math.sqrt(2.0 * log_2n_alpha))
+
+    zcdp_rho = m * l_tilde_sq**2 / (2.0 * sigma**2)  # footnote 5
+    implied = zcdp_to_dp_epsilon(zcdp_rho, delta)
+    if implied > epsilon:
+        raise ValueError(
+            f"invalid argument `epsilon`: the paper's sigma gives a {zcdp_rho!r}-zCDP tree, "
+            f"which only implies ({implied!r}, {delta!r})-DP, more than epsilon = {epsilon!r}"
+        )
+    return GaussianCalibration(
+        d=d, horizon=n, epsilon=epsilon, delta=delta, alpha=alpha, L=L, B_tilde=B_tilde,
+        m=m, L_tilde=math.sqrt(l_tilde_sq),
+        node_epsilon=tree_node_epsilon(epsilon, delta, m), node_delta=delta / 2.0,
+        sigma=sigma, upsilon=upsilon, shift=c, rho_min=rho_min, rho_max=rho_max, gamma=gamma,
+        zcdp_rho=zcdp_rho,
+    )
+
+
+# --------------------------------------------------------------------------
+# §4.1: Wishart noise
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WishartCalibration:
+    """Calibration of the tree-based mechanism with Wishart noise
+    (Shariff & Sheffet §4.1, Thm 8, Eq. (4), Prop. 9). Build it with
+    :func:`shariff_sheffet_wishart`.
+
+    Attributes
+    ----------
+    d, horizon, epsilon, delta, alpha, L, B_tilde:
+        The validated inputs (alpha resolved: 1/n by default).
+    m:
+        Tree depth 1 + ceil(log2 n).
+    L_tilde:
+        sqrt(L^2 + Btilde^2) (Assumption 6).
+    node_epsilon, node_delta:
+        (epsilon / sqrt(8 m ln(2/delta)), delta / (2m)), the per-node
+        target of App. A.2.
+    scale:
+        Ltilde^2: each node adds W_{d+1}(scale * I, k). (Not Ltilde.)
+    k:
+        Degrees of freedom of each node's Wishart noise (Thm 8).
+    shift:
+        c that the learner SUBTRACTS from each release's top-left block:
+        H'_t = H_t - c I. Eq. (4) for ``shift=True``, 0.0 for ``False``.
+    rho_min, rho_max, gamma:
+        (alpha/2n)-accurate bounds of Def. 3 for H'_t (Prop. 9).
+
+    The bounds of Prop. 9 take the release noise to be W(Ltilde^2 I, m k),
+    the sum of exactly m node draws. A tree release at round t sums
+    popcount(t - 1) <= m nodes; with fewer draws the eigenvalues of H_t are
+    far below rho_min + c and H_t - c I is indefinite. The learner must pad
+    every release to exactly ``noise_terms`` = m Wishart(k) draws (padding
+    is data-independent, so privacy is unchanged).
+    """
+
+    d: int
+    horizon: int
+    epsilon: float
+    delta: float
+    alpha: float
+    L: float
+    B_tilde: float
+    m: int
+    L_tilde: float
+    node_epsilon: float
+    node_delta: float
+    scale: float
+    k: int
+    shift: float
+    rho_min: float
+    rho_max: float
+    gamma: float
+
+    @property
+    def noise_terms(self) -> int:
+        """Node draws each release must carry for Prop. 9 to hold: exactly m."""
+        return self.m
+
+    @property
+    def noise(self) -> WishartNoise:
+        """The per-node noise spec W_{d+1}(Ltilde^2 I, k) for the tree."""
+        return WishartNoise(scale=self.scale, df=float(self.k))
+
+    @property
+    def bounds(self) -> RegularizerBounds:
+        """rho_min, rho_max, gamma (Def. 3) with what Prop. 4 needs."""
+        return RegularizerBounds(d=self.d, horizon=self.horizon, alpha=self.alpha, L=self.L,
+                                 rho_min=self.rho_min, rho_max=self.rho_max, gamma=self.gamma)
+
+    @property
+    def guarantee(self) -> Guarantee:
+        """(epsilon, delta)-joint DP of each user's row (x_t, y_t)."""
+        return Guarantee(
+            model="joint", epsilon=self.epsilon, delta=self.delta, protects=_PROTECTS,
+            basis="Shariff & Sheffet 2018, Claim 7 + App. A.2 (tree-based mechanism, advanced "
+                  "composition) + Thm 8 (Wishart)",
+            calibration="paper",
+        )
+
+
+def wishart_degrees_of_freedom(d: int, m: int, epsilon: float, delta: float) -> int:
+    """k = d + 1 + ceil(224 m epsilon^-2 ln(8m/delta) ln(2/delta))  (§4.1).
+
+    Thm 8 (Sheffet 2015, Thm 4.1) with the per-node target of App. A.2,
+    epsilon_0 = epsilon / sqrt(8 m ln(2/delta)) and delta_0 = delta/(2m):
+    k_0 >= d + 1 + 28 epsilon_0^-2 ln(4/delta_0).
+
+    ``d``, ``m`` integers >= 1; ``epsilon`` finite > 0; 0 < ``delta`` < 1.
+    """
+    d = positive_int("d", d)
+    m = positive_int("m", m)
+    epsilon = positive("epsilon", epsilon)
+    delta = in_open_unit("delta", delta)
+    x = 224.0 * m * math.log(8.0 * m / delta) * math.log(2.0 / delta) / epsilon**2
+    return d + 1 + math.ceil(x)
+
+
+def shariff_sheffet_wishart(
+    d: int,
+    horizon: int,
+    epsilon: float,
+    delta: float,
+    alpha: float | None = None,
+    L: float = 1.0,
+    B_tilde: float = 1.0,
+    shift: bool | float = True,
+) -> WishartCalibration:
+    """Noise and confidence bounds of JDP-LinUCB with Wishart noise.
+
+    Shariff & Sheffet 2018, §4.1 (paper calibration, exactly). With
+    a = sqrt(d) + sqrt(2 ln(8n/alpha)) and b = sqrt(d) + sqrt(2 ln(2n/alpha)):
+
+    - each node adds W_{d+1}(Ltilde^2 I, k),
+      k = d + 1 + ceil(224 m epsilon^-2 ln(8m/delta) ln(2/delta))  (Thm 8)
+    - unshifted (``shift=False``), Prop. 9:
+      rho_min = Ltilde^2 (sqrt(mk) - a)^2, rho_max = Ltilde^2 (sqrt(mk) + a)^2,
+      gamma = Ltilde b
+    - shifted by Eq. (4) (``shift=True``, the default):
+      c = Ltilde^2 (sqrt(mk) - a)^2 - 4 Ltilde^2 sqrt(mk) a, and (Prop. 9)
+      rho'_min = 4 Ltilde^2 sqrt(mk) a = rho_min - c, rho'_max = 2 rho'_min,
+      gamma' = Ltilde sqrt(sqrt(mk) b)
+    - any other shift ``shift=c`` (a finite float, App. D.3 sweep):
+      rho_min = rho_min_unshifted - c (must be > 0),
+      rho_max = rho_max_unshifted - c, and by Claim 20
+      gamma = gamma_unshifted sqrt(rho_min_unshifted / rho_min) for c >= 0.
+      For c < 0 (adding c I) Claim 20 does not apply; the same argument with
+      H <= rho_max I gives (H + |c| I)^-1 <= (rho_max/(rho_max + |c|)) H^-1,
+      so gamma = gamma_unshifted sqrt(rho_max_unshifted / rho_max).
+      With the Eq. (4) value of c this is Claim 20's exact bound, which is
+      smaller than the paper's gamma' (App. C relaxes it to gamma').
+
+    Preconditions, each a ValueError: sqrt(mk) > a (Claim 19, needed for the
+    eigenvalue bounds); epsilon_0 < 1 and delta_0 < 1/e (the range of
+    Sheffet 2015, Thm 4.1, quoted as Thm 23); and the exact advanced
+    composition of the m nodes, sqrt(2 m ln(2/delta)) epsilon_0 +
+    m epsilon_0 (e^epsilon_0 - 1), must not exceed epsilon (App. A.2 states
+    it only up to O(.)).
+
+    ``shift``: ``True`` (Eq. (4)), ``False`` (no shift) or a finite float.
+    Other arguments: see the module docstring. The release noise must carry
+    exactly m node draws: see :class:`WishartCalibration`.
+    """
+    d = positive_int("d", d)
+    n = positive_int("horizon", horizon)
+    epsilon = positive("epsilon", epsilon)
+    delta = in_open_unit("delta", delta)
+    alpha = _alpha(alpha, n)
+    L = positive("L", L)
+    B_tilde = positive("B_tilde", B_tilde)
+    general_shift = None if isinstance(shift, bool) else _finite_real("shift", shift)
+
+    m = tree_depth(n)
+    node_epsilon = tree_node_epsilon(epsilon, delta, m)
+    node_delta = delta / (2.0 * m)
+    if not (node_epsilon < 1.0 and node_delta < math.exp(-1.0)):
+        raise ValueError(
+            f"invalid argument `epsilon`/`delta`: the per-node target (epsilon_0, delta_0) = "
+            f"({node_epsilon!r}, {node_delta!r}) is outside the range epsilon_0 < 1, "
+            f"delta_0 < 1/e of the Wishart mechanism (Sheffet 2015, Thm 4.1)"
+        )
+    composed = advanced_composition_epsilon(node_epsilon, m, delta / 2.0)
+    if composed > epsilon:
+        raise ValueError(
+            f"invalid argument `epsilon`: advanced composition of the m = {m} nodes gives "
+            f"epsilon' = {composed!r} > epsilon = {epsilon!r} (App. A.2); use a smaller epsilon"
+        )
+
+    l_tilde_sq = L * L + B_tilde * B_tilde  # Assumption 6
+    l_tilde = math.sqrt(l_tilde_sq)
+    k = wishart_degrees_of_freedom(d, m, epsilon, delta)
+    sqrt_mk = math.sqrt(m * k)
+    a = math.sqrt(d) + math.sqrt(2.0 * math.log(8.0 * n / alpha))
+    b = math.sqrt(d) + math.sqrt(2.0 * math.log(2.0 * n / alpha))
+    if not sqrt_mk > a:
+        raise ValueError(
+            f"invalid arguments: Claim 19 needs sqrt(m k) > sqrt(d) + sqrt(2 ln(8n/alpha)), "
+            f"got sqrt(m k) = {sqrt_mk!r} <= {a!r} (d={d}, horizon={n}, alpha={alpha!r})"
+        )
+
+    # Prop. 9, unshifted
+    rho_min_u = l_tilde_sq * (sqrt_mk - a) ** 2
+    rho_max_u = l_tilde_sq * (sqrt_mk + a) ** 2
+    gamma_u = l_tilde * b
+
+    if shift is True:
+        rho_min = 4.0 * l_tilde_sq * sqrt_mk * a  # Prop. 9, rho'_min
+        c = rho_min_u - rho_min  # Eq. (4)
+        rho_max = 8.0 * l_tilde_sq * sqrt_mk * a  # Prop. 9, rho'_max
+        gamma = l_tilde * math.sqrt(sqrt_mk * b)  # Prop. 9, gamma'
+    elif shift is False:
+        c, rho_min, rho_max, gamma = 0.0, rho_min_u, rho_max_u, gamma_u
+    else:
+        c = general_shift
+        rho_min = rho_min_u - c
+        rho_max = rho_max_u - c
+        if not rho_min > 0.0:
+            raise ValueError(
+                f"invalid argument `shift`: must be below the unshifted rho_min = {rho_min_u!r} "
+                f"so that rho_min = rho_min_unshifted - shift > 0, got {shift!r}"
+            )
+        ratio = rho_min_u / rho_min if c >= 0.0 else rho_max_u / rho_max  # Claim 20
+        gamma = gamma_u * math.sqrt(ratio)
+
+    return WishartCalibration(
+        d=d, horizon=n, epsilon=epsilon, delta=delta, alpha=alpha, L=L, B_tilde=B_tilde,
+        m=m, L_tilde=l_tilde, node_epsilon=node_epsilon, node_delta=node_delta,
+        scale=l_tilde_sq, k=k, shift=c, rho_min=rho_min, rho_max=rho_max, gamma=gamma,
+    )
