@@ -15,7 +15,7 @@ use rand_distr::StandardNormal;
 
 use super::{DecisionSet, Environment, Feedback};
 use crate::error::{Error, Result};
-use crate::rng::{SeedSequence, StreamRng};
+use crate::rng::{SeedSequence, SimulationRng};
 
 /// Reward distribution given the mean mu = <x, theta*>.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -36,8 +36,8 @@ pub struct ShariffSheffetEnv {
     reward: RewardModel,
     theta: Vec<f64>,
     means: Vec<f64>,
-    contexts: StreamRng,
-    rewards: StreamRng,
+    contexts: SimulationRng,
+    rewards: SimulationRng,
     scratch: Vec<f64>,
 }
 
@@ -58,7 +58,7 @@ impl ShariffSheffetEnv {
         if !(gap.is_finite() && (0.0..2.0 * optimal_reward).contains(&gap)) {
             return Err(Error::invalid("gap", format!("must lie in [0, 2 * optimal_reward), got {gap}")));
         }
-        let mut theta_rng = seeds.stream("environment/theta");
+        let mut theta_rng = seeds.simulation_stream("environment/theta");
         let theta = unit_vector(&mut theta_rng, d);
         Ok(ShariffSheffetEnv {
             d,
@@ -68,8 +68,8 @@ impl ShariffSheffetEnv {
             reward,
             theta,
             means: vec![0.0; k],
-            contexts: seeds.stream("environment/contexts"),
-            rewards: seeds.stream("environment/rewards"),
+            contexts: seeds.simulation_stream("environment/contexts"),
+            rewards: seeds.simulation_stream("environment/rewards"),
             scratch: vec![0.0; d],
         })
     }
@@ -134,7 +134,7 @@ impl ShariffSheffetEnv {
 }
 
 /// A uniform unit vector in R^d.
-fn unit_vector(rng: &mut StreamRng, d: usize) -> Vec<f64> {
+fn unit_vector(rng: &mut SimulationRng, d: usize) -> Vec<f64> {
     loop {
         let v: Vec<f64> = (0..d).map(|_| rng.sample::<f64, _>(StandardNormal)).collect();
         let n = v.iter().map(|x| x * x).sum::<f64>().sqrt();

@@ -71,12 +71,7 @@ impl NoiseSpec {
             NoiseSpec::Laplace { scale } => fill_laplace(rng, scale, out),
             NoiseSpec::Gaussian { sigma } => fill_gaussian(rng, sigma, out),
             NoiseSpec::SymmetricGaussian { sigma } => fill_symmetric_gaussian(rng, sigma, side, out),
-            NoiseSpec::Wishart { scale, df } => {
-                // Validated beforehand, so construction cannot fail.
-                WishartSampler::isotropic(side, scale, df)
-                    .expect("validated Wishart parameters")
-                    .sample_into(rng, out);
-            }
+            NoiseSpec::Wishart { scale, df } => wishart::fill_isotropic_wishart(rng, scale, df, side, out),
         }
     }
 

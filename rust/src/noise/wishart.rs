@@ -115,6 +115,29 @@ impl WishartSampler {
     }
 }
 
+/// One draw of W_p(`scale` * I, `df`) into `out` (row-major p x p):
+/// `scale` * A A^T with the Bartlett factor A. The isotropic case skips the
+/// Cholesky factor of S and the sampler set-up, which matters when a tree
+/// draws a fresh node every round. `df` must exceed p - 1.
+pub fn fill_isotropic_wishart<R: Rng + ?Sized>(rng: &mut R, scale: f64, df: f64, p: usize, out: &mut [f64]) {
+    assert_eq!(out.len(), p * p, "buffer must hold a p x p matrix");
+    let mut a = vec![0.0; p * p];
+    for i in 0..p {
+        let chi2 = ChiSquared::new(df - i as f64).expect("df validated > p - 1");
+        a[i * p + i] = chi2.sample(rng).sqrt();
+        for j in 0..i {
+            a[i * p + j] = rng.sample::<f64, _>(StandardNormal);
+        }
+    }
+    for i in 0..p {
+        for j in 0..=i {
+            let s: f64 = (0..=j).map(|k| a[i * p + k] * a[j * p + k]).sum::<f64>() * scale;
+            out[i * p + j] = s;
+            out[j * p + i] = s;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,6 +167,29 @@ mod tests {
                 let var = k * (s[i * p + j].powi(2) + s[i * p + i] * s[j * p + j]);
                 let tol = 5.0 * (var / n as f64).sqrt();
                 assert!((mean - want).abs() < tol, "({i},{j}) mean {mean} want {want}");
+            }
+        }
+    }
+
+    #[test]
+    fn isotropic_fast_path_has_mean_k_scale() {
+        let (p, scale, k, n) = (4, 2.0, 9.0, 40_000);
+        let mut rng = SeedSequence::from_seed(12).stream("test");
+        let mut buf = vec![0.0; p * p];
+        let mut sum = vec![0.0; p * p];
+        for _ in 0..n {
+            fill_isotropic_wishart(&mut rng, scale, k, p, &mut buf);
+            for (acc, v) in sum.iter_mut().zip(&buf) {
+                *acc += v;
+            }
+        }
+        for i in 0..p {
+            for j in 0..p {
+                let s_ij = if i == j { scale } else { 0.0 };
+                // Var(W_ij) = k (S_ij^2 + S_ii S_jj); 5 sd bound on the mean.
+                let var = k * (s_ij * s_ij + scale * scale);
+                let mean = sum[i * p + j] / n as f64;
+                assert!((mean - k * s_ij).abs() < 5.0 * (var / n as f64).sqrt(), "({i},{j}) {mean}");
             }
         }
     }

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use super::Learner;
 use crate::env::{DecisionSet, Feedback};
 use crate::error::{Error, Result};
-use crate::linalg::{forward_substitute, Cholesky, RankOneInverse};
+use crate::linalg::{Cholesky, RankOneInverse};
 use crate::noise::NoiseSpec;
 use crate::rng::SeedSequence;
 use crate::tree::TreeCounter;
@@ -142,8 +142,10 @@ pub struct LinUcb {
     t: u64,
     /// Rounds in which the released V_t was not positive definite.
     psd_failures: u64,
-    /// The last released (V, u~) that factored, for the fallback.
-    last_good: Option<(Vec<f64>, Vec<f64>)>,
+    /// The last released (V, u~) that factored, for the fallback (empty
+    /// until one has).
+    last_good_v: Vec<f64>,
+    last_good_u: Vec<f64>,
     #[serde(skip)]
     work: Workspace,
 }
@@ -206,7 +208,8 @@ impl LinUcb {
             stats,
             t: 0,
             psd_failures: 0,
-            last_good: None,
+            last_good_v: Vec::new(),
+            last_good_u: Vec::new(),
             work: Workspace::default(),
         })
     }
@@ -280,18 +283,24 @@ impl LinUcb {
                     },
                 };
                 if ok {
-                    self.last_good = Some((self.work.v.clone(), self.work.u.clone()));
+                    // Reuse the buffers: this runs every round.
+                    self.last_good_v.clear();
+                    self.last_good_v.extend_from_slice(&self.work.v);
+                    self.last_good_u.clear();
+                    self.last_good_u.extend_from_slice(&self.work.u);
                 } else {
                     self.psd_failures += 1;
-                    let (v, u) = self.last_good.clone().unwrap_or_else(|| {
-                        let mut v = vec![0.0; d * d];
+                    if self.last_good_v.is_empty() {
+                        self.work.v.fill(0.0);
                         for i in 0..d {
-                            v[i * d + i] = shift.abs().max(f64::MIN_POSITIVE);
+                            self.work.v[i * d + i] = shift.abs().max(f64::MIN_POSITIVE);
                         }
-                        (v, vec![0.0; d])
-                    });
-                    self.work.u.copy_from_slice(&u);
-                    self.work.chol = Some(Cholesky::factor(&v, d).expect("fallback matrix is positive definite"));
+                        self.work.u.fill(0.0);
+                    } else {
+                        self.work.v.copy_from_slice(&self.last_good_v);
+                        self.work.u.copy_from_slice(&self.last_good_u);
+                    }
+                    self.work.chol = Some(Cholesky::factor(&self.work.v, d).expect("fallback matrix is positive definite"));
                 }
                 let chol = self.work.chol.as_ref().expect("factor set above");
                 self.work.theta.copy_from_slice(&self.work.u);
@@ -309,8 +318,8 @@ impl LinUcb {
             Statistics::Exact { inv, .. } => inv.inv_quad(x).max(0.0).sqrt(),
             Statistics::Tree { .. } => {
                 let chol = self.work.chol.as_ref().expect("estimates computed");
-                self.work.scratch.copy_from_slice(x);
-                forward_substitute(chol.lower(), d, &mut self.work.scratch);
+                self.work.scratch[..d].copy_from_slice(x);
+                chol.forward_in_place(&mut self.work.scratch);
                 self.work.scratch.iter().map(|v| v * v).sum::<f64>().sqrt()
             }
         }
