@@ -29,7 +29,10 @@ def in_open_unit(name: str, value: float) -> float:
 
 def positive_int(name: str, value: int, minimum: int = 1) -> int:
     """``value`` as an int, or ValueError unless it is an integer >= minimum."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+    if isinstance(value, bool):
+        # bool is an Integral; True as a count or a seed is a caller's mistake.
+        raise TypeError(f"invalid argument `{name}`: expected an integer, got {value!r}")
+    if not isinstance(value, numbers.Integral):
         if isinstance(value, numbers.Real) and float(value).is_integer():
             value = int(value)
         else:
@@ -52,7 +55,10 @@ def seed_or_none(name: str, value: int | None) -> int | None:
 
 def float_array(name: str, value: ArrayLike, ndim: int | None = None) -> NDArray[np.float64]:
     """``value`` as a finite float64 array (no copy when it already is one)."""
-    arr = np.asarray(value, dtype=np.float64)
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"invalid argument `{name}`: not convertible to a float array ({exc})") from None
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"invalid argument `{name}`: expected {ndim} dimensions, got shape {arr.shape}")
     if not np.all(np.isfinite(arr)):

@@ -145,7 +145,8 @@ def _simulate_python(learner: Any, env: Any, n: int, seeds: list[int], every: in
     regret = np.full((len(seeds), len(record_at)), np.nan)
     rounds, seconds = [], []
     for row, seed in enumerate(seeds):
-        e = env(seed) if callable(env) and not hasattr(env, "decision_set") else env
+        is_factory = isinstance(env, type) or (callable(env) and not hasattr(env, "decision_set"))
+        e = env(seed) if is_factory else env
         if not hasattr(e, "decision_set") or not hasattr(e, "reward"):
             raise TypeError("invalid argument `env`: needs decision_set(t) and reward(t, index)")
         agent = learner.spawn(seed)

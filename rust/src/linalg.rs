@@ -177,11 +177,13 @@ impl Cholesky {
 /// rank-one updates A <- c A + w x x^T by the Sherman–Morrison formula,
 /// refactored from the exact A every `refactor_every` updates so that
 /// rounding drift stays bounded.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct RankOneInverse {
     n: usize,
     a: Vec<f64>,
     inv: Vec<f64>,
+    /// Work space, not state.
+    #[serde(skip)]
     scratch: Vec<f64>,
     updates: u64,
     refactor_every: u64,
@@ -245,6 +247,9 @@ impl RankOneInverse {
     pub fn update(&mut self, scale: f64, weight: f64, x: &[f64]) -> Result<()> {
         let n = self.n;
         debug_assert!(scale > 0.0 && weight >= 0.0);
+        if self.scratch.len() != n {
+            self.scratch = vec![0.0; n];
+        }
         for i in 0..n {
             for j in 0..n {
                 self.a[i * n + j] = scale * self.a[i * n + j] + weight * x[i] * x[j];

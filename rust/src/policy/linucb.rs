@@ -122,7 +122,6 @@ pub struct LinUcbConfig {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum Statistics {
     Exact {
-        #[serde(with = "rank_one_serde")]
         inv: RankOneInverse,
         u: Vec<f64>,
         log_det: f64,
@@ -142,6 +141,9 @@ pub struct LinUcb {
     t: u64,
     /// Rounds in which the released V_t was not positive definite.
     psd_failures: u64,
+    /// The round (value of `t`) of the last counted failure, so that
+    /// `ucb` then `select` in one round count it once.
+    failure_counted_at: Option<u64>,
     /// The last released (V, u~) that factored, for the fallback (empty
     /// until one has).
     last_good_v: Vec<f64>,
@@ -208,6 +210,7 @@ impl LinUcb {
             stats,
             t: 0,
             psd_failures: 0,
+            failure_counted_at: None,
             last_good_v: Vec::new(),
             last_good_u: Vec::new(),
             work: Workspace::default(),
@@ -289,7 +292,10 @@ impl LinUcb {
                     self.last_good_u.clear();
                     self.last_good_u.extend_from_slice(&self.work.u);
                 } else {
-                    self.psd_failures += 1;
+                    if self.failure_counted_at != Some(self.t) {
+                        self.psd_failures += 1;
+                        self.failure_counted_at = Some(self.t);
+                    }
                     if self.last_good_v.is_empty() {
                         self.work.v.fill(0.0);
                         for i in 0..d {
@@ -433,29 +439,6 @@ impl Learner for LinUcb {
     }
 }
 
-/// serde for [`RankOneInverse`] through its public state.
-mod rank_one_serde {
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-    use crate::linalg::RankOneInverse;
-
-    #[derive(Serialize, Deserialize)]
-    struct State {
-        n: usize,
-        a: Vec<f64>,
-        refactor_every: u64,
-    }
-
-    pub fn serialize<S: Serializer>(inv: &RankOneInverse, s: S) -> Result<S::Ok, S::Error> {
-        State { n: inv.n(), a: inv.matrix().to_vec(), refactor_every: inv.refactor_every() }.serialize(s)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<RankOneInverse, D::Error> {
-        let st = State::deserialize(d)?;
-        RankOneInverse::new(&st.a, st.n, st.refactor_every).map_err(serde::de::Error::custom)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -558,6 +541,8 @@ mod tests {
         let mut l = LinUcb::new(cfg, &seeds).unwrap();
         let set = DecisionSet { k: 2, d: 2, features: vec![0.6, 0.0, 0.0, 1.0] };
         assert_eq!(l.select(&set).unwrap(), 1);
+        l.ucb(&set).unwrap();
+        // One round, however often it is inspected.
         assert_eq!(l.psd_failures(), 1);
     }
 }

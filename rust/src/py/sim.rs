@@ -54,8 +54,15 @@ fn simulate_builtin<'py>(
     let results: Vec<Result<EpisodeTrace>> = py.detach(|| {
         std::thread::scope(|scope| {
             let handle = scope.spawn(|| run_replicates(&seeds, horizon, record_every, Some(&state), work));
+            let mut last_report = std::time::Instant::now();
             while !handle.is_finished() {
-                std::thread::sleep(Duration::from_millis(200));
+                // Short naps keep small runs fast; Python is called at most
+                // five times a second.
+                std::thread::sleep(Duration::from_millis(5));
+                if last_report.elapsed() < Duration::from_millis(200) {
+                    continue;
+                }
+                last_report = std::time::Instant::now();
                 Python::attach(|py| {
                     if let Err(e) = py.check_signals() {
                         state.cancel.store(true, Ordering::Relaxed);

@@ -1,0 +1,167 @@
+"""Type stubs of the Rust extension ``dpbandits._core`` (rust/src/py/).
+
+Hand-written: keep in step with the #[pyfunction]s and #[pyclass]es. Users
+should prefer the Python wrappers (``dpbandits.mechanisms``,
+``dpbandits.design``, ``dpbandits.learners``), which validate arguments and
+document the papers' equations; these functions assume float64 input and
+raise ValueError (or a ``dpbandits.errors`` subclass) on bad values.
+"""
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+__version__: str
+
+# --- samplers (rust/src/noise/) ---------------------------------------------
+
+def sample_laplace(scale: float, count: int, seed: int | None = None) -> NDArray[np.float64]:
+    """``count`` i.i.d. Laplace(0, scale) draws (stream "sampler" of ``seed``;
+    operating-system entropy when ``seed`` is None)."""
+
+def sample_gaussian(sigma: float, count: int, seed: int | None = None) -> NDArray[np.float64]:
+    """``count`` i.i.d. N(0, sigma^2) draws."""
+
+def sample_symmetric_gaussian(
+    sigma: float, p: int, count: int, seed: int | None = None
+) -> NDArray[np.float64]:
+    """``count`` p x p matrices (Z + Z^T)/sqrt(2), Z_ij ~ N(0, sigma^2); shape (count, p, p)."""
+
+def sample_wishart(
+    scale_matrix: NDArray[np.float64], df: float, count: int, seed: int | None = None
+) -> NDArray[np.float64]:
+    """``count`` draws of W_p(scale_matrix, df) by the Bartlett decomposition; shape (count, p, p)."""
+
+# --- tree counters (rust/src/tree.rs) ---------------------------------------
+
+class TreeCounter:
+    """Continual-release counter (binary mechanism); see dpbandits.mechanisms.TreeCounter."""
+
+    def __init__(
+        self,
+        shape: Sequence[int],
+        horizon: int,
+        noise_kind: str,
+        noise_params: Sequence[float],
+        seed: int | None = None,
+        padded: bool = False,
+        pad_to: int | None = None,
+    ) -> None: ...
+    def add(self, value: NDArray[np.float64]) -> None:
+        """Adds the next value (shape must equal the counter's)."""
+    def add_many(self, values: NDArray[np.float64]) -> None:
+        """Adds values[0], values[1], ... (first axis = rounds); GIL released."""
+    def release(self) -> NDArray[np.float64]:
+        """The noisy prefix sum after the last addition."""
+    def live_nodes(self) -> list[tuple[int, int, int, NDArray[np.float64]]]:
+        """(level, first_leaf, last_leaf, noisy_sum) of the current decomposition."""
+    @property
+    def t(self) -> int: ...
+    @property
+    def noise_terms(self) -> int: ...
+    @property
+    def horizon(self) -> int: ...
+    @property
+    def shape(self) -> list[int]: ...
+    @property
+    def padded(self) -> bool: ...
+    @property
+    def pad_to(self) -> int: ...
+    @property
+    def noise(self) -> tuple[str, list[float]]: ...
+    def to_bytes(self) -> bytes:
+        """Whole state, node noise and generator included (secret as the data)."""
+    @staticmethod
+    def from_bytes(state: bytes) -> TreeCounter: ...
+    def __reduce__(self) -> tuple[Callable[[bytes], TreeCounter], tuple[bytes]]: ...
+
+def _restore_tree_counter(state: bytes) -> TreeCounter: ...
+
+# --- core sets (rust/src/design.rs) -----------------------------------------
+# (core_set: see below)
+
+# --- learners (rust/src/policy/) --------------------------------------------
+
+class LinUcbEngine:
+    """LinUCB with changing regularizers (Shariff & Sheffet Alg. 1).
+
+    Exactly one of ``regularizer`` (exact statistics, non-private) and
+    ``noise_kind`` (statistics released by a (d+1) x (d+1) tree counter,
+    ``shift`` added to the top-left block of each release, releases padded to
+    ``pad_to`` node draws) must be given. beta_t is
+    ``beta_noise_sd * sqrt(max(0, beta_log_offset + log det V_t)) + beta_offset``,
+    or ``beta_constant``. Rows (x, y) are clipped to ||x|| <= l, |y| <= b_tilde
+    when ``clip``, else rejected.
+    """
+
+    def __init__(
+        self,
+        d: int,
+        horizon: int,
+        *,
+        regularizer: float | None = None,
+        refactor_every: int = 64,
+        noise_kind: str | None = None,
+        noise_params: Sequence[float] = ...,
+        shift: float = 0.0,
+        pad_to: int = 0,
+        beta_noise_sd: float = 1.0,
+        beta_log_offset: float = 0.0,
+        beta_offset: float = 0.0,
+        beta_constant: float | None = None,
+        l: float = 1.0,
+        b_tilde: float = 1.0,
+        clip: bool = True,
+        seed: int | None = None,
+    ) -> None: ...
+    def select(self, actions: NDArray[np.float64]) -> int:
+        """Index of the row of ``actions`` (k, d) with the largest UCB."""
+    def ucb(self, actions: NDArray[np.float64]) -> NDArray[np.float64]:
+        """UCB_t of every row of ``actions``."""
+    def observe(self, x: NDArray[np.float64], reward: float) -> None:
+        """Records a played row (bounds enforced)."""
+    @property
+    def t(self) -> int: ...
+    @property
+    def psd_failures(self) -> int: ...
+    @property
+    def d(self) -> int: ...
+    @property
+    def horizon(self) -> int: ...
+    def to_bytes(self) -> bytes: ...
+    @staticmethod
+    def from_bytes(state: bytes) -> LinUcbEngine: ...
+    def __reduce__(self) -> tuple[Callable[[bytes], LinUcbEngine], tuple[bytes]]: ...
+
+def _restore_linucb(state: bytes) -> LinUcbEngine: ...
+
+# --- environments (rust/src/env/) -------------------------------------------
+
+class ShariffSheffetEnvEngine:
+    """Shariff & Sheffet App. D environment, round by round."""
+
+    def __init__(
+        self, d: int, k: int, gap: float, optimal_reward: float, reward: str, seed: int | None = None
+    ) -> None: ...
+    def next_round(self) -> NDArray[np.float64]:
+        """Draws the next (k, d) decision set."""
+    def reward(self, index: int) -> float:
+        """Realized reward of ``index`` this round."""
+    def mean_rewards(self) -> NDArray[np.float64]: ...
+    def theta(self) -> NDArray[np.float64]: ...
+    @property
+    def t(self) -> int: ...
+
+# --- simulation (rust/src/sim.rs) -------------------------------------------
+
+def simulate_builtin(
+    learner: LinUcbEngine,
+    env: ShariffSheffetEnvEngine,
+    horizon: int,
+    seeds: Sequence[int],
+    record_every: int,
+    progress: Callable[[int], object] | None = None,
+) -> tuple[NDArray[np.uint64], NDArray[np.float64], NDArray[np.uint64], NDArray[np.float64]]:
+    """One replicate per seed in parallel, GIL released: (record_at,
+    regret[seeds, records], rounds[seeds], seconds[seeds])."""
