@@ -145,7 +145,15 @@ impl Cholesky {
 
     /// log det A = 2 sum log L_ii.
     pub fn log_det(&self) -> f64 {
-        2.0 * (0..self.n).map(|i| self.l[i * self.n + i].ln()).sum::<f64>()
+        // One logarithm of the product instead of n logarithms (this runs
+        // every round); the sum of logs when the product leaves the normal
+        // range.
+        let prod: f64 = (0..self.n).map(|i| self.l[i * self.n + i]).product();
+        if prod.is_normal() {
+            2.0 * prod.ln()
+        } else {
+            2.0 * (0..self.n).map(|i| self.l[i * self.n + i].ln()).sum::<f64>()
+        }
     }
 
     /// x^T A^{-1} x = ||L^{-1} x||^2, using `scratch` (length n).

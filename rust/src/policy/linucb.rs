@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use super::Learner;
 use crate::env::{DecisionSet, Feedback};
 use crate::error::{Error, Result};
+use super::ucb_scores::{lower_inverse, ucb_scores, InverseForm};
 use crate::linalg::{Cholesky, RankOneInverse};
 use crate::noise::NoiseSpec;
 use crate::rng::SeedSequence;
@@ -159,7 +160,10 @@ struct Workspace {
     u: Vec<f64>,
     theta: Vec<f64>,
     chol: Option<Cholesky>,
-    scratch: Vec<f64>,
+    /// L^{-1} of the current release's factor.
+    factor_inv: Vec<f64>,
+    /// Scores (first half) and means (second half) of the current set.
+    scores: Vec<f64>,
     row: Vec<f64>,
     outer: Vec<f64>,
 }
@@ -241,7 +245,8 @@ impl LinUcb {
                 u: vec![0.0; d],
                 theta: vec![0.0; d],
                 chol: None,
-                scratch: vec![0.0; d],
+                factor_inv: vec![0.0; d * d],
+                scores: Vec::new(),
                 row: vec![0.0; d + 1],
                 outer: vec![0.0; (d + 1) * (d + 1)],
             };
@@ -316,32 +321,27 @@ impl LinUcb {
         }
     }
 
-    /// ||x||_{V^{-1}} for the current round.
-    #[inline]
-    fn width(&mut self, x: &[f64]) -> f64 {
+    /// UCB_t of every action of `set` into `self.work.scores[..k]`.
+    fn score_set(&mut self, set: &DecisionSet) {
+        let beta = self.estimates();
         let d = self.config.d;
-        match &self.stats {
-            Statistics::Exact { inv, .. } => inv.inv_quad(x).max(0.0).sqrt(),
+        self.work.scores.resize(2 * set.k, 0.0);
+        let inverse = match &self.stats {
+            Statistics::Exact { inv, .. } => InverseForm::Symmetric(inv.inverse()),
             Statistics::Tree { .. } => {
                 let chol = self.work.chol.as_ref().expect("estimates computed");
-                self.work.scratch[..d].copy_from_slice(x);
-                chol.forward_in_place(&mut self.work.scratch);
-                self.work.scratch.iter().map(|v| v * v).sum::<f64>().sqrt()
+                lower_inverse(chol.lower(), d, &mut self.work.factor_inv);
+                InverseForm::LowerFactor(&self.work.factor_inv)
             }
-        }
+        };
+        ucb_scores(inverse, &self.work.theta, beta, &set.features, d, &mut self.work.scores);
     }
 
     /// UCB_t(x) of every action in `set`, in order (for inspection).
     pub fn ucb(&mut self, set: &DecisionSet) -> Result<Vec<f64>> {
         self.check_set(set)?;
-        let beta = self.estimates();
-        Ok((0..set.k).map(|i| self.score(set.action(i), beta)).collect())
-    }
-
-    #[inline]
-    fn score(&mut self, x: &[f64], beta: f64) -> f64 {
-        let mean: f64 = self.work.theta.iter().zip(x).map(|(a, b)| a * b).sum();
-        mean + beta * self.width(x)
+        self.score_set(set);
+        Ok(self.work.scores[..set.k].to_vec())
     }
 
     fn check_set(&self, set: &DecisionSet) -> Result<()> {
@@ -414,11 +414,10 @@ impl LinUcb {
 impl Learner for LinUcb {
     fn select(&mut self, set: &DecisionSet) -> Result<usize> {
         self.check_set(set)?;
-        let beta = self.estimates();
+        self.score_set(set);
         let mut best = 0;
         let mut best_score = f64::NEG_INFINITY;
-        for i in 0..set.k {
-            let s = self.score(set.action(i), beta);
+        for (i, &s) in self.work.scores[..set.k].iter().enumerate() {
             // Strict comparison: ties go to the lowest index.
             if s > best_score {
                 best_score = s;

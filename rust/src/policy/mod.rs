@@ -5,6 +5,7 @@
 //! every learner of the catalog through this trait, whatever the family.
 
 pub mod linucb;
+pub mod ucb_scores;
 
 use crate::env::{DecisionSet, Feedback};
 use crate::error::Result;
