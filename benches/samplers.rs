@@ -1,9 +1,84 @@
-//! Placeholder: replaced by the real benchmark.
-use criterion::{criterion_group, criterion_main, Criterion};
+//! Cost of one noise draw, and of the generator behind every stream.
+//!
+//! Reference points for DESIGN.md "Performance": Gaussian draws dominate the
+//! simulation cost, and the Wishart sampler must cost the same at the
+//! paper's k ~ 1e5-1e6 as at k = 10 (Bartlett decomposition, O(p^3)).
+//!
+//! Run: `cargo bench --bench samplers -- --warm-up-time 1 --measurement-time 3`.
 
-fn placeholder(c: &mut Criterion) {
-    c.bench_function("noop", |b| b.iter(|| 1 + 1));
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use rand_core::RngCore;
+
+use _core::noise::{fill_symmetric_gaussian, gaussian, laplace, NoiseSpec, WishartSampler};
+use _core::rng::SeedSequence;
+
+/// Side of the matrices: (d + 1) with d = 5, the Shariff–Sheffet D.2 workload.
+const P: usize = 6;
+
+fn scalar_draws(c: &mut Criterion) {
+    let mut group = c.benchmark_group("scalar");
+    group.throughput(Throughput::Elements(1));
+    let mut rng = SeedSequence::from_seed(1).stream("bench");
+    group.bench_function("laplace", |b| b.iter(|| laplace(&mut rng, black_box(1.0))));
+    group.bench_function("gaussian", |b| b.iter(|| gaussian(&mut rng, black_box(1.0))));
+    group.finish();
 }
 
-criterion_group!(benches, placeholder);
+fn matrix_draws(c: &mut Criterion) {
+    let mut group = c.benchmark_group("matrix_6x6");
+    group.throughput(Throughput::Elements(1));
+    let mut rng = SeedSequence::from_seed(2).stream("bench");
+    let mut out = vec![0.0; P * P];
+
+    group.bench_function("symmetric_gaussian", |b| {
+        b.iter(|| {
+            fill_symmetric_gaussian(&mut rng, black_box(1.0), P, &mut out);
+            black_box(out[P + 1])
+        });
+    });
+
+    for (name, df) in [("wishart_df_10", 10.0), ("wishart_df_1e6", 1e6)] {
+        let sampler = WishartSampler::isotropic(P, 1.0, df).expect("valid Wishart parameters");
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                sampler.sample_into(&mut rng, &mut out);
+                black_box(out[P + 1])
+            });
+        });
+    }
+
+    // The path a tree counter takes: NoiseSpec draws W_p(scale I, df) with
+    // no sampler set-up (isotropic fast path, no Cholesky factor).
+    let spec = NoiseSpec::Wishart { scale: 1.0, df: 1e6 };
+    group.bench_function("wishart_df_1e6_via_noise_spec", |b| {
+        b.iter(|| {
+            spec.sample_into(&mut rng, P, &mut out);
+            black_box(out[P + 1])
+        });
+    });
+    group.finish();
+}
+
+/// Words per generator iteration (amortises the benchmark loop).
+const WORDS: usize = 1024;
+
+fn generator(c: &mut Criterion) {
+    let mut group = c.benchmark_group("chacha8");
+    group.throughput(Throughput::Bytes((WORDS * 8) as u64));
+    let mut rng = SeedSequence::from_seed(3).stream("bench");
+    group.bench_function("u64_x1024", |b| {
+        b.iter(|| {
+            let mut acc = 0u64;
+            for _ in 0..WORDS {
+                acc ^= rng.next_u64();
+            }
+            black_box(acc)
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, scalar_draws, matrix_draws, generator);
 criterion_main!(benches);

@@ -18,7 +18,8 @@ Example
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Union
 
@@ -27,6 +28,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import _core
 from dpbandits._validation import float_array, positive, positive_int, seed_or_none
+from dpbandits.errors import StateError
 
 __all__ = [
     "GaussianNoise",
@@ -121,11 +123,29 @@ _SPECS = {
 }
 
 
-def _shape(shape: int | Sequence[int]) -> tuple[int, ...]:
-    if isinstance(shape, (int, np.integer)):
-        shape = (int(shape),)
-    dims = tuple(positive_int("shape", s) for s in shape)
+# Largest array numpy can hold, in bytes; also keeps every count within u64.
+_MAX_BYTES = 2**63 - 1
+
+
+def _dims(name: str, value: int | Sequence[int], minimum: int, entries: int = 1) -> tuple[int, ...]:
+    """``value`` (an integer or a sequence of them) as a tuple of dimensions.
+
+    Bug fix: these checks used to be inline; a float (``size=2.5``) failed
+    with "'float' object is not iterable" and an integer >= 2**64 with a bare
+    OverflowError, neither naming the argument, and a product that overflows
+    u64 in Rust panicked. ``entries`` multiplies the element count (p*p per
+    matrix) for the size bound.
+    """
+    scalar = not isinstance(value, Iterable) or isinstance(value, (str, bytes))
+    items = (value,) if scalar else value
+    dims = tuple(positive_int(name, s, minimum=minimum) for s in items)
+    if math.prod(dims) * entries * 8 > _MAX_BYTES:
+        raise ValueError(f"invalid argument `{name}`: {dims} is too large for one array")
     return dims
+
+
+def _shape(shape: int | Sequence[int]) -> tuple[int, ...]:
+    return _dims("shape", shape, minimum=1)
 
 
 class TreeCounter:
@@ -175,7 +195,7 @@ class TreeCounter:
         kind, params = noise._wire()
         self._inner = _core.TreeCounter(
             list(_shape(shape)),
-            positive_int("horizon", horizon),
+            _horizon(horizon),
             kind,
             params,
             seed_or_none("seed", seed),
@@ -188,8 +208,19 @@ class TreeCounter:
         self._inner.add(arr if arr.ndim else arr.reshape(()))
 
     def add_many(self, values: ArrayLike) -> None:
-        """Adds several rounds at once (first axis = rounds), GIL released."""
-        self._inner.add_many(float_array("values", values))
+        """Adds several rounds at once (first axis = rounds), GIL released.
+
+        Adds nothing when the rows would not all fit in the horizon."""
+        arr = float_array("values", values)
+        # Bug fix: the Rust loop added rows until the horizon was used up and
+        # then raised, leaving the counter part-way through the batch; refuse
+        # the whole batch up front instead.
+        if arr.ndim == len(self.shape) + 1 and self.t + arr.shape[0] > self.horizon:
+            raise StateError(
+                f"adding {arr.shape[0]} values at t = {self.t} would exceed the horizon of "
+                f"{self.horizon} additions the noise was calibrated for"
+            )
+        self._inner.add_many(arr)
 
     def release(self) -> NDArray[np.float64]:
         """The noisy running sum after the last addition (a new array)."""
@@ -248,12 +279,18 @@ class TreeCounter:
         )
 
 
-def _count(size: int | Sequence[int] | None) -> tuple[tuple[int, ...], int]:
+def _horizon(horizon: int) -> int:
+    n = positive_int("horizon", horizon)
+    if n >= 2**64:
+        raise ValueError(f"invalid argument `horizon`: must be < 2**64, got {n}")
+    return n
+
+
+def _count(size: int | Sequence[int] | None, entries: int = 1) -> tuple[tuple[int, ...], int]:
     if size is None:
         return (), 1
-    dims = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
-    dims = tuple(positive_int("size", s, minimum=0) for s in dims)
-    return dims, int(np.prod(dims, dtype=np.int64))
+    dims = _dims("size", size, minimum=0, entries=entries)
+    return dims, math.prod(dims)
 
 
 def laplace(scale: float, size: int | Sequence[int] | None = None, seed: int | None = None) -> NDArray[np.float64] | float:
@@ -273,8 +310,12 @@ def gaussian(sigma: float, size: int | Sequence[int] | None = None, seed: int | 
 def symmetric_gaussian(sigma: float, p: int, size: int | None = None, seed: int | None = None) -> NDArray[np.float64]:
     """(Z + Z^T)/sqrt(2), Z_ij ~ N(0, sigma^2) i.i.d. (Shariff & Sheffet §4.2);
     shape (p, p), or (size, p, p)."""
-    dims, n = _count(size)
-    out = _core.sample_symmetric_gaussian(positive("sigma", sigma), positive_int("p", p), n, seed_or_none("seed", seed))
+    p = positive_int("p", p)
+    if p * p * 8 > _MAX_BYTES:
+        raise ValueError(f"invalid argument `p`: a {p} x {p} matrix is too large for one array")
+    dims, n = _count(size, entries=p * p)
+    sigma = positive("sigma", sigma)
+    out = _core.sample_symmetric_gaussian(sigma, p, n, seed_or_none("seed", seed))
     return out[0] if size is None else out.reshape((*dims, p, p))
 
 
@@ -289,7 +330,7 @@ def wishart(scale: ArrayLike, df: float, size: int | None = None, seed: int | No
         raise ValueError(f"invalid argument `scale`: must be square, got shape {s.shape}")
     if not np.allclose(s, s.T, rtol=1e-12, atol=0.0):
         raise ValueError("invalid argument `scale`: must be symmetric")
-    dims, n = _count(size)
+    dims, n = _count(size, entries=s.shape[0] ** 2)
     out = _core.sample_wishart(s, positive("df", df), n, seed_or_none("seed", seed))
     p = s.shape[0]
     return out[0] if size is None else out.reshape((*dims, p, p))

@@ -366,9 +366,11 @@ impl TreeCounter {
         let levels = levels_for(self.horizon);
         // Bug fix: `side` was not checked, so a corrupted state with a
         // matrix noise and a wrong side restored "successfully" and then
-        // panicked in the sampler on the next `add`.
+        // panicked in the sampler on the next `add`. Likewise `pad_to` must
+        // meet the constructor's bound, or "exactly pad_to draws" is false.
         let ok = checked_dim(&self.shape) == Some(self.dim)
             && self.side == matrix_side(&self.shape)
+            && (self.pad_to == 0 || self.pad_to >= max_popcount(self.horizon))
             && self.exact.len() == levels * self.dim
             && self.noisy.len() == levels * self.dim
             && self.padding.len() == self.dim
@@ -485,6 +487,9 @@ mod tests {
         c.add(&[0.0; 9]).unwrap();
         c.side = 0;
         assert!(matches!(TreeCounter::from_bytes(&c.to_bytes()), Err(Error::Decode(_))));
+        let mut d = TreeCounter::new(&[], 100, NoiseSpec::Gaussian { sigma: 1.0 }, true, &SeedSequence::from_seed(5)).unwrap();
+        d.pad_to = 2; // releases of 100 rounds can sum 6 nodes
+        assert!(matches!(TreeCounter::from_bytes(&d.to_bytes()), Err(Error::Decode(_))));
     }
 
     #[test]

@@ -27,7 +27,7 @@ pub enum RewardModel {
 }
 
 /// App. D's generator.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ShariffSheffetEnv {
     d: usize,
     k: usize,
@@ -39,6 +39,23 @@ pub struct ShariffSheffetEnv {
     contexts: SimulationRng,
     rewards: SimulationRng,
     scratch: Vec<f64>,
+}
+
+impl ShariffSheffetEnv {
+    /// Serialized state (generators included): a restored environment
+    /// continues with the same decision sets and rewards.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        postcard::to_stdvec(self).expect("serializing plain data cannot fail")
+    }
+
+    /// Restores an environment written by [`ShariffSheffetEnv::to_bytes`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let env: ShariffSheffetEnv = postcard::from_bytes(bytes).map_err(|e| Error::Decode(e.to_string()))?;
+        if env.theta.len() != env.d || env.means.len() != env.k || env.scratch.len() != env.d {
+            return Err(Error::Decode("inconsistent environment state".into()));
+        }
+        Ok(env)
+    }
 }
 
 impl ShariffSheffetEnv {
@@ -72,6 +89,21 @@ impl ShariffSheffetEnv {
             rewards: seeds.simulation_stream("environment/rewards"),
             scratch: vec![0.0; d],
         })
+    }
+
+    /// Suboptimality gap of the instance.
+    pub fn gap(&self) -> f64 {
+        self.gap
+    }
+
+    /// Mean reward of the optimal action.
+    pub fn optimal_reward(&self) -> f64 {
+        self.optimal_reward
+    }
+
+    /// The reward distribution.
+    pub fn reward_model(&self) -> RewardModel {
+        self.reward
     }
 
     /// The hidden parameter theta*.

@@ -1,13 +1,18 @@
 //! Laplace(0, b): density exp(-|x|/b) / (2b).
 
+use rand::distr::Open01;
 use rand::Rng;
 
 /// One Laplace(0, `scale`) draw by inversion of the CDF.
 #[inline]
 pub fn laplace<R: Rng + ?Sized>(rng: &mut R, scale: f64) -> f64 {
-    // u in (-1/2, 1/2]; 1 - 2|u| is in [0, 1), and is 0 only when u = 1/2,
-    // which `random::<f64>()` (in [0, 1)) never yields after the shift below.
-    let u: f64 = 0.5 - rng.random::<f64>();
+    // Bug fix: this used `random::<f64>()`, which is in [0, 1) and can be
+    // exactly 0; then u = 1/2, 1 - 2|u| = 0 and the draw was +inf (once in
+    // 2^53 draws: rare, but one infinite node noise poisons every later
+    // release of a tree counter).
+    // Open01 excludes both ends, so u is in (-1/2, 1/2), 1 - 2|u| in (0, 1],
+    // and the attainable values of u are symmetric about 0.
+    let u: f64 = 0.5 - rng.sample::<f64, _>(Open01);
     let mag = -scale * (1.0 - 2.0 * u.abs()).ln();
     if u < 0.0 {
         -mag
@@ -27,6 +32,34 @@ pub fn fill_laplace<R: Rng + ?Sized>(rng: &mut R, scale: f64, out: &mut [f64]) {
 mod tests {
     use super::*;
     use crate::rng::SeedSequence;
+    use rand_core::RngCore;
+
+    /// A generator stuck at one 64-bit word: drives the uniform draw to the
+    /// ends of its range.
+    struct Constant(u64);
+
+    impl RngCore for Constant {
+        fn next_u32(&mut self) -> u32 {
+            (self.0 >> 32) as u32
+        }
+        fn next_u64(&mut self) -> u64 {
+            self.0
+        }
+        fn fill_bytes(&mut self, dst: &mut [u8]) {
+            for (i, b) in dst.iter_mut().enumerate() {
+                *b = self.0.to_le_bytes()[i % 8];
+            }
+        }
+    }
+
+    #[test]
+    fn extreme_uniform_draws_give_finite_noise() {
+        // A uniform of exactly 0 once made 1 - 2|u| = 0 and returned +inf.
+        for word in [0, 1, 1 << 11, u64::MAX, u64::MAX - (1 << 11), 1 << 63, (1 << 63) - 1] {
+            let x = laplace(&mut Constant(word), 1.0);
+            assert!(x.is_finite(), "word {word:#x} gave {x}");
+        }
+    }
 
     #[test]
     fn moments_match_laplace() {

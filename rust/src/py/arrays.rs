@@ -1,7 +1,7 @@
 //! numpy <-> flat row-major buffers.
 
 use numpy::{PyReadonlyArrayDyn, PyUntypedArrayMethods};
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyMemoryError, PyValueError};
 use pyo3::prelude::*;
 
 /// The entries of `array` in row-major (C) order, with its shape.
@@ -25,4 +25,17 @@ pub fn expect_shape(name: &str, shape: &[usize], want: &[usize]) -> PyResult<()>
             "invalid argument `{name}`: expected shape {want:?}, got {shape:?}"
         )))
     }
+}
+
+/// A zeroed buffer of `count * each` floats, or MemoryError / ValueError
+/// instead of an abort when the size is impossible.
+pub fn zeroed(count: usize, each: usize) -> PyResult<Vec<f64>> {
+    let len = count
+        .checked_mul(each)
+        .ok_or_else(|| PyValueError::new_err(format!("invalid argument `size`: {count} x {each} entries overflow")))?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| PyMemoryError::new_err(format!("cannot allocate {len} float64 entries")))?;
+    v.resize(len, 0.0);
+    Ok(v)
 }

@@ -4,7 +4,7 @@ use numpy::{IntoPyArray, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 
-use super::arrays::{expect_shape, row_major};
+use super::arrays::{expect_shape, row_major, zeroed};
 use super::errors::IntoPy;
 use crate::error::{check_positive, Error};
 use crate::noise::{fill_gaussian, fill_laplace, fill_symmetric_gaussian, NoiseSpec, WishartSampler};
@@ -61,8 +61,8 @@ fn noise_kind(spec: NoiseSpec) -> (&'static str, Vec<f64>) {
 fn sample_laplace<'py>(py: Python<'py>, scale: f64, count: usize, seed: Option<u64>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
     check_positive("scale", scale).py_err()?;
     let mut rng = seeds(seed)?.stream("sampler");
+    let mut v = zeroed(count, 1)?;
     let out = run(py, count, move || {
-        let mut v = vec![0.0; count];
         fill_laplace(&mut rng, scale, &mut v);
         v
     });
@@ -75,8 +75,8 @@ fn sample_laplace<'py>(py: Python<'py>, scale: f64, count: usize, seed: Option<u
 fn sample_gaussian<'py>(py: Python<'py>, sigma: f64, count: usize, seed: Option<u64>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
     check_positive("sigma", sigma).py_err()?;
     let mut rng = seeds(seed)?.stream("sampler");
+    let mut v = zeroed(count, 1)?;
     let out = run(py, count, move || {
-        let mut v = vec![0.0; count];
         fill_gaussian(&mut rng, sigma, &mut v);
         v
     });
@@ -92,8 +92,8 @@ fn sample_symmetric_gaussian<'py>(py: Python<'py>, sigma: f64, p: usize, count: 
         return Err(Error::invalid("p", "must be >= 1")).py_err();
     }
     let mut rng = seeds(seed)?.stream("sampler");
-    let out = run(py, count * p * p, move || {
-        let mut v = vec![0.0; count * p * p];
+    let mut v = zeroed(count, p.checked_mul(p).ok_or_else(|| Error::invalid("p", "too large")).py_err()?)?;
+    let out = run(py, v.len(), move || {
         for chunk in v.chunks_exact_mut(p * p) {
             fill_symmetric_gaussian(&mut rng, sigma, p, chunk);
         }
@@ -117,8 +117,8 @@ fn sample_wishart<'py>(
     expect_shape("scale_matrix", &shape, &[p, p])?;
     let sampler = WishartSampler::new(&s, p, df).py_err()?;
     let mut rng = seeds(seed)?.stream("sampler");
-    let out = run(py, count * p * p, move || {
-        let mut v = vec![0.0; count * p * p];
+    let mut v = zeroed(count, p * p)?;
+    let out = run(py, v.len(), move || {
         for chunk in v.chunks_exact_mut(p * p) {
             sampler.sample_into(&mut rng, chunk);
         }
