@@ -138,6 +138,10 @@ pub struct TreeCounter {
     draw: Vec<f64>,
 }
 
+/// Releases after an addition at a tree level below this are updated
+/// incrementally; at this level or above (every 16th round) re-summed.
+const INCREMENTAL_BELOW: usize = 4;
+
 /// Version tag of the serialized layout.
 const STATE_VERSION: u8 = 1;
 
@@ -220,6 +224,22 @@ impl TreeCounter {
             self.draw = vec![0.0; dim];
         }
         let level = self.t.trailing_zeros() as usize;
+        // Release update: the nodes of t - 1 below `level` leave the
+        // decomposition and the new node at `level` enters it, so the
+        // release moves by a few node values instead of being re-summed
+        // over all popcount(t) live nodes. Every 2^INCREMENTAL_BELOW rounds
+        // it is re-summed exactly, which bounds rounding drift.
+        let incremental = level < INCREMENTAL_BELOW;
+        if incremental {
+            for (r, p) in self.release.iter_mut().zip(&self.padding) {
+                *r -= p;
+            }
+            for j in 0..level {
+                for (r, v) in self.release.iter_mut().zip(&self.noisy[j * dim..(j + 1) * dim]) {
+                    *r -= v;
+                }
+            }
+        }
         // The new node at `level` covers the lower-level nodes of t - 1 and x_t.
         let (lower, rest) = self.exact.split_at_mut(level * dim);
         let node = &mut rest[..dim];
@@ -259,7 +279,14 @@ impl TreeCounter {
             }
             self.noise_terms = target.max(tree_terms);
         }
-        self.recompute_release();
+        if incremental {
+            let node = &self.noisy[level * dim..(level + 1) * dim];
+            for ((r, v), p) in self.release.iter_mut().zip(node).zip(&self.padding) {
+                *r += v + p;
+            }
+        } else {
+            self.recompute_release();
+        }
         Ok(())
     }
 

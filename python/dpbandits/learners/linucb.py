@@ -167,6 +167,11 @@ class JointDPLinUCB(_LinUCBBase):
       ``shift=False`` unshifted; bounds of Prop. 9.
     - ``shift=<float>``: that shift magnitude instead (App. D.3 sweep), with
       the matching rho_min, rho_max and gamma in beta_t.
+    - ``calibration="paper"`` (default: the published formulas, for
+      reproduction) or ``"tight"`` (Gaussian only: the smallest sigma meeting
+      the same (epsilon, delta) under exact accounting of the whole tree,
+      see :func:`dpbandits.privacy.shariff_sheffet_gaussian`; Upsilon, the
+      shift and beta_t follow from that sigma).
 
     Inputs the proof bounds (||x|| <= L, |y| <= B_tilde, Assumption 6) are
     enforced before they reach the tree: ``bounds="clip"`` (default) scales
@@ -199,6 +204,7 @@ class JointDPLinUCB(_LinUCBBase):
         B_tilde: float = 1.0,
         radius: RadiusForm = "log_det",
         bounds: Bounds = "clip",
+        calibration: Literal["paper", "tight"] = "paper",
         seed: int | None = None,
     ) -> None:
         self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
@@ -209,11 +215,16 @@ class JointDPLinUCB(_LinUCBBase):
         if noise == "gaussian":
             c = shariff_sheffet_gaussian(
                 d=self.d, horizon=self.horizon, epsilon=self.epsilon, delta=delta,
-                alpha=alpha, L=L, B_tilde=B_tilde, shift=shift,
+                alpha=alpha, L=L, B_tilde=B_tilde, shift=shift, calibration=calibration,
             )
             # Prop. 11 bounds hold for any number (<= m) of summed nodes.
             applied_shift, pad_to = c.shift, 0
         elif noise == "wishart":
+            if calibration != "paper":
+                raise ValueError(
+                    "invalid argument `calibration`: only 'paper' is available for Wishart noise "
+                    "(tight accounting of the Wishart mechanism is not implemented)"
+                )
             c = shariff_sheffet_wishart(
                 d=self.d, horizon=self.horizon, epsilon=self.epsilon, delta=delta,
                 alpha=alpha, L=L, B_tilde=B_tilde, shift=shift,
@@ -255,5 +266,7 @@ class JointDPLinUCB(_LinUCBBase):
     def __repr__(self) -> str:
         return (
             f"JointDPLinUCB(d={self.d}, horizon={self.horizon}, epsilon={self.epsilon}, "
-            f"delta={self.delta}, noise={self.noise!r})"
+            f"delta={self.delta}, noise={self.noise!r}"
+            + (f", calibration={self.calibration.calibration!r})" if self.noise == "gaussian"
+               and self.calibration.calibration != "paper" else ")")
         )

@@ -44,6 +44,9 @@ from dpbandits.privacy.guarantees import Guarantee
 
 __all__ = [
     "GaussianCalibration",
+    "gaussian_tree_sigma",
+    "laplace_tree_scale",
+    "tree_levels",
     "WishartCalibration",
     "shariff_sheffet_gaussian",
     "shariff_sheffet_wishart",
@@ -68,6 +71,84 @@ def tree_depth(horizon: int) -> int:
     """
     n = positive_int("horizon", horizon)
     return 1 + (n - 1).bit_length()
+
+
+def tree_levels(horizon: int) -> int:
+    """floor(log2 n) + 1: the number of tree nodes any one leaf lies in.
+
+    A leaf of a tree over n leaves lies in one node per level, and the
+    binary mechanism completes (and releases) every node whose leaves are
+    all <= n, so a leaf's value reaches exactly floor(log2 n) + 1 noisy
+    nodes in the worst case (the first leaf, when n is a power of two: the
+    leaf, its ancestors and the root). This is m - 1 when n is not a power
+    of two and m = 1 + log2 n when it is; Mishra & Thakurta App. A and
+    Agarwal & Singh Lemma 3.3 count log2 T, one too few for every T.
+
+    ``horizon``: integer n >= 1.
+    """
+    return positive_int("horizon", horizon).bit_length()
+
+
+def gaussian_tree_sigma(
+    horizon: int, epsilon: float, delta: float, sensitivity: float, calibration: str = "tight"
+) -> float:
+    """Smallest per-node Gaussian noise for which the whole tree is (epsilon, delta)-DP.
+
+    ``calibration="tight"``: exact accounting. A node adding N(0, sigma^2)
+    noise in whitened coordinates to a sum of L2 sensitivity ``sensitivity``
+    is a Gaussian mechanism with mu = sensitivity / sigma; one leaf reaches
+    ``tree_levels(n)`` nodes, so the tree is a Gaussian mechanism with
+    mu_tree = sqrt(levels) sensitivity / sigma (Dong, Roth & Su 2022,
+    Cor. 3.3: Gaussian compositions are exactly Gaussian), and it is
+    (epsilon, delta)-DP iff mu_tree <= gaussian_mu(epsilon, delta) (Balle &
+    Wang 2018, Thm. 8: the exact privacy curve). Hence
+    sigma = sqrt(levels) * sensitivity / gaussian_mu(epsilon, delta).
+
+    For the symmetrized (d+1) x (d+1) node noise of Shariff & Sheffet §4.2
+    the whitened sensitivity is Ltilde^2 (see :func:`shariff_sheffet_gaussian`).
+
+    ``calibration="paper"`` is not defined here: each paper's formula lives
+    with its learner's calibration function.
+    """
+    if calibration != "tight":
+        raise ValueError(f"invalid argument `calibration`: only 'tight' is defined here, got {calibration!r}")
+    from dpbandits.privacy.analytic_gaussian import gaussian_mu
+
+    levels = tree_levels(horizon)
+    epsilon = positive("epsilon", epsilon)
+    delta = in_open_unit("delta", delta)
+    sensitivity = positive("sensitivity", sensitivity)
+    return math.sqrt(levels) * sensitivity / gaussian_mu(epsilon, delta)
+
+
+def laplace_tree_scale(
+    horizon: int, epsilon: float, sensitivity: float = 1.0, calibration: str = "paper"
+) -> float:
+    """Laplace scale b of each node of a tree counter for epsilon-DP of the whole tree.
+
+    Pure DP composes by addition over the nodes one leaf reaches, and a
+    change of L1 size ``sensitivity`` in one leaf moves each of them by at
+    most that much, so the tree is (levels * sensitivity / b)-DP.
+
+    - ``"paper"``: b = sensitivity * log2(T) / epsilon (Mishra & Thakurta
+      App. A, Lap(log T / epsilon); Agarwal & Singh Lemma 3.3,
+      lambda >= ||D||_1 log T / epsilon). It counts log2 T nodes per leaf,
+      one fewer than there are, so its true guarantee is
+      (levels / log2 T) * epsilon; kept for reproduction only.
+    - ``"tight"``: b = sensitivity * tree_levels(T) / epsilon, the exact count.
+
+    ``horizon`` integer T >= 2 for "paper" (log2 1 = 0), >= 1 for "tight".
+    """
+    n = positive_int("horizon", horizon)
+    epsilon = positive("epsilon", epsilon)
+    sensitivity = positive("sensitivity", sensitivity)
+    if calibration == "paper":
+        if n < 2:
+            raise ValueError("invalid argument `horizon`: the paper's log2(T) is 0 for T = 1")
+        return sensitivity * math.log2(n) / epsilon
+    if calibration == "tight":
+        return sensitivity * tree_levels(n) / epsilon
+    raise ValueError(f"invalid argument `calibration`: must be 'paper' or 'tight', got {calibration!r}")
 
 
 def tree_node_epsilon(epsilon: float, delta: float, m: int) -> float:
@@ -163,6 +244,7 @@ class GaussianCalibration:
     rho_max: float
     gamma: float
     zcdp_rho: float
+    calibration: str = "paper"
 
     @property
     def noise(self) -> SymmetricGaussianNoise:
@@ -178,12 +260,15 @@ class GaussianCalibration:
     @property
     def guarantee(self) -> Guarantee:
         """(epsilon, delta)-joint DP and zcdp_rho-zCDP of each user's row (x_t, y_t)."""
+        if self.calibration == "tight":
+            basis = ("Shariff & Sheffet 2018, Claim 7 + §4.2 mechanism; exact Gaussian accounting "
+                     "of the whole tree (Balle & Wang 2018 Thm 8, Dong-Roth-Su Cor. 3.3)")
+        else:
+            basis = ("Shariff & Sheffet 2018, Claim 7 + §4.2 (tree-based mechanism, symmetrized "
+                     "Gaussian noise, zCDP composition per footnote 5)")
         return Guarantee(
             model="joint", epsilon=self.epsilon, delta=self.delta, rho=self.zcdp_rho,
-            protects=_PROTECTS,
-            basis="Shariff & Sheffet 2018, Claim 7 + §4.2 (tree-based mechanism, symmetrized "
-                  "Gaussian noise, zCDP composition per footnote 5)",
-            calibration="paper",
+            protects=_PROTECTS, basis=basis, calibration=self.calibration,  # type: ignore[arg-type]
         )
 
 
@@ -196,6 +281,7 @@ def shariff_sheffet_gaussian(
     L: float = 1.0,
     B_tilde: float = 1.0,
     shift: bool | float = True,
+    calibration: str = "paper",
 ) -> GaussianCalibration:
     """Noise and confidence bounds of JDP-LinUCB with shifted Gaussian noise.
 
@@ -236,6 +322,17 @@ def shariff_sheffet_gaussian(
     gamma = sigma sqrt(m / rho_min) (sqrt(d) + sqrt(2 ln(2n/alpha))).
     It needs c > Upsilon; c = 2 Upsilon gives Prop. 11 exactly.
 
+    Tight calibration (``calibration="tight"``). The same mechanism with the
+    smallest sigma that meets (epsilon, delta) under exact accounting of the
+    whole tree: :func:`gaussian_tree_sigma` with whitened sensitivity
+    Ltilde^2 (replacement of one row, derived above) and
+    tree_levels(n) = floor(log2 n) + 1 nodes per row, i.e.
+    sigma = sqrt(levels) Ltilde^2 / mu*(epsilon, delta) with mu* the largest
+    mu of a Gaussian mechanism meeting (epsilon, delta) (Balle & Wang 2018).
+    Upsilon, the shift, rho_min, rho_max and gamma are then recomputed from
+    that sigma by the formulas above (they only need the noise law), and the
+    reported zCDP rho is levels Ltilde^4 / (2 sigma^2).
+
     ``shift``: ``True`` (2 Upsilon) or a finite float > Upsilon. ``False`` is
     refused: without a shift the noisy Gram matrix need not be positive
     definite, and the paper has no unshifted Gaussian variant (App. D.3).
@@ -257,7 +354,12 @@ def shariff_sheffet_gaussian(
 
     m = tree_depth(n)
     l_tilde_sq = L * L + B_tilde * B_tilde  # Assumption 6
-    sigma = math.sqrt(16.0 * m * l_tilde_sq**2 * math.log(4.0 / delta) ** 2) / epsilon  # §4.2
+    if calibration == "paper":
+        sigma = math.sqrt(16.0 * m * l_tilde_sq**2 * math.log(4.0 / delta) ** 2) / epsilon  # §4.2
+    elif calibration == "tight":
+        sigma = gaussian_tree_sigma(n, epsilon, delta, sensitivity=l_tilde_sq)
+    else:
+        raise ValueError(f"invalid argument `calibration`: must be 'paper' or 'tight', got {calibration!r}")
     log_2n_alpha = math.log(2.0 * n / alpha)
     upsilon = sigma * math.sqrt(2.0 * m) * (4.0 * math.sqrt(d) + 2.0 * log_2n_alpha)  # §4.2
 
@@ -274,9 +376,10 @@ def shariff_sheffet_gaussian(
     rho_max = c + upsilon
     gamma = sigma * math.sqrt(m / rho_min) * (math.sqrt(d) + math.sqrt(2.0 * log_2n_alpha))
 
-    zcdp_rho = m * l_tilde_sq**2 / (2.0 * sigma**2)  # footnote 5
+    nodes_per_row = m if calibration == "paper" else tree_levels(n)
+    zcdp_rho = nodes_per_row * l_tilde_sq**2 / (2.0 * sigma**2)  # footnote 5
     implied = zcdp_to_dp_epsilon(zcdp_rho, delta)
-    if implied > epsilon:
+    if calibration == "paper" and implied > epsilon:
         raise ValueError(
             f"invalid argument `epsilon`: the paper's sigma gives a {zcdp_rho!r}-zCDP tree, "
             f"which only implies ({implied!r}, {delta!r})-DP, more than epsilon = {epsilon!r}"
@@ -286,7 +389,7 @@ def shariff_sheffet_gaussian(
         m=m, L_tilde=math.sqrt(l_tilde_sq),
         node_epsilon=tree_node_epsilon(epsilon, delta, m), node_delta=delta / 2.0,
         sigma=sigma, upsilon=upsilon, shift=c, rho_min=rho_min, rho_max=rho_max, gamma=gamma,
-        zcdp_rho=zcdp_rho,
+        zcdp_rho=zcdp_rho, calibration=calibration,
     )
 
 
