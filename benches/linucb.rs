@@ -29,8 +29,18 @@ fn config(statistics: StatisticsConfig) -> LinUcbConfig {
 fn variants() -> Vec<(&'static str, StatisticsConfig)> {
     vec![
         ("nonprivate", StatisticsConfig::Exact { regularizer: 1.0, refactor_every: 64 }),
-        ("gaussian", StatisticsConfig::Tree { noise: NoiseSpec::SymmetricGaussian { sigma: 153.34 }, shift: 40_000.0, pad_to: 0 }),
-        ("wishart", StatisticsConfig::Tree { noise: NoiseSpec::Wishart { scale: 2.0, df: 3.0e6 }, shift: 9.0e7, pad_to: 27 }),
+        (
+            "gaussian",
+            StatisticsConfig::Tree {
+                noise: NoiseSpec::SymmetricGaussian { sigma: 153.34 },
+                shift: 40_000.0,
+                pad_to: 0,
+            },
+        ),
+        (
+            "wishart",
+            StatisticsConfig::Tree { noise: NoiseSpec::Wishart { scale: 2.0, df: 3.0e6 }, shift: 9.0e7, pad_to: 27 },
+        ),
     ]
 }
 
@@ -55,7 +65,7 @@ fn learner_round(c: &mut Criterion) {
                 let set = &sets[i % sets.len()];
                 i += 1;
                 let a = learner.select(set).unwrap();
-                learner.update(set, a, Feedback::Reward(if i % 3 == 0 { -1.0 } else { 1.0 })).unwrap();
+                learner.update(set, a, Feedback::Reward(if i.is_multiple_of(3) { -1.0 } else { 1.0 })).unwrap();
                 a
             });
         });

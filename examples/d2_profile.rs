@@ -13,8 +13,16 @@ fn main() {
     let n: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(2_000_000);
     let statistics = match variant {
         "nonprivate" => StatisticsConfig::Exact { regularizer: 1.0, refactor_every: 64 },
-        "wishart" => StatisticsConfig::Tree { noise: NoiseSpec::Wishart { scale: 2.0, df: 139_115.0 }, shift: 7_258_941.3, pad_to: 27 },
-        _ => StatisticsConfig::Tree { noise: NoiseSpec::SymmetricGaussian { sigma: 153.34 }, shift: 183_090.9, pad_to: 0 },
+        "wishart" => StatisticsConfig::Tree {
+            noise: NoiseSpec::Wishart { scale: 2.0, df: 139_115.0 },
+            shift: 7_258_941.3,
+            pad_to: 27,
+        },
+        _ => StatisticsConfig::Tree {
+            noise: NoiseSpec::SymmetricGaussian { sigma: 153.34 },
+            shift: 183_090.9,
+            pad_to: 0,
+        },
     };
     let config = LinUcbConfig {
         d: 5,
@@ -25,7 +33,14 @@ fn main() {
     };
     let seeds = SeedSequence::from_seed(1);
     let mut learner = LinUcb::new(config, &seeds.child("learner", 0)).unwrap();
-    let mut env = ShariffSheffetEnv::new(5, 25, 0.1, 0.75, RewardModel::PlusMinusOne, &seeds.child("environment", 0)).unwrap();
+    let mut env =
+        ShariffSheffetEnv::new(5, 25, 0.1, 0.75, RewardModel::PlusMinusOne, &seeds.child("environment", 0)).unwrap();
     let trace = run_episode(&mut learner, &mut env, n, n, None).unwrap();
-    println!("{variant}: {} rounds in {:.2} s = {:.0} rounds/s, regret {:.1}", trace.rounds, trace.seconds, trace.rounds as f64 / trace.seconds, trace.regret[0]);
+    println!(
+        "{variant}: {} rounds in {:.2} s = {:.0} rounds/s, regret {:.1}",
+        trace.rounds,
+        trace.seconds,
+        trace.rounds as f64 / trace.seconds,
+        trace.regret[0]
+    );
 }

@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 import pytest
+
 from dpbandits.mechanisms import SymmetricGaussianNoise, WishartNoise
 from dpbandits.privacy import (
     ConfidenceRadius,

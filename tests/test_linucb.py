@@ -33,6 +33,8 @@ import sys
 
 import numpy as np
 import pytest
+from scipy import stats
+
 from dpbandits import _core
 from dpbandits.envs import ShariffSheffetEnv
 from dpbandits.errors import StateError
@@ -40,7 +42,6 @@ from dpbandits.learners.linucb import JointDPLinUCB, LinUCB
 from dpbandits.mechanisms import SymmetricGaussianNoise, TreeCounter, ZeroNoise
 from dpbandits.privacy import ConfidenceRadius
 from dpbandits.sim import simulate
-from scipy import stats
 
 # ---------------------------------------------------------------- helpers
 

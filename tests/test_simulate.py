@@ -23,10 +23,11 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
+
 from dpbandits.envs import Environment, ShariffSheffetEnv
 from dpbandits.learners.linucb import JointDPLinUCB, LinUCB
 from dpbandits.sim import SimulationResult, simulate
-from scipy import stats
 
 D, K = 5, 25
 

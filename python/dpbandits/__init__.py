@@ -8,7 +8,7 @@ tests.
 
 from __future__ import annotations
 
-from dpbandits import errors, mechanisms, privacy
+from dpbandits import design, errors, mechanisms, privacy
 from dpbandits._core import __version__
 from dpbandits.envs import ShariffSheffetEnv
 from dpbandits.learners import JointDPLinUCB, LinUCB
@@ -20,6 +20,7 @@ __all__ = [
     "ShariffSheffetEnv",
     "SimulationResult",
     "__version__",
+    "design",
     "errors",
     "mechanisms",
     "privacy",

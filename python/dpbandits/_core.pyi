@@ -79,7 +79,28 @@ class TreeCounter:
 def _restore_tree_counter(state: bytes) -> TreeCounter: ...
 
 # --- core sets (rust/src/design.rs) -----------------------------------------
-# (core_set: see below)
+
+def core_set(
+    actions: NDArray[np.float64],
+    stop_at: float | None = None,
+    max_iter: int = 10000,
+    reduce_support: bool = True,
+) -> tuple[NDArray[np.int64], NDArray[np.float64], float, int, float]:
+    """Frank-Wolfe core set of the rows of ``actions`` (Hanna et al., App. A).
+
+    ``actions`` is a (K, d) float64 array (C or Fortran order, any strides).
+    Starts from the uniform design and runs Frank-Wolfe until
+    max_a ||a||^2_{V(pi)^{-1}} <= ``stop_at`` (None means 2d, Lemma 2 Eq. 5;
+    must be >= d), for at most ``max_iter`` steps; then, if
+    ``reduce_support``, reduces the support to at most d(d+1)/2 actions
+    (Kiefer-Wolfowitz; Lattimore & Szepesvari Ch. 21) without increasing any
+    ||a||^2_{V^{-1}}. The GIL is released during the computation.
+
+    Returns ``(support, weights, value, iterations, stop_at)``. Raises
+    ValueError (not 2-D, NaN/inf, K = 0, d = 0, stop_at < d, max_iter
+    reached) and dpbandits.errors.DegenerateInputError (a zero row, K < d,
+    actions not spanning R^d). Prefer ``dpbandits.design.core_set``.
+    """
 
 # --- learners (rust/src/policy/) --------------------------------------------
 

@@ -76,7 +76,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="dpbandits", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="dpbandits", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("run", help="the main job: JDP LinUCB on Shariff & Sheffet App. D.2")
     p.add_argument("--horizon", type=int, default=1_000_000, help="rounds per seed (paper: 50000000)")

@@ -21,7 +21,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Union
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -38,8 +37,8 @@ __all__ = [
     "TreeCounter",
     "WishartNoise",
     "ZeroNoise",
-    "laplace",
     "gaussian",
+    "laplace",
     "symmetric_gaussian",
     "wishart",
 ]
@@ -112,7 +111,7 @@ class WishartNoise:
         return "wishart", [float(self.scale), float(self.df)]
 
 
-NoiseSpec = Union[ZeroNoise, LaplaceNoise, GaussianNoise, SymmetricGaussianNoise, WishartNoise]
+NoiseSpec = ZeroNoise | LaplaceNoise | GaussianNoise | SymmetricGaussianNoise | WishartNoise
 
 _SPECS = {
     "zero": lambda p: ZeroNoise(),
@@ -293,14 +292,18 @@ def _count(size: int | Sequence[int] | None, entries: int = 1) -> tuple[tuple[in
     return dims, math.prod(dims)
 
 
-def laplace(scale: float, size: int | Sequence[int] | None = None, seed: int | None = None) -> NDArray[np.float64] | float:
+def laplace(
+    scale: float, size: int | Sequence[int] | None = None, seed: int | None = None
+) -> NDArray[np.float64] | float:
     """Laplace(0, scale) draws: density exp(-|x|/scale) / (2 scale)."""
     dims, n = _count(size)
     out = _core.sample_laplace(positive("scale", scale), n, seed_or_none("seed", seed))
     return float(out[0]) if size is None else out.reshape(dims)
 
 
-def gaussian(sigma: float, size: int | Sequence[int] | None = None, seed: int | None = None) -> NDArray[np.float64] | float:
+def gaussian(
+    sigma: float, size: int | Sequence[int] | None = None, seed: int | None = None
+) -> NDArray[np.float64] | float:
     """N(0, sigma^2) draws (Ziggurat sampler)."""
     dims, n = _count(size)
     out = _core.sample_gaussian(positive("sigma", sigma), n, seed_or_none("seed", seed))

@@ -16,11 +16,7 @@ pub enum Error {
 
     /// A matrix that must be symmetric positive definite is not.
     #[error("matrix `{name}` is not positive definite (pivot {pivot} is {value:e})")]
-    NotPositiveDefinite {
-        name: &'static str,
-        pivot: usize,
-        value: f64,
-    },
+    NotPositiveDefinite { name: &'static str, pivot: usize, value: f64 },
 
     /// The input is well-formed but degenerate for the algorithm
     /// (for example, actions that do not span R^d).
@@ -40,10 +36,7 @@ pub enum Error {
 impl Error {
     /// Shorthand for [`Error::InvalidArgument`].
     pub fn invalid(name: &'static str, reason: impl Into<String>) -> Self {
-        Error::InvalidArgument {
-            name,
-            reason: reason.into(),
-        }
+        Error::InvalidArgument { name, reason: reason.into() }
     }
 }
 
@@ -56,10 +49,7 @@ pub fn check_positive(name: &'static str, value: f64) -> Result<()> {
     if value.is_finite() && value > 0.0 {
         Ok(())
     } else {
-        Err(Error::invalid(
-            name,
-            format!("must be finite and > 0, got {value}"),
-        ))
+        Err(Error::invalid(name, format!("must be finite and > 0, got {value}")))
     }
 }
 
@@ -67,9 +57,6 @@ pub fn check_positive(name: &'static str, value: f64) -> Result<()> {
 pub fn check_finite(name: &'static str, values: &[f64]) -> Result<()> {
     match values.iter().position(|v| !v.is_finite()) {
         None => Ok(()),
-        Some(i) => Err(Error::invalid(
-            name,
-            format!("entry {i} is not finite ({})", values[i]),
-        )),
+        Some(i) => Err(Error::invalid(name, format!("entry {i} is not finite ({})", values[i]))),
     }
 }

@@ -24,11 +24,7 @@ pub fn cholesky_into(a: &[f64], n: usize, l: &mut [f64]) -> Result<()> {
             }
             if i == j {
                 if s.is_nan() || s <= 0.0 {
-                    return Err(Error::NotPositiveDefinite {
-                        name: "matrix",
-                        pivot: i,
-                        value: s,
-                    });
+                    return Err(Error::NotPositiveDefinite { name: "matrix", pivot: i, value: s });
                 }
                 l[i * n + i] = s.sqrt();
             } else {
@@ -45,10 +41,7 @@ pub fn cholesky_into(a: &[f64], n: usize, l: &mut [f64]) -> Result<()> {
 /// Cholesky factor of `a` in a new buffer. See [`cholesky_into`].
 pub fn cholesky(a: &[f64], n: usize) -> Result<Vec<f64>> {
     if a.len() != n * n {
-        return Err(Error::invalid(
-            "matrix",
-            format!("expected {n} x {n} = {} entries, got {}", n * n, a.len()),
-        ));
+        return Err(Error::invalid("matrix", format!("expected {n} x {n} = {} entries, got {}", n * n, a.len())));
     }
     check_finite("matrix", a)?;
     let mut l = vec![0.0; n * n];
@@ -135,11 +128,8 @@ impl Cholesky {
         self.forward_in_place(b);
         let n = self.n;
         for i in (0..n).rev() {
-            let mut s = b[i];
-            for k in (i + 1)..n {
-                s -= self.l[k * n + i] * b[k];
-            }
-            b[i] = s * self.inv_diag[i];
+            let s: f64 = ((i + 1)..n).map(|k| self.l[k * n + i] * b[k]).sum();
+            b[i] = (b[i] - s) * self.inv_diag[i];
         }
     }
 
@@ -204,14 +194,7 @@ impl RankOneInverse {
             return Err(Error::invalid("refactor_every", "must be >= 1"));
         }
         let inv = Cholesky::factor(a, n)?.inverse();
-        Ok(RankOneInverse {
-            n,
-            a: a.to_vec(),
-            inv,
-            scratch: vec![0.0; n],
-            updates: 0,
-            refactor_every,
-        })
+        Ok(RankOneInverse { n, a: a.to_vec(), inv, scratch: vec![0.0; n], updates: 0, refactor_every })
     }
 
     /// Side of the matrix.
@@ -264,7 +247,7 @@ impl RankOneInverse {
             }
         }
         self.updates += 1;
-        if self.updates % self.refactor_every == 0 {
+        if self.updates.is_multiple_of(self.refactor_every) {
             self.inv = Cholesky::factor(&self.a, n)?.inverse();
             return Ok(());
         }
@@ -301,9 +284,7 @@ mod tests {
 
     fn spd(n: usize, seed: u64) -> Vec<f64> {
         // B^T B + n I with a deterministic B.
-        let b: Vec<f64> = (0..n * n)
-            .map(|i| (((i as u64 + 1) * (seed * 2 + 7)) % 17) as f64 / 17.0 - 0.5)
-            .collect();
+        let b: Vec<f64> = (0..n * n).map(|i| (((i as u64 + 1) * (seed * 2 + 7)) % 17) as f64 / 17.0 - 0.5).collect();
         let mut a = vec![0.0; n * n];
         for i in 0..n {
             for j in 0..n {
@@ -346,19 +327,14 @@ mod tests {
         let inv = c.inverse();
         let mut scratch = vec![0.0; n];
         let q1 = c.inv_quad(&b, &mut scratch);
-        let q2: f64 = (0..n)
-            .map(|i| b[i] * (0..n).map(|j| inv[i * n + j] * b[j]).sum::<f64>())
-            .sum();
+        let q2: f64 = (0..n).map(|i| b[i] * (0..n).map(|j| inv[i * n + j] * b[j]).sum::<f64>()).sum();
         assert!((q1 - q2).abs() < 1e-12);
     }
 
     #[test]
     fn not_positive_definite_is_an_error() {
         let a = [1.0, 2.0, 2.0, 1.0];
-        assert!(matches!(
-            Cholesky::factor(&a, 2),
-            Err(Error::NotPositiveDefinite { pivot: 1, .. })
-        ));
+        assert!(matches!(Cholesky::factor(&a, 2), Err(Error::NotPositiveDefinite { pivot: 1, .. })));
         assert!(Cholesky::factor(&[f64::NAN], 1).is_err());
         assert!(Cholesky::factor(&[1.0, 0.0, 0.0], 2).is_err());
     }
@@ -372,11 +348,7 @@ mod tests {
             inv.update(if t % 3 == 0 { 0.99 } else { 1.0 }, 0.7, &x).unwrap();
         }
         let exact = Cholesky::factor(inv.matrix(), n).unwrap().inverse();
-        let err = exact
-            .iter()
-            .zip(inv.inverse())
-            .map(|(a, b)| (a - b).abs())
-            .fold(0.0, f64::max);
+        let err = exact.iter().zip(inv.inverse()).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
         let size = exact.iter().map(|v| v.abs()).fold(0.0, f64::max);
         assert!(err < 1e-9 * size, "relative drift {}", err / size);
     }

@@ -106,10 +106,9 @@ impl SeedSequence {
 
     /// A child root: everything derived from it is independent of the
     /// parent's other children. Used to give each replicate its own tree.
+    #[must_use]
     pub fn child(&self, name: &str, index: u64) -> SeedSequence {
-        SeedSequence {
-            key: self.child_key(name, index),
-        }
+        SeedSequence { key: self.child_key(name, index) }
     }
 
     fn child_key(&self, name: &str, index: u64) -> [u8; 32] {

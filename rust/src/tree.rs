@@ -160,7 +160,13 @@ impl TreeCounter {
     /// As [`TreeCounter::new`], with every release topped up to exactly
     /// `pad_to` noise draws (0 for none). `pad_to` must be at least the
     /// largest popcount of t <= n, floor(log2(n + 1)).
-    pub fn with_padding(shape: &[usize], horizon: u64, noise: NoiseSpec, pad_to: u32, seeds: &SeedSequence) -> Result<Self> {
+    pub fn with_padding(
+        shape: &[usize],
+        horizon: u64,
+        noise: NoiseSpec,
+        pad_to: u32,
+        seeds: &SeedSequence,
+    ) -> Result<Self> {
         if horizon == 0 {
             return Err(Error::invalid("horizon", "must be >= 1"));
         }
@@ -378,8 +384,7 @@ impl TreeCounter {
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         match bytes.split_first() {
             Some((&STATE_VERSION, body)) => {
-                let mut c: TreeCounter =
-                    postcard::from_bytes(body).map_err(|e| Error::Decode(e.to_string()))?;
+                let mut c: TreeCounter = postcard::from_bytes(body).map_err(|e| Error::Decode(e.to_string()))?;
                 c.check_consistent()?;
                 c.draw = vec![0.0; c.dim];
                 Ok(c)
@@ -417,9 +422,7 @@ mod tests {
     use super::*;
 
     fn stream(n: usize, dim: usize) -> Vec<Vec<f64>> {
-        (0..n)
-            .map(|t| (0..dim).map(|i| ((t * 31 + i * 7) % 13) as f64 - 6.0).collect())
-            .collect()
+        (0..n).map(|t| (0..dim).map(|i| ((t * 31 + i * 7) % 13) as f64 - 6.0).collect()).collect()
     }
 
     #[test]
@@ -466,7 +469,8 @@ mod tests {
     #[test]
     fn padded_releases_carry_exactly_ceil_log2_terms() {
         for n in [1u64, 2, 5, 8, 100, 1024] {
-            let mut c = TreeCounter::new(&[], n, NoiseSpec::Gaussian { sigma: 1.0 }, true, &SeedSequence::from_seed(3)).unwrap();
+            let mut c = TreeCounter::new(&[], n, NoiseSpec::Gaussian { sigma: 1.0 }, true, &SeedSequence::from_seed(3))
+                .unwrap();
             for _ in 0..n {
                 c.add(&[1.0]).unwrap();
                 assert_eq!(c.noise_terms(), ceil_log2(n).max(1), "n = {n}, t = {}", c.t());
@@ -478,7 +482,9 @@ mod tests {
     fn padding_to_m_gives_every_release_m_draws() {
         let n = 100;
         let m = max_noise_terms(n);
-        let mut c = TreeCounter::with_padding(&[], n, NoiseSpec::Laplace { scale: 1.0 }, m, &SeedSequence::from_seed(5)).unwrap();
+        let mut c =
+            TreeCounter::with_padding(&[], n, NoiseSpec::Laplace { scale: 1.0 }, m, &SeedSequence::from_seed(5))
+                .unwrap();
         for _ in 0..n {
             c.add(&[0.0]).unwrap();
             assert_eq!(c.noise_terms(), m);
@@ -494,7 +500,14 @@ mod tests {
         assert!(matches!(c.add(&[1.0]), Err(Error::State(_))));
         assert!(c.add(&[f64::NAN]).is_err());
         assert!(TreeCounter::new(&[], 0, NoiseSpec::Zero, false, &SeedSequence::from_seed(0)).is_err());
-        assert!(TreeCounter::new(&[3], 5, NoiseSpec::Wishart { scale: 1.0, df: 5.0 }, false, &SeedSequence::from_seed(0)).is_err());
+        assert!(TreeCounter::new(
+            &[3],
+            5,
+            NoiseSpec::Wishart { scale: 1.0, df: 5.0 },
+            false,
+            &SeedSequence::from_seed(0)
+        )
+        .is_err());
     }
 
     #[test]
@@ -514,7 +527,8 @@ mod tests {
         c.add(&[0.0; 9]).unwrap();
         c.side = 0;
         assert!(matches!(TreeCounter::from_bytes(&c.to_bytes()), Err(Error::Decode(_))));
-        let mut d = TreeCounter::new(&[], 100, NoiseSpec::Gaussian { sigma: 1.0 }, true, &SeedSequence::from_seed(5)).unwrap();
+        let mut d =
+            TreeCounter::new(&[], 100, NoiseSpec::Gaussian { sigma: 1.0 }, true, &SeedSequence::from_seed(5)).unwrap();
         d.pad_to = 2; // releases of 100 rounds can sum 6 nodes
         assert!(matches!(TreeCounter::from_bytes(&d.to_bytes()), Err(Error::Decode(_))));
     }

@@ -42,7 +42,9 @@ class OnlineLearner:
         """``update(reward)`` for the last selection, or ``update(x, reward)``."""
         if len(args) == 1:
             if self._pending is None:
-                raise StateError("update(reward) needs a preceding select(); pass update(x, reward) to record another action")
+                raise StateError(
+                    "update(reward) needs a preceding select(); pass update(x, reward) to record another action"
+                )
             x, reward = self._pending, args[0]
         elif len(args) == 2:
             x = float_array("x", args[0], ndim=1)

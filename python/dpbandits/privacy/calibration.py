@@ -44,13 +44,13 @@ from dpbandits.privacy.guarantees import Guarantee
 
 __all__ = [
     "GaussianCalibration",
+    "WishartCalibration",
     "gaussian_tree_sigma",
     "laplace_tree_scale",
-    "tree_levels",
-    "WishartCalibration",
     "shariff_sheffet_gaussian",
     "shariff_sheffet_wishart",
     "tree_depth",
+    "tree_levels",
     "tree_node_epsilon",
     "wishart_degrees_of_freedom",
 ]

@@ -62,9 +62,19 @@ impl ShariffSheffetEnv {
     /// A new instance; `theta*` is drawn from `seeds`' `"environment/theta"`
     /// stream, decision sets from `"environment/contexts"`, reward noise
     /// from `"environment/rewards"`.
-    pub fn new(d: usize, k: usize, gap: f64, optimal_reward: f64, reward: RewardModel, seeds: &SeedSequence) -> Result<Self> {
+    pub fn new(
+        d: usize,
+        k: usize,
+        gap: f64,
+        optimal_reward: f64,
+        reward: RewardModel,
+        seeds: &SeedSequence,
+    ) -> Result<Self> {
         if d < 2 {
-            return Err(Error::invalid("d", format!("must be >= 2 (the optimal action lives on a (d-2)-sphere), got {d}")));
+            return Err(Error::invalid(
+                "d",
+                format!("must be >= 2 (the optimal action lives on a (d-2)-sphere), got {d}"),
+            ));
         }
         if k < 1 {
             return Err(Error::invalid("k", "must be >= 1"));
@@ -121,7 +131,7 @@ impl ShariffSheffetEnv {
     /// orthogonal complement).
     fn on_slice(&mut self, dot: f64, x: &mut [f64]) {
         loop {
-            for v in self.scratch.iter_mut() {
+            for v in &mut self.scratch {
                 *v = self.contexts.sample::<f64, _>(StandardNormal);
             }
             let proj: f64 = self.scratch.iter().zip(&self.theta).map(|(a, b)| a * b).sum();
@@ -230,12 +240,14 @@ impl Environment for ShariffSheffetEnv {
 }
 
 #[cfg(test)]
+#[allow(clippy::float_cmp, clippy::needless_range_loop)]
 mod tests {
     use super::*;
 
     #[test]
     fn decision_sets_follow_appendix_d() {
-        let mut env = ShariffSheffetEnv::new(5, 25, 0.1, 0.75, RewardModel::PlusMinusOne, &SeedSequence::from_seed(1)).unwrap();
+        let mut env =
+            ShariffSheffetEnv::new(5, 25, 0.1, 0.75, RewardModel::PlusMinusOne, &SeedSequence::from_seed(1)).unwrap();
         let theta = env.theta().to_vec();
         assert!((theta.iter().map(|v| v * v).sum::<f64>() - 1.0).abs() < 1e-12);
         let mut best_positions = [0usize; 25];
@@ -278,7 +290,8 @@ mod tests {
 
     #[test]
     fn plus_minus_one_rewards_have_the_right_mean() {
-        let mut env = ShariffSheffetEnv::new(5, 25, 0.1, 0.75, RewardModel::PlusMinusOne, &SeedSequence::from_seed(2)).unwrap();
+        let mut env =
+            ShariffSheffetEnv::new(5, 25, 0.1, 0.75, RewardModel::PlusMinusOne, &SeedSequence::from_seed(2)).unwrap();
         let n = 40_000;
         let (mut sum, mut mean_sum) = (0.0, 0.0);
         let mut set = DecisionSet::default();

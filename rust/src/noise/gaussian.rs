@@ -41,6 +41,7 @@ pub fn fill_symmetric_gaussian<R: Rng + ?Sized>(rng: &mut R, sigma: f64, p: usiz
 }
 
 #[cfg(test)]
+#[allow(clippy::float_cmp, clippy::needless_range_loop)]
 mod tests {
     use super::*;
     use crate::rng::SeedSequence;
@@ -67,9 +68,9 @@ mod tests {
         for i in 0..p {
             for j in 0..p {
                 let want = if i == j { 2.0 } else { 1.0 } * sigma * sigma;
-                let got = sum_sq[i * p + j] / n as f64;
+                let got = sum_sq[i * p + j] / f64::from(n);
                 // Var of a chi-square mean: 2 want^2 / n; 5 sd bound.
-                let tol = 5.0 * want * (2.0 / n as f64).sqrt();
+                let tol = 5.0 * want * (2.0 / f64::from(n)).sqrt();
                 assert!((got - want).abs() < tol, "({i},{j}) var {got} want {want}");
             }
         }

@@ -67,12 +67,12 @@ mod tests {
         let n = 200_000;
         let b = 2.0;
         let xs: Vec<f64> = (0..n).map(|_| laplace(&mut rng, b)).collect();
-        let mean = xs.iter().sum::<f64>() / n as f64;
-        let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n as f64;
+        let mean = xs.iter().sum::<f64>() / f64::from(n);
+        let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / f64::from(n);
         // Var = 2b^2 = 8; sd of the mean = sqrt(8/n) ~ 0.0063: 5 sd bound.
-        assert!(mean.abs() < 5.0 * (8.0 / n as f64).sqrt(), "mean {mean}");
+        assert!(mean.abs() < 5.0 * (8.0 / f64::from(n)).sqrt(), "mean {mean}");
         // Var of the sample variance ~ (mu4 - sigma^4)/n = (24 b^4 - 4 b^4)/n.
-        let sd_var = (20.0 * b.powi(4) / n as f64).sqrt();
+        let sd_var = (20.0 * b.powi(4) / f64::from(n)).sqrt();
         assert!((var - 8.0).abs() < 5.0 * sd_var, "var {var}");
         assert!(xs.iter().all(|x| x.is_finite()));
     }

@@ -100,9 +100,8 @@ impl NoiseSpec {
 pub fn square_side(shape: &[usize]) -> Result<usize> {
     match shape {
         [p, q] if p == q && *p > 0 => Ok(*p),
-        _ => Err(Error::invalid(
-            "shape",
-            format!("matrix noise needs a square (p, p) shape with p > 0, got {shape:?}"),
-        )),
+        _ => {
+            Err(Error::invalid("shape", format!("matrix noise needs a square (p, p) shape with p > 0, got {shape:?}")))
+        }
     }
 }

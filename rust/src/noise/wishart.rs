@@ -56,11 +56,9 @@ impl WishartSampler {
         check_finite("scale", scale_matrix)?;
         Self::check_df(p, df)?;
         let chol = cholesky(scale_matrix, p).map_err(|e| match e {
-            Error::NotPositiveDefinite { pivot, value, .. } => Error::NotPositiveDefinite {
-                name: "scale",
-                pivot,
-                value,
-            },
+            Error::NotPositiveDefinite { pivot, value, .. } => {
+                Error::NotPositiveDefinite { name: "scale", pivot, value }
+            }
             other => other,
         })?;
         let chi2 = (0..p)
@@ -162,10 +160,10 @@ mod tests {
         }
         for i in 0..p {
             for j in 0..p {
-                let mean = sum[i * p + j] / n as f64;
+                let mean = sum[i * p + j] / f64::from(n);
                 let want = k * s[i * p + j];
                 let var = k * (s[i * p + j].powi(2) + s[i * p + i] * s[j * p + j]);
-                let tol = 5.0 * (var / n as f64).sqrt();
+                let tol = 5.0 * (var / f64::from(n)).sqrt();
                 assert!((mean - want).abs() < tol, "({i},{j}) mean {mean} want {want}");
             }
         }
@@ -188,8 +186,8 @@ mod tests {
                 let s_ij = if i == j { scale } else { 0.0 };
                 // Var(W_ij) = k (S_ij^2 + S_ii S_jj); 5 sd bound on the mean.
                 let var = k * (s_ij * s_ij + scale * scale);
-                let mean = sum[i * p + j] / n as f64;
-                assert!((mean - k * s_ij).abs() < 5.0 * (var / n as f64).sqrt(), "({i},{j}) {mean}");
+                let mean = sum[i * p + j] / f64::from(n);
+                assert!((mean - k * s_ij).abs() < 5.0 * (var / f64::from(n)).sqrt(), "({i},{j}) {mean}");
             }
         }
     }
@@ -200,9 +198,6 @@ mod tests {
         assert!(WishartSampler::isotropic(3, -1.0, 10.0).is_err());
         assert!(WishartSampler::isotropic(3, 1.0, f64::NAN).is_err());
         let not_pd = [1.0, 2.0, 2.0, 1.0];
-        assert!(matches!(
-            WishartSampler::new(&not_pd, 2, 5.0),
-            Err(Error::NotPositiveDefinite { name: "scale", .. })
-        ));
+        assert!(matches!(WishartSampler::new(&not_pd, 2, 5.0), Err(Error::NotPositiveDefinite { name: "scale", .. })));
     }
 }

@@ -18,10 +18,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::ucb_scores::{lower_inverse, ucb_scores, InverseForm};
 use super::Learner;
 use crate::env::{DecisionSet, Feedback};
 use crate::error::{Error, Result};
-use super::ucb_scores::{lower_inverse, ucb_scores, InverseForm};
 use crate::linalg::{Cholesky, RankOneInverse};
 use crate::noise::NoiseSpec;
 use crate::rng::SeedSequence;
@@ -61,17 +61,25 @@ impl InputBounds {
         match self.policy {
             BoundsPolicy::Error => {
                 if norm > self.l * slack {
-                    return Err(Error::invalid("x", format!("||x|| = {norm} exceeds the declared bound L = {}", self.l)));
+                    return Err(Error::invalid(
+                        "x",
+                        format!("||x|| = {norm} exceeds the declared bound L = {}", self.l),
+                    ));
                 }
                 if y.abs() > self.b_tilde * slack {
-                    return Err(Error::invalid("reward", format!("|y| = {} exceeds the declared bound B_tilde = {}", y.abs(), self.b_tilde)));
+                    return Err(Error::invalid(
+                        "reward",
+                        format!("|y| = {} exceeds the declared bound B_tilde = {}", y.abs(), self.b_tilde),
+                    ));
                 }
             }
             BoundsPolicy::Clip => {}
         }
         if norm > self.l {
             let s = self.l / norm;
-            x.iter_mut().for_each(|v| *v *= s);
+            for v in x.iter_mut() {
+                *v *= s;
+            }
         }
         *y = y.clamp(-self.b_tilde, self.b_tilde);
         Ok(())
@@ -92,7 +100,9 @@ impl Radius {
         match *self {
             // The argument is >= 0 whenever rho_min is a true lower bound;
             // the max guards the rare round where the noise breaks it.
-            Radius::LogDet { noise_sd, log_offset, offset } => noise_sd * (log_offset + log_det).max(0.0).sqrt() + offset,
+            Radius::LogDet { noise_sd, log_offset, offset } => {
+                noise_sd * (log_offset + log_det).max(0.0).sqrt() + offset
+            }
             Radius::Constant(beta) => beta,
         }
     }
@@ -120,17 +130,13 @@ pub struct LinUcbConfig {
 }
 
 /// Running statistics (see the module documentation).
+// An engine holds one variant for its whole life; boxing the larger one
+// would add an indirection to every round and save nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum Statistics {
-    Exact {
-        inv: RankOneInverse,
-        u: Vec<f64>,
-        log_det: f64,
-    },
-    Tree {
-        tree: TreeCounter,
-        shift: f64,
-    },
+    Exact { inv: RankOneInverse, u: Vec<f64>, log_det: f64 },
+    Tree { tree: TreeCounter, shift: f64 },
 }
 
 /// The LinUCB engine.
@@ -311,7 +317,8 @@ impl LinUcb {
                         self.work.v.copy_from_slice(&self.last_good_v);
                         self.work.u.copy_from_slice(&self.last_good_u);
                     }
-                    self.work.chol = Some(Cholesky::factor(&self.work.v, d).expect("fallback matrix is positive definite"));
+                    self.work.chol =
+                        Some(Cholesky::factor(&self.work.v, d).expect("fallback matrix is positive definite"));
                 }
                 let chol = self.work.chol.as_ref().expect("factor set above");
                 self.work.theta.copy_from_slice(&self.work.u);
@@ -346,7 +353,10 @@ impl LinUcb {
 
     fn check_set(&self, set: &DecisionSet) -> Result<()> {
         if set.d != self.config.d {
-            return Err(Error::invalid("decision_set", format!("actions must have d = {} features, got {}", self.config.d, set.d)));
+            return Err(Error::invalid(
+                "decision_set",
+                format!("actions must have d = {} features, got {}", self.config.d, set.d),
+            ));
         }
         if set.k == 0 {
             return Err(Error::invalid("decision_set", "must hold at least one action"));
@@ -458,8 +468,12 @@ mod tests {
     fn zero_noise_tree_with_shift_rho_matches_exact_linucb() {
         let (d, n, rho) = (5, 3000, 1.0);
         let seeds = SeedSequence::from_seed(5);
-        let mut exact = LinUcb::new(config(d, n, StatisticsConfig::Exact { regularizer: rho, refactor_every: 64 }), &seeds).unwrap();
-        let mut tree = LinUcb::new(config(d, n, StatisticsConfig::Tree { noise: NoiseSpec::Zero, shift: rho, pad_to: 0 }), &seeds).unwrap();
+        let mut exact =
+            LinUcb::new(config(d, n, StatisticsConfig::Exact { regularizer: rho, refactor_every: 64 }), &seeds)
+                .unwrap();
+        let mut tree =
+            LinUcb::new(config(d, n, StatisticsConfig::Tree { noise: NoiseSpec::Zero, shift: rho, pad_to: 0 }), &seeds)
+                .unwrap();
         let mut env = ShariffSheffetEnv::new(d, 25, 0.1, 0.75, RewardModel::PlusMinusOne, &seeds).unwrap();
         let mut set = DecisionSet::default();
         for t in 1..=n {
@@ -478,7 +492,9 @@ mod tests {
     fn learns_the_gap_instance() {
         let (d, n) = (5, 20_000);
         let seeds = SeedSequence::from_seed(6);
-        let mut learner = LinUcb::new(config(d, n, StatisticsConfig::Exact { regularizer: 1.0, refactor_every: 64 }), &seeds).unwrap();
+        let mut learner =
+            LinUcb::new(config(d, n, StatisticsConfig::Exact { regularizer: 1.0, refactor_every: 64 }), &seeds)
+                .unwrap();
         let mut env = ShariffSheffetEnv::new(d, 25, 0.1, 0.75, RewardModel::PlusMinusOne, &seeds).unwrap();
         let trace = run_episode(&mut learner, &mut env, n, 1000, None).unwrap();
         let last = *trace.regret.last().unwrap();
@@ -513,7 +529,11 @@ mod tests {
     #[test]
     fn horizon_is_enforced_and_state_round_trips() {
         let seeds = SeedSequence::from_seed(8);
-        let cfg = config(3, 5, StatisticsConfig::Tree { noise: NoiseSpec::SymmetricGaussian { sigma: 0.1 }, shift: 2.0, pad_to: 0 });
+        let cfg = config(
+            3,
+            5,
+            StatisticsConfig::Tree { noise: NoiseSpec::SymmetricGaussian { sigma: 0.1 }, shift: 2.0, pad_to: 0 },
+        );
         let mut l = LinUcb::new(cfg, &seeds).unwrap();
         let set = DecisionSet { k: 2, d: 3, features: vec![1.0, 0.0, 0.0, 0.0, 1.0, 0.0] };
         for _ in 0..3 {

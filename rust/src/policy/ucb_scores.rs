@@ -138,7 +138,8 @@ mod tests {
             let mut v = vec![0.0; d * d];
             for i in 0..d {
                 for j in 0..d {
-                    v[i * d + j] = (0..d).map(|k| b[i * d + k] * b[j * d + k]).sum::<f64>() + if i == j { 1.0 } else { 0.0 };
+                    v[i * d + j] =
+                        (0..d).map(|k| b[i * d + k] * b[j * d + k]).sum::<f64>() + if i == j { 1.0 } else { 0.0 };
                 }
             }
             let chol = crate::linalg::Cholesky::factor(&v, d).unwrap();

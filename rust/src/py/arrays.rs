@@ -9,9 +9,11 @@ use pyo3::prelude::*;
 /// Fortran order or a strided view) copies once in logical order.
 pub fn row_major(array: &PyReadonlyArrayDyn<'_, f64>) -> (Vec<usize>, Vec<f64>) {
     let shape = array.shape().to_vec();
+    // `as_slice` also succeeds on Fortran-contiguous arrays, returning
+    // their column-major buffer: only a C-contiguous array is row-major.
     let data = match array.as_slice() {
-        Ok(s) => s.to_vec(),
-        Err(_) => array.as_array().iter().copied().collect(),
+        Ok(s) if array.is_c_contiguous() => s.to_vec(),
+        _ => array.as_array().iter().copied().collect(),
     };
     (shape, data)
 }
@@ -21,9 +23,7 @@ pub fn expect_shape(name: &str, shape: &[usize], want: &[usize]) -> PyResult<()>
     if shape == want {
         Ok(())
     } else {
-        Err(PyValueError::new_err(format!(
-            "invalid argument `{name}`: expected shape {want:?}, got {shape:?}"
-        )))
+        Err(PyValueError::new_err(format!("invalid argument `{name}`: expected shape {want:?}, got {shape:?}")))
     }
 }
 
@@ -34,8 +34,7 @@ pub fn zeroed(count: usize, each: usize) -> PyResult<Vec<f64>> {
         .checked_mul(each)
         .ok_or_else(|| PyValueError::new_err(format!("invalid argument `size`: {count} x {each} entries overflow")))?;
     let mut v = Vec::new();
-    v.try_reserve_exact(len)
-        .map_err(|_| PyMemoryError::new_err(format!("cannot allocate {len} float64 entries")))?;
+    v.try_reserve_exact(len).map_err(|_| PyMemoryError::new_err(format!("cannot allocate {len} float64 entries")))?;
     v.resize(len, 0.0);
     Ok(v)
 }

@@ -58,7 +58,7 @@ impl PyShariffSheffetEnv {
         self.t += 1;
         self.env.next_round(self.t, &mut self.set).py_err()?;
         let arr = self.set.features.clone().into_pyarray(py);
-        Ok(arr.reshape([self.set.k, self.set.d])?)
+        arr.reshape([self.set.k, self.set.d])
     }
 
     /// Realized reward of `index` in the current round.
@@ -103,7 +103,13 @@ impl PyShariffSheffetEnv {
         if features.len() != d * k {
             return Err(Error::Decode("inconsistent environment state".into())).py_err();
         }
-        let params = ShariffSheffetParams { d, k, gap: env.gap(), optimal_reward: env.optimal_reward(), reward: env.reward_model() };
+        let params = ShariffSheffetParams {
+            d,
+            k,
+            gap: env.gap(),
+            optimal_reward: env.optimal_reward(),
+            reward: env.reward_model(),
+        };
         Ok(PyShariffSheffetEnv { params, env, set: DecisionSet { k, d, features }, t })
     }
 

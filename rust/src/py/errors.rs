@@ -14,10 +14,8 @@ use crate::error::Error;
 /// the Python package is not importable (the extension used on its own).
 fn raise(name: &str, msg: String, fallback: fn(String) -> PyErr) -> PyErr {
     Python::attach(|py| {
-        let made = py
-            .import("dpbandits.errors")
-            .and_then(|m| m.getattr(name))
-            .and_then(|cls| cls.call1((msg.clone(),)));
+        let made =
+            py.import("dpbandits.errors").and_then(|m| m.getattr(name)).and_then(|cls| cls.call1((msg.clone(),)));
         match made {
             Ok(exc) => PyErr::from_value(exc),
             Err(_) => fallback(msg),

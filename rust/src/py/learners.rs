@@ -53,7 +53,13 @@ impl PyLinUcb {
         let statistics = match (noise_kind, regularizer) {
             (Some(kind), None) => StatisticsConfig::Tree { noise: noise_spec(kind, &noise_params)?, shift, pad_to },
             (None, Some(regularizer)) => StatisticsConfig::Exact { regularizer, refactor_every },
-            _ => return Err(Error::invalid("noise_kind", "give exactly one of `noise_kind` (tree statistics) and `regularizer` (exact)")).py_err(),
+            _ => {
+                return Err(Error::invalid(
+                    "noise_kind",
+                    "give exactly one of `noise_kind` (tree statistics) and `regularizer` (exact)",
+                ))
+                .py_err()
+            }
         };
         let radius = match beta_constant {
             Some(beta) => Radius::Constant(beta),
@@ -71,7 +77,11 @@ impl PyLinUcb {
     }
 
     /// UCB_t of every row of `actions`.
-    fn ucb<'py>(&mut self, py: Python<'py>, actions: PyReadonlyArrayDyn<'py, f64>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    fn ucb<'py>(
+        &mut self,
+        py: Python<'py>,
+        actions: PyReadonlyArrayDyn<'py, f64>,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let set = decision_set(&actions, self.inner.config().d)?;
         Ok(self.inner.ucb(&set).py_err()?.into_pyarray(py))
     }

@@ -38,8 +38,11 @@ pub fn noise_spec(kind: &str, params: &[f64]) -> PyResult<NoiseSpec> {
         ("symmetric_gaussian", [sigma]) => NoiseSpec::SymmetricGaussian { sigma: *sigma },
         ("wishart", [scale, df]) => NoiseSpec::Wishart { scale: *scale, df: *df },
         _ => {
-            return Err(Error::invalid("noise", format!("unknown noise kind {kind:?} with {} parameters", params.len())))
-                .py_err()
+            return Err(Error::invalid(
+                "noise",
+                format!("unknown noise kind {kind:?} with {} parameters", params.len()),
+            ))
+            .py_err()
         }
     };
     Ok(spec)
@@ -58,7 +61,7 @@ fn noise_kind(spec: NoiseSpec) -> (&'static str, Vec<f64>) {
 /// `count` i.i.d. Laplace(0, scale) draws.
 #[pyfunction]
 #[pyo3(signature = (scale, count, seed=None))]
-fn sample_laplace<'py>(py: Python<'py>, scale: f64, count: usize, seed: Option<u64>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+fn sample_laplace(py: Python<'_>, scale: f64, count: usize, seed: Option<u64>) -> PyResult<Bound<'_, PyArrayDyn<f64>>> {
     check_positive("scale", scale).py_err()?;
     let mut rng = seeds(seed)?.stream("sampler");
     let mut v = zeroed(count, 1)?;
@@ -66,13 +69,18 @@ fn sample_laplace<'py>(py: Python<'py>, scale: f64, count: usize, seed: Option<u
         fill_laplace(&mut rng, scale, &mut v);
         v
     });
-    Ok(out.into_pyarray(py).reshape(vec![count])?)
+    out.into_pyarray(py).reshape(vec![count])
 }
 
 /// `count` i.i.d. N(0, sigma^2) draws.
 #[pyfunction]
 #[pyo3(signature = (sigma, count, seed=None))]
-fn sample_gaussian<'py>(py: Python<'py>, sigma: f64, count: usize, seed: Option<u64>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+fn sample_gaussian(
+    py: Python<'_>,
+    sigma: f64,
+    count: usize,
+    seed: Option<u64>,
+) -> PyResult<Bound<'_, PyArrayDyn<f64>>> {
     check_positive("sigma", sigma).py_err()?;
     let mut rng = seeds(seed)?.stream("sampler");
     let mut v = zeroed(count, 1)?;
@@ -80,13 +88,19 @@ fn sample_gaussian<'py>(py: Python<'py>, sigma: f64, count: usize, seed: Option<
         fill_gaussian(&mut rng, sigma, &mut v);
         v
     });
-    Ok(out.into_pyarray(py).reshape(vec![count])?)
+    out.into_pyarray(py).reshape(vec![count])
 }
 
 /// `count` symmetric Gaussian p x p matrices (Z + Z^T)/sqrt(2).
 #[pyfunction]
 #[pyo3(signature = (sigma, p, count, seed=None))]
-fn sample_symmetric_gaussian<'py>(py: Python<'py>, sigma: f64, p: usize, count: usize, seed: Option<u64>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+fn sample_symmetric_gaussian(
+    py: Python<'_>,
+    sigma: f64,
+    p: usize,
+    count: usize,
+    seed: Option<u64>,
+) -> PyResult<Bound<'_, PyArrayDyn<f64>>> {
     check_positive("sigma", sigma).py_err()?;
     if p == 0 {
         return Err(Error::invalid("p", "must be >= 1")).py_err();
@@ -99,7 +113,7 @@ fn sample_symmetric_gaussian<'py>(py: Python<'py>, sigma: f64, p: usize, count: 
         }
         v
     });
-    Ok(out.into_pyarray(py).reshape(vec![count, p, p])?)
+    out.into_pyarray(py).reshape(vec![count, p, p])
 }
 
 /// `count` draws of W_p(scale_matrix, df) by the Bartlett decomposition.
@@ -124,8 +138,11 @@ fn sample_wishart<'py>(
         }
         v
     });
-    Ok(out.into_pyarray(py).reshape(vec![count, p, p])?)
+    out.into_pyarray(py).reshape(vec![count, p, p])
 }
+
+/// (level, first leaf, last leaf, noisy sum) of one node.
+type LiveNode<'py> = (u32, u64, u64, Bound<'py, PyArrayDyn<f64>>);
 
 /// Continual-release counter (see `dpbandits.mechanisms.TreeCounter`).
 #[pyclass(module = "dpbandits._core", name = "TreeCounter")]
@@ -137,7 +154,15 @@ pub struct PyTreeCounter {
 impl PyTreeCounter {
     #[new]
     #[pyo3(signature = (shape, horizon, noise_kind, noise_params, seed=None, padded=false, pad_to=None))]
-    fn new(shape: Vec<usize>, horizon: u64, noise_kind: &str, noise_params: Vec<f64>, seed: Option<u64>, padded: bool, pad_to: Option<u32>) -> PyResult<Self> {
+    fn new(
+        shape: Vec<usize>,
+        horizon: u64,
+        noise_kind: &str,
+        noise_params: Vec<f64>,
+        seed: Option<u64>,
+        padded: bool,
+        pad_to: Option<u32>,
+    ) -> PyResult<Self> {
         let spec = noise_spec(noise_kind, &noise_params)?;
         let inner = match pad_to {
             None => TreeCounter::new(&shape, horizon, spec, padded, &seeds(seed)?),
@@ -175,15 +200,17 @@ impl PyTreeCounter {
 
     /// The current noisy prefix sum.
     fn release<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
-        Ok(self.inner.release().to_vec().into_pyarray(py).reshape(self.inner.shape().to_vec())?)
+        self.inner.release().to_vec().into_pyarray(py).reshape(self.inner.shape().to_vec())
     }
 
     /// (level, first_leaf, last_leaf, noisy_sum) of the live nodes.
-    fn live_nodes<'py>(&self, py: Python<'py>) -> PyResult<Vec<(u32, u64, u64, Bound<'py, PyArrayDyn<f64>>)>> {
+    fn live_nodes<'py>(&self, py: Python<'py>) -> PyResult<Vec<LiveNode<'py>>> {
         self.inner
             .live_nodes()
             .into_iter()
-            .map(|n| Ok((n.level, n.first, n.last, n.noisy.to_vec().into_pyarray(py).reshape(self.inner.shape().to_vec())?)))
+            .map(|n| {
+                Ok((n.level, n.first, n.last, n.noisy.to_vec().into_pyarray(py).reshape(self.inner.shape().to_vec())?))
+            })
             .collect()
     }
 

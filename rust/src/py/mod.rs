@@ -1,6 +1,10 @@
 //! Python bindings (`dpbandits._core`). Conversion, shape checks and GIL
 //! release only: every computation is a call into the pure-Rust core.
 
+// PyO3 hands extracted arguments (array views, strings) to functions by
+// value; borrowing them is not an option the macros offer.
+#![allow(clippy::needless_pass_by_value)]
+
 mod arrays;
 mod design;
 mod envs;

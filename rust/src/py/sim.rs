@@ -16,7 +16,8 @@ use crate::policy::LinUcb;
 use crate::rng::SeedSequence;
 use crate::sim::{record_points, run_replicates, EpisodeTrace, Progress};
 
-type SimOutput<'py> = (Bound<'py, PyArray1<u64>>, Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<f64>>);
+type SimOutput<'py> =
+    (Bound<'py, PyArray1<u64>>, Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<f64>>);
 
 /// Runs LinUCB-family `learner`'s configuration on the built-in
 /// environment `env` for each seed. Returns (record_at, regret[seeds,
