@@ -32,6 +32,20 @@ fn main() {
         bounds: InputBounds { l: 1.0, b_tilde: 1.0, policy: BoundsPolicy::Clip },
     };
     let seeds = SeedSequence::from_seed(1);
+    if variant == "envonly" {
+        use _core::env::{DecisionSet, Environment};
+        let mut env = ShariffSheffetEnv::new(5, 25, 0.1, 0.75, RewardModel::PlusMinusOne, &seeds).unwrap();
+        let mut set = DecisionSet::default();
+        let start = std::time::Instant::now();
+        let mut acc = 0.0;
+        for t in 1..=n {
+            env.next_round(t, &mut set).unwrap();
+            acc += set.features[0];
+        }
+        let s = start.elapsed().as_secs_f64();
+        println!("envonly: {:.0} ns/round ({acc:.1})", s / n as f64 * 1e9);
+        return;
+    }
     let mut learner = LinUcb::new(config, &seeds.child("learner", 0)).unwrap();
     let mut env =
         ShariffSheffetEnv::new(5, 25, 0.1, 0.75, RewardModel::PlusMinusOne, &seeds.child("environment", 0)).unwrap();

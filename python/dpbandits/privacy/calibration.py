@@ -118,7 +118,9 @@ def gaussian_tree_sigma(
     epsilon = positive("epsilon", epsilon)
     delta = in_open_unit("delta", delta)
     sensitivity = positive("sensitivity", sensitivity)
-    return math.sqrt(levels) * sensitivity / gaussian_mu(epsilon, delta)
+    # gaussian_mu returns the private side of the boundary; the relative
+    # 1e-12 keeps it there after the divisions here and in any re-check.
+    return math.sqrt(levels) * sensitivity / gaussian_mu(epsilon, delta) * (1.0 + 1e-12)
 
 
 def laplace_tree_scale(
