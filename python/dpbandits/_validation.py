@@ -64,3 +64,23 @@ def float_array(name: str, value: ArrayLike, ndim: int | None = None) -> NDArray
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"invalid argument `{name}`: contains NaN or infinite entries")
     return arr
+
+
+def non_negative(name: str, value: float) -> float:
+    """``value`` as a float, or ValueError unless it is finite and >= 0."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"invalid argument `{name}`: expected a real number, got {type(value).__name__}"
+        )
+    v = float(value)
+    if not (math.isfinite(v) and v >= 0.0):
+        raise ValueError(f"invalid argument `{name}`: must be finite and >= 0, got {value!r}")
+    return v
+
+
+def delta_in_unit(name: str, value: float) -> float:
+    """``value`` as a float, or ValueError unless 0 <= value < 1."""
+    v = non_negative(name, value)
+    if not v < 1.0:
+        raise ValueError(f"invalid argument `{name}`: must lie in [0, 1), got {value!r}")
+    return v

@@ -43,8 +43,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from dpbandits._validation import in_open_unit, positive
-from dpbandits.privacy._arguments import non_negative
+from dpbandits._validation import in_open_unit, non_negative, positive
 
 __all__ = [
     "analytic_gaussian_sigma",

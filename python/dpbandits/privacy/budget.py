@@ -55,9 +55,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from dpbandits._validation import positive
+from dpbandits._validation import delta_in_unit, positive
 from dpbandits.errors import PrivacyBudgetError
-from dpbandits.privacy._arguments import delta_in_unit
 from dpbandits.privacy.conversion import (
     max_zcdp_rho,
     pure_dp_to_zcdp_rho,

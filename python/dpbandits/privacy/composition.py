@@ -32,8 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from dpbandits._validation import in_open_unit, positive, positive_int
-from dpbandits.privacy._arguments import delta_in_unit, non_negative
+from dpbandits._validation import delta_in_unit, in_open_unit, non_negative, positive, positive_int
 from dpbandits.privacy.conversion import zcdp_to_dp_epsilon
 
 __all__ = [

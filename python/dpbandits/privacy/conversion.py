@@ -37,8 +37,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from dpbandits._validation import in_open_unit, positive
-from dpbandits.privacy._arguments import non_negative
+from dpbandits._validation import in_open_unit, non_negative, positive
 
 __all__ = [
     "max_zcdp_rho",

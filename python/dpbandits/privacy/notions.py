@@ -34,8 +34,7 @@ import types
 from dataclasses import dataclass
 from typing import Literal
 
-from dpbandits._validation import in_open_unit
-from dpbandits.privacy._arguments import delta_in_unit, non_negative
+from dpbandits._validation import delta_in_unit, in_open_unit, non_negative
 from dpbandits.privacy.conversion import (
     pure_dp_to_zcdp_rho,
     zcdp_to_dp_epsilon,
