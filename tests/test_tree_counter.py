@@ -731,3 +731,15 @@ def test_wishart_release_is_wishart_with_popcount_t_times_df(padded: bool) -> No
             ratio = np.einsum("i,nij,j->n", a, w, a) / (s * a @ a)
             pvalue = stats.kstest(ratio, stats.chi2(df).cdf).pvalue
             assert pvalue > ALPHA / (len(directions) * len(ROUNDS)), (t, a)
+
+
+def test_fortran_order_values_are_read_in_logical_order() -> None:
+    # A Fortran-contiguous array's buffer is column-major; the counter must
+    # add the matrix, not its transpose.
+    a = np.arange(6.0).reshape(2, 3)
+    c_order = TreeCounter((2, 3), 4, ZeroNoise(), seed=0)
+    f_order = TreeCounter((2, 3), 4, ZeroNoise(), seed=0)
+    c_order.add(a)
+    f_order.add(np.asfortranarray(a))
+    np.testing.assert_array_equal(f_order.release(), a)
+    np.testing.assert_array_equal(c_order.release(), f_order.release())
