@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+import dpbandits as dp
 from dpbandits.envs import Environment, ShariffSheffetEnv
 from dpbandits.learners.linucb import JointDPLinUCB, LinUCB
 from dpbandits.sim import SimulationResult, simulate
@@ -352,3 +353,24 @@ def test_progress_reporting_does_not_change_results() -> None:
     loud = simulate(learner, env_spec(), seeds=2, progress=True)
     np.testing.assert_array_equal(quiet.regret, loud.regret)
     assert math.isfinite(float(loud.final_regret.sum()))
+
+
+def test_simulate_many_shares_the_environment_and_matches_separate_runs() -> None:
+    # All learners of a seed run on one environment (one decision set and one
+    # reward draw per round); each learner's regret equals its solo run.
+    env = dp.ShariffSheffetEnv(4, k=9, gap=0.1)
+    learners = {
+        "linucb": dp.LinUCB(4, 3_000),
+        "gaussian": dp.JointDPLinUCB(4, 3_000, 1.0, 0.1, seed=0),
+        "wishart": dp.JointDPLinUCB(4, 3_000, 1.0, 0.1, noise="wishart", seed=0),
+    }
+    together = dp.simulate_many(learners, env, seeds=[3, 4], record_every=500)
+    assert list(together) == list(learners)
+    for name, learner in learners.items():
+        alone = dp.simulate(learner, env, seeds=[3, 4], record_every=500)
+        np.testing.assert_array_equal(together[name].regret, alone.regret)
+        np.testing.assert_array_equal(together[name].record_at, alone.record_at)
+    with pytest.raises(ValueError, match="learners"):
+        dp.simulate_many({}, env)
+    with pytest.raises(ValueError, match="horizon"):
+        dp.simulate_many(learners, env, horizon=3_001)

@@ -12,7 +12,7 @@ from dpbandits import design, errors, mechanisms, privacy
 from dpbandits._core import __version__
 from dpbandits.envs import ShariffSheffetEnv
 from dpbandits.learners import JointDPLinUCB, LinUCB
-from dpbandits.sim import SimulationResult, simulate
+from dpbandits.sim import SimulationResult, simulate, simulate_many
 
 __all__ = [
     "JointDPLinUCB",
@@ -25,4 +25,5 @@ __all__ = [
     "mechanisms",
     "privacy",
     "simulate",
+    "simulate_many",
 ]

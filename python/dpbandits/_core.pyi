@@ -185,12 +185,14 @@ def _restore_shariff_sheffet_env(state: bytes) -> ShariffSheffetEnvEngine: ...
 # --- simulation (rust/src/sim.rs) -------------------------------------------
 
 def simulate_builtin(
-    learner: LinUcbEngine,
+    learners: Sequence[LinUcbEngine],
     env: ShariffSheffetEnvEngine,
     horizon: int,
     seeds: Sequence[int],
     record_every: int,
     progress: Callable[[int], object] | None = None,
 ) -> tuple[NDArray[np.uint64], NDArray[np.float64], NDArray[np.uint64], NDArray[np.float64]]:
-    """One replicate per seed in parallel, GIL released: (record_at,
-    regret[seeds, records], rounds[seeds], seconds[seeds])."""
+    """All ``learners`` on one shared realization of ``env`` per seed (one
+    decision set and one reward-noise draw per round, common random
+    numbers); one replicate per seed in parallel, GIL released. Returns
+    (record_at, regret[learners, seeds, records], rounds[seeds], seconds[seeds])."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +24,7 @@ from dpbandits import _core
 from dpbandits._validation import positive_int
 from dpbandits.envs.shariff_sheffet import ShariffSheffetEnv
 
-__all__ = ["SimulationResult", "simulate"]
+__all__ = ["SimulationResult", "simulate", "simulate_many"]
 
 
 @dataclass(frozen=True)
@@ -120,9 +120,10 @@ def simulate(
     privacy = str(learner.privacy)
     if isinstance(env, ShariffSheffetEnv) and hasattr(learner, "_engine"):
         cb: Callable[[int], None] | None = _Progress(n * len(seed_list), repr(learner)) if progress else None
-        record_at, regret, rounds, seconds = _core.simulate_builtin(
-            learner._engine, env._engine, n, seed_list, every, cb
+        record_at, regrets, rounds, seconds = _core.simulate_builtin(
+            [learner._engine], env._engine, n, seed_list, every, cb
         )
+        regret = regrets[0]
     else:
         record_at, regret, rounds, seconds = _simulate_python(learner, env, n, seed_list, every)
     return SimulationResult(
@@ -135,6 +136,60 @@ def simulate(
         rounds=np.asarray(rounds, dtype=np.uint64),
         seconds=np.asarray(seconds, dtype=np.float64),
     )
+
+
+def simulate_many(
+    learners: Mapping[str, Any],
+    env: Any,
+    horizon: int | None = None,
+    seeds: int | Sequence[int] = 4,
+    record_every: int | None = None,
+    progress: bool = False,
+) -> dict[str, SimulationResult]:
+    """Runs several learners on the same realizations of ``env``.
+
+    For a built-in environment all learners of a seed run together in Rust
+    on one environment: each round draws one decision set and one reward
+    noise, shared by every learner (``Environment::shared_rewards``), so the
+    environment is generated once instead of once per learner, and each
+    learner's regret is identical to what :func:`simulate` gives it alone
+    with the same seeds. Seeds run in parallel. ``rounds_per_second`` of
+    each result is then the shared run's rate (every learner steps each
+    round). Other environments run each learner through :func:`simulate`.
+
+    Arguments as for :func:`simulate`; ``learners`` maps labels to learners.
+    """
+    if not learners:
+        raise ValueError("invalid argument `learners`: give at least one learner")
+    n = min(lrn.horizon for lrn in learners.values()) if horizon is None else positive_int("horizon", horizon)
+    builtin = isinstance(env, ShariffSheffetEnv) and all(hasattr(lrn, "_engine") for lrn in learners.values())
+    if not builtin:
+        return {
+            name: simulate(lrn, env, n, seeds, record_every, progress) for name, lrn in learners.items()
+        }
+    for lrn in learners.values():
+        if n > lrn.horizon:
+            raise ValueError(f"invalid argument `horizon`: {n} exceeds {lrn!r}'s calibrated horizon")
+    seed_list = _seeds(seeds)
+    every = max(1, n // 200) if record_every is None else positive_int("record_every", record_every)
+    names = list(learners)
+    cb = _Progress(n * len(seed_list) * len(names), ", ".join(names)) if progress else None
+    record_at, regret, rounds, seconds = _core.simulate_builtin(
+        [learners[k]._engine for k in names], env._engine, n, seed_list, every, cb
+    )
+    return {
+        name: SimulationResult(
+            learner=repr(learners[name]),
+            environment=repr(env),
+            privacy=str(learners[name].privacy),
+            seeds=np.asarray(seed_list, dtype=np.uint64),
+            record_at=np.asarray(record_at, dtype=np.uint64),
+            regret=np.asarray(regret[i], dtype=np.float64),
+            rounds=np.asarray(rounds, dtype=np.uint64),
+            seconds=np.asarray(seconds, dtype=np.float64),
+        )
+        for i, name in enumerate(names)
+    }
 
 
 def _simulate_python(learner: Any, env: Any, n: int, seeds: list[int], every: int) -> tuple[Any, ...]:

@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use crate::env::{DecisionSet, Environment};
+use crate::env::{DecisionSet, Environment, Feedback};
 use crate::error::{Error, Result};
 use crate::policy::Learner;
 
@@ -55,7 +55,8 @@ pub fn record_points(horizon: u64, record_every: u64) -> Vec<u64> {
 /// per round would cost more than some learners' rounds).
 const PROGRESS_BATCH: u64 = 4096;
 
-/// Runs `learner` on `env` for `horizon` rounds.
+/// Runs `learner` on `env` for `horizon` rounds (the one loop,
+/// [`run_shared_episode`], with a single learner).
 pub fn run_episode(
     learner: &mut dyn Learner,
     env: &mut dyn Environment,
@@ -63,18 +64,38 @@ pub fn run_episode(
     record_every: u64,
     progress: Option<&Progress>,
 ) -> Result<EpisodeTrace> {
+    let mut traces = run_shared_episode(&mut [learner], env, horizon, record_every, progress)?;
+    Ok(traces.pop().expect("one trace per learner"))
+}
+
+/// Runs several learners on one realization of `env`: each round the
+/// environment draws one decision set, every learner selects from it, and
+/// the rewards share the round's noise draw
+/// ([`Environment::shared_rewards`]). Each learner's trace is identical to
+/// running it alone on the same seed, and the environment's cost is paid
+/// once per round instead of once per learner.
+pub fn run_shared_episode(
+    learners: &mut [&mut dyn Learner],
+    env: &mut dyn Environment,
+    horizon: u64,
+    record_every: u64,
+    progress: Option<&Progress>,
+) -> Result<Vec<EpisodeTrace>> {
     let start = Instant::now();
     let record_at = record_points(horizon, record_every);
-    let mut regret = Vec::with_capacity(record_at.len());
+    let n = learners.len();
+    let mut regret: Vec<Vec<f64>> = vec![Vec::with_capacity(record_at.len()); n];
+    let mut totals = vec![0.0; n];
+    let mut indices = vec![0usize; n];
+    let mut rewards = vec![0.0; n];
     let mut next = 0;
-    let mut total = 0.0;
     let mut t = 0;
     let mut set = DecisionSet::default();
     while t < horizon {
         if t % PROGRESS_BATCH == 0 {
             if let Some(p) = progress {
                 if t > 0 {
-                    p.rounds.fetch_add(PROGRESS_BATCH, Ordering::Relaxed);
+                    p.rounds.fetch_add(PROGRESS_BATCH * n as u64, Ordering::Relaxed);
                 }
                 if p.cancel.load(Ordering::Relaxed) {
                     break;
@@ -83,27 +104,55 @@ pub fn run_episode(
         }
         t += 1;
         env.next_round(t, &mut set)?;
-        let index = learner.select(&set)?;
-        if index >= set.k {
-            return Err(Error::State(format!("learner chose index {index} of a set of {}", set.k)));
+        for ((learner, index), total) in learners.iter_mut().zip(indices.iter_mut()).zip(totals.iter_mut()) {
+            *index = learner.select(&set)?;
+            if *index >= set.k {
+                return Err(Error::State(format!("learner chose index {index} of a set of {}", set.k)));
+            }
+            *total += env.regret(*index).unwrap_or(f64::NAN);
         }
-        total += env.regret(index).unwrap_or(f64::NAN);
-        let feedback = env.feedback(index)?;
-        learner.update(&set, index, feedback)?;
+        env.shared_rewards(&indices, &mut rewards)?;
+        for ((learner, &index), &y) in learners.iter_mut().zip(&indices).zip(&rewards) {
+            learner.update(&set, index, Feedback::Reward(y))?;
+        }
         if record_at.get(next) == Some(&t) {
-            regret.push(total);
+            for (r, total) in regret.iter_mut().zip(&totals) {
+                r.push(*total);
+            }
             next += 1;
         }
     }
     if let Some(p) = progress {
-        p.rounds.fetch_add(t % PROGRESS_BATCH, Ordering::Relaxed);
+        p.rounds.fetch_add((t % PROGRESS_BATCH) * n as u64, Ordering::Relaxed);
     }
-    Ok(EpisodeTrace {
-        record_at: record_at[..regret.len()].to_vec(),
-        regret,
-        rounds: t,
-        seconds: start.elapsed().as_secs_f64(),
-    })
+    let seconds = start.elapsed().as_secs_f64();
+    Ok(regret
+        .into_iter()
+        .map(|r| EpisodeTrace { record_at: record_at[..r.len()].to_vec(), regret: r, rounds: t, seconds })
+        .collect())
+}
+
+/// [`run_shared_episode`] once per seed, in parallel. `make` builds the
+/// learners and the environment of a seed.
+pub fn run_shared_replicates<F, E>(
+    seeds: &[u64],
+    horizon: u64,
+    record_every: u64,
+    progress: Option<&Progress>,
+    make: F,
+) -> Vec<Result<Vec<EpisodeTrace>>>
+where
+    F: Fn(u64) -> Result<(Vec<Box<dyn Learner>>, E)> + Sync,
+    E: Environment,
+{
+    seeds
+        .par_iter()
+        .map(|&seed| {
+            let (mut learners, mut env) = make(seed)?;
+            let mut views: Vec<&mut dyn Learner> = learners.iter_mut().map(|l| &mut **l as &mut dyn Learner).collect();
+            run_shared_episode(&mut views, &mut env, horizon, record_every, progress)
+        })
+        .collect()
 }
 
 /// Runs one episode per seed in parallel. `make` builds the learner and
@@ -127,4 +176,49 @@ where
             run_episode(&mut learner, &mut env, horizon, record_every, progress)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::env::{RewardModel, ShariffSheffetEnv};
+    use crate::noise::NoiseSpec;
+    use crate::policy::linucb::StatisticsConfig;
+    use crate::policy::{BoundsPolicy, InputBounds, LinUcb, LinUcbConfig, Radius};
+    use crate::rng::SeedSequence;
+
+    fn learner(statistics: StatisticsConfig, seeds: &SeedSequence) -> LinUcb {
+        let config = LinUcbConfig {
+            d: 4,
+            horizon: 3000,
+            statistics,
+            radius: Radius::LogDet { noise_sd: 1.0, log_offset: 20.0, offset: 1.0 },
+            bounds: InputBounds { l: 1.0, b_tilde: 1.0, policy: BoundsPolicy::Clip },
+        };
+        LinUcb::new(config, seeds).unwrap()
+    }
+
+    #[test]
+    fn shared_episode_equals_separate_episodes() {
+        let stats = [
+            StatisticsConfig::Exact { regularizer: 1.0, refactor_every: 64 },
+            StatisticsConfig::Tree { noise: NoiseSpec::SymmetricGaussian { sigma: 2.0 }, shift: 60.0, pad_to: 0 },
+        ];
+        for reward in [RewardModel::PlusMinusOne, RewardModel::Gaussian] {
+            let root = SeedSequence::from_seed(3);
+            let env = || ShariffSheffetEnv::new(4, 16, 0.1, 0.75, reward, &root.child("environment", 0)).unwrap();
+            let alone: Vec<EpisodeTrace> = stats
+                .iter()
+                .map(|s| run_episode(&mut learner(*s, &root), &mut env(), 3000, 500, None).unwrap())
+                .collect();
+            let mut both: Vec<LinUcb> = stats.iter().map(|s| learner(*s, &root)).collect();
+            let mut views: Vec<&mut dyn Learner> = both.iter_mut().map(|l| l as &mut dyn Learner).collect();
+            let shared = run_shared_episode(&mut views, &mut env(), 3000, 500, None).unwrap();
+            for (a, b) in alone.iter().zip(&shared) {
+                assert_eq!(a.regret, b.regret);
+                assert_eq!(a.record_at, b.record_at);
+            }
+            assert_ne!(shared[0].regret, shared[1].regret);
+        }
+    }
 }

@@ -65,6 +65,25 @@ pub trait Environment: Send {
     /// Realized feedback of choosing `index` in the current round.
     fn feedback(&mut self, index: usize) -> Result<Feedback<'_>>;
 
+    /// Bandit rewards of several learners acting on the same round, one per
+    /// entry of `indices`, written to `out`. All share the round's single
+    /// draw of reward noise (common random numbers), so each learner gets
+    /// exactly the reward it would get running alone on the same seed.
+    /// Environments without bandit rewards, or that cannot share a round,
+    /// keep the default, which serves one learner only.
+    fn shared_rewards(&mut self, indices: &[usize], out: &mut [f64]) -> Result<()> {
+        match (indices, out) {
+            ([index], [y]) => match self.feedback(*index)? {
+                Feedback::Reward(r) => {
+                    *y = r;
+                    Ok(())
+                }
+                Feedback::Losses(_) => Err(crate::error::Error::State("full-information feedback has no reward".into())),
+            },
+            _ => Err(crate::error::Error::State("this environment serves one learner per round".into())),
+        }
+    }
+
     /// Pseudo-regret of choosing `index` in the current round:
     /// max_a E[reward of a] - E[reward of index]. `None` when unknown.
     fn regret(&self, index: usize) -> Option<f64>;

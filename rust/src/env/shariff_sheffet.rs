@@ -215,23 +215,33 @@ impl Environment for ShariffSheffetEnv {
     }
 
     fn feedback(&mut self, index: usize) -> Result<Feedback<'_>> {
-        let mu = *self
-            .means
-            .get(index)
-            .ok_or_else(|| Error::invalid("index", format!("must be < {}, got {index}", self.k)))?;
-        // One draw per round whatever the model, so reward streams stay
-        // aligned across learners.
-        let y = match self.reward {
+        let mut y = [0.0];
+        self.shared_rewards(&[index], &mut y)?;
+        Ok(Feedback::Reward(y[0]))
+    }
+
+    fn shared_rewards(&mut self, indices: &[usize], out: &mut [f64]) -> Result<()> {
+        if let Some(&bad) = indices.iter().find(|&&i| i >= self.k) {
+            return Err(Error::invalid("index", format!("must be < {}, got {bad}", self.k)));
+        }
+        // One draw per round whatever the model and however many learners,
+        // so reward streams stay aligned across learners: a +-1 reward is
+        // +1 when the shared uniform falls below (1 + mu)/2.
+        match self.reward {
             RewardModel::PlusMinusOne => {
-                if self.rewards.random::<f64>() < 0.5 * (1.0 + mu) {
-                    1.0
-                } else {
-                    -1.0
+                let u = self.rewards.random::<f64>();
+                for (y, &i) in out.iter_mut().zip(indices) {
+                    *y = if u < 0.5 * (1.0 + self.means[i]) { 1.0 } else { -1.0 };
                 }
             }
-            RewardModel::Gaussian => mu + self.rewards.sample::<f64, _>(StandardNormal),
-        };
-        Ok(Feedback::Reward(y))
+            RewardModel::Gaussian => {
+                let z = self.rewards.sample::<f64, _>(StandardNormal);
+                for (y, &i) in out.iter_mut().zip(indices) {
+                    *y = self.means[i] + z;
+                }
+            }
+        }
+        Ok(())
     }
 
     fn regret(&self, index: usize) -> Option<f64> {
