@@ -374,3 +374,36 @@ def test_simulate_many_shares_the_environment_and_matches_separate_runs() -> Non
         dp.simulate_many({}, env)
     with pytest.raises(ValueError, match="horizon"):
         dp.simulate_many(learners, env, horizon=3_001)
+
+
+def test_a_replicate_is_exactly_the_online_loop_with_the_same_seed() -> None:
+    # simulate(seed=s) runs learner.spawn(s) on ShariffSheffetEnv(seed=s):
+    # the same numbers as driving both by hand through the online API, and
+    # as the same environment wrapped as a custom (Python) environment.
+    n, d, seed = 400, 3, 11
+    learner = JointDPLinUCB(d, n, 1.0, 0.1)
+    spec = ShariffSheffetEnv(d, k=6, gap=0.1)
+    built_in = simulate(learner, spec, seeds=[seed], record_every=n).final_regret[0]
+    agent, env, total = learner.spawn(seed), ShariffSheffetEnv(d, k=6, gap=0.1, seed=seed), 0.0
+    for t in range(1, n + 1):
+        i = agent.select(env.decision_set(t))
+        mu = env.mean_rewards(t)
+        total += float(mu.max() - mu[i])
+        agent.update(env.reward(t, i))
+    custom = simulate(learner, lambda s: ShariffSheffetEnv(d, k=6, gap=0.1, seed=s), seeds=[seed], record_every=n)
+    assert built_in == total
+    assert custom.final_regret[0] == total
+
+
+def test_an_exception_in_a_custom_environment_reaches_the_caller() -> None:
+    class Broken:
+        def decision_set(self, t: int) -> np.ndarray:
+            if t == 7:
+                raise KeyError("no data for round 7")
+            return np.eye(2)
+
+        def reward(self, t: int, index: int) -> float:
+            return 0.5
+
+    with pytest.raises(KeyError, match="round 7"):
+        simulate(LinUCB(2, 20), Broken(), seeds=[0])

@@ -196,3 +196,16 @@ def simulate_builtin(
     decision set and one reward-noise draw per round, common random
     numbers); one replicate per seed in parallel, GIL released. Returns
     (record_at, regret[learners, seeds, records], rounds[seeds], seconds[seeds])."""
+
+def simulate_python_env(
+    learner: LinUcbEngine,
+    factory: Callable[[int], object],
+    horizon: int,
+    seeds: Sequence[int],
+    record_every: int,
+    progress: Callable[[int], object] | None = None,
+) -> tuple[NDArray[np.uint64], NDArray[np.float64], NDArray[np.uint64], NDArray[np.float64]]:
+    """The same loop on Python environments: ``factory(seed)`` returns an
+    object with ``decision_set(t)``, ``reward(t, index)`` and optionally
+    ``mean_rewards(t)``; seeds run one after the other. Returns (record_at,
+    regret[1, seeds, records], rounds[seeds], seconds[seeds])."""

@@ -5,8 +5,9 @@ GIL released and one replicate per seed on rayon's thread pool. Learner and
 environment draw from separate streams derived from each seed, so two
 learners simulated with the same seeds meet the same contexts and reward
 noise (common random numbers: their regret difference has low variance).
-Custom Python environments run through the same loop, round by round, in
-Python.
+Custom Python environments (the :class:`dpbandits.envs.Environment`
+protocol) run through the same Rust loop, which calls into Python for each
+decision set and reward; their seeds run one after the other.
 """
 
 from __future__ import annotations
@@ -125,7 +126,7 @@ def simulate(
         )
         regret = regrets[0]
     else:
-        record_at, regret, rounds, seconds = _simulate_python(learner, env, n, seed_list, every)
+        record_at, regret, rounds, seconds = _simulate_python(learner, env, n, seed_list, every, progress)
     return SimulationResult(
         learner=repr(learner),
         environment=repr(env),
@@ -192,34 +193,12 @@ def simulate_many(
     }
 
 
-def _simulate_python(learner: Any, env: Any, n: int, seeds: list[int], every: int) -> tuple[Any, ...]:
-    """The loop of ``rust/src/sim.rs``, round by round through Python."""
-    record_at = list(range(every, n + 1, every))
-    if not record_at or record_at[-1] != n:
-        record_at.append(n)
-    regret = np.full((len(seeds), len(record_at)), np.nan)
-    rounds, seconds = [], []
-    for row, seed in enumerate(seeds):
-        is_factory = isinstance(env, type) or (callable(env) and not hasattr(env, "decision_set"))
-        e = env(seed) if is_factory else env
-        if not hasattr(e, "decision_set") or not hasattr(e, "reward"):
-            raise TypeError("invalid argument `env`: needs decision_set(t) and reward(t, index)")
-        agent = learner.spawn(seed)
-        start = time.perf_counter()
-        total, nxt = 0.0, 0
-        for t in range(1, n + 1):
-            actions = np.asarray(e.decision_set(t), dtype=np.float64)
-            index = agent.select(actions)
-            means = getattr(e, "mean_rewards", None)
-            if means is not None:
-                mu = np.asarray(means(t), dtype=np.float64)
-                total += float(mu.max() - mu[index])
-            else:
-                total = float("nan")
-            agent.update(float(e.reward(t, index)))
-            if t == record_at[nxt]:
-                regret[row, nxt] = total
-                nxt += 1
-        rounds.append(n)
-        seconds.append(time.perf_counter() - start)
-    return record_at, regret, rounds, seconds
+def _simulate_python(learner: Any, env: Any, n: int, seeds: list[int], every: int, progress: bool) -> tuple[Any, ...]:
+    """Custom environments through the same Rust loop, one seed at a time."""
+    is_factory = isinstance(env, type) or (callable(env) and not hasattr(env, "decision_set"))
+    if not is_factory and not (hasattr(env, "decision_set") and hasattr(env, "reward")):
+        raise TypeError("invalid argument `env`: needs decision_set(t) and reward(t, index), or be a seed -> env callable")
+    factory = env if is_factory else (lambda seed: env)
+    cb = _Progress(n * len(seeds), repr(learner)) if progress else None
+    record_at, regret, rounds, seconds = _core.simulate_python_env(learner._engine, factory, n, seeds, every, cb)
+    return record_at, regret[0], rounds, seconds

@@ -89,13 +89,16 @@ fn simulate_builtin<'py>(
     }
     let params = env.params;
     let make = |seed: u64| -> Result<(Vec<Box<dyn Learner>>, ShariffSheffetEnv)> {
+        // One root per seed, as `seed=` gives it to a learner or an
+        // environment built by hand: learner noise ("tree") and environment
+        // ("environment/...") streams have distinct names, so a replicate is
+        // exactly `learner.spawn(seed)` on `ShariffSheffetEnv(..., seed=seed)`.
         let root = SeedSequence::from_seed(seed);
-        let learner_root = root.child("learner", 0);
         let built = configs
             .iter()
-            .map(|c| LinUcb::new(*c, &learner_root).map(|l| Box::new(l) as Box<dyn Learner>))
+            .map(|c| LinUcb::new(*c, &root).map(|l| Box::new(l) as Box<dyn Learner>))
             .collect::<Result<Vec<_>>>()?;
-        Ok((built, params.build(&root.child("environment", 0))?))
+        Ok((built, params.build(&root)?))
     };
     let results: Vec<Result<Vec<EpisodeTrace>>> =
         with_progress(py, progress, |state| run_shared_replicates(&seeds, horizon, record_every, Some(state), make))?;
@@ -121,7 +124,149 @@ fn simulate_builtin<'py>(
     ))
 }
 
+/// A Python object following the environment protocol
+/// (`decision_set(t)`, `reward(t, index)`, optional `mean_rewards(t)`),
+/// driven by the same loop as the built-in environments. Each call takes
+/// the GIL; a Python exception stops the run and is re-raised afterwards.
+struct PythonEnvironment {
+    obj: Py<PyAny>,
+    has_means: bool,
+    t: u64,
+    d: usize,
+    k: usize,
+    means: Vec<f64>,
+    error: Option<PyErr>,
+}
+
+impl PythonEnvironment {
+    fn new(obj: Py<PyAny>) -> PyResult<Self> {
+        let (has_means, ok) = Python::attach(|py| {
+            let b = obj.bind(py);
+            let ok = b.hasattr("decision_set").unwrap_or(false) && b.hasattr("reward").unwrap_or(false);
+            (b.hasattr("mean_rewards").unwrap_or(false), ok)
+        });
+        if !ok {
+            return Err(pyo3::exceptions::PyTypeError::new_err(
+                "invalid argument `env`: needs decision_set(t) and reward(t, index)",
+            ));
+        }
+        Ok(PythonEnvironment { obj, has_means, t: 0, d: 0, k: 0, means: Vec::new(), error: None })
+    }
+
+    /// Runs `f` with the GIL; a Python error is kept for the caller.
+    fn call<T>(&mut self, f: impl FnOnce(Python<'_>, &Bound<'_, PyAny>) -> PyResult<T>) -> Result<T> {
+        let obj = &self.obj;
+        match Python::attach(|py| f(py, obj.bind(py))) {
+            Ok(v) => Ok(v),
+            Err(e) => {
+                self.error = Some(e);
+                Err(Error::State("the Python environment raised".into()))
+            }
+        }
+    }
+}
+
+/// `value` as a C-contiguous float64 array's (shape, entries).
+fn float_array(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<(Vec<usize>, Vec<f64>)> {
+    let arr = py.import("numpy")?.call_method1("ascontiguousarray", (value, "float64"))?;
+    let view: numpy::PyReadonlyArrayDyn<'_, f64> = arr.extract()?;
+    Ok(super::arrays::row_major(&view))
+}
+
+impl crate::env::Environment for PythonEnvironment {
+    fn dim(&self) -> usize {
+        self.d
+    }
+
+    fn num_actions(&self) -> usize {
+        self.k
+    }
+
+    fn next_round(&mut self, t: u64, set: &mut crate::env::DecisionSet) -> Result<()> {
+        self.t = t;
+        let has_means = self.has_means;
+        let (shape, features, means) = self.call(|py, env| {
+            let (shape, features) = float_array(py, &env.call_method1("decision_set", (t,))?)?;
+            let means =
+                if has_means { float_array(py, &env.call_method1("mean_rewards", (t,))?)?.1 } else { Vec::new() };
+            Ok((shape, features, means))
+        })?;
+        let [k, d] = shape[..] else {
+            return Err(Error::invalid("decision_set", format!("must return a (k, d) array, got shape {shape:?}")));
+        };
+        if k == 0 || (has_means && means.len() != k) {
+            return Err(Error::invalid(
+                "mean_rewards",
+                format!("must hold one mean per action ({k}), got {}", means.len()),
+            ));
+        }
+        crate::error::check_finite("decision_set", &features)?;
+        (self.d, self.k, self.means) = (d, k, means);
+        *set = crate::env::DecisionSet { k, d, features };
+        Ok(())
+    }
+
+    fn feedback(&mut self, index: usize) -> Result<crate::env::Feedback<'_>> {
+        let t = self.t;
+        let y = self.call(|_, env| env.call_method1("reward", (t, index))?.extract::<f64>())?;
+        Ok(crate::env::Feedback::Reward(y))
+    }
+
+    fn regret(&self, index: usize) -> Option<f64> {
+        let best = self.means.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        self.means.get(index).map(|m| best - m)
+    }
+}
+
+/// Runs `learner`'s configuration on Python environments, one per seed:
+/// `factory(seed)` returns the environment of a seed. Same loop as
+/// `simulate_builtin`, seeds one after the other (each round calls into
+/// Python). Returns (record_at, regret[1, seeds, records], rounds, seconds).
+#[pyfunction]
+#[pyo3(signature = (learner, factory, horizon, seeds, record_every, progress=None))]
+fn simulate_python_env<'py>(
+    py: Python<'py>,
+    learner: PyRef<'py, PyLinUcb>,
+    factory: Py<PyAny>,
+    horizon: u64,
+    seeds: Vec<u64>,
+    record_every: u64,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<SimOutput<'py>> {
+    let config = *learner.inner.config();
+    if horizon == 0 || horizon > config.horizon {
+        return Err(Error::invalid("horizon", format!("must lie in [1, {}]", config.horizon))).py_err();
+    }
+    let record_at = record_points(horizon, record_every);
+    let mut regret = vec![f64::NAN; seeds.len() * record_at.len()];
+    let (mut rounds, mut seconds) = (Vec::new(), Vec::new());
+    for (s, &seed) in seeds.iter().enumerate() {
+        let mut env = PythonEnvironment::new(factory.bind(py).call1((seed,))?.unbind())?;
+        let mut engine = LinUcb::new(config, &SeedSequence::from_seed(seed)).py_err()?;
+        let run = with_progress(py, progress.as_ref().map(|p| p.clone_ref(py)), |state| {
+            crate::sim::run_episode(&mut engine, &mut env, horizon, record_every, Some(state))
+        })?;
+        if let Some(e) = env.error.take() {
+            return Err(e);
+        }
+        let trace = run.py_err()?;
+        let at = s * record_at.len();
+        regret[at..at + trace.regret.len()].copy_from_slice(&trace.regret);
+        rounds.push(trace.rounds);
+        seconds.push(trace.seconds);
+    }
+    let n_seeds = seeds.len();
+    let n_records = record_at.len();
+    Ok((
+        record_at.into_pyarray(py),
+        regret.into_pyarray(py).reshape([1, n_seeds, n_records])?,
+        rounds.into_pyarray(py),
+        seconds.into_pyarray(py),
+    ))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate_builtin, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate_python_env, m)?)?;
     Ok(())
 }
