@@ -197,7 +197,9 @@ def _simulate_python(learner: Any, env: Any, n: int, seeds: list[int], every: in
     """Custom environments through the same Rust loop, one seed at a time."""
     is_factory = isinstance(env, type) or (callable(env) and not hasattr(env, "decision_set"))
     if not is_factory and not (hasattr(env, "decision_set") and hasattr(env, "reward")):
-        raise TypeError("invalid argument `env`: needs decision_set(t) and reward(t, index), or be a seed -> env callable")
+        raise TypeError(
+            "invalid argument `env`: needs decision_set(t) and reward(t, index), or be a seed -> env callable"
+        )
     factory = env if is_factory else (lambda seed: env)
     cb = _Progress(n * len(seeds), repr(learner)) if progress else None
     record_at, regret, rounds, seconds = _core.simulate_python_env(learner._engine, factory, n, seeds, every, cb)
