@@ -136,9 +136,6 @@ pub struct TreeCounter {
     /// Scratch for one noise draw (not state; kept to avoid allocation).
     #[serde(skip)]
     draw: Vec<f64>,
-    /// Stored padding: prefix sums of `pad_to` node draws, `(pad_to + 1) x
-    /// dim` (empty: padding is drawn fresh each round).
-    stored_padding: Vec<f64>,
 }
 
 /// Releases after an addition at a tree level below this are updated
@@ -146,7 +143,7 @@ pub struct TreeCounter {
 const INCREMENTAL_BELOW: usize = 4;
 
 /// Version tag of the serialized layout.
-const STATE_VERSION: u8 = 2;
+const STATE_VERSION: u8 = 1;
 
 impl TreeCounter {
     /// A counter of values of `shape` (`[]` for scalars) over `horizon`
@@ -207,39 +204,7 @@ impl TreeCounter {
             noise_terms: 0,
             rng: seeds.stream("tree"),
             draw: zeros(dim, shape)?,
-            stored_padding: Vec::new(),
         })
-    }
-
-    /// As [`TreeCounter::with_padding`], but the padding is drawn once, up
-    /// front: `pad_to` independent node draws S_1, ..., S_pad_to are stored,
-    /// and the release of round t is topped up with S_1 + ... + S_r,
-    /// r = pad_to - popcount(t). Each release then carries exactly `pad_to`
-    /// independent draws, as with fresh padding; only the correlation
-    /// between rounds differs. That is all Shariff–Sheffet Prop. 9 needs (a
-    /// per-round statement, union-bounded over rounds), and the padding is
-    /// data-independent, so privacy is unaffected. It saves a fresh padding
-    /// draw per round, which for Wishart nodes is half of the tree's cost.
-    pub fn with_stored_padding(
-        shape: &[usize],
-        horizon: u64,
-        noise: NoiseSpec,
-        pad_to: u32,
-        seeds: &SeedSequence,
-    ) -> Result<Self> {
-        let mut c = Self::with_padding(shape, horizon, noise, pad_to, seeds)?;
-        let dim = c.dim;
-        let slots = pad_to as usize + 1;
-        let mut prefix = zeros(slots.checked_mul(dim).ok_or_else(|| too_large(shape))?, shape)?;
-        for j in 1..slots {
-            c.noise.sample_into(&mut c.rng, c.side, &mut c.draw);
-            let (done, rest) = prefix.split_at_mut(j * dim);
-            for ((p, prev), z) in rest[..dim].iter_mut().zip(&done[(j - 1) * dim..]).zip(&c.draw) {
-                *p = prev + z;
-            }
-        }
-        c.stored_padding = prefix;
-        Ok(c)
     }
 
     /// Adds the value of round t + 1 and updates the release.
@@ -301,27 +266,22 @@ impl TreeCounter {
             let target = self.pad_to;
             self.padding.fill(0.0);
             let missing = target.saturating_sub(tree_terms);
-            if self.stored_padding.is_empty() {
-                // The sum of `missing` draws is drawn in one go when its law is
-                // known in closed form (Gaussian, Wishart): same distribution, a
-                // fraction of the cost (padding Wishart releases to m draws
-                // would otherwise cost up to m Bartlett draws per round).
-                match self.noise.sum_of(missing) {
-                    Some(sum) if missing > 0 => {
-                        sum.sample_into(&mut self.rng, self.side, &mut self.padding);
-                    }
-                    _ => {
-                        for _ in 0..missing {
-                            self.noise.sample_into(&mut self.rng, self.side, &mut self.draw);
-                            for (p, z) in self.padding.iter_mut().zip(&self.draw) {
-                                *p += z;
-                            }
+            // The sum of `missing` draws is drawn in one go when its law is
+            // known in closed form (Gaussian, Wishart): same distribution, a
+            // fraction of the cost (padding Wishart releases to m draws
+            // would otherwise cost up to m Bartlett draws per round).
+            match self.noise.sum_of(missing) {
+                Some(sum) if missing > 0 => {
+                    sum.sample_into(&mut self.rng, self.side, &mut self.padding);
+                }
+                _ => {
+                    for _ in 0..missing {
+                        self.noise.sample_into(&mut self.rng, self.side, &mut self.draw);
+                        for (p, z) in self.padding.iter_mut().zip(&self.draw) {
+                            *p += z;
                         }
                     }
                 }
-            } else {
-                let at = missing as usize * dim;
-                self.padding.copy_from_slice(&self.stored_padding[at..at + dim]);
             }
             self.noise_terms = target.max(tree_terms);
         }
@@ -447,7 +407,6 @@ impl TreeCounter {
             && self.noisy.len() == levels * self.dim
             && self.padding.len() == self.dim
             && self.release.len() == self.dim
-            && (self.stored_padding.is_empty() || self.stored_padding.len() == (self.pad_to as usize + 1) * self.dim)
             && self.t <= self.horizon
             && self.noise.validate(&self.shape).is_ok();
         if ok {
@@ -531,46 +490,6 @@ mod tests {
             assert_eq!(c.noise_terms(), m);
         }
         assert!(TreeCounter::with_padding(&[], 7, NoiseSpec::Zero, 2, &SeedSequence::from_seed(5)).is_err());
-    }
-
-    #[test]
-    fn stored_padding_gives_every_release_exactly_pad_to_draws() {
-        // With N(0, 1) nodes and zero data, every release is N(0, pad_to):
-        // check the variance across seeds at several t.
-        let (n, m) = (100u64, max_noise_terms(100));
-        let seeds: u32 = 4000;
-        let mut sums = vec![0.0; n as usize];
-        for s in 0..seeds {
-            let mut c = TreeCounter::with_stored_padding(
-                &[],
-                n,
-                NoiseSpec::Gaussian { sigma: 1.0 },
-                m,
-                &SeedSequence::from_seed(u64::from(s)),
-            )
-            .unwrap();
-            for sum in &mut sums {
-                c.add(&[0.0]).unwrap();
-                assert_eq!(c.noise_terms(), m);
-                *sum += c.release()[0] * c.release()[0];
-            }
-        }
-        for (t, s) in sums.iter().enumerate() {
-            let var = *s / f64::from(seeds);
-            // Var of the sample variance of N(0, m): 2 m^2 / seeds; 5 sd.
-            let tol = 5.0 * f64::from(m) * (2.0 / f64::from(seeds)).sqrt();
-            assert!((var - f64::from(m)).abs() < tol, "t = {} var {var}", t + 1);
-        }
-        let c = TreeCounter::with_stored_padding(
-            &[2, 2],
-            10,
-            NoiseSpec::Wishart { scale: 1.0, df: 3.0 },
-            5,
-            &SeedSequence::from_seed(1),
-        )
-        .unwrap();
-        let back = TreeCounter::from_bytes(&c.to_bytes()).unwrap();
-        assert_eq!(back.stored_padding, c.stored_padding);
     }
 
     #[test]

@@ -208,14 +208,7 @@ impl LinUcb {
             StatisticsConfig::Tree { noise, shift, pad_to } => {
                 crate::error::check_finite("shift", &[shift])?;
                 let p = d + 1;
-                // Stored padding: each release still sums exactly `pad_to`
-                // independent draws (Prop. 9), without a fresh Wishart draw
-                // per round (see `TreeCounter::with_stored_padding`).
-                let mut tree = if pad_to > 0 {
-                    TreeCounter::with_stored_padding(&[p, p], config.horizon, noise, pad_to, seeds)?
-                } else {
-                    TreeCounter::new(&[p, p], config.horizon, noise, false, seeds)?
-                };
+                let mut tree = TreeCounter::with_padding(&[p, p], config.horizon, noise, pad_to, seeds)?;
                 // A_1 = 0 (§4): the first leaf is the zero row, so that the
                 // release used in round 1 already carries node noise.
                 tree.add(&vec![0.0; p * p])?;
