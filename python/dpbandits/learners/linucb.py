@@ -68,18 +68,8 @@ class _LinUCBBase(OnlineLearner):
         """UCB_t(x) = <theta~_t, x> + beta_t ||x||_{V_t^-1} for every row (Eq. (1))."""
         return self._engine.ucb(as_decision_set(decision_set, self.d))
 
-    def __getstate__(self) -> dict[str, object]:
-        state = {k: getattr(self, k) for k in self.__slots__ if k != "_engine"}
-        state["_engine"] = bytes(self._engine.to_bytes())
-        return state
-
-    def __setstate__(self, state: dict[str, object]) -> None:
-        for k, v in state.items():
-            if k == "_engine":
-                assert isinstance(v, bytes)
-                self._engine = _core.LinUcbEngine.from_bytes(v)
-            else:
-                object.__setattr__(self, k, v)
+    # Pickling needs nothing here: the engine pickles itself (its state,
+    # tree noise and generator included; see rust/src/py/learners.rs).
 
 
 class LinUCB(_LinUCBBase):
@@ -108,7 +98,6 @@ class LinUCB(_LinUCBBase):
         proof depends on them here) or ``"error"``.
     """
 
-    __slots__ = ("_args", "_engine", "_pending", "alpha", "d", "horizon", "radius", "regularizer")
 
     def __init__(
         self,
@@ -184,10 +173,6 @@ class JointDPLinUCB(_LinUCBBase):
     counts such rounds.
     """
 
-    __slots__ = (
-        "_args", "_engine", "_pending", "alpha", "calibration", "d", "delta", "epsilon",
-        "horizon", "noise", "radius",
-    )
 
     def __init__(
         self,
