@@ -78,7 +78,9 @@ pub trait Environment: Send {
                     *y = r;
                     Ok(())
                 }
-                Feedback::Losses(_) => Err(crate::error::Error::State("full-information feedback has no reward".into())),
+                Feedback::Losses(_) => {
+                    Err(crate::error::Error::State("full-information feedback has no reward".into()))
+                }
             },
             _ => Err(crate::error::Error::State("this environment serves one learner per round".into())),
         }
