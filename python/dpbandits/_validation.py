@@ -9,11 +9,16 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 
-def positive(name: str, value: float) -> float:
-    """``value`` as a float, or ValueError unless it is finite and > 0."""
+def real(name: str, value: float) -> float:
+    """``value`` as a float, or TypeError unless it is a real number (not a bool)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"invalid argument `{name}`: expected a real number, got {type(value).__name__}")
-    v = float(value)
+    return float(value)
+
+
+def positive(name: str, value: float) -> float:
+    """``value`` as a float, or ValueError unless it is finite and > 0."""
+    v = real(name, value)
     if not (math.isfinite(v) and v > 0.0):
         raise ValueError(f"invalid argument `{name}`: must be finite and > 0, got {value!r}")
     return v
@@ -68,11 +73,7 @@ def float_array(name: str, value: ArrayLike, ndim: int | None = None) -> NDArray
 
 def non_negative(name: str, value: float) -> float:
     """``value`` as a float, or ValueError unless it is finite and >= 0."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(
-            f"invalid argument `{name}`: expected a real number, got {type(value).__name__}"
-        )
-    v = float(value)
+    v = real(name, value)
     if not (math.isfinite(v) and v >= 0.0):
         raise ValueError(f"invalid argument `{name}`: must be finite and >= 0, got {value!r}")
     return v

@@ -262,8 +262,10 @@ class TreeCounter:
     @property
     def max_noise_terms(self) -> int:
         """m = 1 + ceil(log2 n), the bound on noise terms per release."""
-        n = self.horizon
-        return 1 + (n - 1).bit_length()
+        # Imported here: the privacy package imports this module.
+        from dpbandits.privacy.calibration import tree_depth
+
+        return tree_depth(self.horizon)
 
     def __getstate__(self) -> bytes:
         return bytes(self._inner.to_bytes())

@@ -196,7 +196,35 @@ def _finite_real(name: str, value: float) -> float:
 
 
 @dataclass(frozen=True)
-class GaussianCalibration:
+class _TreeCalibration:
+    """What both Shariff & Sheffet calibrations hold: the validated inputs,
+    the tree depth m, Ltilde, the per-node target and the (alpha/2n)-accurate
+    bounds rho_min, rho_max, gamma of Def. 3 (see the subclasses)."""
+
+    d: int
+    horizon: int
+    epsilon: float
+    delta: float
+    alpha: float
+    L: float
+    B_tilde: float
+    m: int
+    L_tilde: float
+    node_epsilon: float
+    node_delta: float
+    rho_min: float
+    rho_max: float
+    gamma: float
+
+    @property
+    def bounds(self) -> RegularizerBounds:
+        """rho_min, rho_max, gamma (Def. 3) with what Prop. 4 needs."""
+        return RegularizerBounds(d=self.d, horizon=self.horizon, alpha=self.alpha, L=self.L,
+                                 rho_min=self.rho_min, rho_max=self.rho_max, gamma=self.gamma)
+
+
+@dataclass(frozen=True)
+class GaussianCalibration(_TreeCalibration):
     """Calibration of the tree-based mechanism with symmetrized Gaussian noise
     (Shariff & Sheffet §4.2, Prop. 11). Build it with
     :func:`shariff_sheffet_gaussian`.
@@ -228,23 +256,9 @@ class GaussianCalibration:
         (2 sigma^2) = epsilon^2 / (32 ln(4/delta)^2) (footnote 5).
     """
 
-    d: int
-    horizon: int
-    epsilon: float
-    delta: float
-    alpha: float
-    L: float
-    B_tilde: float
-    m: int
-    L_tilde: float
-    node_epsilon: float
-    node_delta: float
     sigma: float
     upsilon: float
     shift: float
-    rho_min: float
-    rho_max: float
-    gamma: float
     zcdp_rho: float
     calibration: str = "paper"
 
@@ -252,12 +266,6 @@ class GaussianCalibration:
     def noise(self) -> SymmetricGaussianNoise:
         """The per-node noise spec for :class:`dpbandits.mechanisms.TreeCounter`."""
         return SymmetricGaussianNoise(self.sigma)
-
-    @property
-    def bounds(self) -> RegularizerBounds:
-        """rho_min, rho_max, gamma (Def. 3) with what Prop. 4 needs."""
-        return RegularizerBounds(d=self.d, horizon=self.horizon, alpha=self.alpha, L=self.L,
-                                 rho_min=self.rho_min, rho_max=self.rho_max, gamma=self.gamma)
 
     @property
     def guarantee(self) -> Guarantee:
@@ -401,7 +409,7 @@ def shariff_sheffet_gaussian(
 
 
 @dataclass(frozen=True)
-class WishartCalibration:
+class WishartCalibration(_TreeCalibration):
     """Calibration of the tree-based mechanism with Wishart noise
     (Shariff & Sheffet §4.1, Thm 8, Eq. (4), Prop. 9). Build it with
     :func:`shariff_sheffet_wishart`.
@@ -435,23 +443,9 @@ class WishartCalibration:
     is data-independent, so privacy is unchanged).
     """
 
-    d: int
-    horizon: int
-    epsilon: float
-    delta: float
-    alpha: float
-    L: float
-    B_tilde: float
-    m: int
-    L_tilde: float
-    node_epsilon: float
-    node_delta: float
     scale: float
     k: int
     shift: float
-    rho_min: float
-    rho_max: float
-    gamma: float
 
     @property
     def noise_terms(self) -> int:
@@ -462,12 +456,6 @@ class WishartCalibration:
     def noise(self) -> WishartNoise:
         """The per-node noise spec W_{d+1}(Ltilde^2 I, k) for the tree."""
         return WishartNoise(scale=self.scale, df=float(self.k))
-
-    @property
-    def bounds(self) -> RegularizerBounds:
-        """rho_min, rho_max, gamma (Def. 3) with what Prop. 4 needs."""
-        return RegularizerBounds(d=self.d, horizon=self.horizon, alpha=self.alpha, L=self.L,
-                                 rho_min=self.rho_min, rho_max=self.rho_max, gamma=self.gamma)
 
     @property
     def guarantee(self) -> Guarantee:
