@@ -113,13 +113,56 @@ def test_a_replicate_is_a_function_of_its_seed(make) -> None:
     assert len({tuple(row) for row in first.regret}) == 3
 
 
-def test_replicates_ignore_the_learner_objects_own_seed() -> None:
-    # The configuration is re-instantiated per simulate() seed.
+def test_the_objects_own_seeds_are_honoured() -> None:
+    # seed=None: the replicate seed alone; seed=k: mixed with each replicate
+    # seed, so different object seeds give different replicates and the
+    # same object seed the same ones.
     n = 2000
-    runs = [simulate(JointDPLinUCB(D, n, 1.0, 0.1, seed=s), env_spec(), seeds=[7, 8]).regret
-            for s in (1, 2, None)]
-    np.testing.assert_array_equal(runs[0], runs[1])
-    np.testing.assert_array_equal(runs[0], runs[2])
+
+    def run(learner_seed, env_seed):
+        env = ShariffSheffetEnv(D, K, gap=0.1, seed=env_seed)
+        return simulate(JointDPLinUCB(D, n, 1.0, 0.1, seed=learner_seed), env, seeds=[7, 8]).regret
+
+    base = run(None, None)
+    np.testing.assert_array_equal(base, run(None, None))
+    np.testing.assert_array_equal(run(1, 123), run(1, 123))
+    assert not np.array_equal(run(None, 123), run(None, 0))
+    assert not np.array_equal(run(None, 123), base)
+    assert not np.array_equal(run(1, None), run(2, None))
+    assert not np.array_equal(run(1, None), base)
+
+
+def test_a_seeded_replicate_is_spawn_of_the_replicate_seed() -> None:
+    # Replicate s of objects seeded k is learner.spawn(replicate_seed(k, s))
+    # on the environment seeded replicate_seed(k_env, s).
+    n, d, s = 300, 3, 5
+    learner = JointDPLinUCB(d, n, 1.0, 0.1, seed=42)
+    spec = ShariffSheffetEnv(d, k=6, gap=0.1, seed=9)
+    got = simulate(learner, spec, seeds=[s], record_every=n).final_regret[0]
+    agent = learner.spawn(dp.sim.replicate_seed(42, s))
+    env = ShariffSheffetEnv(d, k=6, gap=0.1, seed=dp.sim.replicate_seed(9, s))
+    total = 0.0
+    for t in range(1, n + 1):
+        i = agent.select(env.decision_set(t))
+        mu = env.mean_rewards(t)
+        total += float(mu.max() - mu[i])
+        agent.update(env.reward(t, i))
+    assert got == total
+    assert dp.sim.replicate_seed(None, 17) == 17
+    assert dp.sim.replicate_seed(3, 17) != dp.sim.replicate_seed(4, 17)
+
+
+def test_repeated_seeds_are_refused() -> None:
+    with pytest.raises(ValueError, match=r"`seeds`.*distinct"):
+        simulate(LinUCB(D, 100), env_spec(), seeds=[1, 1])
+
+
+def test_simulate_many_with_different_horizons_needs_an_explicit_horizon() -> None:
+    learners = {"short": LinUCB(D, 100), "long": LinUCB(D, 200)}
+    with pytest.raises(ValueError, match="different horizons"):
+        dp.simulate_many(learners, env_spec(), seeds=1)
+    out = dp.simulate_many(learners, env_spec(), horizon=100, seeds=1)
+    assert all(r.horizon == 100 for r in out.values())
 
 
 def test_simulate_does_not_advance_the_learner() -> None:
@@ -338,6 +381,13 @@ def test_simulation_result_fields() -> None:
     assert np.all(r.seconds > 0.0) and np.all(np.isfinite(r.rounds_per_second))
     assert r.learner == repr(learner) and r.environment == repr(env_spec())
     assert r.privacy == str(learner.privacy)
+    assert r.guarantee == learner.privacy and r.config == learner.config
+    exported = r.to_dict()
+    assert exported["guarantee"]["model"] == "joint" and exported["seeds"] == [3, 1, 4]
+    assert np.array_equal(np.asarray(exported["regret"]), r.regret)
+    import json
+
+    json.dumps(exported)
     line = r.summary()
     mean = r.final_regret.mean()
     assert repr(learner) in line and f"{mean:.1f}" in line and "3 seeds" in line

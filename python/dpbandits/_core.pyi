@@ -154,6 +154,11 @@ class LinUcbEngine:
     @staticmethod
     def from_bytes(state: bytes) -> LinUcbEngine: ...
     def __reduce__(self) -> tuple[Callable[[bytes], LinUcbEngine], tuple[bytes]]: ...
+    def reseed(self, seed: int | None = None) -> None:
+        """Draws all future noise from a new root (None: operating-system
+        entropy); past releases are unchanged."""
+    def _factory(self) -> LearnerFactory:
+        """The configuration, for the simulation loop."""
 
 def _restore_linucb(state: bytes) -> LinUcbEngine: ...
 
@@ -179,33 +184,51 @@ class ShariffSheffetEnvEngine:
     def __reduce__(
         self,
     ) -> tuple[Callable[[bytes], ShariffSheffetEnvEngine], tuple[bytes]]: ...
+    def _factory(self) -> EnvironmentFactory:
+        """The configuration, for the simulation loop."""
 
 def _restore_shariff_sheffet_env(state: bytes) -> ShariffSheffetEnvEngine: ...
 
 # --- simulation (rust/src/sim.rs) -------------------------------------------
 
+class LearnerFactory:
+    """A learner configuration the simulation loop instantiates once per
+    replicate (from any engine's ``_factory()``)."""
+
+    @property
+    def horizon(self) -> int: ...
+
+class EnvironmentFactory:
+    """A built-in environment's configuration the simulation loop
+    instantiates once per replicate (from ``_factory()``)."""
+
 def simulate_builtin(
-    learners: Sequence[LinUcbEngine],
-    env: ShariffSheffetEnvEngine,
+    learners: Sequence[LearnerFactory],
+    env: EnvironmentFactory,
     horizon: int,
-    seeds: Sequence[int],
+    env_seeds: Sequence[int],
+    learner_seeds: Sequence[Sequence[int]],
     record_every: int,
     progress: Callable[[int], object] | None = None,
 ) -> tuple[NDArray[np.uint64], NDArray[np.float64], NDArray[np.uint64], NDArray[np.float64]]:
-    """All ``learners`` on one shared realization of ``env`` per seed (one
-    decision set and one reward-noise draw per round, common random
-    numbers); one replicate per seed in parallel, GIL released. Returns
-    (record_at, regret[learners, seeds, records], rounds[seeds], seconds[seeds])."""
+    """All ``learners`` on one shared realization of ``env`` per replicate
+    (one decision set and one reward-noise draw per round, common random
+    numbers); replicates in parallel, GIL released. Replicate r builds the
+    environment from ``env_seeds[r]`` and learner l from
+    ``learner_seeds[l][r]``. Returns (record_at, regret[learners,
+    replicates, records], rounds[replicates], seconds[replicates])."""
 
 def simulate_python_env(
-    learner: LinUcbEngine,
+    learner: LearnerFactory,
     factory: Callable[[int], object],
     horizon: int,
-    seeds: Sequence[int],
+    env_seeds: Sequence[int],
+    learner_seeds: Sequence[int],
     record_every: int,
     progress: Callable[[int], object] | None = None,
 ) -> tuple[NDArray[np.uint64], NDArray[np.float64], NDArray[np.uint64], NDArray[np.float64]]:
-    """The same loop on Python environments: ``factory(seed)`` returns an
-    object with ``decision_set(t)``, ``reward(t, index)`` and optionally
-    ``mean_rewards(t)``; seeds run one after the other. Returns (record_at,
-    regret[1, seeds, records], rounds[seeds], seconds[seeds])."""
+    """The same loop on Python environments: ``factory(env_seeds[r])``
+    returns an object with ``decision_set(t)``, ``reward(t, index)`` and
+    optionally ``mean_rewards(t)``; the learner of replicate r is built from
+    ``learner_seeds[r]``; replicates run one after the other. Returns
+    (record_at, regret[1, replicates, records], rounds, seconds)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 __all__ = [
     "DegenerateInputError",
+    "DuplicatedNoiseWarning",
     "NotPositiveDefiniteError",
     "PrivacyBudgetError",
     "StateError",
@@ -31,3 +32,8 @@ class StateError(RuntimeError):
 
 class PrivacyBudgetError(RuntimeError):
     """A composition would exceed the declared privacy budget."""
+
+
+class DuplicatedNoiseWarning(UserWarning):
+    """A private learner or counter was copied with its noise generator:
+    the copies would add identical future noise (see ``fork``)."""

@@ -1,19 +1,38 @@
-"""simulate(): replicates of one learner on one environment.
+"""simulate() and simulate_many(): replicates of learners on one environment.
 
 Built-in environments run entirely in Rust (``rust/src/sim.rs``) with the
-GIL released and one replicate per seed on rayon's thread pool. Learner and
-environment draw from separate streams derived from each seed, so two
-learners simulated with the same seeds meet the same contexts and reward
-noise (common random numbers: their regret difference has low variance).
+GIL released and one replicate per seed on rayon's thread pool. Any learner
+and any built-in environment take this path: each engine hands the loop a
+factory (``_engine._factory()``) that builds a fresh instance per replicate.
 Custom Python environments (the :class:`dpbandits.envs.Environment`
 protocol) run through the same Rust loop, which calls into Python for each
-decision set and reward; their seeds run one after the other.
+decision set and reward; their replicates run one after the other.
+
+Seed policy (the same for every learner, environment and counter)
+-----------------------------------------------------------------
+Every object takes ``seed: int | None = None``.
+
+- Online use: ``seed=None`` draws the root key from the operating system
+  (nothing about a private learner's noise can be reproduced); an integer
+  seed makes the object reproducible.
+- In a simulation with replicate seed ``s``, an object with ``seed=None``
+  is built from ``s`` alone, and an object with ``seed=k`` from
+  :func:`replicate_seed` ``(k, s)``. So ``ShariffSheffetEnv(seed=123)`` and
+  ``ShariffSheffetEnv(seed=0)`` give different replicates, and replicate
+  ``s`` is exactly ``learner.spawn(replicate_seed(learner.seed, s))`` on
+  ``env`` built with ``replicate_seed(env.seed, s)``.
+
+Learner and environment draw from separate streams, so two learners
+simulated with the same seeds (and the same environment) meet the same
+contexts and reward noise: common random numbers, which make their regret
+difference low-variance.
 """
 
 from __future__ import annotations
 
 import sys
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,24 +41,55 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpbandits import _core
-from dpbandits._validation import positive_int
-from dpbandits.envs.shariff_sheffet import ShariffSheffetEnv
+from dpbandits._validation import positive_int, seed_or_none
+from dpbandits.privacy.guarantees import Guarantee
 
-__all__ = ["SimulationResult", "simulate", "simulate_many"]
+__all__ = ["SimulationResult", "replicate_seed", "simulate", "simulate_many"]
+
+#: The unit every throughput figure of the package is given in.
+THROUGHPUT_UNIT = "rounds/s"
+
+
+def replicate_seed(object_seed: int | None, seed: int) -> int:
+    """The seed an object with ``seed=object_seed`` is built from in the
+    replicate with seed ``seed`` (see the module docstring): ``seed`` itself
+    when ``object_seed`` is None, else a 64-bit mix of both (numpy's
+    SeedSequence, which is stable across platforms and versions)."""
+    s = seed_or_none("seed", seed)
+    if object_seed is None:
+        return int(s)  # type: ignore[arg-type]
+    k = seed_or_none("seed", object_seed)
+    return int(np.random.SeedSequence([k, s]).generate_state(1, np.uint64)[0])
 
 
 @dataclass(frozen=True)
 class SimulationResult:
-    """Cumulative pseudo-regret of each seed at each record point."""
+    """Cumulative pseudo-regret of each seed at each record point.
+
+    ``guarantee`` is the learner's :class:`~dpbandits.privacy.Guarantee`
+    object and ``config`` its constructor arguments, so a result carries
+    what produced it. :meth:`to_dict` and :meth:`to_frame` export it.
+    """
 
     learner: str
     environment: str
-    privacy: str
+    guarantee: Guarantee
+    config: Mapping[str, Any]
     seeds: NDArray[np.uint64]
     record_at: NDArray[np.uint64]
     regret: NDArray[np.float64] = field(repr=False)
     rounds: NDArray[np.uint64] = field(repr=False)
     seconds: NDArray[np.float64] = field(repr=False)
+
+    @property
+    def privacy(self) -> str:
+        """The guarantee on one line (``str(self.guarantee)``)."""
+        return str(self.guarantee)
+
+    @property
+    def horizon(self) -> int:
+        """Rounds per replicate."""
+        return int(self.record_at[-1])
 
     @property
     def final_regret(self) -> NDArray[np.float64]:
@@ -48,41 +98,177 @@ class SimulationResult:
 
     @property
     def rounds_per_second(self) -> NDArray[np.float64]:
-        """Throughput of each replicate (its own wall time)."""
+        """Throughput of each replicate (its own wall time), in rounds/s."""
         return self.rounds / np.maximum(self.seconds, 1e-12)
 
+    def mean_regret(self) -> NDArray[np.float64]:
+        """Mean cumulative regret over seeds at each record point."""
+        return self.regret.mean(axis=0)
+
+    def sd_regret(self) -> NDArray[np.float64]:
+        """Sample standard deviation over seeds at each record point (0 for one seed)."""
+        if self.regret.shape[0] < 2:
+            return np.zeros(self.regret.shape[1])
+        return self.regret.std(axis=0, ddof=1)
+
     def summary(self) -> str:
-        """One line: final regret mean +- std over seeds, rounds/s, guarantee."""
+        """One line: final regret mean +- sd over seeds, throughput, guarantee."""
         f = self.final_regret
         sd = f.std(ddof=1) if f.size > 1 else 0.0
         return (
             f"{self.learner}: regret {f.mean():.1f} +- {sd:.1f} over {f.size} seeds, "
-            f"{np.median(self.rounds_per_second):,.0f} rounds/s, {self.privacy}"
+            f"{np.median(self.rounds_per_second):,.0f} {THROUGHPUT_UNIT}, {self.privacy}"
         )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Everything as plain Python values (JSON-serializable)."""
+        g = self.guarantee
+        return {
+            "learner": self.learner,
+            "environment": self.environment,
+            "config": {k: _plain(v) for k, v in self.config.items()},
+            "guarantee": {
+                "model": g.model, "epsilon": _plain(g.epsilon), "delta": g.delta, "rho": g.rho,
+                "protects": g.protects, "basis": g.basis, "calibration": g.calibration,
+            },
+            "seeds": self.seeds.tolist(),
+            "record_at": self.record_at.tolist(),
+            "regret": [[_plain(v) for v in row] for row in self.regret.tolist()],
+            "rounds": self.rounds.tolist(),
+            "seconds": self.seconds.tolist(),
+        }
+
+    def to_frame(self) -> Any:
+        """A long-format ``pandas.DataFrame`` (columns seed, round, regret);
+        needs pandas."""
+        try:
+            import pandas as pd
+        except ImportError:  # pragma: no cover - depends on the environment
+            raise ImportError("to_frame() needs pandas: pip install pandas") from None
+        n_seeds, n_records = self.regret.shape
+        return pd.DataFrame({
+            "learner": self.learner,
+            "seed": np.repeat(self.seeds, n_records),
+            "round": np.tile(self.record_at, n_seeds),
+            "regret": self.regret.ravel(),
+        })
+
+
+def _plain(v: Any) -> Any:
+    """JSON-friendly value: non-finite floats as strings, tuples as lists."""
+    if isinstance(v, float) and not np.isfinite(v):
+        return str(v)
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def results_table(results: Mapping[str, SimulationResult]) -> str:
+    """A plain-text table, one row per learner: final regret mean +- sd,
+    throughput, and the short guarantee (model, epsilon, delta)."""
+    first = next(iter(results.values()))
+    head = (
+        f"horizon {first.horizon:,}, {first.seeds.size} seeds; "
+        f"regret = cumulative pseudo-regret at the horizon, mean +- sd over seeds"
+    )
+    cols = f"{'learner':<18} {'regret':>12} {'+- sd':>10}  {'model':<8} {'epsilon':>8} {'delta':>8}  calibration"
+    lines = [head, cols, "-" * len(cols)]
+    for name, r in results.items():
+        f = r.final_regret
+        sd = f.std(ddof=1) if f.size > 1 else 0.0
+        g = r.guarantee
+        eps = "-" if not g.is_private else f"{g.epsilon:g}"
+        delta = "-" if not g.is_private else f"{g.delta:g}"
+        lines.append(
+            f"{name:<18} {f.mean():>12.1f} {sd:>10.1f}  {g.model:<8} {eps:>8} {delta:>8}  {g.calibration}"
+        )
+    return "\n".join(lines)
 
 
 class _Progress:
-    """Prints completed rounds to stderr at most every `every` seconds."""
+    """One live progress bar (tqdm) over rounds of all replicates, in rounds/s."""
 
-    def __init__(self, total: int, label: str, every: float = 2.0) -> None:
-        self.total, self.label, self.every = total, label, every
-        self.start = self.last = time.perf_counter()
+    def __init__(self, total: int, label: str) -> None:
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:  # pragma: no cover - tqdm is a dependency
+            tqdm = None
+        self.bar = None
+        if tqdm is not None:
+            self.bar = tqdm(total=total, desc=label, unit="rounds", unit_scale=True, file=sys.stderr,
+                            dynamic_ncols=True, leave=True, mininterval=0.5)
+        self.total = total
+        self.done = 0
+        self.start = time.perf_counter()
 
     def __call__(self, done: int) -> None:
-        now = time.perf_counter()
-        if now - self.last >= self.every:
-            self.last = now
-            rate = done / max(now - self.start, 1e-9)
-            print(f"  {self.label}: {done / self.total:6.1%} ({rate:,.0f} rounds/s)", file=sys.stderr, flush=True)
+        if self.bar is not None:
+            self.bar.update(max(0, done - self.done))
+        self.done = done
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.update(max(0, self.total - self.done) if self.done >= self.total else 0)
+            self.bar.close()
 
 
 def _seeds(seeds: int | Sequence[int]) -> list[int]:
-    if isinstance(seeds, (int, np.integer)):
+    if isinstance(seeds, (int, np.integer)) and not isinstance(seeds, bool):
         return list(range(positive_int("seeds", int(seeds))))
-    out = [positive_int("seeds", s, minimum=0) for s in seeds]
+    if isinstance(seeds, (str, bytes, bool)):
+        raise TypeError(f"invalid argument `seeds`: expected a count or a list of seeds, got {seeds!r}")
+    out = [int(seed_or_none("seeds", s)) for s in seeds]  # type: ignore[arg-type]
     if not out:
         raise ValueError("invalid argument `seeds`: give at least one seed")
+    if len(set(out)) != len(out):
+        dup = sorted({s for s in out if out.count(s) > 1})
+        raise ValueError(
+            f"invalid argument `seeds`: seeds must be distinct (repeated: {dup}); "
+            "a repeated seed is the same replicate twice"
+        )
     return out
+
+
+def _learner_factory(learner: Any) -> Any:
+    engine = getattr(learner, "_engine", None)
+    make = getattr(engine, "_factory", None)
+    if make is None:
+        raise TypeError(f"invalid argument `learner`: {type(learner).__name__} is not a dpbandits learner")
+    return make()
+
+
+def _environment_factory(env: Any) -> Any | None:
+    """The Rust factory of a built-in environment, or None for a custom one."""
+    if isinstance(env, type):
+        return None
+    make = getattr(getattr(env, "_engine", None), "_factory", None)
+    return None if make is None else make()
+
+
+def _common_horizon(learners: Mapping[str, Any], horizon: int | None) -> int:
+    horizons = {name: int(lrn.horizon) for name, lrn in learners.items()}
+    if horizon is None:
+        if len(set(horizons.values())) > 1:
+            raise ValueError(
+                "invalid argument `horizon`: the learners are calibrated for different horizons "
+                f"{horizons}; pass horizon=N (at most {min(horizons.values())}) to run them all for N rounds"
+            )
+        return next(iter(horizons.values()))
+    n = positive_int("horizon", horizon)
+    for name, h in horizons.items():
+        if n > h:
+            raise ValueError(
+                f"invalid argument `horizon`: {n} exceeds {name}'s calibrated horizon {h} "
+                "(its privacy guarantee holds for that many rounds)"
+            )
+    return n
+
+
+def _config(learner: Any) -> dict[str, Any]:
+    config = getattr(learner, "config", None)
+    return dict(config) if isinstance(config, Mapping) else {}
 
 
 def simulate(
@@ -98,45 +284,24 @@ def simulate(
     Parameters
     ----------
     learner:
-        A learner (e.g. :class:`dpbandits.JointDPLinUCB`); its configuration is
-        re-instantiated for each seed, so the object itself is not advanced.
+        A dpbandits learner (e.g. :class:`dpbandits.JointDPLinUCB`); its
+        configuration is re-instantiated for each replicate, so the object
+        itself is not advanced.
     env:
-        A built-in environment spec (:class:`dpbandits.envs.ShariffSheffetEnv`:
-        runs in Rust), or a custom environment following
-        :class:`dpbandits.envs.Environment`, or a callable ``seed -> env``.
+        A built-in environment (runs in Rust), or a custom environment
+        following :class:`dpbandits.envs.Environment`, or a callable
+        ``seed -> env`` (a class works).
     horizon:
         Rounds per replicate (default: the learner's horizon; at most that).
     seeds:
-        A count (seeds 0..count-1) or an explicit list.
+        A count (seeds 0..count-1) or a list of distinct seeds. How they
+        combine with the objects' own seeds: see the module docstring.
     record_every:
         Record cumulative regret every this many rounds (default horizon/200).
     progress:
-        Print progress to stderr every few seconds.
+        Show a progress bar on stderr.
     """
-    n = learner.horizon if horizon is None else positive_int("horizon", horizon)
-    if n > learner.horizon:
-        raise ValueError(f"invalid argument `horizon`: {n} exceeds the learner's calibrated horizon {learner.horizon}")
-    seed_list = _seeds(seeds)
-    every = max(1, n // 200) if record_every is None else positive_int("record_every", record_every)
-    privacy = str(learner.privacy)
-    if isinstance(env, ShariffSheffetEnv) and hasattr(learner, "_engine"):
-        cb: Callable[[int], None] | None = _Progress(n * len(seed_list), repr(learner)) if progress else None
-        record_at, regrets, rounds, seconds = _core.simulate_builtin(
-            [learner._engine], env._engine, n, seed_list, every, cb
-        )
-        regret = regrets[0]
-    else:
-        record_at, regret, rounds, seconds = _simulate_python(learner, env, n, seed_list, every, progress)
-    return SimulationResult(
-        learner=repr(learner),
-        environment=repr(env),
-        privacy=privacy,
-        seeds=np.asarray(seed_list, dtype=np.uint64),
-        record_at=np.asarray(record_at, dtype=np.uint64),
-        regret=np.asarray(regret, dtype=np.float64),
-        rounds=np.asarray(rounds, dtype=np.uint64),
-        seconds=np.asarray(seconds, dtype=np.float64),
-    )
+    return simulate_many({repr(learner): learner}, env, horizon, seeds, record_every, progress)[repr(learner)]
 
 
 def simulate_many(
@@ -149,58 +314,89 @@ def simulate_many(
 ) -> dict[str, SimulationResult]:
     """Runs several learners on the same realizations of ``env``.
 
-    For a built-in environment all learners of a seed run together in Rust
-    on one environment: each round draws one decision set and one reward
-    noise, shared by every learner (``Environment::shared_rewards``), so the
-    environment is generated once instead of once per learner, and each
-    learner's regret is identical to what :func:`simulate` gives it alone
-    with the same seeds. Seeds run in parallel. ``rounds_per_second`` of
-    each result is then the shared run's rate (every learner steps each
-    round). Other environments run each learner through :func:`simulate`.
+    For a built-in environment all learners of a replicate run together in
+    Rust on one environment: each round draws one decision set and one
+    reward noise, shared by every learner (``Environment::shared_rewards``),
+    so the environment is generated once instead of once per learner, and
+    each learner's regret is identical to what :func:`simulate` gives it
+    alone with the same seeds. Replicates run in parallel.
+    ``rounds_per_second`` of each result is then the shared run's rate
+    (every learner steps each round). Custom environments run each learner
+    through the Python-environment loop.
 
-    Arguments as for :func:`simulate`; ``learners`` maps labels to learners.
+    Learners calibrated for different horizons need an explicit
+    ``horizon`` (at most the smallest): nothing is truncated silently.
+    Other arguments as for :func:`simulate`; ``learners`` maps labels to
+    learners.
     """
     if not learners:
         raise ValueError("invalid argument `learners`: give at least one learner")
-    n = min(lrn.horizon for lrn in learners.values()) if horizon is None else positive_int("horizon", horizon)
-    builtin = isinstance(env, ShariffSheffetEnv) and all(hasattr(lrn, "_engine") for lrn in learners.values())
-    if not builtin:
-        return {
-            name: simulate(lrn, env, n, seeds, record_every, progress) for name, lrn in learners.items()
-        }
-    for lrn in learners.values():
-        if n > lrn.horizon:
-            raise ValueError(f"invalid argument `horizon`: {n} exceeds {lrn!r}'s calibrated horizon")
+    n = _common_horizon(learners, horizon)
     seed_list = _seeds(seeds)
     every = max(1, n // 200) if record_every is None else positive_int("record_every", record_every)
     names = list(learners)
-    cb = _Progress(n * len(seed_list) * len(names), ", ".join(names)) if progress else None
-    record_at, regret, rounds, seconds = _core.simulate_builtin(
-        [learners[k]._engine for k in names], env._engine, n, seed_list, every, cb
-    )
+    factories = [_learner_factory(learners[k]) for k in names]
+    learner_seeds = [[replicate_seed(getattr(learners[k], "seed", None), s) for s in seed_list] for k in names]
+    env_factory = _environment_factory(env)
+    if env_factory is not None:
+        env_seeds = [replicate_seed(getattr(env, "seed", None), s) for s in seed_list]
+        bar = _Progress(n * len(seed_list) * len(names), ", ".join(names)) if progress else None
+        try:
+            record_at, regret, rounds, seconds = _core.simulate_builtin(
+                factories, env_factory, n, env_seeds, learner_seeds, every, bar
+            )
+        finally:
+            if bar is not None:
+                bar.close()
+        per_learner = {name: (regret[i], rounds, seconds) for i, name in enumerate(names)}
+    else:
+        make_env = _python_env_factory(env)
+        per_learner = {}
+        for i, name in enumerate(names):
+            bar = _Progress(n * len(seed_list), name) if progress else None
+            try:
+                record_at, regret, rounds, seconds = _core.simulate_python_env(
+                    factories[i], make_env, n, seed_list, learner_seeds[i], every, bar
+                )
+            finally:
+                if bar is not None:
+                    bar.close()
+            per_learner[name] = (regret[0], rounds, seconds)
     return {
         name: SimulationResult(
             learner=repr(learners[name]),
             environment=repr(env),
-            privacy=str(learners[name].privacy),
+            guarantee=learners[name].privacy,
+            config=_config(learners[name]),
             seeds=np.asarray(seed_list, dtype=np.uint64),
             record_at=np.asarray(record_at, dtype=np.uint64),
-            regret=np.asarray(regret[i], dtype=np.float64),
-            rounds=np.asarray(rounds, dtype=np.uint64),
-            seconds=np.asarray(seconds, dtype=np.float64),
+            regret=np.asarray(reg, dtype=np.float64),
+            rounds=np.asarray(rnd, dtype=np.uint64),
+            seconds=np.asarray(sec, dtype=np.float64),
         )
-        for i, name in enumerate(names)
+        for name, (reg, rnd, sec) in per_learner.items()
     }
 
 
-def _simulate_python(learner: Any, env: Any, n: int, seeds: list[int], every: int, progress: bool) -> tuple[Any, ...]:
-    """Custom environments through the same Rust loop, one seed at a time."""
+def _python_env_factory(env: Any) -> Callable[[int], Any]:
+    """``seed -> environment`` for a custom environment object or callable."""
     is_factory = isinstance(env, type) or (callable(env) and not hasattr(env, "decision_set"))
-    if not is_factory and not (hasattr(env, "decision_set") and hasattr(env, "reward")):
+    if is_factory:
+        return env  # type: ignore[no-any-return]
+    if not (hasattr(env, "decision_set") and hasattr(env, "reward")):
         raise TypeError(
             "invalid argument `env`: needs decision_set(t) and reward(t, index), or be a seed -> env callable"
         )
-    factory = env if is_factory else (lambda seed: env)
-    cb = _Progress(n * len(seeds), repr(learner)) if progress else None
-    record_at, regret, rounds, seconds = _core.simulate_python_env(learner._engine, factory, n, seeds, every, cb)
-    return record_at, regret[0], rounds, seconds
+    used = []
+
+    def one_instance(seed: int) -> Any:
+        if used:
+            warnings.warn(
+                "one environment object serves every seed in turn (it continues its own stream); "
+                "pass a callable seed -> env for independent replicates",
+                stacklevel=4,
+            )
+        used.append(seed)
+        return env
+
+    return one_instance

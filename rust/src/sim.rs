@@ -16,6 +16,27 @@ use rayon::prelude::*;
 use crate::env::{DecisionSet, Environment, Feedback};
 use crate::error::{Error, Result};
 use crate::policy::Learner;
+use crate::rng::SeedSequence;
+
+/// A learner configuration that builds a fresh engine for each replicate.
+///
+/// Every engine of the catalog implements this for its (plain-number)
+/// configuration, so one binding (`simulate_builtin`) runs any learner on
+/// any built-in environment without knowing either type.
+pub trait LearnerFactory: Send + Sync {
+    /// The horizon the learner was calibrated for (a simulation may not
+    /// run longer: the privacy guarantee is for that many rounds).
+    fn horizon(&self) -> u64;
+
+    /// A fresh engine whose random streams derive from `seeds`.
+    fn build(&self, seeds: &SeedSequence) -> Result<Box<dyn Learner>>;
+}
+
+/// An environment configuration that builds a fresh instance per replicate.
+pub trait EnvironmentFactory: Send + Sync {
+    /// A fresh environment whose random streams derive from `seeds`.
+    fn build(&self, seeds: &SeedSequence) -> Result<Box<dyn Environment>>;
+}
 
 /// What one episode produced.
 #[derive(Clone, Debug, PartialEq)]

@@ -309,6 +309,15 @@ impl TreeCounter {
         }
     }
 
+    /// Replaces the generator of future node noise by the `"tree"` stream
+    /// of `seeds`. Noise already drawn (completed nodes, this round's
+    /// padding) is kept: it is part of the released history. Used by
+    /// `fork`: two copies of one counter must not add the same future
+    /// noise, or the difference of their releases would reveal their data.
+    pub fn reseed(&mut self, seeds: &SeedSequence) {
+        self.rng = seeds.stream("tree");
+    }
+
     /// The noisy prefix sum after the last addition (zeros before any).
     pub fn release(&self) -> &[f64] {
         &self.release

@@ -27,9 +27,16 @@ class ShariffSheffetEnv:
     """App. D's contextual linear bandit (see the module docstring).
 
     As a spec, :func:`dpbandits.simulate` runs it entirely in Rust, one
-    instance per seed. It also follows the Python environment protocol
+    instance per replicate. It also follows the Python environment protocol
     (``decision_set(t)``, ``reward(t, index)``, ``mean_rewards(t)``) for
-    round-by-round use with ``seed``.
+    round-by-round use.
+
+    ``seed``: None (default) draws theta* and the rounds from operating-system
+    entropy in round-by-round use, and from the replicate seed alone in
+    :func:`dpbandits.simulate`; an integer makes round-by-round use
+    reproducible and is combined with each replicate seed in a simulation
+    (:func:`dpbandits.sim.replicate_seed`), so two environment seeds give two
+    different sets of replicates.
     """
 
     def __init__(
@@ -39,7 +46,7 @@ class ShariffSheffetEnv:
         gap: float = 0.1,
         optimal_reward: float = 0.75,
         reward: Literal["pm1", "gaussian"] = "pm1",
-        seed: int | None = 0,
+        seed: int | None = None,
     ) -> None:
         self.d = positive_int("d", d, minimum=2)
         self.k = self.d**2 if k is None else positive_int("k", k)
@@ -77,5 +84,5 @@ class ShariffSheffetEnv:
     def __repr__(self) -> str:
         return (
             f"ShariffSheffetEnv(d={self.d}, k={self.k}, gap={self.gap}, "
-            f"optimal_reward={self.optimal_reward}, reward={self.reward_model!r})"
+            f"optimal_reward={self.optimal_reward}, reward={self.reward_model!r}, seed={self.seed!r})"
         )

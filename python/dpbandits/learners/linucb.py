@@ -60,10 +60,6 @@ class _LinUCBBase(OnlineLearner):
     horizon: int
     _args: dict[str, object]
 
-    def spawn(self, seed: int | None) -> _LinUCBBase:
-        """A fresh learner with the same configuration and another seed."""
-        return type(self)(**{**self._args, "seed": seed})
-
     def ucb(self, decision_set: ArrayLike) -> NDArray[np.float64]:
         """UCB_t(x) = <theta~_t, x> + beta_t ||x||_{V_t^-1} for every row (Eq. (1))."""
         return self._engine.ucb(as_decision_set(decision_set, self.d))
@@ -111,7 +107,7 @@ class LinUCB(_LinUCBBase):
         radius: RadiusForm = "log_det",
         bounds: Bounds = "clip",
         refactor_every: int = 64,
-        seed: int | None = 0,
+        seed: int | None = None,
     ) -> None:
         self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         self.d = positive_int("d", d)
@@ -133,9 +129,6 @@ class LinUCB(_LinUCBBase):
     def privacy(self) -> Guarantee:
         """No privacy: this learner reads the exact statistics."""
         return Guarantee.none("non-private LinUCB (Shariff & Sheffet Alg. 1, H_t = rho I)")
-
-    def __repr__(self) -> str:
-        return f"LinUCB(d={self.d}, horizon={self.horizon}, regularizer={self.regularizer})"
 
 
 class JointDPLinUCB(_LinUCBBase):
@@ -247,11 +240,3 @@ class JointDPLinUCB(_LinUCBBase):
     def describe(self) -> dict[str, object]:
         """The calibration constants, for reports."""
         return asdict(self.calibration)
-
-    def __repr__(self) -> str:
-        return (
-            f"JointDPLinUCB(d={self.d}, horizon={self.horizon}, epsilon={self.epsilon}, "
-            f"delta={self.delta}, noise={self.noise!r}"
-            + (f", calibration={self.calibration.calibration!r})" if self.noise == "gaussian"
-               and self.calibration.calibration != "paper" else ")")
-        )

@@ -10,7 +10,7 @@ pub mod shariff_sheffet;
 
 use crate::error::Result;
 
-pub use shariff_sheffet::{RewardModel, ShariffSheffetEnv};
+pub use shariff_sheffet::{RewardModel, ShariffSheffetConfig, ShariffSheffetEnv};
 
 /// The actions available in one round: `k` rows of `d` features, row-major.
 /// `d == 0` for K-armed bandits without features.
@@ -89,4 +89,32 @@ pub trait Environment: Send {
     /// Pseudo-regret of choosing `index` in the current round:
     /// max_a E[reward of a] - E[reward of index]. `None` when unknown.
     fn regret(&self, index: usize) -> Option<f64>;
+}
+
+/// A boxed environment is an environment (the simulation loop builds
+/// environments through [`crate::sim::EnvironmentFactory`]).
+impl<E: Environment + ?Sized> Environment for Box<E> {
+    fn dim(&self) -> usize {
+        (**self).dim()
+    }
+
+    fn num_actions(&self) -> usize {
+        (**self).num_actions()
+    }
+
+    fn next_round(&mut self, t: u64, set: &mut DecisionSet) -> Result<()> {
+        (**self).next_round(t, set)
+    }
+
+    fn feedback(&mut self, index: usize) -> Result<Feedback<'_>> {
+        (**self).feedback(index)
+    }
+
+    fn shared_rewards(&mut self, indices: &[usize], out: &mut [f64]) -> Result<()> {
+        (**self).shared_rewards(indices, out)
+    }
+
+    fn regret(&self, index: usize) -> Option<f64> {
+        (**self).regret(index)
+    }
 }

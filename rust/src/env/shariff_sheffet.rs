@@ -26,6 +26,23 @@ pub enum RewardModel {
     Gaussian,
 }
 
+/// Parameters of App. D's generator: what a simulation needs to build one
+/// instance per replicate.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ShariffSheffetConfig {
+    pub d: usize,
+    pub k: usize,
+    pub gap: f64,
+    pub optimal_reward: f64,
+    pub reward: RewardModel,
+}
+
+impl crate::sim::EnvironmentFactory for ShariffSheffetConfig {
+    fn build(&self, seeds: &SeedSequence) -> Result<Box<dyn Environment>> {
+        Ok(Box::new(ShariffSheffetEnv::new(self.d, self.k, self.gap, self.optimal_reward, self.reward, seeds)?))
+    }
+}
+
 /// App. D's generator.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ShariffSheffetEnv {
@@ -101,19 +118,15 @@ impl ShariffSheffetEnv {
         })
     }
 
-    /// Suboptimality gap of the instance.
-    pub fn gap(&self) -> f64 {
-        self.gap
-    }
-
-    /// Mean reward of the optimal action.
-    pub fn optimal_reward(&self) -> f64 {
-        self.optimal_reward
-    }
-
-    /// The reward distribution.
-    pub fn reward_model(&self) -> RewardModel {
-        self.reward
+    /// The parameters the instance was built with.
+    pub fn config(&self) -> ShariffSheffetConfig {
+        ShariffSheffetConfig {
+            d: self.d,
+            k: self.k,
+            gap: self.gap,
+            optimal_reward: self.optimal_reward,
+            reward: self.reward,
+        }
     }
 
     /// The hidden parameter theta*.

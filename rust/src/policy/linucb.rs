@@ -410,6 +410,14 @@ impl LinUcb {
         Ok(())
     }
 
+    /// Draws future tree noise from `seeds` (see [`TreeCounter::reseed`]);
+    /// exact statistics have no generator.
+    pub fn reseed(&mut self, seeds: &SeedSequence) {
+        if let Statistics::Tree { tree, .. } = &mut self.stats {
+            tree.reseed(seeds);
+        }
+    }
+
     /// Serialized state (tree noise and generator included).
     pub fn to_bytes(&self) -> Vec<u8> {
         postcard::to_stdvec(self).expect("serializing plain data cannot fail")
@@ -418,6 +426,16 @@ impl LinUcb {
     /// Restores an engine written by [`LinUcb::to_bytes`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         postcard::from_bytes(bytes).map_err(|e| Error::Decode(e.to_string()))
+    }
+}
+
+impl crate::sim::LearnerFactory for LinUcbConfig {
+    fn horizon(&self) -> u64 {
+        self.horizon
+    }
+
+    fn build(&self, seeds: &SeedSequence) -> Result<Box<dyn Learner>> {
+        Ok(Box::new(LinUcb::new(*self, seeds)?))
     }
 }
 

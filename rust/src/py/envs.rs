@@ -6,25 +6,9 @@ use pyo3::types::{PyBytes, PyTuple};
 
 use super::errors::IntoPy;
 use super::mechanisms::seeds;
-use crate::env::{DecisionSet, Environment, Feedback, RewardModel, ShariffSheffetEnv};
+use super::sim::PyEnvironmentFactory;
+use crate::env::{DecisionSet, Environment, Feedback, RewardModel, ShariffSheffetConfig, ShariffSheffetEnv};
 use crate::error::Error;
-use crate::rng::SeedSequence;
-
-/// Parameters of Shariff & Sheffet App. D's environment.
-#[derive(Clone, Copy, Debug)]
-pub struct ShariffSheffetParams {
-    pub d: usize,
-    pub k: usize,
-    pub gap: f64,
-    pub optimal_reward: f64,
-    pub reward: RewardModel,
-}
-
-impl ShariffSheffetParams {
-    pub fn build(&self, seeds: &SeedSequence) -> crate::error::Result<ShariffSheffetEnv> {
-        ShariffSheffetEnv::new(self.d, self.k, self.gap, self.optimal_reward, self.reward, seeds)
-    }
-}
 
 pub fn reward_model(name: &str) -> PyResult<RewardModel> {
     match name {
@@ -37,7 +21,6 @@ pub fn reward_model(name: &str) -> PyResult<RewardModel> {
 /// Shariff & Sheffet App. D environment, usable round by round from Python.
 #[pyclass(module = "dpbandits._core", name = "ShariffSheffetEnvEngine")]
 pub struct PyShariffSheffetEnv {
-    pub(crate) params: ShariffSheffetParams,
     env: ShariffSheffetEnv,
     set: DecisionSet,
     t: u64,
@@ -48,9 +31,14 @@ impl PyShariffSheffetEnv {
     #[new]
     #[pyo3(signature = (d, k, gap, optimal_reward, reward, seed=None))]
     fn new(d: usize, k: usize, gap: f64, optimal_reward: f64, reward: &str, seed: Option<u64>) -> PyResult<Self> {
-        let params = ShariffSheffetParams { d, k, gap, optimal_reward, reward: reward_model(reward)? };
-        let env = params.build(&seeds(seed)?).py_err()?;
-        Ok(PyShariffSheffetEnv { params, env, set: DecisionSet::zeros(k, d), t: 0 })
+        let config = ShariffSheffetConfig { d, k, gap, optimal_reward, reward: reward_model(reward)? };
+        let env = ShariffSheffetEnv::new(d, k, gap, optimal_reward, config.reward, &seeds(seed)?).py_err()?;
+        Ok(PyShariffSheffetEnv { env, set: DecisionSet::zeros(k, d), t: 0 })
+    }
+
+    /// The configuration, for the simulation loop (one instance per replicate).
+    fn _factory(&self) -> PyEnvironmentFactory {
+        PyEnvironmentFactory::new(self.env.config())
     }
 
     /// Draws the next round's decision set, shape (k, d).
@@ -103,14 +91,7 @@ impl PyShariffSheffetEnv {
         if features.len() != d * k {
             return Err(Error::Decode("inconsistent environment state".into())).py_err();
         }
-        let params = ShariffSheffetParams {
-            d,
-            k,
-            gap: env.gap(),
-            optimal_reward: env.optimal_reward(),
-            reward: env.reward_model(),
-        };
-        Ok(PyShariffSheffetEnv { params, env, set: DecisionSet { k, d, features }, t })
+        Ok(PyShariffSheffetEnv { env, set: DecisionSet { k, d, features }, t })
     }
 
     fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {

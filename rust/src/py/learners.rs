@@ -7,6 +7,7 @@ use pyo3::types::{PyBytes, PyTuple};
 use super::arrays::{expect_shape, row_major};
 use super::errors::IntoPy;
 use super::mechanisms::{noise_spec, seeds};
+use super::sim::PyLearnerFactory;
 use crate::env::DecisionSet;
 use crate::error::Error;
 use crate::policy::linucb::StatisticsConfig;
@@ -98,6 +99,11 @@ impl PyLinUcb {
         self.inner.t()
     }
 
+    /// The configuration, for the simulation loop (one engine per replicate).
+    fn _factory(&self) -> PyLearnerFactory {
+        PyLearnerFactory::new(*self.inner.config())
+    }
+
     #[getter]
     fn psd_failures(&self) -> u64 {
         self.inner.psd_failures()
@@ -111,6 +117,14 @@ impl PyLinUcb {
     #[getter]
     fn horizon(&self) -> u64 {
         self.inner.config().horizon
+    }
+
+    /// Draws all future noise from a new root (`None`: operating-system
+    /// entropy). Past releases are unchanged.
+    #[pyo3(signature = (seed=None))]
+    fn reseed(&mut self, seed: Option<u64>) -> PyResult<()> {
+        self.inner.reseed(&seeds(seed)?);
+        Ok(())
     }
 
     fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {

@@ -3,19 +3,18 @@
 //! Ctrl-C while rayon runs the replicates.
 
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use numpy::{IntoPyArray, PyArray1, PyArray3, PyArrayMethods};
 use pyo3::prelude::*;
 
-use super::envs::PyShariffSheffetEnv;
 use super::errors::IntoPy;
-use super::learners::PyLinUcb;
-use crate::env::ShariffSheffetEnv;
+use crate::env::Environment;
 use crate::error::{Error, Result};
-use crate::policy::{Learner, LinUcb};
+use crate::policy::Learner;
 use crate::rng::SeedSequence;
-use crate::sim::{record_points, run_shared_replicates, EpisodeTrace, Progress};
+use crate::sim::{record_points, run_shared_replicates, EnvironmentFactory, EpisodeTrace, LearnerFactory, Progress};
 
 type SimOutput<'py> =
     (Bound<'py, PyArray1<u64>>, Bound<'py, PyArray3<f64>>, Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<f64>>);
@@ -61,49 +60,104 @@ fn with_progress<T: Send>(
     }
 }
 
-/// Runs the LinUCB-family `learners` together on the built-in environment
-/// `env` (one shared realization per seed, common random numbers), one
-/// replicate per seed in parallel. Returns (record_at,
-/// regret[learners, seeds, records], rounds[seeds], seconds[seeds]).
+/// A learner configuration handed to the simulation loop; every engine
+/// class returns one from its `_factory()` method.
+#[pyclass(module = "dpbandits._core", name = "LearnerFactory", frozen)]
+pub struct PyLearnerFactory {
+    pub(crate) inner: Arc<dyn LearnerFactory>,
+}
+
+impl PyLearnerFactory {
+    pub fn new(inner: impl LearnerFactory + 'static) -> Self {
+        PyLearnerFactory { inner: Arc::new(inner) }
+    }
+}
+
+#[pymethods]
+impl PyLearnerFactory {
+    #[getter]
+    fn horizon(&self) -> u64 {
+        self.inner.horizon()
+    }
+}
+
+/// A built-in environment's configuration handed to the simulation loop;
+/// every built-in environment class returns one from `_factory()`.
+#[pyclass(module = "dpbandits._core", name = "EnvironmentFactory", frozen)]
+pub struct PyEnvironmentFactory {
+    pub(crate) inner: Arc<dyn EnvironmentFactory>,
+}
+
+impl PyEnvironmentFactory {
+    pub fn new(inner: impl EnvironmentFactory + 'static) -> Self {
+        PyEnvironmentFactory { inner: Arc::new(inner) }
+    }
+}
+
+/// Checks the replicate seed tables: one environment seed per replicate
+/// and, per learner, one learner seed per replicate.
+fn check_replicates(horizon: u64, n_learners: usize, env_seeds: &[u64], learner_seeds: &[Vec<u64>]) -> Result<()> {
+    if horizon == 0 {
+        return Err(Error::invalid("horizon", "must be >= 1"));
+    }
+    if n_learners == 0 {
+        return Err(Error::invalid("learners", "give at least one learner"));
+    }
+    if env_seeds.is_empty() {
+        return Err(Error::invalid("seeds", "give at least one seed"));
+    }
+    if learner_seeds.len() != n_learners || learner_seeds.iter().any(|s| s.len() != env_seeds.len()) {
+        return Err(Error::invalid("learner_seeds", "need one row per learner and one seed per replicate"));
+    }
+    Ok(())
+}
+
+/// The learners and the environment of one replicate.
+type Replicate = (Vec<Box<dyn Learner>>, Box<dyn Environment>);
+
+/// Runs `learners` together on the built-in environment `env` (one shared
+/// realization per replicate, common random numbers), replicates in
+/// parallel. Replicate r builds the environment from `env_seeds[r]` and
+/// learner l from `learner_seeds[l][r]`. Returns (record_at,
+/// regret[learners, replicates, records], rounds[replicates],
+/// seconds[replicates]).
 #[pyfunction]
-#[pyo3(signature = (learners, env, horizon, seeds, record_every, progress=None))]
+#[pyo3(signature = (learners, env, horizon, env_seeds, learner_seeds, record_every, progress=None))]
+#[allow(clippy::too_many_arguments)]
 fn simulate_builtin<'py>(
     py: Python<'py>,
-    learners: Vec<PyRef<'py, PyLinUcb>>,
-    env: &PyShariffSheffetEnv,
+    learners: Vec<PyRef<'py, PyLearnerFactory>>,
+    env: PyRef<'py, PyEnvironmentFactory>,
     horizon: u64,
-    seeds: Vec<u64>,
+    env_seeds: Vec<u64>,
+    learner_seeds: Vec<Vec<u64>>,
     record_every: u64,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<SimOutput<'py>> {
-    if horizon == 0 {
-        return Err(Error::invalid("horizon", "must be >= 1")).py_err();
+    check_replicates(horizon, learners.len(), &env_seeds, &learner_seeds).py_err()?;
+    let factories: Vec<Arc<dyn LearnerFactory>> = learners.iter().map(|l| Arc::clone(&l.inner)).collect();
+    if let Some(h) = factories.iter().map(|f| f.horizon()).find(|&h| horizon > h) {
+        return Err(Error::invalid("horizon", format!("exceeds a learner's calibrated horizon {h}"))).py_err();
     }
-    if learners.is_empty() {
-        return Err(Error::invalid("learners", "give at least one learner")).py_err();
-    }
-    let configs: Vec<_> = learners.iter().map(|l| *l.inner.config()).collect();
-    if let Some(c) = configs.iter().find(|c| horizon > c.horizon) {
-        return Err(Error::invalid("horizon", format!("exceeds a learner's calibrated horizon {}", c.horizon)))
-            .py_err();
-    }
-    let params = env.params;
-    let make = |seed: u64| -> Result<(Vec<Box<dyn Learner>>, ShariffSheffetEnv)> {
-        // One root per seed, as `seed=` gives it to a learner or an
-        // environment built by hand: learner noise ("tree") and environment
-        // ("environment/...") streams have distinct names, so a replicate is
-        // exactly `learner.spawn(seed)` on `ShariffSheffetEnv(..., seed=seed)`.
-        let root = SeedSequence::from_seed(seed);
-        let built = configs
+    let env_factory = Arc::clone(&env.inner);
+    let replicates: Vec<u64> = (0..env_seeds.len() as u64).collect();
+    let make = |r: u64| -> Result<Replicate> {
+        let r = r as usize;
+        // Learner noise ("tree", ...) and environment ("environment/...")
+        // streams have distinct names, so with equal seeds a replicate is
+        // exactly `learner.spawn(seed)` on the environment built with `seed`.
+        let built = factories
             .iter()
-            .map(|c| LinUcb::new(*c, &root).map(|l| Box::new(l) as Box<dyn Learner>))
+            .zip(&learner_seeds)
+            .map(|(f, seeds)| f.build(&SeedSequence::from_seed(seeds[r])))
             .collect::<Result<Vec<_>>>()?;
-        Ok((built, params.build(&root)?))
+        Ok((built, env_factory.build(&SeedSequence::from_seed(env_seeds[r]))?))
     };
-    let results: Vec<Result<Vec<EpisodeTrace>>> =
-        with_progress(py, progress, |state| run_shared_replicates(&seeds, horizon, record_every, Some(state), make))?;
+    let results: Vec<Result<Vec<EpisodeTrace>>> = with_progress(py, progress, |state| {
+        run_shared_replicates(&replicates, horizon, record_every, Some(state), make)
+    })?;
     let record_at = record_points(horizon, record_every);
-    let (n_learners, n_seeds, n_records) = (configs.len(), seeds.len(), record_at.len());
+    let (n_learners, n_seeds, n_records) = (factories.len(), env_seeds.len(), record_at.len());
     let mut regret = vec![f64::NAN; n_learners * n_seeds * n_records];
     let mut rounds = Vec::with_capacity(n_seeds);
     let mut seconds = Vec::with_capacity(n_seeds);
@@ -218,33 +272,39 @@ impl crate::env::Environment for PythonEnvironment {
     }
 }
 
-/// Runs `learner`'s configuration on Python environments, one per seed:
-/// `factory(seed)` returns the environment of a seed. Same loop as
-/// `simulate_builtin`, seeds one after the other (each round calls into
-/// Python). Returns (record_at, regret[1, seeds, records], rounds, seconds).
+/// Runs `learner`'s configuration on Python environments, one per
+/// replicate: `factory(env_seeds[r])` returns the environment of replicate
+/// r, and the learner is built from `learner_seeds[r]`. Same loop as
+/// `simulate_builtin`, replicates one after the other (each round calls
+/// into Python). Returns (record_at, regret[1, replicates, records],
+/// rounds, seconds).
 #[pyfunction]
-#[pyo3(signature = (learner, factory, horizon, seeds, record_every, progress=None))]
+#[pyo3(signature = (learner, factory, horizon, env_seeds, learner_seeds, record_every, progress=None))]
+#[allow(clippy::too_many_arguments)]
 fn simulate_python_env<'py>(
     py: Python<'py>,
-    learner: PyRef<'py, PyLinUcb>,
+    learner: PyRef<'py, PyLearnerFactory>,
     factory: Py<PyAny>,
     horizon: u64,
-    seeds: Vec<u64>,
+    env_seeds: Vec<u64>,
+    learner_seeds: Vec<u64>,
     record_every: u64,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<SimOutput<'py>> {
-    let config = *learner.inner.config();
-    if horizon == 0 || horizon > config.horizon {
-        return Err(Error::invalid("horizon", format!("must lie in [1, {}]", config.horizon))).py_err();
+    let learner_seeds = vec![learner_seeds];
+    check_replicates(horizon, 1, &env_seeds, &learner_seeds).py_err()?;
+    let learner = Arc::clone(&learner.inner);
+    if horizon > learner.horizon() {
+        return Err(Error::invalid("horizon", format!("must lie in [1, {}]", learner.horizon()))).py_err();
     }
     let record_at = record_points(horizon, record_every);
-    let mut regret = vec![f64::NAN; seeds.len() * record_at.len()];
+    let mut regret = vec![f64::NAN; env_seeds.len() * record_at.len()];
     let (mut rounds, mut seconds) = (Vec::new(), Vec::new());
-    for (s, &seed) in seeds.iter().enumerate() {
+    for (s, &seed) in env_seeds.iter().enumerate() {
         let mut env = PythonEnvironment::new(factory.bind(py).call1((seed,))?.unbind())?;
-        let mut engine = LinUcb::new(config, &SeedSequence::from_seed(seed)).py_err()?;
+        let mut engine = learner.build(&SeedSequence::from_seed(learner_seeds[0][s])).py_err()?;
         let run = with_progress(py, progress.as_ref().map(|p| p.clone_ref(py)), |state| {
-            crate::sim::run_episode(&mut engine, &mut env, horizon, record_every, Some(state))
+            crate::sim::run_episode(engine.as_mut(), &mut env, horizon, record_every, Some(state))
         })?;
         if let Some(e) = env.error.take() {
             return Err(e);
@@ -255,7 +315,7 @@ fn simulate_python_env<'py>(
         rounds.push(trace.rounds);
         seconds.push(trace.seconds);
     }
-    let n_seeds = seeds.len();
+    let n_seeds = env_seeds.len();
     let n_records = record_at.len();
     Ok((
         record_at.into_pyarray(py),
@@ -266,6 +326,8 @@ fn simulate_python_env<'py>(
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyLearnerFactory>()?;
+    m.add_class::<PyEnvironmentFactory>()?;
     m.add_function(wrap_pyfunction!(simulate_builtin, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_python_env, m)?)?;
     Ok(())
