@@ -630,7 +630,7 @@ def test_linucb_error_policy_refuses_long_x() -> None:
     ({"d": 0}, ValueError, "d"),
     ({"horizon": 10.5}, TypeError, "horizon"),
     ({"bounds": "ignore"}, ValueError, "bounds"),
-    ({"radius": "wide"}, ValueError, "form"),
+    ({"radius": "wide"}, ValueError, "radius"),
     ({"seed": -1}, ValueError, "seed"),
 ])
 def test_bad_constructor_arguments_raise_naming_the_argument(kwargs, exc, name: str) -> None:

@@ -103,13 +103,13 @@ def test_validity_limit_value() -> None:
 def test_closed_form_outside_validity_raises_naming_eps0() -> None:
     limit = closed_form_validity_limit(10_000, 1e-6)
     shuffle_amplification(limit, 10_000, 1e-6, CF)  # the boundary itself is allowed
-    with pytest.raises(ValueError, match=r"`eps0`.*ln\(n / \(16 ln\(2/delta\)\)\)"):
+    with pytest.raises(ValueError, match=r"`local_epsilon`.*ln\(n / \(16 ln\(2/delta\)\)\)"):
         shuffle_amplification(limit + 1e-9, 10_000, 1e-6, CF)
-    with pytest.raises(ValueError, match=r"`eps0`.*numerical"):
+    with pytest.raises(ValueError, match=r"`local_epsilon`.*numerical"):
         shuffle_amplification(4.0, 10_000, 1e-6, CF)
     # n <= 16 ln(2/delta) (= 232.1 at delta = 1e-6): no eps0 at all qualifies.
     assert closed_form_validity_limit(232, 1e-6) < 0.0
-    with pytest.raises(ValueError, match=r"`eps0`.*no eps0 > 0 qualifies"):
+    with pytest.raises(ValueError, match=r"`local_epsilon`.*no eps0 > 0 qualifies"):
         shuffle_amplification(0.01, 232, 1e-6, CF)
     # The numerical bound has no such condition.
     assert 0.0 < shuffle_amplification(4.0, 10_000, 1e-6, NUM) < 4.0
@@ -333,14 +333,14 @@ def test_hanna_alg3_usage_eps0_per_batch() -> None:
 @pytest.mark.parametrize("method", [CF, NUM])
 @pytest.mark.parametrize("eps0", [0.0, -1.0, math.nan, math.inf])
 def test_bad_eps0(method: str, eps0: float) -> None:
-    with pytest.raises(ValueError, match="`eps0`"):
+    with pytest.raises(ValueError, match="`local_epsilon`"):
         shuffle_amplification(eps0, 10_000, 1e-6, method)
 
 
 @pytest.mark.parametrize("method", [CF, NUM])
 @pytest.mark.parametrize("eps", [0.0, -0.5, math.nan, math.inf])
 def test_bad_eps(method: str, eps: float) -> None:
-    with pytest.raises(ValueError, match="`eps`"):
+    with pytest.raises(ValueError, match="`epsilon`"):
         shuffle_local_epsilon(eps, 10_000, 1e-6, method)
 
 

@@ -43,7 +43,7 @@ def test_tree_levels_count_the_nodes_one_leaf_reaches(n: int, levels: int) -> No
 def test_gaussian_tree_sigma_by_hand() -> None:
     # n = 8: 4 levels; Ltilde^2 = 2; sigma = sqrt(4) * 2 / mu*(1, 0.1).
     mu_star = gaussian_mu(1.0, 0.1)
-    assert gaussian_tree_sigma(8, 1.0, 0.1, sensitivity=2.0) == approx(4.0 / mu_star, rel=1e-11)
+    assert gaussian_tree_sigma(8, 1.0, 0.1, sensitivity=2.0, calibration="tight") == approx(4.0 / mu_star, rel=1e-11)
     # mu* for (1, 0.1) lies between 0.92 and 0.921: delta(0.92) < 0.1 < delta(0.921).
     assert gaussian_delta(0.92, 1.0) < 0.1 < gaussian_delta(0.921, 1.0)
 
@@ -120,7 +120,7 @@ def test_documented_table_is_current() -> None:
 
 def test_tight_learner_uses_the_tight_sigma_and_refuses_wishart() -> None:
     learner = dp.JointDPLinUCB(5, 10_000, 1.0, 0.1, calibration="tight", seed=0)
-    assert learner.calibration.sigma == gaussian_tree_sigma(10_000, 1.0, 0.1, sensitivity=2.0)
+    assert learner.calibration.sigma == gaussian_tree_sigma(10_000, 1.0, 0.1, sensitivity=2.0, calibration="tight")
     assert learner.privacy.calibration == "tight"
     assert "calibration='tight'" in repr(learner)
     with pytest.raises(ValueError, match="calibration"):

@@ -4,99 +4,231 @@
 Gaussian and Wishart learners of Shariff & Sheffet 2018 on the App. D.2
 environment (d = 5, K = 25, gap 0.1, eps = 1, delta = 0.1), with the
 Gaussian learner also under ``calibration="tight"`` (same guarantee, least
-noise); a table of regret and throughput, and a PNG regret plot. All
-learners of a seed share one environment realization (common random
-numbers). Defaults finish in about a minute on two cores;
-``--horizon 50000000`` is the paper's scale.
+noise). Prints a table of regret and guarantees, and writes the regret
+curves (CSV and JSON) and a PNG figure to ``--out``. All learners of a
+seed share one environment realization (common random numbers). Defaults
+finish in about a minute on two cores; ``--horizon 50000000`` is the
+paper's scale.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import importlib.util
+import json
+import math
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
-import numpy as np
-
+from dpbandits import __version__
 from dpbandits.envs import ShariffSheffetEnv
 from dpbandits.learners import JointDPLinUCB, LinUCB
-from dpbandits.sim import SimulationResult, simulate_many
+from dpbandits.sim import THROUGHPUT_UNIT, SimulationResult, results_table, simulate_many
+
+#: name -> (builder(args) -> learner, one-line description), in table order.
+LEARNERS: dict[str, tuple[Callable[[argparse.Namespace], Any], str]] = {
+    "nonprivate": (lambda a: LinUCB(a.d, a.horizon, regularizer=1.0), "LinUCB, rho = 1 (no privacy)"),
+    "gaussian": (
+        lambda a: JointDPLinUCB(a.d, a.horizon, a.epsilon, a.delta, noise="gaussian"),
+        "shifted Gaussian tree, paper calibration (S&S §4.2, Prop. 11)",
+    ),
+    "gaussiantight": (
+        lambda a: JointDPLinUCB(a.d, a.horizon, a.epsilon, a.delta, noise="gaussian", calibration="tight"),
+        "shifted Gaussian tree, tight calibration (same guarantee, least noise)",
+    ),
+    "wishart": (
+        lambda a: JointDPLinUCB(a.d, a.horizon, a.epsilon, a.delta, noise="wishart", shift=True),
+        "shifted Wishart tree (S&S §4.1, Eq. (4), Prop. 9)",
+    ),
+    "wishartunshifted": (
+        lambda a: JointDPLinUCB(a.d, a.horizon, a.epsilon, a.delta, noise="wishart", shift=False),
+        "unshifted Wishart tree (S&S App. D.2)",
+    ),
+}
+#: Display labels of the table and the figure.
+LABELS = {
+    "nonprivate": "NonPrivate", "gaussian": "Gaussian", "gaussiantight": "GaussianTight",
+    "wishart": "Wishart", "wishartunshifted": "WishartUnshifted",
+}
+
+CALIBRATION_NOTE = (
+    "calibration: 'paper' = the noise of the published formula (for reproduction); "
+    "'tight' = the least noise that meets the same (epsilon, delta) under exact accounting "
+    "of the whole tree (docs/privacy-calibration.md)."
+)
 
 
-def _learners(args: argparse.Namespace) -> list[tuple[str, object]]:
-    n, d = args.horizon, args.d
-    eps, delta = args.epsilon, args.delta
-    return [
-        ("NonPrivate", LinUCB(d, n, regularizer=1.0)),
-        ("Gaussian", JointDPLinUCB(d, n, eps, delta, noise="gaussian")),
-        ("GaussianTight", JointDPLinUCB(d, n, eps, delta, noise="gaussian", calibration="tight")),
-        ("Wishart", JointDPLinUCB(d, n, eps, delta, noise="wishart", shift=True)),
-        ("WishartUnshifted", JointDPLinUCB(d, n, eps, delta, noise="wishart", shift=False)),
-    ]
+# ----------------------------------------------------------- argument types
 
 
-def _table(rows: list[tuple[str, SimulationResult]]) -> str:
-    head = f"{'learner':<18} {'final regret (mean +- sd)':>28}  guarantee"
-    lines = [head, "-" * len(head)]
-    for name, r in rows:
-        f = r.final_regret
-        sd = f.std(ddof=1) if f.size > 1 else 0.0
-        lines.append(f"{name:<18} {f.mean():>16.1f} +- {sd:<8.1f}  {r.privacy}")
-    r = rows[0][1]
-    lines.append(
-        f"\nthroughput: {np.median(r.rounds_per_second):,.0f} rounds/s per replicate with all {len(rows)} "
-        f"learners stepping each round ({np.median(r.rounds_per_second) * len(rows):,.0f} learner-rounds/s)"
-    )
-    return "\n".join(lines)
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def _dimension(text: str) -> int:
+    value = _positive_int(text)
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"must be >= 2 (App. D's optimal action lives on a (d-2)-sphere), got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (math.isfinite(value) and value > 0.0):
+        raise argparse.ArgumentTypeError(f"must be finite and > 0, got {text}")
+    return value
+
+
+def _open_unit(text: str) -> float:
+    value = _positive_float(text)
+    if not value < 1.0:
+        raise argparse.ArgumentTypeError(f"must lie in (0, 1), got {text}")
+    return value
+
+
+def _gap(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (math.isfinite(value) and 0.0 <= value < 1.5):
+        raise argparse.ArgumentTypeError(f"must lie in [0, 1.5) (twice the optimal reward 0.75), got {text}")
+    return value
+
+
+def _learner_list(text: str) -> list[str]:
+    names = [s.strip().lower() for s in text.split(",") if s.strip()]
+    unknown = [n for n in names if n not in LEARNERS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown learner(s) {', '.join(map(repr, unknown)) or '(none given)'}; "
+            f"valid names: {', '.join(LEARNERS)}"
+        )
+    return list(dict.fromkeys(names))
+
+
+# ----------------------------------------------------------------- outputs
+
+
+def _write_curves(results: dict[str, SimulationResult], out: Path, meta: dict[str, Any]) -> list[Path]:
+    """Every curve as CSV (one row per learner, seed and record point) and
+    JSON (everything, with the guarantees), written next to the figure."""
+    out.mkdir(parents=True, exist_ok=True)
+    csv_path, json_path = out / "d2_regret.csv", out / "d2_regret.json"
+    with csv_path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["learner", "seed", "round", "regret"])
+        for name, r in results.items():
+            for seed, row in zip(r.seeds.tolist(), r.regret.tolist(), strict=True):
+                for t, v in zip(r.record_at.tolist(), row, strict=True):
+                    w.writerow([name, seed, t, repr(v)])
+    json_path.write_text(json.dumps({"meta": meta, "results": {k: r.to_dict() for k, r in results.items()}}, indent=1))
+    return [csv_path, json_path]
+
+
+def _guarantee_footnotes(results: dict[str, SimulationResult]) -> list[str]:
+    return [f"  {name}: {r.guarantee}" for name, r in results.items()]
 
 
 def run(args: argparse.Namespace) -> int:
+    plot = not args.no_plot
+    if plot and importlib.util.find_spec("matplotlib") is None:
+        # Said before computing, not after: the numbers are still saved.
+        print(
+            "note: matplotlib is not installed, so no figure will be drawn; the curves are still "
+            f"written as CSV/JSON to {args.out}/. For the figure: python3 -m pip install 'dpbandits[plot]'",
+            file=sys.stderr,
+        )
+        plot = False
     env = ShariffSheffetEnv(args.d, k=args.k, gap=args.gap)
-    chosen = {s.strip().lower() for s in args.learners.split(",")}
+    learners = {LABELS[name]: LEARNERS[name][0](args) for name in args.learners}
     start = time.perf_counter()
     print(
-        f"Shariff & Sheffet App. D.2: d={args.d}, K={env.k}, gap={args.gap}, n={args.horizon:,}, "
-        f"seeds={args.seeds}, eps={args.epsilon}, delta={args.delta}",
+        f"Shariff & Sheffet App. D.2: d={args.d}, K={env.k}, gap={args.gap}, horizon={args.horizon:,}, "
+        f"seeds={args.seeds}, epsilon={args.epsilon}, delta={args.delta}",
         file=sys.stderr,
     )
-    learners = {name: lrn for name, lrn in _learners(args) if name.lower() in chosen}
-    if not learners:
-        raise SystemExit(f"no learner selected by --learners {args.learners!r}")
-    print(f"running {', '.join(learners)} on shared environments ...", file=sys.stderr, flush=True)
-    rows = list(simulate_many(learners, env, seeds=args.seeds, progress=True).items())
+    results = simulate_many(learners, env, seeds=args.seeds, progress=not args.quiet)
+    wall = time.perf_counter() - start
     print()
-    print(_table(rows))
-    print(f"\nwall time {time.perf_counter() - start:.1f} s")
-    if not args.no_plot:
+    print(results_table(results))
+    first = next(iter(results.values()))
+    rate = float(first.rounds_per_second.mean())
+    print(
+        f"\nthroughput: {rate:,.0f} {THROUGHPUT_UNIT} per replicate with all {len(results)} learners stepping "
+        f"each round ({rate * len(results):,.0f} learner-{THROUGHPUT_UNIT}); wall time {wall:.1f} s"
+    )
+    print(CALIBRATION_NOTE)
+    if args.verbose:
+        print("guarantees (model, parameters, what is protected, derivation):")
+        print("\n".join(_guarantee_footnotes(results)))
+    meta = {
+        "experiment": "shariff-sheffet-d2", "d": args.d, "k": env.k, "gap": args.gap, "horizon": args.horizon,
+        "seeds": args.seeds, "epsilon": args.epsilon, "delta": args.delta, "wall_seconds": wall,
+        "version": __version__,
+    }
+    written = _write_curves(results, Path(args.out), meta)
+    if plot:
         from dpbandits.plot import regret_plot
 
-        out = Path(args.out) / "d2_regret.png"
-        regret_plot(
-            rows, out,
-            title=f"JDP LinUCB, d={args.d}, K={env.k}, gap={args.gap}, eps={args.epsilon}, delta={args.delta}",
-        )
-        print(f"figure: {out}")
+        written.append(regret_plot(
+            list(results.items()), Path(args.out) / "d2_regret.png",
+            title=(f"JDP LinUCB on S&S App. D.2: d={args.d}, K={env.k}, gap={args.gap}\n"
+                   f"horizon={args.horizon:,}, {args.seeds} seeds, epsilon={args.epsilon}, delta={args.delta}"),
+        ))
+    for path in written:
+        print(f"wrote {path}")
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="dpbandits", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("run", help="the main job: JDP LinUCB on Shariff & Sheffet App. D.2")
-    p.add_argument("--horizon", type=int, default=2_000_000, help="rounds per seed (paper: 50000000)")
-    p.add_argument("--seeds", type=int, default=8)
-    p.add_argument("--d", type=int, default=5)
-    p.add_argument("--k", type=int, default=None, help="actions per round (default d^2)")
-    p.add_argument("--gap", type=float, default=0.1)
-    p.add_argument("--epsilon", type=float, default=1.0)
-    p.add_argument("--delta", type=float, default=0.1)
-    p.add_argument("--learners", default="nonprivate,gaussian,gaussiantight,wishart,wishartunshifted")
-    p.add_argument("--out", default="results", help="folder for the figure")
-    p.add_argument("--no-plot", action="store_true")
+    parser.add_argument("--version", action="version", version=f"dpbandits {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    learner_help = "; ".join(f"{k}: {v[1]}" for k, v in LEARNERS.items())
+    p = sub.add_parser(
+        "run",
+        help="the main job: JDP LinUCB on Shariff & Sheffet App. D.2",
+        description="Runs private and non-private LinUCB on Shariff & Sheffet's App. D.2 environment, prints "
+        "a regret table and writes the curves and a figure.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    p.add_argument("--horizon", type=_positive_int, default=2_000_000, help="rounds per seed (paper: 50000000)")
+    p.add_argument("--seeds", type=_positive_int, default=8, help="number of replicates (seeds 0..N-1)")
+    p.add_argument("--d", type=_dimension, default=5, help="feature dimension d (>= 2)")
+    p.add_argument("--k", type=_positive_int, default=None, help="actions per round (default: d^2)")
+    p.add_argument("--gap", type=_gap, default=0.1, help="suboptimality gap (App. D.2: 0 or 0.1)")
+    p.add_argument("--epsilon", type=_positive_float, default=1.0, help="privacy epsilon (> 0)")
+    p.add_argument("--delta", type=_open_unit, default=0.1, help="privacy delta, in (0, 1)")
+    p.add_argument(
+        "--learners", type=_learner_list, default=list(LEARNERS),
+        help=f"comma-separated learner names. {learner_help}",
+    )
+    p.add_argument("--out", default="results", help="folder for the figure and the CSV/JSON curves")
+    p.add_argument("--no-plot", action="store_true", help="skip the figure (the CSV/JSON are still written)")
+    p.add_argument("--verbose", "-v", action="store_true", help="print each guarantee with its derivation")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))

@@ -221,10 +221,13 @@ class TreeCounter:
             )
         self._inner.add_many(arr)
 
-    def release(self) -> NDArray[np.float64]:
-        """The noisy running sum after the last addition (a new array)."""
+    def release(self) -> NDArray[np.float64] | float:
+        """The noisy running sum after the last addition: a float for a
+        scalar counter (``shape=()``), else a new array of the counter's
+        shape. (Methods compute or change something; properties read
+        stored attributes.)"""
         out = self._inner.release()
-        return out
+        return float(out) if self.shape == () else out
 
     def live_nodes(self) -> list[tuple[int, int, int, NDArray[np.float64]]]:
         """(level, first_leaf, last_leaf, noisy_sum) of the nodes whose sum is

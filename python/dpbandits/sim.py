@@ -31,7 +31,6 @@ difference low-variance.
 from __future__ import annotations
 
 import sys
-import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -201,16 +200,18 @@ class _Progress:
                             dynamic_ncols=True, leave=True, mininterval=0.5)
         self.total = total
         self.done = 0
-        self.start = time.perf_counter()
 
     def __call__(self, done: int) -> None:
         if self.bar is not None:
             self.bar.update(max(0, done - self.done))
         self.done = done
 
+    def finish(self) -> None:
+        """The work is complete: the bar shows 100%."""
+        self(self.total)
+
     def close(self) -> None:
         if self.bar is not None:
-            self.bar.update(max(0, self.total - self.done) if self.done >= self.total else 0)
             self.bar.close()
 
 
@@ -345,6 +346,8 @@ def simulate_many(
             record_at, regret, rounds, seconds = _core.simulate_builtin(
                 factories, env_factory, n, env_seeds, learner_seeds, every, bar
             )
+            if bar is not None:
+                bar.finish()
         finally:
             if bar is not None:
                 bar.close()
@@ -358,6 +361,8 @@ def simulate_many(
                 record_at, regret, rounds, seconds = _core.simulate_python_env(
                     factories[i], make_env, n, seed_list, learner_seeds[i], every, bar
                 )
+                if bar is not None:
+                    bar.finish()
             finally:
                 if bar is not None:
                     bar.close()

@@ -45,6 +45,12 @@ def _bounds_policy(bounds: str) -> bool:
     return bounds == "clip"
 
 
+def _radius_form(radius: str) -> str:
+    if radius not in ("log_det", "upper_bound"):
+        raise ValueError(f"invalid argument `radius`: must be 'log_det' or 'upper_bound', got {radius!r}")
+    return radius
+
+
 def _radius_kwargs(radius: ConfidenceRadius) -> dict[str, float | None]:
     if radius.log_det_coefficient == 0.0:
         return {"beta_constant": radius.beta()}
@@ -115,7 +121,7 @@ class LinUCB(_LinUCBBase):
         self.regularizer = positive("regularizer", regularizer)
         bounds_ = linucb_constant(self.d, self.horizon, rho=self.regularizer, alpha=alpha, L=L)
         self.alpha = bounds_.alpha
-        self.radius = confidence_radius(bounds_, sigma=sigma, S=S, form=radius)
+        self.radius = confidence_radius(bounds_, sigma=sigma, S=S, form=_radius_form(radius))
         self._engine = _core.LinUcbEngine(
             self.d, self.horizon, regularizer=self.regularizer,
             refactor_every=positive_int("refactor_every", refactor_every),
@@ -217,7 +223,7 @@ class JointDPLinUCB(_LinUCBBase):
         self.alpha = c.alpha
         self.noise = noise
         self.calibration = c
-        self.radius = confidence_radius(c, sigma=sigma, S=S, form=radius)
+        self.radius = confidence_radius(c, sigma=sigma, S=S, form=_radius_form(radius))
         kind, params = c.noise._wire()
         self._engine = _core.LinUcbEngine(
             self.d, self.horizon, noise_kind=kind, noise_params=params, shift=applied_shift,

@@ -90,7 +90,7 @@ def tree_levels(horizon: int) -> int:
 
 
 def gaussian_tree_sigma(
-    horizon: int, epsilon: float, delta: float, sensitivity: float, calibration: str = "tight"
+    horizon: int, epsilon: float, delta: float, sensitivity: float, *, calibration: str
 ) -> float:
     """Smallest per-node Gaussian noise for which the whole tree is (epsilon, delta)-DP.
 
@@ -107,8 +107,10 @@ def gaussian_tree_sigma(
     For the symmetrized (d+1) x (d+1) node noise of Shariff & Sheffet §4.2
     the whitened sensitivity is Ltilde^2 (see :func:`shariff_sheffet_gaussian`).
 
-    ``calibration="paper"`` is not defined here: each paper's formula lives
-    with its learner's calibration function.
+    ``calibration`` must be given (no default, so that no call silently
+    differs from the learners, whose default is "paper"): only ``"tight"``
+    is defined here; each paper's formula lives with its learner's
+    calibration function.
     """
     if calibration != "tight":
         raise ValueError(f"invalid argument `calibration`: only 'tight' is defined here, got {calibration!r}")
@@ -134,9 +136,12 @@ def laplace_tree_scale(
 
     - ``"paper"``: b = sensitivity * log2(T) / epsilon (Mishra & Thakurta
       App. A, Lap(log T / epsilon); Agarwal & Singh Lemma 3.3,
-      lambda >= ||D||_1 log T / epsilon). It counts log2 T nodes per leaf,
-      one fewer than there are, so its true guarantee is
-      (levels / log2 T) * epsilon; kept for reproduction only.
+      lambda >= ||D||_1 log T / epsilon). One leaf reaches
+      tree_levels(T) = floor(log2 T) + 1 nodes, so the paper's count log2 T
+      falls short for every T >= 2: by exactly one node when T is a power
+      of two, by 1 - frac(log2 T) < 1 otherwise. The true guarantee is
+      (tree_levels(T) / log2 T) * epsilon: 1.1 epsilon at T = 1024, but
+      only 1.0035 epsilon at T = 10^6. Kept for reproduction only.
     - ``"tight"``: b = sensitivity * tree_levels(T) / epsilon, the exact count.
 
     ``horizon`` integer T >= 2 for "paper" (log2 1 = 0), >= 1 for "tight".
@@ -238,8 +243,12 @@ class GaussianCalibration(_TreeCalibration):
     L_tilde:
         sqrt(L^2 + Btilde^2) (Assumption 6).
     node_epsilon, node_delta:
+        What one tree node is: with ``calibration="paper"``,
         (epsilon / sqrt(8 m ln(2/delta)), delta/2), the per-node target the
-        paper states for sigma (§4.2 and its footnote 5).
+        paper states for sigma (§4.2 and its footnote 5); with ``"tight"``,
+        the exact (epsilon, delta/2) of one node, a Gaussian mechanism with
+        mu = Ltilde^2 / sigma (the tight sigma targets the whole tree, not a
+        per-node budget).
     sigma:
         sigma_noise: each node adds (Z' + Z'^T)/sqrt(2) with
         Z'_ij ~ N(0, sigma^2) i.i.d. over the (d+1)x(d+1) matrix.
@@ -367,7 +376,7 @@ def shariff_sheffet_gaussian(
     if calibration == "paper":
         sigma = math.sqrt(16.0 * m * l_tilde_sq**2 * math.log(4.0 / delta) ** 2) / epsilon  # §4.2
     elif calibration == "tight":
-        sigma = gaussian_tree_sigma(n, epsilon, delta, sensitivity=l_tilde_sq)
+        sigma = gaussian_tree_sigma(n, epsilon, delta, sensitivity=l_tilde_sq, calibration="tight")
     else:
         raise ValueError(f"invalid argument `calibration`: must be 'paper' or 'tight', got {calibration!r}")
     log_2n_alpha = math.log(2.0 * n / alpha)
@@ -386,6 +395,15 @@ def shariff_sheffet_gaussian(
     rho_max = c + upsilon
     gamma = sigma * math.sqrt(m / rho_min) * (math.sqrt(d) + math.sqrt(2.0 * log_2n_alpha))
 
+    if calibration == "paper":
+        node_epsilon = tree_node_epsilon(epsilon, delta, m)
+    else:
+        # What the tight sigma makes each node: a Gaussian mechanism with
+        # mu = Ltilde^2 / sigma, whose epsilon at delta/2 is reported (the
+        # paper's epsilon / sqrt(8 m ln(2/delta)) is not what is targeted).
+        from dpbandits.privacy.analytic_gaussian import gaussian_epsilon
+
+        node_epsilon = gaussian_epsilon(l_tilde_sq / sigma, delta / 2.0)
     nodes_per_row = m if calibration == "paper" else tree_levels(n)
     zcdp_rho = nodes_per_row * l_tilde_sq**2 / (2.0 * sigma**2)  # footnote 5
     implied = zcdp_to_dp_epsilon(zcdp_rho, delta)
@@ -397,7 +415,7 @@ def shariff_sheffet_gaussian(
     return GaussianCalibration(
         d=d, horizon=n, epsilon=epsilon, delta=delta, alpha=alpha, L=L, B_tilde=B_tilde,
         m=m, L_tilde=math.sqrt(l_tilde_sq),
-        node_epsilon=tree_node_epsilon(epsilon, delta, m), node_delta=delta / 2.0,
+        node_epsilon=node_epsilon, node_delta=delta / 2.0,
         sigma=sigma, upsilon=upsilon, shift=c, rho_min=rho_min, rho_max=rho_max, gamma=gamma,
         zcdp_rho=zcdp_rho, calibration=calibration,
     )

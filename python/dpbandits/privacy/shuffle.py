@@ -119,8 +119,8 @@ def closed_form_validity_limit(n: int, delta: float) -> float:
     return _validity_limit(n, delta)
 
 
-def shuffle_amplification(eps0: float, n: int, delta: float, method: str = "closed-form") -> float:
-    """Central epsilon of shuffling ``n`` reports of an ``eps0``-LDP randomizer.
+def shuffle_amplification(local_epsilon: float, n: int, delta: float, method: str = "closed-form") -> float:
+    """Central epsilon of shuffling ``n`` reports of a ``local_epsilon``-LDP randomizer.
 
     This is the function f_{n,delta}(eps0) of Hanna, Girgis, Fragouli &
     Diggavi, §V, Alg. 3 (defined before Theorem 3 and restated as Eq. (37) in
@@ -130,8 +130,10 @@ def shuffle_amplification(eps0: float, n: int, delta: float, method: str = "clos
 
     Parameters
     ----------
-    eps0:
-        Pure LDP parameter of each report, finite and > 0.
+    local_epsilon:
+        Pure LDP parameter eps0 of each report, finite and > 0 (the paper's
+        eps0; every public function of the package spells its privacy
+        parameters ``epsilon`` / ``local_epsilon``).
     n:
         Number of shuffled reports (the batch size n_i), an integer >= 1.
     delta:
@@ -161,7 +163,7 @@ def shuffle_amplification(eps0: float, n: int, delta: float, method: str = "clos
     >>> round(shuffle_amplification(1.0, 10_000, 1e-6, method="numerical"), 3)
     0.053
     """
-    eps0 = positive("eps0", eps0)
+    eps0 = positive("local_epsilon", local_epsilon)
     n = positive_int("n", n)
     delta = in_open_unit("delta", delta)
     method = _check_method(method)
@@ -169,7 +171,7 @@ def shuffle_amplification(eps0: float, n: int, delta: float, method: str = "clos
         limit = _validity_limit(n, delta)
         if not eps0 <= limit:
             raise ValueError(
-                f"invalid argument `eps0`: the closed form of Feldman, McMillan & Talwar "
+                f"invalid argument `local_epsilon`: the closed form of Feldman, McMillan & Talwar "
                 f"(FOCS 2021, Thm 3.1; Hanna et al. Eq. (37)) is proven only for "
                 f"eps0 <= ln(n / (16 ln(2/delta))) = {_fmt_limit(limit)} "
                 f"(n = {n}, delta = {delta:g}), got eps0 = {eps0!r}; "
@@ -181,8 +183,8 @@ def shuffle_amplification(eps0: float, n: int, delta: float, method: str = "clos
     return _numerical_epsilon(eps0, n, delta)
 
 
-def shuffle_local_epsilon(eps: float, n: int, delta: float, method: str = "closed-form") -> float:
-    """Largest eps0 whose ``n`` shuffled reports are (eps, delta)-DP.
+def shuffle_local_epsilon(epsilon: float, n: int, delta: float, method: str = "closed-form") -> float:
+    """Largest eps0 whose ``n`` shuffled reports are (epsilon, delta)-DP.
 
     This is eps0^(i) = f^{-1}_{n_i,delta}(eps) in line 8 of Alg. 3 of Hanna
     et al. (§V). It inverts :func:`shuffle_amplification`, which is
@@ -192,7 +194,7 @@ def shuffle_local_epsilon(eps: float, n: int, delta: float, method: str = "close
 
     Parameters
     ----------
-    eps:
+    epsilon:
         Target central epsilon, finite and > 0.
     n:
         Number of shuffled reports, an integer >= 1.
@@ -217,7 +219,7 @@ def shuffle_local_epsilon(eps: float, n: int, delta: float, method: str = "close
     >>> round(e0, 3)
     1.0
     """
-    eps = positive("eps", eps)
+    eps = positive("epsilon", epsilon)
     n = positive_int("n", n)
     delta = in_open_unit("delta", delta)
     method = _check_method(method)
