@@ -82,11 +82,15 @@ def _dimension(text: str) -> int:
     return value
 
 
-def _positive_float(text: str) -> float:
+def _number(text: str) -> float:
     try:
-        value = float(text)
+        return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
+def _positive_float(text: str) -> float:
+    value = _number(text)
     if not (math.isfinite(value) and value > 0.0):
         raise argparse.ArgumentTypeError(f"must be finite and > 0, got {text}")
     return value
@@ -100,10 +104,7 @@ def _open_unit(text: str) -> float:
 
 
 def _gap(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    value = _number(text)
     if not (math.isfinite(value) and 0.0 <= value < 1.5):
         raise argparse.ArgumentTypeError(f"must lie in [0, 1.5) (twice the optimal reward 0.75), got {text}")
     return value
