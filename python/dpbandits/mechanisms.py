@@ -168,8 +168,9 @@ class TreeCounter:
     noise:
         Per-node noise spec; its scale comes from ``dpbandits.privacy``.
     seed:
-        Seed of the counter's random stream, or ``None`` to key it from the
-        operating system's entropy (use that in deployment).
+        Seed of the counter's random stream, or ``None`` (default) to key it
+        from the operating system's entropy (use that in deployment); the
+        package's one seed policy, see :mod:`dpbandits.sim`.
     padded:
         Pad every release to exactly max(1, ceil(log2 n)) noise draws
         (Agarwal & Singh 2017, Alg. 2: identically distributed noise). The

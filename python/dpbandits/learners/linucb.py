@@ -98,6 +98,13 @@ class LinUCB(_LinUCBBase):
     bounds:
         ``"clip"`` scales ||x|| to L (rewards are not clipped: no privacy
         proof depends on them here) or ``"error"``.
+    seed:
+        The package's one seed policy (:mod:`dpbandits.sim`): None (default)
+        keys the generator from the operating system online and uses the
+        replicate seed in :func:`dpbandits.simulate`; an integer is
+        reproducible online and mixed with each replicate seed in a
+        simulation. (This learner draws no noise; the seed only fixes how
+        its replicates are labelled.)
     """
 
 
@@ -170,6 +177,13 @@ class JointDPLinUCB(_LinUCBBase):
     per round for the shifted Gaussian), the round uses the most recent
     release that was (post-processing: no privacy cost); ``psd_failures``
     counts such rounds.
+
+    ``seed``: None (default) keys the tree noise from the operating system
+    (use that in deployment: nobody can reproduce the noise); an integer
+    makes the noise reproducible (research only). In
+    :func:`dpbandits.simulate` None means the replicate seed alone and an
+    integer is mixed with each replicate seed (:mod:`dpbandits.sim`).
+    Copying a learner copies its generator: see :meth:`fork`.
     """
 
 
