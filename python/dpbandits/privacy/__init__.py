@@ -79,6 +79,15 @@ from dpbandits.privacy.conversion import (
 )
 from dpbandits.privacy.guarantees import Guarantee
 from dpbandits.privacy.laplace import laplace_epsilon
+from dpbandits.privacy.mishra_thakurta import (
+    contextual_entry_epsilon,
+    contextual_node_scales,
+    gap_estimation_schedule,
+    lemma5_noise_bound,
+    lemma9_batch_size,
+    private_mab_regret_lower_bound,
+    private_ucb_node_scale,
+)
 from dpbandits.privacy.notions import PRIVACY_MODELS, ZCDP, ApproxDP, PureDP
 from dpbandits.privacy.shuffle import (
     closed_form_validity_limit,
@@ -127,4 +136,12 @@ __all__ = [
     "zcdp_to_dp_delta_cks",
     "zcdp_to_dp_epsilon",
     "zcdp_to_dp_epsilon_cks",
+    # Mishra & Thakurta 2015; Shariff & Sheffet Cor. 15
+    "contextual_entry_epsilon",
+    "contextual_node_scales",
+    "gap_estimation_schedule",
+    "lemma5_noise_bound",
+    "lemma9_batch_size",
+    "private_mab_regret_lower_bound",
+    "private_ucb_node_scale",
 ]
