@@ -11,9 +11,8 @@ run on the same seed meet the same draws (common random numbers).
 
 from __future__ import annotations
 
-from numpy.typing import ArrayLike, NDArray
-
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import _core
 from dpbandits._validation import float_array, positive, seed_or_none

@@ -33,7 +33,6 @@ from dpbandits.privacy.mishra_thakurta import (
     private_ucb_node_scale,
     realized_tree_epsilon,
 )
-
 from dpbandits.privacy.mishra_thakurta import reported_epsilon as _reported_epsilon
 
 __all__ = ["UCB1", "KArmedLearner", "PrivateThompsonSampling", "PrivateUCB", "ThompsonSampling"]
@@ -349,7 +348,9 @@ class PrivateThompsonSampling(KArmedLearner):
     def privacy(self) -> Guarantee:
         """epsilon-DP of the rewards (basic composition of the two halves)."""
         s = self.schedule
-        gap_eps = 0.0 if s is None else max(self.width / (m * b) for m, b in zip(s.batch_sizes, s.batch_scales))
+        gap_eps = 0.0
+        if s is not None:
+            gap_eps = max(self.width / (m * b) for m, b in zip(s.batch_sizes, s.batch_scales, strict=True))
         realized = realized_tree_epsilon(self.horizon, self.node_scale, 1.0) + gap_eps
         return Guarantee(
             model="central", epsilon=_reported_epsilon(self.epsilon, realized), delta=0.0, protects="rewards",

@@ -32,7 +32,6 @@ from dpbandits.learners.online import OnlineLearner
 from dpbandits.privacy.calibration import tree_levels
 from dpbandits.privacy.guarantees import Guarantee
 from dpbandits.privacy.mishra_thakurta import contextual_entry_epsilon, contextual_node_scales
-
 from dpbandits.privacy.mishra_thakurta import reported_epsilon as _reported_epsilon
 
 __all__ = ["PrivateContextualThompsonSampling", "PrivateContextualUCB"]
@@ -106,9 +105,11 @@ class _MishraThakurtaContextual(OnlineLearner):
         """
         levels = tree_levels(self.horizon)
         d = self.d
-        realized = (d * (d + 1) / 2) * levels * self.L**2 / self.scale_a + d * levels * 2 * self.L * self.B / self.scale_b
+        realized = (d * (d + 1) / 2) * levels * self.L**2 / self.scale_a
+        realized += d * levels * 2 * self.L * self.B / self.scale_b
         return Guarantee(
-            model="joint", epsilon=_reported_epsilon(self.epsilon, realized), delta=0.0, protects="contexts and rewards",
+            model="joint", epsilon=_reported_epsilon(self.epsilon, realized), delta=0.0,
+            protects="contexts and rewards",
             basis="Mishra & Thakurta 2015, Alg. 3/4 line 2 (per-entry Laplace trees, eps0 = 2 eps/(d^2+3d)); "
                   "exact node count",
             calibration=self.calibration,  # type: ignore[arg-type]

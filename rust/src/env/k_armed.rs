@@ -144,6 +144,7 @@ impl Environment for KArmedBandit {
 }
 
 #[cfg(test)]
+#[allow(clippy::float_cmp)]
 mod tests {
     use super::*;
 
@@ -183,7 +184,8 @@ mod tests {
             .collect();
         let mean = ys.iter().sum::<f64>() / f64::from(n);
         assert!((mean + 1.0).abs() < 5.0 * 2.0 / f64::from(n).sqrt(), "mean {mean}");
-        let bad = |means: Vec<f64>, reward| KArmedBandit::new(KArmedConfig { means, reward }, &SeedSequence::from_seed(0));
+        let bad =
+            |means: Vec<f64>, reward| KArmedBandit::new(KArmedConfig { means, reward }, &SeedSequence::from_seed(0));
         assert!(bad(vec![], ArmReward::Bernoulli).is_err());
         assert!(bad(vec![1.5], ArmReward::Bernoulli).is_err());
         assert!(bad(vec![f64::NAN], ArmReward::Gaussian { sigma: 1.0 }).is_err());

@@ -599,7 +599,8 @@ mod tests {
     #[test]
     fn state_round_trips() {
         let seeds = SeedSequence::from_seed(7);
-        let cfg = config(3, 100, MabStatistics::Tree { noise: NoiseSpec::Laplace { scale: 2.0 } }, MabIndex::ThompsonBeta);
+        let cfg =
+            config(3, 100, MabStatistics::Tree { noise: NoiseSpec::Laplace { scale: 2.0 } }, MabIndex::ThompsonBeta);
         let mut l = Mab::new(cfg, &seeds).unwrap();
         for _ in 0..10 {
             let a = l.select_arm().unwrap();

@@ -105,7 +105,8 @@ impl MtContextual {
         crate::error::check_positive("L", config.bounds.l)?;
         crate::error::check_positive("B_tilde", config.bounds.b_tilde)?;
         let tri = d * (d + 1) / 2;
-        let tree_a = TreeCounter::new(&[tri], config.horizon, config.noise_a, false, &seeds.child("mt-contextual/A", 0))?;
+        let tree_a =
+            TreeCounter::new(&[tri], config.horizon, config.noise_a, false, &seeds.child("mt-contextual/A", 0))?;
         let tree_b = TreeCounter::new(&[d], config.horizon, config.noise_b, false, &seeds.child("mt-contextual/b", 0))?;
         Ok(MtContextual {
             config,

@@ -18,6 +18,12 @@ use crate::policy::{
     MtContextualConfig, Phases, RewardPolicy, RewardRange,
 };
 
+/// (gaps, batch sizes, batch noise scales, random pulls) of the phases.
+type PhaseLists = (Vec<f64>, Vec<u64>, Vec<f64>, Vec<u64>);
+
+/// A released (A~, b~) pair as arrays.
+type Released<'py> = (Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<f64>>);
+
 fn reward_policy(name: &str) -> PyResult<RewardPolicy> {
     match name {
         "clip" => Ok(RewardPolicy::Clip),
@@ -50,7 +56,7 @@ impl PyMab {
         lo: f64,
         hi: f64,
         bounds: &str,
-        phases: Option<(Vec<f64>, Vec<u64>, Vec<f64>, Vec<u64>)>,
+        phases: Option<PhaseLists>,
         seed: Option<u64>,
     ) -> PyResult<Self> {
         let index = match index {
@@ -229,7 +235,7 @@ impl PyMtContextual {
     }
 
     /// The released (A~, b~) the next selection reads.
-    fn released<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<f64>>)> {
+    fn released<'py>(&self, py: Python<'py>) -> PyResult<Released<'py>> {
         let d = self.inner.config().d;
         let (a, b) = self.inner.released();
         Ok((a.into_pyarray(py).reshape([d, d])?, b.into_pyarray(py)))
