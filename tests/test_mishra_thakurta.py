@@ -347,6 +347,19 @@ def test_contextual_pickle_round_trip_continues_identically() -> None:
     assert np.array_equal(learner.released()[0], back.released()[0])
 
 
+def test_fork_draws_independent_future_noise() -> None:
+    learner = PrivateUCB(2, 100, 1.0, seed=4)
+    learner.select()
+    learner.update(0.5)
+    twin = learner.fork(seed=9)
+    assert np.array_equal(twin.released_sums(), learner.released_sums())  # shared past
+    for lrn in (learner, twin):
+        for _ in range(3):
+            lrn.select()
+            lrn.update(0.5)
+    assert not np.array_equal(twin.released_sums(), learner.released_sums())
+
+
 # ------------------------------------------------------------- bad inputs
 
 
@@ -400,4 +413,9 @@ def test_bad_inputs_raise_clear_errors() -> None:
     strict_ctx.select(np.array([[3.0, 4.0]]))
     with pytest.raises(ValueError, match="x"):
         strict_ctx.update(0.5)
+    # A K-armed learner refuses a contextual environment and vice versa.
+    with pytest.raises(ValueError, match="without features"):
+        simulate(UCB1(9, 100), ShariffSheffetEnv(3, 9), seeds=1)
+    with pytest.raises(ValueError, match="decision_set"):
+        simulate(PrivateContextualUCB(3, 100, 1.0), BernoulliBandit([0.5, 0.4]), seeds=1)
     assert dpbandits.PrivateUCB is PrivateUCB

@@ -468,10 +468,13 @@ impl crate::sim::LearnerFactory for MabConfig {
 
 impl Learner for Mab {
     fn select(&mut self, set: &DecisionSet) -> Result<usize> {
-        if set.k != self.config.k {
+        if set.k != self.config.k || set.d != 0 {
             return Err(Error::invalid(
                 "decision_set",
-                format!("this learner has k = {} arms, the set has {}", self.config.k, set.k),
+                format!(
+                    "this K-armed learner needs k = {} arms without features, got k = {}, d = {}",
+                    self.config.k, set.k, set.d
+                ),
             ));
         }
         self.select_arm()
