@@ -162,6 +162,99 @@ class LinUcbEngine:
 
 def _restore_linucb(state: bytes) -> LinUcbEngine: ...
 
+class MabEngine:
+    """K-armed engine (rust/src/policy/mab.rs): UCB1 / private UCB
+    (``index="ucb"``, ``noise_bound`` = the Lemma 5 term), App. D.1
+    (``"empirical"``), Thompson sampling (``"thompson_beta"``,
+    ``"thompson_gaussian"``). Exact sums without ``noise_kind``; one tree per
+    arm otherwise. ``phases`` = (gaps, batch_sizes, batch_scales,
+    random_pulls) enables Mishra & Thakurta's gap estimation and random
+    pulling. Rewards outside [lo, hi]: ``bounds`` "clip", "error" or
+    "unchecked" (non-private only)."""
+
+    def __init__(
+        self,
+        k: int,
+        horizon: int,
+        *,
+        index: str = "ucb",
+        noise_bound: float = 0.0,
+        noise_kind: str | None = None,
+        noise_params: Sequence[float] = ...,
+        lo: float = 0.0,
+        hi: float = 1.0,
+        bounds: str = "clip",
+        phases: tuple[Sequence[float], Sequence[int], Sequence[float], Sequence[int]] | None = None,
+        seed: int | None = None,
+    ) -> None: ...
+    def select(self) -> int:
+        """The arm to pull this round."""
+    def observe(self, arm: int, reward: float) -> None:
+        """Records the reward of pulling ``arm``."""
+    def sums(self) -> NDArray[np.float64]:
+        """Per-arm reward sums the index reads (released when private)."""
+    def pulls(self) -> NDArray[np.uint64]: ...
+    def released_batch_means(self) -> NDArray[np.float64]: ...
+    @property
+    def phase(self) -> str: ...
+    @property
+    def t(self) -> int: ...
+    @property
+    def k(self) -> int: ...
+    @property
+    def horizon(self) -> int: ...
+    def reseed(self, seed: int | None = None) -> None: ...
+    def to_bytes(self) -> bytes: ...
+    @staticmethod
+    def from_bytes(state: bytes) -> MabEngine: ...
+    def __reduce__(self) -> tuple[Callable[[bytes], MabEngine], tuple[bytes]]: ...
+    def _factory(self) -> LearnerFactory: ...
+
+def _restore_mab(state: bytes) -> MabEngine: ...
+
+class MtContextualEngine:
+    """Mishra & Thakurta Alg. 3 (``rule="ucb"``) / Alg. 4 (``"thompson"``):
+    per-entry Laplace trees for A (scale ``noise_a``) and b (``noise_b``),
+    fallback when the released A~ is not positive definite."""
+
+    def __init__(
+        self,
+        d: int,
+        horizon: int,
+        *,
+        rule: str = "ucb",
+        alpha: float = 1.0,
+        noise_kind: str = "zero",
+        noise_a: Sequence[float] = ...,
+        noise_b: Sequence[float] = ...,
+        l: float = 1.0,
+        b_tilde: float = 1.0,
+        clip: bool = True,
+        seed: int | None = None,
+    ) -> None: ...
+    def select(self, actions: NDArray[np.float64]) -> int: ...
+    def observe(self, x: NDArray[np.float64], reward: float) -> None: ...
+    def released(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """The released (A~, b~) the next selection reads."""
+    @property
+    def fallbacks(self) -> int: ...
+    @property
+    def last_fallback(self) -> bool: ...
+    @property
+    def t(self) -> int: ...
+    @property
+    def d(self) -> int: ...
+    @property
+    def horizon(self) -> int: ...
+    def reseed(self, seed: int | None = None) -> None: ...
+    def to_bytes(self) -> bytes: ...
+    @staticmethod
+    def from_bytes(state: bytes) -> MtContextualEngine: ...
+    def __reduce__(self) -> tuple[Callable[[bytes], MtContextualEngine], tuple[bytes]]: ...
+    def _factory(self) -> LearnerFactory: ...
+
+def _restore_mt_contextual(state: bytes) -> MtContextualEngine: ...
+
 # --- environments (rust/src/env/) -------------------------------------------
 
 class ShariffSheffetEnvEngine:
@@ -188,6 +281,21 @@ class ShariffSheffetEnvEngine:
         """The configuration, for the simulation loop."""
 
 def _restore_shariff_sheffet_env(state: bytes) -> ShariffSheffetEnvEngine: ...
+
+class KArmedBanditEngine:
+    """Bernoulli (``sigma=None``) or Gaussian K-armed bandit (rust/src/env/k_armed.rs)."""
+
+    def __init__(self, means: Sequence[float], sigma: float | None = None, seed: int | None = None) -> None: ...
+    def pull(self, arm: int) -> float:
+        """Realized reward of pulling ``arm``."""
+    def means(self) -> NDArray[np.float64]: ...
+    def to_bytes(self) -> bytes: ...
+    @staticmethod
+    def from_bytes(state: bytes) -> KArmedBanditEngine: ...
+    def __reduce__(self) -> tuple[Callable[[bytes], KArmedBanditEngine], tuple[bytes]]: ...
+    def _factory(self) -> EnvironmentFactory: ...
+
+def _restore_k_armed_bandit(state: bytes) -> KArmedBanditEngine: ...
 
 # --- simulation (rust/src/sim.rs) -------------------------------------------
 

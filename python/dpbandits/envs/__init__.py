@@ -1,7 +1,8 @@
 """Environments: built-in ones run inside Rust; custom ones follow
 :class:`dpbandits.envs.protocol.Environment`."""
 
+from dpbandits.envs.k_armed import BernoulliBandit, GaussianBandit
 from dpbandits.envs.protocol import Environment
 from dpbandits.envs.shariff_sheffet import ShariffSheffetEnv
 
-__all__ = ["Environment", "ShariffSheffetEnv"]
+__all__ = ["BernoulliBandit", "Environment", "GaussianBandit", "ShariffSheffetEnv"]

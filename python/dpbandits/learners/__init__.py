@@ -5,5 +5,16 @@ and ``privacy`` (a :class:`dpbandits.privacy.Guarantee`).
 """
 
 from dpbandits.learners.linucb import JointDPLinUCB, LinUCB
+from dpbandits.learners.mab import UCB1, PrivateThompsonSampling, PrivateUCB, ThompsonSampling
+from dpbandits.learners.mishra_thakurta import PrivateContextualThompsonSampling, PrivateContextualUCB
 
-__all__ = ["JointDPLinUCB", "LinUCB"]
+__all__ = [
+    "UCB1",
+    "JointDPLinUCB",
+    "LinUCB",
+    "PrivateContextualThompsonSampling",
+    "PrivateContextualUCB",
+    "PrivateThompsonSampling",
+    "PrivateUCB",
+    "ThompsonSampling",
+]

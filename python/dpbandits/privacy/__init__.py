@@ -79,6 +79,15 @@ from dpbandits.privacy.conversion import (
 )
 from dpbandits.privacy.guarantees import Guarantee
 from dpbandits.privacy.laplace import laplace_epsilon
+from dpbandits.privacy.mishra_thakurta import (
+    contextual_entry_epsilon,
+    contextual_node_scales,
+    gap_estimation_schedule,
+    lemma5_noise_bound,
+    lemma9_batch_size,
+    private_mab_regret_lower_bound,
+    private_ucb_node_scale,
+)
 from dpbandits.privacy.notions import PRIVACY_MODELS, ZCDP, ApproxDP, PureDP
 from dpbandits.privacy.shuffle import (
     closed_form_validity_limit,
@@ -106,6 +115,9 @@ __all__ = [
     "compose_gaussian_mu",
     "compose_zcdp",
     "confidence_radius",
+    "contextual_entry_epsilon",
+    "contextual_node_scales",
+    "gap_estimation_schedule",
     "gaussian_delta",
     "gaussian_epsilon",
     "gaussian_mu",
@@ -113,8 +125,12 @@ __all__ = [
     "gaussian_zcdp_rho",
     "laplace_epsilon",
     "laplace_tree_scale",
+    "lemma5_noise_bound",
+    "lemma9_batch_size",
     "linucb_constant",
     "max_zcdp_rho",
+    "private_mab_regret_lower_bound",
+    "private_ucb_node_scale",
     "pure_dp_to_zcdp_rho",
     "shariff_sheffet_gaussian",
     "shariff_sheffet_wishart",

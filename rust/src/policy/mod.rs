@@ -5,12 +5,16 @@
 //! every learner of the catalog through this trait, whatever the family.
 
 pub mod linucb;
+pub mod mab;
+pub mod mt_contextual;
 pub mod ucb_scores;
 
 use crate::env::{DecisionSet, Feedback};
 use crate::error::Result;
 
 pub use linucb::{BoundsPolicy, InputBounds, LinUcb, LinUcbConfig, Radius, Statistics};
+pub use mab::{Mab, MabConfig, MabIndex, MabStatistics, Phases, RewardPolicy, RewardRange};
+pub use mt_contextual::{ContextualRule, MtContextual, MtContextualConfig};
 
 /// A sequential decision maker.
 pub trait Learner: Send {

@@ -10,6 +10,7 @@ mod design;
 mod envs;
 mod errors;
 mod learners;
+mod mab;
 mod mechanisms;
 mod sim;
 
@@ -24,5 +25,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     learners::register(m)?;
     envs::register(m)?;
     sim::register(m)?;
+    mab::register(m)?;
     Ok(())
 }

@@ -1,0 +1,84 @@
+"""Stochastic K-armed bandits with Bernoulli or Gaussian arms (the
+instances of Mishra & Thakurta 2015, §5). Run in Rust
+(``rust/src/env/k_armed.rs``); the decision set of a round is
+``DecisionSet{k, d: 0}``.
+
+Each round draws one uniform (Bernoulli: arm a pays 1 when u < mu_a) or one
+standard normal z (Gaussian: arm a pays mu_a + sigma z) shared by the arms:
+every arm's rewards are i.i.d. over rounds with the stated law, and learners
+run on the same seed meet the same draws (common random numbers).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from dpbandits import _core
+from dpbandits._validation import float_array, positive, seed_or_none
+
+__all__ = ["BernoulliBandit", "GaussianBandit"]
+
+
+def _means(means: ArrayLike) -> NDArray[np.float64]:
+    arr = float_array("means", means, ndim=1)
+    if arr.size == 0:
+        raise ValueError("invalid argument `means`: give at least one arm")
+    return arr
+
+
+class _KArmedBandit:
+    _engine: _core.KArmedBanditEngine
+    means: NDArray[np.float64]
+    seed: int | None
+
+    @property
+    def k(self) -> int:
+        """Number of arms."""
+        return int(self.means.size)
+
+    def pull(self, arm: int) -> float:
+        """Realized reward of pulling ``arm`` (one round)."""
+        a = int(arm)
+        if not 0 <= a < self.k:
+            raise ValueError(f"invalid argument `arm`: must lie in [0, {self.k}), got {arm}")
+        return float(self._engine.pull(a))
+
+    def regret(self, arm: int) -> float:
+        """Pseudo-regret max_a mu_a - mu_arm of pulling ``arm``."""
+        return float(self.means.max() - self.means[int(arm)])
+
+
+class BernoulliBandit(_KArmedBandit):
+    """K arms paying Bernoulli(mu_a); ``means`` in [0, 1].
+
+    ``seed``: None (operating-system entropy online; the replicate seed in
+    :func:`dpbandits.simulate`) or an integer (see :mod:`dpbandits.sim`).
+    """
+
+    def __init__(self, means: ArrayLike, seed: int | None = None) -> None:
+        self.means = _means(means)
+        if np.any((self.means < 0) | (self.means > 1)):
+            raise ValueError(f"invalid argument `means`: Bernoulli means must lie in [0, 1], got {self.means}")
+        self.seed = seed_or_none("seed", seed)
+        self._engine = _core.KArmedBanditEngine(self.means.tolist(), None, self.seed)
+
+    def __repr__(self) -> str:
+        return f"BernoulliBandit(means={self.means.tolist()}, seed={self.seed!r})"
+
+
+class GaussianBandit(_KArmedBandit):
+    """K arms paying N(mu_a, sigma^2); ``sigma`` > 0.
+
+    Rewards are unbounded: a private learner clips them into its declared
+    ``reward_range`` (or refuses them, ``bounds="error"``).
+    """
+
+    def __init__(self, means: ArrayLike, sigma: float = 1.0, seed: int | None = None) -> None:
+        self.means = _means(means)
+        self.sigma = positive("sigma", sigma)
+        self.seed = seed_or_none("seed", seed)
+        self._engine = _core.KArmedBanditEngine(self.means.tolist(), self.sigma, self.seed)
+
+    def __repr__(self) -> str:
+        return f"GaussianBandit(means={self.means.tolist()}, sigma={self.sigma}, seed={self.seed!r})"

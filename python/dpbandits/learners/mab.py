@@ -1,0 +1,359 @@
+"""K-armed stochastic bandits: UCB1, Thompson sampling, and the private
+versions of Mishra & Thakurta, "(Nearly) Optimal Differentially Private
+Stochastic Multi-Arm Bandits", UAI 2015 (appendix in
+``papers/mishra-thakurta-2015-private-bandits-appendix.md``).
+
+Online use: ``arm = learner.select()``, then ``learner.update(reward)``.
+Simulation: ``dpbandits.simulate(learner, BernoulliBandit(means))`` runs the
+Rust engine (``rust/src/policy/mab.rs``) on the Rust environment.
+
+Every noise scale and confidence constant comes from
+:mod:`dpbandits.privacy.mishra_thakurta`; the engine reads only released
+(noisy) sums and its own pull counts (functions of its past choices).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from dpbandits import _core
+from dpbandits._validation import in_open_unit, positive, positive_int, real, seed_or_none
+from dpbandits.errors import StateError
+from dpbandits.learners.online import LearnerBase
+from dpbandits.privacy.guarantees import Guarantee
+from dpbandits.privacy.mishra_thakurta import (
+    GapSchedule,
+    gap_estimation_schedule,
+    lemma5_noise_bound,
+    private_ucb_node_scale,
+    realized_tree_epsilon,
+)
+from dpbandits.privacy.mishra_thakurta import reported_epsilon as _reported_epsilon
+
+__all__ = ["UCB1", "KArmedLearner", "PrivateThompsonSampling", "PrivateUCB", "ThompsonSampling"]
+
+Bounds = Literal["clip", "error"]
+Calibration = Literal["paper", "tight"]
+
+
+def _reward_range(reward_range: Sequence[float]) -> tuple[float, float]:
+    try:
+        lo, hi = reward_range
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"invalid argument `reward_range`: expected a pair (lo, hi), got {reward_range!r}"
+        ) from None
+    lo_, hi_ = real("reward_range", lo), real("reward_range", hi)
+    if not (math.isfinite(lo_) and math.isfinite(hi_) and lo_ < hi_):
+        raise ValueError(f"invalid argument `reward_range`: needs finite lo < hi, got {reward_range!r}")
+    return lo_, hi_
+
+
+def _bounds(bounds: str) -> str:
+    if bounds not in ("clip", "error"):
+        raise ValueError(f"invalid argument `bounds`: must be 'clip' or 'error', got {bounds!r}")
+    return bounds
+
+
+def _calibration(calibration: str) -> str:
+    if calibration not in ("paper", "tight"):
+        raise ValueError(f"invalid argument `calibration`: must be 'paper' or 'tight', got {calibration!r}")
+    return calibration
+
+
+def _gamma(gamma: float | None, horizon: int) -> float:
+    return 1.0 / horizon if gamma is None else in_open_unit("gamma", gamma)
+
+
+class KArmedLearner(LearnerBase):
+    """Round-by-round use of a K-armed learner: ``arm = select()``, then
+    ``update(reward)`` for that arm. The decision set of a simulation is
+    ``DecisionSet{k, d: 0}``.
+    """
+
+    k: int
+    horizon: int
+    _engine: Any
+    _pending: int | None = None
+
+    def select(self) -> int:
+        """The arm (0 <= arm < k) to pull this round."""
+        arm = int(self._engine.select())
+        self._pending = arm
+        return arm
+
+    def update(self, reward: float) -> None:
+        """Records the reward of the arm just selected (range policy applies)."""
+        if self._pending is None:
+            raise StateError("update(reward) needs a preceding select()")
+        r = real("reward", reward)
+        if not math.isfinite(r):
+            raise ValueError(f"invalid argument `reward`: must be finite, got {reward!r}")
+        self._engine.observe(self._pending, r)
+        self._pending = None
+
+    @property
+    def t(self) -> int:
+        """Rounds recorded so far."""
+        return int(self._engine.t)
+
+    @property
+    def pulls(self) -> NDArray[np.uint64]:
+        """Pulls of each arm counted by the index statistics."""
+        return self._engine.pulls()
+
+    def released_sums(self) -> NDArray[np.float64]:
+        """The per-arm reward sums the index reads (noisy for private learners)."""
+        return self._engine.sums()
+
+
+class UCB1(KArmedLearner):
+    """Non-private UCB1 (Auer, Cesa-Bianchi & Fischer 2002): pull every arm
+    once, then argmax mean_a + w sqrt(2 ln t / n_a), t the round
+    (1-indexed), w = hi - lo the width of ``reward_range`` (rewards are not
+    clipped: no privacy proof depends on them). Ties go to the lowest arm.
+    """
+
+    def __init__(
+        self, k: int, horizon: int, reward_range: Sequence[float] = (0.0, 1.0), seed: int | None = None
+    ) -> None:
+        self._args = {"k": k, "horizon": horizon, "reward_range": reward_range, "seed": seed}
+        self.k = positive_int("k", k)
+        self.horizon = positive_int("horizon", horizon)
+        lo, hi = _reward_range(reward_range)
+        self._engine = _core.MabEngine(
+            self.k, self.horizon, index="ucb", noise_bound=0.0, lo=lo, hi=hi, bounds="unchecked",
+            seed=seed_or_none("seed", seed),
+        )
+
+    @property
+    def privacy(self) -> Guarantee:
+        """No privacy: exact sums."""
+        return Guarantee.none("non-private UCB1")
+
+
+class ThompsonSampling(KArmedLearner):
+    """Non-private Thompson sampling (Agrawal & Goyal 2012, 2013).
+
+    - ``prior="beta"``: Beta(1 + s_a, 1 + n_a - s_a) on rewards binarized
+      to Bernoulli((y - lo) / w) (rewards clipped into ``reward_range``);
+    - ``prior="gaussian"``: N(S_a / (n_a + 1), w^2 / (n_a + 1)) (rewards
+      not clipped).
+    """
+
+    def __init__(
+        self,
+        k: int,
+        horizon: int,
+        prior: Literal["beta", "gaussian"] = "beta",
+        reward_range: Sequence[float] = (0.0, 1.0),
+        seed: int | None = None,
+    ) -> None:
+        self._args = {"k": k, "horizon": horizon, "prior": prior, "reward_range": reward_range, "seed": seed}
+        self.k = positive_int("k", k)
+        self.horizon = positive_int("horizon", horizon)
+        lo, hi = _reward_range(reward_range)
+        if prior not in ("beta", "gaussian"):
+            raise ValueError(f"invalid argument `prior`: must be 'beta' or 'gaussian', got {prior!r}")
+        self._engine = _core.MabEngine(
+            self.k, self.horizon, index=f"thompson_{prior}", lo=lo, hi=hi,
+            bounds="clip" if prior == "beta" else "unchecked", seed=seed_or_none("seed", seed),
+        )
+
+    @property
+    def privacy(self) -> Guarantee:
+        """No privacy: exact sums."""
+        return Guarantee.none("non-private Thompson sampling")
+
+
+class PrivateUCB(KArmedLearner):
+    """Private UCB of Mishra & Thakurta 2015 (Alg. 1; App. A, Lemma 5, App. D.1).
+
+    One Laplace tree counter per arm over that arm's rewards (App. A):
+    leaf j of arm a's tree is a's j-th reward, every node carries
+    Lap(b) drawn once, and the index reads the released sum r~_a only.
+    Every arm is pulled once, then
+
+    - ``confidence="lemma5"`` (Alg. 1 line 9 with Lemma 5): argmax
+      r~_a / n_a + w sqrt(2 ln t / n_a) + N / n_a, with N the Lemma 5 bound
+      on |Noise_a(t)| for all arms and rounds w.p. >= 1 - gamma
+      (:func:`dpbandits.privacy.mishra_thakurta.lemma5_noise_bound`);
+    - ``confidence="empirical"`` (App. D.1, the interval of the paper's
+      experiments): argmax r~_a / n_a + sqrt(max(r~_a - lo n_a, 0) ln t) / n_a
+      + w ln t / n_a. It has no noise term (its intervals need not cover
+      the Laplace noise: a strongly negative early node can lock the best
+      arm out for the rest of the run, observed with T = 2 * 10^4, eps = 10);
+      privacy is the same (post-processing).
+
+    Node scale b (:func:`~dpbandits.privacy.mishra_thakurta.private_ucb_node_scale`):
+    ``calibration="paper"``: k w log2 T / epsilon (Lemma 5 proof);
+    ``"tight"``: w tree_levels(T) / epsilon (each reward enters one tree).
+
+    Rewards must lie in ``reward_range`` = [lo, hi] (default [0, 1], the
+    paper's; w = hi - lo is the sensitivity): ``bounds="clip"`` clips,
+    ``bounds="error"`` raises ValueError.
+
+    Guarantee: epsilon-DP of the reward sequence (central model): the
+    choices are post-processing of the k trees' noisy nodes. ``privacy``
+    reports the requested epsilon, or the exactly accounted one
+    (tree_levels(T) w / b) when that is larger (paper calibration, k = 1).
+
+    ``k`` >= 1, ``horizon`` T >= 2, ``epsilon`` > 0, 0 < ``gamma`` < 1
+    (default 1/T).
+    """
+
+    def __init__(
+        self,
+        k: int,
+        horizon: int,
+        epsilon: float,
+        gamma: float | None = None,
+        confidence: Literal["lemma5", "empirical"] = "lemma5",
+        reward_range: Sequence[float] = (0.0, 1.0),
+        bounds: Bounds = "clip",
+        calibration: Calibration = "paper",
+        seed: int | None = None,
+    ) -> None:
+        self._args = {
+            "k": k, "horizon": horizon, "epsilon": epsilon, "gamma": gamma, "confidence": confidence,
+            "reward_range": reward_range, "bounds": bounds, "calibration": calibration, "seed": seed,
+        }
+        self.k = positive_int("k", k)
+        self.horizon = positive_int("horizon", horizon, minimum=2)
+        self.epsilon = positive("epsilon", epsilon)
+        self.gamma = _gamma(gamma, self.horizon)
+        self.calibration = _calibration(calibration)
+        lo, hi = _reward_range(reward_range)
+        self.width = hi - lo
+        if confidence not in ("lemma5", "empirical"):
+            raise ValueError(f"invalid argument `confidence`: must be 'lemma5' or 'empirical', got {confidence!r}")
+        self.confidence = confidence
+        self.node_scale = private_ucb_node_scale(self.k, self.horizon, self.epsilon, self.width, self.calibration)
+        self.noise_bound = lemma5_noise_bound(self.node_scale, self.k, self.horizon, self.gamma, self.calibration)
+        self._engine = _core.MabEngine(
+            self.k, self.horizon, index="ucb" if confidence == "lemma5" else "empirical",
+            noise_bound=self.noise_bound, noise_kind="laplace", noise_params=[self.node_scale],
+            lo=lo, hi=hi, bounds=_bounds(bounds), seed=seed_or_none("seed", seed),
+        )
+
+    @property
+    def privacy(self) -> Guarantee:
+        """epsilon-DP of the rewards (Mishra & Thakurta Alg. 1, App. A)."""
+        realized = realized_tree_epsilon(self.horizon, self.node_scale, self.width)
+        return Guarantee(
+            model="central", epsilon=_reported_epsilon(self.epsilon, realized), delta=0.0, protects="rewards",
+            basis="Mishra & Thakurta 2015, Alg. 1 + App. A (per-arm Laplace trees); exact node count",
+            calibration=self.calibration,  # type: ignore[arg-type]
+        )
+
+
+class PrivateThompsonSampling(KArmedLearner):
+    """Private Thompson sampling of Mishra & Thakurta 2015 (Alg. 2, Lemma 9).
+
+    Three phases; the choices the appendix leaves open are ours, stated here:
+
+    1. Gap estimation (Lemma 9, App. C.1). Batch i = 1, 2, ... pulls every
+       arm m_i = ceil(192 k log2 T / (epsilon Delta_i^2)) times round-robin,
+       Delta_i = 2^-i (halving), and releases each arm's batch mean plus
+       Laplace noise; it stops after the first batch whose two largest
+       released means differ by more than Delta_i, giving Delta^ = Delta_i
+       (Lemma 9: Delta / 3 <= Delta^ <= 2 Delta w.h.p.). Choice: batches that
+       do not fit in T rounds are not started (the phase then stops at the
+       last batch that did). Noise scale: ``"paper"`` 2 k w / (epsilon m_i)
+       (the proof's deviation 2k log(.)/(epsilon m_i)), ``"tight"``
+       2 w / (epsilon m_i); either way the phase is (epsilon / 2)-DP: a
+       reward enters one batch mean of one arm, of sensitivity w / m_i.
+    2. Random pulling. Choice (the main paper's m is not in the appendix;
+       App. D.1 says the experiments used "a smaller value"): every arm is
+       pulled ceil(N / Delta^) times, N the Lemma 5 bound of the trees of
+       phase 3, so that the trees' noise per pull is at most Delta^ when
+       sampling starts. These rewards already enter the trees.
+    3. Thompson sampling on privately released counts: rewards are
+       binarized (Bernoulli((y - lo) / w), Agrawal & Goyal 2012) and
+       inserted into one Laplace tree per arm; arm a is scored by a draw of
+       Beta(1 + s~_a, 1 + n_a - s~_a), s~_a the released count clamped to
+       [0, n_a] (choice: the clamp keeps the Beta parameters valid; it is
+       post-processing). Trees get the other epsilon / 2: node scale
+       :func:`~dpbandits.privacy.mishra_thakurta.private_ucb_node_scale`
+       at epsilon / 2 with sensitivity 1 (a binarized leaf is 0 or 1).
+
+    ``gap_estimation=False`` skips phases 1 and 2 (as the paper's own
+    experiments did, App. D.1: with Lemma 9's constants the first batch
+    alone needs 192 k log2 T / (epsilon / 4) pulls, more than T in most
+    settings) and gives the trees the whole epsilon.
+
+    Privacy: basic composition of the two halves gives epsilon-DP of the
+    rewards; ``privacy`` reports the exact sum of both phases' accounted
+    epsilons when that exceeds epsilon (paper calibration with k = 1).
+    Rewards outside ``reward_range`` are clipped (``bounds="clip"``) or
+    refused (``"error"``).
+    """
+
+    def __init__(
+        self,
+        k: int,
+        horizon: int,
+        epsilon: float,
+        gamma: float | None = None,
+        gap_estimation: bool = True,
+        reward_range: Sequence[float] = (0.0, 1.0),
+        bounds: Bounds = "clip",
+        calibration: Calibration = "paper",
+        seed: int | None = None,
+    ) -> None:
+        self._args = {
+            "k": k, "horizon": horizon, "epsilon": epsilon, "gamma": gamma, "gap_estimation": gap_estimation,
+            "reward_range": reward_range, "bounds": bounds, "calibration": calibration, "seed": seed,
+        }
+        self.k = positive_int("k", k)
+        self.horizon = positive_int("horizon", horizon, minimum=2)
+        self.epsilon = positive("epsilon", epsilon)
+        self.gamma = _gamma(gamma, self.horizon)
+        self.calibration = _calibration(calibration)
+        lo, hi = _reward_range(reward_range)
+        self.width = hi - lo
+        if not isinstance(gap_estimation, bool):
+            raise TypeError(f"invalid argument `gap_estimation`: expected a bool, got {gap_estimation!r}")
+        self.gap_estimation = gap_estimation
+        tree_epsilon = self.epsilon / 2.0 if gap_estimation else self.epsilon
+        self.node_scale = private_ucb_node_scale(self.k, self.horizon, tree_epsilon, 1.0, self.calibration)
+        self.noise_bound = lemma5_noise_bound(self.node_scale, self.k, self.horizon, self.gamma, self.calibration)
+        self.schedule: GapSchedule | None = None
+        phases = None
+        if gap_estimation:
+            s = self.schedule = gap_estimation_schedule(
+                self.k, self.horizon, self.epsilon, self.width, self.noise_bound, self.calibration
+            )
+            phases = (list(s.gaps), list(s.batch_sizes), list(s.batch_scales), list(s.random_pulls))
+        self._engine = _core.MabEngine(
+            self.k, self.horizon, index="thompson_beta", noise_kind="laplace", noise_params=[self.node_scale],
+            lo=lo, hi=hi, bounds=_bounds(bounds), phases=phases, seed=seed_or_none("seed", seed),
+        )
+
+    @property
+    def phase(self) -> str:
+        """``"gap"``, ``"random"`` or ``"index"`` (Thompson sampling)."""
+        return str(self._engine.phase)
+
+    def released_batch_means(self) -> NDArray[np.float64]:
+        """The noisy batch means released by the gap-estimation phase (batches x k)."""
+        return self._engine.released_batch_means()
+
+    @property
+    def privacy(self) -> Guarantee:
+        """epsilon-DP of the rewards (basic composition of the two halves)."""
+        s = self.schedule
+        gap_eps = 0.0
+        if s is not None:
+            gap_eps = max(self.width / (m * b) for m, b in zip(s.batch_sizes, s.batch_scales, strict=True))
+        realized = realized_tree_epsilon(self.horizon, self.node_scale, 1.0) + gap_eps
+        return Guarantee(
+            model="central", epsilon=_reported_epsilon(self.epsilon, realized), delta=0.0, protects="rewards",
+            basis="Mishra & Thakurta 2015, Alg. 2 + Lemma 9 (Laplace batch means) + App. A trees; basic composition",
+            calibration=self.calibration,  # type: ignore[arg-type]
+        )

@@ -1,0 +1,195 @@
+//! Stochastic K-armed bandits: Bernoulli and Gaussian arms (the instances
+//! of Mishra & Thakurta 2015, §5, and the MAB of Shariff & Sheffet §5).
+//!
+//! The decision set has `k` actions and no features (`d = 0`). Arm `a`
+//! pays Bernoulli(mu_a) or N(mu_a, sigma^2). Each round draws ONE uniform
+//! (Bernoulli: arm a pays 1 when u < mu_a) or ONE standard normal z
+//! (Gaussian: arm a pays mu_a + sigma z), shared by every arm: each arm's
+//! rewards are i.i.d. over rounds with the stated law, which is all a
+//! bandit learner (seeing one arm per round) can observe, and every learner
+//! run on the same seed meets the same draws (common random numbers).
+
+use rand::Rng;
+use rand_distr::StandardNormal;
+use serde::{Deserialize, Serialize};
+
+use super::{DecisionSet, Environment, Feedback};
+use crate::error::{check_finite, check_positive, Error, Result};
+use crate::rng::{SeedSequence, SimulationRng};
+
+/// The law of each arm's reward given its mean.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ArmReward {
+    /// Bernoulli(mu_a): means in [0, 1].
+    Bernoulli,
+    /// N(mu_a, sigma^2).
+    Gaussian { sigma: f64 },
+}
+
+/// What a simulation needs to build one instance per replicate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KArmedConfig {
+    pub means: Vec<f64>,
+    pub reward: ArmReward,
+}
+
+impl KArmedConfig {
+    /// Checks the means and the reward law.
+    pub fn validate(&self) -> Result<()> {
+        if self.means.is_empty() {
+            return Err(Error::invalid("means", "give at least one arm"));
+        }
+        check_finite("means", &self.means)?;
+        match self.reward {
+            ArmReward::Bernoulli => {
+                if let Some(m) = self.means.iter().find(|m| !(0.0..=1.0).contains(*m)) {
+                    return Err(Error::invalid("means", format!("Bernoulli means must lie in [0, 1], got {m}")));
+                }
+            }
+            ArmReward::Gaussian { sigma } => check_positive("sigma", sigma)?,
+        }
+        Ok(())
+    }
+}
+
+impl crate::sim::EnvironmentFactory for KArmedConfig {
+    fn build(&self, seeds: &SeedSequence) -> Result<Box<dyn Environment>> {
+        Ok(Box::new(KArmedBandit::new(self.clone(), seeds)?))
+    }
+}
+
+/// A stochastic K-armed bandit.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct KArmedBandit {
+    config: KArmedConfig,
+    best: f64,
+    rewards: SimulationRng,
+}
+
+impl KArmedBandit {
+    /// A new instance drawing rewards from `seeds`' `"environment/rewards"` stream.
+    pub fn new(config: KArmedConfig, seeds: &SeedSequence) -> Result<Self> {
+        config.validate()?;
+        let best = config.means.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        Ok(KArmedBandit { config, best, rewards: seeds.simulation_stream("environment/rewards") })
+    }
+
+    /// The configuration (for the simulation factory).
+    pub fn config(&self) -> &KArmedConfig {
+        &self.config
+    }
+
+    /// Serialized state (generator included).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        postcard::to_stdvec(self).expect("serializing plain data cannot fail")
+    }
+
+    /// Restores an environment written by [`KArmedBandit::to_bytes`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let env: KArmedBandit = postcard::from_bytes(bytes).map_err(|e| Error::Decode(e.to_string()))?;
+        env.config.validate().map_err(|e| Error::Decode(e.to_string()))?;
+        Ok(env)
+    }
+}
+
+impl Environment for KArmedBandit {
+    fn dim(&self) -> usize {
+        0
+    }
+
+    fn num_actions(&self) -> usize {
+        self.config.means.len()
+    }
+
+    fn next_round(&mut self, _t: u64, set: &mut DecisionSet) -> Result<()> {
+        let k = self.config.means.len();
+        if set.k != k || set.d != 0 {
+            *set = DecisionSet::zeros(k, 0);
+        }
+        Ok(())
+    }
+
+    fn feedback(&mut self, index: usize) -> Result<Feedback<'_>> {
+        let mut y = [0.0];
+        self.shared_rewards(&[index], &mut y)?;
+        Ok(Feedback::Reward(y[0]))
+    }
+
+    fn shared_rewards(&mut self, indices: &[usize], out: &mut [f64]) -> Result<()> {
+        let k = self.config.means.len();
+        if let Some(&bad) = indices.iter().find(|&&i| i >= k) {
+            return Err(Error::invalid("index", format!("must be < {k}, got {bad}")));
+        }
+        let means = &self.config.means;
+        match self.config.reward {
+            ArmReward::Bernoulli => {
+                let u = self.rewards.random::<f64>();
+                for (y, &i) in out.iter_mut().zip(indices) {
+                    *y = if u < means[i] { 1.0 } else { 0.0 };
+                }
+            }
+            ArmReward::Gaussian { sigma } => {
+                let z: f64 = self.rewards.sample(StandardNormal);
+                for (y, &i) in out.iter_mut().zip(indices) {
+                    *y = means[i] + sigma * z;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn regret(&self, index: usize) -> Option<f64> {
+        self.config.means.get(index).map(|m| self.best - m)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::float_cmp)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bernoulli_rewards_have_the_stated_means() {
+        let config = KArmedConfig { means: vec![0.9, 0.5, 0.1], reward: ArmReward::Bernoulli };
+        let mut env = KArmedBandit::new(config, &SeedSequence::from_seed(1)).unwrap();
+        let n = 40_000;
+        let mut sums = [0.0; 3];
+        for _ in 0..n {
+            let mut out = [0.0; 3];
+            env.shared_rewards(&[0, 1, 2], &mut out).unwrap();
+            for (s, y) in sums.iter_mut().zip(out) {
+                assert!(y == 0.0 || y == 1.0);
+                *s += y;
+            }
+        }
+        for (s, mu) in sums.iter().zip([0.9, 0.5, 0.1]) {
+            // 5 standard errors of a Bernoulli mean.
+            let se = (mu * (1.0 - mu) / f64::from(n)).sqrt();
+            assert!((s / f64::from(n) - mu).abs() < 5.0 * se, "{s} vs {mu}");
+        }
+        assert!((env.regret(2).unwrap() - 0.8).abs() < 1e-12);
+        assert_eq!(env.regret(0), Some(0.0));
+    }
+
+    #[test]
+    fn gaussian_rewards_and_bad_configs() {
+        let config = KArmedConfig { means: vec![1.0, -1.0], reward: ArmReward::Gaussian { sigma: 2.0 } };
+        let mut env = KArmedBandit::new(config, &SeedSequence::from_seed(2)).unwrap();
+        let n = 20_000;
+        let ys: Vec<f64> = (0..n)
+            .map(|_| match env.feedback(1).unwrap() {
+                Feedback::Reward(y) => y,
+                Feedback::Losses(_) => unreachable!(),
+            })
+            .collect();
+        let mean = ys.iter().sum::<f64>() / f64::from(n);
+        assert!((mean + 1.0).abs() < 5.0 * 2.0 / f64::from(n).sqrt(), "mean {mean}");
+        let bad =
+            |means: Vec<f64>, reward| KArmedBandit::new(KArmedConfig { means, reward }, &SeedSequence::from_seed(0));
+        assert!(bad(vec![], ArmReward::Bernoulli).is_err());
+        assert!(bad(vec![1.5], ArmReward::Bernoulli).is_err());
+        assert!(bad(vec![f64::NAN], ArmReward::Gaussian { sigma: 1.0 }).is_err());
+        assert!(bad(vec![0.5], ArmReward::Gaussian { sigma: 0.0 }).is_err());
+        assert!(env.feedback(2).is_err());
+    }
+}

@@ -1,0 +1,621 @@
+//! K-armed stochastic bandits: UCB1, Thompson sampling and their private
+//! versions of Mishra & Thakurta 2015 (Private UCB, Alg. 1 with Lemma 5;
+//! Private Thompson sampling, Alg. 2 with Lemma 9; App. D.1).
+//!
+//! An engine keeps, per arm, the number of pulls n_a (a function of the
+//! engine's own past choices only) and the reward sum, either exact
+//! ([`MabStatistics::Exact`], non-private) or released by one tree counter
+//! per arm over that arm's rewards ([`MabStatistics::Tree`], App. A): the
+//! index of a private engine reads only the released sums.
+//!
+//! Every constant (node scale, Lemma 5 bound, batch sizes and noise of the
+//! gap estimation) arrives from `dpbandits.privacy.mishra_thakurta` as a
+//! plain number.
+
+use rand::Rng;
+use rand_distr::{Beta, Distribution, StandardNormal};
+use serde::{Deserialize, Serialize};
+
+use super::Learner;
+use crate::env::{DecisionSet, Feedback};
+use crate::error::{check_finite, Error, Result};
+use crate::noise::{laplace, NoiseSpec};
+use crate::rng::{SeedSequence, StreamRng};
+use crate::tree::TreeCounter;
+
+/// What to do with a reward outside the declared range [lo, hi].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RewardPolicy {
+    /// Clip into [lo, hi].
+    Clip,
+    /// Refuse the update with an error.
+    Error,
+    /// Take it as it is (non-private engines only: no proof depends on it).
+    Unchecked,
+}
+
+/// The declared reward range, its policy, and its width (which scales the
+/// exploration terms, written for rewards in [0, 1]).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RewardRange {
+    pub lo: f64,
+    pub hi: f64,
+    pub policy: RewardPolicy,
+}
+
+impl RewardRange {
+    fn enforce(&self, y: f64) -> Result<f64> {
+        if !y.is_finite() {
+            return Err(Error::invalid("reward", format!("must be finite, got {y}")));
+        }
+        match self.policy {
+            RewardPolicy::Unchecked => Ok(y),
+            RewardPolicy::Clip => Ok(y.clamp(self.lo, self.hi)),
+            RewardPolicy::Error => {
+                if y < self.lo || y > self.hi {
+                    Err(Error::invalid(
+                        "reward",
+                        format!("{y} lies outside the declared reward range [{}, {}]", self.lo, self.hi),
+                    ))
+                } else {
+                    Ok(y)
+                }
+            }
+        }
+    }
+
+    fn width(&self) -> f64 {
+        self.hi - self.lo
+    }
+}
+
+/// Where the per-arm reward sums come from.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub enum MabStatistics {
+    /// Exact sums (non-private).
+    Exact,
+    /// One tree counter per arm over that arm's rewards (leaf j = the
+    /// arm's j-th reward), node noise `noise` (Mishra & Thakurta App. A).
+    Tree { noise: NoiseSpec },
+}
+
+/// The index played each round.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub enum MabIndex {
+    /// mean + w sqrt(2 ln t / n_a) + `noise_bound` / n_a (UCB1 with
+    /// `noise_bound` = 0; Mishra & Thakurta Alg. 1 with the Lemma 5 bound).
+    Ucb { noise_bound: f64 },
+    /// App. D.1: sqrt(max(r_a, 0) ln t) / n_a + w ln t / n_a on the
+    /// (released) sum r_a of rewards shifted to [0, w].
+    Empirical,
+    /// Beta(1 + s_a, 1 + n_a - s_a) on binarized rewards (Agrawal & Goyal
+    /// 2012), s_a clamped to [0, n_a].
+    ThompsonBeta,
+    /// N(S_a / (n_a + 1), w^2 / (n_a + 1)) (Agrawal & Goyal 2013).
+    ThompsonGaussian,
+}
+
+/// Gap estimation and random pulling before Thompson sampling (Mishra &
+/// Thakurta Alg. 2). Batch i (from 0) pulls every arm `batch_sizes[i]`
+/// times round-robin and releases each arm's batch mean plus
+/// Laplace(`batch_scales[i]`); the phase stops after the first batch whose
+/// two largest released means differ by more than `gaps[i]`, after which
+/// every arm is pulled `random_pulls[i]` times (random-pulling phase), and
+/// Thompson sampling takes over. When the batches run out the phase ends
+/// with the last batch's entry.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Phases {
+    pub gaps: Vec<f64>,
+    pub batch_sizes: Vec<u64>,
+    pub batch_scales: Vec<f64>,
+    pub random_pulls: Vec<u64>,
+}
+
+/// Everything a [`Mab`] engine needs, as plain numbers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MabConfig {
+    pub k: usize,
+    pub horizon: u64,
+    pub statistics: MabStatistics,
+    pub index: MabIndex,
+    pub rewards: RewardRange,
+    pub phases: Option<Phases>,
+}
+
+/// Where an engine with [`Phases`] stands.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Phase {
+    /// Batch `batch`, `done` pulls of it made so far.
+    Gap { batch: usize, done: u64 },
+    /// Random pulling after stopping at batch `batch`: `done` pulls made.
+    Random { batch: usize, done: u64 },
+    /// Index-driven play.
+    Index,
+}
+
+/// Per-arm reward sums.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+enum Sums {
+    Exact(Vec<f64>),
+    Tree(Vec<TreeCounter>),
+}
+
+/// The K-armed engine.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Mab {
+    config: MabConfig,
+    sums: Sums,
+    /// Pulls counted by the index statistics (excludes gap-estimation pulls).
+    pulls: Vec<u64>,
+    /// Completed rounds.
+    t: u64,
+    phase: Phase,
+    /// Exact sums of the current gap-estimation batch (never read by a
+    /// decision; only their noisy release at the end of the batch is).
+    batch_sums: Vec<f64>,
+    /// Released noisy batch means of every finished batch.
+    released_means: Vec<Vec<f64>>,
+    /// Learner randomness: posterior draws, binarization and the
+    /// gap-estimation Laplace noise (ChaCha8, never the environment's).
+    rng: StreamRng,
+}
+
+impl Mab {
+    /// A fresh engine. Arm a's tree draws from `seeds.child("mab/arm", a)`;
+    /// sampling, binarization and gap-estimation noise from the
+    /// `"mab/sampling"` stream (ChaCha8).
+    pub fn new(config: MabConfig, seeds: &SeedSequence) -> Result<Self> {
+        let k = config.k;
+        if k == 0 {
+            return Err(Error::invalid("k", "must be >= 1"));
+        }
+        if config.horizon == 0 {
+            return Err(Error::invalid("horizon", "must be >= 1"));
+        }
+        check_finite("reward_range", &[config.rewards.lo, config.rewards.hi])?;
+        if config.rewards.hi <= config.rewards.lo {
+            return Err(Error::invalid("reward_range", "needs lo < hi"));
+        }
+        if let MabIndex::Ucb { noise_bound } = config.index {
+            if !(noise_bound.is_finite() && noise_bound >= 0.0) {
+                return Err(Error::invalid("noise_bound", format!("must be finite and >= 0, got {noise_bound}")));
+            }
+        }
+        if let Some(p) = &config.phases {
+            let n = p.gaps.len();
+            if n == 0 || p.batch_sizes.len() != n || p.batch_scales.len() != n || p.random_pulls.len() != n {
+                return Err(Error::invalid("phases", "needs equally long, non-empty schedules"));
+            }
+            for &s in &p.batch_scales {
+                if !(s.is_finite() && s >= 0.0) {
+                    return Err(Error::invalid("phases", format!("batch scales must be finite and >= 0, got {s}")));
+                }
+            }
+            check_finite("phases", &p.gaps)?;
+            if p.batch_sizes.contains(&0) {
+                return Err(Error::invalid("phases", "batch sizes must be >= 1"));
+            }
+        }
+        let sums = match config.statistics {
+            MabStatistics::Exact => Sums::Exact(vec![0.0; k]),
+            MabStatistics::Tree { noise } => {
+                let trees = (0..k)
+                    .map(|a| TreeCounter::new(&[], config.horizon, noise, false, &seeds.child("mab/arm", a as u64)))
+                    .collect::<Result<Vec<_>>>()?;
+                Sums::Tree(trees)
+            }
+        };
+        let phase = if config.phases.is_some() { Phase::Gap { batch: 0, done: 0 } } else { Phase::Index };
+        Ok(Mab {
+            sums,
+            pulls: vec![0; k],
+            t: 0,
+            phase,
+            batch_sums: vec![0.0; k],
+            released_means: Vec::new(),
+            rng: seeds.stream("mab/sampling"),
+            config,
+        })
+    }
+
+    /// The configuration the engine was built with.
+    pub fn config(&self) -> &MabConfig {
+        &self.config
+    }
+
+    /// Completed rounds.
+    pub fn t(&self) -> u64 {
+        self.t
+    }
+
+    /// Pulls of each arm counted by the index statistics.
+    pub fn pulls(&self) -> &[u64] {
+        &self.pulls
+    }
+
+    /// The current phase.
+    pub fn phase(&self) -> &Phase {
+        &self.phase
+    }
+
+    /// The released noisy batch means of the gap estimation, one row per batch.
+    pub fn released_batch_means(&self) -> &[Vec<f64>] {
+        &self.released_means
+    }
+
+    /// The reward sum of each arm the index reads: exact for a
+    /// non-private engine, the tree release for a private one.
+    pub fn sums(&self) -> Vec<f64> {
+        match &self.sums {
+            Sums::Exact(s) => s.clone(),
+            Sums::Tree(trees) => trees.iter().map(|tr| tr.release()[0]).collect(),
+        }
+    }
+
+    fn sum_of(&self, a: usize) -> f64 {
+        match &self.sums {
+            Sums::Exact(s) => s[a],
+            Sums::Tree(trees) => trees[a].release()[0],
+        }
+    }
+
+    /// The index of every arm for the coming round (+inf for unpulled arms
+    /// of a UCB rule; a fresh posterior draw for Thompson rules).
+    pub fn indices(&mut self) -> Vec<f64> {
+        let k = self.config.k;
+        let w = self.config.rewards.width();
+        let lo = self.config.rewards.lo;
+        let ln_t = ((self.t + 1) as f64).ln();
+        let mut out = Vec::with_capacity(k);
+        for a in 0..k {
+            let n = self.pulls[a] as f64;
+            let s = self.sum_of(a);
+            let v = match self.config.index {
+                MabIndex::Ucb { noise_bound } => {
+                    if self.pulls[a] == 0 {
+                        f64::INFINITY
+                    } else {
+                        s / n + w * (2.0 * ln_t / n).sqrt() + noise_bound / n
+                    }
+                }
+                MabIndex::Empirical => {
+                    if self.pulls[a] == 0 {
+                        f64::INFINITY
+                    } else {
+                        let r = (s - lo * n).max(0.0);
+                        s / n + (r * ln_t).sqrt() / n + w * ln_t / n
+                    }
+                }
+                MabIndex::ThompsonBeta => {
+                    // Sums of binarized rewards in {0, 1} (see `observe`).
+                    let succ = s.clamp(0.0, n);
+                    Beta::new(1.0 + succ, 1.0 + n - succ).expect("positive parameters").sample(&mut self.rng)
+                }
+                MabIndex::ThompsonGaussian => {
+                    let z: f64 = self.rng.sample(StandardNormal);
+                    s / (n + 1.0) + w * z / (n + 1.0).sqrt()
+                }
+            };
+            out.push(v);
+        }
+        out
+    }
+
+    fn check_round(&self) -> Result<()> {
+        if self.t >= self.config.horizon {
+            return Err(Error::State(format!("the horizon of {} rounds is reached", self.config.horizon)));
+        }
+        Ok(())
+    }
+
+    /// The arm to pull this round.
+    pub fn select_arm(&mut self) -> Result<usize> {
+        self.check_round()?;
+        let k = self.config.k;
+        match self.phase {
+            Phase::Gap { done, .. } | Phase::Random { done, .. } => Ok((done % k as u64) as usize),
+            Phase::Index => {
+                let scores = self.indices();
+                let mut best = 0;
+                let mut best_score = f64::NEG_INFINITY;
+                for (i, &s) in scores.iter().enumerate() {
+                    // Strict: ties go to the lowest index.
+                    if s > best_score {
+                        best_score = s;
+                        best = i;
+                    }
+                }
+                Ok(best)
+            }
+        }
+    }
+
+    /// Records the reward of pulling `arm` (after enforcing the range).
+    pub fn observe(&mut self, arm: usize, reward: f64) -> Result<()> {
+        let k = self.config.k;
+        if arm >= k {
+            return Err(Error::invalid("arm", format!("must be < {k}, got {arm}")));
+        }
+        self.check_round()?;
+        let y = self.config.rewards.enforce(reward)?;
+        match self.phase.clone() {
+            Phase::Gap { batch, done } => {
+                let expected = (done % k as u64) as usize;
+                if arm != expected {
+                    return Err(Error::invalid(
+                        "arm",
+                        format!("the gap-estimation phase pulls arm {expected} this round, got {arm}"),
+                    ));
+                }
+                self.batch_sums[arm] += y;
+                self.end_gap_pull(batch, done + 1);
+            }
+            Phase::Random { batch, done } => {
+                let expected = (done % k as u64) as usize;
+                if arm != expected {
+                    return Err(Error::invalid(
+                        "arm",
+                        format!("the random-pulling phase pulls arm {expected} this round, got {arm}"),
+                    ));
+                }
+                self.record(arm, y)?;
+                let phases = self.config.phases.as_ref().expect("phases exist");
+                let done = done + 1;
+                self.phase = if done >= phases.random_pulls[batch] * k as u64 {
+                    Phase::Index
+                } else {
+                    Phase::Random { batch, done }
+                };
+            }
+            Phase::Index => self.record(arm, y)?,
+        }
+        self.t += 1;
+        Ok(())
+    }
+
+    /// Adds a reward to the index statistics of `arm`.
+    fn record(&mut self, arm: usize, y: f64) -> Result<()> {
+        let (lo, w) = (self.config.rewards.lo, self.config.rewards.width());
+        let value = match self.config.index {
+            // Binarization (Agrawal & Goyal 2012): a success with
+            // probability (y - lo) / w, so the sums count successes.
+            MabIndex::ThompsonBeta => {
+                let p = ((y - lo) / w).clamp(0.0, 1.0);
+                if self.rng.random::<f64>() < p {
+                    1.0
+                } else {
+                    0.0
+                }
+            }
+            _ => y,
+        };
+        match &mut self.sums {
+            Sums::Exact(s) => s[arm] += value,
+            Sums::Tree(trees) => trees[arm].add(&[value])?,
+        }
+        self.pulls[arm] += 1;
+        Ok(())
+    }
+
+    fn end_gap_pull(&mut self, batch: usize, done: u64) {
+        let k = self.config.k;
+        let phases = self.config.phases.as_ref().expect("phases exist");
+        let m = phases.batch_sizes[batch];
+        if done < m * k as u64 {
+            self.phase = Phase::Gap { batch, done };
+            return;
+        }
+        // End of batch: release each arm's mean + Laplace(scale), once.
+        let scale = phases.batch_scales[batch];
+        let mut means: Vec<f64> = self.batch_sums.iter().map(|s| s / m as f64).collect();
+        if scale > 0.0 {
+            for v in &mut means {
+                *v += laplace(&mut self.rng, scale);
+            }
+        }
+        self.batch_sums.fill(0.0);
+        let mut sorted = means.clone();
+        sorted.sort_by(|a, b| b.total_cmp(a));
+        let separated = k < 2 || sorted[0] - sorted[1] > phases.gaps[batch];
+        self.released_means.push(means);
+        let last = batch + 1 >= phases.gaps.len();
+        // Stop when separated, or when no further batch fits the horizon.
+        let next_fits = !last && {
+            let used = self.t + 1;
+            used + phases.batch_sizes[batch + 1] * k as u64 <= self.config.horizon
+        };
+        self.phase = if separated || !next_fits {
+            if phases.random_pulls[batch] == 0 {
+                Phase::Index
+            } else {
+                Phase::Random { batch, done: 0 }
+            }
+        } else {
+            Phase::Gap { batch: batch + 1, done: 0 }
+        };
+    }
+
+    /// Draws future noise (trees, sampling, gap estimation) from `seeds`.
+    pub fn reseed(&mut self, seeds: &SeedSequence) {
+        if let Sums::Tree(trees) = &mut self.sums {
+            for (a, tr) in trees.iter_mut().enumerate() {
+                tr.reseed(&seeds.child("mab/arm", a as u64));
+            }
+        }
+        self.rng = seeds.stream("mab/sampling");
+    }
+
+    /// Serialized state (tree noise and generators included).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        postcard::to_stdvec(self).expect("serializing plain data cannot fail")
+    }
+
+    /// Restores an engine written by [`Mab::to_bytes`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        postcard::from_bytes(bytes).map_err(|e| Error::Decode(e.to_string()))
+    }
+}
+
+impl crate::sim::LearnerFactory for MabConfig {
+    fn horizon(&self) -> u64 {
+        self.horizon
+    }
+
+    fn build(&self, seeds: &SeedSequence) -> Result<Box<dyn Learner>> {
+        Ok(Box::new(Mab::new(self.clone(), seeds)?))
+    }
+}
+
+impl Learner for Mab {
+    fn select(&mut self, set: &DecisionSet) -> Result<usize> {
+        if set.k != self.config.k || set.d != 0 {
+            return Err(Error::invalid(
+                "decision_set",
+                format!(
+                    "this K-armed learner needs k = {} arms without features, got k = {}, d = {}",
+                    self.config.k, set.k, set.d
+                ),
+            ));
+        }
+        self.select_arm()
+    }
+
+    fn update(&mut self, set: &DecisionSet, index: usize, feedback: Feedback<'_>) -> Result<()> {
+        if index >= set.k {
+            return Err(Error::invalid("index", format!("must be < {}, got {index}", set.k)));
+        }
+        match feedback {
+            Feedback::Reward(y) => self.observe(index, y),
+            Feedback::Losses(_) => Err(Error::invalid("feedback", "K-armed learners take bandit feedback")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::env::{ArmReward, KArmedBandit, KArmedConfig};
+    use crate::sim::run_episode;
+
+    fn config(k: usize, horizon: u64, statistics: MabStatistics, index: MabIndex) -> MabConfig {
+        MabConfig {
+            k,
+            horizon,
+            statistics,
+            index,
+            rewards: RewardRange { lo: 0.0, hi: 1.0, policy: RewardPolicy::Clip },
+            phases: None,
+        }
+    }
+
+    #[test]
+    fn zero_noise_private_ucb_is_ucb1() {
+        let seeds = SeedSequence::from_seed(3);
+        let n = 5000;
+        let mut ucb = Mab::new(config(5, n, MabStatistics::Exact, MabIndex::Ucb { noise_bound: 0.0 }), &seeds).unwrap();
+        let mut private = Mab::new(
+            config(5, n, MabStatistics::Tree { noise: NoiseSpec::Zero }, MabIndex::Ucb { noise_bound: 0.0 }),
+            &seeds,
+        )
+        .unwrap();
+        let mut env = KArmedBandit::new(
+            KArmedConfig { means: vec![0.9, 0.8, 0.7, 0.6, 0.5], reward: ArmReward::Bernoulli },
+            &seeds,
+        )
+        .unwrap();
+        for t in 0..n {
+            let a = ucb.select_arm().unwrap();
+            assert_eq!(a, private.select_arm().unwrap(), "round {t}");
+            let Feedback::Reward(y) = crate::env::Environment::feedback(&mut env, a).unwrap() else { unreachable!() };
+            ucb.observe(a, y).unwrap();
+            private.observe(a, y).unwrap();
+        }
+    }
+
+    #[test]
+    fn ucb1_learns_and_horizon_is_enforced() {
+        let seeds = SeedSequence::from_seed(4);
+        let n = 20_000;
+        let mut ucb = Mab::new(config(3, n, MabStatistics::Exact, MabIndex::Ucb { noise_bound: 0.0 }), &seeds).unwrap();
+        let mut env =
+            KArmedBandit::new(KArmedConfig { means: vec![0.2, 0.8, 0.5], reward: ArmReward::Bernoulli }, &seeds)
+                .unwrap();
+        let trace = run_episode(&mut ucb, &mut env, n, 1000, None).unwrap();
+        let last = *trace.regret.last().unwrap();
+        assert!(last < 0.05 * n as f64, "regret {last}");
+        assert!(ucb.pulls()[1] > ucb.pulls()[0] + ucb.pulls()[2]);
+        assert!(matches!(ucb.select_arm(), Err(Error::State(_))));
+    }
+
+    #[test]
+    fn reward_range_is_enforced() {
+        let seeds = SeedSequence::from_seed(5);
+        let mut cfg = config(2, 10, MabStatistics::Exact, MabIndex::Ucb { noise_bound: 0.0 });
+        let mut clip = Mab::new(cfg.clone(), &seeds).unwrap();
+        clip.observe(0, 3.0).unwrap();
+        clip.observe(1, -2.0).unwrap();
+        assert_eq!(clip.sums(), vec![1.0, 0.0]);
+        assert!(clip.observe(0, f64::NAN).is_err());
+        assert!(clip.observe(2, 0.5).is_err());
+        cfg.rewards.policy = RewardPolicy::Error;
+        let mut strict = Mab::new(cfg.clone(), &seeds).unwrap();
+        assert!(strict.observe(0, 1.5).is_err());
+        assert_eq!(strict.t(), 0);
+        cfg.rewards.hi = 0.0;
+        assert!(Mab::new(cfg, &seeds).is_err());
+    }
+
+    #[test]
+    fn gap_estimation_runs_batches_then_random_pulls_then_sampling() {
+        let seeds = SeedSequence::from_seed(6);
+        let mut cfg = config(2, 10_000, MabStatistics::Tree { noise: NoiseSpec::Zero }, MabIndex::ThompsonBeta);
+        cfg.phases = Some(Phases {
+            gaps: vec![0.5, 0.25, 0.125],
+            batch_sizes: vec![10, 40, 160],
+            batch_scales: vec![0.0, 0.0, 0.0],
+            random_pulls: vec![3, 5, 7],
+        });
+        let mut l = Mab::new(cfg, &seeds).unwrap();
+        // Arm 0 always pays 1, arm 1 pays 0.7 in batch 1: gap 0.3 > 0.25.
+        let pay = |a: usize| if a == 0 { 1.0 } else { 0.7 };
+        for _ in 0..20 {
+            let a = l.select_arm().unwrap();
+            l.observe(a, pay(a)).unwrap();
+        }
+        // Batch 0: 0.3 <= 0.5, not separated.
+        assert_eq!(l.phase(), &Phase::Gap { batch: 1, done: 0 });
+        for _ in 0..80 {
+            let a = l.select_arm().unwrap();
+            l.observe(a, pay(a)).unwrap();
+        }
+        assert_eq!(l.phase(), &Phase::Random { batch: 1, done: 0 });
+        assert_eq!(l.released_batch_means().len(), 2);
+        assert!(l.observe(1, 0.5).is_err(), "random pulling is round-robin");
+        for _ in 0..10 {
+            let a = l.select_arm().unwrap();
+            l.observe(a, pay(a)).unwrap();
+        }
+        assert_eq!(l.phase(), &Phase::Index);
+        assert_eq!(l.pulls(), &[5, 5]);
+    }
+
+    #[test]
+    fn state_round_trips() {
+        let seeds = SeedSequence::from_seed(7);
+        let cfg =
+            config(3, 100, MabStatistics::Tree { noise: NoiseSpec::Laplace { scale: 2.0 } }, MabIndex::ThompsonBeta);
+        let mut l = Mab::new(cfg, &seeds).unwrap();
+        for _ in 0..10 {
+            let a = l.select_arm().unwrap();
+            l.observe(a, 0.5).unwrap();
+        }
+        let mut back = Mab::from_bytes(&l.to_bytes()).unwrap();
+        for _ in 0..20 {
+            let (a, b) = (l.select_arm().unwrap(), back.select_arm().unwrap());
+            assert_eq!(a, b);
+            l.observe(a, 0.7).unwrap();
+            back.observe(b, 0.7).unwrap();
+        }
+        assert_eq!(l.sums(), back.sums());
+    }
+}
