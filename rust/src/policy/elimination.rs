@@ -126,7 +126,10 @@ impl EliminationConfig {
     /// Checks every field (errors name the field).
     pub fn validate(&self) -> Result<()> {
         if self.k == 0 || self.d == 0 {
-            return Err(Error::invalid("actions", format!("need K >= 1 and d >= 1, got K = {}, d = {}", self.k, self.d)));
+            return Err(Error::invalid(
+                "actions",
+                format!("need K >= 1 and d >= 1, got K = {}, d = {}", self.k, self.d),
+            ));
         }
         if self.actions.len() != self.k * self.d {
             return Err(Error::invalid(
@@ -146,7 +149,10 @@ impl EliminationConfig {
             return Err(Error::invalid("batch_lengths", format!("entries must be finite and > 0, got {q}")));
         }
         if self.gamma.len() != m {
-            return Err(Error::invalid("gamma", format!("need one set of coefficients per batch ({m}), got {}", self.gamma.len())));
+            return Err(Error::invalid(
+                "gamma",
+                format!("need one set of coefficients per batch ({m}), got {}", self.gamma.len()),
+            ));
         }
         for g in &self.gamma {
             check_finite("gamma", &[g.sqrt_log, g.log, g.constant, g.sqrt_n_log])?;
@@ -403,17 +409,15 @@ impl Elimination {
         }
         match self.config.bounds {
             BoundsPolicy::Clip => Ok(reward.clamp(lo, hi)),
-            BoundsPolicy::Error => Err(Error::invalid(
-                "reward",
-                format!("{reward} lies outside the declared range [{lo}, {hi}]"),
-            )),
+            BoundsPolicy::Error => {
+                Err(Error::invalid("reward", format!("{reward} lies outside the declared range [{lo}, {hi}]")))
+            }
         }
     }
 
     /// Core set, pull counts and play order of the current batch.
     fn start_batch(&mut self) -> Result<()> {
         self.set_checked = false;
-        let d = self.config.d;
         // Zero actions carry no information (their mean is 0 whatever
         // theta*): the design is computed over the others.
         let informative: Vec<usize> =
@@ -458,7 +462,6 @@ impl Elimination {
         } else {
             Vec::new()
         };
-        let _ = d;
         self.batch = Batch {
             sums: vec![0.0; support.len()],
             support,
@@ -511,10 +514,8 @@ impl Elimination {
         let scores: Vec<f64> =
             self.active.iter().map(|&a| self.config.action(a).iter().zip(&theta).map(|(x, t)| x * t).sum()).collect();
         let gamma = self.config.gamma[i].gamma(self.active.len(), b.total, self.config.log_offset);
-        let (best_pos, best) = scores
-            .iter()
-            .enumerate()
-            .fold((0, f64::NEG_INFINITY), |acc, (j, &s)| if s > acc.1 { (j, s) } else { acc });
+        let (best_pos, best) =
+            scores.iter().enumerate().fold((0, f64::NEG_INFINITY), |acc, (j, &s)| if s > acc.1 { (j, s) } else { acc });
         let survivors: Vec<usize> =
             self.active.iter().zip(&scores).filter(|(_, &s)| s >= best - 2.0 * gamma).map(|(&a, _)| a).collect();
         self.history.push(BatchRecord {
@@ -654,7 +655,10 @@ mod tests {
             d: 2,
             actions: circle(8),
             horizon,
-            gamma: lengths.iter().map(|qi| GammaCoefficients { sqrt_log: (8.0 / qi).sqrt(), log: 0.0, constant: 0.0, sqrt_n_log: 0.0 }).collect(),
+            gamma: lengths
+                .iter()
+                .map(|qi| GammaCoefficients { sqrt_log: (8.0 / qi).sqrt(), log: 0.0, constant: 0.0, sqrt_n_log: 0.0 })
+                .collect(),
             noise_scales: vec![2.0; m],
             batch_lengths: lengths,
             log_offset: (4.0 * t * t).ln(),
@@ -671,7 +675,7 @@ mod tests {
             let a = engine.next_action();
             let x = engine.config.action(a);
             let mean = x[0] * theta[0] + x[1] * theta[1];
-            let y = if rng.random::<f64>() < (1.0 + mean) / 2.0 { 1.0 } else { -1.0 };
+            let y = if rng.random::<f64>() < 0.5 * (1.0 + mean) { 1.0 } else { -1.0 };
             engine.observe(a, y).unwrap();
         }
     }

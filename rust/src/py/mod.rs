@@ -7,6 +7,7 @@
 
 mod arrays;
 mod design;
+mod elimination;
 mod envs;
 mod errors;
 mod learners;
@@ -24,5 +25,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     learners::register(m)?;
     envs::register(m)?;
     sim::register(m)?;
+    elimination::register(m)?;
     Ok(())
 }
