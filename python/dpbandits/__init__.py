@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from dpbandits import design, errors, mechanisms, privacy
 from dpbandits._core import __version__
-from dpbandits.envs import ShariffSheffetEnv
-from dpbandits.learners import JointDPLinUCB, LinUCB
+from dpbandits.envs import LinearBanditEnv, ShariffSheffetEnv
+from dpbandits.learners import ContextualEliminationBandit, EliminationLinearBandit, JointDPLinUCB, LinUCB
 from dpbandits.sim import SimulationResult, simulate, simulate_many
 
 __all__ = [
+    "ContextualEliminationBandit",
+    "EliminationLinearBandit",
+    "LinearBanditEnv",
     "JointDPLinUCB",
     "LinUCB",
     "ShariffSheffetEnv",

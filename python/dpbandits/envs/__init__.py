@@ -1,7 +1,8 @@
 """Environments: built-in ones run inside Rust; custom ones follow
 :class:`dpbandits.envs.protocol.Environment`."""
 
+from dpbandits.envs.linear_bandit import LinearBanditEnv
 from dpbandits.envs.protocol import Environment
 from dpbandits.envs.shariff_sheffet import ShariffSheffetEnv
 
-__all__ = ["Environment", "ShariffSheffetEnv"]
+__all__ = ["Environment", "LinearBanditEnv", "ShariffSheffetEnv"]
