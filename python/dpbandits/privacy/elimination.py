@@ -73,7 +73,7 @@ def batch_schedule(horizon: int) -> BatchSchedule:
 
     >>> s = batch_schedule(1_000_000)
     >>> s.batches, round(s.q, 4)
-    (12, 2.8574)
+    (12, 2.8581)
     """
     t = positive_int("horizon", horizon, minimum=2)
     log_t = math.log(t)
