@@ -77,7 +77,7 @@ def test_batch_eps0_inverts_the_amplification_bound(method: str) -> None:
     eps, delta = 1.0, 1e-6
     eps0 = shuffle_batch_epsilons(eps, delta, s, method)
     assert len(eps0) == s.batches
-    for n, e0 in zip(s.min_batch_sizes(), eps0):
+    for n, e0 in zip(s.min_batch_sizes(), eps0, strict=True):
         assert e0 >= eps
         if e0 > eps * (1 + 1e-9) and (method == "numerical" or e0 < closed_form_validity_limit(n, delta)):
             # Strictly inside the range where amplification applies: f(eps0) = eps.

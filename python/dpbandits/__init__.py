@@ -17,9 +17,9 @@ from dpbandits.sim import SimulationResult, simulate, simulate_many
 __all__ = [
     "ContextualEliminationBandit",
     "EliminationLinearBandit",
-    "LinearBanditEnv",
     "JointDPLinUCB",
     "LinUCB",
+    "LinearBanditEnv",
     "ShariffSheffetEnv",
     "SimulationResult",
     "__version__",

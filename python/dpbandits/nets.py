@@ -81,7 +81,6 @@ def zeta_net(
     else:
         outside = nrm > 1.0
         pts[outside] /= nrm[outside][:, None]
-        pts = pts[np.linalg.norm(pts, axis=1) > 0]  # the origin carries no information
         pts = np.unique(np.round(pts, 12), axis=0)
     _check_size(len(pts), max_actions, zeta, kind, d)
     return np.ascontiguousarray(pts)

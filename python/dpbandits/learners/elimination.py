@@ -168,7 +168,7 @@ class EliminationLinearBandit(LearnerBase):
         self.noise_scales = tuple(scales)
         self.gamma_coefficients = tuple(
             gamma_coefficients(model, self.d, q_i, s, B)  # type: ignore[arg-type]
-            for q_i, s in zip(self.schedule.lengths, scales)
+            for q_i, s in zip(self.schedule.lengths, scales, strict=True)
         )
         self._guarantee = elimination_guarantee(
             model, self.epsilon, self.delta, (lo, hi), calibration,  # type: ignore[arg-type]

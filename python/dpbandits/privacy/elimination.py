@@ -219,7 +219,7 @@ def elimination_guarantee(
             achieved = eps
         else:
             achieved = 0.0
-            for n, e0 in zip(schedule.min_batch_sizes(), batch_epsilons):
+            for n, e0 in zip(schedule.min_batch_sizes(), batch_epsilons, strict=True):
                 try:
                     achieved = max(achieved, shuffle_amplification(factor * e0, n, delta, method))
                 except ValueError:
