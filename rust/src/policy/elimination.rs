@@ -698,6 +698,34 @@ mod tests {
     }
 
     #[test]
+    fn optimal_arm_survives_every_batch_across_seeds() {
+        // Central model, eps = 1 with sensitivity 2 (scale 2) and Alg. 1's
+        // gamma_i (B = 1.5, d = 2): Lemma 3 bounds the failure probability
+        // of a run by 1/T, so 30 runs fail with probability <= 30/T.
+        let mut c = config(Privatizer::CentralSum, 20_000);
+        c.gamma = c
+            .batch_lengths
+            .iter()
+            .map(|qi| GammaCoefficients {
+                sqrt_log: (8.0 / qi).sqrt(),
+                log: 8.0 / qi,
+                constant: 24.0 / qi,
+                sqrt_n_log: 0.0,
+            })
+            .collect();
+        for seed in 0..30 {
+            let mut e = Elimination::new(c.clone(), &SeedSequence::from_seed(seed)).unwrap();
+            let mut rng = SeedSequence::from_seed(1000 + seed).stream("test");
+            while e.committed().is_none() {
+                assert!(e.active().contains(&1), "seed {seed}: arm 1 eliminated in batch {}", e.batch_index());
+                run(&mut e, [0.6, 0.8], 1, &mut rng);
+            }
+            // theta* = (0.6, 0.8) is closest to arm 1 at angle pi/4.
+            assert_eq!(e.committed(), Some(1), "seed {seed}");
+        }
+    }
+
+    #[test]
     fn shuffled_batch_is_a_permutation_of_the_pull_list() {
         let e = Elimination::new(config(Privatizer::ShuffledReward, 20_000), &SeedSequence::from_seed(1)).unwrap();
         let b = &e.batch;
