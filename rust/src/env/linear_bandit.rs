@@ -38,6 +38,9 @@ pub struct LinearBanditEnv {
     best: f64,
     current: Option<usize>,
     rewards: SimulationRng,
+    /// Address of the buffer last written by `next_round` (0: none).
+    #[serde(skip)]
+    written_to: usize,
 }
 
 impl LinearBanditEnv {
@@ -82,6 +85,7 @@ impl LinearBanditEnv {
             best,
             current: None,
             rewards: seeds.simulation_stream("environment/rewards"),
+            written_to: 0,
         })
     }
 
@@ -148,11 +152,16 @@ impl Environment for LinearBanditEnv {
     }
 
     fn next_round(&mut self, _t: u64, set: &mut DecisionSet) -> Result<()> {
-        // The set is fixed: written once into the loop's buffer.
-        if set.k != self.config.k || set.d != self.config.d || set.features != self.actions {
+        // The set is fixed: written once into the loop's buffer (the loop
+        // lends it to learners immutably). Comparing K d entries every round
+        // would cost more than the learner, so the buffer is recognised by
+        // its address; any other buffer is (re)written.
+        let address = set.features.as_ptr() as usize;
+        if set.k != self.config.k || set.d != self.config.d || address != self.written_to {
             set.k = self.config.k;
             set.d = self.config.d;
             set.features.clone_from(&self.actions);
+            self.written_to = set.features.as_ptr() as usize;
         }
         self.current = None;
         Ok(())
