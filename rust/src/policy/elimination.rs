@@ -701,7 +701,7 @@ mod tests {
     fn optimal_arm_survives_every_batch_across_seeds() {
         // Central model, eps = 1 with sensitivity 2 (scale 2) and Alg. 1's
         // gamma_i (B = 1.5, d = 2): Lemma 3 bounds the failure probability
-        // of a run by 1/T, so 30 runs fail with probability <= 30/T.
+        // of a run by 1/T, so 20 runs fail with probability <= 20/T.
         let mut c = config(Privatizer::CentralSum, 20_000);
         c.gamma = c
             .batch_lengths
@@ -713,7 +713,7 @@ mod tests {
                 sqrt_n_log: 0.0,
             })
             .collect();
-        for seed in 0..30 {
+        for seed in 0..20 {
             let mut e = Elimination::new(c.clone(), &SeedSequence::from_seed(seed)).unwrap();
             let mut rng = SeedSequence::from_seed(1000 + seed).stream("test");
             while e.committed().is_none() {
