@@ -260,3 +260,21 @@ def test_pickling_mid_stream_continues_identically() -> None:
         b = pickle.loads(pickle.dumps(a))
         assert play(a, means, np.random.default_rng(2), 3000) == play(b, means, np.random.default_rng(2), 3000)
         assert a.history == b.history and a.privacy == b.privacy
+
+
+def test_repr_spawn_and_fork() -> None:
+    acts = circle(7)
+    lrn = EliminationLinearBandit(acts, 2_000, "local", 1.0, seed=3)
+    assert repr(lrn) == (
+        "EliminationLinearBandit(actions=<7 x 2 actions>, horizon=2000, privacy='local', epsilon=1.0, seed=3)"
+    )
+    means = acts @ np.array([1.0, 0.0])
+    play(lrn, means, np.random.default_rng(0), 100)
+    fresh = lrn.spawn(3)
+    assert fresh.t == 0 and fresh.config == lrn.config
+    fork = lrn.fork(99)
+    assert fork.t == 100 and fork.seed == 99
+    # Same rewards, independent future noise: the released sums differ.
+    play(lrn, means, np.random.default_rng(1), 300)
+    play(fork, means, np.random.default_rng(1), 300)
+    assert lrn.history[-1]["released_sums"] != fork.history[-1]["released_sums"]

@@ -187,6 +187,13 @@ class EliminationLinearBandit(LearnerBase):
         """The guarantee met (see ``calibration``)."""
         return self._guarantee
 
+    def __repr__(self) -> str:
+        # The action matrix is shown by its shape (K may be in the thousands).
+        text = super().__repr__()
+        if not isinstance(self._args["actions"], str):
+            text = text.replace(repr(self._args["actions"]), f"<{self.k} x {self.d} actions>", 1)
+        return text
+
     def select(self, decision_set: ArrayLike | None = None) -> int:
         """Index (row of ``actions``) to play this round. ``decision_set``,
         if given, must be the fixed action set."""
