@@ -238,6 +238,8 @@ def test_bad_inputs_raise_clear_errors() -> None:
         EliminationLinearBandit(acts, 100, "gaussian", 1.0)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="horizon"):
         EliminationLinearBandit(acts, 1)
+    with pytest.raises(ValueError, match="epsilon"):
+        EliminationLinearBandit(acts, 100, None, 1.0)
     with pytest.raises(ValueError, match="reward_range"):
         EliminationLinearBandit(acts, 100, reward_range=(1.0, 1.0))
     lrn = EliminationLinearBandit(acts, 100, "central", 1.0, bounds="error", seed=0)

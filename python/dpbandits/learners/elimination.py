@@ -138,6 +138,8 @@ class EliminationLinearBandit(LearnerBase):
             raise ValueError(f"invalid argument `exploration`: must be 'core_set' or 'uniform', got {exploration!r}")
         if bounds not in ("clip", "error"):
             raise ValueError(f"invalid argument `bounds`: must be 'clip' or 'error', got {bounds!r}")
+        if privacy is None and (epsilon is not None or delta is not None):
+            raise ValueError("invalid argument `epsilon`: privacy=None (non-private) takes no epsilon or delta")
         self.actions = _action_set(actions, d, self.horizon if zeta is None else None, zeta, max_actions)
         self.k, self.d = self.actions.shape
         self.privacy_model = privacy
