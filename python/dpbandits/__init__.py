@@ -10,19 +10,30 @@ from __future__ import annotations
 
 from dpbandits import design, errors, mechanisms, privacy
 from dpbandits._core import __version__
-from dpbandits.envs import ShariffSheffetEnv
-from dpbandits.envs.k_armed import BernoulliBandit, GaussianBandit
-from dpbandits.learners import JointDPLinUCB, LinUCB
-from dpbandits.learners.mab import UCB1, PrivateThompsonSampling, PrivateUCB, ThompsonSampling
-from dpbandits.learners.mishra_thakurta import PrivateContextualThompsonSampling, PrivateContextualUCB
+from dpbandits.envs import BernoulliBandit, GaussianBandit, LinearBanditEnv, ShariffSheffetEnv
+from dpbandits.learners import (
+    UCB1,
+    ContextualEliminationBandit,
+    EliminationLinearBandit,
+    JointDPLinUCB,
+    LinUCB,
+    PrivateContextualThompsonSampling,
+    PrivateContextualUCB,
+    PrivateThompsonSampling,
+    PrivateUCB,
+    ThompsonSampling,
+)
 from dpbandits.sim import SimulationResult, simulate, simulate_many
 
 __all__ = [
     "UCB1",
     "BernoulliBandit",
+    "ContextualEliminationBandit",
+    "EliminationLinearBandit",
     "GaussianBandit",
     "JointDPLinUCB",
     "LinUCB",
+    "LinearBanditEnv",
     "PrivateContextualThompsonSampling",
     "PrivateContextualUCB",
     "PrivateThompsonSampling",

@@ -255,6 +255,59 @@ class MtContextualEngine:
 
 def _restore_mt_contextual(state: bytes) -> MtContextualEngine: ...
 
+class EliminationEngine:
+    """Batched elimination with core sets (Hanna et al. Alg. 1-3).
+
+    ``batch_lengths`` are the nominal q^i; ``gamma`` one row
+    (c1, c2, c3, c4) per batch with
+    gamma_i = c1 sqrt(L) + c2 L + c3 + c4 sqrt(n_i L), L = ln|A_i| + ``log_offset``;
+    ``privatizer_kind`` is "none", "central", "local" or "shuffle";
+    ``noise_scales`` one Laplace scale per batch (empty for "none");
+    ``exploration`` "core_set" or "uniform". Rewards outside
+    [``reward_min``, ``reward_max``] are clipped when ``clip``, else refused.
+    """
+
+    def __init__(
+        self,
+        actions: NDArray[np.float64],
+        horizon: int,
+        batch_lengths: Sequence[float],
+        gamma: Sequence[Sequence[float]],
+        log_offset: float,
+        privatizer_kind: str,
+        noise_scales: Sequence[float],
+        exploration: str,
+        reward_min: float,
+        reward_max: float,
+        clip: bool,
+        seed: int | None = None,
+    ) -> None: ...
+    def select(self) -> int:
+        """Row of the action set to play this round."""
+    def select_set(self, actions: NDArray[np.float64]) -> int:
+        """``select`` after checking ``actions`` is the fixed action set."""
+    def update(self, index: int, reward: float) -> None:
+        """Reward of the last selected action."""
+    @property
+    def t(self) -> int: ...
+    @property
+    def horizon(self) -> int: ...
+    @property
+    def batch_index(self) -> int: ...
+    @property
+    def committed(self) -> int | None: ...
+    def active(self) -> NDArray[np.uint64]:
+        """The surviving set A_i."""
+    def history(self) -> list[dict[str, object]]:
+        """One dict of released data per finished batch."""
+    def _factory(self) -> LearnerFactory: ...
+    def reseed(self, seed: int | None = None) -> None: ...
+    def to_bytes(self) -> bytes: ...
+    @staticmethod
+    def from_bytes(state: bytes) -> EliminationEngine: ...
+
+def _restore_elimination(state: bytes) -> EliminationEngine: ...
+
 # --- environments (rust/src/env/) -------------------------------------------
 
 class ShariffSheffetEnvEngine:
@@ -296,6 +349,24 @@ class KArmedBanditEngine:
     def _factory(self) -> EnvironmentFactory: ...
 
 def _restore_k_armed_bandit(state: bytes) -> KArmedBanditEngine: ...
+
+class LinearBanditEnvEngine:
+    """Hanna et al. Sec. VI: fixed K x d actions (given or uniform on the
+    sphere), theta* uniform on the sphere, +-1 rewards with mean <a, theta*>."""
+
+    def __init__(
+        self, k: int, d: int, actions: NDArray[np.float64] | None = None, seed: int | None = None
+    ) -> None: ...
+    def _factory(self) -> EnvironmentFactory: ...
+    def actions(self) -> NDArray[np.float64]: ...
+    def theta(self) -> NDArray[np.float64]: ...
+    def mean_rewards(self) -> NDArray[np.float64]: ...
+    def reward(self, index: int) -> float: ...
+    def to_bytes(self) -> bytes: ...
+    @staticmethod
+    def from_bytes(state: bytes) -> LinearBanditEnvEngine: ...
+
+def _restore_linear_bandit_env(state: bytes) -> LinearBanditEnvEngine: ...
 
 # --- simulation (rust/src/sim.rs) -------------------------------------------
 

@@ -2,7 +2,8 @@
 :class:`dpbandits.envs.protocol.Environment`."""
 
 from dpbandits.envs.k_armed import BernoulliBandit, GaussianBandit
+from dpbandits.envs.linear_bandit import LinearBanditEnv
 from dpbandits.envs.protocol import Environment
 from dpbandits.envs.shariff_sheffet import ShariffSheffetEnv
 
-__all__ = ["BernoulliBandit", "Environment", "GaussianBandit", "ShariffSheffetEnv"]
+__all__ = ["BernoulliBandit", "Environment", "GaussianBandit", "LinearBanditEnv", "ShariffSheffetEnv"]

@@ -4,12 +4,15 @@ One module per family (DESIGN.md). Every learner has ``select``, ``update``
 and ``privacy`` (a :class:`dpbandits.privacy.Guarantee`).
 """
 
+from dpbandits.learners.elimination import ContextualEliminationBandit, EliminationLinearBandit
 from dpbandits.learners.linucb import JointDPLinUCB, LinUCB
 from dpbandits.learners.mab import UCB1, PrivateThompsonSampling, PrivateUCB, ThompsonSampling
 from dpbandits.learners.mishra_thakurta import PrivateContextualThompsonSampling, PrivateContextualUCB
 
 __all__ = [
     "UCB1",
+    "ContextualEliminationBandit",
+    "EliminationLinearBandit",
     "JointDPLinUCB",
     "LinUCB",
     "PrivateContextualThompsonSampling",

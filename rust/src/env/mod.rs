@@ -7,11 +7,13 @@
 //! learning (feedback is a loss vector over all actions).
 
 pub mod k_armed;
+pub mod linear_bandit;
 pub mod shariff_sheffet;
 
 use crate::error::Result;
 
 pub use k_armed::{ArmReward, KArmedBandit, KArmedConfig};
+pub use linear_bandit::{LinearBanditConfig, LinearBanditEnv};
 pub use shariff_sheffet::{RewardModel, ShariffSheffetConfig, ShariffSheffetEnv};
 
 /// The actions available in one round: `k` rows of `d` features, row-major.

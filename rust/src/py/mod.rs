@@ -7,6 +7,7 @@
 
 mod arrays;
 mod design;
+mod elimination;
 mod envs;
 mod errors;
 mod learners;
@@ -26,5 +27,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     envs::register(m)?;
     sim::register(m)?;
     mab::register(m)?;
+    elimination::register(m)?;
     Ok(())
 }

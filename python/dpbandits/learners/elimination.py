@@ -1,0 +1,391 @@
+"""Batched elimination with core sets: central, local and shuffle privacy.
+
+Hanna, Girgis, Fragouli & Diggavi, "Differentially Private Stochastic
+Linear Bandits: (Almost) for Free": Alg. 1 (central model, Thm 1), Alg. 2
+(local model, Thm 2), Alg. 3 (shuffle model, Thm 3), the zeta-nets of
+Lemma 1 for continuous action sets, the Frank–Wolfe core sets of Lemma 2 /
+App. A, and the contextual reduction with a known context distribution
+(Sec. III-A, Corollary 1).
+
+Every noise scale and confidence coefficient comes from
+:mod:`dpbandits.privacy.elimination`; the Rust engine
+(``rust/src/policy/elimination.rs``) receives plain numbers and decides
+only from released (privatized) reward sums.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from dpbandits import _core
+from dpbandits._validation import float_array, positive_int, seed_or_none
+from dpbandits.errors import StateError
+from dpbandits.learners.online import LearnerBase
+from dpbandits.nets import zeta_net
+from dpbandits.privacy.elimination import (
+    BatchSchedule,
+    batch_schedule,
+    central_laplace_scale,
+    elimination_guarantee,
+    gamma_coefficients,
+    local_laplace_scale,
+    reward_sensitivity,
+    shuffle_batch_epsilons,
+)
+from dpbandits.privacy.guarantees import Guarantee
+
+__all__ = ["ContextualEliminationBandit", "EliminationLinearBandit", "expected_best_actions"]
+
+PrivacyKind = Literal["central", "local", "shuffle", "shuffle-sum"]
+_PRIVACY = (None, "central", "local", "shuffle")
+
+
+class EliminationLinearBandit(LearnerBase):
+    """Batched phased elimination with core sets (Hanna et al. Alg. 1-3).
+
+    Batch i = 1..m (m = floor(ln T) - 1, q = (2T)^{1/ln T}) plays each
+    action of the Frank–Wolfe core set C_i of the surviving set A_i
+    ceil(pi_i(a) q^i) times, estimates theta by least squares from the
+    privatized per-action reward sums, keeps the actions within 2 gamma_i
+    of the best estimate, and after batch m plays the best estimated action
+    to the horizon.
+
+    Parameters
+    ----------
+    actions:
+        A (K, d) array of actions with ||a|| <= 1 (Assumption 1), or
+        ``"sphere"`` / ``"ball"`` for the unit sphere / ball of R^``d``,
+        replaced by a zeta-net (Lemma 1, :func:`dpbandits.nets.zeta_net`;
+        ``zeta`` defaults to 1/T as in line 2; a ValueError names ``zeta``
+        when the net would exceed ``max_actions``).
+    horizon:
+        T >= 2.
+    privacy:
+        ``None`` (non-private), ``"central"`` (Alg. 1: Lap(s / epsilon) on
+        each per-action sum, epsilon-DP, Thm 1), ``"local"`` (Alg. 2:
+        Lap(s / epsilon) on each reward, epsilon-LDP, Thm 2; ``epsilon`` is
+        eps0), ``"shuffle"`` (Alg. 3: Lap(s / eps0^(i)) on each reward with
+        eps0^(i) = f^{-1}_{n_i,delta}(epsilon), the batch played in a
+        shuffled order; (epsilon, delta)-DP, Thm 3). Here s is the
+        sensitivity (see ``calibration``). ``"shuffle-sum"`` (Alg. 4) is
+        not implemented and raises ValueError.
+    epsilon, delta:
+        epsilon finite and > 0 for every private model; delta in (0, 1)
+        for ``"shuffle"`` only.
+    reward_range:
+        Declared [r_min, r_max] of rewards (default [-1, 1], Assumption 1).
+        Rewards outside are clipped (``bounds="clip"``) or refused
+        (``bounds="error"``) before they reach any sum.
+    calibration:
+        ``"declared"`` (default): sensitivity s = r_max - r_min (one
+        replaced reward moves a per-action sum by that much).
+        ``"paper"``: s = 1, as in the paper's proof (Sec. VII-A, Eq. (12));
+        under-noised when r_max - r_min > 1, kept for reproduction only.
+        ``privacy`` then reports the weaker guarantee actually met.
+    exploration:
+        ``"core_set"`` (default) or ``"uniform"``: the no-core-set ablation
+        of Fig. 2b (every a in A_i with pi_i(a) = 1/|A_i|; gamma_i then uses
+        B d = K, and Lemma 3's 2d condition is not guaranteed).
+    shuffle_method:
+        ``"closed-form"`` (the paper's f_{n,delta}, FMT Thm 3.1) or
+        ``"numerical"`` (FMT Thm 3.2; less noise), for ``privacy="shuffle"``.
+    confidence:
+        ``"paper"``: gamma_i exactly as Alg. 1 line 5 / Alg. 2 line 12 /
+        Alg. 3 line 19 (with the Laplace scale of the calibration in place
+        of 1/epsilon and B = (d+1)/2, since the core sets have at most
+        d(d+1)/2 points). The only option.
+    seed:
+        None: operating-system entropy (deployment); an int reproduces the
+        noise and the shuffler's permutations.
+    """
+
+    def __init__(
+        self,
+        actions: ArrayLike | Literal["sphere", "ball"],
+        horizon: int,
+        privacy: PrivacyKind | None = None,
+        epsilon: float | None = None,
+        delta: float | None = None,
+        *,
+        d: int | None = None,
+        reward_range: tuple[float, float] = (-1.0, 1.0),
+        calibration: Literal["declared", "paper"] = "declared",
+        exploration: Literal["core_set", "uniform"] = "core_set",
+        shuffle_method: Literal["closed-form", "numerical"] = "closed-form",
+        confidence: Literal["paper"] = "paper",
+        zeta: float | None = None,
+        max_actions: int = 1_000_000,
+        bounds: Literal["clip", "error"] = "clip",
+        seed: int | None = None,
+    ) -> None:
+        self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        self.horizon = positive_int("horizon", horizon, minimum=2)
+        if privacy not in _PRIVACY:
+            if privacy == "shuffle-sum":
+                raise ValueError(
+                    "invalid argument `privacy`: 'shuffle-sum' (Alg. 4, the shuffled scalar summation of "
+                    "Cheu, Joseph, Mao & Peng 2021, Lemma 3.1) is not implemented; use 'shuffle' (Alg. 3)"
+                )
+            raise ValueError(f"invalid argument `privacy`: must be one of {_PRIVACY}, got {privacy!r}")
+        if confidence != "paper":
+            raise ValueError(f"invalid argument `confidence`: only 'paper' is available, got {confidence!r}")
+        if exploration not in ("core_set", "uniform"):
+            raise ValueError(f"invalid argument `exploration`: must be 'core_set' or 'uniform', got {exploration!r}")
+        if bounds not in ("clip", "error"):
+            raise ValueError(f"invalid argument `bounds`: must be 'clip' or 'error', got {bounds!r}")
+        if privacy is None and (epsilon is not None or delta is not None):
+            raise ValueError("invalid argument `epsilon`: privacy=None (non-private) takes no epsilon or delta")
+        self.actions = _action_set(actions, d, self.horizon if zeta is None else None, zeta, max_actions)
+        self.k, self.d = self.actions.shape
+        self.privacy_model = privacy
+        self.schedule: BatchSchedule = batch_schedule(self.horizon)
+        sens = reward_sensitivity(reward_range, calibration)
+        lo, hi = (float(v) for v in reward_range)
+        self.epsilon = None if privacy is None else _epsilon(epsilon)
+        self.delta = None
+        self.batch_epsilons: tuple[float, ...] = ()
+        m = self.schedule.batches
+        if privacy is None:
+            scales = [0.0] * m
+        elif privacy == "central":
+            scales = [central_laplace_scale(self.epsilon, sens)] * m  # type: ignore[arg-type]
+        elif privacy == "local":
+            scales = [local_laplace_scale(self.epsilon, sens)] * m  # type: ignore[arg-type]
+        else:
+            if delta is None:
+                raise ValueError("invalid argument `delta`: privacy='shuffle' needs delta in (0, 1)")
+            self.delta = float(delta)
+            self.batch_epsilons = shuffle_batch_epsilons(self.epsilon, self.delta, self.schedule,  # type: ignore[arg-type]
+                                                         shuffle_method)
+            scales = [local_laplace_scale(e0, sens) for e0 in self.batch_epsilons]
+        if privacy != "shuffle" and delta is not None:
+            raise ValueError(f"invalid argument `delta`: privacy={privacy!r} is pure (delta = 0); pass delta=None")
+        B = (self.d + 1) / 2 if exploration == "core_set" else self.k / self.d
+        model = "none" if privacy is None else privacy
+        self.noise_scales = tuple(scales)
+        self.gamma_coefficients = tuple(
+            gamma_coefficients(model, self.d, q_i, s, B)  # type: ignore[arg-type]
+            for q_i, s in zip(self.schedule.lengths, scales, strict=True)
+        )
+        self._guarantee = elimination_guarantee(
+            model, self.epsilon, self.delta, (lo, hi), calibration,  # type: ignore[arg-type]
+            self.schedule, self.batch_epsilons, shuffle_method,
+        )
+        self._engine = _core.EliminationEngine(
+            self.actions, self.horizon, list(self.schedule.lengths),
+            [list(c) for c in self.gamma_coefficients], math.log(4.0 * float(self.horizon) ** 2),
+            "none" if privacy is None else privacy, list(scales) if privacy is not None else [],
+            exploration, lo, hi, bounds == "clip", seed_or_none("seed", seed),
+        )
+        self._pending: int | None = None
+
+    @property
+    def privacy(self) -> Guarantee:
+        """The guarantee met (see ``calibration``)."""
+        return self._guarantee
+
+    def __repr__(self) -> str:
+        # The action matrix is shown by its shape (K may be in the thousands).
+        text = super().__repr__()
+        if not isinstance(self._args["actions"], str):
+            text = text.replace(repr(self._args["actions"]), f"<{self.k} x {self.d} actions>", 1)
+        return text
+
+    def select(self, decision_set: ArrayLike | None = None) -> int:
+        """Index (row of ``actions``) to play this round. ``decision_set``,
+        if given, must be the fixed action set."""
+        if decision_set is None:
+            index = int(self._engine.select())
+        else:
+            index = int(self._engine.select_set(float_array("decision_set", decision_set, ndim=2)))
+        self._pending = index
+        return index
+
+    def update(self, reward: float) -> None:
+        """The reward of the action returned by the last :meth:`select`."""
+        if self._pending is None:
+            raise StateError("update(reward) needs a preceding select()")
+        r = float(np.asarray(reward, dtype=np.float64))
+        self._engine.update(self._pending, r)
+        self._pending = None
+
+    @property
+    def t(self) -> int:
+        """Rounds played so far."""
+        return int(self._engine.t)
+
+    @property
+    def active(self) -> NDArray[np.uint64]:
+        """The surviving set A_i (row indices of ``actions``)."""
+        return self._engine.active()
+
+    @property
+    def committed(self) -> int | None:
+        """The action played to the horizon once the last batch is over."""
+        return self._engine.committed
+
+    @property
+    def history(self) -> list[dict[str, Any]]:
+        """Per finished batch: |A_i|, the core set, pi_i, n_ia, the design
+        value (<= 2 rank), gamma_i, the Laplace scale, the released sums,
+        theta_i and |A_{i+1}|."""
+        return self._engine.history()  # type: ignore[no-any-return]
+
+    def _factory(self) -> Any:
+        return self._engine._factory()
+
+
+def _epsilon(epsilon: float | None) -> float:
+    if epsilon is None:
+        raise ValueError("invalid argument `epsilon`: a private model needs epsilon > 0")
+    from dpbandits._validation import positive
+
+    return positive("epsilon", epsilon)
+
+
+def _action_set(
+    actions: ArrayLike | str, d: int | None, horizon: int | None, zeta: float | None, max_actions: int
+) -> NDArray[np.float64]:
+    if isinstance(actions, str):
+        if d is None:
+            raise ValueError(f"invalid argument `d`: actions={actions!r} needs the dimension d")
+        z = 1.0 / horizon if zeta is None else zeta  # type: ignore[operator]
+        return zeta_net(actions, d, z, max_actions)  # type: ignore[arg-type]
+    arr = float_array("actions", actions, ndim=2)
+    if arr.shape[0] < 1 or arr.shape[1] < 1:
+        raise ValueError(f"invalid argument `actions`: expected a (K, d) array with K, d >= 1, got {arr.shape}")
+    if d is not None and d != arr.shape[1]:
+        raise ValueError(f"invalid argument `d`: {d} differs from the actions' dimension {arr.shape[1]}")
+    norms = np.linalg.norm(arr, axis=1)
+    if np.any(norms > 1.0 + 1e-9):
+        i = int(np.argmax(norms))
+        raise ValueError(
+            f"invalid argument `actions`: row {i} has norm {norms[i]:.6g} > 1 (Assumption 1: ||a|| <= 1)"
+        )
+    return np.ascontiguousarray(arr)
+
+
+def expected_best_actions(
+    thetas: ArrayLike, context_sampler: Callable[[np.random.Generator], ArrayLike], n_samples: int,
+    rng: np.random.Generator,
+) -> NDArray[np.float64]:
+    """Monte Carlo estimate of g(theta) = E_c[phi(a*(theta, c), c)] for each
+    row theta of ``thetas``, a*(theta, c) = argmax_a <phi(a, c), theta>
+    (Hanna et al. Sec. III-A; Hanna, Yang & Fragouli 2023).
+
+    ``context_sampler(rng)`` returns one context's feature matrix, shape
+    (number of actions, d), row a = phi(a, c). The same ``n_samples``
+    contexts serve every theta.
+    """
+    th = float_array("thetas", thetas, ndim=2)
+    n = positive_int("n_samples", n_samples)
+    g = np.zeros_like(th)
+    for _ in range(n):
+        phi = float_array("context_sampler()", context_sampler(rng), ndim=2)
+        if phi.shape[1] != th.shape[1]:
+            raise ValueError(
+                f"invalid argument `context_sampler`: returned features of dimension {phi.shape[1]}, "
+                f"expected {th.shape[1]}"
+            )
+        best = np.argmax(phi @ th.T, axis=0)
+        g += phi[best]
+    return g / n
+
+
+class ContextualEliminationBandit(LearnerBase):
+    """Contextual linear bandits with a known context distribution through
+    batched elimination (Hanna et al. Sec. III-A, Corollary 1; Remark 4
+    for the local and shuffle models).
+
+    The learner runs :class:`EliminationLinearBandit` on the action set
+    X = {g(theta) : theta in ``thetas``}, g(theta) = E_c[phi(a*(theta, c), c)]
+    estimated by Monte Carlo from ``context_sampler`` (``n_samples``
+    contexts, drawn with ``sampler_seed``). Each round the server sends
+    theta_t (the chosen row of ``thetas``) and the client plays
+    a_t = argmax_a <phi(a, c_t), theta_t> on its own context
+    (:meth:`client_action`, ties to the lowest index): the context never
+    leaves the client, and the rewards are privatized as in the chosen
+    model, so the central learner is (epsilon, 0)-joint DP (Corollary 1).
+
+    ``thetas``: a (M, d) array of candidate parameters, or ``"sphere"`` for
+    a zeta-net of the unit sphere (with ``zeta``, default 1/T). Other
+    arguments as for :class:`EliminationLinearBandit`. Rows g(theta) have
+    norm <= 1 when every ||phi(a, c)|| <= 1 (Assumption 1).
+    """
+
+    def __init__(
+        self,
+        thetas: ArrayLike | Literal["sphere"],
+        context_sampler: Callable[[np.random.Generator], ArrayLike],
+        horizon: int,
+        privacy: PrivacyKind | None = None,
+        epsilon: float | None = None,
+        delta: float | None = None,
+        *,
+        d: int | None = None,
+        n_samples: int = 1000,
+        sampler_seed: int = 0,
+        zeta: float | None = None,
+        max_actions: int = 100_000,
+        seed: int | None = None,
+        **options: Any,
+    ) -> None:
+        self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__", "options")}
+        self._args.update(options)
+        horizon = positive_int("horizon", horizon, minimum=2)
+        if isinstance(thetas, str):
+            if d is None:
+                raise ValueError(f"invalid argument `d`: thetas={thetas!r} needs the dimension d")
+            self.thetas = zeta_net(thetas, d, 1.0 / horizon if zeta is None else zeta, max_actions)  # type: ignore[arg-type]
+        else:
+            self.thetas = float_array("thetas", thetas, ndim=2)
+        self.g = expected_best_actions(self.thetas, context_sampler, n_samples, np.random.default_rng(sampler_seed))
+        self.linear = EliminationLinearBandit(
+            self.g, horizon, privacy, epsilon, delta, seed=seed, **options
+        )
+        self.horizon = horizon
+        self.d = self.thetas.shape[1]
+        self._engine = self.linear._engine
+        self._theta_index: int | None = None
+
+    @property
+    def privacy(self) -> Guarantee:
+        """The guarantee of the underlying linear learner (joint DP of
+        contexts and rewards in the central model, Corollary 1)."""
+        g = self.linear.privacy
+        if g.model == "central":
+            return Guarantee("joint", g.epsilon, g.delta, protects="contexts and rewards",
+                             basis=f"Hanna et al. Corollary 1 with {g.basis}", calibration=g.calibration)
+        return g
+
+    def select_theta(self) -> NDArray[np.float64]:
+        """Server side: the parameter theta_t sent to this round's client."""
+        self._theta_index = self.linear.select()
+        return self.thetas[self._theta_index]
+
+    @staticmethod
+    def client_action(features: ArrayLike, theta: ArrayLike) -> int:
+        """Client side: argmax_a <phi(a, c_t), theta_t> on the client's own
+        context features (shape (number of actions, d))."""
+        phi = float_array("features", features, ndim=2)
+        return int(np.argmax(phi @ float_array("theta", theta, ndim=1)))
+
+    def select(self, features: ArrayLike) -> int:
+        """Both sides in one call: theta_t, then the client's action for
+        ``features``."""
+        return self.client_action(features, self.select_theta())
+
+    def update(self, reward: float) -> None:
+        """The client's reward for the last selection."""
+        if self._theta_index is None:
+            raise StateError("update(reward) needs a preceding select()")
+        self.linear.update(reward)
+        self._theta_index = None
+
+    def _factory(self) -> Any:
+        return self.linear._factory()

@@ -1,0 +1,772 @@
+//! Batched phased elimination with core sets (Hanna, Girgis, Fragouli &
+//! Diggavi, "Differentially Private Stochastic Linear Bandits: (Almost) for
+//! Free": Alg. 1 central, Alg. 2 local, Alg. 3 shuffle model).
+//!
+//! One engine, three privatizers. The action set A (K rows of R^d) is
+//! fixed. Batch i = 1, ..., m (m = floor(ln T) - 1, at least 1) has the
+//! nominal length q^i, q = (2T)^{1/ln T}; the Python layer passes the m
+//! values q^i. At the start of batch i the engine computes a core set C_i
+//! and design pi_i of the surviving set A_i (Frank–Wolfe, App. A and
+//! Lemma 2, [`crate::design::core_set`]; in the span of A_i when A_i does
+//! not span R^d, as Alg. 1 line 6 allows) and pulls each a in C_i
+//! n_ia = ceil(pi_i(a) q^i) times (line 7). At the end of the batch the
+//! per-action reward sums are privatized:
+//!
+//! - [`Privatizer::CentralSum`] (Alg. 1 line 8): Laplace noise on each
+//!   per-action sum, drawn once when the batch closes;
+//! - [`Privatizer::LocalReward`] (Alg. 2 line 7): Laplace noise on each
+//!   reward when it arrives (the engine never stores a raw reward);
+//! - [`Privatizer::ShuffledReward`] (Alg. 3 lines 9–12): Laplace noise on
+//!   each reward with the batch's own scale, and the batch's action list is
+//!   played in a uniformly random order (the shuffler's permutation, line
+//!   11); the server side of the engine receives only the batch's multiset
+//!   of (action, privatized reward) pairs when the batch closes.
+//!
+//! Then theta_i = V^{-1} sum_a r^_ia a with V = sum_a n_ia a a^T (line 9),
+//! and A_{i+1} = {a in A_i : <a, theta_i> >= max_{b in A_i} <b, theta_i> -
+//! 2 gamma_i} (line 10, with the max over A_i as in Alg. 2 line 15 and
+//! Alg. 3 line 22). After batch m the engine plays
+//! argmax_{a in A_m} <a, theta_m> to the horizon (line 11).
+//!
+//! Rust decides no noise scale and no confidence constant: the Python
+//! layer (`dpbandits.privacy.elimination`) passes one Laplace scale per
+//! batch and per batch the coefficients of
+//! gamma_i = c_1 sqrt(L) + c_2 L + c_3 + c_4 sqrt(n_i L), L = ln(4 |A_i| T^2),
+//! which covers the gamma_i of Alg. 1 line 5, Alg. 2 line 12 and Alg. 3
+//! line 19 (|A_i| and n_i are known only when the batch runs).
+//!
+//! Privacy: every decision (core sets, eliminations, the final arm) is a
+//! function of the released sums r^_ia and of data-independent counts, so
+//! the guarantee of the privatizer carries over by post-processing.
+
+use nalgebra::{DMatrix, DVector, SymmetricEigen};
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+use super::{BoundsPolicy, Learner};
+use crate::design::{core_set, design_variances, pull_counts, DesignOptions};
+use crate::env::{DecisionSet, Feedback};
+use crate::error::{check_finite, Error, Result};
+use crate::noise::laplace;
+use crate::rng::{SeedSequence, StreamRng};
+
+/// Where the Laplace noise is added.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Privatizer {
+    /// No noise (the non-private batched elimination).
+    None,
+    /// Alg. 1: one Laplace draw on each per-action reward sum of a batch.
+    CentralSum,
+    /// Alg. 2: one Laplace draw on each reward, before the server sees it.
+    LocalReward,
+    /// Alg. 3: one Laplace draw on each reward with the batch's scale, the
+    /// batch played in a random order and handed over as a multiset.
+    ShuffledReward,
+}
+
+/// How the actions of a batch are chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Exploration {
+    /// The Frank–Wolfe core set of A_i (Lemma 2, App. A).
+    CoreSet,
+    /// The ablation of Fig. 2b ("no core set"): every a in A_i with
+    /// pi_i(a) = 1 / |A_i|.
+    Uniform,
+}
+
+/// The coefficients of gamma_i = `sqrt_log` sqrt(L) + `log` L + `constant`
+/// + `sqrt_n_log` sqrt(n_i L), with L = ln(4 |A_i| T^2).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GammaCoefficients {
+    pub sqrt_log: f64,
+    pub log: f64,
+    pub constant: f64,
+    pub sqrt_n_log: f64,
+}
+
+impl GammaCoefficients {
+    /// gamma_i for |A_i| = `active` actions and a batch of `n` pulls;
+    /// `log_offset` = ln(4 T^2).
+    pub fn gamma(&self, active: usize, n: u64, log_offset: f64) -> f64 {
+        let l = (active as f64).ln() + log_offset;
+        self.sqrt_log * l.sqrt() + self.log * l + self.constant + self.sqrt_n_log * (n as f64 * l).sqrt()
+    }
+}
+
+/// Plain-number configuration of the engine (built by
+/// `dpbandits.EliminationLinearBandit`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EliminationConfig {
+    /// Number of actions K.
+    pub k: usize,
+    /// Dimension d.
+    pub d: usize,
+    /// The K x d actions, row-major.
+    pub actions: Vec<f64>,
+    /// The horizon T.
+    pub horizon: u64,
+    /// Nominal batch lengths q^1, ..., q^m.
+    pub batch_lengths: Vec<f64>,
+    /// gamma_i coefficients, one per batch.
+    pub gamma: Vec<GammaCoefficients>,
+    /// ln(4 T^2), the data-independent part of L.
+    pub log_offset: f64,
+    pub privatizer: Privatizer,
+    /// Laplace scale of batch i (ignored for [`Privatizer::None`]).
+    pub noise_scales: Vec<f64>,
+    pub exploration: Exploration,
+    /// Declared reward range [reward_min, reward_max].
+    pub reward_min: f64,
+    pub reward_max: f64,
+    /// What happens to a reward outside the declared range.
+    pub bounds: BoundsPolicy,
+}
+
+impl EliminationConfig {
+    /// Checks every field (errors name the field).
+    pub fn validate(&self) -> Result<()> {
+        if self.k == 0 || self.d == 0 {
+            return Err(Error::invalid(
+                "actions",
+                format!("need K >= 1 and d >= 1, got K = {}, d = {}", self.k, self.d),
+            ));
+        }
+        if self.actions.len() != self.k * self.d {
+            return Err(Error::invalid(
+                "actions",
+                format!("length {} is not K d = {}", self.actions.len(), self.k * self.d),
+            ));
+        }
+        check_finite("actions", &self.actions)?;
+        if self.horizon == 0 {
+            return Err(Error::invalid("horizon", "must be >= 1"));
+        }
+        let m = self.batch_lengths.len();
+        if m == 0 {
+            return Err(Error::invalid("batch_lengths", "need at least one batch"));
+        }
+        if let Some(q) = self.batch_lengths.iter().find(|q| !(q.is_finite() && **q > 0.0)) {
+            return Err(Error::invalid("batch_lengths", format!("entries must be finite and > 0, got {q}")));
+        }
+        if self.gamma.len() != m {
+            return Err(Error::invalid(
+                "gamma",
+                format!("need one set of coefficients per batch ({m}), got {}", self.gamma.len()),
+            ));
+        }
+        for g in &self.gamma {
+            check_finite("gamma", &[g.sqrt_log, g.log, g.constant, g.sqrt_n_log])?;
+            if g.sqrt_log < 0.0 || g.log < 0.0 || g.constant < 0.0 || g.sqrt_n_log < 0.0 {
+                return Err(Error::invalid("gamma", "coefficients must be >= 0"));
+            }
+        }
+        if !self.log_offset.is_finite() {
+            return Err(Error::invalid("log_offset", "must be finite"));
+        }
+        if self.privatizer != Privatizer::None {
+            if self.noise_scales.len() != m {
+                return Err(Error::invalid(
+                    "noise_scales",
+                    format!("need one Laplace scale per batch ({m}), got {}", self.noise_scales.len()),
+                ));
+            }
+            if let Some(s) = self.noise_scales.iter().find(|s| !(s.is_finite() && **s > 0.0)) {
+                return Err(Error::invalid("noise_scales", format!("entries must be finite and > 0, got {s}")));
+            }
+        }
+        if !(self.reward_min.is_finite() && self.reward_max.is_finite() && self.reward_min < self.reward_max) {
+            return Err(Error::invalid(
+                "reward_range",
+                format!("need finite reward_min < reward_max, got [{}, {}]", self.reward_min, self.reward_max),
+            ));
+        }
+        Ok(())
+    }
+
+    fn action(&self, i: usize) -> &[f64] {
+        &self.actions[i * self.d..(i + 1) * self.d]
+    }
+}
+
+impl crate::sim::LearnerFactory for EliminationConfig {
+    fn horizon(&self) -> u64 {
+        self.horizon
+    }
+
+    fn build(&self, seeds: &SeedSequence) -> Result<Box<dyn Learner>> {
+        Ok(Box::new(Elimination::new(self.clone(), seeds)?))
+    }
+}
+
+/// What one finished batch released and decided (all of it public: a
+/// function of the privatized sums and of data-independent counts).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BatchRecord {
+    /// |A_i| (surviving actions at the start of the batch).
+    pub active: usize,
+    /// Dimension of span(A_i).
+    pub rank: usize,
+    /// The actions played (indices into A), the core set C_i.
+    pub support: Vec<usize>,
+    /// pi_i on `support`.
+    pub weights: Vec<f64>,
+    /// n_ia for each action of `support`.
+    pub pulls: Vec<u64>,
+    /// max_{a in A_i} ||a||^2_{V(pi_i)^{-1}} in span(A_i) (<= 2 rank for a
+    /// core set, Eq. (5)).
+    pub design_value: f64,
+    /// gamma_i.
+    pub gamma: f64,
+    /// The Laplace scale of the batch (0 without privacy).
+    pub noise_scale: f64,
+    /// The released sums r^_ia, aligned with `support`.
+    pub released_sums: Vec<f64>,
+    /// theta_i in R^d (its component in span(A_i)).
+    pub theta: Vec<f64>,
+    /// |A_{i+1}|.
+    pub survivors: usize,
+}
+
+/// The batch being played.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct Batch {
+    support: Vec<usize>,
+    weights: Vec<f64>,
+    pulls: Vec<u64>,
+    /// Orthonormal basis (d x rank, column-major) of span(A_i); empty when
+    /// A_i spans R^d (coordinates are used as they are).
+    basis: Vec<f64>,
+    rank: usize,
+    design_value: f64,
+    total: u64,
+    /// Rounds of the batch played so far.
+    done: u64,
+    /// Sequential play: current position in `support` and pulls made there.
+    pos: usize,
+    pos_done: u64,
+    /// Shuffled play (Alg. 3): the position in `support` of each slot.
+    order: Vec<u32>,
+    /// Reward sums per support position (privatized per reward for the
+    /// local and shuffle models; exact, never read before privatization,
+    /// for the central model).
+    sums: Vec<f64>,
+}
+
+/// The batched elimination engine.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Elimination {
+    config: EliminationConfig,
+    /// A_i (indices into A), increasing.
+    active: Vec<usize>,
+    /// 0-based index of the current batch.
+    batch_index: usize,
+    batch: Batch,
+    committed: Option<usize>,
+    /// Support position of the action selected and not yet updated.
+    pending: Option<usize>,
+    /// The decision set was compared with A since the batch started.
+    set_checked: bool,
+    t: u64,
+    history: Vec<BatchRecord>,
+    noise: StreamRng,
+    shuffler: StreamRng,
+}
+
+impl Elimination {
+    /// A fresh engine; noise from `seeds`' `"elimination/noise"` stream,
+    /// the shuffler's permutations from `"elimination/shuffle"`.
+    pub fn new(config: EliminationConfig, seeds: &SeedSequence) -> Result<Self> {
+        config.validate()?;
+        let active = (0..config.k).collect();
+        let mut engine = Elimination {
+            config,
+            active,
+            batch_index: 0,
+            batch: Batch::default(),
+            committed: None,
+            pending: None,
+            set_checked: false,
+            t: 0,
+            history: Vec::new(),
+            noise: seeds.stream("elimination/noise"),
+            shuffler: seeds.stream("elimination/shuffle"),
+        };
+        engine.start_batch()?;
+        Ok(engine)
+    }
+
+    pub fn config(&self) -> &EliminationConfig {
+        &self.config
+    }
+
+    /// Rounds played (updates).
+    pub fn t(&self) -> u64 {
+        self.t
+    }
+
+    /// The surviving set A_i (indices into A).
+    pub fn active(&self) -> &[usize] {
+        &self.active
+    }
+
+    /// The arm played to the horizon, once chosen.
+    pub fn committed(&self) -> Option<usize> {
+        self.committed
+    }
+
+    /// 0-based index of the current batch (= number of finished batches).
+    pub fn batch_index(&self) -> usize {
+        self.batch_index
+    }
+
+    /// Records of the finished batches.
+    pub fn history(&self) -> &[BatchRecord] {
+        &self.history
+    }
+
+    /// Draws all future noise and permutations from `seeds`.
+    pub fn reseed(&mut self, seeds: &SeedSequence) {
+        self.noise = seeds.stream("elimination/noise");
+        self.shuffler = seeds.stream("elimination/shuffle");
+    }
+
+    /// Serialized state (generators included).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        postcard::to_stdvec(self).expect("serializing plain data cannot fail")
+    }
+
+    /// Restores an engine written by [`Elimination::to_bytes`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let engine: Elimination = postcard::from_bytes(bytes).map_err(|e| Error::Decode(e.to_string()))?;
+        engine.config.validate().map_err(|e| Error::Decode(e.to_string()))?;
+        Ok(engine)
+    }
+
+    /// The action (index into A) to play this round.
+    pub fn next_action(&mut self) -> usize {
+        if let Some(a) = self.committed {
+            self.pending = None;
+            return a;
+        }
+        let b = &self.batch;
+        let pos = if b.order.is_empty() { b.pos } else { b.order[b.done as usize] as usize };
+        self.pending = Some(pos);
+        b.support[pos]
+    }
+
+    /// Records the reward of the action returned by the last
+    /// [`Elimination::next_action`].
+    pub fn observe(&mut self, index: usize, reward: f64) -> Result<()> {
+        let y = self.checked_reward(reward)?;
+        if let Some(a) = self.committed {
+            if index != a {
+                return Err(Error::invalid("index", format!("the learner plays action {a} now, got {index}")));
+            }
+            self.t += 1;
+            return Ok(());
+        }
+        let pos = match self.pending {
+            Some(pos) if self.batch.support[pos] == index => pos,
+            Some(pos) => {
+                return Err(Error::invalid(
+                    "index",
+                    format!("the last selected action is {}, got {index}", self.batch.support[pos]),
+                ))
+            }
+            None => return Err(Error::State("update needs a preceding select".into())),
+        };
+        self.pending = None;
+        let value = match self.config.privatizer {
+            Privatizer::None | Privatizer::CentralSum => y,
+            Privatizer::LocalReward | Privatizer::ShuffledReward => {
+                y + laplace(&mut self.noise, self.config.noise_scales[self.batch_index])
+            }
+        };
+        let b = &mut self.batch;
+        b.sums[pos] += value;
+        b.done += 1;
+        if b.order.is_empty() {
+            b.pos_done += 1;
+            if b.pos_done == b.pulls[b.pos] {
+                b.pos += 1;
+                b.pos_done = 0;
+            }
+        }
+        self.t += 1;
+        if self.batch.done == self.batch.total {
+            self.finish_batch()?;
+        }
+        Ok(())
+    }
+
+    fn checked_reward(&self, reward: f64) -> Result<f64> {
+        let (lo, hi) = (self.config.reward_min, self.config.reward_max);
+        if reward.is_nan() {
+            return Err(Error::invalid("reward", "is NaN"));
+        }
+        if (lo..=hi).contains(&reward) {
+            return Ok(reward);
+        }
+        match self.config.bounds {
+            BoundsPolicy::Clip => Ok(reward.clamp(lo, hi)),
+            BoundsPolicy::Error => {
+                Err(Error::invalid("reward", format!("{reward} lies outside the declared range [{lo}, {hi}]")))
+            }
+        }
+    }
+
+    /// Core set, pull counts and play order of the current batch.
+    fn start_batch(&mut self) -> Result<()> {
+        self.set_checked = false;
+        // Zero actions carry no information (their mean is 0 whatever
+        // theta*): the design is computed over the others.
+        let informative: Vec<usize> =
+            self.active.iter().copied().filter(|&i| self.config.action(i).iter().any(|v| *v != 0.0)).collect();
+        if self.active.len() == 1 || informative.is_empty() {
+            self.committed = Some(self.active[0]);
+            return Ok(());
+        }
+        let (basis, rank) = span_basis(&self.config, &informative);
+        let rows = project(&self.config, &informative, &basis, rank);
+        let q = self.config.batch_lengths[self.batch_index];
+        let (support, weights, design_value) = match self.config.exploration {
+            Exploration::CoreSet => {
+                let cs = core_set(&rows, informative.len(), rank, &DesignOptions::default())?;
+                (cs.support, cs.weights, cs.value)
+            }
+            Exploration::Uniform => {
+                let n = informative.len();
+                let support: Vec<usize> = (0..n).collect();
+                let weights = vec![1.0 / n as f64; n];
+                let g = design_variances(&rows, n, rank, &support, &weights)?;
+                (support, weights, g.iter().copied().fold(f64::NEG_INFINITY, f64::max))
+            }
+        };
+        let pulls = pull_counts(&weights, q)?;
+        let total: u64 = pulls.iter().sum();
+        let support: Vec<usize> = support.into_iter().map(|j| informative[j]).collect();
+        let order = if self.config.privatizer == Privatizer::ShuffledReward {
+            if total > u64::from(u32::MAX) {
+                return Err(Error::invalid("horizon", "a shuffled batch longer than 2^32 rounds is not supported"));
+            }
+            let mut order: Vec<u32> = Vec::with_capacity(total as usize);
+            for (pos, &n) in pulls.iter().enumerate() {
+                order.extend(std::iter::repeat_n(pos as u32, n as usize));
+            }
+            // Fisher–Yates: a uniform permutation of the batch's slots.
+            for i in (1..order.len()).rev() {
+                let j = self.shuffler.random_range(0..=i);
+                order.swap(i, j);
+            }
+            order
+        } else {
+            Vec::new()
+        };
+        self.batch = Batch {
+            sums: vec![0.0; support.len()],
+            support,
+            weights,
+            pulls,
+            basis,
+            rank,
+            design_value,
+            total,
+            done: 0,
+            pos: 0,
+            pos_done: 0,
+            order,
+        };
+        Ok(())
+    }
+
+    /// Privatizes the sums, estimates theta_i and eliminates.
+    fn finish_batch(&mut self) -> Result<()> {
+        let i = self.batch_index;
+        let scale = match self.config.privatizer {
+            Privatizer::None => 0.0,
+            _ => self.config.noise_scales[i],
+        };
+        if self.config.privatizer == Privatizer::CentralSum {
+            for s in &mut self.batch.sums {
+                *s += laplace(&mut self.noise, scale);
+            }
+        }
+        // Alg. 3: the server receives the multiset of (action, reward)
+        // pairs; the per-action sums are all it uses, so the order in which
+        // the shuffler hands them over does not reach the estimate.
+        let d = self.config.d;
+        let b = &self.batch;
+        let r = b.rank;
+        let coords = |a: usize| -> Vec<f64> { to_coords(self.config.action(a), &b.basis, d, r) };
+        let mut v = DMatrix::<f64>::zeros(r, r);
+        let mut rhs = DVector::<f64>::zeros(r);
+        for ((&a, &n), &s) in b.support.iter().zip(&b.pulls).zip(&b.sums) {
+            let x = DVector::from_vec(coords(a));
+            v.ger(n as f64, &x, &x, 1.0);
+            rhs.axpy(s, &x, 1.0);
+        }
+        let chol = v.cholesky().ok_or_else(|| Error::Degenerate {
+            name: "actions",
+            reason: "the batch's design matrix V is not positive definite".into(),
+        })?;
+        let theta_c = chol.solve(&rhs);
+        let theta: Vec<f64> = from_coords(theta_c.as_slice(), &b.basis, d, r);
+        let scores: Vec<f64> =
+            self.active.iter().map(|&a| self.config.action(a).iter().zip(&theta).map(|(x, t)| x * t).sum()).collect();
+        let gamma = self.config.gamma[i].gamma(self.active.len(), b.total, self.config.log_offset);
+        let (best_pos, best) =
+            scores.iter().enumerate().fold((0, f64::NEG_INFINITY), |acc, (j, &s)| if s > acc.1 { (j, s) } else { acc });
+        let survivors: Vec<usize> =
+            self.active.iter().zip(&scores).filter(|(_, &s)| s >= best - 2.0 * gamma).map(|(&a, _)| a).collect();
+        self.history.push(BatchRecord {
+            active: self.active.len(),
+            rank: r,
+            support: b.support.clone(),
+            weights: b.weights.clone(),
+            pulls: b.pulls.clone(),
+            design_value: b.design_value,
+            gamma,
+            noise_scale: scale,
+            released_sums: b.sums.clone(),
+            theta,
+            survivors: survivors.len(),
+        });
+        let best_action = self.active[best_pos];
+        self.active = survivors;
+        self.batch_index += 1;
+        if self.batch_index == self.config.batch_lengths.len() {
+            // Alg. 1 line 11: argmax over A_m of <a, theta_m>.
+            self.committed = Some(best_action);
+            self.batch = Batch::default();
+            Ok(())
+        } else {
+            self.start_batch()
+        }
+    }
+
+    fn check_set(&mut self, set: &DecisionSet) -> Result<()> {
+        if set.k != self.config.k || set.d != self.config.d {
+            return Err(Error::invalid(
+                "decision_set",
+                format!(
+                    "must be the fixed ({}, {}) action set given at construction, got ({}, {})",
+                    self.config.k, self.config.d, set.k, set.d
+                ),
+            ));
+        }
+        if !self.set_checked {
+            if set.features != self.config.actions {
+                return Err(Error::invalid(
+                    "decision_set",
+                    "must be the fixed action set given at construction (batched elimination plays one set)",
+                ));
+            }
+            self.set_checked = true;
+        }
+        Ok(())
+    }
+}
+
+/// Orthonormal basis of span{a_i : i in `rows`} (column-major d x rank);
+/// empty with rank d when the rows span R^d.
+fn span_basis(config: &EliminationConfig, rows: &[usize]) -> (Vec<f64>, usize) {
+    let d = config.d;
+    let mut g = DMatrix::<f64>::zeros(d, d);
+    for &i in rows {
+        let x = DVector::from_column_slice(config.action(i));
+        g.ger(1.0, &x, &x, 1.0);
+    }
+    let eig = SymmetricEigen::new(g);
+    let max = eig.eigenvalues.iter().copied().fold(0.0, f64::max);
+    let keep: Vec<usize> = (0..d).filter(|&j| eig.eigenvalues[j] > 1e-10 * max).collect();
+    if keep.len() == d {
+        return (Vec::new(), d);
+    }
+    let mut basis = Vec::with_capacity(d * keep.len());
+    for &j in &keep {
+        basis.extend(eig.eigenvectors.column(j).iter());
+    }
+    (basis, keep.len())
+}
+
+fn to_coords(x: &[f64], basis: &[f64], d: usize, rank: usize) -> Vec<f64> {
+    if basis.is_empty() {
+        return x.to_vec();
+    }
+    (0..rank).map(|j| basis[j * d..(j + 1) * d].iter().zip(x).map(|(u, v)| u * v).sum()).collect()
+}
+
+fn from_coords(c: &[f64], basis: &[f64], d: usize, rank: usize) -> Vec<f64> {
+    if basis.is_empty() {
+        return c.to_vec();
+    }
+    let mut x = vec![0.0; d];
+    for j in 0..rank {
+        for (xi, u) in x.iter_mut().zip(&basis[j * d..(j + 1) * d]) {
+            *xi += c[j] * u;
+        }
+    }
+    x
+}
+
+fn project(config: &EliminationConfig, rows: &[usize], basis: &[f64], rank: usize) -> Vec<f64> {
+    let mut out = Vec::with_capacity(rows.len() * rank);
+    for &i in rows {
+        out.extend(to_coords(config.action(i), basis, config.d, rank));
+    }
+    out
+}
+
+impl Learner for Elimination {
+    fn select(&mut self, set: &DecisionSet) -> Result<usize> {
+        self.check_set(set)?;
+        Ok(self.next_action())
+    }
+
+    fn update(&mut self, _set: &DecisionSet, index: usize, feedback: Feedback<'_>) -> Result<()> {
+        match feedback {
+            Feedback::Reward(y) => self.observe(index, y),
+            Feedback::Losses(_) => Err(Error::State("batched elimination needs bandit feedback".into())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// K unit actions at angles 2 pi j / K in R^2.
+    fn circle(k: usize) -> Vec<f64> {
+        (0..k)
+            .flat_map(|j| {
+                let a = 2.0 * std::f64::consts::PI * j as f64 / k as f64;
+                [a.cos(), a.sin()]
+            })
+            .collect()
+    }
+
+    fn config(privatizer: Privatizer, horizon: u64) -> EliminationConfig {
+        let t = horizon as f64;
+        let m = ((t.ln().floor() as usize).saturating_sub(1)).max(1);
+        let q = (2.0 * t).powf(1.0 / t.ln());
+        let lengths: Vec<f64> = (1..=m).map(|i| q.powi(i as i32)).collect();
+        EliminationConfig {
+            k: 8,
+            d: 2,
+            actions: circle(8),
+            horizon,
+            gamma: lengths
+                .iter()
+                .map(|qi| GammaCoefficients { sqrt_log: (8.0 / qi).sqrt(), log: 0.0, constant: 0.0, sqrt_n_log: 0.0 })
+                .collect(),
+            noise_scales: vec![2.0; m],
+            batch_lengths: lengths,
+            log_offset: (4.0 * t * t).ln(),
+            privatizer,
+            exploration: Exploration::CoreSet,
+            reward_min: -1.0,
+            reward_max: 1.0,
+            bounds: BoundsPolicy::Clip,
+        }
+    }
+
+    fn run(engine: &mut Elimination, theta: [f64; 2], rounds: u64, rng: &mut StreamRng) {
+        for _ in 0..rounds {
+            let a = engine.next_action();
+            let x = engine.config.action(a);
+            let mean = x[0] * theta[0] + x[1] * theta[1];
+            let y = if rng.random::<f64>() < 0.5 * (1.0 + mean) { 1.0 } else { -1.0 };
+            engine.observe(a, y).unwrap();
+        }
+    }
+
+    #[test]
+    fn batches_follow_the_core_set_and_pull_counts() {
+        let mut e = Elimination::new(config(Privatizer::None, 20_000), &SeedSequence::from_seed(1)).unwrap();
+        let mut rng = SeedSequence::from_seed(2).stream("test");
+        run(&mut e, [1.0, 0.0], 20_000, &mut rng);
+        assert!(!e.history().is_empty());
+        for (i, rec) in e.history().iter().enumerate() {
+            assert!(rec.design_value <= 2.0 * rec.rank as f64 * (1.0 + 1e-9), "batch {i}: {}", rec.design_value);
+            let q = e.config.batch_lengths[i];
+            for (w, n) in rec.weights.iter().zip(&rec.pulls) {
+                assert_eq!(*n, (w * q).ceil() as u64);
+            }
+        }
+        // theta* = e_1: action 0 is optimal and must survive.
+        assert_eq!(e.committed(), Some(0));
+    }
+
+    #[test]
+    fn optimal_arm_survives_every_batch_across_seeds() {
+        // Central model, eps = 1 with sensitivity 2 (scale 2) and Alg. 1's
+        // gamma_i (B = 1.5, d = 2): Lemma 3 bounds the failure probability
+        // of a run by 1/T, so 20 runs fail with probability <= 20/T.
+        let mut c = config(Privatizer::CentralSum, 20_000);
+        c.gamma = c
+            .batch_lengths
+            .iter()
+            .map(|qi| GammaCoefficients {
+                sqrt_log: (8.0 / qi).sqrt(),
+                log: 8.0 / qi,
+                constant: 24.0 / qi,
+                sqrt_n_log: 0.0,
+            })
+            .collect();
+        for seed in 0..20 {
+            let mut e = Elimination::new(c.clone(), &SeedSequence::from_seed(seed)).unwrap();
+            let mut rng = SeedSequence::from_seed(1000 + seed).stream("test");
+            while e.committed().is_none() {
+                assert!(e.active().contains(&1), "seed {seed}: arm 1 eliminated in batch {}", e.batch_index());
+                run(&mut e, [0.6, 0.8], 1, &mut rng);
+            }
+            // theta* = (0.6, 0.8) is closest to arm 1 at angle pi/4.
+            assert_eq!(e.committed(), Some(1), "seed {seed}");
+        }
+    }
+
+    #[test]
+    fn shuffled_batch_is_a_permutation_of_the_pull_list() {
+        let e = Elimination::new(config(Privatizer::ShuffledReward, 20_000), &SeedSequence::from_seed(1)).unwrap();
+        let b = &e.batch;
+        let mut counts = vec![0u64; b.support.len()];
+        for &p in &b.order {
+            counts[p as usize] += 1;
+        }
+        assert_eq!(counts, b.pulls);
+    }
+
+    #[test]
+    fn restore_continues_identically() {
+        let mut a = Elimination::new(config(Privatizer::LocalReward, 5_000), &SeedSequence::from_seed(4)).unwrap();
+        let mut rng = SeedSequence::from_seed(5).stream("test");
+        run(&mut a, [0.6, 0.8], 300, &mut rng);
+        let mut b = Elimination::from_bytes(&a.to_bytes()).unwrap();
+        let mut r1 = rng.clone();
+        run(&mut a, [0.6, 0.8], 3000, &mut rng);
+        run(&mut b, [0.6, 0.8], 3000, &mut r1);
+        assert_eq!(a.history(), b.history());
+    }
+
+    #[test]
+    fn out_of_range_rewards_are_clipped_or_refused() {
+        let mut c = config(Privatizer::None, 1000);
+        c.bounds = BoundsPolicy::Error;
+        let mut e = Elimination::new(c, &SeedSequence::from_seed(1)).unwrap();
+        let a = e.next_action();
+        assert!(matches!(e.observe(a, 1.5), Err(Error::InvalidArgument { name: "reward", .. })));
+    }
+
+    #[test]
+    fn degenerate_span_is_handled_in_the_subspace() {
+        // Actions on one line of R^2: the core set lives in that span.
+        let mut c = config(Privatizer::None, 5000);
+        c.k = 3;
+        c.actions = vec![1.0, 1.0, 0.5, 0.5, -0.7, -0.7];
+        let mut e = Elimination::new(c, &SeedSequence::from_seed(1)).unwrap();
+        let mut rng = SeedSequence::from_seed(2).stream("test");
+        run(&mut e, [0.7, 0.7], 5000, &mut rng);
+        assert_eq!(e.history()[0].rank, 1);
+        assert_eq!(e.committed(), Some(0));
+    }
+}
