@@ -4,13 +4,19 @@
 //! the [`Feedback`] for it. The one simulation loop (`crate::sim`) drives
 //! every learner of the catalog through this trait, whatever the family.
 
+pub mod exp2;
+pub mod follow_the_leader;
 pub mod linucb;
+pub mod scrible;
 pub mod ucb_scores;
 
 use crate::env::{DecisionSet, Feedback};
 use crate::error::Result;
 
+pub use exp2::{Exp2, Exp2Config};
+pub use follow_the_leader::{FollowTheLeader, FollowTheLeaderConfig, Geometry, LeaderRule};
 pub use linucb::{BoundsPolicy, InputBounds, LinUcb, LinUcbConfig, Radius, Statistics};
+pub use scrible::{Scrible, ScribleConfig};
 
 /// A sequential decision maker.
 pub trait Learner: Send {
@@ -20,4 +26,11 @@ pub trait Learner: Send {
     /// Feedback for playing `index` in `set` (the set passed to the last
     /// `select`, or any set when replaying logged data).
     fn update(&mut self, set: &DecisionSet, index: usize, feedback: Feedback<'_>) -> Result<()>;
+
+    /// True for full-information learners: the simulation loop then passes
+    /// the round's whole loss vector ([`Feedback::Losses`], from
+    /// [`crate::env::Environment::losses`]) instead of the played reward.
+    fn full_information(&self) -> bool {
+        false
+    }
 }
