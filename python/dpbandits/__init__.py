@@ -10,14 +10,21 @@ from __future__ import annotations
 
 from dpbandits import design, errors, mechanisms, privacy
 from dpbandits._core import __version__
-from dpbandits.envs import ShariffSheffetEnv
-from dpbandits.learners import JointDPLinUCB, LinUCB
+from dpbandits.envs import LossArray, ShariffSheffetEnv, StochasticLosses, SwitchingBestExpert
+from dpbandits.learners import EXP2, JointDPLinUCB, LinUCB, PrivateFTPL, PrivateFTRL, SCRiBLe
 from dpbandits.sim import SimulationResult, simulate, simulate_many
 
 __all__ = [
+    "EXP2",
     "JointDPLinUCB",
     "LinUCB",
+    "LossArray",
+    "PrivateFTPL",
+    "PrivateFTRL",
+    "SCRiBLe",
     "ShariffSheffetEnv",
+    "StochasticLosses",
+    "SwitchingBestExpert",
     "SimulationResult",
     "__version__",
     "design",

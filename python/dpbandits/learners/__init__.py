@@ -5,5 +5,6 @@ and ``privacy`` (a :class:`dpbandits.privacy.Guarantee`).
 """
 
 from dpbandits.learners.linucb import JointDPLinUCB, LinUCB
+from dpbandits.learners.online_learning import EXP2, PrivateFTPL, PrivateFTRL, SCRiBLe
 
-__all__ = ["JointDPLinUCB", "LinUCB"]
+__all__ = ["EXP2", "JointDPLinUCB", "LinUCB", "PrivateFTPL", "PrivateFTRL", "SCRiBLe"]

@@ -143,7 +143,7 @@ impl LossEnv {
             }
             LossSequence::SwitchingBest { first_phase, .. } => {
                 // Phase j covers rounds (first_phase (2^j - 1), first_phase (2^(j+1) - 1)].
-                let phase = 63 - ((t - 1) / first_phase + 1).leading_zeros();
+                let phase = ((t - 1) / first_phase + 1).ilog2();
                 let leader = (phase % 2) as usize;
                 for (i, l) in self.loss.iter_mut().enumerate() {
                     *l = if i == leader { 0.0 } else { 1.0 };

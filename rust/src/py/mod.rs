@@ -11,6 +11,7 @@ mod envs;
 mod errors;
 mod learners;
 mod mechanisms;
+mod online_learning;
 mod sim;
 
 use pyo3::prelude::*;
@@ -24,5 +25,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     learners::register(m)?;
     envs::register(m)?;
     sim::register(m)?;
+    online_learning::register(m)?;
     Ok(())
 }
