@@ -1,8 +1,8 @@
 """Environments: built-in ones run inside Rust; custom ones follow
 :class:`dpbandits.envs.protocol.Environment`."""
 
-from dpbandits.envs.protocol import Environment
 from dpbandits.envs.losses import LossArray, StochasticLosses, SwitchingBestExpert
+from dpbandits.envs.protocol import Environment
 from dpbandits.envs.shariff_sheffet import ShariffSheffetEnv
 
 __all__ = ["Environment", "LossArray", "ShariffSheffetEnv", "StochasticLosses", "SwitchingBestExpert"]

@@ -41,10 +41,10 @@ __all__ = [
     "ftpl_sigma",
     "ftrl_eta",
     "ftrl_laplace_scale",
-    "loss_set_l1_norm",
-    "loss_set_l2_norm",
     "loss_sensitivity_l1",
     "loss_sensitivity_l2",
+    "loss_set_l1_norm",
+    "loss_set_l2_norm",
     "scrible_parameters",
 ]
 

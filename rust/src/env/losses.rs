@@ -152,7 +152,10 @@ impl LossEnv {
             LossSequence::Array { n, losses } => {
                 let rows = (losses.len() / n) as u64;
                 if t > rows {
-                    return Err(Error::State(format!("the loss array has {rows} rounds; round {t} was requested")));
+                    return Err(Error::invalid(
+                        "horizon",
+                        format!("the loss array has {rows} rounds; round {t} was requested"),
+                    ));
                 }
                 let start = (t as usize - 1) * n;
                 self.loss.copy_from_slice(&losses[start..start + n]);
