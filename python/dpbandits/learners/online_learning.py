@@ -102,15 +102,8 @@ class _FollowTheLeaderBase(LearnerBase):
         """Draws future noise and samples from a new seed (past releases kept)."""
         self._engine.reseed(seed_or_none("seed", seed))
 
-    def to_bytes(self) -> bytes:
-        return self._engine.to_bytes()
-
-    @classmethod
-    def from_bytes(cls, state: bytes, **args: object) -> _FollowTheLeaderBase:
-        """A learner built with ``args`` whose engine continues from ``state``."""
-        obj = cls(**args)  # type: ignore[arg-type]
-        obj._engine = _core.FollowTheLeaderEngine.from_bytes(state)
-        return obj
+    # Pickling needs nothing here: the engine pickles itself (tree noise,
+    # L~_0 and generators included; see rust/src/py/online_learning.rs).
 
 
 class PrivateFTRL(_FollowTheLeaderBase):
