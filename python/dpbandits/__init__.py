@@ -10,8 +10,17 @@ from __future__ import annotations
 
 from dpbandits import design, errors, mechanisms, privacy
 from dpbandits._core import __version__
-from dpbandits.envs import BernoulliBandit, GaussianBandit, LinearBanditEnv, ShariffSheffetEnv
+from dpbandits.envs import (
+    BernoulliBandit,
+    GaussianBandit,
+    LinearBanditEnv,
+    LossArray,
+    ShariffSheffetEnv,
+    StochasticLosses,
+    SwitchingBestExpert,
+)
 from dpbandits.learners import (
+    EXP2,
     UCB1,
     ContextualEliminationBandit,
     EliminationLinearBandit,
@@ -19,13 +28,17 @@ from dpbandits.learners import (
     LinUCB,
     PrivateContextualThompsonSampling,
     PrivateContextualUCB,
+    PrivateFTPL,
+    PrivateFTRL,
     PrivateThompsonSampling,
     PrivateUCB,
+    SCRiBLe,
     ThompsonSampling,
 )
 from dpbandits.sim import SimulationResult, simulate, simulate_many
 
 __all__ = [
+    "EXP2",
     "UCB1",
     "BernoulliBandit",
     "ContextualEliminationBandit",
@@ -34,12 +47,18 @@ __all__ = [
     "JointDPLinUCB",
     "LinUCB",
     "LinearBanditEnv",
+    "LossArray",
     "PrivateContextualThompsonSampling",
     "PrivateContextualUCB",
+    "PrivateFTPL",
+    "PrivateFTRL",
     "PrivateThompsonSampling",
     "PrivateUCB",
+    "SCRiBLe",
     "ShariffSheffetEnv",
     "SimulationResult",
+    "StochasticLosses",
+    "SwitchingBestExpert",
     "ThompsonSampling",
     "__version__",
     "design",

@@ -112,6 +112,8 @@ pub fn run_shared_episode(
     let mut next = 0;
     let mut t = 0;
     let mut set = DecisionSet::default();
+    let full_info: Vec<bool> = learners.iter().map(|l| l.full_information()).collect();
+    let any_bandit = full_info.iter().any(|&f| !f);
     while t < horizon {
         if t % PROGRESS_BATCH == 0 {
             if let Some(p) = progress {
@@ -132,9 +134,20 @@ pub fn run_shared_episode(
             }
             *total += env.regret(*index).unwrap_or(f64::NAN);
         }
-        env.shared_rewards(&indices, &mut rewards)?;
-        for ((learner, &index), &y) in learners.iter_mut().zip(&indices).zip(&rewards) {
-            learner.update(&set, index, Feedback::Reward(y))?;
+        if any_bandit {
+            env.shared_rewards(&indices, &mut rewards)?;
+        }
+        for (((learner, &index), &y), &full) in learners.iter_mut().zip(&indices).zip(&rewards).zip(&full_info) {
+            let feedback = if full {
+                // Full-information learners see the round's loss vector
+                // (Agarwal & Singh §2); it is the same for every learner.
+                Feedback::Losses(env.losses().ok_or_else(|| {
+                    Error::State("a full-information learner needs an environment with loss vectors".into())
+                })?)
+            } else {
+                Feedback::Reward(y)
+            };
+            learner.update(&set, index, feedback)?;
         }
         if record_at.get(next) == Some(&t) {
             for (r, total) in regret.iter_mut().zip(&totals) {

@@ -3,7 +3,17 @@
 
 from dpbandits.envs.k_armed import BernoulliBandit, GaussianBandit
 from dpbandits.envs.linear_bandit import LinearBanditEnv
+from dpbandits.envs.losses import LossArray, StochasticLosses, SwitchingBestExpert
 from dpbandits.envs.protocol import Environment
 from dpbandits.envs.shariff_sheffet import ShariffSheffetEnv
 
-__all__ = ["BernoulliBandit", "Environment", "GaussianBandit", "LinearBanditEnv", "ShariffSheffetEnv"]
+__all__ = [
+    "BernoulliBandit",
+    "Environment",
+    "GaussianBandit",
+    "LinearBanditEnv",
+    "LossArray",
+    "ShariffSheffetEnv",
+    "StochasticLosses",
+    "SwitchingBestExpert",
+]

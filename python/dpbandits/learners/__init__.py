@@ -8,8 +8,10 @@ from dpbandits.learners.elimination import ContextualEliminationBandit, Eliminat
 from dpbandits.learners.linucb import JointDPLinUCB, LinUCB
 from dpbandits.learners.mab import UCB1, PrivateThompsonSampling, PrivateUCB, ThompsonSampling
 from dpbandits.learners.mishra_thakurta import PrivateContextualThompsonSampling, PrivateContextualUCB
+from dpbandits.learners.online_learning import EXP2, PrivateFTPL, PrivateFTRL, SCRiBLe
 
 __all__ = [
+    "EXP2",
     "UCB1",
     "ContextualEliminationBandit",
     "EliminationLinearBandit",
@@ -17,7 +19,10 @@ __all__ = [
     "LinUCB",
     "PrivateContextualThompsonSampling",
     "PrivateContextualUCB",
+    "PrivateFTPL",
+    "PrivateFTRL",
     "PrivateThompsonSampling",
     "PrivateUCB",
+    "SCRiBLe",
     "ThompsonSampling",
 ]

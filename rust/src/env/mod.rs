@@ -8,12 +8,14 @@
 
 pub mod k_armed;
 pub mod linear_bandit;
+pub mod losses;
 pub mod shariff_sheffet;
 
 use crate::error::Result;
 
 pub use k_armed::{ArmReward, KArmedBandit, KArmedConfig};
 pub use linear_bandit::{LinearBanditConfig, LinearBanditEnv};
+pub use losses::{LossEnv, LossEnvConfig, LossSequence};
 pub use shariff_sheffet::{RewardModel, ShariffSheffetConfig, ShariffSheffetEnv};
 
 /// The actions available in one round: `k` rows of `d` features, row-major.
@@ -93,6 +95,13 @@ pub trait Environment: Send {
     /// Pseudo-regret of choosing `index` in the current round:
     /// max_a E[reward of a] - E[reward of index]. `None` when unknown.
     fn regret(&self, index: usize) -> Option<f64>;
+
+    /// The current round's loss vector (one entry per action), for
+    /// full-information learners ([`crate::policy::Learner::full_information`]).
+    /// `None` (the default) for environments that only give bandit rewards.
+    fn losses(&self) -> Option<&[f64]> {
+        None
+    }
 }
 
 /// A boxed environment is an environment (the simulation loop builds
@@ -120,5 +129,9 @@ impl<E: Environment + ?Sized> Environment for Box<E> {
 
     fn regret(&self, index: usize) -> Option<f64> {
         (**self).regret(index)
+    }
+
+    fn losses(&self) -> Option<&[f64]> {
+        (**self).losses()
     }
 }

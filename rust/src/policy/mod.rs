@@ -5,17 +5,23 @@
 //! every learner of the catalog through this trait, whatever the family.
 
 pub mod elimination;
+pub mod exp2;
+pub mod follow_the_leader;
 pub mod linucb;
 pub mod mab;
 pub mod mt_contextual;
+pub mod scrible;
 pub mod ucb_scores;
 
 use crate::env::{DecisionSet, Feedback};
 use crate::error::Result;
 
+pub use exp2::{Exp2, Exp2Config};
+pub use follow_the_leader::{FollowTheLeader, FollowTheLeaderConfig, Geometry, LeaderRule};
 pub use linucb::{BoundsPolicy, InputBounds, LinUcb, LinUcbConfig, Radius, Statistics};
 pub use mab::{Mab, MabConfig, MabIndex, MabStatistics, Phases, RewardPolicy, RewardRange};
 pub use mt_contextual::{ContextualRule, MtContextual, MtContextualConfig};
+pub use scrible::{Scrible, ScribleConfig};
 
 /// A sequential decision maker.
 pub trait Learner: Send {
@@ -25,4 +31,11 @@ pub trait Learner: Send {
     /// Feedback for playing `index` in `set` (the set passed to the last
     /// `select`, or any set when replaying logged data).
     fn update(&mut self, set: &DecisionSet, index: usize, feedback: Feedback<'_>) -> Result<()>;
+
+    /// True for full-information learners: the simulation loop then passes
+    /// the round's whole loss vector ([`Feedback::Losses`], from
+    /// [`crate::env::Environment::losses`]) instead of the played reward.
+    fn full_information(&self) -> bool {
+        false
+    }
 }

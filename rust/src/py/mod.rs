@@ -13,6 +13,7 @@ mod errors;
 mod learners;
 mod mab;
 mod mechanisms;
+mod online_learning;
 mod sim;
 
 use pyo3::prelude::*;
@@ -28,5 +29,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sim::register(m)?;
     mab::register(m)?;
     elimination::register(m)?;
+    online_learning::register(m)?;
     Ok(())
 }

@@ -1,0 +1,331 @@
+"""Private online learning of Agarwal & Singh, "The Price of Differential
+Privacy for Online Learning", ICML 2017.
+
+- :class:`PrivateFTRL` (Alg. 1 with TreeBasedAgg, Alg. 2): prediction with
+  expert advice (entropic regularizer: exponential weights over the noisy
+  cumulative loss), OLO over the Euclidean ball and over the cube (L2
+  regularizer), Cor. 3.2.
+- :class:`PrivateFTPL` (Alg. 3, Gaussian noise, Thm 3.5).
+- :class:`EXP2`: EXP2 with exploration (Alg. 5) behind the private bandit
+  reduction (Alg. 4), adversarial multi-armed bandits (Thm 4.1).
+- :class:`SCRiBLe`: SCRiBLe over the unit ball (barrier -log(1 - ||x||^2),
+  nu = 1) behind the same reduction (Thm 4.5).
+
+Every scale and step size comes from :mod:`dpbandits.privacy.agarwal_singh`;
+the Rust engines (``rust/src/policy/{follow_the_leader,exp2,scrible}.rs``)
+read only released (noisy) statistics. ``epsilon=None`` gives the
+non-private algorithm with the same tuning. Guarantees are pure
+epsilon-DP (FTPL: (epsilon, delta)-DP), central model, of the loss sequence
+(neighbouring sequences differ in one round's loss vector, Def. 2.1).
+
+Decisions: simplex learners and EXP2 play indices and run in
+:func:`dpbandits.simulate` on the loss environments of
+:mod:`dpbandits.envs.losses`; ball and cube learners (and SCRiBLe) play
+points, so they run online only (``simulate`` refuses them with a clear
+error) and their regret is kept by the caller.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from dpbandits import _core
+from dpbandits._validation import float_array, positive, positive_int, real, seed_or_none
+from dpbandits.errors import StateError
+from dpbandits.learners.online import LearnerBase
+from dpbandits.privacy import Guarantee
+from dpbandits.privacy.agarwal_singh import (
+    Calibration,
+    Geometry,
+    exp2_parameters,
+    ftpl_sigma,
+    ftrl_eta,
+    ftrl_laplace_scale,
+    scrible_parameters,
+)
+
+__all__ = ["EXP2", "PrivateFTPL", "PrivateFTRL", "SCRiBLe"]
+
+Bounds = Literal["clip", "error"]
+
+
+def _clip(bounds: str) -> bool:
+    if bounds not in ("clip", "error"):
+        raise ValueError(f"invalid argument `bounds`: must be 'clip' or 'error', got {bounds!r}")
+    return bounds == "clip"
+
+
+def _geometry(geometry: str) -> str:
+    if geometry not in ("simplex", "ball", "cube"):
+        raise ValueError(f"invalid argument `geometry`: must be 'simplex', 'ball' or 'cube', got {geometry!r}")
+    return geometry
+
+
+class _FollowTheLeaderBase(LearnerBase):
+    """Shared online API of FTRL and FTPL (full information)."""
+
+    _engine: _core.FollowTheLeaderEngine
+    n: int
+    horizon: int
+    geometry: str
+
+    def select(self) -> int:
+        """An index drawn from the decision x_t (simplex only; its expected
+        loss is <l_t, x_t>)."""
+        if self.geometry != "simplex":
+            raise StateError(f"a {self.geometry} learner plays points: use decision()")
+        return int(self._engine.select())
+
+    def decision(self) -> NDArray[np.float64]:
+        """x_t = argmin_x eta <x, L~_{t-1}> + R(x) (Alg. 1/3 line 5)."""
+        return self._engine.decision()
+
+    def update(self, losses: ArrayLike) -> None:
+        """Records the round's loss vector l_t (shape (n,)); out-of-set
+        losses are clipped or refused as ``bounds`` says."""
+        self._engine.observe(float_array("losses", losses, ndim=1))
+
+    @property
+    def t(self) -> int:
+        """Rounds observed."""
+        return int(self._engine.t)
+
+    @property
+    def noise_terms(self) -> int:
+        """Noise draws in the current release: exactly max(1, ceil(log2 T)) (Alg. 2)."""
+        return int(self._engine.noise_terms)
+
+    def reseed(self, seed: int | None = None) -> None:
+        """Draws future noise and samples from a new seed (past releases kept)."""
+        self._engine.reseed(seed_or_none("seed", seed))
+
+    # Pickling needs nothing here: the engine pickles itself (tree noise,
+    # L~_0 and generators included; see rust/src/py/online_learning.rs).
+
+
+class PrivateFTRL(_FollowTheLeaderBase):
+    """Private Follow-the-Regularized-Leader (Agarwal & Singh Alg. 1).
+
+    Parameters
+    ----------
+    n, horizon:
+        Dimension N (experts: N >= 2) and horizon T >= 2.
+    epsilon:
+        > 0 for epsilon-DP of the loss sequence; None for the non-private
+        FTRL (no noise, same eta).
+    geometry:
+        ``"simplex"`` (experts, losses in [0, 1]^N, R = sum x log x),
+        ``"ball"`` (||l||_2 <= 1, R = ||x||^2) or ``"cube"`` ([-1, 1]^N,
+        ||l||_1 <= 1, R = ||x||^2) (Cor. 3.2).
+    calibration:
+        ``"tight"`` (default) or ``"paper"`` Laplace scale
+        (:func:`dpbandits.privacy.agarwal_singh.ftrl_laplace_scale`).
+    eta:
+        Step size; default the minimizer of the Thm 3.1 bound
+        (:func:`dpbandits.privacy.agarwal_singh.ftrl_eta`).
+    bounds:
+        ``"clip"`` losses into the loss set, or ``"error"``.
+    """
+
+    def __init__(
+        self,
+        n: int,
+        horizon: int,
+        epsilon: float | None,
+        geometry: Geometry = "simplex",
+        calibration: Calibration = "tight",
+        eta: float | None = None,
+        bounds: Bounds = "clip",
+        seed: int | None = None,
+    ) -> None:
+        self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        self.geometry = _geometry(geometry)
+        self.n = positive_int("n", n)
+        self.horizon = positive_int("horizon", horizon, minimum=2)
+        self.eta = ftrl_eta(self.geometry, self.n, self.horizon) if eta is None else positive("eta", eta)  # type: ignore[arg-type]
+        if epsilon is None:
+            self._privacy = Guarantee.none("non-private FTRL (Agarwal & Singh 2017, Alg. 1 without noise)")
+            kind, params = "zero", []
+        else:
+            cal = ftrl_laplace_scale(self.geometry, self.n, self.horizon, epsilon, calibration)  # type: ignore[arg-type]
+            self._privacy = cal.guarantee
+            kind, params = "laplace", [cal.scale]
+        self.noise_scale = params[0] if params else 0.0
+        self._engine = _core.FollowTheLeaderEngine(
+            self.n, self.horizon, self.geometry, kind, params, eta=self.eta, clip=_clip(bounds),
+            seed=seed_or_none("seed", seed),
+        )
+
+    @property
+    def privacy(self) -> Guarantee:
+        """Pure epsilon-DP of the loss sequence (Thm 3.1), or none."""
+        return self._privacy
+
+
+class PrivateFTPL(_FollowTheLeaderBase):
+    """Private Follow-the-Perturbed-Leader (Agarwal & Singh Alg. 3, Thm 3.5).
+
+    The tree's Gaussian noise is both the privacy noise and the FTPL
+    perturbation: x_t = argmin_{x in X} <x, L~_{t-1}> (a linear optimization
+    oracle: the best vertex of the simplex, -L~/||L~|| on the ball,
+    -sign(L~) on the cube), sigma of
+    :func:`dpbandits.privacy.agarwal_singh.ftpl_sigma`.
+
+    ``epsilon``/``delta``: (epsilon, delta)-DP of the loss sequence
+    (delta in (0, 1)); ``epsilon=None``: non-private FTPL (sigma = the
+    regret term). Other parameters as :class:`PrivateFTRL`.
+    """
+
+    def __init__(
+        self,
+        n: int,
+        horizon: int,
+        epsilon: float | None,
+        delta: float | None = None,
+        geometry: Geometry = "simplex",
+        calibration: Calibration = "tight",
+        bounds: Bounds = "clip",
+        seed: int | None = None,
+    ) -> None:
+        self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        self.geometry = _geometry(geometry)
+        self.n = positive_int("n", n)
+        self.horizon = positive_int("horizon", horizon, minimum=2)
+        if epsilon is not None and delta is None:
+            raise ValueError("invalid argument `delta`: private FTPL (Gaussian noise) needs delta in (0, 1)")
+        self.sigma, self._privacy = ftpl_sigma(
+            self.geometry, self.n, self.horizon, epsilon, delta, calibration  # type: ignore[arg-type]
+        )
+        self._engine = _core.FollowTheLeaderEngine(
+            self.n, self.horizon, self.geometry, "gaussian", [self.sigma], eta=None, clip=_clip(bounds),
+            seed=seed_or_none("seed", seed),
+        )
+
+    @property
+    def privacy(self) -> Guarantee:
+        """(epsilon, delta)-DP of the loss sequence (Thm 3.5 / A.1), or none."""
+        return self._privacy
+
+
+class EXP2(LearnerBase):
+    """EXP2 with exploration (Alg. 5) behind the private reduction (Alg. 4)
+    for adversarial multi-armed bandits with losses in [0, 1] (Thm 4.1).
+
+    Each round: ``i = learner.select()`` (i ~ p_t, p_t(i) >= gamma / N),
+    then ``learner.update(loss)`` with the loss of arm i only. The engine
+    adds Lap(1/epsilon) to it before the importance-weighted update.
+    ``epsilon=None``: the non-private EXP2 with Thm 4.1's eta and gamma at
+    lambda = 0. ``n`` >= 2; ``horizon`` >= N log N / 2 (so gamma <= 1).
+    """
+
+    _engine: _core.Exp2Engine
+
+    def __init__(
+        self,
+        n: int,
+        horizon: int,
+        epsilon: float | None,
+        bounds: Bounds = "clip",
+        seed: int | None = None,
+    ) -> None:
+        self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        self.n = positive_int("n", n, minimum=2)
+        self.horizon = positive_int("horizon", horizon)
+        p = exp2_parameters(self.n, self.horizon, epsilon)
+        self.eta, self.gamma, self.noise_scale, self._privacy = p.eta, p.gamma, p.scale, p.guarantee
+        self._engine = _core.Exp2Engine(
+            self.n, self.horizon, p.eta, p.gamma, noise_scale=p.scale if epsilon is not None else None,
+            clip=_clip(bounds), seed=seed_or_none("seed", seed),
+        )
+        self._pending: int | None = None
+
+    def select(self) -> int:
+        """Arm i_t ~ p_t."""
+        self._pending = int(self._engine.select())
+        return self._pending
+
+    def probabilities(self) -> NDArray[np.float64]:
+        """p_t = (1 - gamma) q_t + gamma / N (Alg. 5 line 3)."""
+        return self._engine.probabilities()
+
+    def update(self, loss: float) -> None:
+        """The loss in [0, 1] of the arm just selected."""
+        if self._pending is None:
+            raise StateError("update(loss) needs a preceding select()")
+        self._engine.observe(self._pending, real("loss", loss))
+        self._pending = None
+
+    @property
+    def t(self) -> int:
+        return int(self._engine.t)
+
+    @property
+    def privacy(self) -> Guarantee:
+        """Pure epsilon-DP of the loss sequence (Thm 4.1 / Lemma 4.2), or none."""
+        return self._privacy
+
+    def reseed(self, seed: int | None = None) -> None:
+        """Draws future noise and arms from a new seed."""
+        self._engine.reseed(seed_or_none("seed", seed))
+
+
+class SCRiBLe(LearnerBase):
+    """SCRiBLe (Abernethy, Hazan & Rakhlin 2012) over the unit ball behind
+    the private bandit reduction (Agarwal & Singh Alg. 4, Thm 4.5).
+
+    Each round: ``y = learner.select()`` (a point of the Dikin ellipsoid
+    around the iterate x_t, inside the ball), then ``learner.update(loss)``
+    with loss = <l_t, y>, ||l_t||_2 <= 1 (so |loss| <= ||y||_2: enforced as
+    ``bounds`` says). Laplace(lambda)^N noise Z_t enters as <Z_t, y>.
+    ``epsilon=None``: non-private SCRiBLe with Thm 4.5's eta at lambda = 0.
+    Runs online only (it plays points, not indices).
+    """
+
+    _engine: _core.ScribleEngine
+
+    def __init__(
+        self,
+        n: int,
+        horizon: int,
+        epsilon: float | None,
+        calibration: Calibration = "tight",
+        bounds: Bounds = "clip",
+        seed: int | None = None,
+    ) -> None:
+        self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        self.n = positive_int("n", n)
+        self.horizon = positive_int("horizon", horizon, minimum=2)
+        p = scrible_parameters(self.n, self.horizon, epsilon, calibration)
+        self.eta, self.noise_scale, self._privacy = p.eta, p.scale, p.guarantee
+        self._engine = _core.ScribleEngine(
+            self.n, self.horizon, p.eta, noise_scale=p.scale if epsilon is not None else None,
+            clip=_clip(bounds), seed=seed_or_none("seed", seed),
+        )
+
+    def select(self) -> NDArray[np.float64]:
+        """The point y_t to play."""
+        return self._engine.select()
+
+    def iterate(self) -> NDArray[np.float64]:
+        """The iterate x_t (strictly inside the ball)."""
+        return self._engine.iterate()
+
+    def update(self, loss: float) -> None:
+        """The loss <l_t, y_t> of the point just selected."""
+        self._engine.observe(real("loss", loss))
+
+    @property
+    def t(self) -> int:
+        return int(self._engine.t)
+
+    @property
+    def privacy(self) -> Guarantee:
+        """Pure epsilon-DP of the loss sequence (Thm 4.5 / Lemma 4.2), or none."""
+        return self._privacy
+
+    def reseed(self, seed: int | None = None) -> None:
+        """Draws future noise and exploration from a new seed."""
+        self._engine.reseed(seed_or_none("seed", seed))

@@ -1,0 +1,296 @@
+//! Private SCRiBLe over the Euclidean ball (Agarwal & Singh 2017, Alg. 4
+//! with A = SCRiBLe of Abernethy, Hazan & Rakhlin 2012; Thm 4.5).
+//!
+//! Barrier R(x) = -log(1 - ||x||^2) (self-concordance nu = 1). With
+//! s = 1 - ||x||^2 its Hessian is 2 I / s + 4 x x^T / s^2: eigenvalue
+//! 2 (1 + ||x||^2) / s^2 along x and 2 / s on x's orthogonal complement.
+//! Round t: pick an eigenvector e_i (i uniform) and a sign e = +-1, play
+//! y_t = x_t + e lambda_i^{-1/2} e_i (a point of the Dikin ellipsoid, inside
+//! the ball), observe the scalar loss <l_t, y_t>, forward
+//! <l_t, y_t> + <Z_t, y_t> with Z_t ~ Lap^N(lambda) (Alg. 4 line 5), and
+//! estimate l~_t = N (forwarded) e lambda_i^{1/2} e_i. The iterate is
+//! x_{t+1} = argmin eta <sum_s l~_s, x> + R(x), in closed form
+//! x = -r L / ||L|| with r = a / (1 + sqrt(1 + a^2)), a = eta ||L||: always
+//! strictly inside the ball.
+//!
+//! The observed loss is <l_t, y_t> with ||l_t||_2 <= 1, so |loss| <= ||y_t||_2;
+//! that is what the privacy proof bounds (Lemma 4.2), and it is enforced
+//! (clip or error) before the noise is added.
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+use super::Learner;
+use crate::env::{DecisionSet, Feedback};
+use crate::error::{check_finite, check_positive, Error, Result};
+use crate::noise::NoiseSpec;
+use crate::rng::{SeedSequence, StreamRng};
+
+/// Plain-number configuration of [`Scrible`].
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScribleConfig {
+    /// Dimension N.
+    pub n: usize,
+    pub horizon: u64,
+    /// Step size eta (Thm 4.5).
+    pub eta: f64,
+    /// Per-coordinate law of Z_t (Laplace(lambda), or zero: non-private).
+    pub noise: NoiseSpec,
+    /// Out-of-range losses are clipped (true) or refused.
+    pub clip: bool,
+}
+
+/// The play of the current round, pending its loss.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Pending {
+    /// Unit eigenvector e_i of the Hessian at x_t.
+    direction: Vec<f64>,
+    sign: f64,
+    /// lambda_i, the eigenvalue of e_i.
+    eigenvalue: f64,
+}
+
+/// SCRiBLe over the unit ball inside the private reduction.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Scrible {
+    config: ScribleConfig,
+    /// Sum of the estimated (noisy) losses l~_s.
+    cumulative: Vec<f64>,
+    x: Vec<f64>,
+    y: Vec<f64>,
+    pending: Option<Pending>,
+    t: u64,
+    sampling: StreamRng,
+    noise: StreamRng,
+    z: Vec<f64>,
+}
+
+const STATE_VERSION: u8 = 1;
+
+impl Scrible {
+    /// A fresh engine at x_1 = argmin R = 0: exploration from `seeds`'
+    /// `"sampling"` stream, reduction noise from `"reduction_noise"`.
+    pub fn new(config: ScribleConfig, seeds: &SeedSequence) -> Result<Self> {
+        if config.n < 1 {
+            return Err(Error::invalid("n", "must be >= 1"));
+        }
+        if config.horizon < 1 {
+            return Err(Error::invalid("horizon", "must be >= 1"));
+        }
+        check_positive("eta", config.eta)?;
+        if !matches!(config.noise, NoiseSpec::Zero | NoiseSpec::Laplace { .. }) {
+            return Err(Error::invalid("noise", "must be zero or Laplace (Alg. 4 with Lap^N(lambda))"));
+        }
+        config.noise.validate(&[config.n])?;
+        let n = config.n;
+        Ok(Scrible {
+            config,
+            cumulative: vec![0.0; n],
+            x: vec![0.0; n],
+            y: vec![0.0; n],
+            pending: None,
+            t: 0,
+            sampling: seeds.stream("sampling"),
+            noise: seeds.stream("reduction_noise"),
+            z: vec![0.0; n],
+        })
+    }
+
+    pub fn config(&self) -> &ScribleConfig {
+        &self.config
+    }
+
+    pub fn t(&self) -> u64 {
+        self.t
+    }
+
+    /// The iterate x_t (strictly inside the ball).
+    pub fn iterate(&self) -> &[f64] {
+        &self.x
+    }
+
+    /// Chooses the round's point y_t (calling it again before `observe`
+    /// returns the same point).
+    pub fn select(&mut self) -> &[f64] {
+        if self.pending.is_none() {
+            let n = self.config.n;
+            let i = self.sampling.random_range(0..n);
+            let sign = if self.sampling.random::<bool>() { 1.0 } else { -1.0 };
+            let r2: f64 = self.x.iter().map(|v| v * v).sum();
+            let r = r2.sqrt();
+            let s = 1.0 - r2;
+            let mut direction = vec![0.0; n];
+            let eigenvalue;
+            if r == 0.0 {
+                direction[i] = 1.0;
+                eigenvalue = 2.0;
+            } else {
+                // Householder reflection H = I - 2 v v^T / (v^T v), v = e_0 - u,
+                // maps e_0 to u = x / ||x||; its columns are an orthonormal
+                // eigenbasis: column 0 radial, the others tangent.
+                let u: Vec<f64> = self.x.iter().map(|v| v / r).collect();
+                let mut v: Vec<f64> = u.iter().map(|ui| -ui).collect();
+                v[0] += 1.0;
+                let vv: f64 = v.iter().map(|a| a * a).sum();
+                for (k, d) in direction.iter_mut().enumerate() {
+                    let e = if k == i { 1.0 } else { 0.0 };
+                    *d = if vv > 1e-24 { e - 2.0 * v[k] * v[i] / vv } else { e };
+                }
+                eigenvalue = if i == 0 { 2.0 * (1.0 + r2) / (s * s) } else { 2.0 / s };
+            }
+            let step = sign / eigenvalue.sqrt();
+            for ((yk, xk), dk) in self.y.iter_mut().zip(&self.x).zip(&direction) {
+                *yk = xk + step * dk;
+            }
+            self.pending = Some(Pending { direction, sign, eigenvalue });
+        }
+        &self.y
+    }
+
+    /// Records the loss <l_t, y_t> of the point returned by `select`.
+    pub fn observe(&mut self, loss: f64) -> Result<()> {
+        check_finite("loss", &[loss])?;
+        if self.t >= self.config.horizon {
+            return Err(Error::State(format!(
+                "the horizon of {} rounds is used up; the noise was calibrated for it",
+                self.config.horizon
+            )));
+        }
+        let Some(p) = self.pending.take() else {
+            return Err(Error::State("observe() needs a preceding select()".into()));
+        };
+        let bound = self.y.iter().map(|v| v * v).sum::<f64>().sqrt();
+        let loss = if loss.abs() <= bound * (1.0 + 1e-12) {
+            loss
+        } else if self.config.clip {
+            loss.clamp(-bound, bound)
+        } else {
+            self.pending = Some(p);
+            return Err(Error::invalid(
+                "loss",
+                format!("must be <l, y> with ||l||_2 <= 1, so |loss| <= ||y||_2 = {bound}; got {loss}"),
+            ));
+        };
+        self.config.noise.sample_into(&mut self.noise, 0, &mut self.z);
+        let forwarded = loss + self.z.iter().zip(&self.y).map(|(a, b)| a * b).sum::<f64>();
+        let n = self.config.n as f64;
+        let coef = n * forwarded * p.sign * p.eigenvalue.sqrt();
+        for (c, d) in self.cumulative.iter_mut().zip(&p.direction) {
+            *c += coef * d;
+        }
+        let norm = self.cumulative.iter().map(|v| v * v).sum::<f64>().sqrt();
+        let a = self.config.eta * norm;
+        let radius = a / (1.0 + (1.0 + a * a).sqrt());
+        for (xk, c) in self.x.iter_mut().zip(&self.cumulative) {
+            *xk = if norm > 0.0 { -radius * c / norm } else { 0.0 };
+        }
+        self.t += 1;
+        Ok(())
+    }
+
+    /// Draws future noise and exploration from a new root (`fork`).
+    pub fn reseed(&mut self, seeds: &SeedSequence) {
+        self.sampling = seeds.stream("sampling");
+        self.noise = seeds.stream("reduction_noise");
+    }
+
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = vec![STATE_VERSION];
+        out.extend(postcard::to_stdvec(self).expect("plain data"));
+        out
+    }
+
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        match bytes.split_first() {
+            Some((&STATE_VERSION, body)) => {
+                let e: Scrible = postcard::from_bytes(body).map_err(|e| Error::Decode(e.to_string()))?;
+                let n = e.config.n;
+                if e.cumulative.len() != n || e.x.len() != n || e.y.len() != n || e.z.len() != n {
+                    return Err(Error::Decode("inconsistent SCRiBLe state".into()));
+                }
+                Ok(e)
+            }
+            _ => Err(Error::Decode("unknown SCRiBLe state version".into())),
+        }
+    }
+}
+
+impl Learner for Scrible {
+    /// SCRiBLe plays points, not indices: it runs online only.
+    fn select(&mut self, _set: &DecisionSet) -> Result<usize> {
+        Err(Error::State("SCRiBLe plays points of the ball, not indices: use it online".into()))
+    }
+
+    fn update(&mut self, _set: &DecisionSet, _index: usize, feedback: Feedback<'_>) -> Result<()> {
+        match feedback {
+            Feedback::Reward(y) => self.observe(-y),
+            Feedback::Losses(_) => Err(Error::State("SCRiBLe is a bandit learner".into())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iterates_stay_strictly_inside_and_plays_inside_the_ball() {
+        let config =
+            ScribleConfig { n: 3, horizon: 5000, eta: 0.05, noise: NoiseSpec::Laplace { scale: 3.0 }, clip: true };
+        let mut e = Scrible::new(config, &SeedSequence::from_seed(1)).unwrap();
+        let theta = [0.6, -0.8, 0.0];
+        for _ in 0..5000 {
+            let y = e.select().to_vec();
+            assert!(y.iter().map(|v| v * v).sum::<f64>() <= 1.0 + 1e-9);
+            let loss: f64 = y.iter().zip(&theta).map(|(a, b)| a * b).sum();
+            e.observe(loss).unwrap();
+            assert!(e.iterate().iter().map(|v| v * v).sum::<f64>() < 1.0);
+        }
+    }
+
+    #[test]
+    fn without_noise_the_iterate_moves_to_the_minimizer() {
+        let config = ScribleConfig { n: 3, horizon: 20_000, eta: 0.01, noise: NoiseSpec::Zero, clip: true };
+        let mut e = Scrible::new(config, &SeedSequence::from_seed(1)).unwrap();
+        let theta = [0.6, -0.8, 0.0];
+        for _ in 0..20_000 {
+            let loss: f64 = e.select().iter().zip(&theta).map(|(a, b)| a * b).sum();
+            e.observe(loss).unwrap();
+        }
+        // The loss <theta, x> is minimized over the ball at -theta.
+        let dot: f64 = e.iterate().iter().zip(&theta).map(|(a, b)| a * b).sum();
+        assert!(dot < -0.5, "{dot}");
+    }
+
+    #[test]
+    fn hessian_directions_are_orthonormal_eigenvectors() {
+        let config = ScribleConfig { n: 4, horizon: 10, eta: 1.0, noise: NoiseSpec::Zero, clip: true };
+        let mut e = Scrible::new(config, &SeedSequence::from_seed(2)).unwrap();
+        e.x = vec![0.3, -0.2, 0.5, 0.1];
+        let r2: f64 = e.x.iter().map(|v| v * v).sum();
+        let s = 1.0 - r2;
+        for _ in 0..40 {
+            e.pending = None;
+            e.select();
+            let p = e.pending.clone().unwrap();
+            assert!((p.direction.iter().map(|v| v * v).sum::<f64>() - 1.0).abs() < 1e-12);
+            // H d = lambda d with H = 2 I / s + 4 x x^T / s^2.
+            let xd: f64 = e.x.iter().zip(&p.direction).map(|(a, b)| a * b).sum();
+            for (k, dk) in p.direction.iter().enumerate() {
+                let hd = 2.0 * dk / s + 4.0 * e.x[k] * xd / (s * s);
+                assert!((hd - p.eigenvalue * dk).abs() < 1e-9);
+            }
+        }
+    }
+
+    #[test]
+    fn bad_inputs_are_refused() {
+        let config = ScribleConfig { n: 2, horizon: 2, eta: 1.0, noise: NoiseSpec::Zero, clip: false };
+        let mut e = Scrible::new(config, &SeedSequence::from_seed(0)).unwrap();
+        assert!(e.observe(0.1).is_err());
+        e.select();
+        assert!(e.observe(5.0).is_err());
+        assert!(e.observe(0.0).is_ok());
+        assert!(Scrible::new(ScribleConfig { eta: -1.0, ..config }, &SeedSequence::from_seed(0)).is_err());
+    }
+}

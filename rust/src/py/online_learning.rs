@@ -1,0 +1,390 @@
+//! Bindings for the online-learning engines of Agarwal & Singh 2017 and
+//! their loss-sequence environments.
+
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArrayDyn};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyTuple};
+
+use super::arrays::{expect_shape, row_major};
+use super::errors::IntoPy;
+use super::mechanisms::{noise_spec, seeds};
+use super::sim::{PyEnvironmentFactory, PyLearnerFactory};
+use crate::env::{DecisionSet, Environment, LossEnv, LossEnvConfig, LossSequence};
+use crate::error::Error;
+use crate::noise::NoiseSpec;
+use crate::policy::{
+    Exp2, Exp2Config, FollowTheLeader, FollowTheLeaderConfig, Geometry, LeaderRule, Scrible, ScribleConfig,
+};
+
+fn geometry(name: &str) -> PyResult<Geometry> {
+    match name {
+        "simplex" => Ok(Geometry::Simplex),
+        "ball" => Ok(Geometry::Ball),
+        "cube" => Ok(Geometry::Cube),
+        _ => Err(Error::invalid("geometry", format!("must be 'simplex', 'ball' or 'cube', got {name:?}"))).py_err(),
+    }
+}
+
+fn laplace_or_zero(scale: Option<f64>) -> NoiseSpec {
+    scale.map_or(NoiseSpec::Zero, |scale| NoiseSpec::Laplace { scale })
+}
+
+fn vector(name: &str, values: &PyReadonlyArrayDyn<'_, f64>, n: usize) -> PyResult<Vec<f64>> {
+    let (shape, data) = row_major(values);
+    expect_shape(name, &shape, &[n])?;
+    Ok(data)
+}
+
+fn reduce<'py>(py: Python<'py>, restore: &str, state: Vec<u8>) -> PyResult<Bound<'py, PyTuple>> {
+    let f = py.import("dpbandits._core")?.getattr(restore)?;
+    (f, (PyBytes::new(py, &state),)).into_pyobject(py)
+}
+
+/// Private FTRL / FTPL engine (Agarwal & Singh Alg. 1 / Alg. 3).
+#[pyclass(module = "dpbandits._core", name = "FollowTheLeaderEngine")]
+pub struct PyFollowTheLeader {
+    inner: FollowTheLeader,
+}
+
+#[pymethods]
+impl PyFollowTheLeader {
+    #[new]
+    #[pyo3(signature = (n, horizon, geometry, noise_kind, noise_params, *, eta=None, clip=true, seed=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        n: usize,
+        horizon: u64,
+        geometry: &str,
+        noise_kind: &str,
+        noise_params: Vec<f64>,
+        eta: Option<f64>,
+        clip: bool,
+        seed: Option<u64>,
+    ) -> PyResult<Self> {
+        let rule = eta.map_or(LeaderRule::Perturbed, |eta| LeaderRule::Regularized { eta });
+        let config = FollowTheLeaderConfig {
+            n,
+            horizon,
+            geometry: self::geometry(geometry)?,
+            rule,
+            noise: noise_spec(noise_kind, &noise_params)?,
+            clip,
+        };
+        Ok(PyFollowTheLeader { inner: FollowTheLeader::new(config, &seeds(seed)?).py_err()? })
+    }
+
+    /// An index drawn from the decision x_t (simplex only).
+    fn select(&mut self) -> PyResult<usize> {
+        self.inner.sample_index().py_err()
+    }
+
+    /// The decision x_t for the coming round.
+    fn decision<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        self.inner.decision().to_vec().into_pyarray(py)
+    }
+
+    /// The release L~_{t} the decision is computed from.
+    fn released<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        self.inner.released().to_vec().into_pyarray(py)
+    }
+
+    /// Records the round's loss vector.
+    fn observe(&mut self, losses: PyReadonlyArrayDyn<'_, f64>) -> PyResult<()> {
+        let l = vector("losses", &losses, self.inner.config().n)?;
+        self.inner.observe(&l).py_err()
+    }
+
+    #[getter]
+    fn t(&self) -> u64 {
+        self.inner.t()
+    }
+
+    #[getter]
+    fn noise_terms(&self) -> u32 {
+        self.inner.noise_terms()
+    }
+
+    #[getter]
+    fn horizon(&self) -> u64 {
+        self.inner.config().horizon
+    }
+
+    /// The configuration, for the simulation loop (simplex only: ball and
+    /// cube decisions are points, not indices).
+    fn _factory(&self) -> PyResult<PyLearnerFactory> {
+        if self.inner.config().geometry != Geometry::Simplex {
+            return Err(Error::invalid(
+                "learner",
+                "ball and cube learners play points, not indices: run them online (select/update)",
+            ))
+            .py_err();
+        }
+        Ok(PyLearnerFactory::new(*self.inner.config()))
+    }
+
+    #[pyo3(signature = (seed=None))]
+    fn reseed(&mut self, seed: Option<u64>) -> PyResult<()> {
+        self.inner.reseed(&seeds(seed)?);
+        Ok(())
+    }
+
+    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.inner.to_bytes())
+    }
+
+    #[staticmethod]
+    fn from_bytes(state: &[u8]) -> PyResult<Self> {
+        Ok(PyFollowTheLeader { inner: FollowTheLeader::from_bytes(state).py_err()? })
+    }
+
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        reduce(py, "_restore_follow_the_leader", self.inner.to_bytes())
+    }
+}
+
+#[pyfunction]
+fn _restore_follow_the_leader(state: &[u8]) -> PyResult<PyFollowTheLeader> {
+    PyFollowTheLeader::from_bytes(state)
+}
+
+/// EXP2 with exploration behind the private bandit reduction (Alg. 4, Alg. 5).
+#[pyclass(module = "dpbandits._core", name = "Exp2Engine")]
+pub struct PyExp2 {
+    inner: Exp2,
+}
+
+#[pymethods]
+impl PyExp2 {
+    #[new]
+    #[pyo3(signature = (n, horizon, eta, gamma, *, noise_scale=None, clip=true, seed=None))]
+    fn new(
+        n: usize,
+        horizon: u64,
+        eta: f64,
+        gamma: f64,
+        noise_scale: Option<f64>,
+        clip: bool,
+        seed: Option<u64>,
+    ) -> PyResult<Self> {
+        let config = Exp2Config { n, horizon, eta, gamma, noise: laplace_or_zero(noise_scale), clip };
+        Ok(PyExp2 { inner: Exp2::new(config, &seeds(seed)?).py_err()? })
+    }
+
+    /// Draws i_t ~ p_t.
+    fn select(&mut self) -> usize {
+        self.inner.sample_index()
+    }
+
+    /// p_t = (1 - gamma) q_t + gamma / N.
+    fn probabilities<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        self.inner.probabilities().to_vec().into_pyarray(py)
+    }
+
+    /// Records the loss of arm `index`.
+    fn observe(&mut self, index: usize, loss: f64) -> PyResult<()> {
+        self.inner.observe(index, loss).py_err()
+    }
+
+    #[getter]
+    fn t(&self) -> u64 {
+        self.inner.t()
+    }
+
+    #[getter]
+    fn horizon(&self) -> u64 {
+        self.inner.config().horizon
+    }
+
+    fn _factory(&self) -> PyLearnerFactory {
+        PyLearnerFactory::new(*self.inner.config())
+    }
+
+    #[pyo3(signature = (seed=None))]
+    fn reseed(&mut self, seed: Option<u64>) -> PyResult<()> {
+        self.inner.reseed(&seeds(seed)?);
+        Ok(())
+    }
+
+    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.inner.to_bytes())
+    }
+
+    #[staticmethod]
+    fn from_bytes(state: &[u8]) -> PyResult<Self> {
+        Ok(PyExp2 { inner: Exp2::from_bytes(state).py_err()? })
+    }
+
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        reduce(py, "_restore_exp2", self.inner.to_bytes())
+    }
+}
+
+#[pyfunction]
+fn _restore_exp2(state: &[u8]) -> PyResult<PyExp2> {
+    PyExp2::from_bytes(state)
+}
+
+/// SCRiBLe over the unit ball behind the private bandit reduction (Thm 4.5).
+#[pyclass(module = "dpbandits._core", name = "ScribleEngine")]
+pub struct PyScrible {
+    inner: Scrible,
+}
+
+#[pymethods]
+impl PyScrible {
+    #[new]
+    #[pyo3(signature = (n, horizon, eta, *, noise_scale=None, clip=true, seed=None))]
+    fn new(
+        n: usize,
+        horizon: u64,
+        eta: f64,
+        noise_scale: Option<f64>,
+        clip: bool,
+        seed: Option<u64>,
+    ) -> PyResult<Self> {
+        let config = ScribleConfig { n, horizon, eta, noise: laplace_or_zero(noise_scale), clip };
+        Ok(PyScrible { inner: Scrible::new(config, &seeds(seed)?).py_err()? })
+    }
+
+    /// The point y_t to play this round.
+    fn select<'py>(&mut self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        self.inner.select().to_vec().into_pyarray(py)
+    }
+
+    /// The iterate x_t.
+    fn iterate<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        self.inner.iterate().to_vec().into_pyarray(py)
+    }
+
+    /// Records the loss <l_t, y_t> of the selected point.
+    fn observe(&mut self, loss: f64) -> PyResult<()> {
+        self.inner.observe(loss).py_err()
+    }
+
+    #[getter]
+    fn t(&self) -> u64 {
+        self.inner.t()
+    }
+
+    #[getter]
+    fn horizon(&self) -> u64 {
+        self.inner.config().horizon
+    }
+
+    /// SCRiBLe plays points of the ball: it has no simulation factory.
+    #[allow(clippy::unused_self)]
+    fn _factory(&self) -> PyResult<PyLearnerFactory> {
+        Err(Error::invalid("learner", "SCRiBLe plays points of the ball, not indices: run it online (select/update)"))
+            .py_err()
+    }
+
+    #[pyo3(signature = (seed=None))]
+    fn reseed(&mut self, seed: Option<u64>) -> PyResult<()> {
+        self.inner.reseed(&seeds(seed)?);
+        Ok(())
+    }
+
+    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.inner.to_bytes())
+    }
+
+    #[staticmethod]
+    fn from_bytes(state: &[u8]) -> PyResult<Self> {
+        Ok(PyScrible { inner: Scrible::from_bytes(state).py_err()? })
+    }
+
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        reduce(py, "_restore_scrible", self.inner.to_bytes())
+    }
+}
+
+#[pyfunction]
+fn _restore_scrible(state: &[u8]) -> PyResult<PyScrible> {
+    PyScrible::from_bytes(state)
+}
+
+/// A loss-sequence environment, round by round from Python.
+#[pyclass(module = "dpbandits._core", name = "LossEnvEngine")]
+pub struct PyLossEnv {
+    config: LossEnvConfig,
+    env: LossEnv,
+    set: DecisionSet,
+}
+
+impl PyLossEnv {
+    fn build(sequence: LossSequence, seed: Option<u64>) -> PyResult<Self> {
+        let env = LossEnv::new(sequence.clone(), &seeds(seed)?).py_err()?;
+        Ok(PyLossEnv { config: LossEnvConfig { sequence }, env, set: DecisionSet::default() })
+    }
+}
+
+#[pymethods]
+impl PyLossEnv {
+    /// Bernoulli(means[i]) losses.
+    #[staticmethod]
+    #[pyo3(signature = (means, seed=None))]
+    fn stochastic(means: Vec<f64>, seed: Option<u64>) -> PyResult<Self> {
+        Self::build(LossSequence::Stochastic { means }, seed)
+    }
+
+    /// The switching-best-expert sequence.
+    #[staticmethod]
+    #[pyo3(signature = (n, first_phase, seed=None))]
+    fn switching_best(n: usize, first_phase: u64, seed: Option<u64>) -> PyResult<Self> {
+        Self::build(LossSequence::SwitchingBest { n, first_phase }, seed)
+    }
+
+    /// User-supplied (rounds, n) losses.
+    #[staticmethod]
+    #[pyo3(signature = (losses, seed=None))]
+    fn from_array(losses: PyReadonlyArrayDyn<'_, f64>, seed: Option<u64>) -> PyResult<Self> {
+        let (shape, data) = row_major(&losses);
+        let [_, n] = shape[..] else {
+            return Err(Error::invalid("losses", format!("expected a 2-d (rounds, n) array, got shape {shape:?}")))
+                .py_err();
+        };
+        Self::build(LossSequence::Array { n, losses: data }, seed)
+    }
+
+    /// Generates the next round and returns its loss vector.
+    fn next_round<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let t = self.env.t() + 1;
+        self.env.next_round(t, &mut self.set).py_err()?;
+        Ok(self.env.losses().unwrap_or_default().to_vec().into_pyarray(py))
+    }
+
+    /// Regret contribution of playing `index` this round (see rust/src/env/losses.rs).
+    fn regret(&self, index: usize) -> PyResult<f64> {
+        self.env.regret(index).ok_or_else(|| Error::invalid("index", "out of range")).py_err()
+    }
+
+    /// The cumulative loss vector L_t.
+    fn cumulative<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        self.env.cumulative().to_vec().into_pyarray(py)
+    }
+
+    #[getter]
+    fn t(&self) -> u64 {
+        self.env.t()
+    }
+
+    #[getter]
+    fn n(&self) -> usize {
+        self.env.num_actions()
+    }
+
+    fn _factory(&self) -> PyEnvironmentFactory {
+        PyEnvironmentFactory::new(self.config.clone())
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyFollowTheLeader>()?;
+    m.add_class::<PyExp2>()?;
+    m.add_class::<PyScrible>()?;
+    m.add_class::<PyLossEnv>()?;
+    m.add_function(wrap_pyfunction!(_restore_follow_the_leader, m)?)?;
+    m.add_function(wrap_pyfunction!(_restore_exp2, m)?)?;
+    m.add_function(wrap_pyfunction!(_restore_scrible, m)?)?;
+    Ok(())
+}
