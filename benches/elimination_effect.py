@@ -70,7 +70,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--horizon", type=int, default=1_000_000)
     parser.add_argument("--seeds", type=int, default=4)
-    parser.add_argument("--calibration", choices=("declared", "paper"), default="declared")
+    parser.add_argument("--calibration", choices=("tight", "paper"), default="tight")
     parser.add_argument("--fig2b", action="store_true")
     args = parser.parse_args()
     fig2a(args.horizon, args.seeds, args.calibration)

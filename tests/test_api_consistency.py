@@ -149,3 +149,45 @@ def test_tight_calibration_reports_the_node_figure_it_meets() -> None:
     # One node is a Gaussian mechanism meeting (node_epsilon, node_delta) exactly.
     assert privacy.gaussian_delta(mu_node, tight.node_epsilon) == pytest.approx(0.05, rel=1e-6)
     assert tight.node_epsilon != pytest.approx(paper.node_epsilon, rel=0.01)
+
+
+def _private_learners() -> dict[str, object]:
+    """Every private learner of the catalog built with only its required
+    arguments, epsilon = 1 and (where it takes one) delta = 0.1."""
+    T = 10_000
+    return {
+        "JointDPLinUCB": lambda **k: dp.JointDPLinUCB(3, T, 1.0, 0.1, **k),
+        "PrivateUCB": lambda **k: dp.PrivateUCB(10, T, 1.0, **k),
+        "PrivateThompsonSampling": lambda **k: dp.PrivateThompsonSampling(10, T, 1.0, **k),
+        "PrivateContextualUCB": lambda **k: dp.PrivateContextualUCB(3, T, 1.0, **k),
+        "PrivateContextualThompsonSampling": lambda **k: dp.PrivateContextualThompsonSampling(3, T, 1.0, **k),
+        "EliminationLinearBandit": lambda **k: dp.EliminationLinearBandit(
+            np.eye(3), T, privacy="central", epsilon=1.0, **k),
+        "PrivateFTRL": lambda **k: dp.PrivateFTRL(10, T, 1.0, **k),
+        "PrivateFTPL": lambda **k: dp.PrivateFTPL(10, T, 1.0, delta=0.1, **k),
+        "SCRiBLe": lambda **k: dp.SCRiBLe(3, T, 1.0, **k),
+        "EXP2": lambda **k: dp.EXP2(10, T, 1.0, **k),
+    }
+
+
+@pytest.mark.parametrize("name", list(_private_learners()))
+def test_the_default_calibration_meets_the_requested_guarantee(name: str) -> None:
+    # The one rule behind every learner's default: the default calibration
+    # meets the (epsilon, delta) asked for. It is "paper" where the published
+    # formula does, and "tight" (the least noise that does) where the
+    # published formula falls short of its own claim.
+    make = _private_learners()[name]
+    g = make().privacy
+    assert g.is_private
+    assert g.epsilon <= 1.0 * (1 + 1e-12) and g.delta <= 0.1
+    assert g.calibration in ("paper", "tight")
+    params = inspect.signature(type(make())).parameters
+    if "calibration" in params:
+        assert params["calibration"].default in ("paper", "tight")
+        for calibration in ("paper", "tight"):
+            if name == "JointDPLinUCB" or calibration == "tight":
+                assert make(calibration=calibration).privacy.calibration == calibration
+            # The paper variant reports what it truly meets, never less.
+            assert make(calibration=calibration).privacy.epsilon >= 1.0 * (1 - 1e-12)
+        if params["calibration"].default == "paper":
+            assert make(calibration="paper").privacy.epsilon <= 1.0 * (1 + 1e-12)

@@ -88,7 +88,7 @@ def test_batch_eps0_inverts_the_amplification_bound(method: str) -> None:
 
 
 def test_guarantees_report_the_true_epsilon() -> None:
-    g = elimination_guarantee("central", 1.0, None, (-1.0, 1.0), "declared")
+    g = elimination_guarantee("central", 1.0, None, (-1.0, 1.0), "tight")
     assert (g.model, g.epsilon, g.delta) == ("central", 1.0, 0.0)
     # Paper calibration assumes sensitivity 1 where it is 2: the noise meets 2 eps only.
     g = elimination_guarantee("central", 1.0, None, (-1.0, 1.0), "paper")
@@ -97,11 +97,11 @@ def test_guarantees_report_the_true_epsilon() -> None:
     assert (g.model, g.epsilon) == ("local", 0.5)
     s = batch_schedule(10_000)
     e0 = shuffle_batch_epsilons(1.0, 1e-6, s)
-    g = elimination_guarantee("shuffle", 1.0, 1e-6, (-1.0, 1.0), "declared", s, e0)
+    g = elimination_guarantee("shuffle", 1.0, 1e-6, (-1.0, 1.0), "tight", s, e0)
     assert (g.model, g.epsilon, g.delta) == ("shuffle", 1.0, 1e-6)
     g2 = elimination_guarantee("shuffle", 1.0, 1e-6, (-1.0, 1.0), "paper", s, e0)
     assert g2.epsilon > 1.0
-    assert not elimination_guarantee("none", None, None, (-1.0, 1.0), "declared").is_private
+    assert not elimination_guarantee("none", None, None, (-1.0, 1.0), "tight").is_private
 
 
 def test_bad_arguments_are_named() -> None:
@@ -110,6 +110,6 @@ def test_bad_arguments_are_named() -> None:
     with pytest.raises(ValueError, match="reward_range"):
         reward_sensitivity((1.0, -1.0))
     with pytest.raises(ValueError, match="calibration"):
-        reward_sensitivity((-1.0, 1.0), "tight")  # type: ignore[arg-type]
+        reward_sensitivity((-1.0, 1.0), "declared")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="epsilon"):
         central_laplace_scale(0.0, 1.0)

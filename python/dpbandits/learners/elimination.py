@@ -82,8 +82,12 @@ class EliminationLinearBandit(LearnerBase):
         Rewards outside are clipped (``bounds="clip"``) or refused
         (``bounds="error"``) before they reach any sum.
     calibration:
-        ``"declared"`` (default): sensitivity s = r_max - r_min (one
-        replaced reward moves a per-action sum by that much).
+        ``"tight"`` (default): sensitivity s = r_max - r_min (one
+        replaced reward moves a per-action sum by that much): the least
+        Laplace noise that meets the requested epsilon exactly (the
+        package's name for a calibration that meets the guarantee with the
+        least noise; the default of every learner whose published formula
+        falls short of its own claim).
         ``"paper"``: s = 1, as in the paper's proof (Sec. VII-A, Eq. (12));
         under-noised when r_max - r_min > 1, kept for reproduction only.
         ``privacy`` then reports the weaker guarantee actually met.
@@ -114,7 +118,7 @@ class EliminationLinearBandit(LearnerBase):
         *,
         d: int | None = None,
         reward_range: tuple[float, float] = (-1.0, 1.0),
-        calibration: Literal["declared", "paper"] = "declared",
+        calibration: Literal["tight", "paper"] = "tight",
         exploration: Literal["core_set", "uniform"] = "core_set",
         shuffle_method: Literal["closed-form", "numerical"] = "closed-form",
         confidence: Literal["paper"] = "paper",

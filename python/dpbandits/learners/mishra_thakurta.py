@@ -49,7 +49,7 @@ class _MishraThakurtaContextual(OnlineLearner):
         L: float = 1.0,
         B: float = 1.0,
         bounds: Literal["clip", "error"] = "clip",
-        calibration: Literal["paper", "tight"] = "paper",
+        calibration: Literal["paper", "tight"] = "tight",
         seed: int | None = None,
     ) -> None:
         self._args = {
@@ -124,7 +124,11 @@ class PrivateContextualUCB(_MishraThakurtaContextual):
     |y| <= ``B`` (clipped with ``bounds="clip"``, refused with ``"error"``);
     node scales from :func:`dpbandits.privacy.mishra_thakurta.contextual_node_scales`.
     ``d`` >= 1, ``horizon`` >= 2, ``epsilon`` > 0, ``alpha`` >= 0
-    (App. D.2: smaller alpha, more exploitation).
+    (App. D.2: smaller alpha, more exploitation). ``calibration="tight"``
+    (default: node scales from the exact node count, so the reported epsilon
+    is the requested one) or ``"paper"`` (the appendix's log2 T count, for
+    reproduction; it meets only epsilon tree_levels(T) / log2 T, which
+    ``privacy`` reports).
     """
 
     _rule = "ucb"

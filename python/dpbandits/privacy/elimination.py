@@ -10,7 +10,7 @@ Sensitivity. Neighbouring reward sequences differ in one reward (Sec. II).
 With rewards declared in [r_min, r_max], one reward, and therefore one
 per-action sum of a batch, changes by up to r_max - r_min. The paper's
 proof (Sec. VII-A, Eq. (12)) bounds this change by 1 for rewards in
-[-1, 1], where it is in fact 2. ``calibration="declared"`` (default) uses
+[-1, 1], where it is in fact 2. ``calibration="tight"`` (default) uses
 r_max - r_min; ``calibration="paper"`` uses 1, the published noise, for
 reproduction only: it is under-noised whenever r_max - r_min > 1 (by a
 factor 2 for [-1, 1]), and the guarantees reported by
@@ -44,7 +44,7 @@ __all__ = [
     "shuffle_batch_epsilons",
 ]
 
-Calibration = Literal["declared", "paper"]
+Calibration = Literal["tight", "paper"]
 Model = Literal["none", "central", "local", "shuffle"]
 
 
@@ -82,18 +82,18 @@ def batch_schedule(horizon: int) -> BatchSchedule:
     return BatchSchedule(t, q, tuple(q**i for i in range(1, m + 1)))
 
 
-def reward_sensitivity(reward_range: tuple[float, float], calibration: Calibration = "declared") -> float:
+def reward_sensitivity(reward_range: tuple[float, float], calibration: Calibration = "tight") -> float:
     """Change of one per-action reward sum when one reward is replaced.
 
-    ``"declared"``: r_max - r_min. ``"paper"``: 1 (Sec. VII-A, Eq. (12);
+    ``"tight"``: r_max - r_min. ``"paper"``: 1 (Sec. VII-A, Eq. (12);
     under-noised when r_max - r_min > 1).
     """
     lo, hi = _range(reward_range)
-    if calibration == "declared":
+    if calibration == "tight":
         return hi - lo
     if calibration == "paper":
         return 1.0
-    raise ValueError(f"invalid argument `calibration`: must be 'declared' or 'paper', got {calibration!r}")
+    raise ValueError(f"invalid argument `calibration`: must be 'tight' or 'paper', got {calibration!r}")
 
 
 def central_laplace_scale(epsilon: float, sensitivity: float) -> float:
@@ -202,15 +202,15 @@ def elimination_guarantee(
     factor = (hi - lo) / reward_sensitivity(reward_range, calibration)
     note = (
         f"sensitivity r_max - r_min = {hi - lo:g}"
-        if calibration == "declared"
+        if calibration == "tight"
         else f"paper calibration with sensitivity 1 (under-noised: rewards span {hi - lo:g})"
     )
     eps = positive("epsilon", epsilon if epsilon is not None else math.nan)
     if model == "central":
-        return Guarantee("central", eps * factor, 0.0, protects="rewards",
+        return Guarantee("central", eps * factor, 0.0, protects="rewards", calibration=calibration,
                          basis=f"Hanna et al. Thm 1, Laplace on per-action sums (Alg. 1); {note}")
     if model == "local":
-        return Guarantee("local", eps * factor, 0.0, protects="each reward",
+        return Guarantee("local", eps * factor, 0.0, protects="each reward", calibration=calibration,
                          basis=f"Hanna et al. Thm 2, Laplace on each reward (Alg. 2); {note}")
     if model == "shuffle":
         if schedule is None or delta is None:
@@ -224,7 +224,7 @@ def elimination_guarantee(
                     achieved = max(achieved, shuffle_amplification(factor * e0, n, delta, method))
                 except ValueError:
                     achieved = max(achieved, factor * e0)
-        return Guarantee("shuffle", achieved, delta, protects="rewards",
+        return Guarantee("shuffle", achieved, delta, protects="rewards", calibration=calibration,
                          basis=f"Hanna et al. Thm 3 (Alg. 3), eps0^(i) = f^-1_(n_i, delta)(eps) by the "
                                f"{method} bound; {note}")
     raise ValueError(f"invalid argument `privacy`: unknown model {model!r}")
