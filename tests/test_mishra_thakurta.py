@@ -262,7 +262,7 @@ def test_fallback_exactly_when_release_is_not_positive_definite(cls: type) -> No
 
 def test_contextual_learners_simulate_and_report_guarantees() -> None:
     env = ShariffSheffetEnv(3, 9)
-    ucb = PrivateContextualUCB(3, 2000, 1.0)
+    ucb = PrivateContextualUCB(3, 2000, 1.0, calibration="paper")
     res = simulate(ucb, env, seeds=2)
     assert res.final_regret.shape == (2,) and np.all(np.isfinite(res.final_regret))
     g = ucb.privacy
