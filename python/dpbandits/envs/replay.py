@@ -1,0 +1,197 @@
+"""Supervised-to-bandit replay: a labelled data set as a contextual bandit.
+
+Each round presents one sample; the arms are the classes. Arm a's feature
+vector is the disjoint encoding x_{t,a} = e_a ⊗ f_t (the sample's features
+f_t in block a of a K·p vector, zeros elsewhere), so a linear learner fits
+one weight vector per class. The reward is 1 for the true class and
+``wrong_reward`` (0 or -1) otherwise; it is deterministic, so the
+pseudo-regret of a round is exactly 1 - wrong_reward when the learner picks
+a wrong class (the usual "replay" or "classification as bandit" benchmark,
+e.g. Dudík, Langford & Li 2011).
+
+Bounds the privacy proofs rely on hold by construction: ||x_{t,a}|| =
+||f_t|| <= 1 (features are scaled to the unit ball: :func:`prepare_features`)
+and |y| <= 1.
+
+This is a custom Python environment (:class:`dpbandits.envs.Environment`):
+:func:`dpbandits.simulate` runs it through the same Rust loop, calling
+back into Python for each round. :class:`ReplaySpec` is the picklable
+``seed -> ReplayEnv`` factory that simulations and sweeps take; each
+replicate visits the samples in its own random order (one fresh permutation
+per pass over the data, drawn from the replicate seed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from dpbandits._validation import positive_int, seed_or_none
+
+__all__ = ["DATASETS", "ReplayEnv", "ReplaySpec", "load_dataset", "prepare_features"]
+
+#: scikit-learn's bundled data sets (no download) -> the loader's name.
+DATASETS = {"digits": "load_digits", "wine": "load_wine", "breast_cancer": "load_breast_cancer"}
+
+
+def prepare_features(x: ArrayLike, components: int | None = None) -> NDArray[np.float64]:
+    """Standardizes each column, projects on the first ``components``
+    principal components (all columns if None), appends a constant 1 (an
+    intercept per class) and scales each row to unit Euclidean norm, so
+    ||f_t|| = 1 <= L."""
+    a = np.asarray(x, dtype=np.float64)
+    if a.ndim != 2 or a.shape[0] < 2 or not np.all(np.isfinite(a)):
+        raise ValueError(f"invalid argument `x`: expected a finite (n >= 2, p) matrix, got shape {a.shape}")
+    sd = a.std(axis=0)
+    a = (a - a.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+    if components is not None:
+        c = positive_int("components", components)
+        if c < a.shape[1]:
+            _, _, vt = np.linalg.svd(a, full_matrices=False)
+            a = a @ vt[:c].T
+    a = np.hstack([a, np.ones((a.shape[0], 1))])
+    return a / np.linalg.norm(a, axis=1, keepdims=True)
+
+
+def load_dataset(name: str, components: int | None = None) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """(features, labels) of a scikit-learn bundled data set (``digits``,
+    ``wine``, ``breast_cancer``), features prepared by
+    :func:`prepare_features`. Needs scikit-learn (``pip install
+    'dpbandits[data]'``); nothing is downloaded."""
+    if name not in DATASETS:
+        raise ValueError(f"invalid argument `name`: must be one of {', '.join(map(repr, DATASETS))}, got {name!r}")
+    try:
+        import sklearn.datasets
+    except ImportError:
+        raise ImportError("replay data sets need scikit-learn: pip install 'dpbandits[data]'") from None
+    bunch = getattr(sklearn.datasets, DATASETS[name])()
+    return prepare_features(bunch.data, components), np.asarray(bunch.target, dtype=np.int64)
+
+
+def _check(features: ArrayLike, labels: ArrayLike, wrong_reward: float) -> tuple[NDArray[np.float64],
+                                                                                    NDArray[np.int64], int]:
+    f = np.asarray(features, dtype=np.float64)
+    y = np.asarray(labels)
+    if f.ndim != 2 or f.shape[0] < 1 or not np.all(np.isfinite(f)):
+        raise ValueError(f"invalid argument `features`: expected a finite (n, p) matrix, got shape {f.shape}")
+    if y.shape != (f.shape[0],) or not np.issubdtype(y.dtype, np.integer) or y.min() < 0:
+        raise ValueError("invalid argument `labels`: expected n non-negative integer class labels")
+    norms = np.linalg.norm(f, axis=1)
+    if norms.max() > 1.0 + 1e-12:
+        raise ValueError(
+            f"invalid argument `features`: rows must have norm <= 1 (the bound L = 1 the learners assume), "
+            f"got max norm {norms.max():.6g}; use prepare_features()"
+        )
+    if wrong_reward not in (0.0, -1.0):
+        raise ValueError(f"invalid argument `wrong_reward`: must be 0 or -1, got {wrong_reward!r}")
+    k = int(y.max()) + 1
+    if k < 2:
+        raise ValueError("invalid argument `labels`: need at least two classes")
+    return f, y.astype(np.int64), k
+
+
+class ReplayEnv:
+    """One replicate of the replay bandit (see the module docstring).
+
+    ``features``: (n, p) rows of norm <= 1; ``labels``: n integers in
+    [0, K); the arms are the K classes and d = K·p. ``wrong_reward``: 0 or
+    -1. ``seed``: the order of the samples (a fresh permutation per pass);
+    None draws it from operating-system entropy. Rounds continue past n
+    with a new pass.
+    """
+
+    def __init__(self, features: ArrayLike, labels: ArrayLike, wrong_reward: float = 0.0,
+                 seed: int | None = None) -> None:
+        self.features, self.labels, self.k = _check(features, labels, float(wrong_reward))
+        self.wrong_reward = float(wrong_reward)
+        self.p = self.features.shape[1]
+        self.d = self.k * self.p
+        self._rng = np.random.default_rng(seed_or_none("seed", seed))
+        self._order: NDArray[np.int64] = np.empty(0, dtype=np.int64)
+        self._t = 0
+        self._label = -1
+        self._set = np.zeros((self.k, self.d))
+        self._blocks = self._set.reshape(self.k, self.k, self.p)
+
+    def decision_set(self, t: int) -> NDArray[np.float64]:
+        """The (K, K·p) disjoint encoding of round t's sample."""
+        if t != self._t + 1:
+            raise ValueError(f"invalid argument `t`: expected round {self._t + 1}, got {t}")
+        n = self.features.shape[0]
+        i = (t - 1) % n
+        if i == 0:
+            self._order = self._rng.permutation(n)
+        sample = self._order[i]
+        self._t = t
+        self._label = int(self.labels[sample])
+        self._set.fill(0.0)
+        idx = np.arange(self.k)
+        self._blocks[idx, idx] = self.features[sample]
+        return self._set.copy()
+
+    def reward(self, t: int, index: int) -> float:
+        """1 for the true class, ``wrong_reward`` otherwise."""
+        if t != self._t:
+            raise ValueError(f"invalid argument `t`: the current round is {self._t}, got {t}")
+        return 1.0 if int(index) == self._label else self.wrong_reward
+
+    def mean_rewards(self, t: int) -> NDArray[np.float64]:
+        """The (deterministic) reward of every arm this round."""
+        out = np.full(self.k, self.wrong_reward)
+        out[self._label] = 1.0
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class ReplaySpec:
+    """Picklable ``seed -> ReplayEnv`` factory for simulations and sweeps.
+
+    ``name`` labels the data set in reports; ``config`` (used by
+    :func:`dpbandits.sweep` to identify the configuration) holds the data's
+    hash, not the data.
+    """
+
+    features: NDArray[np.float64] = field(repr=False)
+    labels: NDArray[np.int64] = field(repr=False)
+    wrong_reward: float = 0.0
+    name: str = "replay"
+
+    def __post_init__(self) -> None:
+        f, y, _ = _check(self.features, self.labels, float(self.wrong_reward))
+        object.__setattr__(self, "features", f)
+        object.__setattr__(self, "labels", y)
+
+    @classmethod
+    def from_dataset(cls, name: str, components: int | None = None, wrong_reward: float = 0.0) -> ReplaySpec:
+        """The spec of a scikit-learn bundled data set (:func:`load_dataset`)."""
+        f, y = load_dataset(name, components)
+        return cls(f, y, wrong_reward, name)
+
+    @property
+    def k(self) -> int:
+        """Number of arms (classes)."""
+        return int(self.labels.max()) + 1
+
+    @property
+    def d(self) -> int:
+        """Feature dimension of an arm: K·p."""
+        return self.k * self.features.shape[1]
+
+    @property
+    def n(self) -> int:
+        """Samples in one pass."""
+        return int(self.features.shape[0])
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return {"features": self.features, "labels": self.labels, "wrong_reward": self.wrong_reward,
+                "name": self.name}
+
+    def __call__(self, seed: int) -> ReplayEnv:
+        return ReplayEnv(self.features, self.labels, self.wrong_reward, seed=seed)
+
+    def __repr__(self) -> str:
+        return f"ReplaySpec(name={self.name!r}, n={self.n}, k={self.k}, d={self.d}, wrong_reward={self.wrong_reward})"
