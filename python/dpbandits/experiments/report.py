@@ -46,7 +46,7 @@ def _cell(v: Any) -> str:
     if isinstance(v, float):
         if not math.isfinite(v):
             return str(v)
-        return f"{v:,.3g}" if abs(v) < 1e4 else f"{v:,.0f}"
+        return f"{v:.3g}" if abs(v) < 1e3 else f"{v:,.0f}"
     return str(v)
 
 
