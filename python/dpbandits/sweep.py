@@ -46,10 +46,12 @@ cells; the cell files are the ground truth. A rerun with the same directory
 skips finished cells, so an interrupted sweep (Ctrl-C, ``kill -9``) loses at
 most the cells that were running.
 
-The canonical form of a spec: ``(class, kwargs)`` and learner objects by
-class path and arguments; other objects by their ``config`` mapping when
-they have one, else by ``repr`` (built-in environments print every
-argument); numpy arrays by shape, dtype and a SHA-256 of their bytes.
+The canonical form of a spec: ``(class, kwargs)`` pairs, and objects with a
+``config`` mapping (learners), by class path and arguments (a learner object
+and its ``(class, config)`` pair are the same configuration); other objects
+by ``repr`` (built-in environments print every argument); numpy arrays by
+shape, dtype and a SHA-256 of their bytes. The key does not include the
+package version: delete the results directory after changing the code.
 """
 
 from __future__ import annotations
@@ -111,11 +113,17 @@ def canonical(obj: Any) -> Any:
         return {"class": _qualname(obj[0]), "kwargs": canonical(obj[1])}
     if isinstance(obj, (list, tuple)):
         return [canonical(v) for v in obj]
-    if isinstance(obj, type) or callable(obj) and hasattr(obj, "__qualname__") and not hasattr(obj, "config"):
+    if isinstance(obj, type):
         return {"callable": _qualname(obj)}
+    code = getattr(obj, "__code__", None)
+    if code is not None:  # a function: its name, code, defaults and closure values
+        cells = [c.cell_contents for c in (getattr(obj, "__closure__", None) or ())]
+        body = repr((code.co_code, code.co_consts, code.co_names))
+        return {"callable": _qualname(obj), "code": hashlib.sha256(body.encode()).hexdigest(),
+                "defaults": canonical(list(getattr(obj, "__defaults__", None) or ())), "closure": canonical(cells)}
     config = getattr(obj, "config", None)
     if isinstance(config, Mapping):
-        return {"class": _qualname(type(obj)), "args": canonical(config)}
+        return {"class": _qualname(type(obj)), "kwargs": canonical(config)}  # as its (class, kwargs) pair
     return {"class": _qualname(type(obj)), "repr": repr(obj)}
 
 
