@@ -56,19 +56,51 @@ def prepare_features(x: ArrayLike, components: int | None = None) -> NDArray[np.
     return a / np.linalg.norm(a, axis=1, keepdims=True)
 
 
+#: data set -> (file in sklearn/datasets/data, has a "n_samples,n_features,..." header line, n_samples).
+_BUNDLED_FILES = {"digits": ("digits.csv.gz", False, 1797), "wine": ("wine_data.csv", True, 178),
+                  "breast_cancer": ("breast_cancer.csv", True, 569)}
+
+
+def _read_bundled(name: str) -> tuple[NDArray[np.float64], NDArray[np.int64]] | None:
+    """The data set read straight from scikit-learn's bundled CSV file, which
+    avoids importing scikit-learn (and SciPy, pandas: seconds); None when
+    the file is not where scikit-learn keeps it or not as expected."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("sklearn")  # locates the package without importing it
+    if spec is None or spec.origin is None:
+        return None
+    file, header, n = _BUNDLED_FILES[name]
+    path = Path(spec.origin).parent / "datasets" / "data" / file
+    try:
+        table = np.loadtxt(path, delimiter=",", skiprows=1 if header else 0, ndmin=2)
+    except (OSError, ValueError):
+        return None
+    if table.shape[0] != n or not np.all(table[:, -1] == np.round(table[:, -1])):
+        return None
+    return table[:, :-1], table[:, -1].astype(np.int64)
+
+
 def load_dataset(name: str, components: int | None = None) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
     """(features, labels) of a scikit-learn bundled data set (``digits``,
     ``wine``, ``breast_cancer``), features prepared by
-    :func:`prepare_features`. Needs scikit-learn (``pip install
-    'dpbandits[data]'``); nothing is downloaded."""
+    :func:`prepare_features`. Needs scikit-learn installed (``pip install
+    'dpbandits[data]'``); nothing is downloaded. The bundled CSV file is
+    read directly when it is where scikit-learn keeps it (the same numbers
+    as its ``load_*`` function; tests/test_replay.py checks this), else
+    through the ``load_*`` function."""
     if name not in DATASETS:
         raise ValueError(f"invalid argument `name`: must be one of {', '.join(map(repr, DATASETS))}, got {name!r}")
-    try:
-        import sklearn.datasets
-    except ImportError:
-        raise ImportError("replay data sets need scikit-learn: pip install 'dpbandits[data]'") from None
-    bunch = getattr(sklearn.datasets, DATASETS[name])()
-    return prepare_features(bunch.data, components), np.asarray(bunch.target, dtype=np.int64)
+    raw = _read_bundled(name)
+    if raw is None:
+        try:
+            import sklearn.datasets
+        except ImportError:
+            raise ImportError("replay data sets need scikit-learn: pip install 'dpbandits[data]'") from None
+        bunch = getattr(sklearn.datasets, DATASETS[name])()
+        raw = np.asarray(bunch.data, dtype=np.float64), np.asarray(bunch.target, dtype=np.int64)
+    return prepare_features(raw[0], components), raw[1]
 
 
 def _check(features: ArrayLike, labels: ArrayLike, wrong_reward: float) -> tuple[NDArray[np.float64],
