@@ -13,12 +13,14 @@ from dpbandits._core import __version__
 from dpbandits.envs import ShariffSheffetEnv
 from dpbandits.learners import JointDPLinUCB, LinUCB
 from dpbandits.sim import SimulationResult, simulate, simulate_many
+from dpbandits.sweep import SweepResult, sweep
 
 __all__ = [
     "JointDPLinUCB",
     "LinUCB",
     "ShariffSheffetEnv",
     "SimulationResult",
+    "SweepResult",
     "__version__",
     "design",
     "errors",
@@ -26,4 +28,5 @@ __all__ = [
     "privacy",
     "simulate",
     "simulate_many",
+    "sweep",
 ]

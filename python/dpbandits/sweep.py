@@ -462,6 +462,10 @@ def sweep(
         the cell runs again.
     """
     _check_backend(backend)
+    try:
+        import joblib
+    except ImportError:
+        raise ImportError("sweep() needs joblib: pip install 'dpbandits[sweep]'") from None
     if client is not None and backend != "dask":
         raise ValueError(f"invalid argument `client`: only used with backend='dask', got backend={backend!r}")
     if on_corrupt not in ("raise", "recompute"):

@@ -2,6 +2,7 @@
 :class:`dpbandits.envs.protocol.Environment`."""
 
 from dpbandits.envs.protocol import Environment
+from dpbandits.envs.replay import ReplayEnv, ReplaySpec
 from dpbandits.envs.shariff_sheffet import ShariffSheffetEnv
 
-__all__ = ["Environment", "ShariffSheffetEnv"]
+__all__ = ["Environment", "ReplayEnv", "ReplaySpec", "ShariffSheffetEnv"]

@@ -72,7 +72,7 @@ def real_data(opts: RunOptions) -> Report:
                            random_error_rate=random_regret / horizon)
     report.table_columns = ["dataset", "classes", "d", "rounds", "learner", "mistakes_mean", "mistakes_se",
                             "error_rate", "random_error_rate"]
-    for ds, s in specs.items():
+    for ds in specs:
         rows = {r["learner"]: r for r in report.rows if r["dataset"] == ds}
         npr = rows["NonPrivate"]["error_rate"]
         rnd = rows["NonPrivate"]["random_error_rate"]

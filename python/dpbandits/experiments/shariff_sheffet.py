@@ -63,7 +63,7 @@ def _plt() -> Any:
 def d1_dimensions(quick: bool) -> list[int]:
     """d log-spaced in [4, 64] (App. D.1); [4, 16] with --quick."""
     hi, count = (16, 5) if quick else (64, 9)
-    return sorted({int(round(v)) for v in np.geomspace(4, hi, count)})
+    return sorted({round(float(v)) for v in np.geomspace(4, hi, count)})
 
 
 @register("shariff-sheffet-d1", title="S&S App. D.1: non-private LinUCB regret vs dimension",
