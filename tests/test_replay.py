@@ -21,7 +21,7 @@ import pytest
 
 import dpbandits as dp
 from dpbandits.envs.replay import DATASETS, ReplayEnv, ReplaySpec, _read_bundled, load_dataset, prepare_features
-from dpbandits.sweep import cell_key, sweep
+from dpbandits.sweeps import cell_key, sweep
 
 
 def toy(n: int = 30, p: int = 3, k: int = 3, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

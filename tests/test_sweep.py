@@ -1,4 +1,4 @@
-"""sweep(): (configuration, seed) cells through joblib, resumable (``dpbandits.sweep``).
+"""sweep(): (configuration, seed) cells through joblib, resumable (``dpbandits.sweeps``).
 
 Claims checked:
 
@@ -33,7 +33,7 @@ import pytest
 import dpbandits as dp
 from dpbandits.envs import ShariffSheffetEnv
 from dpbandits.learners.linucb import JointDPLinUCB, LinUCB
-from dpbandits.sweep import CorruptCellError, cell_key, load_sweep, sweep
+from dpbandits.sweeps import CorruptCellError, cell_key, load_sweep, sweep
 
 TESTS = Path(__file__).resolve().parent
 
@@ -119,7 +119,7 @@ def test_sweep_killed_midway_resumes_without_duplicates(tmp_path: Path) -> None:
         import sys
         sys.path.insert(0, {str(TESTS)!r})
         from test_sweep import kill_grid
-        from dpbandits.sweep import sweep
+        from dpbandits.sweeps import sweep
         sweep(kill_grid(), seeds=2, results_dir={str(out)!r}, n_jobs=1, progress=False)
     """)
     proc = subprocess.Popen([sys.executable, "-c", script], start_new_session=True,
@@ -190,7 +190,7 @@ def test_cell_key_is_stable_and_distinguishes_cells() -> None:
     out = subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
         import sys; sys.path.insert(0, {str(TESTS)!r})
         from test_sweep import small_grid
-        from dpbandits.sweep import cell_key
+        from dpbandits.sweeps import cell_key
         print(cell_key(small_grid()["pair"], 3))
     """)], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == k  # the same in another process

@@ -13,7 +13,7 @@ ray = pytest.importorskip("ray")
 
 from dpbandits.envs import ShariffSheffetEnv  # noqa: E402
 from dpbandits.learners.linucb import JointDPLinUCB, LinUCB  # noqa: E402
-from dpbandits.sweep import sweep  # noqa: E402
+from dpbandits.sweeps import sweep  # noqa: E402
 
 
 def test_ray_backend_matches_processes() -> None:

@@ -13,7 +13,7 @@ from dpbandits._core import __version__
 from dpbandits.envs import ShariffSheffetEnv
 from dpbandits.learners import JointDPLinUCB, LinUCB
 from dpbandits.sim import SimulationResult, simulate, simulate_many
-from dpbandits.sweep import SweepResult, sweep
+from dpbandits.sweeps import SweepResult, sweep
 
 __all__ = [
     "JointDPLinUCB",

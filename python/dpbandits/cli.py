@@ -232,7 +232,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_reproduce(sub: Any) -> None:
-    from dpbandits.sweep import BACKENDS
+    from dpbandits.sweeps import BACKENDS
 
     p = sub.add_parser(
         "reproduce",

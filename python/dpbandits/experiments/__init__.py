@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from dpbandits.experiments.report import Report
-    from dpbandits.sweep import SweepResult
+    from dpbandits.sweeps import SweepResult
 
 __all__ = ["Experiment", "RunOptions", "experiments", "get", "register", "reproduce"]
 
@@ -67,7 +67,7 @@ class RunOptions:
     def sweep(self, name: str, grid: Any, default_seeds: int) -> SweepResult:
         """Runs ``grid`` over seeds 0..N-1 with this run's backend; cells are
         kept in ``<out>/<name>/cells`` so a rerun resumes."""
-        from dpbandits.sweep import sweep
+        from dpbandits.sweeps import sweep
 
         return sweep(grid, self.seed_count(default_seeds), backend=self.backend,
                      results_dir=Path(self.out) / name, n_jobs=self.n_jobs, progress=self.progress,
@@ -134,7 +134,7 @@ def reproduce(name: str, quick: bool = False, out: str | Path = "results", backe
               client: Any = None) -> Sequence[Path]:
     """Runs experiment ``name`` and writes its files under ``<out>/<name>/``;
     returns the paths written."""
-    from dpbandits.sweep import _check_backend
+    from dpbandits.sweeps import _check_backend
 
     exp = get(name)
     _check_backend(backend)

@@ -20,7 +20,7 @@ from dpbandits.experiments.report import Report, fit_loglog, mean_se
 from dpbandits.learners.linucb import JointDPLinUCB, LinUCB
 from dpbandits.privacy import shariff_sheffet_gaussian, shariff_sheffet_wishart
 from dpbandits.sim import SimulationResult
-from dpbandits.sweep import SweepResult
+from dpbandits.sweeps import SweepResult
 
 EPSILON, DELTA = 1.0, 0.1
 
