@@ -6,8 +6,9 @@ Claims checked:
 - the reward is 1 for the true class and ``wrong_reward`` otherwise, so the
   pseudo-regret of a run is (1 - wrong_reward) x the number of mistakes;
 - one pass visits every sample exactly once, in an order fixed by the seed;
-- the spec runs through simulate() and sweep() with identical numbers, and
-  a sweep identifies it by a hash of its data;
+- it runs in Rust through simulate() and sweep() with identical numbers,
+  which are exactly those of driving it round by round from Python; it
+  pickles mid-stream, and a sweep identifies it by a hash of its data;
 - bad inputs (rows outside the unit ball, rewards other than 0/-1, unknown
   data set) raise ValueError naming the argument.
 """
@@ -20,7 +21,7 @@ import numpy as np
 import pytest
 
 import dpbandits as dp
-from dpbandits.envs.replay import DATASETS, ReplayEnv, ReplaySpec, _read_bundled, load_dataset, prepare_features
+from dpbandits.envs.replay import DATASETS, ReplayEnv, _read_bundled, load_dataset, prepare_features
 from dpbandits.sweeps import cell_key, sweep
 
 
@@ -79,27 +80,51 @@ def test_each_pass_visits_every_sample_once_in_seeded_order() -> None:
 
 def test_regret_counts_mistakes_and_sweep_matches_simulate() -> None:
     f, y = toy(n=60, k=3)
-    spec = ReplaySpec(f, y, wrong_reward=-1.0, name="toy")
-    learner = dp.JointDPLinUCB(spec.d, 120, epsilon=4.0, delta=0.1, calibration="tight")
-    direct = dp.simulate(learner, spec, seeds=[1, 2], record_every=1)
+    env = ReplayEnv(f, y, wrong_reward=-1.0, name="toy")
+    learner = dp.JointDPLinUCB(env.d, 120, epsilon=4.0, delta=0.1, calibration="tight")
+    direct = dp.simulate(learner, env, seeds=[1, 2], record_every=1)
     # each round's regret is 0 or 2 (= 1 - (-1)): a count of mistakes
     steps = np.diff(direct.regret, axis=1, prepend=0.0)
     assert set(np.unique(steps)) <= {0.0, 2.0}
-    res = sweep({"toy": {"learner": learner, "env": spec, "record_every": 1}}, seeds=[1, 2], n_jobs=1,
+    assert steps.sum() > 0
+    res = sweep({"toy": {"learner": learner, "env": env, "record_every": 1}}, seeds=[1, 2], n_jobs=1,
                 progress=False).results()
     np.testing.assert_array_equal(res[("toy", "learner")].regret, direct.regret)
 
 
-def test_spec_pickles_and_is_identified_by_its_data() -> None:
+def test_simulation_equals_round_by_round_replay() -> None:
+    """The Rust loop and the Python protocol see the same rounds: a
+    non-private LinUCB driven by hand on ReplayEnv(seed=s) makes exactly the
+    mistakes simulate() reports for replicate seed s."""
+    f, y = toy(n=40, k=3)
+    spec = ReplayEnv(f, y)
+    res = dp.simulate(dp.LinUCB(spec.d, 80), spec, seeds=[5], record_every=1)
+    env = ReplayEnv(f, y, seed=5)
+    learner = dp.LinUCB(spec.d, 80, seed=5)
+    regret = 0.0
+    curve = []
+    for t in range(1, 81):
+        i = learner.select(env.decision_set(t))
+        regret += 1.0 - env.mean_rewards(t)[i]
+        learner.update(env.reward(t, i))
+        curve.append(regret)
+    np.testing.assert_array_equal(res.regret[0], curve)
+
+
+def test_env_pickles_mid_stream_and_is_identified_by_its_data() -> None:
     f, y = toy()
-    spec = ReplaySpec(f, y, name="toy")
-    again = pickle.loads(pickle.dumps(spec))
-    np.testing.assert_array_equal(again.features, f)
-    cfg = {"learner": dp.LinUCB(spec.d, 10), "env": spec}
-    assert cell_key(cfg, 0) == cell_key({**cfg, "env": ReplaySpec(f.copy(), y.copy(), name="toy")}, 0)
+    env = ReplayEnv(f, y, name="toy", seed=3)
+    for t in range(1, 8):
+        env.decision_set(t)
+    again = pickle.loads(pickle.dumps(env))
+    for t in range(8, 40):
+        np.testing.assert_array_equal(again.decision_set(t), env.decision_set(t))
+    cfg = {"learner": dp.LinUCB(env.d, 10), "env": ReplayEnv(f, y, name="toy")}
+    assert cell_key(cfg, 0) == cell_key({**cfg, "env": ReplayEnv(f.copy(), y.copy(), name="toy")}, 0)
     g = f.copy()
     g[0] = -g[0]
-    assert cell_key(cfg, 0) != cell_key({**cfg, "env": ReplaySpec(g, y, name="toy")}, 0)
+    assert cell_key(cfg, 0) != cell_key({**cfg, "env": ReplayEnv(g, y, name="toy")}, 0)
+    assert f.flags.writeable  # the caller's array is left alone (the environment copies)
 
 
 @pytest.mark.parametrize("name", sorted(DATASETS))
@@ -115,7 +140,7 @@ def test_bundled_files_equal_scikit_learn_loaders(name: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(DATASETS))
 def test_bundled_datasets_load_within_the_norm_bound(name: str) -> None:
-    spec = ReplaySpec.from_dataset(name, components=4)
+    spec = ReplayEnv.from_dataset(name, components=4)
     expected_k = {"digits": 10, "wine": 3, "breast_cancer": 2}[name]
     assert spec.k == expected_k and spec.d == expected_k * 5
     assert np.linalg.norm(spec.features, axis=1).max() <= 1.0 + 1e-12

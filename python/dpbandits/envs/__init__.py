@@ -2,7 +2,7 @@
 :class:`dpbandits.envs.protocol.Environment`."""
 
 from dpbandits.envs.protocol import Environment
-from dpbandits.envs.replay import ReplayEnv, ReplaySpec
+from dpbandits.envs.replay import ReplayEnv
 from dpbandits.envs.shariff_sheffet import ShariffSheffetEnv
 
-__all__ = ["Environment", "ReplayEnv", "ReplaySpec", "ShariffSheffetEnv"]
+__all__ = ["Environment", "ReplayEnv", "ShariffSheffetEnv"]

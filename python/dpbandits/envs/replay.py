@@ -13,25 +13,23 @@ Bounds the privacy proofs rely on hold by construction: ||x_{t,a}|| =
 ||f_t|| <= 1 (features are scaled to the unit ball: :func:`prepare_features`)
 and |y| <= 1.
 
-This is a custom Python environment (:class:`dpbandits.envs.Environment`):
-:func:`dpbandits.simulate` runs it through the same Rust loop, calling
-back into Python for each round. :class:`ReplaySpec` is the picklable
-``seed -> ReplayEnv`` factory that simulations and sweeps take; each
-replicate visits the samples in its own random order (one fresh permutation
-per pass over the data, drawn from the replicate seed).
+A built-in environment (``rust/src/env/replay.rs``): :func:`dpbandits.simulate`
+runs it entirely in Rust, the data shared by every replicate; each replicate
+visits the samples in its own random order (a fresh permutation per pass
+over the data, drawn from the replicate seed).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from dpbandits import _core
 from dpbandits._validation import positive_int, seed_or_none
 
-__all__ = ["DATASETS", "ReplayEnv", "ReplaySpec", "load_dataset", "prepare_features"]
+__all__ = ["DATASETS", "ReplayEnv", "load_dataset", "prepare_features"]
 
 #: scikit-learn's bundled data sets (no download) -> the loader's name.
 DATASETS = {"digits": "load_digits", "wine": "load_wine", "breast_cancer": "load_breast_cancer"}
@@ -105,8 +103,8 @@ def load_dataset(name: str, components: int | None = None) -> tuple[NDArray[np.f
 
 def _check(features: ArrayLike, labels: ArrayLike, wrong_reward: float) -> tuple[NDArray[np.float64],
                                                                                     NDArray[np.int64], int]:
-    f = np.asarray(features, dtype=np.float64)
-    y = np.asarray(labels)
+    f = np.array(features, dtype=np.float64)  # copies: the environment keeps its own read-only data
+    y = np.array(labels)
     if f.ndim != 2 or f.shape[0] < 1 or not np.all(np.isfinite(f)):
         raise ValueError(f"invalid argument `features`: expected a finite (n, p) matrix, got shape {f.shape}")
     if y.shape != (f.shape[0],) or not np.issubdtype(y.dtype, np.integer) or y.min() < 0:
@@ -126,104 +124,77 @@ def _check(features: ArrayLike, labels: ArrayLike, wrong_reward: float) -> tuple
 
 
 class ReplayEnv:
-    """One replicate of the replay bandit (see the module docstring).
+    """The replay bandit of a labelled data set (see the module docstring).
 
-    ``features``: (n, p) rows of norm <= 1; ``labels``: n integers in
-    [0, K); the arms are the K classes and d = K·p. ``wrong_reward``: 0 or
-    -1. ``seed``: the order of the samples (a fresh permutation per pass);
-    None draws it from operating-system entropy. Rounds continue past n
-    with a new pass.
+    ``features``: (n, p) rows of norm <= 1 (:func:`prepare_features`);
+    ``labels``: n integers in [0, K); the arms are the K classes and
+    d = K·p. ``wrong_reward``: 0 or -1. ``name`` labels the data in reports.
+
+    Runs in Rust (``rust/src/env/replay.rs``): as a spec,
+    :func:`dpbandits.simulate` builds one instance per replicate sharing
+    the data; round by round it follows the Python environment protocol.
+    ``seed``: the order of the samples (a fresh permutation per pass); None
+    draws it from operating-system entropy online and from the replicate
+    seed alone in a simulation (as for every environment: see
+    :mod:`dpbandits.sim`). Rounds continue past n with a new pass.
     """
 
-    def __init__(self, features: ArrayLike, labels: ArrayLike, wrong_reward: float = 0.0,
+    def __init__(self, features: ArrayLike, labels: ArrayLike, wrong_reward: float = 0.0, name: str = "replay",
                  seed: int | None = None) -> None:
         self.features, self.labels, self.k = _check(features, labels, float(wrong_reward))
+        self.features.setflags(write=False)
+        self.labels.setflags(write=False)
         self.wrong_reward = float(wrong_reward)
-        self.p = self.features.shape[1]
+        self.name = str(name)
+        self.seed = seed_or_none("seed", seed)
+        self.n, self.p = self.features.shape
         self.d = self.k * self.p
-        self._rng = np.random.default_rng(seed_or_none("seed", seed))
-        self._order: NDArray[np.int64] = np.empty(0, dtype=np.int64)
-        self._t = 0
-        self._label = -1
-        self._set = np.zeros((self.k, self.d))
-        self._blocks = self._set.reshape(self.k, self.k, self.p)
+        self._engine = _core.ReplayEnvEngine(
+            np.ascontiguousarray(self.features).ravel(), self.p, self.labels.astype(np.uint32).tolist(),
+            self.wrong_reward, self.seed,
+        )
+
+    @classmethod
+    def from_dataset(cls, name: str, components: int | None = None, wrong_reward: float = 0.0,
+                     seed: int | None = None) -> ReplayEnv:
+        """The replay of a scikit-learn bundled data set (:func:`load_dataset`)."""
+        f, y = load_dataset(name, components)
+        return cls(f, y, wrong_reward, name, seed)
 
     def decision_set(self, t: int) -> NDArray[np.float64]:
-        """The (K, K·p) disjoint encoding of round t's sample."""
-        if t != self._t + 1:
-            raise ValueError(f"invalid argument `t`: expected round {self._t + 1}, got {t}")
-        n = self.features.shape[0]
-        i = (t - 1) % n
-        if i == 0:
-            self._order = self._rng.permutation(n)
-        sample = self._order[i]
-        self._t = t
-        self._label = int(self.labels[sample])
-        self._set.fill(0.0)
-        idx = np.arange(self.k)
-        self._blocks[idx, idx] = self.features[sample]
-        return self._set.copy()
+        """The (K, K·p) disjoint encoding of round t's sample (rounds in order)."""
+        if t != self._engine.t + 1:
+            raise ValueError(f"invalid argument `t`: expected round {self._engine.t + 1}, got {t}")
+        return self._engine.next_round()
 
     def reward(self, t: int, index: int) -> float:
         """1 for the true class, ``wrong_reward`` otherwise."""
-        if t != self._t:
-            raise ValueError(f"invalid argument `t`: the current round is {self._t}, got {t}")
-        return 1.0 if int(index) == self._label else self.wrong_reward
+        if t != self._engine.t:
+            raise ValueError(f"invalid argument `t`: the current round is {self._engine.t}, got {t}")
+        if not 0 <= int(index) < self.k:
+            raise ValueError(f"invalid argument `index`: must lie in [0, {self.k}), got {index}")
+        return self._engine.reward(int(index))
 
     def mean_rewards(self, t: int) -> NDArray[np.float64]:
         """The (deterministic) reward of every arm this round."""
-        out = np.full(self.k, self.wrong_reward)
-        out[self._label] = 1.0
-        return out
-
-
-@dataclass(frozen=True, eq=False)
-class ReplaySpec:
-    """Picklable ``seed -> ReplayEnv`` factory for simulations and sweeps.
-
-    ``name`` labels the data set in reports; ``config`` (used by
-    :func:`dpbandits.sweep` to identify the configuration) holds the data's
-    hash, not the data.
-    """
-
-    features: NDArray[np.float64] = field(repr=False)
-    labels: NDArray[np.int64] = field(repr=False)
-    wrong_reward: float = 0.0
-    name: str = "replay"
-
-    def __post_init__(self) -> None:
-        f, y, _ = _check(self.features, self.labels, float(self.wrong_reward))
-        object.__setattr__(self, "features", f)
-        object.__setattr__(self, "labels", y)
-
-    @classmethod
-    def from_dataset(cls, name: str, components: int | None = None, wrong_reward: float = 0.0) -> ReplaySpec:
-        """The spec of a scikit-learn bundled data set (:func:`load_dataset`)."""
-        f, y = load_dataset(name, components)
-        return cls(f, y, wrong_reward, name)
-
-    @property
-    def k(self) -> int:
-        """Number of arms (classes)."""
-        return int(self.labels.max()) + 1
-
-    @property
-    def d(self) -> int:
-        """Feature dimension of an arm: K·p."""
-        return self.k * self.features.shape[1]
-
-    @property
-    def n(self) -> int:
-        """Samples in one pass."""
-        return int(self.features.shape[0])
+        return self._engine.mean_rewards()
 
     @property
     def config(self) -> dict[str, Any]:
+        """The constructor arguments (:func:`dpbandits.sweep` hashes the arrays)."""
         return {"features": self.features, "labels": self.labels, "wrong_reward": self.wrong_reward,
-                "name": self.name}
+                "name": self.name, "seed": self.seed}
 
-    def __call__(self, seed: int) -> ReplayEnv:
-        return ReplayEnv(self.features, self.labels, self.wrong_reward, seed=seed)
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_restore_replay_env, (self.config, self._engine.state()))
 
     def __repr__(self) -> str:
-        return f"ReplaySpec(name={self.name!r}, n={self.n}, k={self.k}, d={self.d}, wrong_reward={self.wrong_reward})"
+        return (f"ReplayEnv(name={self.name!r}, n={self.n}, k={self.k}, d={self.d}, "
+                f"wrong_reward={self.wrong_reward}, seed={self.seed!r})")
+
+
+def _restore_replay_env(config: dict[str, Any], state: bytes) -> ReplayEnv:
+    """Unpickling: the same data, continued from ``state``."""
+    env = ReplayEnv(**config)
+    env._engine.set_state(state)
+    return env

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from dpbandits.envs.replay import ReplaySpec
+from dpbandits.envs.replay import ReplayEnv
 from dpbandits.experiments import RunOptions, register
 from dpbandits.experiments.report import Report, mean_se
 from dpbandits.learners.linucb import JointDPLinUCB, LinUCB
@@ -44,19 +44,16 @@ def replay_learners(d: int, horizon: int) -> dict[str, Any]:
           quick_seconds=20)
 def real_data(opts: RunOptions) -> Report:
     """Each data set replayed for several passes (fresh order per pass and
-    seed): 5 passes, 5 seeds by default; --quick: wine and breast cancer
-    only, 1 pass, 2 seeds."""
+    seed): 10 passes, 10 seeds by default; --quick: 1 pass, 2 seeds."""
     name = "real-data"
     report = Report(opts, name)
-    passes = 1 if opts.quick else 5
-    seeds = opts.seed_count(2 if opts.quick else 5)
-    # --quick leaves out digits: custom Python environments cost ~0.2-0.7 ms a round (d = 70 there).
-    chosen = ("wine", "breast_cancer") if opts.quick else tuple(COMPONENTS)
-    specs = {ds: ReplaySpec.from_dataset(ds, components=COMPONENTS[ds]) for ds in chosen}
+    passes = 1 if opts.quick else 10
+    seeds = opts.seed_count(2 if opts.quick else 10)
+    specs = {ds: ReplayEnv.from_dataset(ds, components=c) for ds, c in COMPONENTS.items()}
     grid = {ds: {"learners": replay_learners(s.d, passes * s.n), "env": s,
                  "meta": {"dataset": ds, "n": s.n, "k": s.k, "d": s.d, "passes": passes}}
             for ds, s in specs.items()}
-    res = opts.sweep(name, grid, default_seeds=2 if opts.quick else 5)
+    res = opts.sweep(name, grid, default_seeds=2 if opts.quick else 10)
     results = res.results()
     report.settings.update(passes=passes, seeds=seeds, epsilons=list(EPSILONS), delta=DELTA,
                            components=dict(COMPONENTS))

@@ -6,10 +6,12 @@
 //! action set (the same matrix every round) and full-information online
 //! learning (feedback is a loss vector over all actions).
 
+pub mod replay;
 pub mod shariff_sheffet;
 
 use crate::error::Result;
 
+pub use replay::{ReplayConfig, ReplayEnv};
 pub use shariff_sheffet::{RewardModel, ShariffSheffetConfig, ShariffSheffetEnv};
 
 /// The actions available in one round: `k` rows of `d` features, row-major.
