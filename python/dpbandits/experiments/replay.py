@@ -44,22 +44,25 @@ def replay_learners(d: int, horizon: int) -> dict[str, Any]:
           quick_seconds=20)
 def real_data(opts: RunOptions) -> Report:
     """Each data set replayed for several passes (fresh order per pass and
-    seed): 10 passes, 10 seeds by default; --quick: 1 pass, 2 seeds."""
+    seed): 10 passes, 10 seeds by default; --quick: at most 600 rounds
+    (one pass, or part of one), 2 seeds."""
     name = "real-data"
     report = Report(opts, name)
     passes = 1 if opts.quick else 10
+    quick_rounds = 600
     seeds = opts.seed_count(2 if opts.quick else 10)
     specs = {ds: ReplayEnv.from_dataset(ds, components=c) for ds, c in COMPONENTS.items()}
-    grid = {ds: {"learners": replay_learners(s.d, passes * s.n), "env": s,
-                 "meta": {"dataset": ds, "n": s.n, "k": s.k, "d": s.d, "passes": passes}}
+    rounds = {ds: min(s.n, quick_rounds) if opts.quick else passes * s.n for ds, s in specs.items()}
+    grid = {ds: {"learners": replay_learners(s.d, rounds[ds]), "env": s,
+                 "meta": {"dataset": ds, "n": s.n, "k": s.k, "d": s.d, "rounds": rounds[ds]}}
             for ds, s in specs.items()}
     res = opts.sweep(name, grid, default_seeds=2 if opts.quick else 10)
     results = res.results()
-    report.settings.update(passes=passes, seeds=seeds, epsilons=list(EPSILONS), delta=DELTA,
+    report.settings.update(rounds=rounds, seeds=seeds, epsilons=list(EPSILONS), delta=DELTA,
                            components=dict(COMPONENTS))
     labels = list(replay_learners(2, 2))
     for ds, s in specs.items():
-        horizon = passes * s.n
+        horizon = rounds[ds]
         random_regret = horizon * (1.0 - 1.0 / s.k)
         for lrn in labels:
             r = results[(ds, lrn)]
@@ -100,7 +103,7 @@ def real_data(opts: RunOptions) -> Report:
 
         fig, axes = plt.subplots(1, len(specs), figsize=(5 * len(specs), 4.3), dpi=150)
         for ax, (ds, s) in zip(np.atleast_1d(axes), specs.items(), strict=True):
-            horizon = passes * s.n
+            horizon = rounds[ds]
             for lrn in labels:
                 r = results[(ds, lrn)]
                 t = r.record_at.astype(float)
@@ -108,7 +111,7 @@ def real_data(opts: RunOptions) -> Report:
                 style = "-" if lrn == "NonPrivate" else ("--" if "Tight" in lrn else ":")
                 ax.plot(t, m / np.maximum(t, 1), style, label=lrn, linewidth=1.3)
             ax.axhline(1 - 1 / s.k, color="grey", linewidth=0.8, label="random guessing")
-            ax.set_title(f"{ds}: n = {s.n}, K = {s.k}, d = {s.d}, {passes} pass(es), {seeds} seeds", fontsize=8)
+            ax.set_title(f"{ds}: n = {s.n}, K = {s.k}, d = {s.d}, {horizon:,} rounds, {seeds} seeds", fontsize=8)
             ax.set_xlabel("round t")
             ax.set_ylabel("running error rate (regret / t)")
             ax.set_ylim(0, 1.05)
