@@ -228,3 +228,14 @@ def test_errors_in_a_cell_propagate() -> None:
     grid = [{"learner": LinUCB(4, 10), "env": ShariffSheffetEnv(4), "horizon": 20}]
     with pytest.raises(ValueError, match="horizon"):
         sweep(grid, seeds=1, n_jobs=1, progress=False)
+
+
+def test_progress_counts_every_learner_round(capsys: pytest.CaptureFixture[str]) -> None:
+    seen: list[int] = []
+    dp.simulate_many({"a": LinUCB(4, 20_000), "b": LinUCB(4, 20_000, regularizer=2.0)}, ShariffSheffetEnv(4),
+                     seeds=[0, 1], progress=seen.append)
+    assert seen and seen[-1] <= 2 * 2 * 20_000 and seen == sorted(seen)
+    sweep(small_grid(3_000), seeds=2, n_jobs=2, progress=True)
+    err = capsys.readouterr().err
+    # 2 seeds x (2 learners x 3,000 + 1 learner x 3,000) learner-rounds
+    assert "18.0k/18.0k" in err and "cells 4/4" in err

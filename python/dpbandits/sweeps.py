@@ -64,7 +64,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -208,23 +208,93 @@ def _transport(spec: Any) -> Any:
 # ------------------------------------------------------------------- a cell
 
 
-def run_cell(config: Mapping[str, Any], seed: int) -> dict[str, Any]:
+def run_cell(config: Mapping[str, Any], seed: int, progress: Callable[[int], None] | None = None
+             ) -> dict[str, Any]:
     """Runs one cell: every learner of ``config`` on its environment with
-    ``seeds=[seed]`` through :func:`dpbandits.simulate_many`. Returns plain
-    values (one ``SimulationResult.to_dict()`` per learner label)."""
+    ``seeds=[seed]`` through :func:`dpbandits.simulate_many` (``progress``:
+    called with the learner-rounds done). Returns plain values (one
+    ``SimulationResult.to_dict()`` per learner label)."""
     learners = {label: _build(spec) for label, spec in config["learners"].items()}
     env = _build(config["env"])
     start = time.perf_counter()
     results = simulate_many(learners, env, horizon=config.get("horizon"), seeds=[int(seed)],
-                            record_every=config.get("record_every"))
+                            record_every=config.get("record_every"), progress=progress or False)
     return {
         "wall_seconds": time.perf_counter() - start,
         "results": {label: r.to_dict() for label, r in results.items()},
     }
 
 
-def _run_indexed(i: int, config: Mapping[str, Any], seed: int) -> tuple[int, dict[str, Any]]:
-    return i, run_cell(config, seed)
+def _run_indexed(i: int, config: Mapping[str, Any], seed: int, shared: Any = None) -> tuple[int, dict[str, Any]]:
+    """A cell in a worker; ``shared`` (a multiprocessing.Manager dict, or
+    None) receives the cell's learner-rounds done under key ``i``."""
+    report = None if shared is None else (lambda done: shared.__setitem__(i, int(done)))
+    return i, run_cell(config, seed, report)
+
+
+def _cell_rounds(config: Mapping[str, Any]) -> int:
+    """Learner-rounds of one cell (its horizon x its learners), for the progress bar."""
+    horizon = config.get("horizon")
+    if horizon is None:
+        hs = [int(spec[1].get("horizon", 0)) if isinstance(spec, tuple) else int(getattr(spec, "horizon", 0))
+              for spec in config["learners"].values()]
+        horizon = min(hs) if hs else 0
+    return int(horizon) * len(config["learners"])
+
+
+class _RoundsBar:
+    """One tqdm bar over the learner-rounds of a sweep. With local worker
+    processes, workers report the rounds of running cells through a
+    multiprocessing.Manager dict, polled twice a second; other backends
+    advance the bar when a cell finishes."""
+
+    def __init__(self, total: int, initial: int, cells: int, finished: int, live: bool) -> None:
+        import threading
+
+        from tqdm.auto import tqdm
+
+        self.bar = tqdm(total=total, initial=initial, desc="sweep", unit="rounds", unit_scale=True,
+                        file=sys.stderr, dynamic_ncols=True, mininterval=0.5)
+        self.cells, self.finished, self.rounds_done = cells, finished, initial
+        self.bar.set_postfix_str(f"cells {finished}/{cells}", refresh=False)
+        self.manager = self.shared = None
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        if live:
+            import multiprocessing
+
+            self.manager = multiprocessing.Manager()
+            self.shared = self.manager.dict()
+            self.thread = threading.Thread(target=self._poll, daemon=True)
+            self.thread.start()
+
+    def _poll(self) -> None:
+        while not self.stop.wait(0.5):
+            try:
+                running = sum(self.shared.values())  # type: ignore[union-attr]
+            except Exception:  # the manager is shutting down
+                return
+            with self.lock:
+                self.bar.n = self.rounds_done + running
+                self.bar.refresh()
+
+    def cell_done(self, j: int, rounds: int) -> None:
+        with self.lock:
+            running = 0
+            if self.shared is not None:
+                self.shared.pop(j, None)
+                running = sum(self.shared.values())
+            self.rounds_done += rounds
+            self.finished += 1
+            self.bar.n = self.rounds_done + running
+            self.bar.set_postfix_str(f"cells {self.finished}/{self.cells}")
+
+    def close(self) -> None:
+        self.stop.set()
+        if self.manager is not None:
+            self.thread.join()
+            self.manager.shutdown()
+        self.bar.close()
 
 
 # ---------------------------------------------------------------- the store
@@ -489,16 +559,18 @@ def sweep(
     if todo:
         bar = None
         if progress:
-            from tqdm.auto import tqdm
-
-            bar = tqdm(total=len(cells), initial=len(cells) - len(todo), desc="sweep", unit="cell",
-                       file=sys.stderr, dynamic_ncols=True, mininterval=0.5)
+            rounds = [_cell_rounds(c) for _, c in configs]
+            bar = _RoundsBar(total=sum(rounds[c[2]] for c in cells),
+                             initial=sum(rounds[c[2]] for c in cells if c[0] in done),
+                             cells=len(cells), finished=len(cells) - len(todo), live=backend == "processes")
+        shared = None if bar is None else bar.shared
         try:
             import joblib
 
             with _backend(backend, n_jobs, client) as kwargs:
                 parallel = joblib.Parallel(return_as="generator_unordered", batch_size=1, **kwargs)
-                jobs = (joblib.delayed(_run_indexed)(j, wire[i], s) for j, (_, _, i, s, _) in enumerate(todo))
+                jobs = (joblib.delayed(_run_indexed)(j, wire[i], s, shared)
+                        for j, (_, _, i, s, _) in enumerate(todo))
                 for j, out in parallel(jobs):
                     key, label, i, s, digest = todo[j]
                     record = {"label": label, "seed": s, "config_digest": digest, "meta": configs[i][1]["meta"],
@@ -508,7 +580,7 @@ def sweep(
                         store.write(key, record)
                         store.write_index({k: done[k] for k in done})
                     if bar is not None:
-                        bar.update(1)
+                        bar.cell_done(j, rounds[i])
         finally:
             if bar is not None:
                 bar.close()
