@@ -90,10 +90,14 @@ def real_data(opts: RunOptions) -> Report:
                        f"({best['learner']}), random guessing {rnd:.3f}", verdict)
     report.notes.append("regret here = number of mistakes (reward 1 for the true class, 0 otherwise), so the "
                         "error rate is regret / rounds; random guessing makes a mistake with probability 1 - 1/K.")
-    report.notes.append("The joint-DP noise is calibrated for the whole run's horizon; with only a few thousand "
-                        "rounds its regularizer (~1e4) dwarfs the data's Gram matrix, so private learners stay "
-                        "near random guessing unless epsilon is large: the known weakness of tree-based "
-                        "mechanisms at small n.")
+    report.notes.append("The joint-DP noise is calibrated for the whole run's horizon; over a few thousand rounds "
+                        "its regularizer is large against the data's Gram matrix, and the paper calibration "
+                        "(eps = 0.5, 2) stays close to random guessing while the tight calibration (same "
+                        "guarantee, less noise) learns.")
+    report.notes.append("Where a private learner beats the non-private one (wine), a likely cause, not "
+                        "investigated further: non-private LinUCB's Prop. 4 radius with alpha = 1/n keeps "
+                        "exploring on a small, nearly separable data set, while the large shifted regularizer "
+                        "of the private learners narrows their confidence widths.")
 
     def draw(path: Path) -> None:
         import matplotlib
@@ -101,7 +105,7 @@ def real_data(opts: RunOptions) -> Report:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        fig, axes = plt.subplots(1, len(specs), figsize=(5 * len(specs), 4.3), dpi=150)
+        fig, axes = plt.subplots(1, len(specs), figsize=(5 * len(specs), 5.0), dpi=150)
         for ax, (ds, s) in zip(np.atleast_1d(axes), specs.items(), strict=True):
             horizon = rounds[ds]
             for lrn in labels:
@@ -117,8 +121,9 @@ def real_data(opts: RunOptions) -> Report:
             ax.set_ylim(0, 1.05)
             ax.set_xlim(0, horizon)
             ax.grid(alpha=0.3)
-        np.atleast_1d(axes)[-1].legend(fontsize=6, loc="upper right")
-        fig.tight_layout()
+        handles, names = np.atleast_1d(axes)[0].get_legend_handles_labels()
+        fig.legend(handles, names, loc="lower center", ncol=4, fontsize=7)
+        fig.tight_layout(rect=(0, 0.14, 1, 1))
         fig.savefig(path)
         plt.close(fig)
 
