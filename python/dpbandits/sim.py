@@ -301,7 +301,8 @@ def simulate(
         Record cumulative regret every this many rounds (default horizon/200).
     progress:
         Show a progress bar on stderr; or a callable, called (at most five
-        times a second) with the number of learner-rounds done so far.
+        times a second, and once at the end) with the number of
+        learner-rounds done so far.
     """
     return simulate_many({repr(learner): learner}, env, horizon, seeds, record_every, progress)[repr(learner)]
 
@@ -350,6 +351,8 @@ def simulate_many(
             )
             if bar is not None:
                 bar.finish()
+            if callable(progress):
+                progress(n * len(seed_list) * len(names))  # complete: the loop reports at most 5 times a second
         finally:
             if bar is not None:
                 bar.close()
@@ -367,6 +370,8 @@ def simulate_many(
                 )
                 if bar is not None:
                     bar.finish()
+                if callable(progress):
+                    progress(done_before + n * len(seed_list))
             finally:
                 if bar is not None:
                     bar.close()
