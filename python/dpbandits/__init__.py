@@ -36,6 +36,7 @@ from dpbandits.learners import (
     ThompsonSampling,
 )
 from dpbandits.sim import SimulationResult, simulate, simulate_many
+from dpbandits.sweeps import SweepResult, sweep
 
 __all__ = [
     "EXP2",
@@ -58,6 +59,7 @@ __all__ = [
     "ShariffSheffetEnv",
     "SimulationResult",
     "StochasticLosses",
+    "SweepResult",
     "SwitchingBestExpert",
     "ThompsonSampling",
     "__version__",
@@ -67,4 +69,5 @@ __all__ = [
     "privacy",
     "simulate",
     "simulate_many",
+    "sweep",
 ]

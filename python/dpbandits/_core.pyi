@@ -482,6 +482,28 @@ class LossEnvEngine:
     def n(self) -> int: ...
     def _factory(self) -> EnvironmentFactory: ...
 
+class ReplayEnvEngine:
+    """Supervised-to-bandit replay of a labelled data set (rust/src/env/replay.rs)."""
+
+    def __init__(
+        self, features: NDArray[np.float64], p: int, labels: Sequence[int], wrong_reward: float,
+        seed: int | None = None,
+    ) -> None:
+        """``features``: the n x p rows flattened row-major, each of norm <= 1."""
+    def next_round(self) -> NDArray[np.float64]:
+        """The next (k, k p) decision set (disjoint encoding)."""
+    def reward(self, index: int) -> float:
+        """1 for the true class, ``wrong_reward`` otherwise."""
+    def mean_rewards(self) -> NDArray[np.float64]: ...
+    @property
+    def t(self) -> int: ...
+    def state(self) -> bytes:
+        """The round, position and generator (not the data)."""
+    def set_state(self, state: bytes) -> None:
+        """Continues from ``state()`` of a replay of the same data."""
+    def _factory(self) -> EnvironmentFactory:
+        """The configuration, for the simulation loop."""
+
 # --- simulation (rust/src/sim.rs) -------------------------------------------
 
 class LearnerFactory:

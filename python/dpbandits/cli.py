@@ -225,7 +225,55 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--verbose", "-v", action="store_true", help="print each guarantee with its derivation")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
+    _add_reproduce(sub)
     return parser
+
+
+# ---------------------------------------------------------------- reproduce
+
+
+def _add_reproduce(sub: Any) -> None:
+    from dpbandits.sweeps import BACKENDS
+
+    p = sub.add_parser(
+        "reproduce",
+        help="run a registered paper experiment end to end (figure, CSV/JSON, summary)",
+        description="Runs a registered experiment (see --list), writing <out>/<name>/<name>.png, .csv, .json and "
+        ".md; finished cells are kept in <out>/<name>/cells, so a rerun resumes an interrupted run.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    p.add_argument("name", nargs="?", help="experiment name (see --list)")
+    p.add_argument("--list", action="store_true", help="list the registered experiments and exit")
+    p.add_argument("--quick", action="store_true", help="a small version that runs in seconds")
+    p.add_argument("--out", default="results", help="output folder")
+    p.add_argument("--backend", choices=BACKENDS, default="processes", help="where cells run")
+    p.add_argument("--seeds", type=_positive_int, default=None, help="seeds per configuration (default: the "
+                   "experiment's own)")
+    p.add_argument("--n-jobs", type=_positive_int, default=None, help="parallel workers (default: CPU count)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.set_defaults(func=reproduce_command, parser=p)
+
+
+def reproduce_command(args: argparse.Namespace) -> int:
+    from dpbandits.experiments import experiments, reproduce
+
+    found = experiments()
+    if args.list:
+        width = max(map(len, found))
+        for name, exp in found.items():
+            print(f"{name:<{width}}  {exp.title} [{exp.paper}]")
+        return 0
+    if args.name is None:
+        args.parser.error(f"give an experiment name or --list; registered: {', '.join(found)}")
+    if args.name not in found:
+        args.parser.error(f"unknown experiment {args.name!r}; registered: {', '.join(found)}")
+    start = time.perf_counter()
+    written = reproduce(args.name, quick=args.quick, out=args.out, backend=args.backend, seeds=args.seeds,
+                        n_jobs=args.n_jobs, progress=not args.quiet)
+    for path in written:
+        print(f"wrote {path}")
+    print(f"{args.name}: wall time {time.perf_counter() - start:.1f} s")
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -278,7 +278,7 @@ def simulate(
     horizon: int | None = None,
     seeds: int | Sequence[int] = 4,
     record_every: int | None = None,
-    progress: bool = False,
+    progress: bool | Callable[[int], None] = False,
 ) -> SimulationResult:
     """Runs ``learner`` on ``env`` once per seed.
 
@@ -300,7 +300,9 @@ def simulate(
     record_every:
         Record cumulative regret every this many rounds (default horizon/200).
     progress:
-        Show a progress bar on stderr.
+        Show a progress bar on stderr; or a callable, called (at most five
+        times a second, and once at the end) with the number of
+        learner-rounds done so far.
     """
     return simulate_many({repr(learner): learner}, env, horizon, seeds, record_every, progress)[repr(learner)]
 
@@ -311,7 +313,7 @@ def simulate_many(
     horizon: int | None = None,
     seeds: int | Sequence[int] = 4,
     record_every: int | None = None,
-    progress: bool = False,
+    progress: bool | Callable[[int], None] = False,
 ) -> dict[str, SimulationResult]:
     """Runs several learners on the same realizations of ``env``.
 
@@ -341,13 +343,16 @@ def simulate_many(
     env_factory = _environment_factory(env)
     if env_factory is not None:
         env_seeds = [replicate_seed(getattr(env, "seed", None), s) for s in seed_list]
-        bar = _Progress(n * len(seed_list) * len(names), ", ".join(names)) if progress else None
+        show_bar = bool(progress) and not callable(progress)
+        bar = _Progress(n * len(seed_list) * len(names), ", ".join(names)) if show_bar else None
         try:
             record_at, regret, rounds, seconds = _core.simulate_builtin(
-                factories, env_factory, n, env_seeds, learner_seeds, every, bar
+                factories, env_factory, n, env_seeds, learner_seeds, every, progress if callable(progress) else bar
             )
             if bar is not None:
                 bar.finish()
+            if callable(progress):
+                progress(n * len(seed_list) * len(names))  # complete: the loop reports at most 5 times a second
         finally:
             if bar is not None:
                 bar.close()
@@ -356,13 +361,17 @@ def simulate_many(
         make_env = _python_env_factory(env)
         per_learner = {}
         for i, name in enumerate(names):
-            bar = _Progress(n * len(seed_list), name) if progress else None
+            bar = _Progress(n * len(seed_list), name) if progress and not callable(progress) else None
+            done_before = i * n * len(seed_list)
+            report = (lambda done, base=done_before: progress(base + done)) if callable(progress) else bar
             try:
                 record_at, regret, rounds, seconds = _core.simulate_python_env(
-                    factories[i], make_env, n, seed_list, learner_seeds[i], every, bar
+                    factories[i], make_env, n, seed_list, learner_seeds[i], every, report
                 )
                 if bar is not None:
                     bar.finish()
+                if callable(progress):
+                    progress(done_before + n * len(seed_list))
             finally:
                 if bar is not None:
                     bar.close()

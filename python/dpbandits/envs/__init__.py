@@ -5,6 +5,7 @@ from dpbandits.envs.k_armed import BernoulliBandit, GaussianBandit
 from dpbandits.envs.linear_bandit import LinearBanditEnv
 from dpbandits.envs.losses import LossArray, StochasticLosses, SwitchingBestExpert
 from dpbandits.envs.protocol import Environment
+from dpbandits.envs.replay import ReplayEnv
 from dpbandits.envs.shariff_sheffet import ShariffSheffetEnv
 
 __all__ = [
@@ -13,6 +14,7 @@ __all__ = [
     "GaussianBandit",
     "LinearBanditEnv",
     "LossArray",
+    "ReplayEnv",
     "ShariffSheffetEnv",
     "StochasticLosses",
     "SwitchingBestExpert",

@@ -9,6 +9,7 @@
 pub mod k_armed;
 pub mod linear_bandit;
 pub mod losses;
+pub mod replay;
 pub mod shariff_sheffet;
 
 use crate::error::Result;
@@ -16,6 +17,7 @@ use crate::error::Result;
 pub use k_armed::{ArmReward, KArmedBandit, KArmedConfig};
 pub use linear_bandit::{LinearBanditConfig, LinearBanditEnv};
 pub use losses::{LossEnv, LossEnvConfig, LossSequence};
+pub use replay::{ReplayConfig, ReplayEnv};
 pub use shariff_sheffet::{RewardModel, ShariffSheffetConfig, ShariffSheffetEnv};
 
 /// The actions available in one round: `k` rows of `d` features, row-major.

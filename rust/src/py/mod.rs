@@ -14,6 +14,7 @@ mod learners;
 mod mab;
 mod mechanisms;
 mod online_learning;
+mod replay;
 mod sim;
 
 use pyo3::prelude::*;
@@ -30,5 +31,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     mab::register(m)?;
     elimination::register(m)?;
     online_learning::register(m)?;
+    replay::register(m)?;
     Ok(())
 }
