@@ -23,7 +23,8 @@ from dpbandits import cli
 from dpbandits.experiments import _REGISTRY, RunOptions, experiments, get, register
 from dpbandits.experiments.report import Report, fit_loglog
 
-NAMES = ("real-data", "shariff-sheffet-d1", "shariff-sheffet-d2", "shariff-sheffet-d3")
+NAMES = ("real-data", "shariff-sheffet-d1", "shariff-sheffet-d2", "shariff-sheffet-d3", "hanna-fig2a", "hanna-fig2b",
+         "mishra-thakurta-ucb", "agarwal-singh-experts")
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
