@@ -83,25 +83,107 @@ fn widths_fixed<const D: usize>(inverse: InverseForm<'_>, theta: &[f64], feature
     }
 }
 
+/// Actions per block of the general-d kernel: the action index is the
+/// vector dimension, so every multiply-add below works on `BLOCK` actions.
+const BLOCK: usize = 8;
+
+/// General d: the actions are taken `BLOCK` at a time and transposed into
+/// a d x `BLOCK` tile, so that applying one row of the factor (or of V^-1)
+/// is a broadcast times a row of the tile added into `BLOCK` independent
+/// sums: one blocked triangular matrix product per tile, which the
+/// compiler vectorises across actions. Two rows of the factor are applied
+/// per pass over the tile (each tile row loaded once for both).
 fn widths_dynamic(inverse: InverseForm<'_>, theta: &[f64], features: &[f64], d: usize, out: &mut [f64]) {
     let k = out.len() / 2;
     let (q, m) = out.split_at_mut(k);
-    for ((x, qi), mi) in features.chunks_exact(d).zip(q.iter_mut()).zip(m.iter_mut()) {
-        let (mut s, mut mean) = (0.0, 0.0);
-        for r in 0..d {
-            let y: f64 = match inverse {
-                InverseForm::LowerFactor(f) => (0..=r).map(|c| f[r * d + c] * x[c]).sum(),
-                InverseForm::Symmetric(v) => (0..d).map(|c| v[r * d + c] * x[c]).sum::<f64>(),
-            };
-            s += match inverse {
-                InverseForm::LowerFactor(_) => y * y,
-                InverseForm::Symmetric(_) => x[r] * y,
-            };
-            mean += theta[r] * x[r];
+    let mut tile = vec![[0.0f64; BLOCK]; d];
+    for ((rows, qb), mb) in features.chunks(BLOCK * d).zip(q.chunks_mut(BLOCK)).zip(m.chunks_mut(BLOCK)) {
+        let n = qb.len();
+        for (b, x) in rows.chunks_exact(d).enumerate() {
+            for (t, &v) in tile.iter_mut().zip(x) {
+                t[b] = v;
+            }
         }
-        *qi = s;
-        *mi = mean;
+        if n < BLOCK {
+            for t in &mut tile {
+                t[n..].fill(0.0);
+            }
+        }
+        let mut mean = [0.0; BLOCK];
+        for (t, &w) in tile.iter().zip(theta) {
+            for b in 0..BLOCK {
+                mean[b] += w * t[b];
+            }
+        }
+        let sq = match inverse {
+            InverseForm::LowerFactor(f) => factor_tile(f, &tile, d),
+            InverseForm::Symmetric(v) => symmetric_tile(v, &tile, d),
+        };
+        qb.copy_from_slice(&sq[..n]);
+        mb.copy_from_slice(&mean[..n]);
     }
+}
+
+/// ||F x_b||^2 for the `BLOCK` actions of `tile` (d x `BLOCK`).
+#[inline]
+fn factor_tile(f: &[f64], tile: &[[f64; BLOCK]], d: usize) -> [f64; BLOCK] {
+    let mut acc = [0.0; BLOCK];
+    let mut r = 0;
+    while r + 1 < d {
+        // Rows r and r + 1 of F: (F x)_r and (F x)_{r+1} for every action.
+        let f0 = &f[r * d..=r * d + r];
+        let f1 = &f[(r + 1) * d..=(r + 1) * d + r + 1];
+        let mut y0 = [0.0; BLOCK];
+        let mut y1 = [0.0; BLOCK];
+        for ((t, &a0), &a1) in tile.iter().zip(f0).zip(f1) {
+            for b in 0..BLOCK {
+                y0[b] += a0 * t[b];
+                y1[b] += a1 * t[b];
+            }
+        }
+        let a1 = f1[r + 1];
+        let t = &tile[r + 1];
+        for b in 0..BLOCK {
+            y1[b] += a1 * t[b];
+            acc[b] += y0[b] * y0[b] + y1[b] * y1[b];
+        }
+        r += 2;
+    }
+    if r < d {
+        let f0 = &f[r * d..=r * d + r];
+        let mut y0 = [0.0; BLOCK];
+        for (t, &a0) in tile.iter().zip(f0) {
+            for b in 0..BLOCK {
+                y0[b] += a0 * t[b];
+            }
+        }
+        for b in 0..BLOCK {
+            acc[b] += y0[b] * y0[b];
+        }
+    }
+    acc
+}
+
+/// x_b^T V^-1 x_b for the `BLOCK` actions of `tile`, from the lower
+/// triangle of the symmetric V^-1: sum_r x_r (V_rr x_r + 2 sum_{c<r} V_rc x_c).
+#[inline]
+fn symmetric_tile(v: &[f64], tile: &[[f64; BLOCK]], d: usize) -> [f64; BLOCK] {
+    let mut acc = [0.0; BLOCK];
+    for r in 0..d {
+        let row = &v[r * d..r * d + r];
+        let mut y = [0.0; BLOCK];
+        for (t, &a) in tile.iter().zip(row) {
+            for b in 0..BLOCK {
+                y[b] += a * t[b];
+            }
+        }
+        let diag = v[r * d + r];
+        let t = &tile[r];
+        for b in 0..BLOCK {
+            acc[b] += t[b] * (diag * t[b] + 2.0 * y[b]);
+        }
+    }
+    acc
 }
 
 /// F = L^{-1} for a row-major lower-triangular `l` (n x n), into `out`.
@@ -124,15 +206,16 @@ pub fn lower_inverse(l: &[f64], n: usize, out: &mut [f64]) {
 mod tests {
     use super::*;
 
-    fn direct(vinv: &[f64], theta: &[f64], beta: f64, x: &[f64], d: usize) -> f64 {
+    /// The definition, and the scale |mean| + width the error is relative to.
+    fn direct(vinv: &[f64], theta: &[f64], beta: f64, x: &[f64], d: usize) -> (f64, f64) {
         let q: f64 = (0..d).map(|r| x[r] * (0..d).map(|c| vinv[r * d + c] * x[c]).sum::<f64>()).sum();
         let m: f64 = theta.iter().zip(x).map(|(a, b)| a * b).sum();
-        m + beta * q.sqrt()
+        (m + beta * q.sqrt(), m.abs() + beta * q.sqrt())
     }
 
     #[test]
     fn both_forms_and_all_sizes_agree_with_the_definition() {
-        for d in [1usize, 3, 5, 8, 17] {
+        for d in [1usize, 2, 3, 5, 8, 16, 17, 20, 31, 40, 64] {
             // V = B B^T + I with a deterministic B.
             let b: Vec<f64> = (0..d * d).map(|i| ((i * 7 + 3) % 11) as f64 / 11.0 - 0.4).collect();
             let mut v = vec![0.0; d * d];
@@ -147,16 +230,28 @@ mod tests {
             let mut f = vec![0.0; d * d];
             lower_inverse(chol.lower(), d, &mut f);
             let theta: Vec<f64> = (0..d).map(|i| i as f64 * 0.1 - 0.2).collect();
-            let k = 7;
-            let feats: Vec<f64> = (0..k * d).map(|i| ((i * 5 + 1) % 13) as f64 / 13.0 - 0.5).collect();
-            let mut a = vec![0.0; 2 * k];
-            let mut s = vec![0.0; 2 * k];
-            ucb_scores(InverseForm::LowerFactor(&f), &theta, 1.7, &feats, d, &mut a);
-            ucb_scores(InverseForm::Symmetric(&vinv), &theta, 1.7, &feats, d, &mut s);
-            for i in 0..k {
-                let want = direct(&vinv, &theta, 1.7, &feats[i * d..(i + 1) * d], d);
-                assert!((a[i] - want).abs() < 1e-12, "d {d} lower");
-                assert!((s[i] - want).abs() < 1e-12, "d {d} symmetric");
+            // Odd K, K below, at and above multiples of the block size.
+            for k in [1usize, 7, 8, 9, 25, 33] {
+                let feats: Vec<f64> = (0..k * d).map(|i| ((i * 5 + 1) % 13) as f64 / 13.0 - 0.5).collect();
+                let mut a = vec![0.0; 2 * k];
+                let mut s = vec![0.0; 2 * k];
+                ucb_scores(InverseForm::LowerFactor(&f), &theta, 1.7, &feats, d, &mut a);
+                ucb_scores(InverseForm::Symmetric(&vinv), &theta, 1.7, &feats, d, &mut s);
+                // The blocked general-d kernel at every d, fixed-d sizes included.
+                let mut ga = vec![0.0; 2 * k];
+                let mut gs = vec![0.0; 2 * k];
+                widths_dynamic(InverseForm::LowerFactor(&f), &theta, &feats, d, &mut ga);
+                widths_dynamic(InverseForm::Symmetric(&vinv), &theta, &feats, d, &mut gs);
+                for i in 0..k {
+                    let (want, scale) = direct(&vinv, &theta, 1.7, &feats[i * d..(i + 1) * d], d);
+                    let tol = 1e-12 * scale;
+                    assert!((a[i] - want).abs() < tol, "d {d} k {k} lower: {} vs {want}", a[i]);
+                    assert!((s[i] - want).abs() < tol, "d {d} k {k} symmetric: {} vs {want}", s[i]);
+                    for (name, g) in [("lower", &ga), ("symmetric", &gs)] {
+                        let got = g[k + i] + 1.7 * g[i].sqrt();
+                        assert!((got - want).abs() < tol, "d {d} k {k} blocked {name}: {got} vs {want}");
+                    }
+                }
             }
         }
     }
