@@ -9,6 +9,9 @@
 //! are taken in a separate pass so that the K independent widths overlap
 //! in the pipeline instead of waiting on one another.
 
+/// Largest d with a compile-time kernel; above it the blocked kernels run.
+pub const FIXED_MAX_D: usize = 16;
+
 /// How V^-1 is given.
 #[derive(Clone, Copy, Debug)]
 pub enum InverseForm<'a> {
@@ -16,14 +19,19 @@ pub enum InverseForm<'a> {
     LowerFactor(&'a [f64]),
     /// Row-major symmetric V^-1.
     Symmetric(&'a [f64]),
+    /// The row-major Cholesky factor L of V (V = L L^T) and 1 / L_ii:
+    /// ||x||^2_{V^-1} = ||L^-1 x||^2 by one blocked forward substitution
+    /// over all actions (no inverse formed; always the blocked kernel).
+    Cholesky { lower: &'a [f64], inv_diag: &'a [f64] },
 }
 
 /// Writes UCB_i for every row of `features` (row-major k x d) into `out`.
 pub fn ucb_scores(inverse: InverseForm<'_>, theta: &[f64], beta: f64, features: &[f64], d: usize, out: &mut [f64]) {
     macro_rules! fixed {
         ($($n:literal)*) => {
-            match d {
-                $($n => widths_fixed::<$n>(inverse, theta, features, out),)*
+            match (d, inverse) {
+                (_, InverseForm::Cholesky { .. }) => widths_dynamic(inverse, theta, features, d, out),
+                $(($n, _) => widths_fixed::<$n>(inverse, theta, features, out),)*
                 _ => widths_dynamic(inverse, theta, features, d, out),
             }
         };
@@ -62,6 +70,7 @@ fn widths_fixed<const D: usize>(inverse: InverseForm<'_>, theta: &[f64], feature
                 *mi = mean;
             }
         }
+        InverseForm::Cholesky { .. } => unreachable!("the Cholesky form always takes the blocked kernel"),
         InverseForm::Symmetric(v) => {
             let v: &[f64] = &v[..D * D];
             for ((x, qi), mi) in features.chunks_exact(D).zip(q.iter_mut()).zip(m.iter_mut()) {
@@ -97,6 +106,10 @@ fn widths_dynamic(inverse: InverseForm<'_>, theta: &[f64], features: &[f64], d: 
     let k = out.len() / 2;
     let (q, m) = out.split_at_mut(k);
     let mut tile = vec![[0.0f64; BLOCK]; d];
+    let mut solved = match inverse {
+        InverseForm::Cholesky { .. } => vec![[0.0f64; BLOCK]; d],
+        _ => Vec::new(),
+    };
     for ((rows, qb), mb) in features.chunks(BLOCK * d).zip(q.chunks_mut(BLOCK)).zip(m.chunks_mut(BLOCK)) {
         let n = qb.len();
         for (b, x) in rows.chunks_exact(d).enumerate() {
@@ -118,6 +131,7 @@ fn widths_dynamic(inverse: InverseForm<'_>, theta: &[f64], features: &[f64], d: 
         let sq = match inverse {
             InverseForm::LowerFactor(f) => factor_tile(f, &tile, d),
             InverseForm::Symmetric(v) => symmetric_tile(v, &tile, d),
+            InverseForm::Cholesky { lower, inv_diag } => solve_tile(lower, inv_diag, &tile, d, &mut solved),
         };
         qb.copy_from_slice(&sq[..n]);
         mb.copy_from_slice(&mean[..n]);
@@ -159,6 +173,52 @@ fn factor_tile(f: &[f64], tile: &[[f64; BLOCK]], d: usize) -> [f64; BLOCK] {
         }
         for b in 0..BLOCK {
             acc[b] += y0[b] * y0[b];
+        }
+    }
+    acc
+}
+
+/// ||L^-1 x_b||^2 for the `BLOCK` actions of `tile`: forward substitution
+/// y_r = (x_r - sum_{c<r} L_rc y_c) / L_rr on all of them at once, into
+/// `y` (d x `BLOCK`), two rows per pass over the solved part.
+#[inline]
+fn solve_tile(l: &[f64], inv_diag: &[f64], tile: &[[f64; BLOCK]], d: usize, y: &mut [[f64; BLOCK]]) -> [f64; BLOCK] {
+    let mut acc = [0.0; BLOCK];
+    let mut r = 0;
+    while r + 1 < d {
+        let l0 = &l[r * d..r * d + r];
+        let l1 = &l[(r + 1) * d..(r + 1) * d + r];
+        let mut s0 = tile[r];
+        let mut s1 = tile[r + 1];
+        for ((yc, &a0), &a1) in y[..r].iter().zip(l0).zip(l1) {
+            for b in 0..BLOCK {
+                s0[b] -= a0 * yc[b];
+                s1[b] -= a1 * yc[b];
+            }
+        }
+        let (i0, i1, a) = (inv_diag[r], inv_diag[r + 1], l[(r + 1) * d + r]);
+        let mut y0 = [0.0; BLOCK];
+        let mut y1 = [0.0; BLOCK];
+        for b in 0..BLOCK {
+            y0[b] = s0[b] * i0;
+            y1[b] = (s1[b] - a * y0[b]) * i1;
+            acc[b] += y0[b] * y0[b] + y1[b] * y1[b];
+        }
+        y[r] = y0;
+        y[r + 1] = y1;
+        r += 2;
+    }
+    if r < d {
+        let l0 = &l[r * d..r * d + r];
+        let mut s0 = tile[r];
+        for (yc, &a0) in y[..r].iter().zip(l0) {
+            for b in 0..BLOCK {
+                s0[b] -= a0 * yc[b];
+            }
+        }
+        for b in 0..BLOCK {
+            let v = s0[b] * inv_diag[r];
+            acc[b] += v * v;
         }
     }
     acc
@@ -235,6 +295,10 @@ mod tests {
                 let feats: Vec<f64> = (0..k * d).map(|i| ((i * 5 + 1) % 13) as f64 / 13.0 - 0.5).collect();
                 let mut a = vec![0.0; 2 * k];
                 let mut s = vec![0.0; 2 * k];
+                let mut c = vec![0.0; 2 * k];
+                let inv_diag: Vec<f64> = (0..d).map(|i| 1.0 / chol.lower()[i * d + i]).collect();
+                let by_solve = InverseForm::Cholesky { lower: chol.lower(), inv_diag: &inv_diag };
+                ucb_scores(by_solve, &theta, 1.7, &feats, d, &mut c);
                 ucb_scores(InverseForm::LowerFactor(&f), &theta, 1.7, &feats, d, &mut a);
                 ucb_scores(InverseForm::Symmetric(&vinv), &theta, 1.7, &feats, d, &mut s);
                 // The blocked general-d kernel at every d, fixed-d sizes included.
@@ -247,6 +311,7 @@ mod tests {
                     let tol = 1e-12 * scale;
                     assert!((a[i] - want).abs() < tol, "d {d} k {k} lower: {} vs {want}", a[i]);
                     assert!((s[i] - want).abs() < tol, "d {d} k {k} symmetric: {} vs {want}", s[i]);
+                    assert!((c[i] - want).abs() < tol, "d {d} k {k} solve: {} vs {want}", c[i]);
                     for (name, g) in [("lower", &ga), ("symmetric", &gs)] {
                         let got = g[k + i] + 1.7 * g[i].sqrt();
                         assert!((got - want).abs() < tol, "d {d} k {k} blocked {name}: {got} vs {want}");
