@@ -137,6 +137,9 @@ impl SeedSequence {
 /// Normals per refill of [`SimulationNormals`].
 pub const NORMAL_BLOCK: usize = 256;
 
+// Rejected positions of a block are kept as u8.
+const _: () = assert!(NORMAL_BLOCK <= 256);
+
 /// Interleaved generator lanes of [`SimulationNormals`].
 const LANES: usize = 4;
 
@@ -297,19 +300,51 @@ impl SimulationNormals {
     /// The lanes' next `NORMAL_BLOCK` words, lane-interleaved.
     #[inline]
     fn next_words(&mut self, words: &mut [u64; NORMAL_BLOCK]) {
+        // Local copies keep the state in registers for the whole block.
+        let [mut s0, mut s1, mut s2, mut s3] = self.lanes;
         for chunk in words.chunks_exact_mut(LANES) {
-            let [s0, s1, s2, s3] = &mut self.lanes;
             for l in 0..LANES {
                 chunk[l] = s0[l].wrapping_add(s3[l]).rotate_left(23).wrapping_add(s0[l]);
-                let t = s1[l] << 17;
+            }
+            let mut t = [0u64; LANES];
+            for l in 0..LANES {
+                t[l] = s1[l] << 17;
+            }
+            for l in 0..LANES {
                 s2[l] ^= s0[l];
+            }
+            for l in 0..LANES {
                 s3[l] ^= s1[l];
+            }
+            for l in 0..LANES {
                 s1[l] ^= s2[l];
+            }
+            for l in 0..LANES {
                 s0[l] ^= s3[l];
-                s2[l] ^= t;
+            }
+            for l in 0..LANES {
+                s2[l] ^= t[l];
+            }
+            for l in 0..LANES {
                 s3[l] = s3[l].rotate_left(45);
             }
         }
+        self.lanes = [s0, s1, s2, s3];
+    }
+
+    /// The next `n` (at most [`NORMAL_BLOCK`]) standard normals, in place.
+    /// When fewer than `n` remain in the block, they are skipped and a new
+    /// block is drawn (values are independent, so skipping some does not
+    /// change the law of the rest).
+    #[inline]
+    pub fn take(&mut self, n: usize) -> &[f64] {
+        assert!(n <= NORMAL_BLOCK, "at most NORMAL_BLOCK normals at a time");
+        if NORMAL_BLOCK - self.next < n {
+            self.refill();
+        }
+        let start = self.next;
+        self.next += n;
+        &self.block[start..start + n]
     }
 
     /// Draws a fresh block.
@@ -318,21 +353,20 @@ impl SimulationNormals {
         let mut words = [0u64; NORMAL_BLOCK];
         self.next_words(&mut words);
         // Fast path over the whole block; the ~1% of words outside their
-        // layer's inner box are finished afterwards.
-        let mut rejected = 0u32;
-        for (z, &bits) in self.block.iter_mut().zip(&words) {
+        // layer's inner box are listed (branch-free) and finished afterwards.
+        let mut rejected = [0u8; NORMAL_BLOCK];
+        let mut n_rejected = 0;
+        for (j, (z, &bits)) in self.block.iter_mut().zip(&words).enumerate() {
             let i = (bits & 0xff) as usize;
             let x = symmetric01(bits) * zig.x[i];
             *z = x;
-            rejected += u32::from(x.abs() >= zig.x[i + 1]);
+            rejected[n_rejected] = j as u8;
+            n_rejected += usize::from(x.abs() >= zig.x[i + 1]);
         }
-        if rejected > 0 {
-            for (z, &bits) in self.block.iter_mut().zip(&words) {
-                let i = (bits & 0xff) as usize;
-                if z.abs() >= zig.x[i + 1] {
-                    *z = slow_normal(zig, &mut self.scalar, i, *z);
-                }
-            }
+        for &j in &rejected[..n_rejected.min(NORMAL_BLOCK)] {
+            let j = usize::from(j);
+            let i = (words[j] & 0xff) as usize;
+            self.block[j] = slow_normal(zig, &mut self.scalar, i, self.block[j]);
         }
         self.next = 0;
     }

@@ -150,7 +150,7 @@ impl ShariffSheffetEnv {
     /// orthogonal complement).
     fn on_slice(&mut self, dot: f64, x: &mut [f64]) {
         loop {
-            self.contexts.fill(&mut self.scratch);
+            self.scratch.copy_from_slice(self.contexts.take(self.d));
             let proj: f64 = self.scratch.iter().zip(&self.theta).map(|(a, b)| a * b).sum();
             for (s, t) in self.scratch.iter_mut().zip(&self.theta) {
                 *s -= proj * t;
@@ -171,25 +171,45 @@ impl ShariffSheffetEnv {
     /// intervals and d >= 4). Returns the inner product.
     fn in_band(&mut self, lo: f64, hi: f64, x: &mut [f64]) -> f64 {
         loop {
-            self.contexts.fill(x);
+            let g = self.contexts.take(self.d);
             let (mut sq, mut raw) = (0.0, 0.0);
-            for (v, t) in x.iter().zip(&self.theta) {
+            for (v, t) in g.iter().zip(&self.theta) {
                 sq += v * v;
                 raw += v * t;
             }
             if sq < 1e-300 {
                 continue;
             }
-            // Normalise only the accepted candidate.
-            let inv = 1.0 / sq.sqrt();
-            let dot = raw * inv;
-            if (lo..=hi).contains(&dot) {
-                for v in x.iter_mut() {
-                    *v *= inv;
+            // lo <= raw / ||g|| <= hi without the square root and division
+            // (they would sit between the draw and the branch).
+            if scaled_at_least(raw, lo, sq) && !scaled_above(raw, hi, sq) {
+                let inv = 1.0 / sq.sqrt();
+                for (xi, v) in x.iter_mut().zip(g) {
+                    *xi = v * inv;
                 }
-                return dot;
+                return (raw * inv).clamp(lo, hi);
             }
         }
+    }
+}
+
+/// raw >= b sqrt(sq), for sq > 0, compared through squares.
+#[inline]
+fn scaled_at_least(raw: f64, b: f64, sq: f64) -> bool {
+    if b <= 0.0 {
+        raw >= 0.0 || raw * raw <= b * b * sq
+    } else {
+        raw > 0.0 && raw * raw >= b * b * sq
+    }
+}
+
+/// raw > b sqrt(sq), for sq > 0, compared through squares.
+#[inline]
+fn scaled_above(raw: f64, b: f64, sq: f64) -> bool {
+    if b >= 0.0 {
+        raw > 0.0 && raw * raw > b * b * sq
+    } else {
+        raw >= 0.0 || raw * raw < b * b * sq
     }
 }
 
@@ -378,6 +398,22 @@ mod tests {
                 let want = (f64::from(u8::from(a == b)) - theta[a] * theta[b]) / (d - 1) as f64;
                 let got = second[a * d + b] / n_sub;
                 assert!((got - want).abs() < 5.0 * 0.5 / n_sub.sqrt(), "E[w w^T][{a}][{b}] = {got}, want {want}");
+            }
+        }
+    }
+
+    #[test]
+    fn band_test_through_squares_matches_the_quotient() {
+        let mut rng = SeedSequence::from_seed(4).simulation_stream("environment/test");
+        for _ in 0..100_000 {
+            let raw = rng.random_range(-2.0..2.0);
+            let sq: f64 = rng.random_range(1e-3..4.0);
+            let b = rng.random_range(-1.0..1.0);
+            let q = raw / sq.sqrt();
+            // Away from the boundary (1e-9) both forms must agree.
+            if (q - b).abs() > 1e-9 {
+                assert_eq!(scaled_at_least(raw, b, sq), q >= b, "raw {raw} sq {sq} b {b}");
+                assert_eq!(scaled_above(raw, b, sq), q > b, "raw {raw} sq {sq} b {b}");
             }
         }
     }
