@@ -193,23 +193,82 @@ impl ShariffSheffetEnv {
     }
 }
 
-/// raw >= b sqrt(sq), for sq > 0, compared through squares.
-#[inline]
-fn scaled_at_least(raw: f64, b: f64, sq: f64) -> bool {
-    if b <= 0.0 {
-        raw >= 0.0 || raw * raw <= b * b * sq
-    } else {
-        raw > 0.0 && raw * raw >= b * b * sq
+impl ShariffSheffetEnv {
+    /// A whole decision set for a compile-time d: the optimal action at
+    /// `best`, then the suboptimal ones by rejection, `CANDIDATES` proposals
+    /// at a time: their norms and projections are computed without a branch
+    /// in between (independent work the processor overlaps), the accepted
+    /// ones listed branch-free, then normalised into the free rows in order.
+    /// Proposals are i.i.d., so the accepted ones are i.i.d. from the band's
+    /// law; accepted proposals left over once the set is full are dropped.
+    fn fill_set<const D: usize>(&mut self, best: usize, features: &mut [f64]) {
+        const CANDIDATES: usize = 8;
+        let k = self.k;
+        let theta: [f64; D] = self.theta[..].try_into().expect("theta has d entries");
+        self.on_slice(self.optimal_reward, &mut features[best * D..(best + 1) * D]);
+        self.means[best] = self.optimal_reward;
+        let (lo, hi) = (-self.optimal_reward, self.optimal_reward - self.gap);
+        let (mut row, mut filled) = (0, 0);
+        while filled + 1 < k {
+            let g = self.contexts.take(CANDIDATES * D);
+            let mut sq = [0.0; CANDIDATES];
+            let mut raw = [0.0; CANDIDATES];
+            for ((v, s), r) in g.chunks_exact(D).zip(&mut sq).zip(&mut raw) {
+                let v: &[f64; D] = v.try_into().expect("D normals");
+                for j in 0..D {
+                    *s += v[j] * v[j];
+                    *r += v[j] * theta[j];
+                }
+            }
+            let mut accepted = [0u8; CANDIDATES];
+            let mut n = 0;
+            for c in 0..CANDIDATES {
+                accepted[n] = c as u8;
+                n += usize::from(
+                    (sq[c] >= 1e-300) & scaled_at_least(raw[c], lo, sq[c]) & !scaled_above(raw[c], hi, sq[c]),
+                );
+            }
+            for &c in &accepted[..n] {
+                if filled + 1 == k {
+                    break;
+                }
+                if row == best {
+                    row += 1;
+                }
+                let c = usize::from(c);
+                let inv = 1.0 / sq[c].sqrt();
+                let x: &mut [f64; D] = (&mut features[row * D..(row + 1) * D]).try_into().expect("row of d");
+                let v: &[f64; D] = g[c * D..(c + 1) * D].try_into().expect("D normals");
+                for j in 0..D {
+                    x[j] = v[j] * inv;
+                }
+                self.means[row] = (raw[c] * inv).clamp(lo, hi);
+                row += 1;
+                filled += 1;
+            }
+        }
     }
 }
 
-/// raw > b sqrt(sq), for sq > 0, compared through squares.
+/// raw >= b sqrt(sq), for sq > 0, compared through squares (branch-free).
+#[inline]
+fn scaled_at_least(raw: f64, b: f64, sq: f64) -> bool {
+    let (r2, b2) = (raw * raw, b * b * sq);
+    if b <= 0.0 {
+        (raw >= 0.0) | (r2 <= b2)
+    } else {
+        (raw > 0.0) & (r2 >= b2)
+    }
+}
+
+/// raw > b sqrt(sq), for sq > 0, compared through squares (branch-free).
 #[inline]
 fn scaled_above(raw: f64, b: f64, sq: f64) -> bool {
+    let (r2, b2) = (raw * raw, b * b * sq);
     if b >= 0.0 {
-        raw > 0.0 && raw * raw > b * b * sq
+        (raw > 0.0) & (r2 > b2)
     } else {
-        raw >= 0.0 || raw * raw < b * b * sq
+        (raw >= 0.0) | (r2 < b2)
     }
 }
 
@@ -239,6 +298,18 @@ impl Environment for ShariffSheffetEnv {
             *set = DecisionSet::zeros(k, d);
         }
         let best = self.contexts.scalar().random_range(0..k);
+        macro_rules! fixed {
+            ($($n:literal)*) => {
+                match d {
+                    $($n => {
+                        self.fill_set::<$n>(best, &mut set.features);
+                        return Ok(());
+                    })*
+                    _ => {}
+                }
+            };
+        }
+        fixed!(2 3 4 5 6 7 8 9 10 11 12 13 14 15 16);
         let features = &mut set.features;
         for i in 0..k {
             let x = &mut features[i * d..(i + 1) * d];
@@ -343,7 +414,7 @@ mod tests {
     /// (sqrt(n) D < 1.95) and 5-sd bounds.
     #[test]
     fn decision_sets_have_the_exact_distribution() {
-        let (d, k, rounds) = (5usize, 25usize, 4000u64);
+        let (d, k, rounds) = (5usize, 25usize, 3000u64);
         let (lo, hi) = (-0.75, 0.65);
         let mut env =
             ShariffSheffetEnv::new(d, k, 0.1, 0.75, RewardModel::PlusMinusOne, &SeedSequence::from_seed(21)).unwrap();
@@ -398,6 +469,33 @@ mod tests {
                 let want = (f64::from(u8::from(a == b)) - theta[a] * theta[b]) / (d - 1) as f64;
                 let got = second[a * d + b] / n_sub;
                 assert!((got - want).abs() < 5.0 * 0.5 / n_sub.sqrt(), "E[w w^T][{a}][{b}] = {got}, want {want}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_dimension_path_builds_valid_sets() {
+        // d = 3 and 16: compile-time paths; d = 20: the general path.
+        for (d, k) in [(3usize, 9usize), (16, 40), (20, 7)] {
+            let mut env =
+                ShariffSheffetEnv::new(d, k, 0.2, 0.6, RewardModel::Gaussian, &SeedSequence::from_seed(d as u64)).unwrap();
+            let theta = env.theta().to_vec();
+            let mut set = DecisionSet::default();
+            for t in 1..=200 {
+                env.next_round(t, &mut set).unwrap();
+                let mut n_opt = 0;
+                for i in 0..k {
+                    let x = set.action(i);
+                    assert!((x.iter().map(|v| v * v).sum::<f64>() - 1.0).abs() < 1e-9, "d {d}");
+                    let dot: f64 = x.iter().zip(&theta).map(|(a, b)| a * b).sum();
+                    assert!((dot - env.means()[i]).abs() < 1e-9, "d {d}");
+                    if env.means()[i] == 0.6 {
+                        n_opt += 1;
+                    } else {
+                        assert!((-0.6..=0.4).contains(&dot), "d {d}: dot {dot}");
+                    }
+                }
+                assert_eq!(n_opt, 1, "d {d}");
             }
         }
     }
