@@ -250,7 +250,9 @@ impl ShariffSheffetEnv {
     }
 }
 
-/// raw >= b sqrt(sq), for sq > 0, compared through squares (branch-free).
+/// raw >= b sqrt(sq), for sq > 0, compared through squares (branch-free:
+/// the sign of `raw` is a coin flip the branch predictor cannot learn).
+#[allow(clippy::needless_bitwise_bool)]
 #[inline]
 fn scaled_at_least(raw: f64, b: f64, sq: f64) -> bool {
     let (r2, b2) = (raw * raw, b * b * sq);
@@ -262,6 +264,7 @@ fn scaled_at_least(raw: f64, b: f64, sq: f64) -> bool {
 }
 
 /// raw > b sqrt(sq), for sq > 0, compared through squares (branch-free).
+#[allow(clippy::needless_bitwise_bool)]
 #[inline]
 fn scaled_above(raw: f64, b: f64, sq: f64) -> bool {
     let (r2, b2) = (raw * raw, b * b * sq);
@@ -426,7 +429,9 @@ mod tests {
             *v -= p0 * t;
         }
         let ne = e.iter().map(|v| v * v).sum::<f64>().sqrt();
-        e.iter_mut().for_each(|v| *v /= ne);
+        for v in &mut e {
+            *v /= ne;
+        }
         let (mut dots, mut sub_dirs, mut opt_dirs) = (Vec::new(), Vec::new(), Vec::new());
         let mut second = vec![0.0; d * d];
         let mut n_sub = 0.0;
@@ -478,7 +483,8 @@ mod tests {
         // d = 3 and 16: compile-time paths; d = 20: the general path.
         for (d, k) in [(3usize, 9usize), (16, 40), (20, 7)] {
             let mut env =
-                ShariffSheffetEnv::new(d, k, 0.2, 0.6, RewardModel::Gaussian, &SeedSequence::from_seed(d as u64)).unwrap();
+                ShariffSheffetEnv::new(d, k, 0.2, 0.6, RewardModel::Gaussian, &SeedSequence::from_seed(d as u64))
+                    .unwrap();
             let theta = env.theta().to_vec();
             let mut set = DecisionSet::default();
             for t in 1..=200 {
