@@ -5,8 +5,10 @@ tree mechanism, epsilon = 1, delta = 0.1): read the released (d+1) x (d+1)
 matrix, V_t = top-left block + shift I, its Cholesky factor, theta~_t,
 beta_t, the UCB of every one of the K actions and the argmax.
 
-- dpbandits: ``JointDPLinUCB.select(actions)`` from Python (argument
-  checking and conversion included), on an engine that has seen 200 rounds.
+- dpbandits: ``JointDPLinUCB.select(actions)`` from Python (the class's
+  argument checking and conversion included), on a learner that has seen
+  200 rounds; and the Rust engine's ``select`` alone (``learner._engine``,
+  array conversion included), which is what ``simulate`` runs.
 - NumPy: the same computation written as a user would (the select step of
   ``benches/compare_linucb.py``): ``np.linalg.cholesky`` and one
   ``np.linalg.solve`` with the K actions as right-hand sides, on a release
@@ -14,8 +16,8 @@ beta_t, the UCB of every one of the K actions and the argmax.
   the learner's sigma) with the learner's shift and radius constants.
 
 Each cell is the median over ``--repeats`` runs of the mean time per call of
-a timed loop; the ratio is NumPy / dpbandits (higher is better for
-dpbandits).
+a timed loop (the three implementations alternate within each run); the
+ratios are NumPy / dpbandits (higher is better for dpbandits).
 
 Run from the repository root:
 
@@ -65,7 +67,7 @@ def per_call(fn, min_seconds: float = 0.2) -> float:
     return timer.timeit(number) / number
 
 
-def measure(d: int, k: int, repeats: int, seed: int) -> tuple[float, float]:
+def measure(d: int, k: int, repeats: int, seed: int) -> tuple[float, float, float]:
     rng = np.random.default_rng(seed)
     learner = dp.JointDPLinUCB(d=d, horizon=HORIZON, epsilon=1.0, delta=0.1, noise="gaussian", seed=seed)
     cal, rad = learner.calibration, learner.radius
@@ -83,11 +85,13 @@ def measure(d: int, k: int, repeats: int, seed: int) -> tuple[float, float]:
         release += (g + g.T) / np.sqrt(2.0)
     actions = unit_rows(rng, k, d)
 
-    ours, theirs = [], []
+    engine = learner._engine
+    ours, core, theirs = [], [], []
     for _ in range(repeats):
         ours.append(per_call(lambda: learner.select(actions)))
+        core.append(per_call(lambda: engine.select(actions)))
         theirs.append(per_call(lambda: numpy_select(release, cal.shift, rad, actions)))
-    return statistics.median(ours), statistics.median(theirs)
+    return statistics.median(ours), statistics.median(core), statistics.median(theirs)
 
 
 def main() -> None:
@@ -104,10 +108,13 @@ def main() -> None:
 
     print("one Gaussian JDP-LinUCB select (eps = 1, delta = 0.1), median of", args.repeats, "runs")
     print(f"numpy {np.__version__}, dpbandits {dp.__version__}, python {platform.python_version()}\n")
-    print(f"{'d':>4}{'K':>6}{'dpbandits (us)':>16}{'numpy (us)':>13}{'numpy / dpbandits':>20}")
+    print(f"{'d':>4}{'K':>6}{'select (us)':>13}{'engine (us)':>13}{'numpy (us)':>12}{'np/select':>11}{'np/engine':>11}")
     for d, k in sizes:
-        ours, theirs = measure(d, k, args.repeats, args.seed)
-        print(f"{d:>4}{k:>6}{ours * 1e6:>16.2f}{theirs * 1e6:>13.2f}{theirs / ours:>19.1f}x")
+        ours, core, theirs = measure(d, k, args.repeats, args.seed)
+        print(
+            f"{d:>4}{k:>6}{ours * 1e6:>13.2f}{core * 1e6:>13.2f}{theirs * 1e6:>12.2f}"
+            f"{theirs / ours:>10.1f}x{theirs / core:>10.1f}x"
+        )
 
 
 if __name__ == "__main__":

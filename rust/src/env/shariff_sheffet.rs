@@ -417,7 +417,7 @@ mod tests {
     /// (sqrt(n) D < 1.95) and 5-sd bounds.
     #[test]
     fn decision_sets_have_the_exact_distribution() {
-        let (d, k, rounds) = (5usize, 25usize, 3000u64);
+        let (d, k, rounds) = (5usize, 25usize, 2000u64);
         let (lo, hi) = (-0.75, 0.65);
         let mut env =
             ShariffSheffetEnv::new(d, k, 0.1, 0.75, RewardModel::PlusMinusOne, &SeedSequence::from_seed(21)).unwrap();
