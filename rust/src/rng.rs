@@ -137,8 +137,8 @@ impl SeedSequence {
 /// Normals per refill of [`SimulationNormals`].
 pub const NORMAL_BLOCK: usize = 256;
 
-// Rejected positions of a block are kept as u8.
-const _: () = assert!(NORMAL_BLOCK <= 256);
+// Rejected positions are flagged in 64-bit masks.
+const _: () = assert!(NORMAL_BLOCK % 64 == 0);
 
 /// Interleaved generator lanes of [`SimulationNormals`].
 const LANES: usize = 4;
@@ -355,20 +355,27 @@ impl SimulationNormals {
         let mut words = [0u64; NORMAL_BLOCK];
         self.next_words(&mut words);
         // Fast path over the whole block; the ~1% of words outside their
-        // layer's inner box are listed (branch-free) and finished afterwards.
-        let mut rejected = [0u8; NORMAL_BLOCK];
-        let mut n_rejected = 0;
-        for (j, (z, &bits)) in self.block.iter_mut().zip(&words).enumerate() {
-            let i = (bits & 0xff) as usize;
-            let x = symmetric01(bits) * zig.x[i];
-            *z = x;
-            rejected[n_rejected] = j as u8;
-            n_rejected += usize::from(x.abs() >= zig.x[i + 1]);
+        // layer's inner box are flagged in bit masks (no branch, no
+        // data-dependent store) and finished afterwards.
+        let mut masks = [0u64; NORMAL_BLOCK / 64];
+        for (mask, (zs, ws)) in masks.iter_mut().zip(self.block.chunks_exact_mut(64).zip(words.chunks_exact(64))) {
+            let mut m = 0u64;
+            for (j, (z, &bits)) in zs.iter_mut().zip(ws).enumerate() {
+                let i = (bits & 0xff) as usize;
+                let x = symmetric01(bits) * zig.x[i];
+                *z = x;
+                m |= u64::from(x.abs() >= zig.x[i + 1]) << j;
+            }
+            *mask = m;
         }
-        for &j in &rejected[..n_rejected.min(NORMAL_BLOCK)] {
-            let j = usize::from(j);
-            let i = (words[j] & 0xff) as usize;
-            self.block[j] = slow_normal(zig, &mut self.scalar, i, self.block[j]);
+        for (c, &mask) in masks.iter().enumerate() {
+            let mut m = mask;
+            while m != 0 {
+                let j = c * 64 + m.trailing_zeros() as usize;
+                m &= m - 1;
+                let i = (words[j] & 0xff) as usize;
+                self.block[j] = slow_normal(zig, &mut self.scalar, i, self.block[j]);
+            }
         }
         self.next = 0;
     }
