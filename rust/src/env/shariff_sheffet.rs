@@ -150,7 +150,7 @@ impl ShariffSheffetEnv {
     /// orthogonal complement).
     fn on_slice(&mut self, dot: f64, x: &mut [f64]) {
         loop {
-            self.scratch.copy_from_slice(self.contexts.take(self.d));
+            self.contexts.fill(&mut self.scratch);
             let proj: f64 = self.scratch.iter().zip(&self.theta).map(|(a, b)| a * b).sum();
             for (s, t) in self.scratch.iter_mut().zip(&self.theta) {
                 *s -= proj * t;
@@ -171,9 +171,10 @@ impl ShariffSheffetEnv {
     /// intervals and d >= 4). Returns the inner product.
     fn in_band(&mut self, lo: f64, hi: f64, x: &mut [f64]) -> f64 {
         loop {
-            let g = self.contexts.take(self.d);
+            // (Any d: `fill` crosses block boundaries.)
+            self.contexts.fill(x);
             let (mut sq, mut raw) = (0.0, 0.0);
-            for (v, t) in g.iter().zip(&self.theta) {
+            for (v, t) in x.iter().zip(&self.theta) {
                 sq += v * v;
                 raw += v * t;
             }
@@ -184,8 +185,8 @@ impl ShariffSheffetEnv {
             // (they would sit between the draw and the branch).
             if scaled_at_least(raw, lo, sq) && !scaled_above(raw, hi, sq) {
                 let inv = 1.0 / sq.sqrt();
-                for (xi, v) in x.iter_mut().zip(g) {
-                    *xi = v * inv;
+                for xi in x.iter_mut() {
+                    *xi *= inv;
                 }
                 return (raw * inv).clamp(lo, hi);
             }
@@ -480,14 +481,15 @@ mod tests {
 
     #[test]
     fn every_dimension_path_builds_valid_sets() {
-        // d = 3 and 16: compile-time paths; d = 20: the general path.
-        for (d, k) in [(3usize, 9usize), (16, 40), (20, 7)] {
+        // d = 3 and 16: compile-time paths; d = 20 and 300: the general path.
+        // d = 300: more normals per proposal than one block holds.
+        for (d, k) in [(3usize, 9usize), (16, 40), (20, 7), (300, 3)] {
             let mut env =
                 ShariffSheffetEnv::new(d, k, 0.2, 0.6, RewardModel::Gaussian, &SeedSequence::from_seed(d as u64))
                     .unwrap();
             let theta = env.theta().to_vec();
             let mut set = DecisionSet::default();
-            for t in 1..=200 {
+            for t in 1..=if d > 100 { 20 } else { 200 } {
                 env.next_round(t, &mut set).unwrap();
                 let mut n_opt = 0;
                 for i in 0..k {
