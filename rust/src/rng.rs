@@ -138,7 +138,7 @@ impl SeedSequence {
 pub const NORMAL_BLOCK: usize = 256;
 
 // Rejected positions are flagged in 64-bit masks.
-const _: () = assert!(NORMAL_BLOCK % 64 == 0);
+const _: () = assert!(NORMAL_BLOCK.is_multiple_of(64));
 
 /// Interleaved generator lanes of [`SimulationNormals`].
 const LANES: usize = 4;
