@@ -97,5 +97,34 @@ fn learner_round(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, learner_round);
+/// One Gaussian JDP-LinUCB `select` (release, factor, theta~, UCB of every
+/// action, argmax) at the (d, K) of `benches/compare_scoring.py`; the
+/// engine has seen 1000 rounds so that the release carries tree noise.
+fn select_sweep(c: &mut Criterion) {
+    let mut group = c.benchmark_group("linucb_select");
+    for (d, k) in [(5usize, 25usize), (10, 100), (20, 400), (40, 400), (64, 400)] {
+        let seeds = SeedSequence::from_seed(3);
+        let mut env = ShariffSheffetEnv::new(d, k, 0.1, 0.75, RewardModel::PlusMinusOne, &seeds).unwrap();
+        let mut cfg = config(StatisticsConfig::Tree {
+            noise: NoiseSpec::SymmetricGaussian { sigma: 153.34 },
+            shift: 40_000.0,
+            pad_to: 0,
+        });
+        cfg.d = d;
+        let mut learner = LinUcb::new(cfg, &seeds).unwrap();
+        let mut set = DecisionSet::default();
+        for t in 1..=1000 {
+            env.next_round(t, &mut set).unwrap();
+            let a = learner.select(&set).unwrap();
+            let fb = env.feedback(a).unwrap();
+            learner.update(&set, a, fb).unwrap();
+        }
+        env.next_round(1001, &mut set).unwrap();
+        group.throughput(Throughput::Elements(k as u64));
+        group.bench_function(format!("d{d}_k{k}"), |b| b.iter(|| learner.select(&set).unwrap()));
+    }
+    group.finish();
+}
+
+criterion_group!(benches, learner_round, select_sweep);
 criterion_main!(benches);

@@ -23,6 +23,12 @@
 //! times faster than ChaCha8 is what makes the D.2 workload run at more
 //! than a million rounds per second. Everything that produces privacy
 //! noise stays on ChaCha.
+//!
+//! Their Gaussian draws come from [`SimulationNormals`]: four interleaved
+//! Xoshiro256++ lanes (the compiler vectorises the lanes' steps) feed a
+//! 256-layer ziggurat (Marsaglia & Tsang 2000) that turns a block of
+//! [`NORMAL_BLOCK`] raw words into as many exact standard normals at once,
+//! instead of one generator call and one sampler call per normal.
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -104,6 +110,12 @@ impl SeedSequence {
         SimulationRng::from_seed(self.child_key(name, 0))
     }
 
+    /// The stream `name` as a block generator of standard normals
+    /// (environments only; see [`SimulationNormals`]).
+    pub fn simulation_normals(&self, name: &str) -> SimulationNormals {
+        SimulationNormals::from_key(self.child_key(name, 0))
+    }
+
     /// A child root: everything derived from it is independent of the
     /// parent's other children. Used to give each replicate its own tree.
     #[must_use]
@@ -119,6 +131,285 @@ impl SeedSequence {
         let mut key = [0u8; 32];
         root.fill_bytes(&mut key);
         key
+    }
+}
+
+/// Normals per refill of [`SimulationNormals`].
+pub const NORMAL_BLOCK: usize = 256;
+
+// Rejected positions are flagged in 64-bit masks.
+const _: () = assert!(NORMAL_BLOCK.is_multiple_of(64));
+
+/// Interleaved generator lanes of [`SimulationNormals`].
+const LANES: usize = 4;
+
+/// The xoshiro256 jump polynomial: 2^128 steps.
+const JUMP: [u64; 4] = [0x180e_c6d3_3cfd_0aba, 0xd5a6_1266_f0c9_392c, 0xa958_2618_e03f_c9aa, 0x39ab_dc45_29b1_661c];
+
+/// One Xoshiro256++ step on a single state: returns the output word.
+#[inline]
+fn xoshiro_step(s: &mut [u64; 4]) -> u64 {
+    let out = s[0].wrapping_add(s[3]).rotate_left(23).wrapping_add(s[0]);
+    let t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = s[3].rotate_left(45);
+    out
+}
+
+/// Advances `s` by 2^128 steps (Blackman & Vigna's jump function).
+fn xoshiro_jump(s: &mut [u64; 4]) {
+    let mut acc = [0u64; 4];
+    for word in JUMP {
+        for bit in 0..64 {
+            if word & (1u64 << bit) != 0 {
+                for (a, v) in acc.iter_mut().zip(s.iter()) {
+                    *a ^= v;
+                }
+            }
+            xoshiro_step(s);
+        }
+    }
+    *s = acc;
+}
+
+/// The 256-layer ziggurat for the standard normal (Marsaglia & Tsang 2000,
+/// "The Ziggurat Method for Generating Random Variables", J. Stat. Softw.
+/// 5(8)): layer i >= 1 is the box [0, x[i]] x [f(x[i]), f(x[i+1])] of
+/// area V under f(x) = exp(-x^2/2); layer 0 is the box [0, R] x [0, f(R)]
+/// plus the tail beyond R, also of area V, and x[0] = V / f(R).
+struct Ziggurat {
+    x: [f64; 257],
+    f: [f64; 257],
+}
+
+/// Start of the tail and common layer area of the 256-layer ziggurat
+/// (Marsaglia & Tsang 2000, Section 3, n = 256).
+const ZIG_R: f64 = 3.654_152_885_361_009;
+const ZIG_V: f64 = 0.004_928_673_233_99;
+
+static ZIGGURAT: std::sync::LazyLock<Ziggurat> = std::sync::LazyLock::new(|| {
+    let f = |x: f64| (-0.5 * x * x).exp();
+    let mut x = [0.0; 257];
+    x[0] = ZIG_V / f(ZIG_R);
+    x[1] = ZIG_R;
+    for i in 1..255 {
+        x[i + 1] = (-2.0 * (ZIG_V / x[i] + f(x[i])).ln()).sqrt();
+    }
+    x[256] = 0.0;
+    let mut fx = [0.0; 257];
+    for i in 0..257 {
+        fx[i] = f(x[i]);
+    }
+    Ziggurat { x, f: fx }
+});
+
+/// A uniform in (0, 1) from the top 53 bits of a word (never 0: logarithms
+/// of it are finite).
+#[inline]
+fn open01(bits: u64) -> f64 {
+    ((bits >> 11) as f64 + 0.5) * (1.0 / (1u64 << 53) as f64)
+}
+
+/// A uniform in [-1, 1) from the top 52 bits of a word (disjoint from the
+/// low 8 bits that choose the layer).
+#[inline]
+fn symmetric01(bits: u64) -> f64 {
+    f64::from_bits((bits >> 12) | 0x3FF0_0000_0000_0000) * 2.0 - 3.0
+}
+
+/// Standard normals for simulated environments, a block at a time.
+///
+/// Four Xoshiro256++ lanes, 2^128 steps apart (jumps 1 to 4 from the
+/// stream's key), produce [`NORMAL_BLOCK`] words per refill; each word
+/// becomes one normal through the ziggurat's fast path (its low 8 bits pick
+/// a layer, its top 52 bits the abscissa), which accepts about 99% of them.
+/// The rest finish the ziggurat's exact rejection step (tail and wedges)
+/// with words from a scalar Xoshiro256++ on the key itself (jump 0), so
+/// every value is an exact N(0, 1) draw and values are independent.
+/// Never for privacy noise (see the module documentation).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SimulationNormals {
+    /// `lanes[j][l]`: state word j of lane l (word-major so that one lane
+    /// step is a handful of vector instructions over the lanes).
+    lanes: [[u64; LANES]; 4],
+    /// Words for the slow path and for any other scalar draw of the owner.
+    scalar: SimulationRng,
+    block: Vec<f64>,
+    next: usize,
+}
+
+impl SimulationNormals {
+    /// The generator keyed by `key` (see [`SeedSequence::simulation_normals`]).
+    pub fn from_key(key: [u8; 32]) -> Self {
+        let scalar = SimulationRng::from_seed(key);
+        let mut state = [0u64; 4];
+        for (w, chunk) in state.iter_mut().zip(key.chunks_exact(8)) {
+            *w = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        }
+        if state == [0; 4] {
+            // The all-zero state is a fixed point of xoshiro.
+            state = [0x9E37_79B9_7F4A_7C15, 1, 2, 3];
+        }
+        let mut lanes = [[0u64; LANES]; 4];
+        for l in 0..LANES {
+            xoshiro_jump(&mut state);
+            for (word, &v) in lanes.iter_mut().zip(&state) {
+                word[l] = v;
+            }
+        }
+        SimulationNormals { lanes, scalar, block: vec![0.0; NORMAL_BLOCK], next: NORMAL_BLOCK }
+    }
+
+    /// The scalar generator (the owner's uniform draws come from here).
+    pub fn scalar(&mut self) -> &mut SimulationRng {
+        &mut self.scalar
+    }
+
+    /// Checks the invariants of a deserialized generator.
+    pub fn is_consistent(&self) -> bool {
+        self.block.len() == NORMAL_BLOCK && self.next <= NORMAL_BLOCK
+    }
+
+    /// Fills `out` with the next standard normals.
+    #[inline]
+    pub fn fill(&mut self, out: &mut [f64]) {
+        let mut done = 0;
+        while done < out.len() {
+            if self.next == NORMAL_BLOCK {
+                self.refill();
+            }
+            let n = (out.len() - done).min(NORMAL_BLOCK - self.next);
+            out[done..done + n].copy_from_slice(&self.block[self.next..self.next + n]);
+            self.next += n;
+            done += n;
+        }
+    }
+
+    /// The next standard normal.
+    #[inline]
+    pub fn next_normal(&mut self) -> f64 {
+        let mut z = [0.0];
+        self.fill(&mut z);
+        z[0]
+    }
+
+    /// The lanes' next `NORMAL_BLOCK` words, lane-interleaved.
+    // One loop per operation over the lanes: the shape the vectoriser wants.
+    #[allow(clippy::needless_range_loop)]
+    #[inline]
+    fn next_words(&mut self, words: &mut [u64; NORMAL_BLOCK]) {
+        // Local copies keep the state in registers for the whole block.
+        let [mut s0, mut s1, mut s2, mut s3] = self.lanes;
+        for chunk in words.chunks_exact_mut(LANES) {
+            for l in 0..LANES {
+                chunk[l] = s0[l].wrapping_add(s3[l]).rotate_left(23).wrapping_add(s0[l]);
+            }
+            let mut t = [0u64; LANES];
+            for l in 0..LANES {
+                t[l] = s1[l] << 17;
+            }
+            for l in 0..LANES {
+                s2[l] ^= s0[l];
+            }
+            for l in 0..LANES {
+                s3[l] ^= s1[l];
+            }
+            for l in 0..LANES {
+                s1[l] ^= s2[l];
+            }
+            for l in 0..LANES {
+                s0[l] ^= s3[l];
+            }
+            for l in 0..LANES {
+                s2[l] ^= t[l];
+            }
+            for l in 0..LANES {
+                s3[l] = s3[l].rotate_left(45);
+            }
+        }
+        self.lanes = [s0, s1, s2, s3];
+    }
+
+    /// The next `n` (at most [`NORMAL_BLOCK`]) standard normals, in place.
+    /// When fewer than `n` remain in the block, they are skipped and a new
+    /// block is drawn (values are independent, so skipping some does not
+    /// change the law of the rest).
+    #[inline]
+    pub fn take(&mut self, n: usize) -> &[f64] {
+        assert!(n <= NORMAL_BLOCK, "at most NORMAL_BLOCK normals at a time");
+        if NORMAL_BLOCK - self.next < n {
+            self.refill();
+        }
+        let start = self.next;
+        self.next += n;
+        &self.block[start..start + n]
+    }
+
+    /// Draws a fresh block.
+    fn refill(&mut self) {
+        let zig = &*ZIGGURAT;
+        let mut words = [0u64; NORMAL_BLOCK];
+        self.next_words(&mut words);
+        // Fast path over the whole block; the ~1% of words outside their
+        // layer's inner box are flagged in bit masks (no branch, no
+        // data-dependent store) and finished afterwards.
+        let mut masks = [0u64; NORMAL_BLOCK / 64];
+        for (mask, (zs, ws)) in masks.iter_mut().zip(self.block.chunks_exact_mut(64).zip(words.chunks_exact(64))) {
+            let mut m = 0u64;
+            for (j, (z, &bits)) in zs.iter_mut().zip(ws).enumerate() {
+                let i = (bits & 0xff) as usize;
+                let x = symmetric01(bits) * zig.x[i];
+                *z = x;
+                m |= u64::from(x.abs() >= zig.x[i + 1]) << j;
+            }
+            *mask = m;
+        }
+        for (c, &mask) in masks.iter().enumerate() {
+            let mut m = mask;
+            while m != 0 {
+                let j = c * 64 + m.trailing_zeros() as usize;
+                m &= m - 1;
+                let i = (words[j] & 0xff) as usize;
+                self.block[j] = slow_normal(zig, &mut self.scalar, i, self.block[j]);
+            }
+        }
+        self.next = 0;
+    }
+}
+
+/// Finishes a ziggurat draw whose fast path failed: `x` was uniform on layer
+/// `i`'s width (with a random sign) but outside its inner box.
+#[cold]
+fn slow_normal(zig: &Ziggurat, rng: &mut SimulationRng, mut i: usize, mut x: f64) -> f64 {
+    loop {
+        if i == 0 {
+            // The tail beyond R (Marsaglia 1964): R + E1 / R conditioned on
+            // 2 E2 >= (E1 / R)^2, with E1, E2 exponential.
+            loop {
+                let t = -open01(rng.next_u64()).ln() / ZIG_R;
+                let e = -open01(rng.next_u64()).ln();
+                if 2.0 * e >= t * t {
+                    return if x < 0.0 { -(ZIG_R + t) } else { ZIG_R + t };
+                }
+            }
+        }
+        // The wedge: accept when a uniform height in [f(x[i]), f(x[i+1])]
+        // falls under the density.
+        let y = zig.f[i] + open01(rng.next_u64()) * (zig.f[i + 1] - zig.f[i]);
+        if y < (-0.5 * x * x).exp() {
+            return x;
+        }
+        // Start over with a fresh word.
+        let bits = rng.next_u64();
+        i = (bits & 0xff) as usize;
+        x = symmetric01(bits) * zig.x[i];
+        if x.abs() < zig.x[i + 1] {
+            return x;
+        }
     }
 }
 
@@ -156,6 +447,138 @@ mod tests {
         assert_eq!(v, again.next_u64());
         assert_eq!(fnv1a(""), 0xcbf2_9ce4_8422_2325);
         assert_eq!(fnv1a("a"), 0xaf63_dc4c_8601_ec8c);
+    }
+
+    /// Standard normal CDF: Abramowitz & Stegun 7.1.26 for erf (absolute
+    /// error < 1.5e-7, far below the KS thresholds used here).
+    fn phi(x: f64) -> f64 {
+        let z = x.abs() / std::f64::consts::SQRT_2;
+        let t = 1.0 / (1.0 + 0.327_591_1 * z);
+        let poly =
+            t * (0.254_829_592 + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+        let erf = 1.0 - poly * (-z * z).exp();
+        if x >= 0.0 {
+            0.5 * (1.0 + erf)
+        } else {
+            0.5 * (1.0 - erf)
+        }
+    }
+
+    #[test]
+    fn normal_lanes_are_jumped_xoshiro_streams() {
+        let key = SeedSequence::from_seed(3).child_key("environment/contexts", 0);
+        let mut g = SimulationNormals::from_key(key);
+        let mut words = [0u64; NORMAL_BLOCK];
+        g.next_words(&mut words);
+        let mut second = [0u64; NORMAL_BLOCK];
+        g.next_words(&mut second);
+        let mut reference = SimulationRng::from_seed(key);
+        for l in 0..LANES {
+            reference.jump();
+            let mut r = reference.clone();
+            for m in 0..2 * NORMAL_BLOCK / LANES {
+                let w = if m < NORMAL_BLOCK / LANES {
+                    words[m * LANES + l]
+                } else {
+                    second[(m - NORMAL_BLOCK / LANES) * LANES + l]
+                };
+                assert_eq!(w, r.next_u64(), "lane {l}, step {m}");
+            }
+        }
+        // The scalar stream is the unjumped one.
+        assert_eq!(g.scalar().next_u64(), SimulationRng::from_seed(key).next_u64());
+    }
+
+    #[test]
+    fn ziggurat_tables_close_up() {
+        let z = &*ZIGGURAT;
+        // Layer 255's top reaches f(0) = 1: the recursion for the common
+        // area V closes (to the precision of the published constants).
+        assert!((ZIG_V / z.x[255] + z.f[255] - 1.0).abs() < 1e-9);
+        // Layer 0 (box of width R under f(R) plus the tail) has area V.
+        // Tail integral of exp(-x^2/2) over [R, R + 12] by Simpson's rule.
+        let (m, h) = (20_000, 12.0 / 20_000.0);
+        let f = |x: f64| (-0.5 * x * x).exp();
+        let tail = (0..=m)
+            .map(|j| {
+                let w = if j == 0 || j == m {
+                    1.0
+                } else if j % 2 == 1 {
+                    4.0
+                } else {
+                    2.0
+                };
+                w * f(ZIG_R + f64::from(j) * h)
+            })
+            .sum::<f64>()
+            * h
+            / 3.0;
+        assert!((ZIG_R * z.f[1] + tail - ZIG_V).abs() < 1e-8);
+        assert!(z.x.windows(2).all(|w| w[0] > w[1]));
+    }
+
+    #[test]
+    fn block_normals_are_standard_normal() {
+        let n = 200_000;
+        let mut g = SeedSequence::from_seed(11).simulation_normals("environment/test");
+        let mut z = vec![0.0; n];
+        // Uneven pieces cross block boundaries.
+        let mut done = 0;
+        for piece in [1usize, 5, 7, 300, 1000].iter().cycle() {
+            let m = (*piece).min(n - done);
+            g.fill(&mut z[done..done + m]);
+            done += m;
+            if done == n {
+                break;
+            }
+        }
+        let nf = n as f64;
+        let mean = z.iter().sum::<f64>() / nf;
+        let m2 = z.iter().map(|v| v * v).sum::<f64>() / nf;
+        let m4 = z.iter().map(|v| v.powi(4)).sum::<f64>() / nf;
+        // Standard errors: sd(Z) = 1, sd(Z^2) = sqrt(2), sd(Z^4) = sqrt(96); 5 se bounds.
+        assert!(mean.abs() < 5.0 / nf.sqrt(), "mean {mean}");
+        assert!((m2 - 1.0).abs() < 5.0 * 2f64.sqrt() / nf.sqrt(), "second moment {m2}");
+        assert!((m4 - 3.0).abs() < 5.0 * 96f64.sqrt() / nf.sqrt(), "fourth moment {m4}");
+        // Kolmogorov–Smirnov: sqrt(n) D > 1.95 has probability 0.001.
+        let mut sorted = z.clone();
+        sorted.sort_by(f64::total_cmp);
+        let d = sorted
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| {
+                let p = phi(v);
+                (p - i as f64 / nf).abs().max(((i + 1) as f64 / nf - p).abs())
+            })
+            .fold(0.0, f64::max);
+        assert!(d * nf.sqrt() < 1.95, "KS statistic {}", d * nf.sqrt());
+        // The tail beyond R (the ziggurat's separate tail sampler):
+        // binomial count, 5 sd bound.
+        let p_tail = 2.0 * (1.0 - phi(ZIG_R));
+        let tail = z.iter().filter(|v| v.abs() > ZIG_R).count() as f64;
+        assert!((tail - nf * p_tail).abs() < 5.0 * (nf * p_tail).sqrt() + 1.0, "tail count {tail}");
+        // Beyond the tail's start it is still normal: P(|Z| > 4 | |Z| > R).
+        let deep = z.iter().filter(|v| v.abs() > 4.0).count() as f64;
+        let p_deep = 2.0 * (1.0 - phi(4.0));
+        assert!((deep - nf * p_deep).abs() < 5.0 * (nf * p_deep).sqrt() + 1.0, "deep tail count {deep}");
+        // Consecutive draws (within and across lanes) are uncorrelated: 5 se.
+        for lag in [1usize, 3, 4, 5] {
+            let c = z.iter().zip(&z[lag..]).map(|(a, b)| a * b).sum::<f64>() / (nf - lag as f64);
+            assert!(c.abs() < 5.0 / nf.sqrt(), "lag {lag} correlation {c}");
+        }
+    }
+
+    #[test]
+    fn normals_state_round_trips() {
+        let mut g = SeedSequence::from_seed(5).simulation_normals("environment/x");
+        let mut a = vec![0.0; 100];
+        g.fill(&mut a);
+        let mut back: SimulationNormals = postcard::from_bytes(&postcard::to_stdvec(&g).unwrap()).unwrap();
+        assert!(back.is_consistent());
+        let (mut x, mut y) = (vec![0.0; 700], vec![0.0; 700]);
+        g.fill(&mut x);
+        back.fill(&mut y);
+        assert_eq!(x, y);
     }
 
     #[test]

@@ -18,7 +18,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::ucb_scores::{lower_inverse, ucb_scores, InverseForm};
+use super::ucb_scores::{lower_inverse, ucb_scores, InverseForm, FIXED_MAX_D};
 use super::Learner;
 use crate::env::{DecisionSet, Feedback};
 use crate::error::{Error, Result};
@@ -337,8 +337,14 @@ impl LinUcb {
             Statistics::Exact { inv, .. } => InverseForm::Symmetric(inv.inverse()),
             Statistics::Tree { .. } => {
                 let chol = self.work.chol.as_ref().expect("estimates computed");
-                lower_inverse(chol.lower(), d, &mut self.work.factor_inv);
-                InverseForm::LowerFactor(&self.work.factor_inv)
+                if d <= FIXED_MAX_D {
+                    // Small d: F = L^-1 (d^3/6 flops) feeds the unrolled kernels.
+                    lower_inverse(chol.lower(), d, &mut self.work.factor_inv);
+                    InverseForm::LowerFactor(&self.work.factor_inv)
+                } else {
+                    // Larger d: one blocked forward substitution over all actions.
+                    InverseForm::Cholesky { lower: chol.lower(), inv_diag: chol.inv_diag() }
+                }
             }
         };
         ucb_scores(inverse, &self.work.theta, beta, &set.features, d, &mut self.work.scores);
