@@ -8,6 +8,7 @@ extension raises them by name (``rust/src/py/errors.rs``).
 from __future__ import annotations
 
 __all__ = [
+    "CheckpointError",
     "DegenerateInputError",
     "DuplicatedNoiseWarning",
     "NotPositiveDefiniteError",
@@ -37,3 +38,9 @@ class PrivacyBudgetError(RuntimeError):
 class DuplicatedNoiseWarning(UserWarning):
     """A private learner or counter was copied with its noise generator:
     the copies would add identical future noise (see ``fork``)."""
+
+
+class CheckpointError(ValueError):
+    """A checkpoint file cannot be restored: not a dpbandits checkpoint,
+    written by another format version, corrupted (checksum mismatch) or
+    truncated, or holding another class than the one asked for."""

@@ -31,6 +31,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{check_finite, Error, Result};
+use crate::noise::secure::{EntropyCell, SecureNoise, MAX_EXACT_STEPS};
 use crate::noise::NoiseSpec;
 use crate::rng::{SeedSequence, StreamRng};
 
@@ -133,6 +134,14 @@ pub struct TreeCounter {
     release: Vec<f64>,
     noise_terms: u32,
     rng: StreamRng,
+    /// Secure mode: exact discrete node noise on a lattice, inputs rounded
+    /// to it ([`TreeCounter::into_secure`]). `None`: floating-point noise.
+    secure: Option<SecureNoise>,
+    /// Secure mode draws from the operating system rather than `rng`.
+    os_entropy: bool,
+    /// The operating-system source (not state: nothing to restore).
+    #[serde(skip)]
+    entropy: EntropyCell,
     /// Scratch for one noise draw (not state; kept to avoid allocation).
     #[serde(skip)]
     draw: Vec<f64>,
@@ -143,7 +152,7 @@ pub struct TreeCounter {
 const INCREMENTAL_BELOW: usize = 4;
 
 /// Version tag of the serialized layout.
-const STATE_VERSION: u8 = 1;
+const STATE_VERSION: u8 = 2;
 
 impl TreeCounter {
     /// A counter of values of `shape` (`[]` for scalars) over `horizon`
@@ -203,8 +212,118 @@ impl TreeCounter {
             release: zeros(dim, shape)?,
             noise_terms: 0,
             rng: seeds.stream("tree"),
+            secure: None,
+            os_entropy: false,
+            entropy: EntropyCell::default(),
             draw: zeros(dim, shape)?,
         })
+    }
+
+    /// This (fresh) counter in secure mode: node noise is the exact
+    /// discrete counterpart of its spec on the lattice 2^-`exponent`
+    /// ([`SecureNoise`]: discrete Laplace / Gaussian of Canonne, Kamath &
+    /// Steinke 2020), every added value is first rounded to that lattice,
+    /// and all sums stay exact. With `os_entropy` every draw comes from the
+    /// operating system; otherwise from the counter's seeded stream (tests
+    /// and reproduction only).
+    ///
+    /// Privacy: rounding moves a value by at most half a step, so a change
+    /// of one value by `Delta` changes each rounded entry by at most
+    /// `Delta + 2^-j`; the Python layer accounts for that step
+    /// (`dpbandits.privacy.secure`).
+    pub fn into_secure(mut self, exponent: i32, os_entropy: bool) -> Result<Self> {
+        if self.t != 0 {
+            return Err(Error::State("secure mode must be chosen before the first addition".into()));
+        }
+        self.secure = Some(SecureNoise::new(self.noise, exponent)?);
+        self.os_entropy = os_entropy;
+        if os_entropy {
+            self.entropy.get()?;
+        }
+        Ok(self)
+    }
+
+    /// The secure-mode lattice exponent j (values are multiples of 2^-j), if any.
+    pub fn secure_exponent(&self) -> Option<i32> {
+        self.secure.map(|s| s.exponent())
+    }
+
+    /// Whether secure-mode draws come from the operating system.
+    pub fn os_entropy(&self) -> bool {
+        self.os_entropy
+    }
+
+    /// Largest step count an added entry may have in secure mode: sums of
+    /// `horizon` of them, plus noise, stay below 2^53 steps (exact in f64).
+    fn lattice_limit(&self) -> f64 {
+        MAX_EXACT_STEPS / 4.0 / self.horizon as f64
+    }
+
+    /// One draw of node noise into `out`.
+    fn draw_noise(
+        noise: NoiseSpec,
+        secure: Option<SecureNoise>,
+        os_entropy: bool,
+        rng: &mut StreamRng,
+        entropy: &mut EntropyCell,
+        side: usize,
+        out: &mut [f64],
+    ) -> Result<()> {
+        match secure {
+            None => noise.sample_into(rng, side, out),
+            Some(s) if os_entropy => s.sample_into(entropy.get()?, side, out),
+            Some(s) => s.sample_into(rng, side, out),
+        }
+        Ok(())
+    }
+
+    /// `runs` independent runs of this counter's mechanism on the stream
+    /// `values` (rows of `dim` entries, at most `horizon` of them): the
+    /// releases after each addition, run-major (`runs x rows x dim`).
+    ///
+    /// For empirical privacy audits, which need millions of runs. The
+    /// counter must be fresh (t = 0); the runs draw from its generator,
+    /// which is left advanced past every draw they used (so no later noise
+    /// of this counter repeats theirs), and the counter stays at t = 0.
+    pub fn release_runs(&mut self, values: &[f64], runs: usize) -> Result<Vec<f64>> {
+        if self.t != 0 {
+            return Err(Error::State("release_runs needs a fresh counter (t = 0)".into()));
+        }
+        let dim = self.dim;
+        if values.len() % dim != 0 {
+            return Err(Error::invalid("values", format!("length {} is not a multiple of {dim}", values.len())));
+        }
+        let rows = values.len() / dim;
+        if rows as u64 > self.horizon {
+            return Err(Error::invalid("values", format!("{rows} rows exceed the horizon {}", self.horizon)));
+        }
+        let total = runs
+            .checked_mul(rows)
+            .and_then(|x| x.checked_mul(dim))
+            .ok_or_else(|| Error::invalid("runs", "too many releases for one array"))?;
+        let mut out = Vec::new();
+        out.try_reserve_exact(total).map_err(|_| Error::invalid("runs", "too many releases for one array"))?;
+        let mut work = self.clone();
+        for _ in 0..runs {
+            work.restart();
+            for row in values.chunks_exact(dim) {
+                work.add(row)?;
+                out.extend_from_slice(&work.release);
+            }
+        }
+        self.rng = work.rng;
+        self.entropy = work.entropy;
+        Ok(out)
+    }
+
+    /// Back to t = 0 with the generator where it is (one audit run ends).
+    fn restart(&mut self) {
+        self.t = 0;
+        self.noise_terms = 0;
+        self.exact.fill(0.0);
+        self.noisy.fill(0.0);
+        self.padding.fill(0.0);
+        self.release.fill(0.0);
     }
 
     /// Adds the value of round t + 1 and updates the release.
@@ -222,6 +341,20 @@ impl TreeCounter {
                 self.horizon
             )));
         }
+        // Secure mode: the value enters the tree rounded to the lattice.
+        let rounded;
+        let value = match self.secure {
+            Some(s) => {
+                let mut v = value.to_vec();
+                s.to_lattice("value", &mut v, self.lattice_limit())?;
+                if self.os_entropy {
+                    self.entropy.get()?;
+                }
+                rounded = v;
+                &rounded[..]
+            }
+            None => value,
+        };
         self.t += 1;
         let dim = self.dim;
         // The scratch buffer is not serialized; a counter restored through
@@ -255,7 +388,15 @@ impl TreeCounter {
                 *n += l;
             }
         }
-        self.noise.sample_into(&mut self.rng, self.side, &mut self.draw);
+        Self::draw_noise(
+            self.noise,
+            self.secure,
+            self.os_entropy,
+            &mut self.rng,
+            &mut self.entropy,
+            self.side,
+            &mut self.draw,
+        )?;
         let noisy = &mut self.noisy[level * dim..(level + 1) * dim];
         for ((o, e), z) in noisy.iter_mut().zip(node.iter()).zip(&self.draw) {
             *o = e + z;
@@ -270,13 +411,24 @@ impl TreeCounter {
             // known in closed form (Gaussian, Wishart): same distribution, a
             // fraction of the cost (padding Wishart releases to m draws
             // would otherwise cost up to m Bartlett draws per round).
-            match self.noise.sum_of(missing) {
+            // Not in secure mode: a sum of discrete draws is not a discrete
+            // draw of the summed parameters.
+            let closed_form = if self.secure.is_none() { self.noise.sum_of(missing) } else { None };
+            match closed_form {
                 Some(sum) if missing > 0 => {
                     sum.sample_into(&mut self.rng, self.side, &mut self.padding);
                 }
                 _ => {
                     for _ in 0..missing {
-                        self.noise.sample_into(&mut self.rng, self.side, &mut self.draw);
+                        Self::draw_noise(
+                            self.noise,
+                            self.secure,
+                            self.os_entropy,
+                            &mut self.rng,
+                            &mut self.entropy,
+                            self.side,
+                            &mut self.draw,
+                        )?;
                         for (p, z) in self.padding.iter_mut().zip(&self.draw) {
                             *p += z;
                         }
@@ -417,7 +569,9 @@ impl TreeCounter {
             && self.padding.len() == self.dim
             && self.release.len() == self.dim
             && self.t <= self.horizon
-            && self.noise.validate(&self.shape).is_ok();
+            && self.noise.validate(&self.shape).is_ok()
+            && self.secure.is_none_or(|s| SecureNoise::new(self.noise, s.exponent()) == Ok(s))
+            && (self.secure.is_some() || !self.os_entropy);
         if ok {
             Ok(())
         } else {

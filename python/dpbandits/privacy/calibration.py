@@ -53,6 +53,7 @@ __all__ = [
     "tree_levels",
     "tree_node_epsilon",
     "wishart_degrees_of_freedom",
+    "wishart_node_degrees_of_freedom",
 ]
 
 _PROTECTS = "contexts and rewards"
@@ -614,3 +615,20 @@ def shariff_sheffet_wishart(
         m=m, L_tilde=l_tilde, node_epsilon=node_epsilon, node_delta=node_delta,
         scale=l_tilde_sq, k=k, shift=c, rho_min=rho_min, rho_max=rho_max, gamma=gamma,
     )
+
+
+def wishart_node_degrees_of_freedom(d: int, epsilon: float, delta: float) -> int:
+    """k_0 = d + 1 + ceil(28 epsilon_0^-2 ln(4/delta_0)): the degrees of freedom
+    for which one Wishart node W_{d+1}(Ltilde^2 I, k_0) added to the Gram
+    matrix of rows of norm <= Ltilde is (epsilon_0, delta_0)-DP with respect
+    to changing one row (Shariff & Sheffet Thm 8, from Sheffet 2015
+    Thm 4.1; App. Thm 23 states it for epsilon_0 < 1 and delta_0 < 1/e).
+    :func:`wishart_degrees_of_freedom` is this with the per-node target of
+    App. A.2. Used by the empirical audit of a single node.
+
+    ``d`` integer >= 1; ``epsilon`` finite > 0; 0 < ``delta`` < 1.
+    """
+    d = positive_int("d", d)
+    epsilon = positive("epsilon", epsilon)
+    delta = in_open_unit("delta", delta)
+    return d + 1 + math.ceil(28.0 * math.log(4.0 / delta) / epsilon**2)

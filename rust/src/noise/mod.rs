@@ -7,10 +7,13 @@
 //! Floating-point caveat (Mironov 2012): continuous samplers evaluated in
 //! floating point have a lattice of attainable outputs that can leak in
 //! theory. The samplers here are the standard floating-point ones used by
-//! the papers' experiments; exact discrete samplers are future work.
+//! the papers' experiments. Exact discrete samplers on a power-of-two
+//! lattice, from operating-system entropy, are in [`secure`] (the secure
+//! mode of tree counters and of the Python sampler functions).
 
 pub mod gaussian;
 pub mod laplace;
+pub mod secure;
 pub mod wishart;
 
 use rand::Rng;

@@ -11,6 +11,7 @@ mod envs;
 mod errors;
 mod learners;
 mod mechanisms;
+mod secure;
 mod sim;
 
 use pyo3::prelude::*;
@@ -24,5 +25,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     learners::register(m)?;
     envs::register(m)?;
     sim::register(m)?;
+    secure::register(m)?;
     Ok(())
 }
