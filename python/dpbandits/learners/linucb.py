@@ -68,7 +68,9 @@ class _LinUCBBase(OnlineLearner):
 
     def ucb(self, decision_set: ArrayLike) -> NDArray[np.float64]:
         """UCB_t(x) = <theta~_t, x> + beta_t ||x||_{V_t^-1} for every row (Eq. (1))."""
-        return self._engine.ucb(as_decision_set(decision_set, self.d))
+        actions = as_decision_set(decision_set, self.d)
+        with self.lock:
+            return self._engine.ucb(actions)
 
     # Pickling needs nothing here: the engine pickles itself (its state,
     # tree noise and generator included; see rust/src/py/learners.rs).
