@@ -207,6 +207,9 @@ class TreeCounter:
             raise TypeError(f"invalid argument `noise`: expected a noise spec, got {noise!r}")
         if not isinstance(secure, bool):
             raise TypeError(f"invalid argument `secure`: expected True or False, got {secure!r}")
+        if not isinstance(padded, (bool, np.bool_)):
+            # Bug fix (hostile-input fuzzing): padded=nan was read as True.
+            raise TypeError(f"invalid argument `padded`: expected True or False, got {padded!r}")
         kind, params = noise._wire()
         exponent = None
         if secure:

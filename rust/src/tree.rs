@@ -151,6 +151,12 @@ pub struct TreeCounter {
 /// incrementally; at this level or above (every 16th round) re-summed.
 const INCREMENTAL_BELOW: usize = 4;
 
+/// Most f64 entries (levels x values) one counter's node state may hold (1 GiB).
+pub const MAX_STATE_ENTRIES: usize = 1 << 27;
+
+/// Largest magnitude of an added entry (see [`TreeCounter::add`]).
+pub const MAX_VALUE: f64 = 1e280;
+
 /// Version tag of the serialized layout.
 const STATE_VERSION: u8 = 2;
 
@@ -198,6 +204,11 @@ impl TreeCounter {
         let side = matrix_side(shape);
         let levels = levels_for(horizon);
         let state = levels.checked_mul(dim).ok_or_else(|| too_large(shape))?;
+        // Bug fix (hostile-input fuzzing): with memory overcommit a huge
+        // state "allocated" and the zero fill then got the process killed.
+        if state > MAX_STATE_ENTRIES {
+            return Err(too_large(shape));
+        }
         Ok(TreeCounter {
             shape: shape.to_vec(),
             dim,
@@ -335,6 +346,13 @@ impl TreeCounter {
             ));
         }
         check_finite("value", value)?;
+        // Bug fix (hostile-input fuzzing): two values of -1e308 summed to
+        // -inf, and every later release was infinite. With |entries| <=
+        // MAX_VALUE, sums of up to 2^64 of them plus noise (scales <=
+        // noise::MAX_NOISE_SCALE) stay finite.
+        if let Some(v) = value.iter().find(|v| v.abs() > MAX_VALUE) {
+            return Err(Error::invalid("value", format!("entries must have magnitude <= {MAX_VALUE:e}, got {v:e}")));
+        }
         if self.t >= self.horizon {
             return Err(Error::State(format!(
                 "the counter's horizon of {} additions is used up; the noise was calibrated for it",

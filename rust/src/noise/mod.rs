@@ -50,14 +50,20 @@ impl NoiseSpec {
     pub fn validate(&self, shape: &[usize]) -> Result<()> {
         match *self {
             NoiseSpec::Zero => Ok(()),
-            NoiseSpec::Laplace { scale } => check_positive("scale", scale),
-            NoiseSpec::Gaussian { sigma } => check_positive("sigma", sigma),
+            NoiseSpec::Laplace { scale } => check_scale("scale", scale),
+            NoiseSpec::Gaussian { sigma } => check_scale("sigma", sigma),
             NoiseSpec::SymmetricGaussian { sigma } => {
-                check_positive("sigma", sigma)?;
+                check_scale("sigma", sigma)?;
                 square_side(shape).map(|_| ())
             }
             NoiseSpec::Wishart { scale, df } => {
-                check_positive("scale", scale)?;
+                check_scale("scale", scale)?;
+                if !(scale * df <= MAX_NOISE_SCALE) {
+                    return Err(Error::invalid(
+                        "df",
+                        format!("scale * df must be <= {MAX_NOISE_SCALE:e} (finite draws), got {}", scale * df),
+                    ));
+                }
                 let p = square_side(shape)?;
                 WishartSampler::check_df(p, df)
             }
@@ -96,6 +102,20 @@ impl NoiseSpec {
     /// True when the spec adds no noise.
     pub fn is_zero(&self) -> bool {
         matches!(self, NoiseSpec::Zero)
+    }
+}
+
+/// Largest noise scale a spec accepts: every draw (at most ~40 scales)
+/// and sums of 64 of them stay finite. (Bug fix, hostile-input fuzzing: a
+/// Laplace scale of 1e308 drew infinite noise.)
+pub const MAX_NOISE_SCALE: f64 = 1e300;
+
+fn check_scale(name: &'static str, value: f64) -> Result<()> {
+    check_positive(name, value)?;
+    if value <= MAX_NOISE_SCALE {
+        Ok(())
+    } else {
+        Err(Error::invalid(name, format!("must be <= {MAX_NOISE_SCALE:e}, got {value:e}")))
     }
 }
 

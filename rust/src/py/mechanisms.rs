@@ -6,7 +6,7 @@ use pyo3::types::{PyBytes, PyTuple};
 
 use super::arrays::{expect_shape, row_major, zeroed};
 use super::errors::IntoPy;
-use crate::error::{check_positive, Error};
+use crate::error::Error;
 use crate::noise::{fill_gaussian, fill_laplace, fill_symmetric_gaussian, NoiseSpec, WishartSampler};
 use crate::rng::SeedSequence;
 use crate::tree::TreeCounter;
@@ -62,7 +62,7 @@ fn noise_kind(spec: NoiseSpec) -> (&'static str, Vec<f64>) {
 #[pyfunction]
 #[pyo3(signature = (scale, count, seed=None))]
 fn sample_laplace(py: Python<'_>, scale: f64, count: usize, seed: Option<u64>) -> PyResult<Bound<'_, PyArrayDyn<f64>>> {
-    check_positive("scale", scale).py_err()?;
+    NoiseSpec::Laplace { scale }.validate(&[]).py_err()?;
     let mut rng = seeds(seed)?.stream("sampler");
     let mut v = zeroed(count, 1)?;
     let out = run(py, count, move || {
@@ -81,7 +81,7 @@ fn sample_gaussian(
     count: usize,
     seed: Option<u64>,
 ) -> PyResult<Bound<'_, PyArrayDyn<f64>>> {
-    check_positive("sigma", sigma).py_err()?;
+    NoiseSpec::Gaussian { sigma }.validate(&[]).py_err()?;
     let mut rng = seeds(seed)?.stream("sampler");
     let mut v = zeroed(count, 1)?;
     let out = run(py, count, move || {
@@ -101,7 +101,7 @@ fn sample_symmetric_gaussian(
     count: usize,
     seed: Option<u64>,
 ) -> PyResult<Bound<'_, PyArrayDyn<f64>>> {
-    check_positive("sigma", sigma).py_err()?;
+    NoiseSpec::Gaussian { sigma }.validate(&[]).py_err()?;
     if p == 0 {
         return Err(Error::invalid("p", "must be >= 1")).py_err();
     }
