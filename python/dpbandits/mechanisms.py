@@ -123,8 +123,11 @@ _SPECS = {
 }
 
 
-# Largest array numpy can hold, in bytes; also keeps every count within u64.
-_MAX_BYTES = 2**63 - 1
+# Largest array of draws or values made in one call, in bytes (2 GiB).
+# Bug fix (hostile-input fuzzing): the bound was 2**63 - 1, the largest
+# array numpy can address; with memory overcommit, size=2**32 "allocated"
+# and filling it got the process killed. Draw in chunks for more.
+_MAX_BYTES = 2**31
 
 
 def _dims(name: str, value: int | Sequence[int], minimum: int, entries: int = 1) -> tuple[int, ...]:

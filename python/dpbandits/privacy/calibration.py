@@ -500,7 +500,7 @@ def wishart_degrees_of_freedom(d: int, m: int, epsilon: float, delta: float) -> 
     m = positive_int("m", m)
     epsilon = positive("epsilon", epsilon)
     delta = in_open_unit("delta", delta)
-    x = 224.0 * m * math.log(8.0 * m / delta) * math.log(2.0 / delta) / epsilon**2
+    x = 224.0 * m * math.log(8.0 * m / delta) * math.log(2.0 / delta) / epsilon / epsilon
     return d + 1 + math.ceil(x)
 
 
@@ -631,4 +631,4 @@ def wishart_node_degrees_of_freedom(d: int, epsilon: float, delta: float) -> int
     d = positive_int("d", d)
     epsilon = positive("epsilon", epsilon)
     delta = in_open_unit("delta", delta)
-    return d + 1 + math.ceil(28.0 * math.log(4.0 / delta) / epsilon**2)
+    return d + 1 + math.ceil(28.0 * math.log(4.0 / delta) / epsilon / epsilon)
