@@ -145,17 +145,17 @@ def _saved(tmp_path: Path) -> tuple[Path, bytes]:
 
 
 def test_corrupted_and_truncated_files_are_refused(tmp_path: Path) -> None:
-    path, blob = _saved(tmp_path)
+    _, blob = _saved(tmp_path)
     bad = tmp_path / "bad.ckpt"
     for pos in (len(MAGIC) + 6, len(blob) // 2, len(blob) - 40, len(blob) - 1):
         flipped = bytearray(blob)
         flipped[pos] ^= 0x01
         bad.write_bytes(bytes(flipped))
-        with pytest.raises(CheckpointError, match="checksum|version"):
+        with pytest.raises(CheckpointError, match=r"checksum|version"):
             JointDPLinUCB.load(bad)
     for cut in (0, 5, len(MAGIC) + 10, len(blob) // 2, len(blob) - 1):
         bad.write_bytes(blob[:cut])
-        with pytest.raises(CheckpointError, match="truncated|checksum|not a dpbandits"):
+        with pytest.raises(CheckpointError, match=r"truncated|checksum|not a dpbandits"):
             JointDPLinUCB.load(bad)
     bad.write_bytes(b"\x80\x04not a checkpoint at all, but a pickle perhaps")
     with pytest.raises(CheckpointError, match="not a dpbandits checkpoint"):
@@ -196,7 +196,7 @@ def test_files_of_another_version_are_refused(tmp_path: Path) -> None:
 
 def test_files_of_another_class_are_refused(tmp_path: Path) -> None:
     path, _ = _saved(tmp_path)
-    with pytest.raises(CheckpointError, match="not a dpbandits.learners.linucb:LinUCB"):
+    with pytest.raises(CheckpointError, match=r"not a dpbandits\.learners\.linucb:LinUCB"):
         LinUCB.load(path)
     with pytest.raises(CheckpointError, match="TreeCounter"):
         TreeCounter.load(path)

@@ -234,7 +234,8 @@ def test_sampler_and_privacy_functions() -> None:
 HOSTILE_ARRAYS: list[Any] = [
     np.full((3, 3), NAN), np.full((3, 3), INF), np.zeros((0, 3)), np.ones(3), np.ones((3, 3, 3)), np.ones((3, 2)),
     np.ones((3, 4)), np.array([["a", "b", "c"]]), np.ones((2, 3), dtype=complex) * 1j, np.full((2, 3), 1e308),
-    np.full((2, 3), -1e308), np.full((2, 3), 1e-320), [[1.0, 2.0], [3.0]], None, 5, "abc", np.ones((2, 3), dtype=object),
+    np.full((2, 3), -1e308), np.full((2, 3), 1e-320), [[1.0, 2.0], [3.0]], None, 5, "abc",
+    np.ones((2, 3), dtype=object),
     np.ones((2, 3), dtype=np.float32), np.ones((2, 3), dtype=np.int8), np.eye(3)[:, ::-1], np.asfortranarray(np.eye(3)),
 ]
 hostile_array = st.one_of(
@@ -341,7 +342,7 @@ def test_out_of_range_inputs_are_clipped_or_refused_as_documented() -> None:
     err = JointDPLinUCB(3, 10, 1.0, 0.1, bounds="error", seed=0)
     clip.update(np.array([10.0, 0.0, 0.0]), 50.0)  # scaled to ||x|| = L, y clipped to B_tilde
     assert clip.t == 1
-    with pytest.raises(ValueError, match="reward|y"):
+    with pytest.raises(ValueError, match=r"reward|y"):
         err.update(np.array([0.5, 0.0, 0.0]), 50.0)
     with pytest.raises(ValueError, match="x"):
         err.update(np.array([10.0, 0.0, 0.0]), 0.5)

@@ -254,7 +254,10 @@ def _leaf_one_releases(horizon: int) -> list[int]:
 
 
 def _tree_mechanism(
-    counter: Callable[[int], TreeCounter], horizon: int, sensitivity: float, statistic: Callable[..., NDArray[np.float64]]
+    counter: Callable[[int], TreeCounter],
+    horizon: int,
+    sensitivity: float,
+    statistic: Callable[..., NDArray[np.float64]],
 ) -> Mechanism:
     x = [np.zeros(horizon), np.zeros(horizon)]
     x[1][0] = sensitivity  # neighbours differ in the first leaf by the sensitivity

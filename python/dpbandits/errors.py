@@ -3,6 +3,13 @@
 Each one derives from a built-in exception, so ``except ValueError`` still
 catches bad input. They are plain Python classes: they pickle, and the Rust
 extension raises them by name (``rust/src/py/errors.rs``).
+
+Bad input never reaches a Rust panic: the core returns an error for every
+argument it cannot use and the bindings map it to one of these classes or
+to ValueError / TypeError. Should a panic ever happen, PyO3 turns it into
+``pyo3_runtime.PanicException`` (a BaseException, so it is not swallowed by
+``except Exception``); ``tests/test_hostile_input.py`` fuzzes the public API
+and fails on any such exception.
 """
 
 from __future__ import annotations
