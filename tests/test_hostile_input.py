@@ -48,7 +48,7 @@ from dpbandits.privacy import (
 from dpbandits.privacy.calibration import wishart_node_degrees_of_freedom
 from dpbandits.privacy.secure import lattice_exponent, secure_gaussian_sensitivity, secure_laplace_epsilon
 
-FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True, database=None)
 CASES: Counter[str] = Counter()
 
 NAN, INF = float("nan"), float("inf")
@@ -212,7 +212,7 @@ def _sane_samples(out: Any) -> None:
     assert np.all(np.isfinite(np.asarray(out, dtype=np.float64)))
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True, database=None)
 @given(fname=st.sampled_from(sorted(FUNCTIONS)), data=st.data(), bad=hostile)
 def _fuzz_functions(fname: str, data: st.DataObject, bad: Any) -> None:
     fn, valid, sane = FUNCTIONS[fname]
@@ -317,7 +317,7 @@ def test_counter_and_environment_methods() -> None:
     print(f"[hostile] TreeCounter.add / add_many, environment methods: {n} cases")
 
 
-@settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True, database=None)
 @given(name=st.sampled_from(["horizon", "seeds", "record_every", "env", "learner"]), bad=hostile)
 def _fuzz_simulate(name: str, bad: Any) -> None:
     kwargs: dict[str, Any] = {"learner": LinUCB(2, 50, seed=0), "env": ShariffSheffetEnv(2, seed=0), "horizon": 50,
