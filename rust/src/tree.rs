@@ -301,7 +301,7 @@ impl TreeCounter {
             return Err(Error::State("release_runs needs a fresh counter (t = 0)".into()));
         }
         let dim = self.dim;
-        if values.len() % dim != 0 {
+        if !values.len().is_multiple_of(dim) {
             return Err(Error::invalid("values", format!("length {} is not a multiple of {dim}", values.len())));
         }
         let rows = values.len() / dim;
@@ -338,6 +338,7 @@ impl TreeCounter {
     }
 
     /// Adds the value of round t + 1 and updates the release.
+    #[allow(clippy::too_many_lines)]
     pub fn add(&mut self, value: &[f64]) -> Result<()> {
         if value.len() != self.dim {
             return Err(Error::invalid(

@@ -58,7 +58,8 @@ impl NoiseSpec {
             }
             NoiseSpec::Wishart { scale, df } => {
                 check_scale("scale", scale)?;
-                if !(scale * df <= MAX_NOISE_SCALE) {
+                let mean = scale * df;
+                if mean.is_nan() || mean > MAX_NOISE_SCALE {
                     return Err(Error::invalid(
                         "df",
                         format!("scale * df must be <= {MAX_NOISE_SCALE:e} (finite draws), got {}", scale * df),

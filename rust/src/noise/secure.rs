@@ -226,7 +226,7 @@ pub fn isqrt(n: u128) -> u128 {
     // Newton's iteration from above, in integers.
     let mut x = 1u128 << (128 - n.leading_zeros()).div_ceil(2);
     loop {
-        let y = (x + n / x) / 2;
+        let y = x.midpoint(n / x);
         if y >= x {
             return x;
         }
@@ -346,7 +346,11 @@ impl SecureNoise {
     /// stay exact). The error leaves `values` unchanged.
     pub fn to_lattice(&self, name: &'static str, values: &mut [f64], limit: f64) -> Result<()> {
         let up = 2f64.powi(self.exponent);
-        if let Some(v) = values.iter().find(|v| !((**v * up).round().abs() < limit)) {
+        let out_of_range = |v: &&f64| {
+            let k = (**v * up).round().abs();
+            k.is_nan() || k >= limit
+        };
+        if let Some(v) = values.iter().find(out_of_range) {
             return Err(Error::invalid(
                 name,
                 format!(
@@ -394,6 +398,7 @@ impl SecureNoise {
 }
 
 #[cfg(test)]
+#[allow(clippy::float_cmp)]
 mod tests {
     use super::*;
     use crate::rng::SeedSequence;

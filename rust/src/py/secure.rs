@@ -13,30 +13,27 @@ use crate::noise::NoiseSpec;
 /// `count` draws of `spec` made exact on the lattice 2^-`exponent`; from
 /// the operating system when `seed` is None, else from the seeded stream
 /// "secure-sampler" (tests and reproduction).
-fn draw<'py>(
-    py: Python<'py>,
+fn draw(
+    py: Python<'_>,
     spec: NoiseSpec,
     exponent: i32,
     count: usize,
     seed: Option<u64>,
-) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+) -> PyResult<Bound<'_, PyArrayDyn<f64>>> {
     let secure = SecureNoise::new(spec, exponent).py_err()?;
     let mut v = zeroed(count, 1)?;
-    let out = match seed {
-        Some(s) => {
-            let mut rng = seeds(Some(s))?.stream("secure-sampler");
-            py.detach(move || {
-                secure.sample_into(&mut rng, 0, &mut v);
-                v
-            })
-        }
-        None => {
-            let mut rng = OsEntropy::new().py_err()?;
-            py.detach(move || {
-                secure.sample_into(&mut rng, 0, &mut v);
-                v
-            })
-        }
+    let out = if let Some(s) = seed {
+        let mut rng = seeds(Some(s))?.stream("secure-sampler");
+        py.detach(move || {
+            secure.sample_into(&mut rng, 0, &mut v);
+            v
+        })
+    } else {
+        let mut rng = OsEntropy::new().py_err()?;
+        py.detach(move || {
+            secure.sample_into(&mut rng, 0, &mut v);
+            v
+        })
     };
     out.into_pyarray(py).reshape(vec![count])
 }
