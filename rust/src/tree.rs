@@ -600,6 +600,7 @@ impl TreeCounter {
 }
 
 #[cfg(test)]
+#[allow(clippy::float_cmp)]
 mod tests {
     use super::*;
 
@@ -733,6 +734,49 @@ mod tests {
         }
         assert!(TreeCounter::from_bytes(&[]).is_err());
         assert!(TreeCounter::from_bytes(&[9, 1, 2]).is_err());
+    }
+
+    #[test]
+    fn release_runs_are_independent_and_leave_the_counter_fresh() {
+        let mut c =
+            TreeCounter::new(&[], 8, NoiseSpec::Laplace { scale: 1.0 }, false, &SeedSequence::from_seed(9)).unwrap();
+        let values = [1.0, 0.0, 0.0, 0.0];
+        let a = c.release_runs(&values, 3).unwrap();
+        assert_eq!(a.len(), 12);
+        assert_eq!(c.t(), 0);
+        assert_ne!(a[..4], a[4..8]);
+        // The generator moved on: a second batch draws new noise.
+        let b = c.release_runs(&values, 3).unwrap();
+        assert_ne!(a, b);
+        assert!(c.release_runs(&[0.0; 9], 1).is_err()); // 9 rows > horizon 8
+    }
+
+    #[test]
+    fn secure_releases_are_exact_lattice_sums() {
+        let c =
+            TreeCounter::new(&[2], 64, NoiseSpec::Gaussian { sigma: 0.5 }, false, &SeedSequence::from_seed(1)).unwrap();
+        let mut c = c.into_secure(21, false).unwrap();
+        let step = 2f64.powi(-21);
+        for t in 0..40 {
+            c.add(&[0.1 * f64::from(t), -0.3]).unwrap();
+            let nodes: Vec<f64> = c.live_nodes().iter().map(|n| n.noisy[0]).collect();
+            assert_eq!(nodes.iter().sum::<f64>(), c.release()[0]);
+            for v in c.release() {
+                assert_eq!((v / step).round() * step, *v);
+            }
+        }
+        let round_trip = TreeCounter::from_bytes(&c.to_bytes()).unwrap();
+        assert_eq!(round_trip.secure_exponent(), Some(21));
+        assert!(TreeCounter::new(
+            &[2, 2],
+            4,
+            NoiseSpec::Wishart { scale: 1.0, df: 3.0 },
+            false,
+            &SeedSequence::from_seed(1)
+        )
+        .unwrap()
+        .into_secure(10, false)
+        .is_err());
     }
 
     #[test]

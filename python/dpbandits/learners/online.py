@@ -76,6 +76,13 @@ class LearnerBase:
     bit-identical to the original's. Subclasses with more Python-side round
     state extend :meth:`_checkpoint_extra` / :meth:`_restore_extra`.
 
+    Budget: the guarantee is calibrated for ``horizon`` rounds. Past them
+    ``select`` and ``update`` raise :class:`dpbandits.errors.StateError`
+    (also after a checkpoint round trip); there is deliberately no
+    "recalibrate" path, because extending a tree calibrated for n leaves
+    changes every node's noise requirement. To go on, build a new learner
+    for the longer horizon; its privacy loss composes with the first run's.
+
     Threads: every learner has a reentrant :attr:`lock`; ``select`` and
     ``update`` take it, so concurrent calls never interleave inside the
     engine and no update is lost. ``update(reward)`` refers to "the last
