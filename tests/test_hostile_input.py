@@ -48,7 +48,9 @@ from dpbandits.privacy import (
 from dpbandits.privacy.calibration import wishart_node_degrees_of_freedom
 from dpbandits.privacy.secure import lattice_exponent, secure_gaussian_sensitivity, secure_laplace_epsilon
 
-FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True, database=None)
+FUZZ = settings(
+    max_examples=120, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True, database=None
+)
 CASES: Counter[str] = Counter()
 
 NAN, INF = float("nan"), float("inf")
