@@ -94,7 +94,10 @@ def secure_laplace_epsilon(sensitivity_l1: float, scale: float, dim: int = 1) ->
     scale = positive("scale", scale)
     dim = positive_int("dim", dim)
     j = lattice_exponent(scale)
-    return (math.ceil(math.ldexp(sensitivity_l1, j)) + dim) / _steps(scale)
+    try:
+        return (math.ceil(math.ldexp(sensitivity_l1, j)) + dim) / _steps(scale)
+    except OverflowError:  # bug fix (fuzzing): a huge sensitivity overflowed ldexp
+        raise ValueError(f"invalid argument `sensitivity_l1`: {sensitivity_l1!r} is too large") from None
 
 
 def secure_gaussian_sensitivity(sensitivity_l2: float, sigma: float, dim: int = 1) -> float:
