@@ -47,6 +47,7 @@ class TreeCounter:
         seed: int | None = None,
         padded: bool = False,
         pad_to: int | None = None,
+        secure_exponent: int | None = None,
     ) -> None: ...
     def add(self, value: NDArray[np.float64]) -> None:
         """Adds the next value (shape must equal the counter's)."""
@@ -70,6 +71,12 @@ class TreeCounter:
     def pad_to(self) -> int: ...
     @property
     def noise(self) -> tuple[str, list[float]]: ...
+    @property
+    def secure_exponent(self) -> int | None:
+        """Secure mode: lattice exponent j (values are multiples of 2^-j); None otherwise."""
+    def _release_runs(self, values: NDArray[np.float64], runs: int) -> NDArray[np.float64]:
+        """``runs`` independent runs on ``values`` (rounds first): every release,
+        shape (runs, rounds, *shape). Fresh counters only; for privacy audits."""
     def to_bytes(self) -> bytes:
         """Whole state, node noise and generator included (secret as the data)."""
     @staticmethod
@@ -547,3 +554,15 @@ def simulate_python_env(
     optionally ``mean_rewards(t)``; the learner of replicate r is built from
     ``learner_seeds[r]``; replicates run one after the other. Returns
     (record_at, regret[1, replicates, records], rounds, seconds)."""
+
+# --- secure sampling (rust/src/noise/secure.rs) -------------------------------
+
+def sample_discrete_laplace(scale: float, exponent: int, count: int, seed: int | None = None) -> NDArray[np.float64]:
+    """``count`` exact discrete Laplace draws k * 2^-exponent, P[k] ∝ exp(-|k|/t),
+    t = ceil(scale * 2^exponent) in [1, 2^21] (Canonne-Kamath-Steinke Alg. 2);
+    operating-system entropy when ``seed`` is None."""
+
+def sample_discrete_gaussian(sigma: float, exponent: int, count: int, seed: int | None = None) -> NDArray[np.float64]:
+    """``count`` exact discrete Gaussian draws k * 2^-exponent, P[k] ∝ exp(-k^2/(2 s^2)),
+    s = ceil(sigma * 2^exponent) in [1, 2^21] (Canonne-Kamath-Steinke Alg. 3);
+    operating-system entropy when ``seed`` is None."""

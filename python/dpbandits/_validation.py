@@ -33,7 +33,9 @@ def in_open_unit(name: str, value: float) -> float:
 
 
 def positive_int(name: str, value: int, minimum: int = 1) -> int:
-    """``value`` as an int, or ValueError unless it is an integer >= minimum."""
+    """``value`` as an int, or ValueError unless it is an integer >= minimum
+    and < 2**64 (every count and size reaches Rust as a 64-bit integer;
+    a larger one used to surface as a bare OverflowError)."""
     if isinstance(value, bool):
         # bool is an Integral; True as a count or a seed is a caller's mistake.
         raise TypeError(f"invalid argument `{name}`: expected an integer, got {value!r}")
@@ -45,6 +47,8 @@ def positive_int(name: str, value: int, minimum: int = 1) -> int:
     v = int(value)
     if v < minimum:
         raise ValueError(f"invalid argument `{name}`: must be >= {minimum}, got {v}")
+    if v >= 2**64:
+        raise ValueError(f"invalid argument `{name}`: must be < 2**64, got {v}")
     return v
 
 
@@ -60,6 +64,10 @@ def seed_or_none(name: str, value: int | None) -> int | None:
 
 def float_array(name: str, value: ArrayLike, ndim: int | None = None) -> NDArray[np.float64]:
     """``value`` as a finite float64 array (no copy when it already is one)."""
+    if np.iscomplexobj(value):
+        # Bug fix (hostile-input fuzzing): complex input was cast to float
+        # with only a ComplexWarning, silently dropping the imaginary part.
+        raise ValueError(f"invalid argument `{name}`: complex values are not accepted")
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:

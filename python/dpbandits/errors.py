@@ -3,11 +3,19 @@
 Each one derives from a built-in exception, so ``except ValueError`` still
 catches bad input. They are plain Python classes: they pickle, and the Rust
 extension raises them by name (``rust/src/py/errors.rs``).
+
+Bad input never reaches a Rust panic: the core returns an error for every
+argument it cannot use and the bindings map it to one of these classes or
+to ValueError / TypeError. Should a panic ever happen, PyO3 turns it into
+``pyo3_runtime.PanicException`` (a BaseException, so it is not swallowed by
+``except Exception``); ``tests/test_hostile_input.py`` fuzzes the public API
+and fails on any such exception.
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "CheckpointError",
     "DegenerateInputError",
     "DuplicatedNoiseWarning",
     "NotPositiveDefiniteError",
@@ -37,3 +45,9 @@ class PrivacyBudgetError(RuntimeError):
 class DuplicatedNoiseWarning(UserWarning):
     """A private learner or counter was copied with its noise generator:
     the copies would add identical future noise (see ``fork``)."""
+
+
+class CheckpointError(ValueError):
+    """A checkpoint file cannot be restored: not a dpbandits checkpoint,
+    written by another format version, corrupted (checksum mismatch) or
+    truncated, or holding another class than the one asked for."""

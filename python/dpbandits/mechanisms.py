@@ -19,6 +19,7 @@ Example
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -122,8 +123,11 @@ _SPECS = {
 }
 
 
-# Largest array numpy can hold, in bytes; also keeps every count within u64.
-_MAX_BYTES = 2**63 - 1
+# Largest array of draws or values made in one call, in bytes (2 GiB).
+# Bug fix (hostile-input fuzzing): the bound was 2**63 - 1, the largest
+# array numpy can address; with memory overcommit, size=2**32 "allocated"
+# and filling it got the process killed. Draw in chunks for more.
+_MAX_BYTES = 2**31
 
 
 def _dims(name: str, value: int | Sequence[int], minimum: int, entries: int = 1) -> tuple[int, ...]:
@@ -175,6 +179,18 @@ class TreeCounter:
         Pad every release to exactly max(1, ceil(log2 n)) noise draws
         (Agarwal & Singh 2017, Alg. 2: identically distributed noise). The
         padding of round t is drawn once, when round t is added.
+    secure:
+        Exact discrete noise on a power-of-two lattice (Laplace, Gaussian and
+        symmetric Gaussian noise; not Wishart): every value is rounded to
+        the lattice g Z, g = 2^-j with j =
+        :func:`dpbandits.privacy.secure.lattice_exponent` (noise scale), and
+        each node draws the discrete Laplace / Gaussian of Canonne, Kamath &
+        Steinke (2020) with integer arithmetic only, so releases are exact
+        multiples of g and carry no floating-point artefact (Mironov 2012).
+        With ``seed=None`` every draw comes from the operating system; a
+        seed makes secure draws reproducible (tests only). The rounding
+        adds at most one step g to each entry's sensitivity: see
+        :mod:`dpbandits.privacy.secure` for the resulting guarantee.
 
     Pickled counters carry the exact node sums and the generator state:
     treat a pickle like the raw data.
@@ -189,10 +205,26 @@ class TreeCounter:
         noise: NoiseSpec,
         seed: int | None = None,
         padded: bool = False,
+        secure: bool = False,
     ) -> None:
         if not hasattr(noise, "_wire"):
             raise TypeError(f"invalid argument `noise`: expected a noise spec, got {noise!r}")
+        if not isinstance(secure, bool):
+            raise TypeError(f"invalid argument `secure`: expected True or False, got {secure!r}")
+        if not isinstance(padded, (bool, np.bool_)):
+            # Bug fix (hostile-input fuzzing): padded=nan was read as True.
+            raise TypeError(f"invalid argument `padded`: expected True or False, got {padded!r}")
         kind, params = noise._wire()
+        exponent = None
+        if secure:
+            if kind not in ("laplace", "gaussian", "symmetric_gaussian"):
+                raise ValueError(
+                    f"invalid argument `secure`: exact discrete sampling covers Laplace and Gaussian noise, "
+                    f"not {type(noise).__name__}"
+                )
+            from dpbandits.privacy.secure import lattice_exponent
+
+            exponent = lattice_exponent(params[0])
         self._inner = _core.TreeCounter(
             list(_shape(shape)),
             _horizon(horizon),
@@ -200,6 +232,8 @@ class TreeCounter:
             params,
             seed_or_none("seed", seed),
             bool(padded),
+            None,
+            exponent,
         )
 
     def add(self, value: ArrayLike) -> None:
@@ -271,6 +305,50 @@ class TreeCounter:
 
         return tree_depth(self.horizon)
 
+    @property
+    def secure(self) -> bool:
+        """Whether node noise is exact discrete noise on a lattice."""
+        return self._inner.secure_exponent is not None
+
+    @property
+    def lattice_step(self) -> float | None:
+        """g = 2^-j of secure mode (releases are multiples of it), else None."""
+        j = self._inner.secure_exponent
+        return None if j is None else math.ldexp(1.0, -j)
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Writes the whole state (exact sums, every stored node noise, the
+        padding, the generator) to ``path`` atomically (see
+        :mod:`dpbandits.checkpoint`). Treat the file like the raw data."""
+        from dpbandits.checkpoint import write_checkpoint
+
+        write_checkpoint(path, _TREE_KIND, {}, bytes(self._inner.to_bytes()))
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> TreeCounter:
+        """A counter saved by :meth:`save`, continuing exactly where it
+        stopped: its future node noise is what it would have drawn.
+        Raises :class:`dpbandits.errors.CheckpointError` for a corrupted
+        file or one from another format version."""
+        from dpbandits.checkpoint import read_checkpoint
+        from dpbandits.errors import CheckpointError
+
+        ckpt = read_checkpoint(path, expected_kind=_TREE_KIND)
+        out = cls.__new__(cls)
+        try:
+            out._inner = _core.TreeCounter.from_bytes(ckpt.state)
+        except ValueError as exc:
+            raise CheckpointError(f"{os.fspath(path)!r}: the counter state does not decode: {exc}") from None
+        return out
+
+    def _release_runs(self, values: ArrayLike, runs: int) -> NDArray[np.float64]:
+        """``runs`` independent runs of this (fresh) counter's mechanism on
+        ``values`` (first axis = rounds): every release, shape
+        (runs, rounds, *shape). For privacy audits (:mod:`dpbandits.audit`);
+        the counter stays at t = 0 and its generator moves past the draws."""
+        arr = float_array("values", values)
+        return self._inner._release_runs(arr, positive_int("runs", runs, minimum=0))
+
     def __getstate__(self) -> bytes:
         return bytes(self._inner.to_bytes())
 
@@ -280,8 +358,11 @@ class TreeCounter:
     def __repr__(self) -> str:
         return (
             f"TreeCounter(shape={self.shape}, horizon={self.horizon}, noise={self.noise!r}, "
-            f"padded={self.padded}, t={self.t})"
+            f"padded={self.padded}, secure={self.secure}, t={self.t})"
         )
+
+
+_TREE_KIND = "dpbandits.mechanisms:TreeCounter"
 
 
 def _horizon(horizon: int) -> int:
@@ -298,21 +379,51 @@ def _count(size: int | Sequence[int] | None, entries: int = 1) -> tuple[tuple[in
     return dims, math.prod(dims)
 
 
+def _secure_flag(secure: bool) -> bool:
+    if not isinstance(secure, bool):
+        raise TypeError(f"invalid argument `secure`: expected True or False, got {secure!r}")
+    return secure
+
+
 def laplace(
-    scale: float, size: int | Sequence[int] | None = None, seed: int | None = None
+    scale: float, size: int | Sequence[int] | None = None, seed: int | None = None, secure: bool = False
 ) -> NDArray[np.float64] | float:
-    """Laplace(0, scale) draws: density exp(-|x|/scale) / (2 scale)."""
+    """Laplace(0, scale) draws: density exp(-|x|/scale) / (2 scale).
+
+    ``secure=True``: the exact discrete Laplace on the lattice g Z,
+    g = 2^-j, j = :func:`dpbandits.privacy.secure.lattice_exponent` (scale):
+    P[X = k g] ∝ exp(-|k| / t), t = ceil(scale / g) (Canonne, Kamath &
+    Steinke 2020, Alg. 2), drawn with integer arithmetic from the operating
+    system (``seed=None``) or the seeded stream (tests)."""
     dims, n = _count(size)
-    out = _core.sample_laplace(positive("scale", scale), n, seed_or_none("seed", seed))
+    scale = positive("scale", scale)
+    if _secure_flag(secure):
+        from dpbandits.privacy.secure import lattice_exponent
+
+        out = _core.sample_discrete_laplace(scale, lattice_exponent(scale), n, seed_or_none("seed", seed))
+    else:
+        out = _core.sample_laplace(scale, n, seed_or_none("seed", seed))
     return float(out[0]) if size is None else out.reshape(dims)
 
 
 def gaussian(
-    sigma: float, size: int | Sequence[int] | None = None, seed: int | None = None
+    sigma: float, size: int | Sequence[int] | None = None, seed: int | None = None, secure: bool = False
 ) -> NDArray[np.float64] | float:
-    """N(0, sigma^2) draws (Ziggurat sampler)."""
+    """N(0, sigma^2) draws (Ziggurat sampler).
+
+    ``secure=True``: the exact discrete Gaussian on the lattice g Z,
+    g = 2^-j, j = :func:`dpbandits.privacy.secure.lattice_exponent` (sigma):
+    P[X = k g] ∝ exp(-k^2 / (2 s^2)), s = ceil(sigma / g) (Canonne, Kamath
+    & Steinke 2020, Alg. 3), integer arithmetic, operating-system entropy
+    unless seeded."""
     dims, n = _count(size)
-    out = _core.sample_gaussian(positive("sigma", sigma), n, seed_or_none("seed", seed))
+    sigma = positive("sigma", sigma)
+    if _secure_flag(secure):
+        from dpbandits.privacy.secure import lattice_exponent
+
+        out = _core.sample_discrete_gaussian(sigma, lattice_exponent(sigma), n, seed_or_none("seed", seed))
+    else:
+        out = _core.sample_gaussian(sigma, n, seed_or_none("seed", seed))
     return float(out[0]) if size is None else out.reshape(dims)
 
 

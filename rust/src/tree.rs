@@ -31,6 +31,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{check_finite, Error, Result};
+use crate::noise::secure::{EntropyCell, SecureNoise, MAX_EXACT_STEPS};
 use crate::noise::NoiseSpec;
 use crate::rng::{SeedSequence, StreamRng};
 
@@ -133,6 +134,14 @@ pub struct TreeCounter {
     release: Vec<f64>,
     noise_terms: u32,
     rng: StreamRng,
+    /// Secure mode: exact discrete node noise on a lattice, inputs rounded
+    /// to it ([`TreeCounter::into_secure`]). `None`: floating-point noise.
+    secure: Option<SecureNoise>,
+    /// Secure mode draws from the operating system rather than `rng`.
+    os_entropy: bool,
+    /// The operating-system source (not state: nothing to restore).
+    #[serde(skip)]
+    entropy: EntropyCell,
     /// Scratch for one noise draw (not state; kept to avoid allocation).
     #[serde(skip)]
     draw: Vec<f64>,
@@ -142,8 +151,14 @@ pub struct TreeCounter {
 /// incrementally; at this level or above (every 16th round) re-summed.
 const INCREMENTAL_BELOW: usize = 4;
 
+/// Most f64 entries (levels x values) one counter's node state may hold (1 GiB).
+pub const MAX_STATE_ENTRIES: usize = 1 << 27;
+
+/// Largest magnitude of an added entry (see [`TreeCounter::add`]).
+pub const MAX_VALUE: f64 = 1e280;
+
 /// Version tag of the serialized layout.
-const STATE_VERSION: u8 = 1;
+const STATE_VERSION: u8 = 2;
 
 impl TreeCounter {
     /// A counter of values of `shape` (`[]` for scalars) over `horizon`
@@ -189,6 +204,11 @@ impl TreeCounter {
         let side = matrix_side(shape);
         let levels = levels_for(horizon);
         let state = levels.checked_mul(dim).ok_or_else(|| too_large(shape))?;
+        // Bug fix (hostile-input fuzzing): with memory overcommit a huge
+        // state "allocated" and the zero fill then got the process killed.
+        if state > MAX_STATE_ENTRIES {
+            return Err(too_large(shape));
+        }
         Ok(TreeCounter {
             shape: shape.to_vec(),
             dim,
@@ -203,11 +223,122 @@ impl TreeCounter {
             release: zeros(dim, shape)?,
             noise_terms: 0,
             rng: seeds.stream("tree"),
+            secure: None,
+            os_entropy: false,
+            entropy: EntropyCell::default(),
             draw: zeros(dim, shape)?,
         })
     }
 
+    /// This (fresh) counter in secure mode: node noise is the exact
+    /// discrete counterpart of its spec on the lattice 2^-`exponent`
+    /// ([`SecureNoise`]: discrete Laplace / Gaussian of Canonne, Kamath &
+    /// Steinke 2020), every added value is first rounded to that lattice,
+    /// and all sums stay exact. With `os_entropy` every draw comes from the
+    /// operating system; otherwise from the counter's seeded stream (tests
+    /// and reproduction only).
+    ///
+    /// Privacy: rounding moves a value by at most half a step, so a change
+    /// of one value by `Delta` changes each rounded entry by at most
+    /// `Delta + 2^-j`; the Python layer accounts for that step
+    /// (`dpbandits.privacy.secure`).
+    pub fn into_secure(mut self, exponent: i32, os_entropy: bool) -> Result<Self> {
+        if self.t != 0 {
+            return Err(Error::State("secure mode must be chosen before the first addition".into()));
+        }
+        self.secure = Some(SecureNoise::new(self.noise, exponent)?);
+        self.os_entropy = os_entropy;
+        if os_entropy {
+            self.entropy.get()?;
+        }
+        Ok(self)
+    }
+
+    /// The secure-mode lattice exponent j (values are multiples of 2^-j), if any.
+    pub fn secure_exponent(&self) -> Option<i32> {
+        self.secure.map(|s| s.exponent())
+    }
+
+    /// Whether secure-mode draws come from the operating system.
+    pub fn os_entropy(&self) -> bool {
+        self.os_entropy
+    }
+
+    /// Largest step count an added entry may have in secure mode: sums of
+    /// `horizon` of them, plus noise, stay below 2^53 steps (exact in f64).
+    fn lattice_limit(&self) -> f64 {
+        MAX_EXACT_STEPS / 4.0 / self.horizon as f64
+    }
+
+    /// One draw of node noise into `out`.
+    fn draw_noise(
+        noise: NoiseSpec,
+        secure: Option<SecureNoise>,
+        os_entropy: bool,
+        rng: &mut StreamRng,
+        entropy: &mut EntropyCell,
+        side: usize,
+        out: &mut [f64],
+    ) -> Result<()> {
+        match secure {
+            None => noise.sample_into(rng, side, out),
+            Some(s) if os_entropy => s.sample_into(entropy.get()?, side, out),
+            Some(s) => s.sample_into(rng, side, out),
+        }
+        Ok(())
+    }
+
+    /// `runs` independent runs of this counter's mechanism on the stream
+    /// `values` (rows of `dim` entries, at most `horizon` of them): the
+    /// releases after each addition, run-major (`runs x rows x dim`).
+    ///
+    /// For empirical privacy audits, which need millions of runs. The
+    /// counter must be fresh (t = 0); the runs draw from its generator,
+    /// which is left advanced past every draw they used (so no later noise
+    /// of this counter repeats theirs), and the counter stays at t = 0.
+    pub fn release_runs(&mut self, values: &[f64], runs: usize) -> Result<Vec<f64>> {
+        if self.t != 0 {
+            return Err(Error::State("release_runs needs a fresh counter (t = 0)".into()));
+        }
+        let dim = self.dim;
+        if !values.len().is_multiple_of(dim) {
+            return Err(Error::invalid("values", format!("length {} is not a multiple of {dim}", values.len())));
+        }
+        let rows = values.len() / dim;
+        if rows as u64 > self.horizon {
+            return Err(Error::invalid("values", format!("{rows} rows exceed the horizon {}", self.horizon)));
+        }
+        let total = runs
+            .checked_mul(rows)
+            .and_then(|x| x.checked_mul(dim))
+            .ok_or_else(|| Error::invalid("runs", "too many releases for one array"))?;
+        let mut out = Vec::new();
+        out.try_reserve_exact(total).map_err(|_| Error::invalid("runs", "too many releases for one array"))?;
+        let mut work = self.clone();
+        for _ in 0..runs {
+            work.restart();
+            for row in values.chunks_exact(dim) {
+                work.add(row)?;
+                out.extend_from_slice(&work.release);
+            }
+        }
+        self.rng = work.rng;
+        self.entropy = work.entropy;
+        Ok(out)
+    }
+
+    /// Back to t = 0 with the generator where it is (one audit run ends).
+    fn restart(&mut self) {
+        self.t = 0;
+        self.noise_terms = 0;
+        self.exact.fill(0.0);
+        self.noisy.fill(0.0);
+        self.padding.fill(0.0);
+        self.release.fill(0.0);
+    }
+
     /// Adds the value of round t + 1 and updates the release.
+    #[allow(clippy::too_many_lines)]
     pub fn add(&mut self, value: &[f64]) -> Result<()> {
         if value.len() != self.dim {
             return Err(Error::invalid(
@@ -216,12 +347,33 @@ impl TreeCounter {
             ));
         }
         check_finite("value", value)?;
+        // Bug fix (hostile-input fuzzing): two values of -1e308 summed to
+        // -inf, and every later release was infinite. With |entries| <=
+        // MAX_VALUE, sums of up to 2^64 of them plus noise (scales <=
+        // noise::MAX_NOISE_SCALE) stay finite.
+        if let Some(v) = value.iter().find(|v| v.abs() > MAX_VALUE) {
+            return Err(Error::invalid("value", format!("entries must have magnitude <= {MAX_VALUE:e}, got {v:e}")));
+        }
         if self.t >= self.horizon {
             return Err(Error::State(format!(
                 "the counter's horizon of {} additions is used up; the noise was calibrated for it",
                 self.horizon
             )));
         }
+        // Secure mode: the value enters the tree rounded to the lattice.
+        let rounded;
+        let value = match self.secure {
+            Some(s) => {
+                let mut v = value.to_vec();
+                s.to_lattice("value", &mut v, self.lattice_limit())?;
+                if self.os_entropy {
+                    self.entropy.get()?;
+                }
+                rounded = v;
+                &rounded[..]
+            }
+            None => value,
+        };
         self.t += 1;
         let dim = self.dim;
         // The scratch buffer is not serialized; a counter restored through
@@ -255,7 +407,15 @@ impl TreeCounter {
                 *n += l;
             }
         }
-        self.noise.sample_into(&mut self.rng, self.side, &mut self.draw);
+        Self::draw_noise(
+            self.noise,
+            self.secure,
+            self.os_entropy,
+            &mut self.rng,
+            &mut self.entropy,
+            self.side,
+            &mut self.draw,
+        )?;
         let noisy = &mut self.noisy[level * dim..(level + 1) * dim];
         for ((o, e), z) in noisy.iter_mut().zip(node.iter()).zip(&self.draw) {
             *o = e + z;
@@ -270,13 +430,24 @@ impl TreeCounter {
             // known in closed form (Gaussian, Wishart): same distribution, a
             // fraction of the cost (padding Wishart releases to m draws
             // would otherwise cost up to m Bartlett draws per round).
-            match self.noise.sum_of(missing) {
+            // Not in secure mode: a sum of discrete draws is not a discrete
+            // draw of the summed parameters.
+            let closed_form = if self.secure.is_none() { self.noise.sum_of(missing) } else { None };
+            match closed_form {
                 Some(sum) if missing > 0 => {
                     sum.sample_into(&mut self.rng, self.side, &mut self.padding);
                 }
                 _ => {
                     for _ in 0..missing {
-                        self.noise.sample_into(&mut self.rng, self.side, &mut self.draw);
+                        Self::draw_noise(
+                            self.noise,
+                            self.secure,
+                            self.os_entropy,
+                            &mut self.rng,
+                            &mut self.entropy,
+                            self.side,
+                            &mut self.draw,
+                        )?;
                         for (p, z) in self.padding.iter_mut().zip(&self.draw) {
                             *p += z;
                         }
@@ -417,7 +588,9 @@ impl TreeCounter {
             && self.padding.len() == self.dim
             && self.release.len() == self.dim
             && self.t <= self.horizon
-            && self.noise.validate(&self.shape).is_ok();
+            && self.noise.validate(&self.shape).is_ok()
+            && self.secure.is_none_or(|s| SecureNoise::new(self.noise, s.exponent()) == Ok(s))
+            && (self.secure.is_some() || !self.os_entropy);
         if ok {
             Ok(())
         } else {
@@ -427,6 +600,7 @@ impl TreeCounter {
 }
 
 #[cfg(test)]
+#[allow(clippy::float_cmp)]
 mod tests {
     use super::*;
 
@@ -560,6 +734,49 @@ mod tests {
         }
         assert!(TreeCounter::from_bytes(&[]).is_err());
         assert!(TreeCounter::from_bytes(&[9, 1, 2]).is_err());
+    }
+
+    #[test]
+    fn release_runs_are_independent_and_leave_the_counter_fresh() {
+        let mut c =
+            TreeCounter::new(&[], 8, NoiseSpec::Laplace { scale: 1.0 }, false, &SeedSequence::from_seed(9)).unwrap();
+        let values = [1.0, 0.0, 0.0, 0.0];
+        let a = c.release_runs(&values, 3).unwrap();
+        assert_eq!(a.len(), 12);
+        assert_eq!(c.t(), 0);
+        assert_ne!(a[..4], a[4..8]);
+        // The generator moved on: a second batch draws new noise.
+        let b = c.release_runs(&values, 3).unwrap();
+        assert_ne!(a, b);
+        assert!(c.release_runs(&[0.0; 9], 1).is_err()); // 9 rows > horizon 8
+    }
+
+    #[test]
+    fn secure_releases_are_exact_lattice_sums() {
+        let c =
+            TreeCounter::new(&[2], 64, NoiseSpec::Gaussian { sigma: 0.5 }, false, &SeedSequence::from_seed(1)).unwrap();
+        let mut c = c.into_secure(21, false).unwrap();
+        let step = 2f64.powi(-21);
+        for t in 0..40 {
+            c.add(&[0.1 * f64::from(t), -0.3]).unwrap();
+            let nodes: Vec<f64> = c.live_nodes().iter().map(|n| n.noisy[0]).collect();
+            assert_eq!(nodes.iter().sum::<f64>(), c.release()[0]);
+            for v in c.release() {
+                assert_eq!((v / step).round() * step, *v);
+            }
+        }
+        let round_trip = TreeCounter::from_bytes(&c.to_bytes()).unwrap();
+        assert_eq!(round_trip.secure_exponent(), Some(21));
+        assert!(TreeCounter::new(
+            &[2, 2],
+            4,
+            NoiseSpec::Wishart { scale: 1.0, df: 3.0 },
+            false,
+            &SeedSequence::from_seed(1)
+        )
+        .unwrap()
+        .into_secure(10, false)
+        .is_err());
     }
 
     #[test]

@@ -49,7 +49,7 @@ class ShariffSheffetEnv:
         seed: int | None = None,
     ) -> None:
         self.d = positive_int("d", d, minimum=2)
-        self.k = self.d**2 if k is None else positive_int("k", k)
+        self.k = positive_int("k", self.d**2 if k is None else k)
         self.gap = float(gap)
         self.optimal_reward = float(optimal_reward)
         self.reward_model = reward
@@ -68,12 +68,18 @@ class ShariffSheffetEnv:
         """Realized reward of row ``index`` in round ``t``."""
         if t != self._engine.t:
             raise ValueError(f"invalid argument `t`: the current round is {self._engine.t}, got {t}")
-        if not 0 <= int(index) < self.k:
+        # Bug fix (hostile-input fuzzing): int(index) of a NaN/inf index
+        # raised a bare OverflowError/ValueError not naming the argument.
+        index = positive_int("index", index, minimum=0)
+        if not index < self.k:
             raise ValueError(f"invalid argument `index`: must lie in [0, {self.k}), got {index}")
-        return self._engine.reward(int(index))
+        return self._engine.reward(index)
 
     def mean_rewards(self, t: int) -> NDArray[np.float64]:
-        """<x, theta*> of each action of round t."""
+        """<x, theta*> of each action of round t (the current round)."""
+        # Bug fix (hostile-input fuzzing): any t, even NaN, was accepted.
+        if t != self._engine.t:
+            raise ValueError(f"invalid argument `t`: the current round is {self._engine.t}, got {t}")
         return self._engine.mean_rewards()
 
     @property

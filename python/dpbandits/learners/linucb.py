@@ -13,6 +13,7 @@ receives plain numbers and reads only the released (noisy) statistics.
 
 from __future__ import annotations
 
+import math
 import sys
 from dataclasses import asdict
 from typing import Literal
@@ -68,7 +69,9 @@ class _LinUCBBase(OnlineLearner):
 
     def ucb(self, decision_set: ArrayLike) -> NDArray[np.float64]:
         """UCB_t(x) = <theta~_t, x> + beta_t ||x||_{V_t^-1} for every row (Eq. (1))."""
-        return self._engine.ucb(as_decision_set(decision_set, self.d))
+        actions = as_decision_set(decision_set, self.d)
+        with self.lock:
+            return self._engine.ucb(actions)
 
     # Pickling needs nothing here: the engine pickles itself (its state,
     # tree noise and generator included; see rust/src/py/learners.rs).
@@ -126,6 +129,9 @@ class LinUCB(_LinUCBBase):
         self.d = positive_int("d", d)
         self.horizon = positive_int("horizon", horizon)
         self.regularizer = positive("regularizer", regularizer)
+        if not math.isfinite(1.0 / self.regularizer):
+            # Bug fix (hostile-input fuzzing): a subnormal rho made V^-1 infinite and every UCB NaN.
+            raise ValueError(f"invalid argument `regularizer`: {regularizer!r} is too small (1/rho overflows)")
         bounds_ = linucb_constant(self.d, self.horizon, rho=self.regularizer, alpha=alpha, L=L)
         self.alpha = bounds_.alpha
         self.radius = confidence_radius(bounds_, sigma=sigma, S=S, form=_radius_form(radius))
@@ -209,6 +215,28 @@ class JointDPLinUCB(_LinUCBBase):
         self.d = positive_int("d", d)
         self.horizon = positive_int("horizon", horizon)
         self.epsilon = positive("epsilon", epsilon)
+        try:
+            self._calibrate(noise, shift, alpha, sigma, S, L, B_tilde, delta, radius, calibration)
+        except (OverflowError, ZeroDivisionError):
+            # Bug fix (hostile-input fuzzing): extreme epsilon / L / B_tilde
+            # overflowed inside the calibration formulas with bare errors.
+            raise ValueError(
+                f"invalid arguments: the calibration overflows for epsilon={epsilon!r}, delta={delta!r}, "
+                f"L={L!r}, B_tilde={B_tilde!r}"
+            ) from None
+        kind, params = self.calibration.noise._wire()
+        self._engine = _core.LinUcbEngine(
+            self.d, self.horizon, noise_kind=kind, noise_params=params, shift=self._applied_shift,
+            pad_to=self._pad_to,
+            l=positive("L", L), b_tilde=positive("B_tilde", B_tilde), clip=_bounds_policy(bounds),
+            seed=seed_or_none("seed", seed), **_radius_kwargs(self.radius),
+        )
+        self._pending = None
+
+    def _calibrate(
+        self, noise: str, shift: bool | float, alpha: float | None, sigma: float, S: float, L: float,
+        B_tilde: float, delta: float, radius: str, calibration: str,
+    ) -> None:
         c: GaussianCalibration | WishartCalibration
         if noise == "gaussian":
             c = shariff_sheffet_gaussian(
@@ -238,14 +266,7 @@ class JointDPLinUCB(_LinUCBBase):
         self.noise = noise
         self.calibration = c
         self.radius = confidence_radius(c, sigma=sigma, S=S, form=_radius_form(radius))
-        kind, params = c.noise._wire()
-        self._engine = _core.LinUcbEngine(
-            self.d, self.horizon, noise_kind=kind, noise_params=params, shift=applied_shift,
-            pad_to=pad_to,
-            l=positive("L", L), b_tilde=positive("B_tilde", B_tilde), clip=_bounds_policy(bounds),
-            seed=seed_or_none("seed", seed), **_radius_kwargs(self.radius),
-        )
-        self._pending = None
+        self._applied_shift, self._pad_to = applied_shift, pad_to
 
     @property
     def privacy(self) -> Guarantee:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import os
 import pickle
+import sys
+import threading
 import warnings
 from collections.abc import Mapping
 from typing import Any
@@ -12,7 +16,32 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpbandits._validation import float_array
-from dpbandits.errors import DuplicatedNoiseWarning, StateError
+from dpbandits.errors import CheckpointError, DuplicatedNoiseWarning, StateError
+
+# Guards the lazy creation of each learner's lock (subclasses do not call a
+# base __init__, so the lock is made on first use).
+_LOCK_GUARD = threading.Lock()
+
+
+def _class_kind(cls: type) -> str:
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _resolve_kind(kind: str, path: str) -> type:
+    module, _, qualname = kind.partition(":")
+    # Only dpbandits' own modules are imported on behalf of a file; a user's
+    # learner class must already be imported (loading runs no code it names).
+    if module not in sys.modules and not (module == "dpbandits" or module.startswith("dpbandits.")):
+        raise CheckpointError(f"{path!r} holds a {kind}; import its module before loading")
+    try:
+        obj: Any = importlib.import_module(module)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError):
+        raise CheckpointError(f"{path!r} holds a {kind}, which this dpbandits does not have") from None
+    if not isinstance(obj, type):
+        raise CheckpointError(f"{path!r} holds {kind}, which is not a class")
+    return obj
 
 
 def as_decision_set(decision_set: ArrayLike, d: int) -> NDArray[np.float64]:
@@ -36,7 +65,31 @@ class LearnerBase:
     changes behaviour, ``spawn`` and ``fork``, and a warning on copies.
 
     Subclasses set ``self._args`` (the constructor's arguments) first thing
-    in ``__init__`` and hold a Rust engine in ``self._engine``.
+    in ``__init__`` and hold a Rust engine in ``self._engine`` (with
+    ``to_bytes`` / ``from_bytes``).
+
+    Checkpoints: :meth:`save` writes the class, the constructor
+    configuration, the engine bytes (every stored node noise and the
+    generator state) and the pending selection to a file atomically, with a
+    format version and a SHA-256 checksum (:mod:`dpbandits.checkpoint`);
+    :meth:`load` restores a learner whose future decisions and noise are
+    bit-identical to the original's. Subclasses with more Python-side round
+    state extend :meth:`_checkpoint_extra` / :meth:`_restore_extra`.
+
+    Budget: the guarantee is calibrated for ``horizon`` rounds. Past them
+    ``select`` and ``update`` raise :class:`dpbandits.errors.StateError`
+    (also after a checkpoint round trip); there is deliberately no
+    "recalibrate" path, because extending a tree calibrated for n leaves
+    changes every node's noise requirement. To go on, build a new learner
+    for the longer horizon; its privacy loss composes with the first run's.
+
+    Threads: every learner has a reentrant :attr:`lock`; ``select`` and
+    ``update`` take it, so concurrent calls never interleave inside the
+    engine and no update is lost. ``update(reward)`` refers to "the last
+    selection", which another thread may have replaced: threads sharing a
+    learner either hold the lock across the pair
+    (``with learner.lock: i = learner.select(D); learner.update(r)``) or
+    use the explicit form ``update(x, reward)``.
 
     Copies and pickles: a private learner's state includes its noise
     generator. A ``copy.deepcopy`` or a pickle round trip therefore
@@ -50,6 +103,70 @@ class LearnerBase:
 
     _engine: Any
     _args: dict[str, Any]
+
+    @property
+    def lock(self) -> threading.RLock:
+        """This learner's reentrant lock (held by ``select``, ``update``, ``save``)."""
+        lock = self.__dict__.get("_lock")
+        if lock is None:
+            with _LOCK_GUARD:
+                lock = self.__dict__.setdefault("_lock", threading.RLock())
+        return lock  # type: ignore[no-any-return]
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.pop("_lock", None)  # locks do not pickle; a copy gets its own
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+    def _checkpoint_extra(self) -> dict[str, Any]:
+        """Python-side round state a checkpoint must carry (JSON-able values
+        and arrays): here the pending selection of ``update(reward)``."""
+        return {"pending": getattr(self, "_pending", None)}
+
+    def _restore_extra(self, extra: Mapping[str, Any]) -> None:
+        if "pending" in extra:
+            pending = extra["pending"]
+            self._pending = None if pending is None else np.asarray(pending, dtype=np.float64)
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Writes a checkpoint of this learner to ``path`` atomically
+        (temporary file, fsync, rename, directory fsync): class, constructor
+        configuration, engine state with every stored node noise and the
+        generator, pending selection, format version, checksum. The file
+        holds exact statistics: treat it like the raw data, and resume from
+        it once (two live copies would add the same future noise)."""
+        from dpbandits.checkpoint import write_checkpoint
+
+        with self.lock:
+            write_checkpoint(
+                path, _class_kind(type(self)), self._args, bytes(self._engine.to_bytes()), self._checkpoint_extra()
+            )
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Any:
+        """The learner saved in ``path`` by :meth:`save`, continuing exactly
+        where it stopped (bit-identical future decisions; no node noise is
+        drawn again). ``Cls.load`` refuses a file holding a learner that is
+        not a ``Cls``. Raises :class:`dpbandits.errors.CheckpointError`
+        (a ValueError) for a corrupted or truncated file, one from another
+        format version, or one holding another class."""
+        from dpbandits.checkpoint import read_checkpoint
+
+        name = os.fspath(path)
+        ckpt = read_checkpoint(name)
+        target = _resolve_kind(ckpt.kind, name)
+        if not issubclass(target, cls):
+            raise CheckpointError(f"{name!r} holds a {ckpt.kind}, not a {_class_kind(cls)}")
+        try:
+            learner = target(**ckpt.config)
+            learner._engine = type(learner._engine).from_bytes(ckpt.state)
+        except (TypeError, ValueError) as exc:
+            raise CheckpointError(f"{name!r}: the learner state does not restore: {exc}") from None
+        learner._restore_extra(ckpt.extra)
+        return learner
 
     @property
     def config(self) -> Mapping[str, Any]:
@@ -119,12 +236,18 @@ class OnlineLearner(LearnerBase):
     def select(self, decision_set: ArrayLike) -> int:
         """Index (row of ``decision_set``, shape (k, d)) of the action to play."""
         actions = as_decision_set(decision_set, self.d)
-        index = int(self._engine.select(actions))
-        self._pending = actions[index].copy()
+        with self.lock:
+            index = int(self._engine.select(actions))
+            self._pending = actions[index].copy()
         return index
 
     def update(self, *args: ArrayLike | float) -> None:
-        """``update(reward)`` for the last selection, or ``update(x, reward)``."""
+        """``update(reward)`` for the last selection, or ``update(x, reward)``
+        (the form to use from several threads without holding :attr:`lock`)."""
+        with self.lock:
+            self._update(*args)
+
+    def _update(self, *args: ArrayLike | float) -> None:
         if len(args) == 1:
             if self._pending is None:
                 raise StateError(

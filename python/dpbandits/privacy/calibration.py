@@ -53,6 +53,7 @@ __all__ = [
     "tree_levels",
     "tree_node_epsilon",
     "wishart_degrees_of_freedom",
+    "wishart_node_degrees_of_freedom",
 ]
 
 _PROTECTS = "contexts and rewards"
@@ -122,7 +123,7 @@ def gaussian_tree_sigma(
     sensitivity = positive("sensitivity", sensitivity)
     # gaussian_mu returns the private side of the boundary; the relative
     # 1e-12 keeps it there after the divisions here and in any re-check.
-    return math.sqrt(levels) * sensitivity / gaussian_mu(epsilon, delta) * (1.0 + 1e-12)
+    return _finite_scale(math.sqrt(levels) * sensitivity / gaussian_mu(epsilon, delta) * (1.0 + 1e-12), "sigma")
 
 
 def laplace_tree_scale(
@@ -152,10 +153,19 @@ def laplace_tree_scale(
     if calibration == "paper":
         if n < 2:
             raise ValueError("invalid argument `horizon`: the paper's log2(T) is 0 for T = 1")
-        return sensitivity * math.log2(n) / epsilon
+        return _finite_scale(sensitivity * math.log2(n) / epsilon, "scale")
     if calibration == "tight":
-        return sensitivity * tree_levels(n) / epsilon
+        return _finite_scale(sensitivity * tree_levels(n) / epsilon, "scale")
     raise ValueError(f"invalid argument `calibration`: must be 'paper' or 'tight', got {calibration!r}")
+
+
+def _finite_scale(value: float, what: str) -> float:
+    """``value``, or ValueError when the inputs made it overflow to inf
+    (bug fix, hostile-input fuzzing: a huge sensitivity or a subnormal
+    epsilon returned an infinite noise scale)."""
+    if not math.isfinite(value):
+        raise ValueError(f"invalid arguments: the noise {what} overflows (epsilon too small or sensitivity too large)")
+    return value
 
 
 def tree_node_epsilon(epsilon: float, delta: float, m: int) -> float:
@@ -499,8 +509,8 @@ def wishart_degrees_of_freedom(d: int, m: int, epsilon: float, delta: float) -> 
     m = positive_int("m", m)
     epsilon = positive("epsilon", epsilon)
     delta = in_open_unit("delta", delta)
-    x = 224.0 * m * math.log(8.0 * m / delta) * math.log(2.0 / delta) / epsilon**2
-    return d + 1 + math.ceil(x)
+    x = 224.0 * m * math.log(8.0 * m / delta) * math.log(2.0 / delta) / epsilon / epsilon
+    return d + 1 + math.ceil(_finite_dof(x, epsilon))
 
 
 def shariff_sheffet_wishart(
@@ -614,3 +624,29 @@ def shariff_sheffet_wishart(
         m=m, L_tilde=l_tilde, node_epsilon=node_epsilon, node_delta=node_delta,
         scale=l_tilde_sq, k=k, shift=c, rho_min=rho_min, rho_max=rho_max, gamma=gamma,
     )
+
+
+def wishart_node_degrees_of_freedom(d: int, epsilon: float, delta: float) -> int:
+    """k_0 = d + 1 + ceil(28 epsilon_0^-2 ln(4/delta_0)): the degrees of freedom
+    for which one Wishart node W_{d+1}(Ltilde^2 I, k_0) added to the Gram
+    matrix of rows of norm <= Ltilde is (epsilon_0, delta_0)-DP with respect
+    to changing one row (Shariff & Sheffet Thm 8, from Sheffet 2015
+    Thm 4.1; App. Thm 23 states it for epsilon_0 < 1 and delta_0 < 1/e).
+    :func:`wishart_degrees_of_freedom` is this with the per-node target of
+    App. A.2. Used by the empirical audit of a single node.
+
+    ``d`` integer >= 1; ``epsilon`` finite > 0; 0 < ``delta`` < 1.
+    """
+    d = positive_int("d", d)
+    epsilon = positive("epsilon", epsilon)
+    delta = in_open_unit("delta", delta)
+    return d + 1 + math.ceil(_finite_dof(28.0 * math.log(4.0 / delta) / epsilon / epsilon, epsilon))
+
+
+def _finite_dof(x: float, epsilon: float) -> float:
+    """``x``, or ValueError naming epsilon when it overflowed (bug fix,
+    hostile-input fuzzing: epsilon = 1e-271 gave inf and a bare
+    OverflowError from ceil)."""
+    if not math.isfinite(x):
+        raise ValueError(f"invalid argument `epsilon`: {epsilon!r} is too small (the degrees of freedom overflow)")
+    return x

@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+import math
+
 from dpbandits._validation import positive
 
 __all__ = ["laplace_epsilon"]
@@ -22,4 +24,8 @@ def laplace_epsilon(sensitivity_l1: float, scale: float) -> float:
     """
     sensitivity_l1 = positive("sensitivity_l1", sensitivity_l1)
     scale = positive("scale", scale)
-    return sensitivity_l1 / scale
+    epsilon = sensitivity_l1 / scale
+    if not math.isfinite(epsilon):
+        # Bug fix (hostile-input fuzzing): a subnormal scale overflowed to inf.
+        raise ValueError(f"invalid argument `scale`: {scale!r} is too small (epsilon overflows)")
+    return epsilon

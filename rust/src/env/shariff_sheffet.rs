@@ -59,6 +59,9 @@ pub struct ShariffSheffetEnv {
     scratch: Vec<f64>,
 }
 
+/// Most entries (k * d) a generated decision set may have (512 MB of f64).
+pub const MAX_DECISION_ENTRIES: usize = 1 << 26;
+
 impl ShariffSheffetEnv {
     /// Serialized state (generators included): a restored environment
     /// continues with the same decision sets and rewards.
@@ -101,6 +104,14 @@ impl ShariffSheffetEnv {
         }
         if k < 1 {
             return Err(Error::invalid("k", "must be >= 1"));
+        }
+        // Bug fix (hostile-input fuzzing): k = 2^40 tried to allocate k x d
+        // floats and aborted the whole process; a decision set must fit.
+        if d.checked_mul(k).is_none_or(|n| n > MAX_DECISION_ENTRIES) {
+            return Err(Error::invalid(
+                "k",
+                format!("k * d = {k} * {d} exceeds {MAX_DECISION_ENTRIES} entries per decision set"),
+            ));
         }
         if !(optimal_reward.is_finite() && optimal_reward > 0.0 && optimal_reward < 1.0) {
             return Err(Error::invalid("optimal_reward", format!("must lie in (0, 1), got {optimal_reward}")));

@@ -7,10 +7,13 @@
 //! Floating-point caveat (Mironov 2012): continuous samplers evaluated in
 //! floating point have a lattice of attainable outputs that can leak in
 //! theory. The samplers here are the standard floating-point ones used by
-//! the papers' experiments; exact discrete samplers are future work.
+//! the papers' experiments. Exact discrete samplers on a power-of-two
+//! lattice, from operating-system entropy, are in [`secure`] (the secure
+//! mode of tree counters and of the Python sampler functions).
 
 pub mod gaussian;
 pub mod laplace;
+pub mod secure;
 pub mod wishart;
 
 use rand::Rng;
@@ -47,14 +50,21 @@ impl NoiseSpec {
     pub fn validate(&self, shape: &[usize]) -> Result<()> {
         match *self {
             NoiseSpec::Zero => Ok(()),
-            NoiseSpec::Laplace { scale } => check_positive("scale", scale),
-            NoiseSpec::Gaussian { sigma } => check_positive("sigma", sigma),
+            NoiseSpec::Laplace { scale } => check_scale("scale", scale),
+            NoiseSpec::Gaussian { sigma } => check_scale("sigma", sigma),
             NoiseSpec::SymmetricGaussian { sigma } => {
-                check_positive("sigma", sigma)?;
+                check_scale("sigma", sigma)?;
                 square_side(shape).map(|_| ())
             }
             NoiseSpec::Wishart { scale, df } => {
-                check_positive("scale", scale)?;
+                check_scale("scale", scale)?;
+                let mean = scale * df;
+                if mean.is_nan() || mean > MAX_NOISE_SCALE {
+                    return Err(Error::invalid(
+                        "df",
+                        format!("scale * df must be <= {MAX_NOISE_SCALE:e} (finite draws), got {}", scale * df),
+                    ));
+                }
                 let p = square_side(shape)?;
                 WishartSampler::check_df(p, df)
             }
@@ -93,6 +103,20 @@ impl NoiseSpec {
     /// True when the spec adds no noise.
     pub fn is_zero(&self) -> bool {
         matches!(self, NoiseSpec::Zero)
+    }
+}
+
+/// Largest noise scale a spec accepts: every draw (at most ~40 scales)
+/// and sums of 64 of them stay finite. (Bug fix, hostile-input fuzzing: a
+/// Laplace scale of 1e308 drew infinite noise.)
+pub const MAX_NOISE_SCALE: f64 = 1e300;
+
+fn check_scale(name: &'static str, value: f64) -> Result<()> {
+    check_positive(name, value)?;
+    if value <= MAX_NOISE_SCALE {
+        Ok(())
+    } else {
+        Err(Error::invalid(name, format!("must be <= {MAX_NOISE_SCALE:e}, got {value:e}")))
     }
 }
 

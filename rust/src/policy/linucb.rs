@@ -174,12 +174,22 @@ struct Workspace {
     outer: Vec<f64>,
 }
 
+/// Largest feature dimension an engine accepts: its (d + 1) x (d + 1)
+/// matrices then take at most 8 MB each.
+pub const MAX_DIMENSION: usize = 1024;
+
 impl LinUcb {
     /// A fresh engine. Tree noise is drawn from `seeds`' `"tree"` stream.
     pub fn new(config: LinUcbConfig, seeds: &SeedSequence) -> Result<Self> {
         let d = config.d;
         if d == 0 {
             return Err(Error::invalid("d", "must be >= 1"));
+        }
+        // Bug fix (hostile-input fuzzing): d * d wrapped around for huge d
+        // (d = 2^32 gave a buffer of length 0) and the engine panicked on an
+        // index; (d + 1)^2 entries per matrix must also fit in memory.
+        if d > MAX_DIMENSION {
+            return Err(Error::invalid("d", format!("must be <= {MAX_DIMENSION}, got {d}")));
         }
         if config.horizon == 0 {
             return Err(Error::invalid("horizon", "must be >= 1"));

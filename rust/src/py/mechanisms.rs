@@ -6,7 +6,7 @@ use pyo3::types::{PyBytes, PyTuple};
 
 use super::arrays::{expect_shape, row_major, zeroed};
 use super::errors::IntoPy;
-use crate::error::{check_positive, Error};
+use crate::error::Error;
 use crate::noise::{fill_gaussian, fill_laplace, fill_symmetric_gaussian, NoiseSpec, WishartSampler};
 use crate::rng::SeedSequence;
 use crate::tree::TreeCounter;
@@ -62,7 +62,7 @@ fn noise_kind(spec: NoiseSpec) -> (&'static str, Vec<f64>) {
 #[pyfunction]
 #[pyo3(signature = (scale, count, seed=None))]
 fn sample_laplace(py: Python<'_>, scale: f64, count: usize, seed: Option<u64>) -> PyResult<Bound<'_, PyArrayDyn<f64>>> {
-    check_positive("scale", scale).py_err()?;
+    NoiseSpec::Laplace { scale }.validate(&[]).py_err()?;
     let mut rng = seeds(seed)?.stream("sampler");
     let mut v = zeroed(count, 1)?;
     let out = run(py, count, move || {
@@ -81,7 +81,7 @@ fn sample_gaussian(
     count: usize,
     seed: Option<u64>,
 ) -> PyResult<Bound<'_, PyArrayDyn<f64>>> {
-    check_positive("sigma", sigma).py_err()?;
+    NoiseSpec::Gaussian { sigma }.validate(&[]).py_err()?;
     let mut rng = seeds(seed)?.stream("sampler");
     let mut v = zeroed(count, 1)?;
     let out = run(py, count, move || {
@@ -101,7 +101,7 @@ fn sample_symmetric_gaussian(
     count: usize,
     seed: Option<u64>,
 ) -> PyResult<Bound<'_, PyArrayDyn<f64>>> {
-    check_positive("sigma", sigma).py_err()?;
+    NoiseSpec::Gaussian { sigma }.validate(&[]).py_err()?;
     if p == 0 {
         return Err(Error::invalid("p", "must be >= 1")).py_err();
     }
@@ -153,7 +153,8 @@ pub struct PyTreeCounter {
 #[pymethods]
 impl PyTreeCounter {
     #[new]
-    #[pyo3(signature = (shape, horizon, noise_kind, noise_params, seed=None, padded=false, pad_to=None))]
+    #[pyo3(signature = (shape, horizon, noise_kind, noise_params, seed=None, padded=false, pad_to=None, secure_exponent=None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         shape: Vec<usize>,
         horizon: u64,
@@ -162,6 +163,7 @@ impl PyTreeCounter {
         seed: Option<u64>,
         padded: bool,
         pad_to: Option<u32>,
+        secure_exponent: Option<i32>,
     ) -> PyResult<Self> {
         let spec = noise_spec(noise_kind, &noise_params)?;
         let inner = match pad_to {
@@ -169,7 +171,41 @@ impl PyTreeCounter {
             Some(p) => TreeCounter::with_padding(&shape, horizon, spec, p, &seeds(seed)?),
         }
         .py_err()?;
+        // Secure mode (noise/secure.rs): exact discrete noise on the lattice
+        // 2^-secure_exponent, from the operating system unless seeded.
+        let inner = match secure_exponent {
+            None => inner,
+            Some(j) => inner.into_secure(j, seed.is_none()).py_err()?,
+        };
         Ok(PyTreeCounter { inner })
+    }
+
+    /// The secure-mode lattice exponent j (None: floating-point noise).
+    #[getter]
+    fn secure_exponent(&self) -> Option<i32> {
+        self.inner.secure_exponent()
+    }
+
+    /// `runs` independent runs on `values` (first axis = rounds): every
+    /// release, shape (runs, rounds, *shape). For privacy audits; the
+    /// counter must be fresh and stays at t = 0. Releases the GIL.
+    fn _release_runs<'py>(
+        &mut self,
+        py: Python<'py>,
+        values: PyReadonlyArrayDyn<'py, f64>,
+        runs: usize,
+    ) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+        let (shape, data) = row_major(&values);
+        if shape.len() != self.inner.shape().len() + 1 || &shape[1..] != self.inner.shape() {
+            let mut want = vec![shape.first().copied().unwrap_or(0)];
+            want.extend_from_slice(self.inner.shape());
+            expect_shape("values", &shape, &want)?;
+        }
+        let inner = &mut self.inner;
+        let out = py.detach(|| inner.release_runs(&data, runs)).py_err()?;
+        let mut dims = vec![runs, shape[0]];
+        dims.extend_from_slice(self.inner.shape());
+        out.into_pyarray(py).reshape(dims)
     }
 
     /// Adds the next value (an array of the counter's shape).

@@ -15,6 +15,7 @@ mod mab;
 mod mechanisms;
 mod online_learning;
 mod replay;
+mod secure;
 mod sim;
 
 use pyo3::prelude::*;
@@ -32,5 +33,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     elimination::register(m)?;
     online_learning::register(m)?;
     replay::register(m)?;
+    secure::register(m)?;
     Ok(())
 }

@@ -1,0 +1,75 @@
+//! Bindings for the secure (exact discrete) samplers of `noise/secure.rs`.
+
+use numpy::{IntoPyArray, PyArrayDyn, PyArrayMethods};
+use pyo3::prelude::*;
+
+use super::arrays::zeroed;
+use super::errors::IntoPy;
+use super::mechanisms::seeds;
+use crate::error::check_positive;
+use crate::noise::secure::{OsEntropy, SecureNoise};
+use crate::noise::NoiseSpec;
+
+/// `count` draws of `spec` made exact on the lattice 2^-`exponent`; from
+/// the operating system when `seed` is None, else from the seeded stream
+/// "secure-sampler" (tests and reproduction).
+fn draw(
+    py: Python<'_>,
+    spec: NoiseSpec,
+    exponent: i32,
+    count: usize,
+    seed: Option<u64>,
+) -> PyResult<Bound<'_, PyArrayDyn<f64>>> {
+    let secure = SecureNoise::new(spec, exponent).py_err()?;
+    let mut v = zeroed(count, 1)?;
+    let out = if let Some(s) = seed {
+        let mut rng = seeds(Some(s))?.stream("secure-sampler");
+        py.detach(move || {
+            secure.sample_into(&mut rng, 0, &mut v);
+            v
+        })
+    } else {
+        let mut rng = OsEntropy::new().py_err()?;
+        py.detach(move || {
+            secure.sample_into(&mut rng, 0, &mut v);
+            v
+        })
+    };
+    out.into_pyarray(py).reshape(vec![count])
+}
+
+/// `count` discrete Laplace draws: integers k times 2^-exponent with
+/// P[k] ∝ exp(-|k| / t), t = ceil(scale * 2^exponent).
+#[pyfunction]
+#[pyo3(signature = (scale, exponent, count, seed=None))]
+fn sample_discrete_laplace(
+    py: Python<'_>,
+    scale: f64,
+    exponent: i32,
+    count: usize,
+    seed: Option<u64>,
+) -> PyResult<Bound<'_, PyArrayDyn<f64>>> {
+    check_positive("scale", scale).py_err()?;
+    draw(py, NoiseSpec::Laplace { scale }, exponent, count, seed)
+}
+
+/// `count` discrete Gaussian draws: integers k times 2^-exponent with
+/// P[k] ∝ exp(-k^2 / (2 s^2)), s = ceil(sigma * 2^exponent).
+#[pyfunction]
+#[pyo3(signature = (sigma, exponent, count, seed=None))]
+fn sample_discrete_gaussian(
+    py: Python<'_>,
+    sigma: f64,
+    exponent: i32,
+    count: usize,
+    seed: Option<u64>,
+) -> PyResult<Bound<'_, PyArrayDyn<f64>>> {
+    check_positive("sigma", sigma).py_err()?;
+    draw(py, NoiseSpec::Gaussian { sigma }, exponent, count, seed)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(sample_discrete_laplace, m)?)?;
+    m.add_function(wrap_pyfunction!(sample_discrete_gaussian, m)?)?;
+    Ok(())
+}
