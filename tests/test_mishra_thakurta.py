@@ -419,3 +419,11 @@ def test_bad_inputs_raise_clear_errors() -> None:
     with pytest.raises(ValueError, match="decision_set"):
         simulate(PrivateContextualUCB(3, 100, 1.0), BernoulliBandit([0.5, 0.4]), seeds=1)
     assert dpbandits.PrivateUCB is PrivateUCB
+
+
+def test_contextual_realized_epsilon_by_hand() -> None:
+    # d = 2, T = 8 (tree_levels = 4), L = 1, B = 0.5, scales 6 and 3:
+    # 3 A trees * 4 * 1 / 6 + 2 b trees * 4 * (2 * 1 * 0.5) / 3 = 2 + 8/3.
+    from dpbandits.privacy.mishra_thakurta import contextual_realized_epsilon
+
+    assert contextual_realized_epsilon(2, 8, 6.0, 3.0, L=1.0, B=0.5) == pytest.approx(2.0 + 8.0 / 3.0, rel=1e-15)

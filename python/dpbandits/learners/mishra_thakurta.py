@@ -29,9 +29,12 @@ from numpy.typing import NDArray
 from dpbandits import _core
 from dpbandits._validation import non_negative, positive, positive_int, seed_or_none
 from dpbandits.learners.online import OnlineLearner
-from dpbandits.privacy.calibration import tree_levels
 from dpbandits.privacy.guarantees import Guarantee
-from dpbandits.privacy.mishra_thakurta import contextual_entry_epsilon, contextual_node_scales
+from dpbandits.privacy.mishra_thakurta import (
+    contextual_entry_epsilon,
+    contextual_node_scales,
+    contextual_realized_epsilon,
+)
 from dpbandits.privacy.mishra_thakurta import reported_epsilon as _reported_epsilon
 
 __all__ = ["PrivateContextualThompsonSampling", "PrivateContextualUCB"]
@@ -103,10 +106,7 @@ class _MishraThakurtaContextual(OnlineLearner):
         log2 T count), which is what is reported. Joint DP (as Shariff &
         Sheffet Claim 7): round t's choice also reads round t's own contexts.
         """
-        levels = tree_levels(self.horizon)
-        d = self.d
-        realized = (d * (d + 1) / 2) * levels * self.L**2 / self.scale_a
-        realized += d * levels * 2 * self.L * self.B / self.scale_b
+        realized = contextual_realized_epsilon(self.d, self.horizon, self.scale_a, self.scale_b, self.L, self.B)
         return Guarantee(
             model="joint", epsilon=_reported_epsilon(self.epsilon, realized), delta=0.0,
             protects="contexts and rewards",

@@ -245,6 +245,25 @@ def contextual_node_scales(
     )
 
 
+def contextual_realized_epsilon(
+    d: int, horizon: int, scale_a: float, scale_b: float, L: float = 1.0, B: float = 1.0
+) -> float:
+    """The exact pure-DP epsilon of Alg. 3/4's trees with node scales
+    (``scale_a``, ``scale_b``): basic composition of the d(d+1)/2 A-entry
+    trees (sensitivity L^2) and the d b-entry trees (sensitivity 2 L B),
+    each accounted by :func:`realized_tree_epsilon` (tree_levels(T) nodes
+    per leaf). Equals epsilon for the ``"tight"`` scales of
+    :func:`contextual_node_scales`, and epsilon tree_levels(T) / log2 T for
+    the ``"paper"`` ones.
+    """
+    d = positive_int("d", d)
+    L = positive("L", L)
+    B = positive("B", B)
+    return (d * (d + 1) / 2) * realized_tree_epsilon(horizon, scale_a, L * L) + d * realized_tree_epsilon(
+        horizon, scale_b, 2.0 * L * B
+    )
+
+
 def private_mab_regret_lower_bound(k: int, horizon: int, epsilon: float) -> float:
     """(k - 1) ln(n) / (200 epsilon): Shariff & Sheffet 2018, Cor. 15.
 
