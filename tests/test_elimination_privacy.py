@@ -113,3 +113,10 @@ def test_bad_arguments_are_named() -> None:
         reward_sensitivity((-1.0, 1.0), "declared")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="epsilon"):
         central_laplace_scale(0.0, 1.0)
+
+
+def test_gamma_log_offset_by_hand() -> None:
+    # T = 1000: ln(4 * 10^6) = ln 4 + 6 ln 10 = 15.20180...
+    from dpbandits.privacy.elimination import gamma_log_offset
+
+    assert gamma_log_offset(1000) == pytest.approx(math.log(4.0) + 6.0 * math.log(10.0), rel=1e-15)

@@ -15,7 +15,6 @@ only from released (privatized) reward sums.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -33,6 +32,7 @@ from dpbandits.privacy.elimination import (
     central_laplace_scale,
     elimination_guarantee,
     gamma_coefficients,
+    gamma_log_offset,
     local_laplace_scale,
     reward_sensitivity,
     shuffle_batch_epsilons,
@@ -182,7 +182,7 @@ class EliminationLinearBandit(LearnerBase):
         )
         self._engine = _core.EliminationEngine(
             self.actions, self.horizon, list(self.schedule.lengths),
-            [list(c) for c in self.gamma_coefficients], math.log(4.0 * float(self.horizon) ** 2),
+            [list(c) for c in self.gamma_coefficients], gamma_log_offset(self.horizon),
             "none" if privacy is None else privacy, list(scales) if privacy is not None else [],
             exploration, lo, hi, bounds == "clip", seed_or_none("seed", seed),
         )

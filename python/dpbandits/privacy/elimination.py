@@ -161,6 +161,13 @@ def gamma_coefficients(
     raise ValueError(f"invalid argument `model`: must be none, central, local or shuffle, got {model!r}")
 
 
+def gamma_log_offset(horizon: int) -> float:
+    """ln(4 T^2): the part of L = ln(4 |A_i| T^2) (Alg. 1 line 5, Alg. 2
+    line 12, Alg. 3 line 19) that does not depend on the batch; the engine
+    adds ln |A_i| of the surviving set."""
+    return math.log(4.0 * float(positive_int("horizon", horizon)) ** 2)
+
+
 def gamma_central(d: int, q_i: float, active: int, horizon: int, epsilon: float, B: float) -> float:
     """gamma_i of Alg. 1 line 5 with the paper's Lap(1/epsilon) noise."""
     c = gamma_coefficients("central", d, q_i, 1.0 / positive("epsilon", epsilon), B)
