@@ -129,7 +129,10 @@ class LearnerBase:
     def _restore_extra(self, extra: Mapping[str, Any]) -> None:
         if "pending" in extra:
             pending = extra["pending"]
-            self._pending = None if pending is None else np.asarray(pending, dtype=np.float64)
+            if pending is None or (isinstance(pending, int) and not isinstance(pending, bool)):
+                self._pending = pending  # an index (K-armed, elimination, EXP2 learners)
+            else:
+                self._pending = np.asarray(pending, dtype=np.float64)
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Writes a checkpoint of this learner to ``path`` atomically
@@ -142,8 +145,18 @@ class LearnerBase:
 
         with self.lock:
             write_checkpoint(
-                path, _class_kind(type(self)), self._args, bytes(self._engine.to_bytes()), self._checkpoint_extra()
+                path, _class_kind(type(self)), self._checkpoint_config(), bytes(self._engine.to_bytes()),
+                self._checkpoint_extra(),
             )
+
+    def _checkpoint_config(self) -> dict[str, Any]:
+        """The configuration a checkpoint stores (default: the constructor
+        arguments); :meth:`_from_checkpoint_config` rebuilds the learner."""
+        return self._args
+
+    @classmethod
+    def _from_checkpoint_config(cls, config: Mapping[str, Any]) -> Any:
+        return cls(**config)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Any:
@@ -161,7 +174,7 @@ class LearnerBase:
         if not issubclass(target, cls):
             raise CheckpointError(f"{name!r} holds a {ckpt.kind}, not a {_class_kind(cls)}")
         try:
-            learner = target(**ckpt.config)
+            learner = target._from_checkpoint_config(ckpt.config)
             learner._engine = type(learner._engine).from_bytes(ckpt.state)
         except (TypeError, ValueError) as exc:
             raise CheckpointError(f"{name!r}: the learner state does not restore: {exc}") from None

@@ -1,0 +1,56 @@
+"""Checkpoints of the K-armed, contextual, elimination and online-learning
+learners: save / load continues bit-identically (decisions and the released
+statistic each class exposes), with and without a pending selection, and a
+corrupted or truncated file is refused with CheckpointError."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from _learner_drivers import DRIVERS
+
+from dpbandits.errors import CheckpointError
+from dpbandits.learners.online import LearnerBase
+
+HORIZON = 120
+
+
+def _play(lr, start: int, stop: int) -> list:  # type: ignore[no-untyped-def]
+    return [DRIVERS_STEP[type(lr).__name__](lr, t) for t in range(start, stop)]
+
+
+DRIVERS_STEP = {name: step for name, (_, step) in DRIVERS.items()}
+
+
+@pytest.mark.parametrize("name", sorted(DRIVERS))
+def test_save_load_continues_bit_identically(name: str, tmp_path: Path) -> None:
+    make, _ = DRIVERS[name]
+    a = make(HORIZON, 3)
+    _play(a, 0, 37)
+    path = tmp_path / "l.ckpt"
+    a.save(path)
+    b = type(a).load(path)
+    assert type(b) is type(a) and b.t == a.t == 37
+    assert LearnerBase.load(path).t == 37
+    assert _play(a, 37, 80) == _play(b, 37, 80)
+    assert a.t == b.t == 80
+
+
+@pytest.mark.parametrize("name", sorted(DRIVERS))
+def test_corrupted_and_truncated_files_are_refused(name: str, tmp_path: Path) -> None:
+    make, _ = DRIVERS[name]
+    a = make(HORIZON, 4)
+    _play(a, 0, 10)
+    path = tmp_path / "l.ckpt"
+    a.save(path)
+    raw = path.read_bytes()
+    for i in (len(raw) // 3, len(raw) // 2, len(raw) - 1):
+        bad = bytearray(raw)
+        bad[i] ^= 0x40
+        path.write_bytes(bytes(bad))
+        with pytest.raises(CheckpointError):
+            type(a).load(path)
+    path.write_bytes(raw[: len(raw) // 2])
+    with pytest.raises(CheckpointError):
+        type(a).load(path)
