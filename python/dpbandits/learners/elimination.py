@@ -212,6 +212,8 @@ class EliminationLinearBandit(LearnerBase):
     def update(self, reward: float) -> None:
         """The reward of the action returned by the last :meth:`select`."""
         r = float(np.asarray(reward, dtype=np.float64))
+        if not np.isfinite(r):  # clipping would silently turn inf into r_max
+            raise ValueError(f"invalid argument `reward`: must be finite, got {reward!r}")
         with self.lock:
             if self._pending is None:
                 raise StateError("update(reward) needs a preceding select()")
@@ -255,6 +257,11 @@ def _epsilon(epsilon: float | None) -> float:
 def _action_set(
     actions: ArrayLike | str, d: int | None, horizon: int | None, zeta: float | None, max_actions: int
 ) -> NDArray[np.float64]:
+    if zeta is not None:
+        from dpbandits._validation import positive
+
+        positive("zeta", zeta)  # also when an explicit action set makes it unused: never silently ignored
+    max_actions = positive_int("max_actions", max_actions)
     if isinstance(actions, str):
         if d is None:
             raise ValueError(f"invalid argument `d`: actions={actions!r} needs the dimension d")
@@ -342,12 +349,19 @@ class ContextualEliminationBandit(LearnerBase):
         self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__", "options")}
         self._args.update(options)
         horizon = positive_int("horizon", horizon, minimum=2)
+        if zeta is not None:
+            from dpbandits._validation import positive
+
+            positive("zeta", zeta)
+        max_actions = positive_int("max_actions", max_actions)
         if isinstance(thetas, str):
             if d is None:
                 raise ValueError(f"invalid argument `d`: thetas={thetas!r} needs the dimension d")
             self.thetas = zeta_net(thetas, d, 1.0 / horizon if zeta is None else zeta, max_actions)  # type: ignore[arg-type]
         else:
             self.thetas = float_array("thetas", thetas, ndim=2)
+            if d is not None and d != self.thetas.shape[1]:
+                raise ValueError(f"invalid argument `d`: {d!r} differs from the thetas' dimension {self.thetas.shape[1]}")
         self.g = expected_best_actions(self.thetas, context_sampler, n_samples, np.random.default_rng(sampler_seed))
         self.linear = EliminationLinearBandit(
             self.g, horizon, privacy, epsilon, delta, seed=seed, **options
