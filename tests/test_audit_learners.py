@@ -125,7 +125,7 @@ def test_elimination_shuffled_batch_sum_meets_eps_delta_and_bugs_are_flagged(rec
     _report(f"Elimination Alg. 3 shuffled sum, batch 1 (n = {n1}, Lap({scale1:.4g}))", ok, record_property)
     assert ok.passed
     bug = audit(shuffled_sum(scale1 / 2, n1, lo, hi), epsilon=eps, delta=delta, n=N, seed=302)
-    _report(f"Elimination Alg. 3 shuffled sum, batch 1, planted bug: half the noise", bug, record_property)
+    _report("Elimination Alg. 3 shuffled sum, batch 1, planted bug: half the noise", bug, record_property)
     assert not bug.passed
     # Last batch, amplified (numerical FMT bound): eps0 > eps per report.
     amp = _elim("shuffle", 1.0, 1e-3, shuffle_method="numerical")

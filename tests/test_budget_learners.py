@@ -11,8 +11,6 @@ from _learner_drivers import DRIVERS
 
 from dpbandits.errors import StateError
 
-
-
 HORIZON = 40
 
 

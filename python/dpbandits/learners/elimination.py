@@ -361,7 +361,9 @@ class ContextualEliminationBandit(LearnerBase):
         else:
             self.thetas = float_array("thetas", thetas, ndim=2)
             if d is not None and d != self.thetas.shape[1]:
-                raise ValueError(f"invalid argument `d`: {d!r} differs from the thetas' dimension {self.thetas.shape[1]}")
+                raise ValueError(
+                    f"invalid argument `d`: {d!r} differs from the thetas' dimension {self.thetas.shape[1]}"
+                )
         self.g = expected_best_actions(self.thetas, context_sampler, n_samples, np.random.default_rng(sampler_seed))
         self.linear = EliminationLinearBandit(
             self.g, horizon, privacy, epsilon, delta, seed=seed, **options
