@@ -766,6 +766,17 @@ mod tests {
     }
 
     #[test]
+    fn the_horizon_is_enforced() {
+        let mut e = Elimination::new(config(Privatizer::CentralSum, 50), &SeedSequence::from_seed(2)).unwrap();
+        for _ in 0..50 {
+            let a = e.next_action().unwrap();
+            e.observe(a, 0.5).unwrap();
+        }
+        assert!(matches!(e.next_action(), Err(Error::State(_))));
+        assert!(matches!(e.observe(0, 0.5), Err(Error::State(_))));
+    }
+
+    #[test]
     fn out_of_range_rewards_are_clipped_or_refused() {
         let mut c = config(Privatizer::None, 1000);
         c.bounds = BoundsPolicy::Error;
