@@ -54,3 +54,39 @@ def test_corrupted_and_truncated_files_are_refused(name: str, tmp_path: Path) ->
     path.write_bytes(raw[: len(raw) // 2])
     with pytest.raises(CheckpointError):
         type(a).load(path)
+
+
+def _select(lr):  # type: ignore[no-untyped-def]
+    name = type(lr).__name__
+    if name in ("PrivateContextualUCB", "PrivateContextualThompsonSampling", "ContextualEliminationBandit"):
+        from _learner_drivers import _ctx
+
+        return lr.select(_ctx(999))
+    if name in ("PrivateFTRL", "PrivateFTPL"):
+        return None  # full information: no pending selection
+    out = lr.select()
+    return out.tobytes() if hasattr(out, "tobytes") else out
+
+
+def _feedback(lr):  # type: ignore[no-untyped-def]
+    name = type(lr).__name__
+    if name in ("PrivateFTRL", "PrivateFTPL"):
+        import numpy as np
+
+        return np.full(3, 0.25)
+    return 0.25
+
+
+@pytest.mark.parametrize("name", sorted(DRIVERS))
+def test_a_pending_selection_survives_the_checkpoint(name: str, tmp_path: Path) -> None:
+    make, _ = DRIVERS[name]
+    a = make(HORIZON, 6)
+    _play(a, 0, 20)
+    _select(a)
+    path = tmp_path / "l.ckpt"
+    a.save(path)
+    b = type(a).load(path)
+    a.update(_feedback(a))  # update(reward) refers to the selection made before the save
+    b.update(_feedback(b))
+    assert a.t == b.t == 21
+    assert _play(a, 21, 60) == _play(b, 21, 60)
