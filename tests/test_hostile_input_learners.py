@@ -292,3 +292,33 @@ def test_regressions_found_by_the_fuzz() -> None:
     with _pytest.raises(ValueError, match="reward"):
         lr.update(float("inf"))
     assert lr.t == 0
+
+
+def test_bounds_error_refuses_out_of_range_feedback_and_clip_accepts_it() -> None:
+    import pytest as _pytest
+
+    cases = [
+        (PrivateUCB, {"k": 3, "horizon": 20, "epsilon": 1.0}, lambda lr: lr.select(), 1.5),
+        (PrivateThompsonSampling, {"k": 3, "horizon": 20, "epsilon": 1.0, "gap_estimation": False},
+         lambda lr: lr.select(), -0.5),
+        (PrivateContextualUCB, {"d": 2, "horizon": 20, "epsilon": 1.0}, lambda lr: lr.select(np.eye(2)), 2.0),
+        (PrivateContextualThompsonSampling, {"d": 2, "horizon": 20, "epsilon": 1.0},
+         lambda lr: lr.select(np.eye(2)), -2.0),
+        (EliminationLinearBandit, {"actions": ACTIONS, "horizon": 20, "privacy": "central", "epsilon": 1.0},
+         lambda lr: lr.select(), 1.5),
+        (PrivateFTRL, {"n": 3, "horizon": 20, "epsilon": 1.0}, lambda lr: None, np.array([0.5, 1.5, 0.0])),
+        (PrivateFTPL, {"n": 3, "horizon": 20, "epsilon": 1.0, "delta": 0.01}, lambda lr: None,
+         np.array([-0.5, 0.5, 0.0])),
+        (EXP2, {"n": 3, "horizon": 20, "epsilon": 1.0}, lambda lr: lr.select(), 1.5),
+        (SCRiBLe, {"n": 3, "horizon": 20, "epsilon": 1.0}, lambda lr: lr.select(), 1.5),
+    ]
+    for cls, kwargs, select, bad in cases:
+        strict = cls(**kwargs, bounds="error", seed=1)
+        select(strict)
+        with _pytest.raises(ValueError):
+            strict.update(bad)
+        assert strict.t == 0, cls.__name__
+        lenient = cls(**kwargs, bounds="clip", seed=1)
+        select(lenient)
+        lenient.update(bad)
+        assert lenient.t == 1, cls.__name__

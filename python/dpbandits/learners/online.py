@@ -74,7 +74,9 @@ class LearnerBase:
     format version and a SHA-256 checksum (:mod:`dpbandits.checkpoint`);
     :meth:`load` restores a learner whose future decisions and noise are
     bit-identical to the original's. Subclasses with more Python-side round
-    state extend :meth:`_checkpoint_extra` / :meth:`_restore_extra`.
+    state extend :meth:`_checkpoint_extra` / :meth:`_restore_extra`; those
+    whose constructor takes something a file cannot hold (a function)
+    override :meth:`_checkpoint_config` / :meth:`_from_checkpoint_config`.
 
     Budget: the guarantee is calibrated for ``horizon`` rounds. Past them
     ``select`` and ``update`` raise :class:`dpbandits.errors.StateError`
