@@ -10,7 +10,9 @@ uses (read from the learner, never re-derived here):
 - Agarwal & Singh Alg. 4 (EXP2): the noisy loss l + Lap(lambda) the
   reduction feeds to EXP2, for neighbouring losses 0 and 1;
 - Mishra & Thakurta Alg. 1 (PrivateUCB): one arm's Laplace tree
-  (dpbandits.audit.laplace_tree_mechanism on the learner's node scale).
+  (dpbandits.audit.laplace_tree_mechanism on the learner's node scale);
+- Mishra & Thakurta Alg. 2 / Lemma 9 (PrivateThompsonSampling): one
+  released batch mean of the gap-estimation phase, at its epsilon / 2.
 
 Laplace draws go through the package's Rust sampler (a horizon-1
 TreeCounter's batched ``_release_runs``). Each audit: N = 10^6 outputs per
@@ -170,4 +172,24 @@ def test_private_ucb_arm_tree_meets_epsilon_and_half_noise_is_flagged(record_pro
     assert ok.passed and ok.epsilon_lower_bound > 0.9
     bug = audit(laplace_tree_mechanism(lr.horizon, scale / 2, w), epsilon=eps, n=N, seed=502)
     _report("PrivateUCB arm tree, planted bug: half the noise", bug, record_property)
+    assert not bug.passed
+
+
+# --- Mishra & Thakurta Alg. 2 / Lemma 9: PrivateThompsonSampling's batch means ------
+
+
+@pytest.mark.slow
+def test_private_ts_gap_batch_mean_meets_half_epsilon_and_half_noise_is_flagged(record_property) -> None:  # type: ignore[no-untyped-def]
+    from dpbandits.learners.mab import PrivateThompsonSampling
+
+    lr = PrivateThompsonSampling(2, 10**6, 1.0, calibration="tight", seed=0)
+    assert lr.schedule is not None
+    m, b = lr.schedule.batch_sizes[0], lr.schedule.batch_scales[0]
+    eps_phase = lr.privacy.epsilon / 2  # the gap-estimation half of the budget
+    # One reward replaced moves one arm's batch mean by w / m.
+    ok = audit(laplace_release(b, lr.width / m), epsilon=eps_phase, n=N, seed=601)
+    _report(f"PrivateTS batch mean (m = {m}, Lap({b:.3g}))", ok, record_property)
+    assert ok.passed and ok.epsilon_lower_bound > 0.45
+    bug = audit(laplace_release(b / 2, lr.width / m), epsilon=eps_phase, n=N, seed=602)
+    _report("PrivateTS batch mean, planted bug: half the noise", bug, record_property)
     assert not bug.passed
