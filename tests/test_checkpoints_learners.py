@@ -90,3 +90,13 @@ def test_a_pending_selection_survives_the_checkpoint(name: str, tmp_path: Path) 
     b.update(_feedback(b))
     assert a.t == b.t == 21
     assert _play(a, 21, 60) == _play(b, 21, 60)
+
+
+def test_a_restored_contextual_elimination_learner_says_why_it_cannot_spawn(tmp_path: Path) -> None:
+    make, _ = DRIVERS["ContextualEliminationBandit"]
+    a = make(HORIZON, 8)
+    a.save(tmp_path / "c.ckpt")
+    b = type(a).load(tmp_path / "c.ckpt")
+    assert b.config["context_sampler"] is None
+    with pytest.raises(TypeError, match="context_sampler"):
+        b.spawn(1)

@@ -349,6 +349,11 @@ class ContextualEliminationBandit(LearnerBase):
         self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__", "options")}
         self._args.update(options)
         horizon = positive_int("horizon", horizon, minimum=2)
+        if not callable(context_sampler):
+            raise TypeError(
+                f"invalid argument `context_sampler`: expected a function rng -> features, got {context_sampler!r} "
+                "(a learner restored from a checkpoint has none: it cannot spawn)"
+            )
         if zeta is not None:
             from dpbandits._validation import positive
 
