@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import _core
-from dpbandits._validation import float_array, positive, seed_or_none
+from dpbandits._validation import float_array, positive, positive_int, seed_or_none
 
 __all__ = ["BernoulliBandit", "GaussianBandit"]
 
@@ -39,14 +39,17 @@ class _KArmedBandit:
 
     def pull(self, arm: int) -> float:
         """Realized reward of pulling ``arm`` (one round)."""
-        a = int(arm)
-        if not 0 <= a < self.k:
+        a = positive_int("arm", arm, minimum=0)
+        if not a < self.k:
             raise ValueError(f"invalid argument `arm`: must lie in [0, {self.k}), got {arm}")
         return float(self._engine.pull(a))
 
     def regret(self, arm: int) -> float:
         """Pseudo-regret max_a mu_a - mu_arm of pulling ``arm``."""
-        return float(self.means.max() - self.means[int(arm)])
+        a = positive_int("arm", arm, minimum=0)
+        if not a < self.k:  # a negative index would silently wrap around
+            raise ValueError(f"invalid argument `arm`: must lie in [0, {self.k}), got {arm}")
+        return float(self.means.max() - self.means[a])
 
 
 class BernoulliBandit(_KArmedBandit):
@@ -77,6 +80,8 @@ class GaussianBandit(_KArmedBandit):
     def __init__(self, means: ArrayLike, sigma: float = 1.0, seed: int | None = None) -> None:
         self.means = _means(means)
         self.sigma = positive("sigma", sigma)
+        if self.sigma > 1e300:  # mu + sigma z would overflow to inf for |z| > ~1.8
+            raise ValueError(f"invalid argument `sigma`: must be <= 1e300 (finite rewards), got {sigma!r}")
         self.seed = seed_or_none("seed", seed)
         self._engine = _core.KArmedBanditEngine(self.means.tolist(), self.sigma, self.seed)
 

@@ -53,17 +53,20 @@ class LinearBanditEnv:
 
     def decision_set(self, t: int) -> NDArray[np.float64]:
         """The fixed (K, d) actions."""
-        self._t = int(t)
+        self._t = positive_int("t", t, minimum=0)
         return self.actions
 
     def reward(self, t: int, index: int) -> float:
         """A +-1 reward with mean <a_index, theta*>."""
-        if not 0 <= int(index) < self.k:
+        positive_int("t", t, minimum=0)
+        i = positive_int("index", index, minimum=0)
+        if not i < self.k:
             raise ValueError(f"invalid argument `index`: must lie in [0, {self.k}), got {index}")
-        return float(self._engine.reward(int(index)))
+        return float(self._engine.reward(i))
 
     def mean_rewards(self, t: int) -> NDArray[np.float64]:
         """<a, theta*> of every action."""
+        positive_int("t", t, minimum=0)
         return self._engine.mean_rewards()
 
     @property

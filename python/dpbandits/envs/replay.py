@@ -145,7 +145,9 @@ class ReplayEnv:
         self.features.setflags(write=False)
         self.labels.setflags(write=False)
         self.wrong_reward = float(wrong_reward)
-        self.name = str(name)
+        if not isinstance(name, str):
+            raise TypeError(f"invalid argument `name`: expected a str, got {name!r}")
+        self.name = name
         self.seed = seed_or_none("seed", seed)
         self.n, self.p = self.features.shape
         self.d = self.k * self.p
@@ -171,12 +173,14 @@ class ReplayEnv:
         """1 for the true class, ``wrong_reward`` otherwise."""
         if t != self._engine.t:
             raise ValueError(f"invalid argument `t`: the current round is {self._engine.t}, got {t}")
-        if not 0 <= int(index) < self.k:
+        i = positive_int("index", index, minimum=0)
+        if not i < self.k:
             raise ValueError(f"invalid argument `index`: must lie in [0, {self.k}), got {index}")
-        return self._engine.reward(int(index))
+        return self._engine.reward(i)
 
     def mean_rewards(self, t: int) -> NDArray[np.float64]:
         """The (deterministic) reward of every arm this round."""
+        positive_int("t", t, minimum=0)
         return self._engine.mean_rewards()
 
     @property

@@ -203,20 +203,22 @@ class EliminationLinearBandit(LearnerBase):
     def select(self, decision_set: ArrayLike | None = None) -> int:
         """Index (row of ``actions``) to play this round. ``decision_set``,
         if given, must be the fixed action set."""
-        if decision_set is None:
-            index = int(self._engine.select())
-        else:
-            index = int(self._engine.select_set(float_array("decision_set", decision_set, ndim=2)))
-        self._pending = index
+        ds = None if decision_set is None else float_array("decision_set", decision_set, ndim=2)
+        with self.lock:
+            index = int(self._engine.select()) if ds is None else int(self._engine.select_set(ds))
+            self._pending = index
         return index
 
     def update(self, reward: float) -> None:
         """The reward of the action returned by the last :meth:`select`."""
-        if self._pending is None:
-            raise StateError("update(reward) needs a preceding select()")
         r = float(np.asarray(reward, dtype=np.float64))
-        self._engine.update(self._pending, r)
-        self._pending = None
+        if not np.isfinite(r):  # clipping would silently turn inf into r_max
+            raise ValueError(f"invalid argument `reward`: must be finite, got {reward!r}")
+        with self.lock:
+            if self._pending is None:
+                raise StateError("update(reward) needs a preceding select()")
+            self._engine.update(self._pending, r)
+            self._pending = None
 
     @property
     def t(self) -> int:
@@ -255,6 +257,11 @@ def _epsilon(epsilon: float | None) -> float:
 def _action_set(
     actions: ArrayLike | str, d: int | None, horizon: int | None, zeta: float | None, max_actions: int
 ) -> NDArray[np.float64]:
+    if zeta is not None:
+        from dpbandits._validation import positive
+
+        positive("zeta", zeta)  # also when an explicit action set makes it unused: never silently ignored
+    max_actions = positive_int("max_actions", max_actions)
     if isinstance(actions, str):
         if d is None:
             raise ValueError(f"invalid argument `d`: actions={actions!r} needs the dimension d")
@@ -342,19 +349,32 @@ class ContextualEliminationBandit(LearnerBase):
         self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__", "options")}
         self._args.update(options)
         horizon = positive_int("horizon", horizon, minimum=2)
+        if not callable(context_sampler):
+            raise TypeError(
+                f"invalid argument `context_sampler`: expected a function rng -> features, got {context_sampler!r} "
+                "(a learner restored from a checkpoint has none: it cannot spawn)"
+            )
+        if zeta is not None:
+            from dpbandits._validation import positive
+
+            positive("zeta", zeta)
+        max_actions = positive_int("max_actions", max_actions)
         if isinstance(thetas, str):
             if d is None:
                 raise ValueError(f"invalid argument `d`: thetas={thetas!r} needs the dimension d")
             self.thetas = zeta_net(thetas, d, 1.0 / horizon if zeta is None else zeta, max_actions)  # type: ignore[arg-type]
         else:
             self.thetas = float_array("thetas", thetas, ndim=2)
+            if d is not None and d != self.thetas.shape[1]:
+                raise ValueError(
+                    f"invalid argument `d`: {d!r} differs from the thetas' dimension {self.thetas.shape[1]}"
+                )
         self.g = expected_best_actions(self.thetas, context_sampler, n_samples, np.random.default_rng(sampler_seed))
         self.linear = EliminationLinearBandit(
             self.g, horizon, privacy, epsilon, delta, seed=seed, **options
         )
         self.horizon = horizon
         self.d = self.thetas.shape[1]
-        self._engine = self.linear._engine
         self._theta_index: int | None = None
 
     @property
@@ -367,10 +387,61 @@ class ContextualEliminationBandit(LearnerBase):
                              basis=f"Hanna et al. Corollary 1 with {g.basis}", calibration=g.calibration)
         return g
 
+    @property  # type: ignore[override]
+    def _engine(self) -> Any:
+        """The linear learner's engine (one engine: a checkpoint restores it there)."""
+        return self.linear._engine
+
+    @_engine.setter
+    def _engine(self, engine: Any) -> None:
+        self.linear._engine = engine
+
+    def _checkpoint_extra(self) -> dict[str, Any]:
+        return {"pending": self.linear._pending, "theta_index": self._theta_index}
+
+    # A checkpoint cannot hold ``context_sampler`` (code): it stores the
+    # thetas and the estimated action set g instead, which is all the
+    # learner uses after construction. The restored learner's config shows
+    # context_sampler=None (so it cannot ``spawn``).
+    def _checkpoint_config(self) -> dict[str, Any]:
+        config = {k: v for k, v in self._args.items() if k != "context_sampler"}
+        config["thetas"] = np.asarray(self.thetas)
+        config["_g"] = np.asarray(self.g)
+        config["_linear"] = self.linear._checkpoint_config()
+        return config
+
+    @classmethod
+    def _from_checkpoint_config(cls, config: Any) -> Any:
+        config = dict(config)
+        g, linear_config = config.pop("_g", None), config.pop("_linear", None)
+        if g is None or linear_config is None:
+            raise ValueError("the checkpoint lacks the action set g of a ContextualEliminationBandit")
+        self = cls.__new__(cls)
+        self._args = {**config, "context_sampler": None}
+        self.thetas = float_array("thetas", config["thetas"], ndim=2)
+        self.g = float_array("g", g, ndim=2)
+        self.linear = EliminationLinearBandit._from_checkpoint_config(linear_config)
+        if self.linear.actions.shape != self.g.shape or not np.array_equal(self.linear.actions, self.g):
+            raise ValueError("the checkpoint's action set g does not match its linear learner")
+        self.horizon = self.linear.horizon
+        self.d = self.thetas.shape[1]
+        self._theta_index = None
+        return self
+
+    def _restore_extra(self, extra: Any) -> None:
+        self.linear._restore_extra(extra)
+        self._theta_index = extra.get("theta_index")
+
+    @property
+    def t(self) -> int:
+        """Rounds played so far."""
+        return self.linear.t
+
     def select_theta(self) -> NDArray[np.float64]:
         """Server side: the parameter theta_t sent to this round's client."""
-        self._theta_index = self.linear.select()
-        return self.thetas[self._theta_index]
+        with self.lock, self.linear.lock:
+            self._theta_index = self.linear.select()
+            return self.thetas[self._theta_index]
 
     @staticmethod
     def client_action(features: ArrayLike, theta: ArrayLike) -> int:
@@ -386,10 +457,11 @@ class ContextualEliminationBandit(LearnerBase):
 
     def update(self, reward: float) -> None:
         """The client's reward for the last selection."""
-        if self._theta_index is None:
-            raise StateError("update(reward) needs a preceding select()")
-        self.linear.update(reward)
-        self._theta_index = None
+        with self.lock, self.linear.lock:
+            if self._theta_index is None:
+                raise StateError("update(reward) needs a preceding select()")
+            self.linear.update(reward)
+            self._theta_index = None
 
     def _factory(self) -> Any:
         return self.linear._factory()

@@ -83,19 +83,21 @@ class KArmedLearner(LearnerBase):
 
     def select(self) -> int:
         """The arm (0 <= arm < k) to pull this round."""
-        arm = int(self._engine.select())
-        self._pending = arm
+        with self.lock:
+            arm = int(self._engine.select())
+            self._pending = arm
         return arm
 
     def update(self, reward: float) -> None:
         """Records the reward of the arm just selected (range policy applies)."""
-        if self._pending is None:
-            raise StateError("update(reward) needs a preceding select()")
         r = real("reward", reward)
         if not math.isfinite(r):
             raise ValueError(f"invalid argument `reward`: must be finite, got {reward!r}")
-        self._engine.observe(self._pending, r)
-        self._pending = None
+        with self.lock:
+            if self._pending is None:
+                raise StateError("update(reward) needs a preceding select()")
+            self._engine.observe(self._pending, r)
+            self._pending = None
 
     @property
     def t(self) -> int:

@@ -74,7 +74,9 @@ class LearnerBase:
     format version and a SHA-256 checksum (:mod:`dpbandits.checkpoint`);
     :meth:`load` restores a learner whose future decisions and noise are
     bit-identical to the original's. Subclasses with more Python-side round
-    state extend :meth:`_checkpoint_extra` / :meth:`_restore_extra`.
+    state extend :meth:`_checkpoint_extra` / :meth:`_restore_extra`; those
+    whose constructor takes something a file cannot hold (a function)
+    override :meth:`_checkpoint_config` / :meth:`_from_checkpoint_config`.
 
     Budget: the guarantee is calibrated for ``horizon`` rounds. Past them
     ``select`` and ``update`` raise :class:`dpbandits.errors.StateError`
@@ -129,7 +131,10 @@ class LearnerBase:
     def _restore_extra(self, extra: Mapping[str, Any]) -> None:
         if "pending" in extra:
             pending = extra["pending"]
-            self._pending = None if pending is None else np.asarray(pending, dtype=np.float64)
+            if pending is None or (isinstance(pending, int) and not isinstance(pending, bool)):
+                self._pending = pending  # an index (K-armed, elimination, EXP2 learners)
+            else:
+                self._pending = np.asarray(pending, dtype=np.float64)
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Writes a checkpoint of this learner to ``path`` atomically
@@ -142,8 +147,18 @@ class LearnerBase:
 
         with self.lock:
             write_checkpoint(
-                path, _class_kind(type(self)), self._args, bytes(self._engine.to_bytes()), self._checkpoint_extra()
+                path, _class_kind(type(self)), self._checkpoint_config(), bytes(self._engine.to_bytes()),
+                self._checkpoint_extra(),
             )
+
+    def _checkpoint_config(self) -> dict[str, Any]:
+        """The configuration a checkpoint stores (default: the constructor
+        arguments); :meth:`_from_checkpoint_config` rebuilds the learner."""
+        return self._args
+
+    @classmethod
+    def _from_checkpoint_config(cls, config: Mapping[str, Any]) -> Any:
+        return cls(**config)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Any:
@@ -161,7 +176,7 @@ class LearnerBase:
         if not issubclass(target, cls):
             raise CheckpointError(f"{name!r} holds a {ckpt.kind}, not a {_class_kind(cls)}")
         try:
-            learner = target(**ckpt.config)
+            learner = target._from_checkpoint_config(ckpt.config)
             learner._engine = type(learner._engine).from_bytes(ckpt.state)
         except (TypeError, ValueError) as exc:
             raise CheckpointError(f"{name!r}: the learner state does not restore: {exc}") from None

@@ -77,16 +77,20 @@ class _FollowTheLeaderBase(LearnerBase):
         loss is <l_t, x_t>)."""
         if self.geometry != "simplex":
             raise StateError(f"a {self.geometry} learner plays points: use decision()")
-        return int(self._engine.select())
+        with self.lock:
+            return int(self._engine.select())
 
     def decision(self) -> NDArray[np.float64]:
         """x_t = argmin_x eta <x, L~_{t-1}> + R(x) (Alg. 1/3 line 5)."""
-        return self._engine.decision()
+        with self.lock:
+            return self._engine.decision()
 
     def update(self, losses: ArrayLike) -> None:
         """Records the round's loss vector l_t (shape (n,)); out-of-set
         losses are clipped or refused as ``bounds`` says."""
-        self._engine.observe(float_array("losses", losses, ndim=1))
+        losses = float_array("losses", losses, ndim=1)
+        with self.lock:
+            self._engine.observe(losses)
 
     @property
     def t(self) -> int:
@@ -244,8 +248,9 @@ class EXP2(LearnerBase):
 
     def select(self) -> int:
         """Arm i_t ~ p_t."""
-        self._pending = int(self._engine.select())
-        return self._pending
+        with self.lock:
+            self._pending = int(self._engine.select())
+            return self._pending
 
     def probabilities(self) -> NDArray[np.float64]:
         """p_t = (1 - gamma) q_t + gamma / N (Alg. 5 line 3)."""
@@ -253,10 +258,12 @@ class EXP2(LearnerBase):
 
     def update(self, loss: float) -> None:
         """The loss in [0, 1] of the arm just selected."""
-        if self._pending is None:
-            raise StateError("update(loss) needs a preceding select()")
-        self._engine.observe(self._pending, real("loss", loss))
-        self._pending = None
+        value = real("loss", loss)
+        with self.lock:
+            if self._pending is None:
+                raise StateError("update(loss) needs a preceding select()")
+            self._engine.observe(self._pending, value)
+            self._pending = None
 
     @property
     def t(self) -> int:
@@ -307,7 +314,8 @@ class SCRiBLe(LearnerBase):
 
     def select(self) -> NDArray[np.float64]:
         """The point y_t to play."""
-        return self._engine.select()
+        with self.lock:
+            return self._engine.select()
 
     def iterate(self) -> NDArray[np.float64]:
         """The iterate x_t (strictly inside the ball)."""
@@ -315,7 +323,9 @@ class SCRiBLe(LearnerBase):
 
     def update(self, loss: float) -> None:
         """The loss <l_t, y_t> of the point just selected."""
-        self._engine.observe(real("loss", loss))
+        value = real("loss", loss)
+        with self.lock:
+            self._engine.observe(value)
 
     @property
     def t(self) -> int:

@@ -342,8 +342,24 @@ impl Elimination {
         Ok(engine)
     }
 
-    /// The action (index into A) to play this round.
-    pub fn next_action(&mut self) -> usize {
+    /// The action (index into A) to play this round; a state error once
+    /// the horizon is used up (the noise is calibrated for T rounds).
+    pub fn next_action(&mut self) -> Result<usize> {
+        self.check_budget()?;
+        Ok(self.next_action_unchecked())
+    }
+
+    fn check_budget(&self) -> Result<()> {
+        if self.t >= self.config.horizon {
+            return Err(Error::State(format!(
+                "the horizon of {} rounds is used up; the noise was calibrated for it",
+                self.config.horizon
+            )));
+        }
+        Ok(())
+    }
+
+    fn next_action_unchecked(&mut self) -> usize {
         if let Some(a) = self.committed {
             self.pending = None;
             return a;
@@ -357,6 +373,7 @@ impl Elimination {
     /// Records the reward of the action returned by the last
     /// [`Elimination::next_action`].
     pub fn observe(&mut self, index: usize, reward: f64) -> Result<()> {
+        self.check_budget()?;
         let y = self.checked_reward(reward)?;
         if let Some(a) = self.committed {
             if index != a {
@@ -620,7 +637,7 @@ fn project(config: &EliminationConfig, rows: &[usize], basis: &[f64], rank: usiz
 impl Learner for Elimination {
     fn select(&mut self, set: &DecisionSet) -> Result<usize> {
         self.check_set(set)?;
-        Ok(self.next_action())
+        self.next_action()
     }
 
     fn update(&mut self, _set: &DecisionSet, index: usize, feedback: Feedback<'_>) -> Result<()> {
@@ -672,7 +689,7 @@ mod tests {
 
     fn run(engine: &mut Elimination, theta: [f64; 2], rounds: u64, rng: &mut StreamRng) {
         for _ in 0..rounds {
-            let a = engine.next_action();
+            let a = engine.next_action().unwrap();
             let x = engine.config.action(a);
             let mean = x[0] * theta[0] + x[1] * theta[1];
             let y = if rng.random::<f64>() < 0.5 * (1.0 + mean) { 1.0 } else { -1.0 };
@@ -749,11 +766,22 @@ mod tests {
     }
 
     #[test]
+    fn the_horizon_is_enforced() {
+        let mut e = Elimination::new(config(Privatizer::CentralSum, 50), &SeedSequence::from_seed(2)).unwrap();
+        for _ in 0..50 {
+            let a = e.next_action().unwrap();
+            e.observe(a, 0.5).unwrap();
+        }
+        assert!(matches!(e.next_action(), Err(Error::State(_))));
+        assert!(matches!(e.observe(0, 0.5), Err(Error::State(_))));
+    }
+
+    #[test]
     fn out_of_range_rewards_are_clipped_or_refused() {
         let mut c = config(Privatizer::None, 1000);
         c.bounds = BoundsPolicy::Error;
         let mut e = Elimination::new(c, &SeedSequence::from_seed(1)).unwrap();
-        let a = e.next_action();
+        let a = e.next_action().unwrap();
         assert!(matches!(e.observe(a, 1.5), Err(Error::InvalidArgument { name: "reward", .. })));
     }
 

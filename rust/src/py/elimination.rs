@@ -85,8 +85,8 @@ impl PyElimination {
     }
 
     /// Index (row of the action set) to play this round.
-    fn select(&mut self) -> usize {
-        self.inner.next_action()
+    fn select(&mut self) -> PyResult<usize> {
+        self.inner.next_action().py_err()
     }
 
     /// Like `select`, after checking that `actions` is the fixed action set.
@@ -97,7 +97,7 @@ impl PyElimination {
         if features != c.actions {
             return Err(Error::invalid("decision_set", "must be the fixed action set given at construction")).py_err();
         }
-        Ok(self.inner.next_action())
+        self.inner.next_action().py_err()
     }
 
     /// Reward of the action `index` returned by the last `select`.

@@ -1,0 +1,103 @@
+"""Shared drivers for the K-armed, contextual, elimination and online-learning
+learners: a constructor per class and one deterministic round (select, then
+update with a reward/loss that depends only on (t, choice)), returning the
+decision and the released statistic the learner exposes (bytes, so equal
+means bit-identical)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from dpbandits.learners.elimination import ContextualEliminationBandit, EliminationLinearBandit
+from dpbandits.learners.mab import UCB1, PrivateThompsonSampling, PrivateUCB, ThompsonSampling
+from dpbandits.learners.mishra_thakurta import PrivateContextualThompsonSampling, PrivateContextualUCB
+from dpbandits.learners.online_learning import EXP2, PrivateFTPL, PrivateFTRL, SCRiBLe
+
+K, D = 3, 2
+ACTIONS = np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.6], [-0.5, 0.5]])
+
+
+def _u(t: int, i: int, lo: float = 0.0, hi: float = 1.0) -> float:
+    return float(np.random.default_rng([17, t, i]).uniform(lo, hi))
+
+
+def _context_sampler(rng: np.random.Generator) -> np.ndarray:
+    x = rng.normal(size=(3, D))
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def _ctx(t: int) -> np.ndarray:
+    return _context_sampler(np.random.default_rng([19, t]))
+
+
+def _karmed_step(lr: Any, t: int) -> tuple[Any, bytes]:
+    i = lr.select()
+    lr.update(_u(t, i))
+    return i, lr.released_sums().tobytes()
+
+
+def _contextual_step(lr: Any, t: int) -> tuple[Any, bytes]:
+    ds = _ctx(t)
+    i = lr.select(ds)
+    lr.update(_u(t, i))
+    a, b = lr.released()
+    return i, np.asarray(a).tobytes() + np.asarray(b).tobytes()
+
+
+def _elim_step(lr: Any, t: int) -> tuple[Any, bytes]:
+    i = lr.select()
+    lr.update(_u(t, i, -1.0, 1.0))
+    return i, lr.active.tobytes()
+
+
+def _celim_step(lr: Any, t: int) -> tuple[Any, bytes]:
+    i = lr.select(_ctx(t))
+    lr.update(_u(t, i, -1.0, 1.0))
+    return i, lr.linear.active.tobytes()
+
+
+def _ftl_step(lr: Any, t: int) -> tuple[Any, bytes]:
+    x = lr.decision()
+    i = lr.select()
+    lr.update(np.random.default_rng([23, t]).uniform(0.0, 1.0, size=K))
+    return i, x.tobytes()
+
+
+def _exp2_step(lr: Any, t: int) -> tuple[Any, bytes]:
+    p = lr.probabilities()
+    i = lr.select()
+    lr.update(_u(t, i))
+    return i, p.tobytes()
+
+
+def _scrible_step(lr: Any, t: int) -> tuple[Any, bytes]:
+    y = lr.select()
+    lt = np.random.default_rng([29, t]).normal(size=y.shape[0])
+    lt /= max(1.0, float(np.linalg.norm(lt)))
+    lr.update(float(lt @ y))
+    return y.tobytes(), lr.iterate().tobytes()
+
+
+#: name -> (make(horizon, seed), step(learner, t))
+DRIVERS: dict[str, tuple[Callable[[int, int | None], Any], Callable[[Any, int], tuple[Any, bytes]]]] = {
+    "UCB1": (lambda h, s: UCB1(K, h, seed=s), _karmed_step),
+    "ThompsonSampling": (lambda h, s: ThompsonSampling(K, h, seed=s), _karmed_step),
+    "PrivateUCB": (lambda h, s: PrivateUCB(K, h, 1.0, seed=s), _karmed_step),
+    "PrivateThompsonSampling": (
+        lambda h, s: PrivateThompsonSampling(K, h, 1.0, gap_estimation=False, seed=s), _karmed_step),
+    "PrivateContextualUCB": (lambda h, s: PrivateContextualUCB(D, h, 1.0, seed=s), _contextual_step),
+    "PrivateContextualThompsonSampling": (
+        lambda h, s: PrivateContextualThompsonSampling(D, h, 1.0, seed=s), _contextual_step),
+    "EliminationLinearBandit": (
+        lambda h, s: EliminationLinearBandit(ACTIONS, h, "central", 1.0, seed=s), _elim_step),
+    "ContextualEliminationBandit": (
+        lambda h, s: ContextualEliminationBandit(ACTIONS, _context_sampler, h, "local", 1.0, n_samples=50,
+                                                 seed=s), _celim_step),
+    "PrivateFTRL": (lambda h, s: PrivateFTRL(K, h, 1.0, seed=s), _ftl_step),
+    "PrivateFTPL": (lambda h, s: PrivateFTPL(K, h, 1.0, 1e-3, seed=s), _ftl_step),
+    "EXP2": (lambda h, s: EXP2(K, h, 1.0, seed=s), _exp2_step),
+    "SCRiBLe": (lambda h, s: SCRiBLe(K, h, 1.0, seed=s), _scrible_step),
+}
