@@ -15,6 +15,7 @@ pub mod noise;
 pub mod policy;
 pub mod rng;
 pub mod sim;
+pub mod state;
 pub mod tree;
 
 #[cfg(feature = "python")]

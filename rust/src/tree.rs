@@ -556,7 +556,7 @@ impl TreeCounter {
     /// secret as the raw data.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = vec![STATE_VERSION];
-        out.extend(postcard::to_stdvec(self).expect("serializing plain data cannot fail"));
+        out.extend(crate::state::encode(self));
         out
     }
 
@@ -564,7 +564,7 @@ impl TreeCounter {
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         match bytes.split_first() {
             Some((&STATE_VERSION, body)) => {
-                let mut c: TreeCounter = postcard::from_bytes(body).map_err(|e| Error::Decode(e.to_string()))?;
+                let mut c: TreeCounter = crate::state::decode(body)?;
                 c.check_consistent()?;
                 c.draw = vec![0.0; c.dim];
                 Ok(c)

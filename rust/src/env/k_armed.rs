@@ -81,12 +81,12 @@ impl KArmedBandit {
 
     /// Serialized state (generator included).
     pub fn to_bytes(&self) -> Vec<u8> {
-        postcard::to_stdvec(self).expect("serializing plain data cannot fail")
+        crate::state::encode(self)
     }
 
     /// Restores an environment written by [`KArmedBandit::to_bytes`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        let env: KArmedBandit = postcard::from_bytes(bytes).map_err(|e| Error::Decode(e.to_string()))?;
+        let env: KArmedBandit = crate::state::decode(bytes)?;
         env.config.validate().map_err(|e| Error::Decode(e.to_string()))?;
         Ok(env)
     }

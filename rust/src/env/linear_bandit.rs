@@ -117,12 +117,12 @@ impl LinearBanditEnv {
 
     /// Serialized state (generator included).
     pub fn to_bytes(&self) -> Vec<u8> {
-        postcard::to_stdvec(self).expect("serializing plain data cannot fail")
+        crate::state::encode(self)
     }
 
     /// Restores an environment written by [`LinearBanditEnv::to_bytes`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        let env: LinearBanditEnv = postcard::from_bytes(bytes).map_err(|e| Error::Decode(e.to_string()))?;
+        let env: LinearBanditEnv = crate::state::decode(bytes)?;
         let (k, d) = (env.config.k, env.config.d);
         if env.actions.len() != k * d || env.theta.len() != d || env.means.len() != k {
             return Err(Error::Decode("inconsistent environment state".into()));

@@ -128,12 +128,12 @@ impl ReplayEnv {
     /// Serialized position and generator (not the data): with the same
     /// configuration, [`ReplayEnv::restore`] continues identically.
     pub fn state_bytes(&self) -> Vec<u8> {
-        postcard::to_stdvec(&self.state).expect("serializing plain data cannot fail")
+        crate::state::encode(&self.state)
     }
 
     /// The replay of `config` at the position saved by [`ReplayEnv::state_bytes`].
     pub fn restore(config: ReplayConfig, bytes: &[u8]) -> Result<Self> {
-        let state: ReplayState = postcard::from_bytes(bytes).map_err(|e| Error::Decode(e.to_string()))?;
+        let state: ReplayState = crate::state::decode(bytes)?;
         let n = config.data.n;
         let mut seen = vec![false; n];
         let is_permutation = state.order.len() == n

@@ -66,12 +66,12 @@ impl ShariffSheffetEnv {
     /// Serialized state (generators included): a restored environment
     /// continues with the same decision sets and rewards.
     pub fn to_bytes(&self) -> Vec<u8> {
-        postcard::to_stdvec(self).expect("serializing plain data cannot fail")
+        crate::state::encode(self)
     }
 
     /// Restores an environment written by [`ShariffSheffetEnv::to_bytes`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        let env: ShariffSheffetEnv = postcard::from_bytes(bytes).map_err(|e| Error::Decode(e.to_string()))?;
+        let env: ShariffSheffetEnv = crate::state::decode(bytes)?;
         if env.theta.len() != env.d
             || env.means.len() != env.k
             || env.scratch.len() != env.d

@@ -332,12 +332,12 @@ impl Elimination {
 
     /// Serialized state (generators included).
     pub fn to_bytes(&self) -> Vec<u8> {
-        postcard::to_stdvec(self).expect("serializing plain data cannot fail")
+        crate::state::encode(self)
     }
 
     /// Restores an engine written by [`Elimination::to_bytes`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        let engine: Elimination = postcard::from_bytes(bytes).map_err(|e| Error::Decode(e.to_string()))?;
+        let engine: Elimination = crate::state::decode(bytes)?;
         engine.config.validate().map_err(|e| Error::Decode(e.to_string()))?;
         Ok(engine)
     }

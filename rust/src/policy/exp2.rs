@@ -173,14 +173,14 @@ impl Exp2 {
 
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = vec![STATE_VERSION];
-        out.extend(postcard::to_stdvec(self).expect("plain data"));
+        out.extend(crate::state::encode(self));
         out
     }
 
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         match bytes.split_first() {
             Some((&STATE_VERSION, body)) => {
-                let e: Exp2 = postcard::from_bytes(body).map_err(|e| Error::Decode(e.to_string()))?;
+                let e: Exp2 = crate::state::decode(body)?;
                 if e.log_q.len() != e.config.n || e.p.len() != e.config.n {
                     return Err(Error::Decode("inconsistent EXP2 state".into()));
                 }

@@ -222,7 +222,7 @@ impl FollowTheLeader {
     /// Serialized state (tree noise and generators included).
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = vec![STATE_VERSION];
-        out.extend(postcard::to_stdvec(self).expect("plain data"));
+        out.extend(crate::state::encode(self));
         out
     }
 
@@ -230,7 +230,7 @@ impl FollowTheLeader {
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         match bytes.split_first() {
             Some((&STATE_VERSION, body)) => {
-                let e: FollowTheLeader = postcard::from_bytes(body).map_err(|e| Error::Decode(e.to_string()))?;
+                let e: FollowTheLeader = crate::state::decode(body)?;
                 let n = e.config.n;
                 if e.initial.len() != n || e.x.len() != n || e.scratch.len() != n || e.tree.dim() != n {
                     return Err(Error::Decode("inconsistent follow-the-leader state".into()));

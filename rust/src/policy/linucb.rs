@@ -436,12 +436,12 @@ impl LinUcb {
 
     /// Serialized state (tree noise and generator included).
     pub fn to_bytes(&self) -> Vec<u8> {
-        postcard::to_stdvec(self).expect("serializing plain data cannot fail")
+        crate::state::encode(self)
     }
 
     /// Restores an engine written by [`LinUcb::to_bytes`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        postcard::from_bytes(bytes).map_err(|e| Error::Decode(e.to_string()))
+        crate::state::decode(bytes)
     }
 }
 

@@ -196,14 +196,14 @@ impl Scrible {
 
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = vec![STATE_VERSION];
-        out.extend(postcard::to_stdvec(self).expect("plain data"));
+        out.extend(crate::state::encode(self));
         out
     }
 
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         match bytes.split_first() {
             Some((&STATE_VERSION, body)) => {
-                let e: Scrible = postcard::from_bytes(body).map_err(|e| Error::Decode(e.to_string()))?;
+                let e: Scrible = crate::state::decode(body)?;
                 let n = e.config.n;
                 if e.cumulative.len() != n || e.x.len() != n || e.y.len() != n || e.z.len() != n {
                     return Err(Error::Decode("inconsistent SCRiBLe state".into()));
