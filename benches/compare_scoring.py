@@ -107,7 +107,8 @@ def main() -> None:
         parser.error("need --repeats >= 1 and sizes like 20x400")
 
     print("one Gaussian JDP-LinUCB select (eps = 1, delta = 0.1), median of", args.repeats, "runs")
-    print(f"numpy {np.__version__}, dpbandits {dp.__version__}, python {platform.python_version()}\n")
+    print(f"numpy {np.__version__}, dpbandits {dp.__version__} (kernels: {dp._core.kernel_build()}), "
+          f"python {platform.python_version()}\n")
     print(f"{'d':>4}{'K':>6}{'select (us)':>13}{'engine (us)':>13}{'numpy (us)':>12}{'np/select':>11}{'np/engine':>11}")
     for d, k in sizes:
         ours, core, theirs = measure(d, k, args.repeats, args.seed)

@@ -14,6 +14,12 @@ from numpy.typing import NDArray
 
 __version__: str
 
+def kernel_build() -> str:
+    """Which build of the hot kernels runs: ``"avx2-fma"`` (chosen at
+    import when the CPU has AVX2 and FMA) or ``"baseline"`` (x86-64 SSE2;
+    forced by ``DPBANDITS_CPU_DISPATCH=baseline`` for runs reproducible bit
+    for bit across CPUs)."""
+
 # --- samplers (rust/src/noise/) ---------------------------------------------
 
 def sample_laplace(scale: float, count: int, seed: int | None = None) -> NDArray[np.float64]:

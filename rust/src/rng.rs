@@ -299,8 +299,9 @@ impl SimulationNormals {
 
     /// The lanes' next `NORMAL_BLOCK` words, lane-interleaved.
     // One loop per operation over the lanes: the shape the vectoriser wants.
-    #[allow(clippy::needless_range_loop)]
-    #[inline]
+    // inline(always): generated inside `cpu_dispatch`'s AVX2 build.
+    #[allow(clippy::needless_range_loop, clippy::inline_always)]
+    #[inline(always)]
     fn next_words(&mut self, words: &mut [u64; NORMAL_BLOCK]) {
         // Local copies keep the state in registers for the whole block.
         let [mut s0, mut s1, mut s2, mut s3] = self.lanes;
@@ -349,8 +350,17 @@ impl SimulationNormals {
         &self.block[start..start + n]
     }
 
-    /// Draws a fresh block.
+    /// Draws a fresh block (through [`crate::cpu_dispatch`]: the AVX2
+    /// build steps all four lanes in one instruction; both builds draw the
+    /// same values bit for bit, as the block uses no fused arithmetic).
     fn refill(&mut self) {
+        crate::cpu_dispatch::refill_normals(self);
+    }
+
+    /// The body of [`SimulationNormals::refill`], inlined into each build.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    pub(crate) fn refill_with_this_build(&mut self) {
         let zig = &*ZIGGURAT;
         let mut words = [0u64; NORMAL_BLOCK];
         self.next_words(&mut words);

@@ -8,6 +8,10 @@
 //! compile-time d (fully unrolled, no bounds checks) and the square roots
 //! are taken in a separate pass so that the K independent widths overlap
 //! in the pipeline instead of waiting on one another.
+// `inline(always)` throughout: each kernel must be generated inside the
+// `target_feature` functions of `cpu_dispatch`, or the AVX2 build would
+// call baseline code (and `f64::mul_add` would become a libm call).
+#![allow(clippy::inline_always)]
 
 /// Largest d with a compile-time kernel; above it the blocked kernels run.
 pub const FIXED_MAX_D: usize = 16;
@@ -26,13 +30,59 @@ pub enum InverseForm<'a> {
 }
 
 /// Writes UCB_i for every row of `features` (row-major k x d) into `out`.
+///
+/// Runs the kernels compiled for AVX2 + FMA when the CPU has them (see
+/// [`crate::cpu_dispatch`]), the baseline x86-64 build otherwise. The two
+/// agree to rounding (fused multiply-adds round once instead of twice).
 pub fn ucb_scores(inverse: InverseForm<'_>, theta: &[f64], beta: f64, features: &[f64], d: usize, out: &mut [f64]) {
+    crate::cpu_dispatch::ucb_scores(inverse, theta, beta, features, d, out);
+}
+
+/// How a kernel forms a * b + c: the baseline build has no fused
+/// multiply-add instruction (`f64::mul_add` would call libm there), so the
+/// kernels are generic over it and each build picks its own.
+pub(crate) trait MulAdd {
+    fn mul_add(a: f64, b: f64, c: f64) -> f64;
+}
+
+/// a * b + c with two roundings (baseline x86-64).
+pub(crate) struct Separate;
+
+impl MulAdd for Separate {
+    #[inline(always)]
+    fn mul_add(a: f64, b: f64, c: f64) -> f64 {
+        a * b + c
+    }
+}
+
+/// a * b + c with one rounding; only for code compiled with the `fma`
+/// target feature, where it is one instruction.
+pub(crate) struct Fused;
+
+impl MulAdd for Fused {
+    #[inline(always)]
+    fn mul_add(a: f64, b: f64, c: f64) -> f64 {
+        a.mul_add(b, c)
+    }
+}
+
+/// The body of [`ucb_scores`] for one multiply-add; inlined into each
+/// build of `cpu_dispatch`, so every kernel below is compiled for it.
+#[inline(always)]
+pub(crate) fn ucb_scores_with<M: MulAdd, const B: usize>(
+    inverse: InverseForm<'_>,
+    theta: &[f64],
+    beta: f64,
+    features: &[f64],
+    d: usize,
+    out: &mut [f64],
+) {
     macro_rules! fixed {
         ($($n:literal)*) => {
             match (d, inverse) {
-                (_, InverseForm::Cholesky { .. }) => widths_dynamic(inverse, theta, features, d, out),
-                $(($n, _) => widths_fixed::<$n>(inverse, theta, features, out),)*
-                _ => widths_dynamic(inverse, theta, features, d, out),
+                (_, InverseForm::Cholesky { .. }) => widths_dynamic::<M, B>(inverse, theta, features, d, out),
+                $(($n, _) => widths_fixed::<M, $n>(inverse, theta, features, out),)*
+                _ => widths_dynamic::<M, B>(inverse, theta, features, d, out),
             }
         };
     }
@@ -42,12 +92,13 @@ pub fn ucb_scores(inverse: InverseForm<'_>, theta: &[f64], beta: f64, features: 
     let k = out.len();
     let (q, m) = out.split_at_mut(k / 2);
     for (qi, mi) in q.iter_mut().zip(m.iter()) {
-        *qi = mi + beta * qi.max(0.0).sqrt();
+        *qi = M::mul_add(beta, qi.max(0.0).sqrt(), *mi);
     }
 }
 
 /// Fills out[..k] with ||x_i||^2_{V^-1} and out[k..2k] with <theta, x_i>.
-fn widths_fixed<const D: usize>(inverse: InverseForm<'_>, theta: &[f64], features: &[f64], out: &mut [f64]) {
+#[inline(always)]
+fn widths_fixed<M: MulAdd, const D: usize>(inverse: InverseForm<'_>, theta: &[f64], features: &[f64], out: &mut [f64]) {
     let k = out.len() / 2;
     let theta: &[f64; D] = theta.try_into().expect("theta has d entries");
     let (q, m) = out.split_at_mut(k);
@@ -61,10 +112,10 @@ fn widths_fixed<const D: usize>(inverse: InverseForm<'_>, theta: &[f64], feature
                 for r in 0..D {
                     let mut y = 0.0;
                     for c in 0..=r {
-                        y += f[r * D + c] * x[c];
+                        y = M::mul_add(f[r * D + c], x[c], y);
                     }
-                    s += y * y;
-                    mean += theta[r] * x[r];
+                    s = M::mul_add(y, y, s);
+                    mean = M::mul_add(theta[r], x[r], mean);
                 }
                 *qi = s;
                 *mi = mean;
@@ -80,10 +131,10 @@ fn widths_fixed<const D: usize>(inverse: InverseForm<'_>, theta: &[f64], feature
                 for r in 0..D {
                     let mut y = 0.0;
                     for c in 0..D {
-                        y += v[r * D + c] * x[c];
+                        y = M::mul_add(v[r * D + c], x[c], y);
                     }
-                    s += x[r] * y;
-                    mean += theta[r] * x[r];
+                    s = M::mul_add(x[r], y, s);
+                    mean = M::mul_add(theta[r], x[r], mean);
                 }
                 *qi = s;
                 *mi = mean;
@@ -93,88 +144,102 @@ fn widths_fixed<const D: usize>(inverse: InverseForm<'_>, theta: &[f64], feature
 }
 
 /// Actions per block of the general-d kernel: the action index is the
-/// vector dimension, so every multiply-add below works on `BLOCK` actions.
-const BLOCK: usize = 8;
+/// vector dimension, so every multiply-add below works on `B` actions.
+/// The baseline build takes 8 (four SSE2 registers per factor row); the
+/// AVX2 build 16, so that two rows keep eight independent FMA chains in
+/// flight (enough to hide the FMA latency on two ports).
+pub(crate) const BASELINE_BLOCK: usize = 8;
+/// See [`BASELINE_BLOCK`].
+pub(crate) const WIDE_BLOCK: usize = 16;
 
-/// General d: the actions are taken `BLOCK` at a time and transposed into
-/// a d x `BLOCK` tile, so that applying one row of the factor (or of V^-1)
-/// is a broadcast times a row of the tile added into `BLOCK` independent
+/// General d: the actions are taken `B` at a time and transposed into
+/// a d x `B` tile, so that applying one row of the factor (or of V^-1)
+/// is a broadcast times a row of the tile added into `B` independent
 /// sums: one blocked triangular matrix product per tile, which the
 /// compiler vectorises across actions. Two rows of the factor are applied
 /// per pass over the tile (each tile row loaded once for both).
-fn widths_dynamic(inverse: InverseForm<'_>, theta: &[f64], features: &[f64], d: usize, out: &mut [f64]) {
+#[inline(always)]
+fn widths_dynamic<M: MulAdd, const B: usize>(
+    inverse: InverseForm<'_>,
+    theta: &[f64],
+    features: &[f64],
+    d: usize,
+    out: &mut [f64],
+) {
     let k = out.len() / 2;
     let (q, m) = out.split_at_mut(k);
-    let mut tile = vec![[0.0f64; BLOCK]; d];
+    let mut tile = vec![[0.0f64; B]; d];
     let (mut solved, pairs) = match inverse {
         InverseForm::Cholesky { lower, .. } => {
             (vec![Row::default(); d], lower.iter().map(|&v| Pair([v, v])).collect::<Vec<_>>())
         }
         _ => (Vec::new(), Vec::new()),
     };
-    for ((rows, qb), mb) in features.chunks(BLOCK * d).zip(q.chunks_mut(BLOCK)).zip(m.chunks_mut(BLOCK)) {
+    for ((rows, qb), mb) in features.chunks(B * d).zip(q.chunks_mut(B)).zip(m.chunks_mut(B)) {
         let n = qb.len();
         for (b, x) in rows.chunks_exact(d).enumerate() {
             for (t, &v) in tile.iter_mut().zip(x) {
                 t[b] = v;
             }
         }
-        if n < BLOCK {
+        if n < B {
             for t in &mut tile {
                 t[n..].fill(0.0);
             }
         }
-        let mut mean = [0.0; BLOCK];
+        let mut mean = [0.0; B];
         for (t, &w) in tile.iter().zip(theta) {
-            for b in 0..BLOCK {
-                mean[b] += w * t[b];
+            for b in 0..B {
+                mean[b] = M::mul_add(w, t[b], mean[b]);
             }
         }
         let sq = match inverse {
-            InverseForm::LowerFactor(f) => factor_tile(f, &tile, d),
-            InverseForm::Symmetric(v) => symmetric_tile(v, &tile, d),
-            InverseForm::Cholesky { lower, inv_diag } => solve_tile(lower, &pairs, inv_diag, &tile, d, &mut solved),
+            InverseForm::LowerFactor(f) => factor_tile::<M, B>(f, &tile, d),
+            InverseForm::Symmetric(v) => symmetric_tile::<M, B>(v, &tile, d),
+            InverseForm::Cholesky { lower, inv_diag } => {
+                solve_tile::<M, B>(lower, &pairs, inv_diag, &tile, d, &mut solved)
+            }
         };
         qb.copy_from_slice(&sq[..n]);
         mb.copy_from_slice(&mean[..n]);
     }
 }
 
-/// ||F x_b||^2 for the `BLOCK` actions of `tile` (d x `BLOCK`).
-#[inline]
-fn factor_tile(f: &[f64], tile: &[[f64; BLOCK]], d: usize) -> [f64; BLOCK] {
-    let mut acc = [0.0; BLOCK];
+/// ||F x_b||^2 for the `B` actions of `tile` (d x `B`).
+#[inline(always)]
+fn factor_tile<M: MulAdd, const B: usize>(f: &[f64], tile: &[[f64; B]], d: usize) -> [f64; B] {
+    let mut acc = [0.0; B];
     let mut r = 0;
     while r + 1 < d {
         // Rows r and r + 1 of F: (F x)_r and (F x)_{r+1} for every action.
         let f0 = &f[r * d..=r * d + r];
         let f1 = &f[(r + 1) * d..=(r + 1) * d + r + 1];
-        let mut y0 = [0.0; BLOCK];
-        let mut y1 = [0.0; BLOCK];
+        let mut y0 = [0.0; B];
+        let mut y1 = [0.0; B];
         for ((t, &a0), &a1) in tile.iter().zip(f0).zip(f1) {
-            for b in 0..BLOCK {
-                y0[b] += a0 * t[b];
-                y1[b] += a1 * t[b];
+            for b in 0..B {
+                y0[b] = M::mul_add(a0, t[b], y0[b]);
+                y1[b] = M::mul_add(a1, t[b], y1[b]);
             }
         }
         let a1 = f1[r + 1];
         let t = &tile[r + 1];
-        for b in 0..BLOCK {
-            y1[b] += a1 * t[b];
-            acc[b] += y0[b] * y0[b] + y1[b] * y1[b];
+        for b in 0..B {
+            y1[b] = M::mul_add(a1, t[b], y1[b]);
+            acc[b] = M::mul_add(y1[b], y1[b], M::mul_add(y0[b], y0[b], acc[b]));
         }
         r += 2;
     }
     if r < d {
         let f0 = &f[r * d..=r * d + r];
-        let mut y0 = [0.0; BLOCK];
+        let mut y0 = [0.0; B];
         for (t, &a0) in tile.iter().zip(f0) {
-            for b in 0..BLOCK {
-                y0[b] += a0 * t[b];
+            for b in 0..B {
+                y0[b] = M::mul_add(a0, t[b], y0[b]);
             }
         }
-        for b in 0..BLOCK {
-            acc[b] += y0[b] * y0[b];
+        for b in 0..B {
+            acc[b] = M::mul_add(y0[b], y0[b], acc[b]);
         }
     }
     acc
@@ -188,26 +253,32 @@ fn factor_tile(f: &[f64], tile: &[[f64; BLOCK]], d: usize) -> [f64; BLOCK] {
 struct Pair([f64; 2]);
 
 /// A row of solved values, aligned for vector loads.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 #[repr(C, align(16))]
-struct Row([f64; BLOCK]);
+struct Row<const B: usize>([f64; B]);
 
-/// ||L^-1 x_b||^2 for the `BLOCK` actions of `tile`: forward substitution
+impl<const B: usize> Default for Row<B> {
+    fn default() -> Self {
+        Row([0.0; B])
+    }
+}
+
+/// ||L^-1 x_b||^2 for the `B` actions of `tile`: forward substitution
 /// y_r = (x_r - sum_{c<r} L_rc y_c) / L_rr on all of them at once, into
-/// `y` (d x `BLOCK`), two rows per pass over the solved part. `pairs` is
+/// `y` (d x `B`), two rows per pass over the solved part. `pairs` is
 /// `l` with every entry duplicated.
 // Indexed loops over the block lanes: the shape the vectoriser wants.
 #[allow(clippy::needless_range_loop)]
-#[inline]
-fn solve_tile(
+#[inline(always)]
+fn solve_tile<M: MulAdd, const B: usize>(
     l: &[f64],
     pairs: &[Pair],
     inv_diag: &[f64],
-    tile: &[[f64; BLOCK]],
+    tile: &[[f64; B]],
     d: usize,
-    y: &mut [Row],
-) -> [f64; BLOCK] {
-    let mut acc = [0.0; BLOCK];
+    y: &mut [Row<B>],
+) -> [f64; B] {
+    let mut acc = [0.0; B];
     let mut r = 0;
     while r + 1 < d {
         let l0 = &pairs[r * d..r * d + r];
@@ -215,18 +286,18 @@ fn solve_tile(
         let mut s0 = tile[r];
         let mut s1 = tile[r + 1];
         for ((yc, a0), a1) in y[..r].iter().zip(l0).zip(l1) {
-            for b in 0..BLOCK {
-                s0[b] -= a0.0[b & 1] * yc.0[b];
-                s1[b] -= a1.0[b & 1] * yc.0[b];
+            for b in 0..B {
+                s0[b] = M::mul_add(-a0.0[b & 1], yc.0[b], s0[b]);
+                s1[b] = M::mul_add(-a1.0[b & 1], yc.0[b], s1[b]);
             }
         }
         let (i0, i1, a) = (inv_diag[r], inv_diag[r + 1], l[(r + 1) * d + r]);
-        let mut y0 = [0.0; BLOCK];
-        let mut y1 = [0.0; BLOCK];
-        for b in 0..BLOCK {
+        let mut y0 = [0.0; B];
+        let mut y1 = [0.0; B];
+        for b in 0..B {
             y0[b] = s0[b] * i0;
-            y1[b] = (s1[b] - a * y0[b]) * i1;
-            acc[b] += y0[b] * y0[b] + y1[b] * y1[b];
+            y1[b] = M::mul_add(-a, y0[b], s1[b]) * i1;
+            acc[b] = M::mul_add(y1[b], y1[b], M::mul_add(y0[b], y0[b], acc[b]));
         }
         y[r] = Row(y0);
         y[r + 1] = Row(y1);
@@ -236,35 +307,35 @@ fn solve_tile(
         let l0 = &pairs[r * d..r * d + r];
         let mut s0 = tile[r];
         for (yc, a0) in y[..r].iter().zip(l0) {
-            for b in 0..BLOCK {
-                s0[b] -= a0.0[b & 1] * yc.0[b];
+            for b in 0..B {
+                s0[b] = M::mul_add(-a0.0[b & 1], yc.0[b], s0[b]);
             }
         }
-        for b in 0..BLOCK {
+        for b in 0..B {
             let v = s0[b] * inv_diag[r];
-            acc[b] += v * v;
+            acc[b] = M::mul_add(v, v, acc[b]);
         }
     }
     acc
 }
 
-/// x_b^T V^-1 x_b for the `BLOCK` actions of `tile`, from the lower
+/// x_b^T V^-1 x_b for the `B` actions of `tile`, from the lower
 /// triangle of the symmetric V^-1: sum_r x_r (V_rr x_r + 2 sum_{c<r} V_rc x_c).
-#[inline]
-fn symmetric_tile(v: &[f64], tile: &[[f64; BLOCK]], d: usize) -> [f64; BLOCK] {
-    let mut acc = [0.0; BLOCK];
+#[inline(always)]
+fn symmetric_tile<M: MulAdd, const B: usize>(v: &[f64], tile: &[[f64; B]], d: usize) -> [f64; B] {
+    let mut acc = [0.0; B];
     for r in 0..d {
         let row = &v[r * d..r * d + r];
-        let mut y = [0.0; BLOCK];
+        let mut y = [0.0; B];
         for (t, &a) in tile.iter().zip(row) {
-            for b in 0..BLOCK {
-                y[b] += a * t[b];
+            for b in 0..B {
+                y[b] = M::mul_add(a, t[b], y[b]);
             }
         }
         let diag = v[r * d + r];
         let t = &tile[r];
-        for b in 0..BLOCK {
-            acc[b] += t[b] * (diag * t[b] + 2.0 * y[b]);
+        for b in 0..B {
+            acc[b] = M::mul_add(t[b], M::mul_add(diag, t[b], 2.0 * y[b]), acc[b]);
         }
     }
     acc
@@ -328,8 +399,8 @@ mod tests {
                 // The blocked general-d kernel at every d, fixed-d sizes included.
                 let mut ga = vec![0.0; 2 * k];
                 let mut gs = vec![0.0; 2 * k];
-                widths_dynamic(InverseForm::LowerFactor(&f), &theta, &feats, d, &mut ga);
-                widths_dynamic(InverseForm::Symmetric(&vinv), &theta, &feats, d, &mut gs);
+                widths_dynamic::<Separate, BASELINE_BLOCK>(InverseForm::LowerFactor(&f), &theta, &feats, d, &mut ga);
+                widths_dynamic::<Separate, BASELINE_BLOCK>(InverseForm::Symmetric(&vinv), &theta, &feats, d, &mut gs);
                 for i in 0..k {
                     let (want, scale) = direct(&vinv, &theta, 1.7, &feats[i * d..(i + 1) * d], d);
                     let tol = 1e-12 * scale;

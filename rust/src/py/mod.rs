@@ -20,10 +20,22 @@ mod sim;
 
 use pyo3::prelude::*;
 
+/// Which build of the hot kernels this process runs: "avx2-fma" or
+/// "baseline" (see `cpu_dispatch`; `DPBANDITS_CPU_DISPATCH=baseline`
+/// forces the latter).
+#[pyfunction]
+fn kernel_build() -> &'static str {
+    match crate::cpu_dispatch::kernel_build() {
+        crate::cpu_dispatch::KernelBuild::Avx2Fma => "avx2-fma",
+        crate::cpu_dispatch::KernelBuild::Baseline => "baseline",
+    }
+}
+
 /// The extension module. Declared once, here.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(kernel_build, m)?)?;
     mechanisms::register(m)?;
     design::register(m)?;
     learners::register(m)?;
