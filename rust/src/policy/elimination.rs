@@ -893,7 +893,7 @@ mod tests {
         // p = 90 * 400 * ln(2e5) / (8789 * 100) = 0.499964.
         let p = shuffle_sum(1.0, 1e-5).parameters(100).unwrap();
         assert_eq!((p.g, p.b), (20, 8789));
-        assert!((p.p - 0.499964).abs() < 1e-6, "{}", p.p);
+        assert!((p.p - 0.499_964).abs() < 1e-6, "{}", p.p);
         // n = 3: g = max(ceil(2 sqrt 3) = 4, 4) = 4.
         assert_eq!(shuffle_sum(1.0, 1e-5).parameters(3).unwrap().g, 4);
         assert_eq!(shuffle_sum(1.0, 1e-5).parameters(5).unwrap().g, 5);
@@ -914,17 +914,17 @@ mod tests {
         let rounding: f64 = xs.iter().map(|x| (x * g - (x * g).floor()) * (1.0 - (x * g - (x * g).floor()))).sum();
         let var = (rounding + (params.b * n) as f64 * params.p * (1.0 - params.p)) / (g * g);
         let mut rng = SeedSequence::from_seed(11).stream("test");
-        let reps = 4000;
+        let reps: u32 = 4000;
         let errs: Vec<f64> = (0..reps)
             .map(|_| {
                 let rounded: u64 = xs.iter().map(|&x| round_to_bits(x, params.g, &mut rng)).sum();
                 analyze_bits(rounded, n, &params, &mut rng).unwrap() - truth
             })
             .collect();
-        let mean = errs.iter().sum::<f64>() / reps as f64;
-        let sample_var = errs.iter().map(|e| (e - mean).powi(2)).sum::<f64>() / (reps - 1) as f64;
-        assert!(mean.abs() < 5.0 * (var / reps as f64).sqrt(), "mean error {mean}, var {var}");
-        let se = var * (2.0 / (reps - 1) as f64).sqrt();
+        let mean = errs.iter().sum::<f64>() / f64::from(reps);
+        let sample_var = errs.iter().map(|e| (e - mean).powi(2)).sum::<f64>() / f64::from(reps - 1);
+        assert!(mean.abs() < 5.0 * (var / f64::from(reps)).sqrt(), "mean error {mean}, var {var}");
+        let se = var * (2.0 / f64::from(reps - 1)).sqrt();
         assert!((sample_var - var).abs() < 5.0 * se, "sample variance {sample_var}, formula {var}");
     }
 
