@@ -265,7 +265,9 @@ class EliminationLinearBandit(LearnerBase):
     @property
     def history(self) -> list[dict[str, Any]]:
         """Per finished batch: |A_i|, the core set, pi_i, n_ia, the design
-        value (<= 2 rank), gamma_i, the Laplace scale, the released sums,
+        value (<= 2 rank), gamma_i, the Laplace scale (for
+        ``"shuffle-sum"``: the scale in gamma_i, sqrt(180 ln(2/delta)) /
+        epsilon, times r_max - r_min under ``"tight"``), the released sums,
         theta_i and |A_{i+1}|."""
         return self._engine.history()  # type: ignore[no-any-return]
 
