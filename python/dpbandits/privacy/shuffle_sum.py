@@ -144,9 +144,10 @@ def shuffle_sum_parameters(epsilon: float, delta: float, n: int) -> ShuffleSumPa
     eps, dlt = check_epsilon_delta(epsilon, delta)
     n = positive_int("n", n)
     g = max(math.ceil(_G_SQRT_N * math.sqrt(n)), int(_G_MIN))
-    c = math.log(2.0 / dlt) / eps**2
-    b = math.ceil(_BITS * g * g * c / n)
-    p = _ONES * g * g * c / (b * n)
+    _, _, bits, ones = shuffle_sum_coefficients(eps, dlt)
+    # The same floating-point operations as the engine's evaluation.
+    b = math.ceil(bits * g * g / n)
+    p = ones * g * g / (b * n)
     return ShuffleSumParameters(n, g, b, p)
 
 
