@@ -1,8 +1,9 @@
-"""Regret of batched elimination (Hanna et al. Alg. 1-3) on Fig. 2a's setting.
+"""Regret of batched elimination (Hanna et al. Alg. 1-4) on Fig. 2a's setting.
 
 K = 10 actions and theta* uniform on the unit circle (d = 2), +-1 rewards,
 T = 10^6; central (Alg. 1), local (Alg. 2, epsilon is eps0), shuffle
-(Alg. 3, delta = 1e-6, closed-form f_{n,delta}) and non-private, at
+(Alg. 3, delta = 1e-6, closed-form f_{n,delta}), shuffle-sum (Alg. 4,
+delta = 1e-6, the shuffled scalar sum of CJMP21) and non-private, at
 epsilon in {0.1, 1, 10}. Each seed s draws its own action set
 (LinearBanditEnv(10, d=2, seed=s)) and theta* (replicate seed s); all
 learners of a seed share that instance and its reward noise. Declared
@@ -34,8 +35,8 @@ def fig2a(horizon: int, seeds: int, calibration: str) -> None:
         env = dp.LinearBanditEnv(10, d=2, seed=s)
         learners = {"non-private": dp.EliminationLinearBandit(env.actions, horizon, None, seed=s)}
         for eps in eps_grid:
-            for model in ("central", "local", "shuffle"):
-                delta = 1e-6 if model == "shuffle" else None
+            for model in ("central", "local", "shuffle", "shuffle-sum"):
+                delta = 1e-6 if model.startswith("shuffle") else None
                 learners[f"{model} eps={eps:g}"] = dp.EliminationLinearBandit(
                     env.actions, horizon, model, eps, delta, calibration=calibration, seed=s  # type: ignore[arg-type]
                 )

@@ -274,8 +274,12 @@ class EliminationEngine:
     ``batch_lengths`` are the nominal q^i; ``gamma`` one row
     (c1, c2, c3, c4) per batch with
     gamma_i = c1 sqrt(L) + c2 L + c3 + c4 sqrt(n_i L), L = ln|A_i| + ``log_offset``;
-    ``privatizer_kind`` is "none", "central", "local" or "shuffle";
-    ``noise_scales`` one Laplace scale per batch (empty for "none");
+    ``privatizer_kind`` is "none", "central", "local", "shuffle" or
+    "shuffle-sum" (Alg. 4, with ``shuffle_sum`` = (c_g, g_min, c_b, c_p):
+    g = max(ceil(c_g sqrt(n)), g_min), b = ceil(c_b g^2 / n),
+    p = c_p g^2 / (b n) for each per-action count n);
+    ``noise_scales`` one Laplace scale per batch (empty for "none"; for
+    "shuffle-sum" the scale of a released sum's error, reported only);
     ``exploration`` "core_set" or "uniform". Rewards outside
     [``reward_min``, ``reward_max``] are clipped when ``clip``, else refused.
     """
@@ -294,11 +298,14 @@ class EliminationEngine:
         reward_max: float,
         clip: bool,
         seed: int | None = None,
+        shuffle_sum: Sequence[float] | None = None,
     ) -> None: ...
     def select(self) -> int:
         """Row of the action set to play this round."""
     def select_set(self, actions: NDArray[np.float64]) -> int:
         """``select`` after checking ``actions`` is the fixed action set."""
+    def shuffle_sum_parameters(self, n: int) -> tuple[int, int, float]:
+        """(g, b, p) of the shuffled sum over n users ("shuffle-sum" only)."""
     def update(self, index: int, reward: float) -> None:
         """Reward of the last selected action."""
     @property

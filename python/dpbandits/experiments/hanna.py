@@ -9,7 +9,9 @@ learners of a seed share them (common random numbers).
 
 - Fig. 2a: K = 10, T = 10^6, regret vs epsilon (eps0 for the local model)
   of Alg. 1 (central), Alg. 2 (local), Alg. 3 (shuffle, delta = 1e-6) and
-  the non-private batched elimination.
+  the non-private batched elimination; also Alg. 4 (App. C, shuffle model
+  with the shuffled scalar sum of Cheu, Joseph, Mao & Peng 2021, delta =
+  1e-6), which the paper's figure does not show (no claim is compared).
 - Fig. 2b: K = 1000, T = 10^7, Alg. 1 with the Frank-Wolfe core set vs
   without it (every surviving action played uniformly), regret vs epsilon,
   with the non-private batched algorithm (both explorations).
@@ -34,6 +36,7 @@ SHUFFLE_DELTA = 1e-6
 FIG2A_EPS = (0.1, 0.3, 1.0, 3.0, 10.0)
 FIG2B_EPS = (0.01, 0.1, 1.0, 10.0)
 MODELS = ("central", "local", "shuffle")
+EXTRA_MODELS = ("shuffle-sum",)  # Alg. 4: measured, not in the paper's Fig. 2a
 
 
 def _plt() -> Any:
@@ -61,9 +64,9 @@ def _per_instance_finals(results: dict[tuple[str, str], Any], labels: list[str],
 def fig2a_learners(actions: list[list[float]], horizon: int) -> dict[str, Any]:
     out: dict[str, Any] = {"non-private": (EliminationLinearBandit, {"actions": actions, "horizon": horizon})}
     for eps in FIG2A_EPS:
-        for model in MODELS:
+        for model in MODELS + EXTRA_MODELS:
             kw = {"actions": actions, "horizon": horizon, "privacy": model, "epsilon": eps}
-            if model == "shuffle":
+            if model in ("shuffle", "shuffle-sum"):
                 kw["delta"] = SHUFFLE_DELTA
             out[f"{model} eps={eps:g}"] = (EliminationLinearBandit, kw)
     return out
@@ -92,7 +95,7 @@ def fig2a(opts: RunOptions) -> Report:
     stats["non-private"] = (np_mean, np_se)
     report.add_row(model="non-private", epsilon="none", horizon=n, runs=instances * seeds,
                    final_regret_mean=np_mean, final_regret_se=np_se, ratio_to_non_private=1.0)
-    for model in MODELS:
+    for model in MODELS + EXTRA_MODELS:
         for eps in FIG2A_EPS:
             m, se = mean_se(_per_instance_finals(results, labels, f"{model} eps={eps:g}"))
             stats[f"{model} eps={eps:g}"] = (m, se)
@@ -128,6 +131,9 @@ def fig2a(opts: RunOptions) -> Report:
                         "text version, so the comparison is of the orderings stated in Sec. VI.")
     report.notes.append("calibration 'tight' (Laplace sensitivity 2 for +-1 rewards); the paper's proof uses 1, i.e. "
                         "half the noise, which under-delivers the stated epsilon for rewards in [-1, 1].")
+    report.notes.append("shuffle-sum is Alg. 4 (App. C), which Fig. 2a does not show: measured for reference only; "
+                        "its gamma_i (Alg. 4 line 10) carries sqrt(180 ln(2/delta)) / eps, far above the noise it "
+                        "covers, so it eliminates late.")
     if opts.quick:
         report.notes.append(f"--quick: T = {n:,}, {instances} action sets x {seeds} seed instead of 10^6, 8 x 4.")
 
@@ -135,12 +141,13 @@ def fig2a(opts: RunOptions) -> Report:
         plt = _plt()
         fig, ax = plt.subplots(figsize=(7.5, 5), dpi=150)
         x = np.array(FIG2A_EPS)
-        for model, marker in zip(MODELS, ("o", "s", "^"), strict=True):
+        for model, marker in zip(MODELS + EXTRA_MODELS, ("o", "s", "^", "v"), strict=True):
             y = np.array([at(model, e) for e in FIG2A_EPS])
             err = np.array([stats[f"{model} eps={e:g}"][1] for e in FIG2A_EPS])
             ax.errorbar(x, y, yerr=err, marker=marker, capsize=2, label={
                 "central": "Alg. 1 (central, eps)", "local": "Alg. 2 (local, eps0)",
-                "shuffle": f"Alg. 3 (shuffle, delta={SHUFFLE_DELTA:g})"}[model])
+                "shuffle": f"Alg. 3 (shuffle, delta={SHUFFLE_DELTA:g})",
+                "shuffle-sum": f"Alg. 4 (shuffled sum, delta={SHUFFLE_DELTA:g}; not in the paper's figure)"}[model])
         ax.axhline(np_mean, color="k", linestyle="--", label="non-private batched elimination")
         ax.axhspan(np_mean - np_se, np_mean + np_se, color="k", alpha=0.1)
         ax.set_xscale("log")

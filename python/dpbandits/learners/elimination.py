@@ -2,13 +2,16 @@
 
 Hanna, Girgis, Fragouli & Diggavi, "Differentially Private Stochastic
 Linear Bandits: (Almost) for Free": Alg. 1 (central model, Thm 1), Alg. 2
-(local model, Thm 2), Alg. 3 (shuffle model, Thm 3), the zeta-nets of
+(local model, Thm 2), Alg. 3 (shuffle model, Thm 3), Alg. 4 (shuffle
+model with the shuffled scalar sum of Cheu, Joseph, Mao & Peng 2021,
+App. C, Thm 4), the zeta-nets of
 Lemma 1 for continuous action sets, the Frank–Wolfe core sets of Lemma 2 /
 App. A, and the contextual reduction with a known context distribution
 (Sec. III-A, Corollary 1).
 
 Every noise scale and confidence coefficient comes from
-:mod:`dpbandits.privacy.elimination`; the Rust engine
+:mod:`dpbandits.privacy.elimination` (and, for Alg. 4,
+:mod:`dpbandits.privacy.shuffle_sum`); the Rust engine
 (``rust/src/policy/elimination.rs``) receives plain numbers and decides
 only from released (privatized) reward sums.
 """
@@ -38,15 +41,21 @@ from dpbandits.privacy.elimination import (
     shuffle_batch_epsilons,
 )
 from dpbandits.privacy.guarantees import Guarantee
+from dpbandits.privacy.shuffle_sum import (
+    check_epsilon_delta,
+    shuffle_sum_coefficients,
+    shuffle_sum_gamma_scale,
+    shuffle_sum_guarantee,
+)
 
 __all__ = ["ContextualEliminationBandit", "EliminationLinearBandit", "expected_best_actions"]
 
 PrivacyKind = Literal["central", "local", "shuffle", "shuffle-sum"]
-_PRIVACY = (None, "central", "local", "shuffle")
+_PRIVACY = (None, "central", "local", "shuffle", "shuffle-sum")
 
 
 class EliminationLinearBandit(LearnerBase):
-    """Batched phased elimination with core sets (Hanna et al. Alg. 1-3).
+    """Batched phased elimination with core sets (Hanna et al. Alg. 1-4).
 
     Batch i = 1..m (m = floor(ln T) - 1, q = (2T)^{1/ln T}) plays each
     action of the Frank–Wolfe core set C_i of the surviving set A_i
@@ -72,11 +81,18 @@ class EliminationLinearBandit(LearnerBase):
         eps0), ``"shuffle"`` (Alg. 3: Lap(s / eps0^(i)) on each reward with
         eps0^(i) = f^{-1}_{n_i,delta}(epsilon), the batch played in a
         shuffled order; (epsilon, delta)-DP, Thm 3). Here s is the
-        sensitivity (see ``calibration``). ``"shuffle-sum"`` (Alg. 4) is
-        not implemented and raises ValueError.
+        sensitivity (see ``calibration``). ``"shuffle-sum"`` (Alg. 4, App.
+        C): each per-action sum of a batch is one run of the shuffled
+        scalar sum of Cheu, Joseph, Mao & Peng 2021 (Alg. 1, parameters of
+        Lemma 3.1 for n = n_ia users; rewards mapped affinely to [0, 1] and
+        the sum mapped back), gamma_i of Alg. 4 line 10; (epsilon, delta)-DP
+        in the shuffle model (Thm 4, parallel composition over the sums);
+        see :mod:`dpbandits.privacy.shuffle_sum`.
     epsilon, delta:
-        epsilon finite and > 0 for every private model; delta in (0, 1)
-        for ``"shuffle"`` only.
+        epsilon finite and > 0 for every private model, and <= 15 for
+        ``"shuffle-sum"`` (the range of the parameters of CJMP21 Lemma
+        3.1); delta in (0, 1) for ``"shuffle"`` and ``"shuffle-sum"``
+        only.
     reward_range:
         Declared [r_min, r_max] of rewards (default [-1, 1], Assumption 1).
         Rewards outside are clipped (``bounds="clip"``) or refused
@@ -91,6 +107,11 @@ class EliminationLinearBandit(LearnerBase):
         ``"paper"``: s = 1, as in the paper's proof (Sec. VII-A, Eq. (12));
         under-noised when r_max - r_min > 1, kept for reproduction only.
         ``privacy`` then reports the weaker guarantee actually met.
+        For ``"shuffle-sum"`` the guarantee is (epsilon, delta) under both
+        (the protocol's [0, 1] inputs have sensitivity 1 after the affine
+        map); ``"paper"`` there only drops the factor r_max - r_min from
+        gamma_i (Alg. 4 line 10 as printed), so the confidence width
+        under-covers the noise when r_max - r_min > 1.
     exploration:
         ``"core_set"`` (default) or ``"uniform"``: the no-core-set ablation
         of Fig. 2b (every a in A_i with pi_i(a) = 1/|A_i|; gamma_i then uses
@@ -130,11 +151,6 @@ class EliminationLinearBandit(LearnerBase):
         self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         self.horizon = positive_int("horizon", horizon, minimum=2)
         if privacy not in _PRIVACY:
-            if privacy == "shuffle-sum":
-                raise ValueError(
-                    "invalid argument `privacy`: 'shuffle-sum' (Alg. 4, the shuffled scalar summation of "
-                    "Cheu, Joseph, Mao & Peng 2021, Lemma 3.1) is not implemented; use 'shuffle' (Alg. 3)"
-                )
             raise ValueError(f"invalid argument `privacy`: must be one of {_PRIVACY}, got {privacy!r}")
         if confidence != "paper":
             raise ValueError(f"invalid argument `confidence`: only 'paper' is available, got {confidence!r}")
@@ -160,6 +176,11 @@ class EliminationLinearBandit(LearnerBase):
             scales = [central_laplace_scale(self.epsilon, sens)] * m  # type: ignore[arg-type]
         elif privacy == "local":
             scales = [local_laplace_scale(self.epsilon, sens)] * m  # type: ignore[arg-type]
+        elif privacy == "shuffle-sum":
+            self.epsilon, self.delta = check_epsilon_delta(self.epsilon, delta)
+            # Alg. 4 line 10: Alg. 1's gamma_i with sqrt(180 ln(2/delta)) / epsilon
+            # (times r_max - r_min under "tight") in place of the Laplace scale.
+            scales = [shuffle_sum_gamma_scale(self.epsilon, self.delta, (lo, hi), calibration)] * m
         else:
             if delta is None:
                 raise ValueError("invalid argument `delta`: privacy='shuffle' needs delta in (0, 1)")
@@ -167,24 +188,30 @@ class EliminationLinearBandit(LearnerBase):
             self.batch_epsilons = shuffle_batch_epsilons(self.epsilon, self.delta, self.schedule,  # type: ignore[arg-type]
                                                          shuffle_method)
             scales = [local_laplace_scale(e0, sens) for e0 in self.batch_epsilons]
-        if privacy != "shuffle" and delta is not None:
+        if privacy not in ("shuffle", "shuffle-sum") and delta is not None:
             raise ValueError(f"invalid argument `delta`: privacy={privacy!r} is pure (delta = 0); pass delta=None")
         B = (self.d + 1) / 2 if exploration == "core_set" else self.k / self.d
         model = "none" if privacy is None else privacy
         self.noise_scales = tuple(scales)
         self.gamma_coefficients = tuple(
-            gamma_coefficients(model, self.d, q_i, s, B)  # type: ignore[arg-type]
+            gamma_coefficients("central" if model == "shuffle-sum" else model,  # type: ignore[arg-type]
+                               self.d, q_i, s, B)
             for q_i, s in zip(self.schedule.lengths, scales, strict=True)
         )
-        self._guarantee = elimination_guarantee(
-            model, self.epsilon, self.delta, (lo, hi), calibration,  # type: ignore[arg-type]
-            self.schedule, self.batch_epsilons, shuffle_method,
-        )
+        shuffle_sum = None
+        if privacy == "shuffle-sum":
+            self._guarantee = shuffle_sum_guarantee(self.epsilon, self.delta, calibration)  # type: ignore[arg-type]
+            shuffle_sum = list(shuffle_sum_coefficients(self.epsilon, self.delta))  # type: ignore[arg-type]
+        else:
+            self._guarantee = elimination_guarantee(
+                model, self.epsilon, self.delta, (lo, hi), calibration,  # type: ignore[arg-type]
+                self.schedule, self.batch_epsilons, shuffle_method,
+            )
         self._engine = _core.EliminationEngine(
             self.actions, self.horizon, list(self.schedule.lengths),
             [list(c) for c in self.gamma_coefficients], gamma_log_offset(self.horizon),
             "none" if privacy is None else privacy, list(scales) if privacy is not None else [],
-            exploration, lo, hi, bounds == "clip", seed_or_none("seed", seed),
+            exploration, lo, hi, bounds == "clip", seed_or_none("seed", seed), shuffle_sum,
         )
         self._pending: int | None = None
 
@@ -238,7 +265,9 @@ class EliminationLinearBandit(LearnerBase):
     @property
     def history(self) -> list[dict[str, Any]]:
         """Per finished batch: |A_i|, the core set, pi_i, n_ia, the design
-        value (<= 2 rank), gamma_i, the Laplace scale, the released sums,
+        value (<= 2 rank), gamma_i, the Laplace scale (for
+        ``"shuffle-sum"``: the scale in gamma_i, sqrt(180 ln(2/delta)) /
+        epsilon, times r_max - r_min under ``"tight"``), the released sums,
         theta_i and |A_{i+1}|."""
         return self._engine.history()  # type: ignore[no-any-return]
 

@@ -1,8 +1,8 @@
 //! Batched phased elimination with core sets (Hanna, Girgis, Fragouli &
 //! Diggavi, "Differentially Private Stochastic Linear Bandits: (Almost) for
-//! Free": Alg. 1 central, Alg. 2 local, Alg. 3 shuffle model).
+//! Free": Alg. 1 central, Alg. 2 local, Alg. 3 and Alg. 4 shuffle model).
 //!
-//! One engine, three privatizers. The action set A (K rows of R^d) is
+//! One engine, four privatizers. The action set A (K rows of R^d) is
 //! fixed. Batch i = 1, ..., m (m = floor(ln T) - 1, at least 1) has the
 //! nominal length q^i, q = (2T)^{1/ln T}; the Python layer passes the m
 //! values q^i. At the start of batch i the engine computes a core set C_i
@@ -20,7 +20,19 @@
 //!   each reward with the batch's own scale, and the batch's action list is
 //!   played in a uniformly random order (the shuffler's permutation, line
 //!   11); the server side of the engine receives only the batch's multiset
-//!   of (action, privatized reward) pairs when the batch closes.
+//!   of (action, privatized reward) pairs when the batch closes;
+//! - [`Privatizer::ShuffledSum`] (Alg. 4 line 9): each per-action sum is
+//!   one run of the shuffled scalar sum of Cheu, Joseph, Mao & Peng 2021
+//!   (Alg. 1, R_1D / A_1D): the user maps its reward to x in [0, 1] and
+//!   sends x̄ = floor(x g) + Ber(x g - floor(x g)) one-bits, g - x̄
+//!   zero-bits and b Ber(p) bits; the analyzer releases
+//!   (ones - p b n) / g, mapped back to the reward scale. The count of
+//!   one-bits is sum_j x̄_j + Binomial(b n, p) whatever the shuffler's
+//!   permutation, so the engine draws one Bernoulli per reward when it
+//!   arrives and one Binomial(b n, p) per sum when the batch closes: the
+//!   protocol's exact output distribution. (g, b, p) are evaluated for
+//!   each n = n_ia from constants the Python layer passes
+//!   ([`ShuffleSumCoefficients`]).
 //!
 //! Then theta_i = V^{-1} sum_a r^_ia a with V = sum_a n_ia a a^T (line 9),
 //! and A_{i+1} = {a in A_i : <a, theta_i> >= max_{b in A_i} <b, theta_i> -
@@ -41,6 +53,7 @@
 
 use nalgebra::{DMatrix, DVector, SymmetricEigen};
 use rand::Rng;
+use rand_distr::{Binomial, Distribution};
 use serde::{Deserialize, Serialize};
 
 use super::{BoundsPolicy, Learner};
@@ -50,8 +63,8 @@ use crate::error::{check_finite, Error, Result};
 use crate::noise::laplace;
 use crate::rng::{SeedSequence, StreamRng};
 
-/// Where the Laplace noise is added.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// Where the noise is added.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Privatizer {
     /// No noise (the non-private batched elimination).
     None,
@@ -62,6 +75,79 @@ pub enum Privatizer {
     /// Alg. 3: one Laplace draw on each reward with the batch's scale, the
     /// batch played in a random order and handed over as a multiset.
     ShuffledReward,
+    /// Alg. 4: each per-action sum by the shuffled scalar sum of Cheu,
+    /// Joseph, Mao & Peng 2021 (Alg. 1) with the given constants. (Added
+    /// last: states written before it decode unchanged.)
+    ShuffledSum(ShuffleSumCoefficients),
+}
+
+/// The constants of the shuffled scalar sum (computed by
+/// `dpbandits.privacy.shuffle_sum.shuffle_sum_coefficients` from epsilon
+/// and delta, CJMP21 Lemma 3.1): for n users,
+/// g = max(ceil(`g_sqrt_n` sqrt(n)), `g_min`), b = ceil(`bits` g^2 / n),
+/// p = `ones` g^2 / (b n).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ShuffleSumCoefficients {
+    pub g_sqrt_n: f64,
+    pub g_min: f64,
+    pub bits: f64,
+    pub ones: f64,
+}
+
+/// (g, b, p) of one run of the protocol.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ShuffleSumParameters {
+    /// Rounding resolution: each user sends g bits for its value.
+    pub g: u64,
+    /// Extra Ber(p) bits per user.
+    pub b: u64,
+    pub p: f64,
+}
+
+impl ShuffleSumCoefficients {
+    fn validate(&self) -> Result<()> {
+        check_finite("shuffle_sum", &[self.g_sqrt_n, self.g_min, self.bits, self.ones])?;
+        if !(self.g_sqrt_n > 0.0 && self.g_min >= 1.0 && self.bits > 0.0 && self.ones > 0.0) {
+            return Err(Error::invalid("shuffle_sum", "need g_sqrt_n > 0, g_min >= 1, bits > 0 and ones > 0"));
+        }
+        if self.ones > 0.5 * self.bits {
+            return Err(Error::invalid("shuffle_sum", "need ones <= bits / 2 (p <= 1/2)"));
+        }
+        Ok(())
+    }
+
+    /// (g, b, p) for `n` >= 1 users; an error when b n overflows 64 bits.
+    pub fn parameters(&self, n: u64) -> Result<ShuffleSumParameters> {
+        let nf = n.max(1) as f64;
+        let g = (self.g_sqrt_n * nf.sqrt()).ceil().max(self.g_min.ceil());
+        let b = (self.bits * g * g / nf).ceil();
+        let p = self.ones * g * g / (b * nf);
+        if !(b * nf < 1.8e19 && g < 1.8e19) {
+            return Err(Error::invalid("epsilon", "the shuffled sum needs more than 2^64 noise bits"));
+        }
+        Ok(ShuffleSumParameters { g: g as u64, b: b as u64, p })
+    }
+}
+
+/// R_1D's randomized rounding of x in [0, 1] (CJMP21 Alg. 1):
+/// floor(x g) + Ber(x g - floor(x g)), in {0, ..., g}.
+pub fn round_to_bits<R: Rng + ?Sized>(x: f64, g: u64, rng: &mut R) -> u64 {
+    let v = x.clamp(0.0, 1.0) * g as f64;
+    let fl = v.floor();
+    let up = rng.random::<f64>() < v - fl;
+    (fl as u64 + u64::from(up)).min(g)
+}
+
+/// A_1D on the shuffled bits of `n` users whose rounded values sum to
+/// `rounded` (CJMP21 Alg. 1): the one-bits number `rounded` +
+/// Binomial(b n, p); the estimate of sum_j x_j is (ones - p b n) / g.
+pub fn analyze_bits<R: Rng + ?Sized>(rounded: u64, n: u64, params: &ShuffleSumParameters, rng: &mut R) -> Result<f64> {
+    let bits = params.b.checked_mul(n).ok_or_else(|| Error::invalid("epsilon", "b n overflows 64 bits"))?;
+    let noise = Binomial::new(bits, params.p)
+        .map_err(|e| Error::invalid("shuffle_sum", format!("Binomial({bits}, {}): {e}", params.p)))?
+        .sample(rng);
+    let ones = rounded as f64 + noise as f64;
+    Ok((ones - params.p * bits as f64) / params.g as f64)
 }
 
 /// How the actions of a batch are chosen.
@@ -112,7 +198,9 @@ pub struct EliminationConfig {
     /// ln(4 T^2), the data-independent part of L.
     pub log_offset: f64,
     pub privatizer: Privatizer,
-    /// Laplace scale of batch i (ignored for [`Privatizer::None`]).
+    /// Laplace scale of batch i (ignored for [`Privatizer::None`]; for
+    /// [`Privatizer::ShuffledSum`] the scale of a released sum's error,
+    /// reported in the history only).
     pub noise_scales: Vec<f64>,
     pub exploration: Exploration,
     /// Declared reward range [reward_min, reward_max].
@@ -163,11 +251,14 @@ impl EliminationConfig {
         if !self.log_offset.is_finite() {
             return Err(Error::invalid("log_offset", "must be finite"));
         }
+        if let Privatizer::ShuffledSum(c) = &self.privatizer {
+            c.validate()?;
+        }
         if self.privatizer != Privatizer::None {
             if self.noise_scales.len() != m {
                 return Err(Error::invalid(
                     "noise_scales",
-                    format!("need one Laplace scale per batch ({m}), got {}", self.noise_scales.len()),
+                    format!("need one noise scale per batch ({m}), got {}", self.noise_scales.len()),
                 ));
             }
             if let Some(s) = self.noise_scales.iter().find(|s| !(s.is_finite() && **s > 0.0)) {
@@ -398,6 +489,13 @@ impl Elimination {
             Privatizer::LocalReward | Privatizer::ShuffledReward => {
                 y + laplace(&mut self.noise, self.config.noise_scales[self.batch_index])
             }
+            // Alg. 4 / CJMP21 R_1D at the user: x in [0, 1], rounded to
+            // {0, ..., g}; the sum holds the count of rounding one-bits.
+            Privatizer::ShuffledSum(c) => {
+                let (lo, hi) = (self.config.reward_min, self.config.reward_max);
+                let g = c.parameters(self.batch.pulls[pos])?.g;
+                round_to_bits((y - lo) / (hi - lo), g, &mut self.noise) as f64
+            }
         };
         let b = &mut self.batch;
         b.sums[pos] += value;
@@ -461,6 +559,13 @@ impl Elimination {
         };
         let pulls = pull_counts(&weights, q)?;
         let total: u64 = pulls.iter().sum();
+        if let Privatizer::ShuffledSum(c) = self.config.privatizer {
+            // Fails here, before any reward of the batch, if b n overflows.
+            for &n in &pulls {
+                let params = c.parameters(n)?;
+                params.b.checked_mul(n).ok_or_else(|| Error::invalid("epsilon", "b n overflows 64 bits"))?;
+            }
+        }
         let support: Vec<usize> = support.into_iter().map(|j| informative[j]).collect();
         let order = if self.config.privatizer == Privatizer::ShuffledReward {
             if total > u64::from(u32::MAX) {
@@ -506,6 +611,16 @@ impl Elimination {
         if self.config.privatizer == Privatizer::CentralSum {
             for s in &mut self.batch.sums {
                 *s += laplace(&mut self.noise, scale);
+            }
+        }
+        if let Privatizer::ShuffledSum(c) = self.config.privatizer {
+            // Alg. 4 line 9: A_1D per action, mapped back from [0, 1]:
+            // sum = r_min n + (r_max - r_min) sum01.
+            let (lo, hi) = (self.config.reward_min, self.config.reward_max);
+            for (s, &n) in self.batch.sums.iter_mut().zip(&self.batch.pulls) {
+                let params = c.parameters(n)?;
+                let sum01 = analyze_bits(*s as u64, n, &params, &mut self.noise)?;
+                *s = lo * n as f64 + (hi - lo) * sum01;
             }
         }
         // Alg. 3: the server receives the multiset of (action, reward)
@@ -763,6 +878,81 @@ mod tests {
         run(&mut a, [0.6, 0.8], 3000, &mut rng);
         run(&mut b, [0.6, 0.8], 3000, &mut r1);
         assert_eq!(a.history(), b.history());
+    }
+
+    fn shuffle_sum(epsilon: f64, delta: f64) -> ShuffleSumCoefficients {
+        // The constants of dpbandits.privacy.shuffle_sum (CJMP21 Lemma 3.1).
+        let c = (2.0 / delta).ln() / (epsilon * epsilon);
+        ShuffleSumCoefficients { g_sqrt_n: 2.0, g_min: 4.0, bits: 180.0 * c, ones: 90.0 * c }
+    }
+
+    #[test]
+    fn shuffle_sum_parameters_match_hand_values() {
+        // n = 100, epsilon = 1, delta = 1e-5: g = max(ceil(2 * 10), 4) = 20,
+        // b = ceil(180 * 400 * ln(2e5) / 100) = ceil(8788.3) = 8789,
+        // p = 90 * 400 * ln(2e5) / (8789 * 100) = 0.499964.
+        let p = shuffle_sum(1.0, 1e-5).parameters(100).unwrap();
+        assert_eq!((p.g, p.b), (20, 8789));
+        assert!((p.p - 0.499_964).abs() < 1e-6, "{}", p.p);
+        // n = 3: g = max(ceil(2 sqrt 3) = 4, 4) = 4.
+        assert_eq!(shuffle_sum(1.0, 1e-5).parameters(3).unwrap().g, 4);
+        assert_eq!(shuffle_sum(1.0, 1e-5).parameters(5).unwrap().g, 5);
+    }
+
+    #[test]
+    fn shuffled_sum_is_unbiased_with_the_stated_variance() {
+        // 40 users with fixed inputs; 4000 independent runs of the protocol.
+        // Error variance: sum_j f_j (1 - f_j) / g^2 + b n p (1 - p) / g^2.
+        // The mean error is within 5 standard errors of 0 and the sample
+        // variance within 5 of its standard errors (sqrt(2 / (R - 1)) var
+        // for this nearly Gaussian error) of the formula.
+        let n = 40u64;
+        let xs: Vec<f64> = (0..n).map(|j| (j as f64 * 0.137) % 1.0).collect();
+        let params = shuffle_sum(2.0, 1e-3).parameters(n).unwrap();
+        let g = params.g as f64;
+        let truth: f64 = xs.iter().sum();
+        let rounding: f64 = xs.iter().map(|x| (x * g - (x * g).floor()) * (1.0 - (x * g - (x * g).floor()))).sum();
+        let var = (rounding + (params.b * n) as f64 * params.p * (1.0 - params.p)) / (g * g);
+        let mut rng = SeedSequence::from_seed(11).stream("test");
+        let reps: u32 = 4000;
+        let errs: Vec<f64> = (0..reps)
+            .map(|_| {
+                let rounded: u64 = xs.iter().map(|&x| round_to_bits(x, params.g, &mut rng)).sum();
+                analyze_bits(rounded, n, &params, &mut rng).unwrap() - truth
+            })
+            .collect();
+        let mean = errs.iter().sum::<f64>() / f64::from(reps);
+        let sample_var = errs.iter().map(|e| (e - mean).powi(2)).sum::<f64>() / f64::from(reps - 1);
+        assert!(mean.abs() < 5.0 * (var / f64::from(reps)).sqrt(), "mean error {mean}, var {var}");
+        let se = var * (2.0 / f64::from(reps - 1)).sqrt();
+        assert!((sample_var - var).abs() < 5.0 * se, "sample variance {sample_var}, formula {var}");
+    }
+
+    #[test]
+    fn shuffled_sum_engine_restores_and_maps_the_range_back() {
+        let mut c = config(Privatizer::ShuffledSum(shuffle_sum(10.0, 1e-5)), 5_000);
+        c.reward_min = 0.0;
+        c.reward_max = 4.0;
+        let mut a = Elimination::new(c, &SeedSequence::from_seed(4)).unwrap();
+        // Every reward is 4 = r_max (x = 1: rounding is exact): the released
+        // sum of an action pulled n times is 4 n + 4 (Binomial - p b n) / g.
+        let feed = |e: &mut Elimination, rounds: u64| {
+            for _ in 0..rounds {
+                let i = e.next_action().unwrap();
+                e.observe(i, 7.0).unwrap(); // clipped to 4
+            }
+        };
+        feed(&mut a, 300);
+        let mut b = Elimination::from_bytes(&a.to_bytes()).unwrap();
+        feed(&mut a, 3000);
+        feed(&mut b, 3000);
+        assert_eq!(a.history(), b.history());
+        let rec = &a.history()[0];
+        for (&n, &s) in rec.pulls.iter().zip(&rec.released_sums) {
+            let p = shuffle_sum(10.0, 1e-5).parameters(n).unwrap();
+            let sd = 4.0 * ((p.b * n) as f64 * p.p * (1.0 - p.p)).sqrt() / p.g as f64;
+            assert!((s - 4.0 * n as f64).abs() < 6.0 * sd, "n = {n}: sum {s}, sd {sd}");
+        }
     }
 
     #[test]

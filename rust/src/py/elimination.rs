@@ -1,4 +1,4 @@
-//! Bindings for batched elimination (Hanna et al. Alg. 1-3) and its
+//! Bindings for batched elimination (Hanna et al. Alg. 1-4) and its
 //! environment (Sec. VI).
 
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArrayDyn};
@@ -11,18 +11,32 @@ use super::mechanisms::seeds;
 use super::sim::{PyEnvironmentFactory, PyLearnerFactory};
 use crate::env::{LinearBanditConfig, LinearBanditEnv};
 use crate::error::Error;
-use crate::policy::elimination::{Elimination, EliminationConfig, Exploration, GammaCoefficients, Privatizer};
+use crate::policy::elimination::{
+    Elimination, EliminationConfig, Exploration, GammaCoefficients, Privatizer, ShuffleSumCoefficients,
+};
 use crate::policy::BoundsPolicy;
 
-fn privatizer(name: &str) -> PyResult<Privatizer> {
+fn privatizer(name: &str, shuffle_sum: Option<[f64; 4]>) -> PyResult<Privatizer> {
+    if name != "shuffle-sum" && shuffle_sum.is_some() {
+        return Err(Error::invalid("shuffle_sum", format!("only privatizer shuffle-sum takes it, got {name:?}")))
+            .py_err();
+    }
     match name {
         "none" => Ok(Privatizer::None),
         "central" => Ok(Privatizer::CentralSum),
         "local" => Ok(Privatizer::LocalReward),
         "shuffle" => Ok(Privatizer::ShuffledReward),
-        _ => {
-            Err(Error::invalid("privatizer", format!("must be none, central, local or shuffle, got {name:?}"))).py_err()
-        }
+        "shuffle-sum" => match shuffle_sum {
+            Some([g_sqrt_n, g_min, bits, ones]) => {
+                Ok(Privatizer::ShuffledSum(ShuffleSumCoefficients { g_sqrt_n, g_min, bits, ones }))
+            }
+            None => Err(Error::invalid("shuffle_sum", "privatizer shuffle-sum needs its four constants")).py_err(),
+        },
+        _ => Err(Error::invalid(
+            "privatizer",
+            format!("must be none, central, local, shuffle or shuffle-sum, got {name:?}"),
+        ))
+        .py_err(),
     }
 }
 
@@ -35,7 +49,7 @@ pub struct PyElimination {
 #[pymethods]
 impl PyElimination {
     #[new]
-    #[pyo3(signature = (actions, horizon, batch_lengths, gamma, log_offset, privatizer_kind, noise_scales, exploration, reward_min, reward_max, clip, seed=None))]
+    #[pyo3(signature = (actions, horizon, batch_lengths, gamma, log_offset, privatizer_kind, noise_scales, exploration, reward_min, reward_max, clip, seed=None, shuffle_sum=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         actions: PyReadonlyArrayDyn<'_, f64>,
@@ -50,6 +64,7 @@ impl PyElimination {
         reward_max: f64,
         clip: bool,
         seed: Option<u64>,
+        shuffle_sum: Option<[f64; 4]>,
     ) -> PyResult<Self> {
         let (shape, features) = row_major(&actions);
         if shape.len() != 2 {
@@ -74,7 +89,7 @@ impl PyElimination {
                 .map(|[a, b, c, e]| GammaCoefficients { sqrt_log: a, log: b, constant: c, sqrt_n_log: e })
                 .collect(),
             log_offset,
-            privatizer: privatizer(privatizer_kind)?,
+            privatizer: privatizer(privatizer_kind, shuffle_sum)?,
             noise_scales,
             exploration,
             reward_min,
@@ -108,6 +123,18 @@ impl PyElimination {
     #[getter]
     fn t(&self) -> u64 {
         self.inner.t()
+    }
+
+    /// (g, b, p) of the shuffled sum over `n` users (privatizer
+    /// "shuffle-sum" only), as the engine evaluates them.
+    fn shuffle_sum_parameters(&self, n: u64) -> PyResult<(u64, u64, f64)> {
+        match self.inner.config().privatizer {
+            Privatizer::ShuffledSum(c) => {
+                let p = c.parameters(n).py_err()?;
+                Ok((p.g, p.b, p.p))
+            }
+            _ => Err(Error::State("the engine's privatizer is not shuffle-sum".into())).py_err(),
+        }
     }
 
     #[getter]
