@@ -477,13 +477,17 @@ class LossEnvEngine:
     @staticmethod
     def stochastic(means: Sequence[float], seed: int | None = None, geometry: str = "simplex") -> LossEnvEngine: ...
     @staticmethod
-    def switching_best(n: int, first_phase: int, seed: int | None = None, geometry: str = "simplex") -> LossEnvEngine: ...
+    def switching_best(
+        n: int, first_phase: int, seed: int | None = None, geometry: str = "simplex"
+    ) -> LossEnvEngine: ...
     @staticmethod
     def from_array(
         losses: NDArray[np.float64], seed: int | None = None, geometry: str = "simplex"
     ) -> LossEnvEngine: ...
     @staticmethod
-    def uniform(center: Sequence[float], spread: float, seed: int | None = None, geometry: str = "ball") -> LossEnvEngine:
+    def uniform(
+        center: Sequence[float], spread: float, seed: int | None = None, geometry: str = "ball"
+    ) -> LossEnvEngine:
         """l_t = center + U(-spread, spread)^N, mapped into the geometry's loss set."""
     def next_round(self) -> NDArray[np.float64]: ...
     def regret(self, index: int) -> float: ...

@@ -150,11 +150,13 @@ fn check_point(geometry: Geometry, n: usize, x: &[f64]) -> Result<()> {
             format!("the learner played a point of dimension {}, the environment has dimension {n}", x.len()),
         ));
     }
-    let outside = match geometry {
-        Geometry::Simplex => x.iter().any(|v| !(*v >= -POINT_TOL)) || (x.iter().sum::<f64>() - 1.0).abs() > POINT_TOL,
-        Geometry::Ball => !(x.iter().map(|v| v * v).sum::<f64>().sqrt() <= 1.0 + POINT_TOL),
-        Geometry::Cube => x.iter().any(|v| !(v.abs() <= 1.0 + POINT_TOL)),
-    };
+    // NaN coordinates count as outside.
+    let outside = x.iter().any(|v| v.is_nan())
+        || match geometry {
+            Geometry::Simplex => x.iter().any(|v| *v < -POINT_TOL) || (x.iter().sum::<f64>() - 1.0).abs() > POINT_TOL,
+            Geometry::Ball => x.iter().map(|v| v * v).sum::<f64>().sqrt() > 1.0 + POINT_TOL,
+            Geometry::Cube => x.iter().any(|v| v.abs() > 1.0 + POINT_TOL),
+        };
     if outside {
         return Err(Error::State(format!("the learner played a point outside the {}: {x:?}", geometry.name())));
     }
