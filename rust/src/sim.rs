@@ -2,8 +2,12 @@
 //!
 //! Every learner and environment of the catalog runs through
 //! [`run_episode`]: the environment draws a decision set, the learner
-//! selects, the environment answers, the learner updates, and the
-//! pseudo-regret of the choice is accumulated. Replicates run on rayon's
+//! selects, the environment answers, the learner updates, and the regret
+//! of the choice is accumulated: pseudo-regret for bandit environments
+//! with known means; on loss environments, the realized regret against the
+//! best fixed decision in hindsight, for an index or, for learners that
+//! play points of a convex set ([`Learner::played_point`]: FTRL/FTPL over
+//! the ball or the cube, SCRiBLe), for the point. Replicates run on rayon's
 //! pool, one seed each; learner and environment streams derive from that
 //! seed, so every learner run on the same seeds meets the same contexts
 //! and reward noise.

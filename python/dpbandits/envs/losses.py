@@ -30,11 +30,13 @@ refused with a ValueError. Run in Rust (``rust/src/env/losses.rs``).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import _core
-from dpbandits._validation import float_array, positive, positive_int, seed_or_none
+from dpbandits._validation import float_array, positive_int, real, seed_or_none
 
 __all__ = ["LossArray", "StochasticLosses", "SwitchingBestExpert", "UniformLosses"]
 
@@ -172,7 +174,9 @@ class UniformLosses(_LossEnvironment):
         if c.size == 0:
             raise ValueError("invalid argument `center`: give at least one coordinate")
         self.center = c
-        self.spread = 0.0 if spread == 0 else positive("spread", spread)
+        self.spread = real("spread", spread)
+        if not (math.isfinite(self.spread) and self.spread >= 0.0):
+            raise ValueError(f"invalid argument `spread`: must be finite and >= 0, got {spread!r}")
         self.seed = seed_or_none("seed", seed)
         self._engine = _core.LossEnvEngine.uniform(c.tolist(), self.spread, self.seed, _geometry(geometry))
 

@@ -354,6 +354,13 @@ impl PyLossEnv {
 
     /// Regret contribution of playing `index` this round (see rust/src/env/losses.rs).
     fn regret(&self, index: usize) -> PyResult<f64> {
+        if self.env.geometry() != Geometry::Simplex {
+            return Err(Error::invalid(
+                "index",
+                format!("the {} has points, not indices: use point_regret(x)", self.env.geometry().name()),
+            ))
+            .py_err();
+        }
         self.env.regret(index).ok_or_else(|| Error::invalid("index", "out of range")).py_err()
     }
 
