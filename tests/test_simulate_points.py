@@ -224,6 +224,16 @@ def test_mismatched_learners_and_environments_are_refused() -> None:
     with pytest.raises(ValueError, match="no loss vectors"):
         dp.simulate(dp.SCRiBLe(25, 100, 1.0), dp.ShariffSheffetEnv(5, 25), seeds=1)
 
+    class Custom:  # the Python environment protocol has indices only
+        def decision_set(self, t: int) -> np.ndarray:
+            return np.eye(N)
+
+        def reward(self, t: int, index: int) -> float:
+            return 0.0
+
+    with pytest.raises(ValueError, match="no loss vectors"):
+        dp.simulate(dp.PrivateFTRL(N, 100, 1.0, geometry="cube"), Custom(), seeds=1)
+
 
 @pytest.mark.parametrize("name", ["ftrl-ball", "ftrl-cube", "scrible"])
 def test_pickled_learner_simulates_identically(name: str) -> None:
