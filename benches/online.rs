@@ -2,7 +2,9 @@
 //! with Bernoulli losses (the instance of benches/online_learning_effect.py):
 //! PrivateFTRL (experts, Laplace tree padded to ceil(log2 T) draws, eps = 1)
 //! and EXP2 behind the private reduction (eps = 1), each with and without
-//! the environment's draw of the loss vector. The horizon is large enough
+//! the environment's draw of the loss vector; and the point learners over
+//! the unit ball in N = 3 (FTRL-ball, SCRiBLe) with the environment and the
+//! regret bookkeeping of the simulation loop. The horizon is large enough
 //! that the benchmark never exhausts it.
 //!
 //! Constants: lambda = N (floor(log2 T) + 1) / eps for FTRL (tight
@@ -11,9 +13,11 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
-use _core::env::{DecisionSet, Environment, LossEnv, LossSequence};
+use _core::env::{DecisionSet, Environment, Feedback, LossEnv, LossSequence};
 use _core::noise::NoiseSpec;
-use _core::policy::{Exp2, Exp2Config, FollowTheLeader, FollowTheLeaderConfig, Geometry, LeaderRule, Learner};
+use _core::policy::{
+    Exp2, Exp2Config, FollowTheLeader, FollowTheLeaderConfig, Geometry, LeaderRule, Learner, Scrible, ScribleConfig,
+};
 use _core::rng::SeedSequence;
 
 const T: u64 = 1_000_000_000;
@@ -94,6 +98,54 @@ fn bench(c: &mut Criterion) {
             let l = e.losses().unwrap()[i];
             learner.observe(i, l).unwrap();
             i
+        });
+    });
+
+    // Points of the unit ball in N = 3 (UniformLosses of
+    // benches/online_learning_effect.py): the loop's work per round, regret
+    // bookkeeping included (`point_regret`).
+    let ball_env = || {
+        let seq = LossSequence::Uniform { center: vec![0.3, -0.4, 0.0], spread: 0.3 };
+        LossEnv::with_geometry(seq, Geometry::Ball, &SeedSequence::from_seed(1)).unwrap()
+    };
+    let mut learner = FollowTheLeader::new(
+        FollowTheLeaderConfig {
+            n: 3,
+            horizon: T,
+            geometry: Geometry::Ball,
+            rule: LeaderRule::Regularized { eta: (2.0 / T as f64).sqrt() },
+            noise: NoiseSpec::Laplace { scale: 2.0 * 3f64.sqrt() * 30.0 },
+            clip: true,
+        },
+        &SeedSequence::from_seed(2),
+    )
+    .unwrap();
+    let mut e = ball_env();
+    let mut t = 0;
+    group.bench_function("ftrl_ball/with_env", |b| {
+        b.iter(|| {
+            t += 1;
+            e.next_round(t, &mut set).unwrap();
+            learner.select(&set).unwrap();
+            let r = e.point_regret(learner.played_point().unwrap()).unwrap();
+            learner.update(&set, 0, Feedback::Losses(e.losses().unwrap())).unwrap();
+            r
+        });
+    });
+    let config = ScribleConfig { n: 3, horizon: T, eta: 1e-4, noise: NoiseSpec::Laplace { scale: 2.0 }, clip: true };
+    let mut learner = Scrible::new(config, &SeedSequence::from_seed(3)).unwrap();
+    let mut e = ball_env();
+    let mut t = 0;
+    group.bench_function("scrible/with_env", |b| {
+        b.iter(|| {
+            t += 1;
+            e.next_round(t, &mut set).unwrap();
+            Learner::select(&mut learner, &set).unwrap();
+            let y = Learner::played_point(&learner).unwrap();
+            let r = e.point_regret(y).unwrap();
+            let loss = e.point_loss(y).unwrap();
+            learner.update(&set, 0, Feedback::Reward(-loss)).unwrap();
+            r
         });
     });
     group.finish();

@@ -25,7 +25,7 @@ from test_hostile_input import CASES, _check, hostile
 
 from dpbandits.envs.k_armed import BernoulliBandit, GaussianBandit
 from dpbandits.envs.linear_bandit import LinearBanditEnv
-from dpbandits.envs.losses import LossArray, StochasticLosses, SwitchingBestExpert
+from dpbandits.envs.losses import LossArray, StochasticLosses, SwitchingBestExpert, UniformLosses
 from dpbandits.envs.replay import ReplayEnv
 from dpbandits.errors import StateError
 from dpbandits.learners.elimination import ContextualEliminationBandit, EliminationLinearBandit
@@ -211,9 +211,10 @@ ENVS: dict[Any, tuple[dict[str, Any], list[str]]] = {
     BernoulliBandit: ({"means": [0.2, 0.5]}, ["means", "seed"]),
     GaussianBandit: ({"means": [0.2, 0.5]}, ["means", "sigma", "seed"]),
     LinearBanditEnv: ({"actions": ACTIONS}, ["actions", "d", "seed"]),
-    StochasticLosses: ({"means": [0.2, 0.5]}, ["means", "seed"]),
-    SwitchingBestExpert: ({"n": 3}, ["n", "first_phase", "seed"]),
-    LossArray: ({"losses": np.full((4, 3), 0.5)}, ["losses"]),
+    StochasticLosses: ({"means": [0.2, 0.5]}, ["means", "seed", "geometry"]),
+    SwitchingBestExpert: ({"n": 3}, ["n", "first_phase", "seed", "geometry"]),
+    LossArray: ({"losses": np.full((4, 3), 0.5)}, ["losses", "geometry"]),
+    UniformLosses: ({"center": [0.2, -0.5]}, ["center", "spread", "geometry", "seed"]),
     ReplayEnv: ({"features": np.eye(4), "labels": np.array([0, 1, 0, 1])},
                 ["features", "labels", "wrong_reward", "name"]),
 }
@@ -223,7 +224,11 @@ def _env_usable(env: Any) -> None:
     if hasattr(env, "pull"):
         assert math.isfinite(env.pull(0)) and math.isfinite(env.regret(0))
     elif hasattr(env, "next_round"):
-        assert np.all(np.isfinite(env.next_round())) and math.isfinite(env.regret(0))
+        assert np.all(np.isfinite(env.next_round()))
+        if env.geometry == "simplex":
+            assert math.isfinite(env.regret(0))
+        else:
+            assert math.isfinite(env.point_regret(np.zeros(env.n)))
     else:
         ds = env.decision_set(1)
         assert np.all(np.isfinite(ds)) and math.isfinite(env.reward(1, 0))
@@ -246,6 +251,7 @@ def _fuzz_envs(cls: type, data: st.DataObject, bad: Any) -> None:
     elif hasattr(env, "next_round"):
         env.next_round()
         _check(f"{cls.__name__}.methods", lambda: env.regret(bad), bad)
+        _check(f"{cls.__name__}.methods", lambda: env.point_regret(bad), bad)
     else:
         _check(f"{cls.__name__}.methods", lambda: env.decision_set(bad), bad)
         _check(f"{cls.__name__}.methods", lambda: env.reward(1, bad), bad)

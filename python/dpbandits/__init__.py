@@ -18,6 +18,7 @@ from dpbandits.envs import (
     ShariffSheffetEnv,
     StochasticLosses,
     SwitchingBestExpert,
+    UniformLosses,
 )
 from dpbandits.learners import (
     EXP2,
@@ -62,6 +63,7 @@ __all__ = [
     "SweepResult",
     "SwitchingBestExpert",
     "ThompsonSampling",
+    "UniformLosses",
     "__version__",
     "design",
     "errors",

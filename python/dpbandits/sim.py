@@ -63,7 +63,15 @@ def replicate_seed(object_seed: int | None, seed: int) -> int:
 
 @dataclass(frozen=True)
 class SimulationResult:
-    """Cumulative pseudo-regret of each seed at each record point.
+    """Cumulative regret of each seed at each record point.
+
+    Bandit environments with known means record pseudo-regret (sum of the
+    gaps of the chosen actions; NaN for a custom environment without
+    ``mean_rewards``). Loss environments (:mod:`dpbandits.envs.losses`)
+    record the realized regret against the best fixed decision in
+    hindsight: sum_t <l_t, x_t> - min_{x in X} <L_t, x> at each record
+    point t, for the played index (a vertex) or point x_t; it can decrease
+    between record points.
 
     ``guarantee`` is the learner's :class:`~dpbandits.privacy.Guarantee`
     object and ``config`` its constructor arguments, so a result carries
@@ -301,6 +309,9 @@ def simulate(
         combine with the objects' own seeds: see the module docstring.
     record_every:
         Record cumulative regret every this many rounds (default horizon/200).
+        What the regret is (pseudo-regret, or realized regret against the
+        best fixed decision for loss environments, where learners that play
+        points of the ball or the cube run too): see :class:`SimulationResult`.
     progress:
         Show a progress bar on stderr; or a callable, called (at most five
         times a second, and once at the end) with the number of

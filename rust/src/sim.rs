@@ -2,8 +2,12 @@
 //!
 //! Every learner and environment of the catalog runs through
 //! [`run_episode`]: the environment draws a decision set, the learner
-//! selects, the environment answers, the learner updates, and the
-//! pseudo-regret of the choice is accumulated. Replicates run on rayon's
+//! selects, the environment answers, the learner updates, and the regret
+//! of the choice is accumulated: pseudo-regret for bandit environments
+//! with known means; on loss environments, the realized regret against the
+//! best fixed decision in hindsight, for an index or, for learners that
+//! play points of a convex set ([`Learner::played_point`]: FTRL/FTPL over
+//! the ball or the cube, SCRiBLe), for the point. Replicates run on rayon's
 //! pool, one seed each; learner and environment streams derive from that
 //! seed, so every learner run on the same seeds meets the same contexts
 //! and reward noise.
@@ -15,7 +19,7 @@ use rayon::prelude::*;
 
 use crate::env::{DecisionSet, Environment, Feedback};
 use crate::error::{Error, Result};
-use crate::policy::Learner;
+use crate::policy::{Geometry, Learner};
 use crate::rng::SeedSequence;
 
 /// A learner configuration that builds a fresh engine for each replicate.
@@ -114,6 +118,13 @@ pub fn run_shared_episode(
     let mut set = DecisionSet::default();
     let full_info: Vec<bool> = learners.iter().map(|l| l.full_information()).collect();
     let any_bandit = full_info.iter().any(|&f| !f);
+    let env_points = env.point_geometry();
+    let mut plays_points = Vec::with_capacity(n);
+    for learner in learners.iter() {
+        plays_points.push(check_decisions(learner.point_geometry(), env_points)?);
+    }
+    // Bandit feedback of point learners: the reward -<l_t, y_t> of the played point.
+    let mut point_rewards = vec![0.0; n];
     while t < horizon {
         if t % PROGRESS_BATCH == 0 {
             if let Some(p) = progress {
@@ -127,15 +138,35 @@ pub fn run_shared_episode(
         }
         t += 1;
         env.next_round(t, &mut set)?;
-        for ((learner, index), total) in learners.iter_mut().zip(indices.iter_mut()).zip(totals.iter_mut()) {
-            *index = learner.select(&set)?;
-            if *index >= set.k {
+        for (j, learner) in learners.iter_mut().enumerate() {
+            let index = learner.select(&set)?;
+            if index >= set.k {
                 return Err(Error::State(format!("learner chose index {index} of a set of {}", set.k)));
             }
-            *total += env.regret(*index).unwrap_or(f64::NAN);
+            indices[j] = index;
+            if plays_points[j] {
+                // Online linear optimization: the learner's point is scored
+                // against the best fixed point of X in hindsight.
+                let x = learner
+                    .played_point()
+                    .ok_or_else(|| Error::State("a point learner reported no played point".into()))?;
+                totals[j] += env.point_regret(x)?;
+                if !full_info[j] {
+                    point_rewards[j] = -env.point_loss(x)?;
+                }
+            } else {
+                totals[j] += env.regret(index).unwrap_or(f64::NAN);
+            }
         }
         if any_bandit {
             env.shared_rewards(&indices, &mut rewards)?;
+            for ((y, &p), (&points, &full)) in
+                rewards.iter_mut().zip(&point_rewards).zip(plays_points.iter().zip(&full_info))
+            {
+                if points && !full {
+                    *y = p;
+                }
+            }
         }
         for (((learner, &index), &y), &full) in learners.iter_mut().zip(&indices).zip(&rewards).zip(&full_info) {
             let feedback = if full {
@@ -164,6 +195,40 @@ pub fn run_shared_episode(
         .into_iter()
         .map(|r| EpisodeTrace { record_at: record_at[..r.len()].to_vec(), regret: r, rounds: t, seconds })
         .collect())
+}
+
+/// Whether a learner plays points (true) or indices (false) on an
+/// environment, or a clear error when the two do not fit: a point learner
+/// needs an environment that scores points of the same decision set X, and
+/// an index learner one whose decisions are indices (any environment
+/// without points, or the experts' simplex, whose vertices are indices).
+fn check_decisions(learner: Option<Geometry>, env: Option<Geometry>) -> Result<bool> {
+    match (learner, env) {
+        (None, None | Some(Geometry::Simplex)) => Ok(false),
+        (Some(a), Some(b)) if a == b => Ok(true),
+        (Some(a), Some(b)) => Err(Error::invalid(
+            "env",
+            format!("the learner plays points of the {}, the environment's decision set is the {}", a.name(), b.name()),
+        )),
+        (Some(a), None) => Err(Error::invalid(
+            "env",
+            format!(
+                "the learner plays points of the {}; this environment has no loss vectors to score points \
+                 (use a loss environment with geometry={:?})",
+                a.name(),
+                a.name()
+            ),
+        )),
+        (None, Some(b)) => Err(Error::invalid(
+            "env",
+            format!(
+                "the environment's decisions are points of the {}; this learner plays indices \
+                 (use a learner with geometry={:?})",
+                b.name(),
+                b.name()
+            ),
+        )),
+    }
 }
 
 /// [`run_shared_episode`] once per seed, in parallel. `make` builds the
@@ -253,6 +318,108 @@ mod tests {
                 assert_eq!(a.record_at, b.record_at);
             }
             assert_ne!(shared[0].regret, shared[1].regret);
+        }
+    }
+
+    mod points {
+        use super::super::*;
+        use crate::env::{LossEnv, LossSequence};
+        use crate::noise::NoiseSpec;
+        use crate::policy::{FollowTheLeader, FollowTheLeaderConfig, LeaderRule, Scrible, ScribleConfig};
+
+        fn env(geometry: Geometry, n: usize) -> LossEnv {
+            let center: Vec<f64> = (0..n).map(|i| 0.3 - 0.2 * i as f64).collect();
+            let seq = LossSequence::Uniform { center, spread: 0.3 };
+            LossEnv::with_geometry(seq, geometry, &SeedSequence::from_seed(11)).unwrap()
+        }
+
+        fn ftrl(geometry: Geometry, n: usize) -> FollowTheLeader {
+            let config = FollowTheLeaderConfig {
+                n,
+                horizon: 1000,
+                geometry,
+                rule: LeaderRule::Regularized { eta: 0.05 },
+                noise: NoiseSpec::Laplace { scale: 3.0 },
+                clip: true,
+            };
+            FollowTheLeader::new(config, &SeedSequence::from_seed(4)).unwrap()
+        }
+
+        #[test]
+        fn point_regret_in_the_loop_equals_the_regret_of_the_online_decisions() {
+            for geometry in [Geometry::Ball, Geometry::Cube] {
+                let trace = run_episode(&mut ftrl(geometry, 3), &mut env(geometry, 3), 1000, 100, None).unwrap();
+                // The same learner and losses, step by step.
+                let (mut learner, mut e) = (ftrl(geometry, 3), env(geometry, 3));
+                let (mut played, mut cum) = (0.0, [0.0; 3]);
+                let mut set = DecisionSet::default();
+                let mut want = Vec::new();
+                for t in 1..=1000u64 {
+                    e.next_round(t, &mut set).unwrap();
+                    let l = e.losses().unwrap().to_vec();
+                    played += learner.decision().iter().zip(&l).map(|(a, b)| a * b).sum::<f64>();
+                    learner.observe(&l).unwrap();
+                    for (c, v) in cum.iter_mut().zip(&l) {
+                        *c += v;
+                    }
+                    if t % 100 == 0 {
+                        want.push(played - crate::env::losses::best_fixed_loss(geometry, &cum));
+                    }
+                }
+                for (a, b) in trace.regret.iter().zip(&want) {
+                    assert!((a - b).abs() <= 1e-9 * (1.0 + b.abs()), "{geometry:?}: {a} vs {b}");
+                }
+            }
+        }
+
+        /// SCRiBLe whose every round in the loop is checked: the iterate
+        /// strictly inside the ball, the played point inside it.
+        struct Checked(Scrible, u64);
+
+        impl Learner for Checked {
+            fn select(&mut self, set: &DecisionSet) -> Result<usize> {
+                assert!(self.0.iterate().iter().map(|v| v * v).sum::<f64>() < 1.0);
+                let index = Learner::select(&mut self.0, set);
+                assert!(self.played_point().unwrap().iter().map(|v| v * v).sum::<f64>() <= 1.0 + 1e-12);
+                self.1 += 1;
+                index
+            }
+
+            fn update(&mut self, set: &DecisionSet, index: usize, feedback: Feedback<'_>) -> Result<()> {
+                self.0.update(set, index, feedback)
+            }
+
+            fn point_geometry(&self) -> Option<Geometry> {
+                self.0.point_geometry()
+            }
+
+            fn played_point(&self) -> Option<&[f64]> {
+                Learner::played_point(&self.0)
+            }
+        }
+
+        #[test]
+        fn scrible_runs_in_the_loop_strictly_inside_the_ball() {
+            let config =
+                ScribleConfig { n: 3, horizon: 5000, eta: 0.05, noise: NoiseSpec::Laplace { scale: 1.0 }, clip: true };
+            let mut learner = Checked(Scrible::new(config, &SeedSequence::from_seed(1)).unwrap(), 0);
+            let trace = run_episode(&mut learner, &mut env(Geometry::Ball, 3), 5000, 1000, None).unwrap();
+            assert_eq!(learner.1, 5000);
+            assert_eq!(learner.0.t(), 5000);
+            assert!(trace.regret.iter().all(|r| r.is_finite()));
+        }
+
+        #[test]
+        fn mismatched_decision_sets_are_refused_clearly() {
+            let mut ball = ftrl(Geometry::Ball, 3);
+            let err = run_episode(&mut ball, &mut env(Geometry::Cube, 3), 10, 1, None).unwrap_err();
+            assert!(err.to_string().contains("points of the ball"), "{err}");
+            let mut simplex = ftrl(Geometry::Simplex, 3);
+            let err = run_episode(&mut simplex, &mut env(Geometry::Ball, 3), 10, 1, None).unwrap_err();
+            assert!(err.to_string().contains("plays indices"), "{err}");
+            let err = run_episode(&mut ftrl(Geometry::Ball, 4), &mut env(Geometry::Ball, 3), 10, 1, None).unwrap_err();
+            assert!(err.to_string().contains("dimension 4"), "{err}");
+            assert!(matches!(err, Error::InvalidArgument { .. }));
         }
     }
 }

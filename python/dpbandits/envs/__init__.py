@@ -3,7 +3,7 @@
 
 from dpbandits.envs.k_armed import BernoulliBandit, GaussianBandit
 from dpbandits.envs.linear_bandit import LinearBanditEnv
-from dpbandits.envs.losses import LossArray, StochasticLosses, SwitchingBestExpert
+from dpbandits.envs.losses import LossArray, StochasticLosses, SwitchingBestExpert, UniformLosses
 from dpbandits.envs.protocol import Environment
 from dpbandits.envs.replay import ReplayEnv
 from dpbandits.envs.shariff_sheffet import ShariffSheffetEnv
@@ -18,4 +18,5 @@ __all__ = [
     "ShariffSheffetEnv",
     "StochasticLosses",
     "SwitchingBestExpert",
+    "UniformLosses",
 ]

@@ -1,23 +1,52 @@
 """Loss-sequence environments for online learning (Agarwal & Singh 2017, §2).
 
-Each round fixes a loss vector l_t in [0, 1]^N before the learners act.
+Each round fixes a loss vector l_t before the learners act (a stochastic or
+oblivious adversary). ``geometry`` is the decision set X and the loss set it
+pairs with (§2):
+
+- ``"simplex"`` (default; experts): X the simplex, l_t in [0, 1]^N;
+- ``"ball"``: X the unit Euclidean ball, ||l_t||_2 <= 1;
+- ``"cube"``: X = [-1, 1]^N, ||l_t||_1 <= 1.
+
+Generated losses are mapped into the loss set by the learners' clip rule
+(clamp to [0, 1]; divide by the norm when it exceeds 1), so a learner of the
+same geometry sees exactly the losses it is scored on; :class:`LossArray`
+rows must already lie in it.
+
 Full-information learners (:class:`dpbandits.PrivateFTRL`,
-:class:`dpbandits.PrivateFTPL` on the simplex) see the whole vector; bandit
-learners (:class:`dpbandits.EXP2`) see the loss of the arm they played.
-:func:`dpbandits.simulate` reports regret against the best fixed action in
-hindsight, sum_t l_t(i_t) - min_a L_T(a). Run in Rust
-(``rust/src/env/losses.rs``).
+:class:`dpbandits.PrivateFTPL`) see the whole vector; bandit learners see
+the loss of their play: :class:`dpbandits.EXP2` the loss l_t(i) of its arm,
+:class:`dpbandits.SCRiBLe` the loss <l_t, y_t> of its point.
+:func:`dpbandits.simulate` reports the regret against the best fixed
+decision in hindsight, sum_t <l_t, x_t> - min_{x in X} <L_T, x> (L_T the
+cumulative loss; the min is min_a L_T(a) on the simplex, -||L_T||_2 on the
+ball, -||L_T||_1 on the cube), with x_t the learner's play: the sampled
+index (a vertex) of simplex learners and EXP2, the point x_t of ball and
+cube learners, the sampled point y_t of SCRiBLe. It is realized regret
+(realized losses and plays), not pseudo-regret. A learner and an
+environment of different geometries, or of different dimensions, are
+refused with a ValueError. Run in Rust (``rust/src/env/losses.rs``).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import _core
-from dpbandits._validation import float_array, positive_int, seed_or_none
+from dpbandits._validation import float_array, positive_int, real, seed_or_none
 
-__all__ = ["LossArray", "StochasticLosses", "SwitchingBestExpert"]
+__all__ = ["LossArray", "StochasticLosses", "SwitchingBestExpert", "UniformLosses"]
+
+_GEOMETRIES = ("simplex", "ball", "cube")
+
+
+def _geometry(geometry: str) -> str:
+    if geometry not in _GEOMETRIES:
+        raise ValueError(f"invalid argument `geometry`: must be one of {_GEOMETRIES}, got {geometry!r}")
+    return geometry
 
 
 class _LossEnvironment:
@@ -26,17 +55,38 @@ class _LossEnvironment:
 
     @property
     def n(self) -> int:
-        """Number of actions N."""
+        """Number of actions / dimension N."""
         return int(self._engine.n)
+
+    @property
+    def geometry(self) -> str:
+        """The decision set: "simplex", "ball" or "cube"."""
+        return str(self._engine.geometry)
 
     def next_round(self) -> NDArray[np.float64]:
         """Generates the next round; returns its loss vector."""
         return self._engine.next_round()
 
     def regret(self, index: int) -> float:
-        """This round's contribution to the regret of playing ``index``:
-        l_t(index) - (min_a L_t(a) - min_a L_{t-1}(a)) (sums to the regret)."""
+        """This round's contribution to the regret of playing ``index``
+        (simplex only): l_t(index) - (min_a L_t(a) - min_a L_{t-1}(a)) (sums
+        to the regret)."""
         return float(self._engine.regret(positive_int("index", index, minimum=0)))
+
+    def point_loss(self, x: ArrayLike) -> float:
+        """<l_t, x> for a point ``x`` of the decision set."""
+        return float(self._engine.point_loss(float_array("x", x, ndim=1)))
+
+    def point_regret(self, x: ArrayLike) -> float:
+        """This round's contribution to the regret of playing the point ``x``:
+        <l_t, x> - (B_t - B_{t-1}) with B_t = :meth:`best` (sums to the regret;
+        can be negative)."""
+        return float(self._engine.point_regret(float_array("x", x, ndim=1)))
+
+    def best(self) -> float:
+        """B_t = min_{x in X} <L_t, x>: the cumulative loss of the best fixed
+        decision in hindsight after the current round."""
+        return float(self._engine.best())
 
     def cumulative(self) -> NDArray[np.float64]:
         """The cumulative loss vector L_t."""
@@ -44,51 +94,94 @@ class _LossEnvironment:
 
 
 class StochasticLosses(_LossEnvironment):
-    """l_t(i) ~ Bernoulli(means[i]), independent over rounds and actions.
+    """l_t(i) ~ Bernoulli(means[i]), independent over rounds and actions
+    (on the ball or the cube, then divided by its norm when it exceeds 1).
 
     ``seed``: None draws from operating-system entropy online and from the
     replicate seed alone in a simulation (as every built-in environment).
     """
 
-    def __init__(self, means: ArrayLike, seed: int | None = None) -> None:
+    def __init__(self, means: ArrayLike, seed: int | None = None, geometry: str = "simplex") -> None:
         m = float_array("means", means, ndim=1)
         if m.size == 0 or np.any((m < 0) | (m > 1)):
             raise ValueError("invalid argument `means`: give at least one mean, each in [0, 1]")
         self.means = m
         self.seed = seed_or_none("seed", seed)
-        self._engine = _core.LossEnvEngine.stochastic(m.tolist(), self.seed)
+        self._engine = _core.LossEnvEngine.stochastic(m.tolist(), self.seed, _geometry(geometry))
 
     def __repr__(self) -> str:
-        return f"StochasticLosses(means={self.means.tolist()!r}, seed={self.seed!r})"
+        g = "" if self.geometry == "simplex" else f", geometry={self.geometry!r}"
+        return f"StochasticLosses(means={self.means.tolist()!r}, seed={self.seed!r}{g})"
 
 
 class SwitchingBestExpert(_LossEnvironment):
     """Oblivious adversary: phase j lasts ``first_phase * 2**j`` rounds; in
     phase j expert j mod 2 has loss 0 and all others loss 1 (the leader
     switches, fooling follow-the-leader; the best expert in hindsight is the
-    last phase's leader). ``n`` >= 2."""
+    last phase's leader). ``n`` >= 2. On the ball or the cube the vector
+    is divided by its norm."""
 
-    def __init__(self, n: int, first_phase: int = 1, seed: int | None = None) -> None:
+    def __init__(self, n: int, first_phase: int = 1, seed: int | None = None, geometry: str = "simplex") -> None:
         self.n_actions = positive_int("n", n, minimum=2)
         self.first_phase = positive_int("first_phase", first_phase)
         self.seed = seed_or_none("seed", seed)
-        self._engine = _core.LossEnvEngine.switching_best(self.n_actions, self.first_phase, self.seed)
+        self._engine = _core.LossEnvEngine.switching_best(
+            self.n_actions, self.first_phase, self.seed, _geometry(geometry)
+        )
 
     def __repr__(self) -> str:
-        return f"SwitchingBestExpert(n={self.n_actions}, first_phase={self.first_phase})"
+        g = "" if self.geometry == "simplex" else f", geometry={self.geometry!r}"
+        return f"SwitchingBestExpert(n={self.n_actions}, first_phase={self.first_phase}{g})"
 
 
 class LossArray(_LossEnvironment):
-    """User-supplied losses: a (rounds, n) array with entries in [0, 1];
-    row t - 1 is round t's loss vector (a simulation may not run longer)."""
+    """User-supplied losses: a (rounds, n) array; row t - 1 is round t's
+    loss vector (a simulation may not run longer). Each row must lie in the
+    geometry's loss set: entries in [0, 1] (simplex), ||row||_2 <= 1 (ball),
+    ||row||_1 <= 1 (cube); nothing is clipped."""
 
-    def __init__(self, losses: ArrayLike) -> None:
+    def __init__(self, losses: ArrayLike, geometry: str = "simplex") -> None:
         arr = float_array("losses", losses, ndim=2)
-        if arr.shape[0] == 0 or arr.shape[1] == 0 or np.any((arr < 0) | (arr > 1)):
-            raise ValueError("invalid argument `losses`: need a non-empty (rounds, n) array with entries in [0, 1]")
+        geometry = _geometry(geometry)
+        if arr.shape[0] == 0 or arr.shape[1] == 0:
+            raise ValueError("invalid argument `losses`: need a non-empty (rounds, n) array")
+        if geometry == "simplex" and np.any((arr < 0) | (arr > 1)):
+            raise ValueError("invalid argument `losses`: entries must lie in [0, 1] (geometry 'simplex')")
         self.losses = np.ascontiguousarray(arr)
         self.seed = None
-        self._engine = _core.LossEnvEngine.from_array(self.losses, None)
+        self._engine = _core.LossEnvEngine.from_array(self.losses, None, geometry)
 
     def __repr__(self) -> str:
-        return f"LossArray(shape={self.losses.shape})"
+        g = "" if self.geometry == "simplex" else f", geometry={self.geometry!r}"
+        return f"LossArray(shape={self.losses.shape}{g})"
+
+
+class UniformLosses(_LossEnvironment):
+    """Stochastic linear losses: l_t = center + U(-spread, spread)^N
+    (independent over rounds and coordinates), mapped into the geometry's
+    loss set (default the ball: divided by ||l_t||_2 when it exceeds 1).
+
+    With ||center|| well inside the loss set this is online linear
+    optimization with a fixed best point in expectation (-center /
+    ||center||_2 on the ball, -sign(center) on the cube). ``spread`` >= 0;
+    ``seed`` as :class:`StochasticLosses`.
+    """
+
+    def __init__(
+        self, center: ArrayLike, spread: float = 0.3, geometry: str = "ball", seed: int | None = None
+    ) -> None:
+        c = float_array("center", center, ndim=1)
+        if c.size == 0:
+            raise ValueError("invalid argument `center`: give at least one coordinate")
+        self.center = c
+        self.spread = real("spread", spread)
+        if not (math.isfinite(self.spread) and self.spread >= 0.0):
+            raise ValueError(f"invalid argument `spread`: must be finite and >= 0, got {spread!r}")
+        self.seed = seed_or_none("seed", seed)
+        self._engine = _core.LossEnvEngine.uniform(c.tolist(), self.spread, self.seed, _geometry(geometry))
+
+    def __repr__(self) -> str:
+        return (
+            f"UniformLosses(center={self.center.tolist()!r}, spread={self.spread!r}, "
+            f"geometry={self.geometry!r}, seed={self.seed!r})"
+        )

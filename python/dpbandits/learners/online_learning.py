@@ -18,11 +18,15 @@ non-private algorithm with the same tuning. Guarantees are pure
 epsilon-DP (FTPL: (epsilon, delta)-DP), central model, of the loss sequence
 (neighbouring sequences differ in one round's loss vector, Def. 2.1).
 
-Decisions: simplex learners and EXP2 play indices and run in
-:func:`dpbandits.simulate` on the loss environments of
-:mod:`dpbandits.envs.losses`; ball and cube learners (and SCRiBLe) play
-points, so they run online only (``simulate`` refuses them with a clear
-error) and their regret is kept by the caller.
+Decisions: simplex learners and EXP2 play indices (an index drawn from
+x_t, an arm drawn from p_t); ball and cube learners play the point x_t and
+SCRiBLe the point y_t. All run in :func:`dpbandits.simulate` on the loss
+environments of :mod:`dpbandits.envs.losses` of the same ``geometry`` and
+dimension (``SCRiBLe``: ``geometry="ball"``), which report the regret
+against the best fixed decision of X in hindsight (a vertex of the simplex,
+-L_T / ||L_T||_2 on the ball, -sign(L_T) on the cube). A learner and an
+environment whose geometries or dimensions differ are refused with a
+ValueError.
 """
 
 from __future__ import annotations
@@ -288,7 +292,9 @@ class SCRiBLe(LearnerBase):
     with loss = <l_t, y>, ||l_t||_2 <= 1 (so |loss| <= ||y||_2: enforced as
     ``bounds`` says). Laplace(lambda)^N noise Z_t enters as <Z_t, y>.
     ``epsilon=None``: non-private SCRiBLe with Thm 4.5's eta at lambda = 0.
-    Runs online only (it plays points, not indices).
+    In :func:`dpbandits.simulate` it runs on loss environments with
+    ``geometry="ball"`` (e.g. :class:`dpbandits.UniformLosses`); its regret
+    there is sum_t <l_t, y_t> + ||L_T||_2 for the sampled points y_t.
     """
 
     _engine: _core.ScribleEngine

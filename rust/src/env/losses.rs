@@ -1,23 +1,39 @@
 //! Loss-sequence environments for online learning (Agarwal & Singh 2017, §2).
 //!
-//! Each round the environment fixes a loss vector l_t in [0, 1]^N before the
-//! learners act (stochastic or oblivious adversary: the sequence does not
-//! depend on the learners' choices). Full-information learners read the
-//! whole vector ([`Environment::losses`]); bandit learners get the played
-//! loss as the reward -l_t(i) ([`Environment::shared_rewards`]).
+//! Each round the environment fixes a loss vector l_t before the learners
+//! act (stochastic or oblivious adversary: the sequence does not depend on
+//! the learners' choices). The environment's [`Geometry`] is the decision
+//! set X and the loss set it pairs with (§2): the experts' simplex with
+//! l_t in [0, 1]^N, the unit Euclidean ball with ||l_t||_2 <= 1, the cube
+//! [-1, 1]^N with ||l_t||_1 <= 1. Generated losses are mapped into the loss
+//! set by the learners' clip rule (clamp to [0, 1]; divide by the norm when
+//! it exceeds 1), so a learner of the same geometry sees exactly the losses
+//! it is scored on; user-supplied arrays must already lie in it.
+//! Full-information learners read the whole vector
+//! ([`Environment::losses`]); bandit learners get the played loss as the
+//! reward: -l_t(i) for an index ([`Environment::shared_rewards`]), -<l_t, y>
+//! for a point ([`Environment::point_loss`]).
 //!
-//! Regret is against the best fixed action in hindsight, kept as a per-round
-//! sum so that the one loop (`sim::run_shared_episode`) can accumulate it:
-//! round t contributes l_t(i_t) - (min_a L_t(a) - min_a L_{t-1}(a)), with
-//! L_t the cumulative loss vector; the sum over t = 1..T telescopes to
-//! sum_t l_t(i_t) - min_a L_T(a). The second term is the same for every
-//! learner, so shared runs stay exact.
+//! Regret is against the best fixed decision in hindsight, kept as a
+//! per-round sum so that the one loop (`sim::run_shared_episode`) can
+//! accumulate it: with L_t the cumulative loss vector and
+//! B_t = min_{x in X} <L_t, x> (simplex: min_a L_t(a); ball: -||L_t||_2;
+//! cube: -||L_t||_1), round t contributes <l_t, x_t> - (B_t - B_{t-1})
+//! (l_t(i_t) for an index); the sum over t = 1..T telescopes to
+//! sum_t <l_t, x_t> - B_T, the regret at T. A term can be negative (the
+//! best point moves). B is the same for every learner, so shared runs stay
+//! exact. The regret is realized, not pseudo-regret: the realized losses
+//! (Bernoulli or uniform draws) and the learner's realized plays (its
+//! sampled index or point), against the best decision for the realized
+//! sequence.
 
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use super::{DecisionSet, Environment, Feedback};
-use crate::error::{Error, Result};
+use crate::error::{check_finite, Error, Result};
+use crate::policy::follow_the_leader::enforce_bounds;
+use crate::policy::Geometry;
 use crate::rng::{SeedSequence, SimulationRng};
 
 /// How the loss vectors are generated.
@@ -31,9 +47,13 @@ pub enum LossSequence {
     /// loss 0 and every other expert loss 1. Follow-the-leader is fooled at
     /// every switch; the best expert in hindsight is the last phase's leader.
     SwitchingBest { n: usize, first_phase: u64 },
-    /// User-supplied losses: `rows x n`, row-major, entries in [0, 1]; row
-    /// t - 1 is round t's loss vector.
+    /// User-supplied losses: `rows x n`, row-major, each row in the
+    /// geometry's loss set; row t - 1 is round t's loss vector.
     Array { n: usize, losses: Vec<f64> },
+    /// Stochastic linear losses: l_t(i) = center[i] + U(-spread, spread),
+    /// independent over rounds and coordinates (from the
+    /// `"environment/losses"` stream), then mapped into the loss set.
+    Uniform { center: Vec<f64>, spread: f64 },
 }
 
 impl LossSequence {
@@ -41,12 +61,13 @@ impl LossSequence {
     pub fn num_actions(&self) -> usize {
         match self {
             LossSequence::Stochastic { means } => means.len(),
+            LossSequence::Uniform { center, .. } => center.len(),
             LossSequence::SwitchingBest { n, .. } | LossSequence::Array { n, .. } => *n,
         }
     }
 
-    /// Checks the parameters.
-    pub fn validate(&self) -> Result<()> {
+    /// Checks the parameters (an array's rows against `geometry`'s loss set).
+    pub fn validate(&self, geometry: Geometry) -> Result<()> {
         match self {
             LossSequence::Stochastic { means } => {
                 if means.is_empty() {
@@ -71,8 +92,20 @@ impl LossSequence {
                         format!("expected a non-empty (rounds, n) array, got {} entries for n = {n}", losses.len()),
                     ));
                 }
-                if let Some(v) = losses.iter().find(|v| !(0.0..=1.0).contains(*v)) {
-                    return Err(Error::invalid("losses", format!("entries must lie in [0, 1], got {v}")));
+                check_finite("losses", losses)?;
+                let mut row = vec![0.0; *n];
+                for chunk in losses.chunks(*n) {
+                    row.copy_from_slice(chunk);
+                    enforce_bounds(geometry, false, &mut row)?;
+                }
+            }
+            LossSequence::Uniform { center, spread } => {
+                if center.is_empty() {
+                    return Err(Error::invalid("center", "give at least one coordinate"));
+                }
+                check_finite("center", center)?;
+                if !(spread.is_finite() && *spread >= 0.0) {
+                    return Err(Error::invalid("spread", format!("must be finite and >= 0, got {spread}")));
                 }
             }
         }
@@ -84,36 +117,82 @@ impl LossSequence {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LossEnvConfig {
     pub sequence: LossSequence,
+    /// The decision set X and its loss set.
+    pub geometry: Geometry,
 }
 
 impl crate::sim::EnvironmentFactory for LossEnvConfig {
     fn build(&self, seeds: &SeedSequence) -> Result<Box<dyn Environment>> {
-        Ok(Box::new(LossEnv::new(self.sequence.clone(), seeds)?))
+        Ok(Box::new(LossEnv::with_geometry(self.sequence.clone(), self.geometry, seeds)?))
     }
+}
+
+/// B = min_{x in X} <big_l, x> over the geometry's decision set X: the
+/// smallest entry (simplex: a vertex), -||big_l||_2 (unit ball: at
+/// -big_l / ||big_l||_2), -||big_l||_1 (cube [-1, 1]^N: at -sign(big_l)).
+pub fn best_fixed_loss(geometry: Geometry, big_l: &[f64]) -> f64 {
+    match geometry {
+        Geometry::Simplex => big_l.iter().copied().fold(f64::INFINITY, f64::min),
+        Geometry::Ball => -big_l.iter().map(|v| v * v).sum::<f64>().sqrt(),
+        Geometry::Cube => -big_l.iter().map(|v| v.abs()).sum::<f64>(),
+    }
+}
+
+/// Tolerance of the membership check of played points (rounding of the
+/// learners' projections).
+const POINT_TOL: f64 = 1e-9;
+
+/// An error when `x` is not a point of X (up to [`POINT_TOL`]).
+fn check_point(geometry: Geometry, n: usize, x: &[f64]) -> Result<()> {
+    if x.len() != n {
+        return Err(Error::invalid(
+            "env",
+            format!("the learner played a point of dimension {}, the environment has dimension {n}", x.len()),
+        ));
+    }
+    // NaN coordinates count as outside.
+    let outside = x.iter().any(|v| v.is_nan())
+        || match geometry {
+            Geometry::Simplex => x.iter().any(|v| *v < -POINT_TOL) || (x.iter().sum::<f64>() - 1.0).abs() > POINT_TOL,
+            Geometry::Ball => x.iter().map(|v| v * v).sum::<f64>().sqrt() > 1.0 + POINT_TOL,
+            Geometry::Cube => x.iter().any(|v| v.abs() > 1.0 + POINT_TOL),
+        };
+    if outside {
+        return Err(Error::State(format!("the learner played a point outside the {}: {x:?}", geometry.name())));
+    }
+    Ok(())
 }
 
 /// A loss-sequence environment (see the module documentation).
 #[derive(Clone, Debug)]
 pub struct LossEnv {
     sequence: LossSequence,
+    geometry: Geometry,
     n: usize,
     t: u64,
     loss: Vec<f64>,
     cumulative: Vec<f64>,
-    /// min_a L_t(a) - min_a L_{t-1}(a) of the current round.
+    /// B_t - B_{t-1} of the current round (module documentation).
     best_increment: f64,
+    /// B_t = min_{x in X} <L_t, x>.
     best: f64,
     rng: SimulationRng,
 }
 
 impl LossEnv {
-    /// A new environment; stochastic losses come from `seeds`'
-    /// `"environment/losses"` stream.
+    /// A new experts environment (simplex); stochastic losses come from
+    /// `seeds`' `"environment/losses"` stream.
     pub fn new(sequence: LossSequence, seeds: &SeedSequence) -> Result<Self> {
-        sequence.validate()?;
+        Self::with_geometry(sequence, Geometry::Simplex, seeds)
+    }
+
+    /// A new environment over the decision set of `geometry`.
+    pub fn with_geometry(sequence: LossSequence, geometry: Geometry, seeds: &SeedSequence) -> Result<Self> {
+        sequence.validate(geometry)?;
         let n = sequence.num_actions();
         Ok(LossEnv {
             sequence,
+            geometry,
             n,
             t: 0,
             loss: vec![0.0; n],
@@ -134,6 +213,17 @@ impl LossEnv {
         self.t
     }
 
+    /// The decision set X and its loss set.
+    pub fn geometry(&self) -> Geometry {
+        self.geometry
+    }
+
+    /// B_t = min_{x in X} <L_t, x>, the cumulative loss of the best fixed
+    /// decision in hindsight after the current round.
+    pub fn best(&self) -> f64 {
+        self.best
+    }
+
     fn fill_losses(&mut self, t: u64) -> Result<()> {
         match &self.sequence {
             LossSequence::Stochastic { means } => {
@@ -149,6 +239,11 @@ impl LossEnv {
                     *l = if i == leader { 0.0 } else { 1.0 };
                 }
             }
+            LossSequence::Uniform { center, spread } => {
+                for (l, &c) in self.loss.iter_mut().zip(center) {
+                    *l = c + spread * (2.0 * self.rng.random::<f64>() - 1.0);
+                }
+            }
             LossSequence::Array { n, losses } => {
                 let rows = (losses.len() / n) as u64;
                 if t > rows {
@@ -159,9 +254,11 @@ impl LossEnv {
                 }
                 let start = (t as usize - 1) * n;
                 self.loss.copy_from_slice(&losses[start..start + n]);
+                // Validated rows lie in the loss set: nothing to map.
+                return Ok(());
             }
         }
-        Ok(())
+        enforce_bounds(self.geometry, true, &mut self.loss)
     }
 }
 
@@ -180,11 +277,10 @@ impl Environment for LossEnv {
         }
         self.fill_losses(t)?;
         self.t = t;
-        let mut best = f64::INFINITY;
         for (c, l) in self.cumulative.iter_mut().zip(&self.loss) {
             *c += l;
-            best = best.min(*c);
         }
+        let best = best_fixed_loss(self.geometry, &self.cumulative);
         self.best_increment = best - self.best;
         self.best = best;
         Ok(())
@@ -202,12 +298,32 @@ impl Environment for LossEnv {
         Ok(())
     }
 
+    /// Regret term of an index (an expert, a vertex of the simplex); `None`
+    /// for the ball and the cube, whose decisions are points.
     fn regret(&self, index: usize) -> Option<f64> {
+        if self.geometry != Geometry::Simplex {
+            return None;
+        }
         self.loss.get(index).map(|l| l - self.best_increment)
     }
 
     fn losses(&self) -> Option<&[f64]> {
         Some(&self.loss)
+    }
+
+    fn point_geometry(&self) -> Option<Geometry> {
+        Some(self.geometry)
+    }
+
+    /// <l_t, x>, for `x` a point of X (else an error).
+    fn point_loss(&self, x: &[f64]) -> Result<f64> {
+        check_point(self.geometry, self.n, x)?;
+        Ok(self.loss.iter().zip(x).map(|(l, v)| l * v).sum())
+    }
+
+    /// <l_t, x> - (B_t - B_{t-1}) (module documentation).
+    fn point_regret(&self, x: &[f64]) -> Result<f64> {
+        Ok(self.point_loss(x)? - self.best_increment)
     }
 }
 
@@ -267,5 +383,105 @@ mod tests {
         let bad = LossSequence::Array { n: 2, losses: vec![0.0, 1.5] };
         assert!(LossEnv::new(bad, &SeedSequence::from_seed(0)).is_err());
         assert!(LossEnv::new(LossSequence::Stochastic { means: vec![1.2] }, &SeedSequence::from_seed(0)).is_err());
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::float_cmp)]
+mod point_tests {
+    use super::*;
+
+    /// min over X of <big_l, x> by brute force: the simplex's and the
+    /// cube's vertices (a linear function is minimized at a vertex), and a
+    /// fine grid of the unit circle (d = 2).
+    fn brute_force(geometry: Geometry, big_l: &[f64]) -> f64 {
+        let d = big_l.len();
+        match geometry {
+            Geometry::Simplex => (0..d).map(|i| big_l[i]).fold(f64::INFINITY, f64::min),
+            Geometry::Cube => (0..1u32 << d)
+                .map(|mask| (0..d).map(|i| if mask >> i & 1 == 1 { big_l[i] } else { -big_l[i] }).sum::<f64>())
+                .fold(f64::INFINITY, f64::min),
+            Geometry::Ball => {
+                assert_eq!(d, 2);
+                (0..200_000)
+                    .map(|k| {
+                        let a = f64::from(k) * std::f64::consts::TAU / 200_000.0;
+                        big_l[0] * a.cos() + big_l[1] * a.sin()
+                    })
+                    .fold(f64::INFINITY, f64::min)
+            }
+        }
+    }
+
+    #[test]
+    fn best_fixed_loss_equals_brute_force() {
+        let vectors: [&[f64]; 4] = [&[3.0, -4.0], &[-0.5, 0.25], &[0.0, 0.0], &[1.5, 2.5]];
+        for v in vectors {
+            for g in [Geometry::Simplex, Geometry::Ball, Geometry::Cube] {
+                let (a, b) = (best_fixed_loss(g, v), brute_force(g, v));
+                // The circle grid's step is 2 pi / 2e5: error <= ||L|| (1 - cos(step / 2)) < 1e-9 ||L||.
+                assert!((a - b).abs() <= 1e-9 * (1.0 + v.iter().map(|x| x.abs()).sum::<f64>()), "{g:?} {v:?}");
+            }
+        }
+        let v3 = [0.7, -1.2, 0.1];
+        assert_eq!(best_fixed_loss(Geometry::Cube, &v3), brute_force(Geometry::Cube, &v3));
+        assert_eq!(best_fixed_loss(Geometry::Simplex, &v3), -1.2);
+    }
+
+    #[test]
+    fn point_regret_telescopes_to_the_regret_against_the_best_fixed_point() {
+        for g in [Geometry::Ball, Geometry::Cube, Geometry::Simplex] {
+            let seq = LossSequence::Uniform { center: vec![0.3, -0.4, 0.1], spread: 0.5 };
+            let mut env = LossEnv::with_geometry(seq, g, &SeedSequence::from_seed(2)).unwrap();
+            let mut set = DecisionSet::default();
+            let (mut regret, mut played) = (0.0, 0.0);
+            let mut cum = [0.0; 3];
+            for t in 1..=400u64 {
+                env.next_round(t, &mut set).unwrap();
+                let l = env.losses().unwrap().to_vec();
+                match g {
+                    Geometry::Ball => assert!(l.iter().map(|v| v * v).sum::<f64>().sqrt() <= 1.0 + 1e-12),
+                    Geometry::Cube => assert!(l.iter().map(|v| v.abs()).sum::<f64>() <= 1.0 + 1e-12),
+                    Geometry::Simplex => assert!(l.iter().all(|v| (0.0..=1.0).contains(v))),
+                }
+                // Any point of X: a rotating one.
+                let a = t as f64 * 0.1;
+                let x = match g {
+                    Geometry::Simplex => vec![0.5 + 0.5 * a.cos(), 0.5 - 0.5 * a.cos(), 0.0],
+                    _ => vec![0.6 * a.cos(), 0.6 * a.sin(), 0.3],
+                };
+                regret += env.point_regret(&x).unwrap();
+                played += l.iter().zip(&x).map(|(u, v)| u * v).sum::<f64>();
+                for (c, v) in cum.iter_mut().zip(&l) {
+                    *c += v;
+                }
+                let want = played - brute_force_best(g, &cum);
+                assert!((regret - want).abs() <= 1e-9 * (1.0 + want.abs()), "{g:?} t={t}: {regret} vs {want}");
+            }
+            assert_eq!(env.regret(0).is_some(), g == Geometry::Simplex);
+        }
+    }
+
+    fn brute_force_best(g: Geometry, big_l: &[f64]) -> f64 {
+        match g {
+            Geometry::Ball => -big_l.iter().map(|v| v * v).sum::<f64>().sqrt(),
+            _ => brute_force(g, big_l),
+        }
+    }
+
+    #[test]
+    fn points_outside_the_set_and_wrong_dimensions_are_refused() {
+        let seq = LossSequence::Uniform { center: vec![0.1, 0.2], spread: 0.1 };
+        let mut env = LossEnv::with_geometry(seq, Geometry::Ball, &SeedSequence::from_seed(0)).unwrap();
+        env.next_round(1, &mut DecisionSet::default()).unwrap();
+        assert!(env.point_loss(&[0.6, 0.6]).is_ok());
+        assert!(matches!(env.point_loss(&[0.8, 0.8]), Err(Error::State(_))));
+        assert!(matches!(env.point_loss(&[0.1, 0.1, 0.1]), Err(Error::InvalidArgument { .. })));
+        // Array rows must lie in the loss set; the ball takes signed entries.
+        let ok = LossSequence::Array { n: 2, losses: vec![0.6, -0.8] };
+        assert!(LossEnv::with_geometry(ok.clone(), Geometry::Ball, &SeedSequence::from_seed(0)).is_ok());
+        assert!(LossEnv::with_geometry(ok, Geometry::Cube, &SeedSequence::from_seed(0)).is_err());
+        let bad = LossSequence::Uniform { center: vec![0.1], spread: -1.0 };
+        assert!(LossEnv::with_geometry(bad, Geometry::Ball, &SeedSequence::from_seed(0)).is_err());
     }
 }

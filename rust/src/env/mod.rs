@@ -13,6 +13,7 @@ pub mod replay;
 pub mod shariff_sheffet;
 
 use crate::error::Result;
+use crate::policy::Geometry;
 
 pub use k_armed::{ArmReward, KArmedBandit, KArmedConfig};
 pub use linear_bandit::{LinearBanditConfig, LinearBanditEnv};
@@ -104,6 +105,26 @@ pub trait Environment: Send {
     fn losses(&self) -> Option<&[f64]> {
         None
     }
+
+    /// The convex decision set X whose points this environment scores
+    /// (online linear optimization, Agarwal & Singh §2), for learners that
+    /// play points ([`crate::policy::Learner::point_geometry`]). `None` (the
+    /// default): decisions are indices of the decision set only.
+    fn point_geometry(&self) -> Option<Geometry> {
+        None
+    }
+
+    /// <l_t, x>: the current round's loss of the point `x` of X.
+    fn point_loss(&self, _x: &[f64]) -> Result<f64> {
+        Err(crate::error::Error::State("this environment does not score points".into()))
+    }
+
+    /// The current round's term of the regret of playing the point `x`
+    /// against the best fixed point of X in hindsight; the terms of rounds
+    /// 1..t sum to that regret at t (see `env/losses.rs`).
+    fn point_regret(&self, _x: &[f64]) -> Result<f64> {
+        Err(crate::error::Error::State("this environment does not score points".into()))
+    }
 }
 
 /// A boxed environment is an environment (the simulation loop builds
@@ -135,5 +156,17 @@ impl<E: Environment + ?Sized> Environment for Box<E> {
 
     fn losses(&self) -> Option<&[f64]> {
         (**self).losses()
+    }
+
+    fn point_geometry(&self) -> Option<Geometry> {
+        (**self).point_geometry()
+    }
+
+    fn point_loss(&self, x: &[f64]) -> Result<f64> {
+        (**self).point_loss(x)
+    }
+
+    fn point_regret(&self, x: &[f64]) -> Result<f64> {
+        (**self).point_regret(x)
     }
 }

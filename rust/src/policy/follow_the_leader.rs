@@ -20,8 +20,10 @@
 //!
 //! In the simulation loop a simplex learner plays an index drawn from x_t
 //! (from its own `"sampling"` stream: post-processing), so the expected
-//! per-round loss is <l_t, x_t>. Ball and cube decisions are points: those
-//! learners run online only (their factories refuse to build).
+//! per-round loss is <l_t, x_t>. Ball and cube learners play the point x_t
+//! itself ([`Learner::played_point`]): the loop scores <l_t, x_t> against
+//! the best fixed point of X in hindsight on a loss environment of the same
+//! geometry (`env/losses.rs`).
 
 use serde::{Deserialize, Serialize};
 
@@ -41,6 +43,17 @@ pub enum Geometry {
     Ball,
     /// Cube [-1, 1]^N, losses with ||l||_1 <= 1.
     Cube,
+}
+
+impl Geometry {
+    /// The decision set's name in messages and in the Python API.
+    pub fn name(self) -> &'static str {
+        match self {
+            Geometry::Simplex => "simplex",
+            Geometry::Ball => "ball",
+            Geometry::Cube => "cube",
+        }
+    }
 }
 
 /// How x_t is chosen from L~_{t-1}.
@@ -91,12 +104,6 @@ impl crate::sim::LearnerFactory for FollowTheLeaderConfig {
     }
 
     fn build(&self, seeds: &SeedSequence) -> Result<Box<dyn Learner>> {
-        if self.geometry != Geometry::Simplex {
-            return Err(Error::invalid(
-                "geometry",
-                "ball and cube decisions are points, not indices: these learners run online only",
-            ));
-        }
         Ok(Box::new(FollowTheLeader::new(*self, seeds)?))
     }
 }
@@ -328,9 +335,17 @@ fn argmin(geometry: Geometry, rule: LeaderRule, big_l: &[f64], x: &mut [f64]) {
 impl Learner for FollowTheLeader {
     fn select(&mut self, set: &DecisionSet) -> Result<usize> {
         if set.k != self.config.n {
-            return Err(Error::invalid("set", format!("expected {} actions, got {}", self.config.n, set.k)));
+            return Err(Error::invalid(
+                "env",
+                format!("the learner has dimension {}, the environment {}", self.config.n, set.k),
+            ));
         }
-        self.sample_index()
+        if self.config.geometry == Geometry::Simplex {
+            self.sample_index()
+        } else {
+            // The point x_t is the decision (`played_point`); the index is unused.
+            Ok(0)
+        }
     }
 
     fn update(&mut self, _set: &DecisionSet, _index: usize, feedback: Feedback<'_>) -> Result<()> {
@@ -342,6 +357,15 @@ impl Learner for FollowTheLeader {
 
     fn full_information(&self) -> bool {
         true
+    }
+
+    fn point_geometry(&self) -> Option<Geometry> {
+        (self.config.geometry != Geometry::Simplex).then_some(self.config.geometry)
+    }
+
+    /// x_t (ball and cube), played until `update` records l_t.
+    fn played_point(&self) -> Option<&[f64]> {
+        (self.config.geometry != Geometry::Simplex).then_some(self.x.as_slice())
     }
 }
 

@@ -38,4 +38,19 @@ pub trait Learner: Send {
     fn full_information(&self) -> bool {
         false
     }
+
+    /// The decision set X of a learner that plays points of X (online
+    /// linear optimization over the ball or the cube, Agarwal & Singh §2)
+    /// rather than indices; `None` (the default) for index learners. The
+    /// simulation loop pairs it with [`crate::env::Environment::point_geometry`].
+    fn point_geometry(&self) -> Option<Geometry> {
+        None
+    }
+
+    /// The point played this round, valid between `select` (which then
+    /// returns index 0: the index carries nothing) and `update`. `None`
+    /// for index learners.
+    fn played_point(&self) -> Option<&[f64]> {
+        None
+    }
 }

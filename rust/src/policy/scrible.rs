@@ -20,7 +20,7 @@
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use super::Learner;
+use super::{Geometry, Learner};
 use crate::env::{DecisionSet, Feedback};
 use crate::error::{check_finite, check_positive, Error, Result};
 use crate::noise::NoiseSpec;
@@ -215,10 +215,37 @@ impl Scrible {
     }
 }
 
+impl crate::sim::LearnerFactory for ScribleConfig {
+    fn horizon(&self) -> u64 {
+        self.horizon
+    }
+
+    fn build(&self, seeds: &SeedSequence) -> Result<Box<dyn Learner>> {
+        Ok(Box::new(Scrible::new(*self, seeds)?))
+    }
+}
+
 impl Learner for Scrible {
-    /// SCRiBLe plays points, not indices: it runs online only.
-    fn select(&mut self, _set: &DecisionSet) -> Result<usize> {
-        Err(Error::State("SCRiBLe plays points of the ball, not indices: use it online".into()))
+    /// Draws the round's point y_t ([`Learner::played_point`]); the index
+    /// is unused (0). The loop then feeds back the reward -<l_t, y_t>.
+    fn select(&mut self, set: &DecisionSet) -> Result<usize> {
+        if set.k != self.config.n {
+            return Err(Error::invalid(
+                "env",
+                format!("the learner has dimension {}, the environment {}", self.config.n, set.k),
+            ));
+        }
+        Scrible::select(self);
+        Ok(0)
+    }
+
+    fn point_geometry(&self) -> Option<Geometry> {
+        Some(Geometry::Ball)
+    }
+
+    /// y_t, the point whose loss is the bandit feedback.
+    fn played_point(&self) -> Option<&[f64]> {
+        Some(&self.y)
     }
 
     fn update(&mut self, _set: &DecisionSet, _index: usize, feedback: Feedback<'_>) -> Result<()> {

@@ -109,17 +109,10 @@ impl PyFollowTheLeader {
         self.inner.config().horizon
     }
 
-    /// The configuration, for the simulation loop (simplex only: ball and
-    /// cube decisions are points, not indices).
-    fn _factory(&self) -> PyResult<PyLearnerFactory> {
-        if self.inner.config().geometry != Geometry::Simplex {
-            return Err(Error::invalid(
-                "learner",
-                "ball and cube learners play points, not indices: run them online (select/update)",
-            ))
-            .py_err();
-        }
-        Ok(PyLearnerFactory::new(*self.inner.config()))
+    /// The configuration, for the simulation loop (simplex learners play
+    /// indices drawn from x_t, ball and cube learners the point x_t).
+    fn _factory(&self) -> PyLearnerFactory {
+        PyLearnerFactory::new(*self.inner.config())
     }
 
     #[pyo3(signature = (seed=None))]
@@ -271,11 +264,9 @@ impl PyScrible {
         self.inner.config().horizon
     }
 
-    /// SCRiBLe plays points of the ball: it has no simulation factory.
-    #[allow(clippy::unused_self)]
-    fn _factory(&self) -> PyResult<PyLearnerFactory> {
-        Err(Error::invalid("learner", "SCRiBLe plays points of the ball, not indices: run it online (select/update)"))
-            .py_err()
+    /// The configuration, for the simulation loop (plays points of the ball).
+    fn _factory(&self) -> PyLearnerFactory {
+        PyLearnerFactory::new(*self.inner.config())
     }
 
     #[pyo3(signature = (seed=None))]
@@ -312,38 +303,46 @@ pub struct PyLossEnv {
 }
 
 impl PyLossEnv {
-    fn build(sequence: LossSequence, seed: Option<u64>) -> PyResult<Self> {
-        let env = LossEnv::new(sequence.clone(), &seeds(seed)?).py_err()?;
-        Ok(PyLossEnv { config: LossEnvConfig { sequence }, env, set: DecisionSet::default() })
+    fn build(sequence: LossSequence, geometry: &str, seed: Option<u64>) -> PyResult<Self> {
+        let geometry = self::geometry(geometry)?;
+        let env = LossEnv::with_geometry(sequence.clone(), geometry, &seeds(seed)?).py_err()?;
+        Ok(PyLossEnv { config: LossEnvConfig { sequence, geometry }, env, set: DecisionSet::default() })
     }
 }
 
 #[pymethods]
 impl PyLossEnv {
-    /// Bernoulli(means[i]) losses.
+    /// Bernoulli(means[i]) losses, mapped into the geometry's loss set.
     #[staticmethod]
-    #[pyo3(signature = (means, seed=None))]
-    fn stochastic(means: Vec<f64>, seed: Option<u64>) -> PyResult<Self> {
-        Self::build(LossSequence::Stochastic { means }, seed)
+    #[pyo3(signature = (means, seed=None, geometry="simplex"))]
+    fn stochastic(means: Vec<f64>, seed: Option<u64>, geometry: &str) -> PyResult<Self> {
+        Self::build(LossSequence::Stochastic { means }, geometry, seed)
     }
 
-    /// The switching-best-expert sequence.
+    /// The switching-best-expert sequence, mapped into the geometry's loss set.
     #[staticmethod]
-    #[pyo3(signature = (n, first_phase, seed=None))]
-    fn switching_best(n: usize, first_phase: u64, seed: Option<u64>) -> PyResult<Self> {
-        Self::build(LossSequence::SwitchingBest { n, first_phase }, seed)
+    #[pyo3(signature = (n, first_phase, seed=None, geometry="simplex"))]
+    fn switching_best(n: usize, first_phase: u64, seed: Option<u64>, geometry: &str) -> PyResult<Self> {
+        Self::build(LossSequence::SwitchingBest { n, first_phase }, geometry, seed)
     }
 
-    /// User-supplied (rounds, n) losses.
+    /// User-supplied (rounds, n) losses, each row in the geometry's loss set.
     #[staticmethod]
-    #[pyo3(signature = (losses, seed=None))]
-    fn from_array(losses: PyReadonlyArrayDyn<'_, f64>, seed: Option<u64>) -> PyResult<Self> {
+    #[pyo3(signature = (losses, seed=None, geometry="simplex"))]
+    fn from_array(losses: PyReadonlyArrayDyn<'_, f64>, seed: Option<u64>, geometry: &str) -> PyResult<Self> {
         let (shape, data) = row_major(&losses);
         let [_, n] = shape[..] else {
             return Err(Error::invalid("losses", format!("expected a 2-d (rounds, n) array, got shape {shape:?}")))
                 .py_err();
         };
-        Self::build(LossSequence::Array { n, losses: data }, seed)
+        Self::build(LossSequence::Array { n, losses: data }, geometry, seed)
+    }
+
+    /// center + U(-spread, spread)^N losses, mapped into the geometry's loss set.
+    #[staticmethod]
+    #[pyo3(signature = (center, spread, seed=None, geometry="ball"))]
+    fn uniform(center: Vec<f64>, spread: f64, seed: Option<u64>, geometry: &str) -> PyResult<Self> {
+        Self::build(LossSequence::Uniform { center, spread }, geometry, seed)
     }
 
     /// Generates the next round and returns its loss vector.
@@ -355,7 +354,36 @@ impl PyLossEnv {
 
     /// Regret contribution of playing `index` this round (see rust/src/env/losses.rs).
     fn regret(&self, index: usize) -> PyResult<f64> {
+        if self.env.geometry() != Geometry::Simplex {
+            return Err(Error::invalid(
+                "index",
+                format!("the {} has points, not indices: use point_regret(x)", self.env.geometry().name()),
+            ))
+            .py_err();
+        }
         self.env.regret(index).ok_or_else(|| Error::invalid("index", "out of range")).py_err()
+    }
+
+    /// <l_t, x> for a point x of the decision set.
+    fn point_loss(&self, x: PyReadonlyArrayDyn<'_, f64>) -> PyResult<f64> {
+        let x = vector("x", &x, self.env.num_actions())?;
+        self.env.point_loss(&x).py_err()
+    }
+
+    /// Regret contribution of playing the point x this round.
+    fn point_regret(&self, x: PyReadonlyArrayDyn<'_, f64>) -> PyResult<f64> {
+        let x = vector("x", &x, self.env.num_actions())?;
+        self.env.point_regret(&x).py_err()
+    }
+
+    /// min over the decision set of <L_t, x>.
+    fn best(&self) -> f64 {
+        self.env.best()
+    }
+
+    #[getter]
+    fn geometry(&self) -> &'static str {
+        self.env.geometry().name()
     }
 
     /// The cumulative loss vector L_t.
