@@ -28,3 +28,16 @@ def test_ray_backend_matches_processes() -> None:
         ray.shutdown()
     for key, r in local.items():
         np.testing.assert_array_equal(on_ray[key].regret, r.regret)
+
+
+def test_ray_backend_starts_its_own_instance_and_a_rerun_skips_finished_cells(tmp_path) -> None:
+    grid = {"lin": {"learner": LinUCB(5, 300), "env": ShariffSheffetEnv(5, gap=0.1)}}
+    first = sweep(grid, seeds=[1, 2, 3], backend="ray", n_jobs=2, results_dir=tmp_path, progress=False)
+    assert not ray.is_initialized()  # the sweep shut down the instance it started
+    cells = sorted(p.name for p in (tmp_path / "cells").iterdir())
+    assert len(cells) == 3
+    again = sweep(grid, seeds=[1, 2, 3], backend="ray", n_jobs=2, results_dir=tmp_path, progress=False)
+    assert not ray.is_initialized()  # nothing to run: ray was never started
+    assert sorted(p.name for p in (tmp_path / "cells").iterdir()) == cells
+    np.testing.assert_array_equal(again.results()[("lin", "learner")].regret,
+                                  first.results()[("lin", "learner")].regret)

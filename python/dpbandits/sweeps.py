@@ -9,7 +9,7 @@ call. Cells run in parallel through joblib:
 - ``backend="dask"``: a dask.distributed cluster; pass ``client=`` to use an
   existing :class:`distributed.Client`, else a local cluster of ``n_jobs``
   single-threaded workers is started (and closed) for the sweep;
-- ``backend="ray"``: joblib's ray backend (``pip install 'dpbandits[ray]'``).
+- ``backend="ray"``: ray tasks (``pip install 'dpbandits[ray]'``), each cell written as it finishes.
 
 Configuration
 -------------
@@ -405,16 +405,45 @@ def _backend(backend: str, n_jobs: int | None, client: Any) -> Iterator[dict[str
             if own is not None:
                 own.close()
                 own.cluster.close()  # type: ignore[attr-defined]
-    elif backend == "ray":
-        try:
-            from ray.util.joblib import register_ray
-        except ImportError:
-            raise ImportError("backend='ray' needs ray: pip install 'dpbandits[ray]'") from None
-        register_ray()
-        with joblib.parallel_config(backend="ray"):
-            yield {"n_jobs": n_jobs or -1}
     else:  # pragma: no cover - checked by sweep()
         raise AssertionError(backend)
+
+
+def _ray_completed(todo: list[Any], wire: list[Any], n_jobs: int | None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Runs the cells as ray tasks and yields (j, output) as each finishes.
+
+    ray's joblib backend cannot return results as they complete (joblib's
+    ``generator_unordered``), which the sweep needs to write each cell the
+    moment it is done; ray's own task API can. Uses the running ray
+    instance, or starts a local one with ``n_jobs`` CPUs (shut down after).
+    At most ``n_jobs`` (default: ray's CPU count) cells are in flight, so
+    an interruption loses at most those."""
+    try:
+        import ray
+    except ImportError:
+        raise ImportError("backend='ray' needs ray: pip install 'dpbandits[ray]'") from None
+    own = not ray.is_initialized()
+    if own:
+        ray.init(num_cpus=n_jobs, include_dashboard=False, log_to_driver=False)
+    try:
+        limit = n_jobs or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        task = ray.remote(num_cpus=1)(_run_indexed)
+        pending: dict[Any, int] = {}
+        queue = iter(enumerate(todo))
+        while True:
+            for j, (_, _, i, s, _) in queue:
+                pending[task.remote(j, wire[i], s)] = j
+                if len(pending) >= limit:
+                    break
+            if not pending:
+                return
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            for ref in ready:
+                pending.pop(ref)
+                yield ray.get(ref)
+    finally:
+        if own:
+            ray.shutdown()
 
 
 # ------------------------------------------------------------------ results
@@ -567,11 +596,15 @@ def sweep(
         try:
             import joblib
 
-            with _backend(backend, n_jobs, client) as kwargs:
-                parallel = joblib.Parallel(return_as="generator_unordered", batch_size=1, **kwargs)
-                jobs = (joblib.delayed(_run_indexed)(j, wire[i], s, shared)
-                        for j, (_, _, i, s, _) in enumerate(todo))
-                for j, out in parallel(jobs):
+            with contextlib.ExitStack() as stack:
+                if backend == "ray":
+                    finished = _ray_completed(todo, wire, n_jobs)
+                else:
+                    kwargs = stack.enter_context(_backend(backend, n_jobs, client))
+                    parallel = joblib.Parallel(return_as="generator_unordered", batch_size=1, **kwargs)
+                    finished = parallel(joblib.delayed(_run_indexed)(j, wire[i], s, shared)
+                                        for j, (_, _, i, s, _) in enumerate(todo))
+                for j, out in finished:
                     key, label, i, s, digest = todo[j]
                     record = {"label": label, "seed": s, "config_digest": digest, "meta": configs[i][1]["meta"],
                               "wall_seconds": out["wall_seconds"], "results": out["results"]}
