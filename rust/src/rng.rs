@@ -141,7 +141,7 @@ pub const NORMAL_BLOCK: usize = 256;
 const _: () = assert!(NORMAL_BLOCK.is_multiple_of(64));
 
 /// Interleaved generator lanes of [`SimulationNormals`].
-const LANES: usize = 4;
+pub(crate) const LANES: usize = 4;
 
 /// The xoshiro256 jump polynomial: 2^128 steps.
 const JUMP: [u64; 4] = [0x180e_c6d3_3cfd_0aba, 0xd5a6_1266_f0c9_392c, 0xa958_2618_e03f_c9aa, 0x39ab_dc45_29b1_661c];
@@ -357,26 +357,33 @@ impl SimulationNormals {
         crate::cpu_dispatch::refill_normals(self);
     }
 
-    /// The body of [`SimulationNormals::refill`], inlined into each build.
+    /// The body of [`SimulationNormals::refill`] with the portable lane
+    /// steps and fast path, inlined into each build.
     #[allow(clippy::inline_always)]
     #[inline(always)]
     pub(crate) fn refill_with_this_build(&mut self) {
+        self.refill_with(Self::next_words, fast_path_portable);
+    }
+
+    /// A fresh block: `next_words` fills the lanes' next words (it must
+    /// equal [`SimulationNormals::next_words`]), then `fast` runs over each
+    /// 64 of them (it writes x = U(-1, 1) x[i] for each word, i its low 8
+    /// bits, and returns the mask of |x| >= x[i + 1]: the ~1% outside
+    /// their layer's inner box, finished afterwards by the exact slow
+    /// path, so the fast path has no branch and no data-dependent store).
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    pub(crate) fn refill_with(
+        &mut self,
+        next_words: impl FnOnce(&mut Self, &mut [u64; NORMAL_BLOCK]),
+        fast: impl Fn(&[f64; 257], &[u64], &mut [f64]) -> u64,
+    ) {
         let zig = &*ZIGGURAT;
         let mut words = [0u64; NORMAL_BLOCK];
-        self.next_words(&mut words);
-        // Fast path over the whole block; the ~1% of words outside their
-        // layer's inner box are flagged in bit masks (no branch, no
-        // data-dependent store) and finished afterwards.
+        next_words(self, &mut words);
         let mut masks = [0u64; NORMAL_BLOCK / 64];
         for (mask, (zs, ws)) in masks.iter_mut().zip(self.block.chunks_exact_mut(64).zip(words.chunks_exact(64))) {
-            let mut m = 0u64;
-            for (j, (z, &bits)) in zs.iter_mut().zip(ws).enumerate() {
-                let i = (bits & 0xff) as usize;
-                let x = symmetric01(bits) * zig.x[i];
-                *z = x;
-                m |= u64::from(x.abs() >= zig.x[i + 1]) << j;
-            }
-            *mask = m;
+            *mask = fast(&zig.x, ws, zs);
         }
         for (c, &mask) in masks.iter().enumerate() {
             let mut m = mask;
@@ -389,6 +396,26 @@ impl SimulationNormals {
         }
         self.next = 0;
     }
+
+    /// The lane states, word-major (`lanes[j][l]`: word j of lane l).
+    pub(crate) fn lanes_mut(&mut self) -> &mut [[u64; LANES]; 4] {
+        &mut self.lanes
+    }
+}
+
+/// The ziggurat's fast path over 64 words, one at a time (see
+/// [`SimulationNormals::refill_with`]).
+#[allow(clippy::inline_always)]
+#[inline(always)]
+fn fast_path_portable(x_table: &[f64; 257], words: &[u64], out: &mut [f64]) -> u64 {
+    let mut m = 0u64;
+    for (j, (z, &bits)) in out.iter_mut().zip(words).enumerate() {
+        let i = (bits & 0xff) as usize;
+        let x = symmetric01(bits) * x_table[i];
+        *z = x;
+        m |= u64::from(x.abs() >= x_table[i + 1]) << j;
+    }
+    m
 }
 
 /// Finishes a ziggurat draw whose fast path failed: `x` was uniform on layer
