@@ -170,3 +170,8 @@ def test_rounds_must_come_in_order() -> None:
     env.decision_set(1)
     with pytest.raises(ValueError, match="current round is 1"):
         env.reward(2, 0)
+
+
+def test_complex_features_are_refused_not_truncated():
+    with pytest.raises(TypeError, match="features"):
+        ReplayEnv(np.eye(3) * (1 + 1j), np.array([0, 1, 2]))

@@ -103,6 +103,9 @@ def load_dataset(name: str, components: int | None = None) -> tuple[NDArray[np.f
 
 def _check(features: ArrayLike, labels: ArrayLike, wrong_reward: float) -> tuple[NDArray[np.float64],
                                                                                     NDArray[np.int64], int]:
+    if np.iscomplexobj(features):
+        # np.array(..., dtype=float64) would drop the imaginary part with only a warning.
+        raise TypeError("invalid argument `features`: expected real numbers, got a complex array")
     f = np.array(features, dtype=np.float64)  # copies: the environment keeps its own read-only data
     y = np.array(labels)
     if f.ndim != 2 or f.shape[0] < 1 or not np.all(np.isfinite(f)):
