@@ -1,13 +1,15 @@
 //! Runtime CPU dispatch for the hot kernels: the one module allowed
-//! `unsafe`, for the single call pattern Rust requires to enter a function
-//! compiled for CPU features the baseline target lacks.
+//! `unsafe`, for the call Rust requires to enter a function compiled for
+//! CPU features the baseline target lacks, and for two unaligned vector
+//! stores into slices of exactly the vector's width.
 //!
 //! The crate is built for baseline x86-64 (SSE2) so that one wheel runs on
 //! every x86-64 machine. Most machines a researcher or a server offers have
 //! AVX2 and FMA, which double the lanes and fuse each multiply-add: the
-//! UCB scoring kernels and the environments' normal sampler are compiled a second time for them here and chosen
-//! once per process after `is_x86_feature_detected!` confirms the CPU has
-//! both features (the soundness condition of the `unsafe` calls below).
+//! UCB scoring kernels and the environments' normal sampler are compiled a
+//! second time for them here and chosen once per process after
+//! `is_x86_feature_detected!` confirms the CPU has both features (the
+//! soundness condition of the `unsafe` calls below).
 //!
 //! The two builds of the scoring kernels agree to rounding, not bit for
 //! bit (a fused multiply-add rounds once); the normal sampler's are
