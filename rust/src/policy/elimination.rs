@@ -116,10 +116,19 @@ impl ShuffleSumCoefficients {
         Ok(())
     }
 
+    /// g alone: what each user's randomizer needs (no b or p per reward).
+    pub fn rounding_levels(&self, n: u64) -> u64 {
+        self.levels(n.max(1) as f64) as u64
+    }
+
+    fn levels(&self, nf: f64) -> f64 {
+        (self.g_sqrt_n * nf.sqrt()).ceil().max(self.g_min.ceil())
+    }
+
     /// (g, b, p) for `n` >= 1 users; an error when b n overflows 64 bits.
     pub fn parameters(&self, n: u64) -> Result<ShuffleSumParameters> {
         let nf = n.max(1) as f64;
-        let g = (self.g_sqrt_n * nf.sqrt()).ceil().max(self.g_min.ceil());
+        let g = self.levels(nf);
         let b = (self.bits * g * g / nf).ceil();
         let p = self.ones * g * g / (b * nf);
         if !(b * nf < 1.8e19 && g < 1.8e19) {
@@ -493,7 +502,7 @@ impl Elimination {
             // {0, ..., g}; the sum holds the count of rounding one-bits.
             Privatizer::ShuffledSum(c) => {
                 let (lo, hi) = (self.config.reward_min, self.config.reward_max);
-                let g = c.parameters(self.batch.pulls[pos])?.g;
+                let g = c.rounding_levels(self.batch.pulls[pos]);
                 round_to_bits((y - lo) / (hi - lo), g, &mut self.noise) as f64
             }
         };
