@@ -22,6 +22,7 @@ Calibration: the package default ``"tight"`` (sensitivity 2 for rewards in
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,18 @@ def _actions(k: int, instance: int) -> list[list[float]]:
     return np.asarray(LinearBanditEnv(k, d=2, seed=instance).actions).tolist()
 
 
+def _run_instances(opts: RunOptions, name: str, k: int, horizon: int, instances: int,
+                   learners: Callable[[list[list[float]], int], dict[str, Any]]) -> tuple[int, Any, list[str]]:
+    """Sweeps ``learners(actions, horizon)`` on ``instances`` random action
+    sets of ``k`` unit actions (d = 2), 4 seeds each (1 with --quick);
+    returns (seeds per set, results, instance labels)."""
+    grid = {f"actions{i}": {"learners": learners(_actions(k, i), horizon),
+                            "env": (LinearBanditEnv, {"actions": _actions(k, i)}),
+                            "meta": {"instance": i, "k": k, "d": 2, "horizon": horizon}} for i in range(instances)}
+    res = opts.sweep(name, grid, default_seeds=1 if opts.quick else 4)
+    return opts.seed_count(1 if opts.quick else 4), res.results(), list(grid)
+
+
 def _per_instance_finals(results: dict[tuple[str, str], Any], labels: list[str], learner: str) -> np.ndarray:
     return np.concatenate([results[(lab, learner)].final_regret for lab in labels])
 
@@ -81,13 +94,7 @@ def fig2a(opts: RunOptions) -> Report:
     report = Report(opts, name)
     n = 100_000 if opts.quick else 1_000_000
     instances = 2 if opts.quick else 8
-    seeds = opts.seed_count(1 if opts.quick else 4)
-    grid = {f"actions{i}": {"learners": fig2a_learners(_actions(10, i), n),
-                            "env": (LinearBanditEnv, {"actions": _actions(10, i)}),
-                            "meta": {"instance": i, "k": 10, "d": 2, "horizon": n}} for i in range(instances)}
-    res = opts.sweep(name, grid, default_seeds=1 if opts.quick else 4)
-    results = res.results()
-    labels = list(grid)
+    seeds, results, labels = _run_instances(opts, name, 10, n, instances, fig2a_learners)
     report.settings.update(K=10, d=2, horizon=n, action_sets=instances, seeds_per_set=seeds,
                            epsilons=list(FIG2A_EPS), shuffle_delta=SHUFFLE_DELTA, calibration="tight")
     stats: dict[str, tuple[float, float]] = {}
@@ -197,13 +204,7 @@ def fig2b(opts: RunOptions) -> Report:
     report = Report(opts, name)
     n = 100_000 if opts.quick else 10_000_000
     instances = 1 if opts.quick else 2
-    seeds = opts.seed_count(1 if opts.quick else 4)
-    grid = {f"actions{i}": {"learners": fig2b_learners(_actions(1000, i), n),
-                            "env": (LinearBanditEnv, {"actions": _actions(1000, i)}),
-                            "meta": {"instance": i, "k": 1000, "d": 2, "horizon": n}} for i in range(instances)}
-    res = opts.sweep(name, grid, default_seeds=1 if opts.quick else 4)
-    results = res.results()
-    labels = list(grid)
+    seeds, results, labels = _run_instances(opts, name, 1000, n, instances, fig2b_learners)
     report.settings.update(K=1000, d=2, horizon=n, action_sets=instances, seeds_per_set=seeds,
                            epsilons=list(FIG2B_EPS), model="central", calibration="tight")
     stats: dict[str, tuple[float, float]] = {}
