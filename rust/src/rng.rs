@@ -418,10 +418,37 @@ fn fast_path_portable(x_table: &[f64; 257], words: &[u64], out: &mut [f64]) -> u
     m
 }
 
+/// One exact standard normal from `rng` by the same 256-layer ziggurat as
+/// [`SimulationNormals`], one 64-bit word at a time: the sampler of the
+/// privacy noise (Gaussian, Wishart), which stays on its ChaCha stream.
+/// A third of the cost of `rand_distr`'s `StandardNormal` on ChaCha8
+/// (measured: ~2 ns per normal above the word's own ~2 ns, against ~6 ns),
+/// with the same law: the fast path accepts the ~99% of words whose
+/// abscissa falls inside its layer's inner box, the rest finish the exact
+/// tail and wedge tests.
+#[inline]
+pub fn standard_normal<R: RngCore + ?Sized>(rng: &mut R) -> f64 {
+    let zig = &*ZIGGURAT;
+    let bits = rng.next_u64();
+    let i = (bits & 0xff) as usize;
+    let x = symmetric01(bits) * zig.x[i];
+    if x.abs() < zig.x[i + 1] {
+        x
+    } else {
+        slow_normal(zig, rng, i, x)
+    }
+}
+
+/// A uniform in (0, 1) from one word of `rng` (never 0 or 1).
+#[inline]
+pub fn open_unit<R: RngCore + ?Sized>(rng: &mut R) -> f64 {
+    open01(rng.next_u64())
+}
+
 /// Finishes a ziggurat draw whose fast path failed: `x` was uniform on layer
 /// `i`'s width (with a random sign) but outside its inner box.
 #[cold]
-fn slow_normal(zig: &Ziggurat, rng: &mut SimulationRng, mut i: usize, mut x: f64) -> f64 {
+fn slow_normal<R: RngCore + ?Sized>(zig: &Ziggurat, rng: &mut R, mut i: usize, mut x: f64) -> f64 {
     loop {
         if i == 0 {
             // The tail beyond R (Marsaglia 1964): R + E1 / R conditioned on
@@ -569,6 +596,21 @@ mod tests {
                 break;
             }
         }
+        assert_standard_normal(&z);
+    }
+
+    #[test]
+    fn scalar_ziggurat_on_chacha_is_standard_normal() {
+        let mut rng = SeedSequence::from_seed(12).stream("noise/test");
+        let z: Vec<f64> = (0..200_000).map(|_| standard_normal(&mut rng)).collect();
+        assert_standard_normal(&z);
+    }
+
+    /// Moments, Kolmogorov–Smirnov, tail counts and lag correlations of an
+    /// i.i.d. N(0, 1) sample, each at a bound that fails with probability
+    /// about 1e-3 or less.
+    fn assert_standard_normal(z: &[f64]) {
+        let n = z.len();
         let nf = n as f64;
         let mean = z.iter().sum::<f64>() / nf;
         let m2 = z.iter().map(|v| v * v).sum::<f64>() / nf;
@@ -578,7 +620,7 @@ mod tests {
         assert!((m2 - 1.0).abs() < 5.0 * 2f64.sqrt() / nf.sqrt(), "second moment {m2}");
         assert!((m4 - 3.0).abs() < 5.0 * 96f64.sqrt() / nf.sqrt(), "fourth moment {m4}");
         // Kolmogorov–Smirnov: sqrt(n) D > 1.95 has probability 0.001.
-        let mut sorted = z.clone();
+        let mut sorted = z.to_vec();
         sorted.sort_by(f64::total_cmp);
         let d = sorted
             .iter()

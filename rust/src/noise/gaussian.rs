@@ -2,14 +2,16 @@
 //! Shariff–Sheffet §4.2.
 
 use rand::Rng;
-use rand_distr::StandardNormal;
 
-/// One N(0, `sigma`^2) draw (Ziggurat sampler of `rand_distr`: a table
-/// lookup and one 64-bit draw in ~99% of calls, which matters because
-/// Gaussian draws dominate simulation cost).
+use crate::rng::standard_normal;
+
+/// One N(0, `sigma`^2) draw (the 256-layer ziggurat of Marsaglia & Tsang
+/// 2000, [`standard_normal`]: a table lookup and one 64-bit draw in ~99%
+/// of calls, which matters because noise draws are a large part of a
+/// private learner's round).
 #[inline]
 pub fn gaussian<R: Rng + ?Sized>(rng: &mut R, sigma: f64) -> f64 {
-    sigma * rng.sample::<f64, _>(StandardNormal)
+    sigma * standard_normal(rng)
 }
 
 /// Fills `out` with i.i.d. N(0, `sigma`^2).

@@ -6,7 +6,9 @@
 //! Shariff–Sheffet §4.1, where summing k outer products would cost O(k p^2).
 
 use rand::Rng;
-use rand_distr::{ChiSquared, Distribution, StandardNormal};
+use rand_distr::{ChiSquared, Distribution};
+
+use crate::rng::{open_unit, standard_normal};
 
 use crate::error::{check_finite, check_positive, Error, Result};
 use crate::linalg::cholesky;
@@ -17,8 +19,8 @@ pub struct WishartSampler {
     p: usize,
     /// Lower Cholesky factor of S, row-major p x p.
     chol: Vec<f64>,
-    /// chi^2 with k - i degrees of freedom, for each diagonal entry i.
-    chi2: Vec<ChiSquared<f64>>,
+    /// Degrees of freedom k.
+    df: f64,
 }
 
 impl WishartSampler {
@@ -61,13 +63,7 @@ impl WishartSampler {
             }
             other => other,
         })?;
-        let chi2 = (0..p)
-            .map(|i| {
-                ChiSquared::new(df - i as f64)
-                    .map_err(|e| Error::invalid("df", format!("chi-square with {} dof: {e}", df - i as f64)))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        Ok(WishartSampler { p, chol, chi2 })
+Ok(WishartSampler { p, chol, df })
     }
 
     /// Side of the sampled matrices.
@@ -79,14 +75,8 @@ impl WishartSampler {
     pub fn sample_into<R: Rng + ?Sized>(&self, rng: &mut R, out: &mut [f64]) {
         let p = self.p;
         assert_eq!(out.len(), p * p, "buffer must hold a p x p matrix");
-        // A (lower triangular, Bartlett).
         let mut a = vec![0.0; p * p];
-        for i in 0..p {
-            a[i * p + i] = self.chi2[i].sample(rng).sqrt();
-            for j in 0..i {
-                a[i * p + j] = rng.sample::<f64, _>(StandardNormal);
-            }
-        }
+        bartlett_factor(rng, self.df, p, &mut a);
         // B = L A (both lower triangular, so B is lower triangular).
         let l = &self.chol;
         let mut b = vec![0.0; p * p];
@@ -119,19 +109,61 @@ impl WishartSampler {
 /// draws a fresh node every round. `df` must exceed p - 1.
 pub fn fill_isotropic_wishart<R: Rng + ?Sized>(rng: &mut R, scale: f64, df: f64, p: usize, out: &mut [f64]) {
     assert_eq!(out.len(), p * p, "buffer must hold a p x p matrix");
-    let mut a = vec![0.0; p * p];
-    for i in 0..p {
-        let chi2 = ChiSquared::new(df - i as f64).expect("df validated > p - 1");
-        a[i * p + i] = chi2.sample(rng).sqrt();
-        for j in 0..i {
-            a[i * p + j] = rng.sample::<f64, _>(StandardNormal);
-        }
-    }
+    // On the stack up to p = 8 (a tree draws one or two of these a round).
+    let (mut small, mut large) = ([0.0; 64], Vec::new());
+    let a = if p * p <= small.len() {
+        &mut small[..p * p]
+    } else {
+        large.resize(p * p, 0.0);
+        &mut large[..]
+    };
+    bartlett_factor(rng, df, p, a);
     for i in 0..p {
         for j in 0..=i {
             let s: f64 = (0..=j).map(|k| a[i * p + k] * a[j * p + k]).sum::<f64>() * scale;
             out[i * p + j] = s;
             out[j * p + i] = s;
+        }
+    }
+}
+
+/// The Bartlett factor of W_p(I, `df`) into the lower triangle of the
+/// row-major `p x p` buffer `a`: A_ii = sqrt(chi^2_{df-i}), A_ij ~ N(0, 1)
+/// for j < i (entries above the diagonal are left as they are).
+fn bartlett_factor<R: Rng + ?Sized>(rng: &mut R, df: f64, p: usize, a: &mut [f64]) {
+    for i in 0..p {
+        a[i * p + i] = chi_square(rng, df - i as f64).sqrt();
+        for j in 0..i {
+            a[i * p + j] = standard_normal(rng);
+        }
+    }
+}
+
+/// One chi^2_k draw, k > 0: 2 Gamma(k / 2), by Marsaglia & Tsang's method
+/// ("A simple method for generating gamma variables", ACM TOMS 26(3),
+/// 2000) for shape k / 2 >= 1 (every diagonal entry of the privacy
+/// mechanisms' draws, whose k is in the thousands or more); `rand_distr`'s
+/// sampler below that. Marsaglia–Tsang with its squeeze is exact: a
+/// proposal d v, v = (1 + c x)^3 with x ~ N(0, 1), is accepted with
+/// probability proportional to the Gamma density over the proposal's.
+fn chi_square<R: Rng + ?Sized>(rng: &mut R, k: f64) -> f64 {
+    let shape = 0.5 * k;
+    if shape < 1.0 {
+        return ChiSquared::new(k).expect("df validated > p - 1").sample(rng);
+    }
+    let d = shape - 1.0 / 3.0;
+    let c = 1.0 / (9.0 * d).sqrt();
+    loop {
+        let x = standard_normal(rng);
+        let root = 1.0 + c * x;
+        if root <= 0.0 {
+            continue;
+        }
+        let v = root * root * root;
+        let u = open_unit(rng);
+        let x2 = x * x;
+        if u < 1.0 - 0.0331 * x2 * x2 || u.ln() < 0.5 * x2 + d * (1.0 - v + v.ln()) {
+            return 2.0 * d * v;
         }
     }
 }
@@ -189,6 +221,33 @@ mod tests {
                 let mean = sum[i * p + j] / f64::from(n);
                 assert!((mean - k * s_ij).abs() < 5.0 * (var / f64::from(n)).sqrt(), "({i},{j}) {mean}");
             }
+        }
+    }
+
+    #[test]
+    fn chi_square_has_the_chi_square_moments() {
+        // Both branches (shape k/2 below 1: rand_distr; from 1: Marsaglia–
+        // Tsang), the boundary, and the huge k of the papers' node noise.
+        for (k, seed) in [(1.2, 1u64), (2.0, 2), (5.5, 3), (57.3, 4), (3.0e6, 5)] {
+            let mut rng = SeedSequence::from_seed(seed).stream("test/chi2");
+            let n = 100_000;
+            let draws: Vec<f64> = (0..n).map(|_| chi_square(&mut rng, k)).collect();
+            let nf = f64::from(n);
+            let mean = draws.iter().sum::<f64>() / nf;
+            let var = draws.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (nf - 1.0);
+            // E = k, Var = 2k; the sample variance's sd is
+            // sqrt((mu_4 - sigma^4) / n), mu_4 = 12 k (k + 4). 5 sd bounds.
+            assert!((mean - k).abs() < 5.0 * (2.0 * k / nf).sqrt(), "k {k}: mean {mean}");
+            let var_sd = ((12.0 * k * (k + 4.0) - 4.0 * k * k) / nf).sqrt();
+            assert!((var - 2.0 * k).abs() < 5.0 * var_sd, "k {k}: variance {var}");
+            // Third central moment 8k (the skew Marsaglia–Tsang must keep).
+            // Its estimate's asymptotic variance is (mu_6 - mu_3^2 - 6 mu_4
+            // mu_2 + 9 mu_2^3) / n; with chi^2_k's cumulants 2^(j-1) (j-1)! k
+            // that is (48 k^3 + 1440 k^2 + 3840 k) / n.
+            let m3 = draws.iter().map(|x| (x - mean).powi(3)).sum::<f64>() / nf;
+            let m3_sd = ((48.0 * k * k * k + 1440.0 * k * k + 3840.0 * k) / nf).sqrt();
+            assert!((m3 - 8.0 * k).abs() < 5.0 * m3_sd, "k {k}: third moment {m3}");
+            assert!(draws.iter().all(|&x| x > 0.0 && x.is_finite()));
         }
     }
 
