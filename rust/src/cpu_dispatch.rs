@@ -20,6 +20,7 @@
 
 use std::sync::OnceLock;
 
+use crate::env::ShariffSheffetEnv;
 use crate::policy::ucb_scores::{ucb_scores_with, InverseForm, Separate, BASELINE_BLOCK};
 use crate::rng::SimulationNormals;
 
@@ -81,6 +82,31 @@ pub fn refill_normals(normals: &mut SimulationNormals) {
     normals.refill_with_this_build();
 }
 
+/// Steps the interleaved Xoshiro256++ lanes (see [`crate::rng::step_lanes`]);
+/// the same words in both builds.
+pub fn lane_words(lanes: &mut [[u64; 4]; 4], words: &mut [u64; crate::rng::NORMAL_BLOCK]) {
+    #[cfg(target_arch = "x86_64")]
+    if kernel_build() == KernelBuild::Avx2Fma {
+        // SAFETY: as in `ucb_scores`: both features were detected.
+        unsafe { avx2_fma::lane_words(lanes, words) };
+        return;
+    }
+    crate::rng::step_lanes(lanes, words);
+}
+
+/// One decision set of the Shariff–Sheffet generator for a compile-time
+/// `D` (0: any d); see [`ShariffSheffetEnv`]. The same values in both
+/// builds (no fused arithmetic).
+pub fn fill_shariff_sheffet_set<const D: usize>(env: &mut ShariffSheffetEnv, best: usize, features: &mut [f64]) {
+    #[cfg(target_arch = "x86_64")]
+    if kernel_build() == KernelBuild::Avx2Fma {
+        // SAFETY: as in `ucb_scores`: both features were detected.
+        unsafe { avx2_fma::fill_shariff_sheffet_set::<D>(env, best, features) };
+        return;
+    }
+    env.fill_set_with_this_build::<D>(best, features);
+}
+
 /// The kernels compiled for AVX2 + FMA. Everything they call is
 /// `#[inline(always)]`, so the whole kernel is generated with the features.
 #[cfg(target_arch = "x86_64")]
@@ -101,7 +127,16 @@ mod avx2_fma {
     /// AVX2 has no 64-bit rotate). Same words, same order as
     /// `SimulationNormals::next_words`.
     #[target_feature(enable = "avx2,fma")]
-    fn lane_words(lanes: &mut [[u64; 4]; 4], words: &mut [u64; crate::rng::NORMAL_BLOCK]) {
+    pub(super) fn fill_shariff_sheffet_set<const D: usize>(
+        env: &mut crate::env::ShariffSheffetEnv,
+        best: usize,
+        features: &mut [f64],
+    ) {
+        env.fill_set_with_this_build::<D>(best, features);
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn lane_words(lanes: &mut [[u64; 4]; 4], words: &mut [u64; crate::rng::NORMAL_BLOCK]) {
         use std::arch::x86_64::{
             __m256i, _mm256_add_epi64, _mm256_or_si256, _mm256_slli_epi64, _mm256_srli_epi64, _mm256_xor_si256,
         };

@@ -29,6 +29,12 @@
 //! 256-layer ziggurat (Marsaglia & Tsang 2000) that turns a block of
 //! [`NORMAL_BLOCK`] raw words into as many exact standard normals at once,
 //! instead of one generator call and one sampler call per normal.
+//! [`SimulationUniforms`] gives uniforms from the same kind of lanes, for
+//! environments' rejection samplers.
+//!
+//! Privacy noise draws its Gaussians with [`standard_normal`]: the same
+//! ziggurat, one ChaCha8 word at a time (no block, so no drawn-ahead noise
+//! in the serialized state).
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -114,6 +120,12 @@ impl SeedSequence {
     /// (environments only; see [`SimulationNormals`]).
     pub fn simulation_normals(&self, name: &str) -> SimulationNormals {
         SimulationNormals::from_key(self.child_key(name, 0))
+    }
+
+    /// The stream `name` as a block generator of uniforms on (0, 1)
+    /// (environments only; see [`SimulationUniforms`]).
+    pub fn simulation_uniforms(&self, name: &str) -> SimulationUniforms {
+        SimulationUniforms::from_key(self.child_key(name, 0))
     }
 
     /// A child root: everything derived from it is independent of the
@@ -246,22 +258,7 @@ impl SimulationNormals {
     /// The generator keyed by `key` (see [`SeedSequence::simulation_normals`]).
     pub fn from_key(key: [u8; 32]) -> Self {
         let scalar = SimulationRng::from_seed(key);
-        let mut state = [0u64; 4];
-        for (w, chunk) in state.iter_mut().zip(key.chunks_exact(8)) {
-            *w = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
-        }
-        if state == [0; 4] {
-            // The all-zero state is a fixed point of xoshiro.
-            state = [0x9E37_79B9_7F4A_7C15, 1, 2, 3];
-        }
-        let mut lanes = [[0u64; LANES]; 4];
-        for l in 0..LANES {
-            xoshiro_jump(&mut state);
-            for (word, &v) in lanes.iter_mut().zip(&state) {
-                word[l] = v;
-            }
-        }
-        SimulationNormals { lanes, scalar, block: vec![0.0; NORMAL_BLOCK], next: NORMAL_BLOCK }
+        SimulationNormals { lanes: jumped_lanes(key), scalar, block: vec![0.0; NORMAL_BLOCK], next: NORMAL_BLOCK }
     }
 
     /// The scalar generator (the owner's uniform draws come from here).
@@ -298,41 +295,10 @@ impl SimulationNormals {
     }
 
     /// The lanes' next `NORMAL_BLOCK` words, lane-interleaved.
-    // One loop per operation over the lanes: the shape the vectoriser wants.
-    // inline(always): generated inside `cpu_dispatch`'s AVX2 build.
-    #[allow(clippy::needless_range_loop, clippy::inline_always)]
+    #[allow(clippy::inline_always)]
     #[inline(always)]
     fn next_words(&mut self, words: &mut [u64; NORMAL_BLOCK]) {
-        // Local copies keep the state in registers for the whole block.
-        let [mut s0, mut s1, mut s2, mut s3] = self.lanes;
-        for chunk in words.chunks_exact_mut(LANES) {
-            for l in 0..LANES {
-                chunk[l] = s0[l].wrapping_add(s3[l]).rotate_left(23).wrapping_add(s0[l]);
-            }
-            let mut t = [0u64; LANES];
-            for l in 0..LANES {
-                t[l] = s1[l] << 17;
-            }
-            for l in 0..LANES {
-                s2[l] ^= s0[l];
-            }
-            for l in 0..LANES {
-                s3[l] ^= s1[l];
-            }
-            for l in 0..LANES {
-                s1[l] ^= s2[l];
-            }
-            for l in 0..LANES {
-                s0[l] ^= s3[l];
-            }
-            for l in 0..LANES {
-                s2[l] ^= t[l];
-            }
-            for l in 0..LANES {
-                s3[l] = s3[l].rotate_left(45);
-            }
-        }
-        self.lanes = [s0, s1, s2, s3];
+        step_lanes(&mut self.lanes, words);
     }
 
     /// The next `n` (at most [`NORMAL_BLOCK`]) standard normals, in place.
@@ -400,6 +366,113 @@ impl SimulationNormals {
     /// The lane states, word-major (`lanes[j][l]`: word j of lane l).
     pub(crate) fn lanes_mut(&mut self) -> &mut [[u64; LANES]; 4] {
         &mut self.lanes
+    }
+}
+
+/// Steps the four interleaved Xoshiro256++ lanes (`lanes[j][l]`: state
+/// word j of lane l) through `words.len() / LANES` steps, writing their
+/// outputs lane-interleaved. The portable build; `cpu_dispatch` has the
+/// AVX2 one, which yields the same words.
+// One loop per operation over the lanes: the shape the vectoriser wants.
+// inline(always): generated inside `cpu_dispatch`'s AVX2 build too.
+#[allow(clippy::needless_range_loop, clippy::inline_always)]
+#[inline(always)]
+pub(crate) fn step_lanes(lanes: &mut [[u64; LANES]; 4], words: &mut [u64; NORMAL_BLOCK]) {
+    // Local copies keep the state in registers for the whole block.
+    let [mut s0, mut s1, mut s2, mut s3] = *lanes;
+    for chunk in words.chunks_exact_mut(LANES) {
+        for l in 0..LANES {
+            chunk[l] = s0[l].wrapping_add(s3[l]).rotate_left(23).wrapping_add(s0[l]);
+        }
+        let mut t = [0u64; LANES];
+        for l in 0..LANES {
+            t[l] = s1[l] << 17;
+        }
+        for l in 0..LANES {
+            s2[l] ^= s0[l];
+        }
+        for l in 0..LANES {
+            s3[l] ^= s1[l];
+        }
+        for l in 0..LANES {
+            s1[l] ^= s2[l];
+        }
+        for l in 0..LANES {
+            s0[l] ^= s3[l];
+        }
+        for l in 0..LANES {
+            s2[l] ^= t[l];
+        }
+        for l in 0..LANES {
+            s3[l] = s3[l].rotate_left(45);
+        }
+    }
+    *lanes = [s0, s1, s2, s3];
+}
+
+/// Four Xoshiro256++ lanes from a stream key, lane l at 2^128 (l + 1)
+/// steps from the key's own state (which stays the scalar stream's), so
+/// no lane overlaps another or the scalar stream.
+fn jumped_lanes(key: [u8; 32]) -> [[u64; LANES]; 4] {
+    let mut state = [0u64; 4];
+    for (w, chunk) in state.iter_mut().zip(key.chunks_exact(8)) {
+        *w = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+    }
+    if state == [0; 4] {
+        // The all-zero state is a fixed point of xoshiro.
+        state = [0x9E37_79B9_7F4A_7C15, 1, 2, 3];
+    }
+    let mut lanes = [[0u64; LANES]; 4];
+    for l in 0..LANES {
+        xoshiro_jump(&mut state);
+        for (word, &v) in lanes.iter_mut().zip(&state) {
+            word[l] = v;
+        }
+    }
+    lanes
+}
+
+/// Uniforms on (0, 1) for simulated environments, a block at a time, from
+/// the same four interleaved lanes as [`SimulationNormals`] (53-bit
+/// resolution, never 0 or 1). One scalar generator's next word waits for
+/// the previous one's state update; the lanes' words come four to an
+/// instruction, which is what a rejection sampler that spends two
+/// uniforms per proposal needs. Never for privacy noise.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SimulationUniforms {
+    lanes: [[u64; LANES]; 4],
+    block: Vec<f64>,
+    next: usize,
+}
+
+impl SimulationUniforms {
+    /// The generator keyed by `key` (see [`SeedSequence::simulation_uniforms`]).
+    pub fn from_key(key: [u8; 32]) -> Self {
+        SimulationUniforms { lanes: jumped_lanes(key), block: vec![0.0; NORMAL_BLOCK], next: NORMAL_BLOCK }
+    }
+
+    /// Checks the invariants of a deserialized generator.
+    pub fn is_consistent(&self) -> bool {
+        self.block.len() == NORMAL_BLOCK && self.next <= NORMAL_BLOCK
+    }
+
+    /// The next `n` (at most [`NORMAL_BLOCK`]) uniforms; as
+    /// [`SimulationNormals::take`], a block's remainder shorter than `n`
+    /// is skipped.
+    #[inline]
+    pub fn take(&mut self, n: usize) -> &[f64] {
+        assert!(n <= NORMAL_BLOCK, "at most NORMAL_BLOCK uniforms at a time");
+        if NORMAL_BLOCK - self.next < n {
+            let mut words = [0u64; NORMAL_BLOCK];
+            crate::cpu_dispatch::lane_words(&mut self.lanes, &mut words);
+            for (u, &w) in self.block.iter_mut().zip(&words) {
+                *u = open01(w);
+            }
+            self.next = 0;
+        }
+        let start = self.next;
+        self.next += n;
+        &self.block[start..start + n]
     }
 }
 
@@ -644,6 +717,50 @@ mod tests {
         for lag in [1usize, 3, 4, 5] {
             let c = z.iter().zip(&z[lag..]).map(|(a, b)| a * b).sum::<f64>() / (nf - lag as f64);
             assert!(c.abs() < 5.0 / nf.sqrt(), "lag {lag} correlation {c}");
+        }
+    }
+
+    #[test]
+    fn block_uniforms_are_uniform_and_restore_exactly() {
+        let mut g = SeedSequence::from_seed(13).simulation_uniforms("environment/test");
+        let n = 100_000;
+        let mut u = Vec::with_capacity(n);
+        // Uneven takes skip block remainders; values stay i.i.d.
+        for piece in [1usize, 32, 7, 200].iter().cycle() {
+            if u.len() >= n {
+                break;
+            }
+            u.extend_from_slice(g.take(*piece));
+        }
+        u.truncate(n);
+        assert!(u.iter().all(|&v| v > 0.0 && v < 1.0));
+        let nf = n as f64;
+        let mut sorted = u.clone();
+        sorted.sort_by(f64::total_cmp);
+        let d = sorted
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| (v - i as f64 / nf).abs().max(((i + 1) as f64 / nf - v).abs()))
+            .fold(0.0, f64::max);
+        assert!(d * nf.sqrt() < 1.95, "KS statistic {}", d * nf.sqrt());
+        // Pairs (as the rejection samplers use them) are uncorrelated: 5 se, sd(U) = 1/sqrt(12).
+        let c = u.chunks_exact(2).map(|p| (p[0] - 0.5) * (p[1] - 0.5)).sum::<f64>() / (nf / 2.0);
+        assert!(c.abs() < 5.0 / 12.0 / (nf / 2.0).sqrt(), "pair correlation {c}");
+        // A restored generator continues with the same values.
+        let mut back: SimulationUniforms = postcard::from_bytes(&postcard::to_stdvec(&g).unwrap()).unwrap();
+        assert!(back.is_consistent());
+        assert_eq!(g.take(50), back.take(50));
+    }
+
+    #[test]
+    fn dispatched_lane_words_equal_the_portable_ones() {
+        let key = SeedSequence::from_seed(3).child_key("environment/dots", 0);
+        let (mut a, mut b) = (jumped_lanes(key), jumped_lanes(key));
+        let (mut wa, mut wb) = ([0u64; NORMAL_BLOCK], [0u64; NORMAL_BLOCK]);
+        for _ in 0..3 {
+            crate::cpu_dispatch::lane_words(&mut a, &mut wa);
+            step_lanes(&mut b, &mut wb);
+            assert_eq!(wa, wb);
         }
     }
 

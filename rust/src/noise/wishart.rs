@@ -63,7 +63,7 @@ impl WishartSampler {
             }
             other => other,
         })?;
-Ok(WishartSampler { p, chol, df })
+        Ok(WishartSampler { p, chol, df })
     }
 
     /// Side of the sampled matrices.
@@ -132,10 +132,14 @@ pub fn fill_isotropic_wishart<R: Rng + ?Sized>(rng: &mut R, scale: f64, df: f64,
 /// for j < i (entries above the diagonal are left as they are).
 fn bartlett_factor<R: Rng + ?Sized>(rng: &mut R, df: f64, p: usize, a: &mut [f64]) {
     for i in 0..p {
-        a[i * p + i] = chi_square(rng, df - i as f64).sqrt();
+        a[i * p + i] = chi_square(rng, df - i as f64);
         for j in 0..i {
             a[i * p + j] = standard_normal(rng);
         }
+    }
+    // The square roots after the draws, off the draws' dependency chain.
+    for i in 0..p {
+        a[i * p + i] = a[i * p + i].sqrt();
     }
 }
 
