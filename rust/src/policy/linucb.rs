@@ -349,7 +349,7 @@ impl LinUcb {
                 let chol = self.work.chol.as_ref().expect("estimates computed");
                 if d <= FIXED_MAX_D {
                     // Small d: F = L^-1 (d^3/6 flops) feeds the unrolled kernels.
-                    lower_inverse(chol.lower(), d, &mut self.work.factor_inv);
+                    lower_inverse(chol.lower(), chol.inv_diag(), d, &mut self.work.factor_inv);
                     InverseForm::LowerFactor(&self.work.factor_inv)
                 } else {
                     // Larger d: one blocked forward substitution over all actions.

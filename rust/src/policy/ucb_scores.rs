@@ -341,11 +341,32 @@ fn symmetric_tile<M: MulAdd, const B: usize>(v: &[f64], tile: &[[f64; B]], d: us
     acc
 }
 
-/// F = L^{-1} for a row-major lower-triangular `l` (n x n), into `out`.
-pub fn lower_inverse(l: &[f64], n: usize, out: &mut [f64]) {
+/// F = L^{-1} for a row-major lower-triangular `l` (n x n) whose diagonal
+/// reciprocals are `inv_diag`, into `out`. Runs every round of a private
+/// LinUCB, so small n get straight-line code.
+pub fn lower_inverse(l: &[f64], inv_diag: &[f64], n: usize, out: &mut [f64]) {
+    macro_rules! fixed {
+        ($($n:literal)*) => {
+            match n {
+                $($n => return lower_inverse_with::<$n>(l, inv_diag, out),)*
+                _ => {}
+            }
+        };
+    }
+    fixed!(2 3 4 5 6 7 8);
+    lower_inverse_with::<0>(l, inv_diag, out);
+}
+
+/// The body of [`lower_inverse`]; `N` is n when known at compile time, 0
+/// otherwise.
+#[allow(clippy::inline_always)]
+#[inline(always)]
+fn lower_inverse_with<const N: usize>(l: &[f64], inv_diag: &[f64], out: &mut [f64]) {
+    let n = if N == 0 { inv_diag.len() } else { N };
+    assert!(l.len() == n * n && out.len() == n * n && inv_diag.len() == n, "n x n factor");
     out.fill(0.0);
     for i in 0..n {
-        let inv = 1.0 / l[i * n + i];
+        let inv = inv_diag[i];
         out[i * n + i] = inv;
         for j in 0..i {
             let mut s = 0.0;
@@ -383,7 +404,7 @@ mod tests {
             let chol = crate::linalg::Cholesky::factor(&v, d).unwrap();
             let vinv = chol.inverse();
             let mut f = vec![0.0; d * d];
-            lower_inverse(chol.lower(), d, &mut f);
+            lower_inverse(chol.lower(), chol.inv_diag(), d, &mut f);
             let theta: Vec<f64> = (0..d).map(|i| i as f64 * 0.1 - 0.2).collect();
             // Odd K, K below, at and above multiples of the block size.
             for k in [1usize, 7, 8, 9, 25, 33] {
