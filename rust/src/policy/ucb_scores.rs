@@ -96,6 +96,9 @@ pub(crate) fn ucb_scores_with<M: MulAdd, const B: usize>(
     }
 }
 
+/// Actions scored together by the fixed-d lower-factor kernel.
+const ACTION_LANES: usize = 4;
+
 /// Fills out[..k] with ||x_i||^2_{V^-1} and out[k..2k] with <theta, x_i>.
 #[inline(always)]
 fn widths_fixed<M: MulAdd, const D: usize>(inverse: InverseForm<'_>, theta: &[f64], features: &[f64], out: &mut [f64]) {
@@ -105,7 +108,41 @@ fn widths_fixed<M: MulAdd, const D: usize>(inverse: InverseForm<'_>, theta: &[f6
     match inverse {
         InverseForm::LowerFactor(f) => {
             let f: &[f64] = &f[..D * D];
-            for ((x, qi), mi) in features.chunks_exact(D).zip(q.iter_mut()).zip(m.iter_mut()) {
+            // ACTION_LANES actions at a time, transposed so that each step
+            // is one vector operation over the actions (one action at a
+            // time, the chains of dependent multiply-adds set the pace).
+            // Each lane does the same operations in the same order as the
+            // one-action loop below, so the scores are the same bits.
+            let full = k - k % ACTION_LANES;
+            for ((xs, qo), mo) in features[..full * D]
+                .chunks_exact(ACTION_LANES * D)
+                .zip(q[..full].chunks_exact_mut(ACTION_LANES))
+                .zip(m[..full].chunks_exact_mut(ACTION_LANES))
+            {
+                let mut xt = [[0.0; ACTION_LANES]; D];
+                for (l, x) in xs.chunks_exact(D).enumerate() {
+                    for c in 0..D {
+                        xt[c][l] = x[c];
+                    }
+                }
+                let (mut s, mut mean) = ([0.0; ACTION_LANES], [0.0; ACTION_LANES]);
+                for r in 0..D {
+                    let mut y = [0.0; ACTION_LANES];
+                    for c in 0..=r {
+                        let fv = f[r * D + c];
+                        for l in 0..ACTION_LANES {
+                            y[l] = M::mul_add(fv, xt[c][l], y[l]);
+                        }
+                    }
+                    for l in 0..ACTION_LANES {
+                        s[l] = M::mul_add(y[l], y[l], s[l]);
+                        mean[l] = M::mul_add(theta[r], xt[r][l], mean[l]);
+                    }
+                }
+                qo.copy_from_slice(&s);
+                mo.copy_from_slice(&mean);
+            }
+            for ((x, qi), mi) in features[full * D..].chunks_exact(D).zip(&mut q[full..]).zip(&mut m[full..]) {
                 let x: &[f64; D] = x.try_into().expect("row of d features");
                 let mut s = 0.0;
                 let mut mean = 0.0;
@@ -387,6 +424,23 @@ mod tests {
         let q: f64 = (0..d).map(|r| x[r] * (0..d).map(|c| vinv[r * d + c] * x[c]).sum::<f64>()).sum();
         let m: f64 = theta.iter().zip(x).map(|(a, b)| a * b).sum();
         (m + beta * q.sqrt(), m.abs() + beta * q.sqrt())
+    }
+
+    #[test]
+    fn action_lanes_score_the_same_bits_as_one_action_at_a_time() {
+        let d = 5;
+        let f: Vec<f64> = (0..d * d).map(|i| if i % (d + 1) == 0 { 0.7 } else { ((i * 5) % 7) as f64 / 9.0 }).collect();
+        let theta: Vec<f64> = (0..d).map(|i| 0.2 * i as f64 - 0.3).collect();
+        let k = 2 * ACTION_LANES + 3;
+        let feats: Vec<f64> = (0..k * d).map(|i| ((i * 13 + 5) % 19) as f64 / 19.0 - 0.5).collect();
+        let mut together = vec![0.0; 2 * k];
+        widths_fixed::<Separate, 5>(InverseForm::LowerFactor(&f), &theta, &feats, &mut together);
+        for i in 0..k {
+            let mut alone = [0.0; 2];
+            widths_fixed::<Separate, 5>(InverseForm::LowerFactor(&f), &theta, &feats[i * d..(i + 1) * d], &mut alone);
+            assert_eq!(alone[0].to_bits(), together[i].to_bits(), "action {i}");
+            assert_eq!(alone[1].to_bits(), together[k + i].to_bits(), "action {i}");
+        }
     }
 
     #[test]
