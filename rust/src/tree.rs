@@ -346,12 +346,15 @@ impl TreeCounter {
                 format!("expected {} entries (shape {:?}), got {}", self.dim, self.shape, value.len()),
             ));
         }
-        check_finite("value", value)?;
         // Bug fix (hostile-input fuzzing): two values of -1e308 summed to
         // -inf, and every later release was infinite. With |entries| <=
         // MAX_VALUE, sums of up to 2^64 of them plus noise (scales <=
-        // noise::MAX_NOISE_SCALE) stay finite.
-        if let Some(v) = value.iter().find(|v| v.abs() > MAX_VALUE) {
+        // noise::MAX_NOISE_SCALE) stay finite. One branch-free pass (NaN
+        // fails the comparison too); the errors are told apart only when
+        // it fails.
+        if !value.iter().fold(true, |ok, v| ok & (v.abs() <= MAX_VALUE)) {
+            check_finite("value", value)?;
+            let v = value.iter().find(|v| v.abs() > MAX_VALUE).expect("an entry failed the bound");
             return Err(Error::invalid("value", format!("entries must have magnitude <= {MAX_VALUE:e}, got {v:e}")));
         }
         if self.t >= self.horizon {
@@ -388,9 +391,12 @@ impl TreeCounter {
         // over all popcount(t) live nodes. Every 2^INCREMENTAL_BELOW rounds
         // it is re-summed exactly, which bounds rounding drift.
         let incremental = level < INCREMENTAL_BELOW;
+        let padded = self.pad_to > 0;
         if incremental {
-            for (r, p) in self.release.iter_mut().zip(&self.padding) {
-                *r -= p;
+            if padded {
+                for (r, p) in self.release.iter_mut().zip(&self.padding) {
+                    *r -= p;
+                }
             }
             for j in 0..level {
                 for (r, v) in self.release.iter_mut().zip(&self.noisy[j * dim..(j + 1) * dim]) {
@@ -458,8 +464,14 @@ impl TreeCounter {
         }
         if incremental {
             let node = &self.noisy[level * dim..(level + 1) * dim];
-            for ((r, v), p) in self.release.iter_mut().zip(node).zip(&self.padding) {
-                *r += v + p;
+            if padded {
+                for ((r, v), p) in self.release.iter_mut().zip(node).zip(&self.padding) {
+                    *r += v + p;
+                }
+            } else {
+                for (r, v) in self.release.iter_mut().zip(node) {
+                    *r += v;
+                }
             }
         } else {
             self.recompute_release();
@@ -701,6 +713,21 @@ mod tests {
             let err = TreeCounter::new(&shape, 10, NoiseSpec::Zero, false, &seeds).unwrap_err();
             assert!(matches!(err, Error::InvalidArgument { name: "shape", .. }), "{err}");
         }
+    }
+
+    #[test]
+    fn out_of_range_values_are_refused_and_leave_the_counter_as_it_was() {
+        let mut c =
+            TreeCounter::new(&[3], 10, NoiseSpec::Gaussian { sigma: 1.0 }, false, &SeedSequence::from_seed(2)).unwrap();
+        c.add(&[1.0, 2.0, 3.0]).unwrap();
+        let release = c.release().to_vec();
+        for (bad, says) in [(f64::NAN, "not finite"), (f64::INFINITY, "not finite"), (-1e300, "magnitude")] {
+            let err = c.add(&[0.5, bad, 0.5]).unwrap_err().to_string();
+            assert!(err.contains(says) && err.contains("value"), "{err}");
+            assert_eq!(c.t(), 1);
+            assert_eq!(c.release(), &release[..]);
+        }
+        c.add(&[MAX_VALUE, -MAX_VALUE, 0.0]).unwrap();
     }
 
     #[test]
