@@ -16,7 +16,7 @@
 //! direction orthogonal to theta*. That is the same law as rejecting
 //! uniform points of the sphere outside the band (what earlier versions
 //! did), for about 20% fewer random draws at d = 5; a given seed therefore
-//! gives different sets than builds before 2026-11-23.
+//! gives different sets than builds before this change (commit 6e34d4f).
 
 use rand::Rng;
 use rand_distr::StandardNormal;
