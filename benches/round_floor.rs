@@ -47,7 +47,7 @@ fn learner_only(name: &str, statistics: StatisticsConfig, sets: &[DecisionSet]) 
             for _ in 0..BATCH {
                 let set = &sets[i % sets.len()];
                 let a = learner.select(set).unwrap();
-                learner.update(set, a, Feedback::Reward(if i % 3 == 0 { -1.0 } else { 1.0 })).unwrap();
+                learner.update(set, a, Feedback::Reward(if i.is_multiple_of(3) { -1.0 } else { 1.0 })).unwrap();
                 i += 1;
             }
             start.elapsed().as_secs_f64() / BATCH as f64 * 1e9
