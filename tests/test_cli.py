@@ -152,6 +152,21 @@ def test_the_figure_has_a_log_axis_and_an_explained_band(tmp_path: Path, monkeyp
     assert "mean ± sd over 2 seeds" in labels[-1]
     assert "horizon=400" in ax.get_title() and "epsilon=1.0" in ax.get_title() and "delta=0.1" in ax.get_title()
     assert saved["fig"].dpi >= 150
+    # Round labels stay short (full digits overlapped at the millions).
+    assert len(ax.get_xticks()) <= 8
+
+
+def test_round_labels_are_short() -> None:
+    from dpbandits.plot import round_label
+
+    assert [round_label(v) for v in (0, 400, 250_000, 2_500_000, 50_000_000, 1.25e9)] == [
+        "0",
+        "400",
+        "250k",
+        "2.5M",
+        "50M",
+        "1.25B",
+    ]
 
 
 def test_without_matplotlib_the_run_says_so_first_and_still_writes_numbers(tmp_path: Path, monkeypatch,

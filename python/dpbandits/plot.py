@@ -18,6 +18,14 @@ from dpbandits.sim import SimulationResult
 DPI = 150
 
 
+def round_label(v: float) -> str:
+    """A round count as a short axis label: 400, 250k, 2.5M, 1.2B."""
+    for scale, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if abs(v) >= scale:
+            return f"{v / scale:.3g}{suffix}"
+    return f"{v:.0f}"
+
+
 def regret_plot(results: Sequence[tuple[str, SimulationResult]], path: str | Path, title: str) -> Path:
     """Writes a PNG of mean cumulative pseudo-regret against rounds, one
     curve per labelled result, with a band of +- one standard deviation over
@@ -41,7 +49,10 @@ def regret_plot(results: Sequence[tuple[str, SimulationResult]], path: str | Pat
     seeds = n_seeds.pop() if len(n_seeds) == 1 else "N"
     ax.fill_between([], [], [], color="grey", alpha=0.2, label=f"band: mean ± sd over {seeds} seeds")
     ax.set_yscale("log")
-    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
+    # Short round labels ("2.5M", not "2,500,000"), at most 6 of them:
+    # full digits ran into each other at the millions of the paper's horizons.
+    ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(nbins=6))
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: round_label(v)))
     ax.set_xlabel("round t")
     ax.set_ylabel("cumulative pseudo-regret (log scale)")
     ax.set_title(title, fontsize=10)
