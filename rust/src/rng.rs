@@ -483,12 +483,23 @@ impl SimulationUniforms {
 fn fast_path_portable(x_table: &[f64; 257], words: &[u64], out: &mut [f64]) -> u64 {
     let mut m = 0u64;
     for (j, (z, &bits)) in out.iter_mut().zip(words).enumerate() {
-        let i = (bits & 0xff) as usize;
-        let x = symmetric01(bits) * x_table[i];
+        let (_, x, inside) = layer_candidate(x_table, bits);
         *z = x;
-        m |= u64::from(x.abs() >= x_table[i + 1]) << j;
+        m |= u64::from(!inside) << j;
     }
     m
+}
+
+/// The ziggurat's proposal from one word: its low 8 bits pick layer i, its
+/// top 52 bits an abscissa x uniform on the layer's width with a random
+/// sign; `inside` when |x| falls in the layer's inner box, where x is
+/// accepted at once. Returns (i, x, inside).
+#[allow(clippy::inline_always)]
+#[inline(always)]
+fn layer_candidate(x_table: &[f64; 257], bits: u64) -> (usize, f64, bool) {
+    let i = (bits & 0xff) as usize;
+    let x = symmetric01(bits) * x_table[i];
+    (i, x, x.abs() < x_table[i + 1])
 }
 
 /// One exact standard normal from `rng` by the same 256-layer ziggurat as
@@ -502,10 +513,8 @@ fn fast_path_portable(x_table: &[f64; 257], words: &[u64], out: &mut [f64]) -> u
 #[inline]
 pub fn standard_normal<R: RngCore + ?Sized>(rng: &mut R) -> f64 {
     let zig = &*ZIGGURAT;
-    let bits = rng.next_u64();
-    let i = (bits & 0xff) as usize;
-    let x = symmetric01(bits) * zig.x[i];
-    if x.abs() < zig.x[i + 1] {
+    let (i, x, inside) = layer_candidate(&zig.x, rng.next_u64());
+    if inside {
         x
     } else {
         slow_normal(zig, rng, i, x)
@@ -541,10 +550,9 @@ fn slow_normal<R: RngCore + ?Sized>(zig: &Ziggurat, rng: &mut R, mut i: usize, m
             return x;
         }
         // Start over with a fresh word.
-        let bits = rng.next_u64();
-        i = (bits & 0xff) as usize;
-        x = symmetric01(bits) * zig.x[i];
-        if x.abs() < zig.x[i + 1] {
+        let inside;
+        (i, x, inside) = layer_candidate(&zig.x, rng.next_u64());
+        if inside {
             return x;
         }
     }

@@ -188,8 +188,8 @@ const GROUP: usize = 4;
 const PROPOSALS: usize = 16;
 
 /// Smallest squared norm of a direction's normals that is normalised
-/// (anything below is a null event, about 2^-52 per normal: its row is
-/// drawn again).
+/// (anything below is a null event, about 2^-52 per normal: the row's
+/// normals, or in the fixed-d path the whole set, are drawn again).
 const MIN_NORM2: f64 = 1e-200;
 
 impl ShariffSheffetEnv {
@@ -262,7 +262,7 @@ impl ShariffSheffetEnv {
             }
             // Null events are flagged, not branched on (a branch here, once
             // a group, cost more than the rest of the group's arithmetic);
-            // their rows are drawn again once the set is complete.
+            // a set with one is drawn again once complete.
             null |= norm2.iter().fold(0u8, |b, &v| b | u8::from(v < MIN_NORM2)) != 0;
             // sqrt(1 - t^2) / ||w||, as one vector division and square root.
             let mut factor = [0.0; GROUP];
@@ -285,9 +285,20 @@ impl ShariffSheffetEnv {
             first += GROUP;
         }
         if null {
-            self.redraw_null_rows(features);
+            self.redraw_set::<D>(best, features);
+            return;
         }
         self.means.copy_from_slice(&self.dots[..k]);
+    }
+
+    /// Draws the whole set again after a null event (some group's normals
+    /// all but zero, so its row was not normalised). Rejecting a null event
+    /// and drawing again leaves the law of the set unchanged; being flagged
+    /// per set, not per row, the fixed-d loop stores nothing per group.
+    #[cold]
+    #[inline(never)]
+    fn redraw_set<const D: usize>(&mut self, best: usize, features: &mut [f64]) {
+        self.fill_set_with_this_build::<D>(best, features);
     }
 
     /// Row `i` alone: t = dots[i] and a fresh direction (d - 1 normals,
@@ -307,20 +318,6 @@ impl ShariffSheffetEnv {
         for (c, x) in row.iter_mut().enumerate() {
             let wc = if c == 0 { 0.0 } else { w[c - 1] };
             *x = t * self.theta[c] + factor * (wc - proj * v[c]);
-        }
-    }
-
-    /// Redraws the rows whose normals were a null event (such a row is
-    /// t theta*, of norm |t| < 1, while every other row is a unit vector to
-    /// rounding). Rejecting a null event and drawing again leaves the law
-    /// of every row unchanged.
-    #[cold]
-    fn redraw_null_rows(&mut self, features: &mut [f64]) {
-        let d = self.d;
-        for (i, row) in features.chunks_exact_mut(d).enumerate() {
-            if (row.iter().map(|v| v * v).sum::<f64>() - 1.0).abs() > 1e-6 {
-                self.fill_row(i, row);
-            }
         }
     }
 
@@ -612,27 +609,27 @@ mod tests {
         }
     }
 
-    /// A row whose normals were a null event is drawn again: forced here by
-    /// overwriting a row with t theta* (what a null draw leaves).
+    /// A set with a null event is drawn again whole: forced here by
+    /// overwriting a row with t theta* (what a null draw leaves) and taking
+    /// the redraw path.
     #[test]
-    fn null_rows_are_redrawn() {
+    fn sets_with_a_null_row_are_redrawn() {
         let mut env =
             ShariffSheffetEnv::new(5, 6, 0.1, 0.75, RewardModel::PlusMinusOne, &SeedSequence::from_seed(8)).unwrap();
         let mut set = DecisionSet::default();
         env.next_round(1, &mut set).unwrap();
-        let before = set.features.clone();
+        let best = env.means().iter().position(|&m| m == 0.75).unwrap();
         let t = env.dots[2];
-        for (x, th) in set.features[10..15].iter_mut().zip(&env.theta) {
-            *x = t * th;
-        }
-        env.redraw_null_rows(&mut set.features);
-        let x = set.action(2);
-        assert!((x.iter().map(|v| v * v).sum::<f64>() - 1.0).abs() < 1e-12);
-        let dot: f64 = x.iter().zip(&env.theta).map(|(a, b)| a * b).sum();
-        assert!((dot - t).abs() < 1e-12);
-        // Every other row is left alone.
-        for i in (0..6).filter(|&i| i != 2) {
-            assert_eq!(set.action(i), &before[i * 5..(i + 1) * 5]);
+        let null_row: Vec<f64> = env.theta.iter().map(|th| t * th).collect();
+        set.features[10..15].copy_from_slice(&null_row);
+        env.redraw_set::<5>(best, &mut set.features);
+        assert_ne!(set.action(2), &null_row[..]);
+        for i in 0..6 {
+            let x = set.action(i);
+            assert!((x.iter().map(|v| v * v).sum::<f64>() - 1.0).abs() < 1e-12, "row {i}");
+            let dot: f64 = x.iter().zip(&env.theta).map(|(a, b)| a * b).sum();
+            assert!((dot - env.means()[i]).abs() < 1e-12, "row {i}");
+            assert_eq!(env.means()[i] == 0.75, i == best, "row {i}");
         }
     }
 

@@ -99,6 +99,40 @@ pub(crate) fn ucb_scores_with<M: MulAdd, const B: usize>(
 /// Actions scored together by the fixed-d lower-factor kernel.
 const ACTION_LANES: usize = 4;
 
+/// ||F x||^2 and <theta, x> of `ACTION_LANES` actions, transposed so that
+/// each step is one vector operation over the actions (one action at a
+/// time, the chains of dependent multiply-adds set the pace). Lanes are
+/// independent: an action's results are the same bits in any lane.
+#[allow(clippy::inline_always, clippy::needless_range_loop)]
+#[inline(always)]
+fn lower_factor_lanes<M: MulAdd, const D: usize>(
+    f: &[f64],
+    theta: &[f64; D],
+    actions: &[[f64; D]; ACTION_LANES],
+) -> ([f64; ACTION_LANES], [f64; ACTION_LANES]) {
+    let mut xt = [[0.0; ACTION_LANES]; D];
+    for (l, x) in actions.iter().enumerate() {
+        for c in 0..D {
+            xt[c][l] = x[c];
+        }
+    }
+    let (mut s, mut mean) = ([0.0; ACTION_LANES], [0.0; ACTION_LANES]);
+    for r in 0..D {
+        let mut y = [0.0; ACTION_LANES];
+        for c in 0..=r {
+            let fv = f[r * D + c];
+            for l in 0..ACTION_LANES {
+                y[l] = M::mul_add(fv, xt[c][l], y[l]);
+            }
+        }
+        for l in 0..ACTION_LANES {
+            s[l] = M::mul_add(y[l], y[l], s[l]);
+            mean[l] = M::mul_add(theta[r], xt[r][l], mean[l]);
+        }
+    }
+    (s, mean)
+}
+
 /// Fills out[..k] with ||x_i||^2_{V^-1} and out[k..2k] with <theta, x_i>.
 #[inline(always)]
 fn widths_fixed<M: MulAdd, const D: usize>(inverse: InverseForm<'_>, theta: &[f64], features: &[f64], out: &mut [f64]) {
@@ -108,54 +142,23 @@ fn widths_fixed<M: MulAdd, const D: usize>(inverse: InverseForm<'_>, theta: &[f6
     match inverse {
         InverseForm::LowerFactor(f) => {
             let f: &[f64] = &f[..D * D];
-            // ACTION_LANES actions at a time, transposed so that each step
-            // is one vector operation over the actions (one action at a
-            // time, the chains of dependent multiply-adds set the pace).
-            // Each lane does the same operations in the same order as the
-            // one-action loop below, so the scores are the same bits.
-            let full = k - k % ACTION_LANES;
-            for ((xs, qo), mo) in features[..full * D]
-                .chunks_exact(ACTION_LANES * D)
-                .zip(q[..full].chunks_exact_mut(ACTION_LANES))
-                .zip(m[..full].chunks_exact_mut(ACTION_LANES))
-            {
-                let mut xt = [[0.0; ACTION_LANES]; D];
-                for (l, x) in xs.chunks_exact(D).enumerate() {
-                    for c in 0..D {
-                        xt[c][l] = x[c];
-                    }
-                }
-                let (mut s, mut mean) = ([0.0; ACTION_LANES], [0.0; ACTION_LANES]);
-                for r in 0..D {
-                    let mut y = [0.0; ACTION_LANES];
-                    for c in 0..=r {
-                        let fv = f[r * D + c];
-                        for l in 0..ACTION_LANES {
-                            y[l] = M::mul_add(fv, xt[c][l], y[l]);
-                        }
-                    }
-                    for l in 0..ACTION_LANES {
-                        s[l] = M::mul_add(y[l], y[l], s[l]);
-                        mean[l] = M::mul_add(theta[r], xt[r][l], mean[l]);
-                    }
-                }
+            // ACTION_LANES actions at a time (see `lower_factor_lanes`); a
+            // last, partial group runs padded with zero actions.
+            let (rows, _) = features.as_chunks::<D>();
+            let groups = rows.chunks_exact(ACTION_LANES);
+            let rest = groups.remainder();
+            for ((g, qo), mo) in groups.zip(q.chunks_exact_mut(ACTION_LANES)).zip(m.chunks_exact_mut(ACTION_LANES)) {
+                let (s, mean) = lower_factor_lanes::<M, D>(f, theta, g.try_into().expect("a group of actions"));
                 qo.copy_from_slice(&s);
                 mo.copy_from_slice(&mean);
             }
-            for ((x, qi), mi) in features[full * D..].chunks_exact(D).zip(&mut q[full..]).zip(&mut m[full..]) {
-                let x: &[f64; D] = x.try_into().expect("row of d features");
-                let mut s = 0.0;
-                let mut mean = 0.0;
-                for r in 0..D {
-                    let mut y = 0.0;
-                    for c in 0..=r {
-                        y = M::mul_add(f[r * D + c], x[c], y);
-                    }
-                    s = M::mul_add(y, y, s);
-                    mean = M::mul_add(theta[r], x[r], mean);
-                }
-                *qi = s;
-                *mi = mean;
+            if !rest.is_empty() {
+                let mut padded = [[0.0; D]; ACTION_LANES];
+                padded[..rest.len()].copy_from_slice(rest);
+                let (s, mean) = lower_factor_lanes::<M, D>(f, theta, &padded);
+                let first = k - rest.len();
+                q[first..].copy_from_slice(&s[..rest.len()]);
+                m[first..].copy_from_slice(&mean[..rest.len()]);
             }
         }
         InverseForm::Cholesky { .. } => unreachable!("the Cholesky form always takes the blocked kernel"),
