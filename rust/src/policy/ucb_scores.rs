@@ -99,19 +99,21 @@ pub(crate) fn ucb_scores_with<M: MulAdd, const B: usize>(
 /// Actions scored together by the fixed-d lower-factor kernel.
 const ACTION_LANES: usize = 4;
 
-/// ||F x||^2 and <theta, x> of `ACTION_LANES` actions, transposed so that
-/// each step is one vector operation over the actions (one action at a
-/// time, the chains of dependent multiply-adds set the pace). Lanes are
-/// independent: an action's results are the same bits in any lane.
+/// ||F x||^2 and <theta, x> of `ACTION_LANES` actions (rows of `actions`),
+/// transposed so that each step is one vector operation over the actions
+/// (one action at a time, the chains of dependent multiply-adds set the
+/// pace). Lanes are independent: an action's results are the same bits in
+/// any lane.
 #[allow(clippy::inline_always, clippy::needless_range_loop)]
 #[inline(always)]
 fn lower_factor_lanes<M: MulAdd, const D: usize>(
     f: &[f64],
     theta: &[f64; D],
-    actions: &[[f64; D]; ACTION_LANES],
+    actions: &[f64],
 ) -> ([f64; ACTION_LANES], [f64; ACTION_LANES]) {
+    assert_eq!(actions.len(), ACTION_LANES * D, "a group of actions");
     let mut xt = [[0.0; ACTION_LANES]; D];
-    for (l, x) in actions.iter().enumerate() {
+    for (l, x) in actions.chunks_exact(D).enumerate() {
         for c in 0..D {
             xt[c][l] = x[c];
         }
@@ -144,21 +146,20 @@ fn widths_fixed<M: MulAdd, const D: usize>(inverse: InverseForm<'_>, theta: &[f6
             let f: &[f64] = &f[..D * D];
             // ACTION_LANES actions at a time (see `lower_factor_lanes`); a
             // last, partial group runs padded with zero actions.
-            let (rows, _) = features.as_chunks::<D>();
-            let groups = rows.chunks_exact(ACTION_LANES);
+            let groups = features.chunks_exact(ACTION_LANES * D);
             let rest = groups.remainder();
             for ((g, qo), mo) in groups.zip(q.chunks_exact_mut(ACTION_LANES)).zip(m.chunks_exact_mut(ACTION_LANES)) {
-                let (s, mean) = lower_factor_lanes::<M, D>(f, theta, g.try_into().expect("a group of actions"));
+                let (s, mean) = lower_factor_lanes::<M, D>(f, theta, g);
                 qo.copy_from_slice(&s);
                 mo.copy_from_slice(&mean);
             }
             if !rest.is_empty() {
                 let mut padded = [[0.0; D]; ACTION_LANES];
-                padded[..rest.len()].copy_from_slice(rest);
-                let (s, mean) = lower_factor_lanes::<M, D>(f, theta, &padded);
-                let first = k - rest.len();
-                q[first..].copy_from_slice(&s[..rest.len()]);
-                m[first..].copy_from_slice(&mean[..rest.len()]);
+                padded.as_flattened_mut()[..rest.len()].copy_from_slice(rest);
+                let (s, mean) = lower_factor_lanes::<M, D>(f, theta, padded.as_flattened());
+                let (n, first) = (rest.len() / D, k - rest.len() / D);
+                q[first..].copy_from_slice(&s[..n]);
+                m[first..].copy_from_slice(&mean[..n]);
             }
         }
         InverseForm::Cholesky { .. } => unreachable!("the Cholesky form always takes the blocked kernel"),
