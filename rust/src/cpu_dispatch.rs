@@ -94,6 +94,18 @@ pub fn lane_words(lanes: &mut [[u64; 4]; 4], words: &mut [u64; crate::rng::NORMA
     crate::rng::step_lanes(lanes, words);
 }
 
+/// The lanes' next block of uniforms (see [`crate::rng::SimulationUniforms`]);
+/// the same values in both builds.
+pub fn lane_uniforms(lanes: &mut [[u64; 4]; 4], out: &mut [f64; crate::rng::NORMAL_BLOCK]) {
+    #[cfg(target_arch = "x86_64")]
+    if kernel_build() == KernelBuild::Avx2Fma {
+        // SAFETY: as in `ucb_scores`: both features were detected.
+        unsafe { avx2_fma::lane_uniforms(lanes, out) };
+        return;
+    }
+    crate::rng::lane_uniforms_with(lanes, out, crate::rng::step_lanes);
+}
+
 /// One decision set of the Shariff–Sheffet generator for a compile-time
 /// `D` (0: any d); see [`ShariffSheffetEnv`]. The same values in both
 /// builds (no fused arithmetic).
@@ -133,6 +145,11 @@ mod avx2_fma {
         features: &mut [f64],
     ) {
         env.fill_set_with_this_build::<D>(best, features);
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn lane_uniforms(lanes: &mut [[u64; 4]; 4], out: &mut [f64; crate::rng::NORMAL_BLOCK]) {
+        crate::rng::lane_uniforms_with(lanes, out, |lanes, words| lane_words(lanes, words));
     }
 
     #[target_feature(enable = "avx2,fma")]

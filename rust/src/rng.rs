@@ -433,7 +433,7 @@ fn jumped_lanes(key: [u8; 32]) -> [[u64; LANES]; 4] {
 }
 
 /// Uniforms on (0, 1) for simulated environments, a block at a time, from
-/// the same four interleaved lanes as [`SimulationNormals`] (53-bit
+/// the same four interleaved lanes as [`SimulationNormals`] (52-bit
 /// resolution, never 0 or 1). One scalar generator's next word waits for
 /// the previous one's state update; the lanes' words come four to an
 /// instruction, which is what a rejection sampler that spends two
@@ -463,17 +463,43 @@ impl SimulationUniforms {
     pub fn take(&mut self, n: usize) -> &[f64] {
         assert!(n <= NORMAL_BLOCK, "at most NORMAL_BLOCK uniforms at a time");
         if NORMAL_BLOCK - self.next < n {
-            let mut words = [0u64; NORMAL_BLOCK];
-            crate::cpu_dispatch::lane_words(&mut self.lanes, &mut words);
-            for (u, &w) in self.block.iter_mut().zip(&words) {
-                *u = open01(w);
-            }
+            let block: &mut [f64; NORMAL_BLOCK] = (&mut self.block[..]).try_into().expect("block has NORMAL_BLOCK");
+            crate::cpu_dispatch::lane_uniforms(&mut self.lanes, block);
             self.next = 0;
         }
         let start = self.next;
         self.next += n;
         &self.block[start..start + n]
     }
+}
+
+/// The lanes' next [`NORMAL_BLOCK`] words as uniforms on (0, 1) (see
+/// [`open01_vectorisable`]). The portable build; `cpu_dispatch` has
+/// the AVX2 one (the same code, so the same values).
+#[allow(clippy::inline_always)]
+#[inline(always)]
+pub(crate) fn lane_uniforms_with(
+    lanes: &mut [[u64; LANES]; 4],
+    out: &mut [f64; NORMAL_BLOCK],
+    next_words: impl FnOnce(&mut [[u64; LANES]; 4], &mut [u64; NORMAL_BLOCK]),
+) {
+    let mut words = [0u64; NORMAL_BLOCK];
+    next_words(lanes, &mut words);
+    for (u, &w) in out.iter_mut().zip(&words) {
+        *u = open01_vectorisable(w);
+    }
+}
+
+/// A uniform on (0, 1) from the top 52 bits m of a word: (m + 1/2) 2^-52,
+/// built without an integer-to-float conversion (x86-64 before AVX-512 has
+/// none for 64-bit lanes, so `as f64` cost one scalar instruction per
+/// word, most of a uniform block's cost): m under the exponent of 1.0 is
+/// 1 + m 2^-52, and subtracting 1 - 2^-53 leaves (2m + 1) 2^-53 exactly.
+/// Never 0 or 1, and 2u - 1 is never 0 either.
+#[inline]
+fn open01_vectorisable(bits: u64) -> f64 {
+    const ONE_MINUS_HALF_ULP: f64 = 1.0 - 1.0 / (1u64 << 53) as f64;
+    f64::from_bits(0x3FF0_0000_0000_0000 | (bits >> 12)) - ONE_MINUS_HALF_ULP
 }
 
 /// The ziggurat's fast path over 64 words, one at a time (see
@@ -769,6 +795,31 @@ mod tests {
             crate::cpu_dispatch::lane_words(&mut a, &mut wa);
             step_lanes(&mut b, &mut wb);
             assert_eq!(wa, wb);
+        }
+    }
+
+    #[test]
+    fn vectorisable_uniforms_are_odd_multiples_of_half_an_ulp() {
+        let mut rng = SimulationRng::seed_from_u64(4);
+        let edges = [0u64, 1, 0xFFF, 0x1000, 1 << 63, u64::MAX, u64::MAX - 0xFFF];
+        let random = (0..100_000).map(|_| rng.next_u64());
+        for bits in edges.into_iter().chain(random) {
+            let u = open01_vectorisable(bits);
+            let want = ((bits >> 12) as f64 + 0.5) / (1u64 << 52) as f64;
+            assert_eq!(u.to_bits(), want.to_bits(), "{bits:#x}");
+            assert!(u > 0.0 && u < 1.0 && 2.0 * u - 1.0 != 0.0);
+        }
+    }
+
+    #[test]
+    fn dispatched_uniforms_equal_the_portable_ones() {
+        let key = SeedSequence::from_seed(6).child_key("environment/dots", 0);
+        let (mut a, mut b) = (jumped_lanes(key), jumped_lanes(key));
+        let (mut ua, mut ub) = ([0.0; NORMAL_BLOCK], [0.0; NORMAL_BLOCK]);
+        for _ in 0..3 {
+            crate::cpu_dispatch::lane_uniforms(&mut a, &mut ua);
+            lane_uniforms_with(&mut b, &mut ub, step_lanes);
+            assert_eq!(ua.map(f64::to_bits), ub.map(f64::to_bits));
         }
     }
 

@@ -17,6 +17,9 @@
 //! uniform points of the sphere outside the band (what earlier versions
 //! did), for about 20% fewer random draws at d = 5; a given seed therefore
 //! gives different sets than builds before this change (commit 6e34d4f).
+//! For d = 3, 4, 5 the direction comes from points of the unit disk
+//! (Marsaglia 1972) instead of normals, which changed the draws of those
+//! dimensions once more (same law; see `disk_points`).
 
 use rand::Rng;
 use rand_distr::StandardNormal;
@@ -63,7 +66,8 @@ pub struct ShariffSheffetEnv {
     means: Vec<f64>,
     /// Normals (and the optimal index) of the decision sets.
     contexts: SimulationNormals,
-    /// Uniforms of the inner-product proposals.
+    /// Uniforms of the inner-product proposals and (d = 3, 4, 5) of the
+    /// disk points of the directions.
     dot_uniforms: SimulationUniforms,
     rewards: SimulationRng,
     /// Derived from theta* or overwritten each round, so not serialized:
@@ -77,6 +81,10 @@ pub struct ShariffSheffetEnv {
     dots: Vec<f64>,
     #[serde(skip)]
     normals: Vec<f64>,
+    /// The round's disk points (d = 3, 4, 5; see [`disk_points`]): first
+    /// and second coordinates.
+    #[serde(skip)]
+    disk: [Vec<f64>; 2],
 }
 
 /// Most entries (k * d) a generated decision set may have (512 MB of f64).
@@ -156,6 +164,7 @@ impl ShariffSheffetEnv {
             reflector_scale: 0.0,
             dots: Vec::new(),
             normals: Vec::new(),
+            disk: Default::default(),
         })
     }
 
@@ -186,6 +195,28 @@ const GROUP: usize = 4;
 
 /// Inner-product proposals drawn together by `draw_dots`.
 const PROPOSALS: usize = 16;
+const _: () = assert!(PROPOSALS.is_power_of_two() && PROPOSALS >= GROUP);
+
+/// Points of the unit disk that make one uniform direction on theta*'s
+/// orthogonal complement, the unit sphere S^(d-2) (Marsaglia 1972, "Choosing
+/// a point from the surface of a sphere", Ann. Math. Statist. 43(2)), or 0
+/// where the direction is d - 1 normalised normals. With (a, b) uniform in
+/// the disk and s = a^2 + b^2 (itself uniform on (0, 1)):
+/// - S^1 (d = 3): (a, b) / sqrt(s);
+/// - S^2 (d = 4): (2a sqrt(1 - s), 2b sqrt(1 - s), 1 - 2s);
+/// - S^3 (d = 5): a second point (a', b', s') gives (a, b, a' q, b' q),
+///   q = sqrt((1 - s) / s').
+///
+/// A disk point costs 2 / (pi/4) = 2.5 uniforms, a normal about as much as
+/// 4 of them, so at d = 5 (App. D.2) a direction costs about 5 uniforms in
+/// place of 4 normals.
+const fn disk_points(d: usize) -> usize {
+    match d {
+        3 | 4 => 1,
+        5 => 2,
+        _ => 0,
+    }
+}
 
 /// Smallest squared norm of a direction's normals that is normalised
 /// (anything below is a null event, about 2^-52 per normal: the row's
@@ -212,26 +243,35 @@ impl ShariffSheffetEnv {
     /// on the unit sphere of theta*'s orthogonal complement. So the optimal
     /// action takes t = r*, and each suboptimal one a t drawn from that
     /// density restricted to the band [-r*, r* - gap] (rejection from the
-    /// uniform on the band, two 53-bit uniforms per proposal); w is d - 1
-    /// normals, normalised, mapped into theta*'s orthogonal complement by the
-    /// reflection of [`Self::reflector`].
+    /// uniform on the band, two uniforms per proposal); w is uniform on
+    /// the unit sphere of R^(d-1), from disk points for d = 3, 4, 5 (see
+    /// [`disk_points`]) and from d - 1 normalised normals otherwise, mapped
+    /// into theta*'s orthogonal complement by the reflection of
+    /// [`Self::reflector`].
     ///
-    /// This spends d - 1 normals per action and none on rejected
-    /// proposals, where rejecting whole Gaussian vectors outside the band
-    /// spent about 1.15 d, and the directions of `GROUP` actions are
-    /// computed together (the normals are laid out lane-minor, so every
-    /// step is one vector operation over the group). `D` is d when known
-    /// at compile time, 0 otherwise.
+    /// This spends d - 1 normals (or their disk points) per action and none
+    /// on rejected proposals, where rejecting whole Gaussian vectors outside
+    /// the band spent about 1.15 d normals, and the directions of `GROUP`
+    /// actions are computed together (laid out lane-minor, so every step is
+    /// one vector operation over the group). `D` is d when known at compile
+    /// time, 0 otherwise.
     #[allow(clippy::needless_range_loop, clippy::inline_always)]
     #[inline(always)]
     pub(crate) fn fill_set_with_this_build<const D: usize>(&mut self, best: usize, features: &mut [f64]) {
         let (d, k) = (if D == 0 { self.d } else { D }, self.k);
+        let pairs = disk_points(D);
         if self.reflector.len() != d {
             (self.reflector, self.reflector_scale) = Self::reflector(&self.theta);
             self.dots = vec![0.0; k + PROPOSALS];
             self.normals = vec![0.0; d - 1];
+            // Slack: a batch of proposals past the need, and the lanes of
+            // a last group past the set.
+            self.disk = std::array::from_fn(|_| vec![0.0; pairs * k + PROPOSALS + GROUP]);
         }
         self.draw_dots(d, best);
+        if pairs > 0 {
+            self.draw_disk(pairs * k);
+        }
         if D == 0 {
             // Large d: one row at a time (d - 1 normals of scratch).
             for (i, row) in features.chunks_exact_mut(d).enumerate() {
@@ -244,42 +284,74 @@ impl ShariffSheffetEnv {
         let v: &[f64; D] = self.reflector[..].try_into().expect("reflector has d entries");
         let c = self.reflector_scale;
         let (mut first, mut null) = (0, false);
+        let mut from_disk = [0.0; 4 * GROUP];
         while first < k {
-            // Lane l's j-th normal is w[j * GROUP + l].
-            let w = self.contexts.take((D - 1) * GROUP);
-            let mut t = [0.0; GROUP];
-            for (l, t) in t.iter_mut().enumerate() {
-                // Lanes past the set reuse its last t (their rows are not stored).
-                *t = self.dots[(first + l).min(k - 1)];
-            }
-            // ||w||^2 and c <v, (0, w)>.
-            let (mut norm2, mut proj) = ([0.0; GROUP], [0.0; GROUP]);
+            // Lanes past the set read the slack past the round's draws
+            // (finite or not, their rows are not stored).
+            let t: [f64; GROUP] = self.dots[first..first + GROUP].try_into().expect("GROUP entries");
+            // Lane l's j-th coordinate is w[j * GROUP + l]; its squared
+            // norm, norm2[l], is 1 where `unit`.
+            let mut norm2 = [1.0; GROUP];
+            let unit = matches!(D, 4 | 5);
+            let w = if pairs == 0 {
+                self.contexts.take((D - 1) * GROUP)
+            } else {
+                self.disk_directions::<D>(first, &mut from_disk, &mut norm2);
+                &from_disk[..]
+            };
+            // c <v, (0, w)> (and ||w||^2 of normals).
+            let mut proj = [0.0; GROUP];
             for j in 0..D - 1 {
                 for l in 0..GROUP {
-                    norm2[l] += w[j * GROUP + l] * w[j * GROUP + l];
                     proj[l] += w[j * GROUP + l] * v[j + 1];
                 }
             }
-            // Null events are flagged, not branched on (a branch here, once
-            // a group, cost more than the rest of the group's arithmetic);
-            // a set with one is drawn again once complete.
-            null |= norm2.iter().fold(0u8, |b, &v| b | u8::from(v < MIN_NORM2)) != 0;
+            if pairs == 0 {
+                norm2 = [0.0; GROUP];
+                for j in 0..D - 1 {
+                    for l in 0..GROUP {
+                        norm2[l] += w[j * GROUP + l] * w[j * GROUP + l];
+                    }
+                }
+                // Null events are flagged, not branched on (a branch here,
+                // once a group, cost more than the rest of the group's
+                // arithmetic); a set with one is drawn again once complete.
+                // Disk points are never null (s > 0).
+                null |= norm2.iter().fold(0u8, |b, &v| b | u8::from(v < MIN_NORM2)) != 0;
+            }
             // sqrt(1 - t^2) / ||w||, as one vector division and square root.
             let mut factor = [0.0; GROUP];
             for l in 0..GROUP {
-                factor[l] = ((1.0 - t[l] * t[l]) / norm2[l].max(MIN_NORM2)).sqrt();
+                factor[l] = if unit {
+                    (1.0 - t[l] * t[l]).sqrt()
+                } else {
+                    ((1.0 - t[l] * t[l]) / norm2[l].max(MIN_NORM2)).sqrt()
+                };
                 proj[l] *= c;
             }
             // x = t theta* + factor H (0, w), H (0, w) = (0, w) - c <v, (0, w)> v.
-            let rows = (k - first).min(GROUP);
+            // Computed lane-minor, stored row-major; a whole group through
+            // a slice of constant length (no per-entry bounds checks).
+            let mut x = [[0.0; GROUP]; D];
             for i in 0..D {
-                let mut x = [0.0; GROUP];
                 for l in 0..GROUP {
                     let wi = if i == 0 { 0.0 } else { w[(i - 1) * GROUP + l] };
-                    x[l] = t[l] * theta[i] + factor[l] * (wi - proj[l] * v[i]);
+                    x[i][l] = t[l] * theta[i] + factor[l] * (wi - proj[l] * v[i]);
                 }
+            }
+            let rows = (k - first).min(GROUP);
+            if rows == GROUP {
+                let out = &mut features[first * D..(first + GROUP) * D];
+                for l in 0..GROUP {
+                    for i in 0..D {
+                        out[l * D + i] = x[i][l];
+                    }
+                }
+            } else {
                 for l in 0..rows {
-                    features[(first + l) * D + i] = x[l];
+                    for i in 0..D {
+                        features[(first + l) * D + i] = x[i][l];
+                    }
                 }
             }
             first += GROUP;
@@ -289,6 +361,44 @@ impl ShariffSheffetEnv {
             return;
         }
         self.means.copy_from_slice(&self.dots[..k]);
+    }
+
+    /// Directions of rows first..first + GROUP from their disk points (see
+    /// [`disk_points`]), lane-minor into `out` (`out[j * GROUP + l]`), with
+    /// their squared norms into `norm2` (d = 3; 1 as set by the caller
+    /// otherwise).
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn disk_directions<const D: usize>(&self, first: usize, out: &mut [f64; 4 * GROUP], norm2: &mut [f64; GROUP]) {
+        let k = self.k;
+        let [a, b] = &self.disk;
+        let point = |pair: usize| {
+            let at = pair * k + first;
+            let (a, b) = (&a[at..at + GROUP], &b[at..at + GROUP]);
+            let s: [f64; GROUP] = std::array::from_fn(|l| a[l] * a[l] + b[l] * b[l]);
+            (a, b, s)
+        };
+        let (a, b, s) = point(0);
+        for l in 0..GROUP {
+            if D == 3 {
+                (out[l], out[GROUP + l], norm2[l]) = (a[l], b[l], s[l]);
+            } else if D == 4 {
+                let q = 2.0 * (1.0 - s[l]).sqrt();
+                out[l] = a[l] * q;
+                out[GROUP + l] = b[l] * q;
+                out[2 * GROUP + l] = 1.0 - 2.0 * s[l];
+            }
+        }
+        if D == 5 {
+            let (a2, b2, s2) = point(1);
+            for l in 0..GROUP {
+                let q = ((1.0 - s[l]) / s2[l]).sqrt();
+                out[l] = a[l];
+                out[GROUP + l] = b[l];
+                out[2 * GROUP + l] = a2[l] * q;
+                out[3 * GROUP + l] = b2[l] * q;
+            }
+        }
     }
 
     /// Draws the whole set again after a null event (some group's normals
@@ -321,6 +431,30 @@ impl ShariffSheffetEnv {
         }
     }
 
+    /// `need` points uniform in the open unit disk into `disk`, by
+    /// rejection from the square (two uniforms on (-1, 1), never 0, so
+    /// s > 0), branch-free as in [`Self::draw_dots`].
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn draw_disk(&mut self, need: usize) {
+        let [a, b] = &mut self.disk;
+        let mut n = 0;
+        while n < need {
+            let u = self.dot_uniforms.take(2 * PROPOSALS);
+            // This batch writes at n + j, j < PROPOSALS: a window of
+            // constant length, so the stores need no bounds checks (the
+            // mask never changes j, which is at most the proposal's index).
+            let (a, b) = (&mut a[n..n + PROPOSALS], &mut b[n..n + PROPOSALS]);
+            let mut j = 0;
+            for p in u.chunks_exact(2) {
+                let (x, y) = (2.0 * p[0] - 1.0, 2.0 * p[1] - 1.0);
+                (a[j & (PROPOSALS - 1)], b[j & (PROPOSALS - 1)]) = (x, y);
+                j += usize::from(x * x + y * y < 1.0);
+            }
+            n += j;
+        }
+    }
+
     /// The round's inner products into `dots`: r* at `best`, and the
     /// suboptimal ones by rejection, in order, `PROPOSALS` at a time. The
     /// loop has no data-dependent branch: each proposal is written at the
@@ -343,11 +477,15 @@ impl ShariffSheffetEnv {
         let dots = &mut self.dots[..];
         while n < need {
             let u = self.dot_uniforms.take(2 * PROPOSALS);
+            // As in `draw_disk`: a window of constant length.
+            let window = &mut dots[n..n + PROPOSALS];
+            let mut j = 0;
             for p in u.chunks_exact(2) {
                 let t = lo + width * p[0];
-                dots[n] = t;
-                n += usize::from(p[1] * p[1] * top < density(t));
+                window[j & (PROPOSALS - 1)] = t;
+                j += usize::from(p[1] * p[1] * top < density(t));
             }
+            n += j;
         }
         // Shift the suboptimal ones after `best` up by one and put r* there.
         dots.copy_within(best..need, best + 1);
@@ -550,7 +688,8 @@ mod tests {
     }
 
     /// For d = 2, 3 (the extremes of the marginal's exponent (d - 3)/2,
-    /// -1/2 and 0), 9 (a compile-time path) and 24 (the general path), the
+    /// -1/2 and 0), 4 (directions from disk points), 9 (a compile-time
+    /// path) and 24 (the general path), the
     /// suboptimal inner products follow the band-restricted marginal
     /// (1 - t^2)^((d-3)/2), and a fixed coordinate of the direction
     /// orthogonal to theta* is centred with variance 1/(d - 1). KS at
@@ -558,7 +697,7 @@ mod tests {
     /// below the KS resolution) and 5-sd bounds.
     #[test]
     fn inner_products_follow_the_marginal_in_every_dimension() {
-        for (d, gap) in [(2usize, 0.1), (3, 0.0), (9, 0.3), (24, 0.1)] {
+        for (d, gap) in [(2usize, 0.1), (3, 0.0), (4, 0.2), (9, 0.3), (24, 0.1)] {
             let (k, rounds, r) = (11usize, 1500u64, 0.75);
             let (lo, hi) = (-r, r - gap);
             let mut env =
@@ -606,6 +745,71 @@ mod tests {
             let bound = ((d - 1) as f64 / (1.0 - theta[0] * theta[0])).sqrt();
             assert!(mean.abs() < 5.0 / n.sqrt(), "d {d}: direction mean {mean}");
             assert!((var - 1.0).abs() < 5.0 * bound * bound / n.sqrt(), "d {d}: direction variance {var}");
+        }
+    }
+
+    /// The disk-point directions (d = 3, 4, 5; see `disk_points`) are
+    /// uniform on theta*'s orthogonal unit sphere S^(d-2): the coordinate
+    /// along a fixed unit direction e orthogonal to theta* has CDF
+    /// 1/2 + asin(s)/pi on S^1, (1 + s)/2 on S^2 (Archimedes) and
+    /// 1/2 + (s sqrt(1 - s^2) + asin(s))/pi on S^3 (KS at level 0.001),
+    /// and E[w w^T] = (I - theta* theta*^T)/(d - 1) (5-sd bounds, |w_a w_b|
+    /// <= 1/2). Optimal and suboptimal rows together: t does not enter w.
+    #[test]
+    fn disk_point_directions_are_uniform_on_the_orthogonal_sphere() {
+        for d in [3usize, 4, 5] {
+            let (k, rounds) = (13usize, 1500u64);
+            let mut env =
+                ShariffSheffetEnv::new(d, k, 0.1, 0.75, RewardModel::Gaussian, &SeedSequence::from_seed(60 + d as u64))
+                    .unwrap();
+            let theta = env.theta().to_vec();
+            let mut e: Vec<f64> = (0..d).map(|i| if i == d - 1 { 1.0 } else { 0.0 }).collect();
+            let p = theta[d - 1];
+            for (v, t) in e.iter_mut().zip(&theta) {
+                *v -= p * t;
+            }
+            let ne = e.iter().map(|v| v * v).sum::<f64>().sqrt();
+            for v in &mut e {
+                *v /= ne;
+            }
+            let (mut coords, mut second, mut n) = (Vec::new(), vec![0.0; d * d], 0.0);
+            let mut set = DecisionSet::default();
+            for t in 1..=rounds {
+                env.next_round(t, &mut set).unwrap();
+                for i in 0..k {
+                    let x = set.action(i);
+                    let dot = env.means()[i];
+                    let r = (1.0 - dot * dot).sqrt();
+                    let w: Vec<f64> = x.iter().zip(&theta).map(|(a, b)| (a - dot * b) / r).collect();
+                    assert!((w.iter().map(|v| v * v).sum::<f64>() - 1.0).abs() < 1e-9, "d {d}");
+                    coords.push(w.iter().zip(&e).map(|(a, b)| a * b).sum::<f64>());
+                    for a in 0..d {
+                        for b in 0..d {
+                            second[a * d + b] += w[a] * w[b];
+                        }
+                    }
+                    n += 1.0;
+                }
+            }
+            let cdf = |s: f64| {
+                let s = s.clamp(-1.0, 1.0);
+                match d {
+                    3 => 0.5 + s.asin() / std::f64::consts::PI,
+                    4 => 0.5 * (1.0 + s),
+                    _ => 0.5 + (s * (1.0 - s * s).sqrt() + s.asin()) / std::f64::consts::PI,
+                }
+            };
+            assert!(ks(coords, cdf) < 1.95, "d {d}: coordinate along e");
+            for a in 0..d {
+                for b in 0..d {
+                    let want = (f64::from(u8::from(a == b)) - theta[a] * theta[b]) / (d - 1) as f64;
+                    let got = second[a * d + b] / n;
+                    assert!(
+                        (got - want).abs() < 5.0 * 0.5 / n.sqrt(),
+                        "d {d}: E[w w^T][{a}][{b}] = {got}, want {want}"
+                    );
+                }
+            }
         }
     }
 
