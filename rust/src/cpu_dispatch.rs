@@ -1,19 +1,19 @@
 //! Runtime CPU dispatch for the hot kernels: the one module allowed
 //! `unsafe`, for the call Rust requires to enter a function compiled for
-//! CPU features the baseline target lacks, and for two unaligned vector
-//! stores into slices of exactly the vector's width.
+//! CPU features the baseline target lacks, and for unaligned vector loads
+//! and stores from and into arrays or slices of exactly the vector's width.
 //!
 //! The crate is built for baseline x86-64 (SSE2) so that one wheel runs on
 //! every x86-64 machine. Most machines a researcher or a server offers have
 //! AVX2 and FMA, which double the lanes and fuse each multiply-add: the
-//! UCB scoring kernels and the environments' normal sampler are compiled a
-//! second time for them here and chosen once per process after
+//! UCB scoring kernels, the environments' normal and uniform samplers and
+//! the Shariff–Sheffet set builder are compiled a second time for them here and chosen once per process after
 //! `is_x86_feature_detected!` confirms the CPU has both features (the
 //! soundness condition of the `unsafe` calls below).
 //!
 //! The two builds of the scoring kernels agree to rounding, not bit for
-//! bit (a fused multiply-add rounds once); the normal sampler's are
-//! identical. Set `DPBANDITS_CPU_DISPATCH=baseline` before the first
+//! bit (a fused multiply-add rounds once); the samplers' and the set
+//! builder's are identical. Set `DPBANDITS_CPU_DISPATCH=baseline` before the first
 //! round to force the baseline kernels everywhere, e.g. to reproduce a run
 //! bit for bit across machines with different CPUs.
 #![allow(unsafe_code)]
@@ -123,6 +123,7 @@ pub fn fill_shariff_sheffet_set<const D: usize>(env: &mut ShariffSheffetEnv, bes
 /// `#[inline(always)]`, so the whole kernel is generated with the features.
 #[cfg(target_arch = "x86_64")]
 mod avx2_fma {
+    use crate::env::shariff_sheffet::{GroupLanes, GroupRows, GROUP};
     use crate::policy::ucb_scores::{ucb_scores_with, Fused, InverseForm, WIDE_BLOCK};
     use crate::rng::SimulationNormals;
 
@@ -134,34 +135,133 @@ mod avx2_fma {
         );
     }
 
-    /// The four Xoshiro256++ lanes stepped together, one 256-bit register
-    /// per state word (the compiler keeps the portable version scalar:
-    /// AVX2 has no 64-bit rotate). Same words, same order as
-    /// `SimulationNormals::next_words`.
     #[target_feature(enable = "avx2,fma")]
     pub(super) fn fill_shariff_sheffet_set<const D: usize>(
         env: &mut crate::env::ShariffSheffetEnv,
         best: usize,
         features: &mut [f64],
     ) {
-        env.fill_set_with_this_build::<D>(best, features);
+        env.fill_set_with::<D, Avx2Rows>(best, features);
+    }
+
+    /// A group's rows with one register per coordinate (four rows), stored
+    /// through 4 x 4 transposes: the portable body is vectorised by the
+    /// compiler across coordinates instead, in half-width registers with
+    /// a shuffle per entry. Same operations, same order, same bits.
+    struct Avx2Rows;
+
+    // One register holds a group's lane of every row.
+    const _: () = assert!(GROUP == 4);
+
+    impl GroupRows for Avx2Rows {
+        #[allow(clippy::inline_always)] // a wrapper: the call below is the kernel
+        #[inline(always)]
+        fn rows<const D: usize>(lanes: &GroupLanes<'_>, theta: &[f64; D], v: &[f64; D], out: &mut [f64]) {
+            // SAFETY: `Avx2Rows` is only used by `fill_shariff_sheffet_set`
+            // above, which runs only where both features were detected.
+            unsafe { rows_avx2::<D>(lanes, theta, v, out) }
+        }
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    #[allow(clippy::needless_range_loop)]
+    fn rows_avx2<const D: usize>(lanes: &GroupLanes<'_>, theta: &[f64; D], v: &[f64; D], out: &mut [f64]) {
+        use std::arch::x86_64::{
+            _mm256_add_pd, _mm256_mul_pd, _mm256_permute2f128_pd, _mm256_set1_pd, _mm256_setzero_pd, _mm256_sub_pd,
+            _mm256_unpackhi_pd, _mm256_unpacklo_pd,
+        };
+        let out = &mut out[..GROUP * D];
+        let (t, factor, proj) = (load(lanes.t), load(lanes.factor), load(lanes.proj));
+        let mut x = [_mm256_setzero_pd(); D];
+        for i in 0..D {
+            let wi = if i == 0 {
+                _mm256_setzero_pd()
+            } else {
+                load(lanes.w[(i - 1) * GROUP..i * GROUP].try_into().expect("GROUP lanes"))
+            };
+            let direction = _mm256_sub_pd(wi, _mm256_mul_pd(proj, _mm256_set1_pd(v[i])));
+            x[i] = _mm256_add_pd(_mm256_mul_pd(t, _mm256_set1_pd(theta[i])), _mm256_mul_pd(factor, direction));
+        }
+        let mut c = 0;
+        while c + 4 <= D {
+            let (lo01, hi01) = (_mm256_unpacklo_pd(x[c], x[c + 1]), _mm256_unpackhi_pd(x[c], x[c + 1]));
+            let (lo23, hi23) = (_mm256_unpacklo_pd(x[c + 2], x[c + 3]), _mm256_unpackhi_pd(x[c + 2], x[c + 3]));
+            let rows = [
+                _mm256_permute2f128_pd::<0x20>(lo01, lo23),
+                _mm256_permute2f128_pd::<0x20>(hi01, hi23),
+                _mm256_permute2f128_pd::<0x31>(lo01, lo23),
+                _mm256_permute2f128_pd::<0x31>(hi01, hi23),
+            ];
+            for (l, row) in rows.into_iter().enumerate() {
+                store(&mut out[l * D + c..l * D + c + 4], row);
+            }
+            c += 4;
+        }
+        for i in c..D {
+            let mut lanes = [0.0; GROUP];
+            store(&mut lanes, x[i]);
+            for l in 0..GROUP {
+                out[l * D + i] = lanes[l];
+            }
+        }
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    fn load(values: &[f64; 4]) -> std::arch::x86_64::__m256d {
+        // SAFETY: `values` is 32 bytes, the width of the unaligned load.
+        unsafe { std::arch::x86_64::_mm256_loadu_pd(values.as_ptr()) }
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    fn store(out: &mut [f64], values: std::arch::x86_64::__m256d) {
+        assert_eq!(out.len(), 4, "a store of four lanes");
+        // SAFETY: `out` is four f64, the width of the unaligned store.
+        unsafe { std::arch::x86_64::_mm256_storeu_pd(out.as_mut_ptr(), values) };
     }
 
     #[target_feature(enable = "avx2,fma")]
     pub(super) fn lane_uniforms(lanes: &mut [[u64; 4]; 4], out: &mut [f64; crate::rng::NORMAL_BLOCK]) {
-        crate::rng::lane_uniforms_with(lanes, out, |lanes, words| lane_words(lanes, words));
+        use std::arch::x86_64::{
+            _mm256_castsi256_pd, _mm256_or_si256, _mm256_set1_epi64x, _mm256_set1_pd, _mm256_srli_epi64,
+            _mm256_storeu_pd, _mm256_sub_pd,
+        };
+        // `rng::open01_vectorisable` in registers, straight from each
+        // step's words: no word buffer to clear, fill and read back.
+        let exponent = _mm256_set1_epi64x(0x3FF0_0000_0000_0000);
+        let offset = _mm256_set1_pd(1.0 - 1.0 / (1u64 << 53) as f64);
+        let mut chunks = out.chunks_exact_mut(4);
+        lane_steps(lanes, |word| {
+            let u =
+                _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64::<12>(word), exponent)), offset);
+            let chunk = chunks.next().expect("one chunk per step");
+            // SAFETY: `chunk` is exactly four f64, the width of the store.
+            unsafe { _mm256_storeu_pd(chunk.as_mut_ptr(), u) };
+        });
     }
 
+    /// The four Xoshiro256++ lanes stepped together, one 256-bit register
+    /// per state word (the compiler keeps the portable version scalar:
+    /// AVX2 has no 64-bit rotate). Same words, same order as
+    /// `SimulationNormals::next_words`.
     #[target_feature(enable = "avx2,fma")]
     pub(super) fn lane_words(lanes: &mut [[u64; 4]; 4], words: &mut [u64; crate::rng::NORMAL_BLOCK]) {
+        let mut chunks = words.chunks_exact_mut(4);
+        lane_steps(lanes, |word| chunks.next().expect("one chunk per step").copy_from_slice(&from_vector(word)));
+    }
+
+    /// `NORMAL_BLOCK / 4` steps of the lanes, each step's four output words
+    /// handed to `emit` as one register.
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    fn lane_steps(lanes: &mut [[u64; 4]; 4], mut emit: impl FnMut(std::arch::x86_64::__m256i)) {
         use std::arch::x86_64::{
             __m256i, _mm256_add_epi64, _mm256_or_si256, _mm256_slli_epi64, _mm256_srli_epi64, _mm256_xor_si256,
         };
         let [mut s0, mut s1, mut s2, mut s3] = lanes.map(|w| to_vector(&w));
-        for chunk in words.chunks_exact_mut(4) {
+        for _ in 0..crate::rng::NORMAL_BLOCK / 4 {
             let sum = _mm256_add_epi64(s0, s3);
             let rotated = _mm256_or_si256(_mm256_slli_epi64::<23>(sum), _mm256_srli_epi64::<41>(sum));
-            chunk.copy_from_slice(&from_vector(_mm256_add_epi64(rotated, s0)));
+            emit(_mm256_add_epi64(rotated, s0));
             let t: __m256i = _mm256_slli_epi64::<17>(s1);
             s2 = _mm256_xor_si256(s2, s0);
             s3 = _mm256_xor_si256(s3, s1);

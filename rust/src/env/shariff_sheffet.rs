@@ -191,7 +191,49 @@ impl ShariffSheffetEnv {
 }
 
 /// Rows generated together by [`ShariffSheffetEnv::fill_set_with_this_build`].
-const GROUP: usize = 4;
+pub(crate) const GROUP: usize = 4;
+
+/// What one group's rows are made of, lane l for row `first + l`: t, the
+/// factor sqrt(1 - t^2) / ||w||, c <v, (0, w)>, and the direction's
+/// coordinates lane-minor (`w[j * GROUP + l]`).
+pub(crate) struct GroupLanes<'a> {
+    pub t: &'a [f64; GROUP],
+    pub factor: &'a [f64; GROUP],
+    pub proj: &'a [f64; GROUP],
+    pub w: &'a [f64],
+}
+
+/// Computes a group's rows x = t theta* + factor ((0, w) - proj v) and
+/// stores them row-major into `out` (`GROUP * D` entries). Every
+/// implementation performs the same operations in the same order (no
+/// fused multiply-add), so all draw the same bits.
+pub(crate) trait GroupRows {
+    fn rows<const D: usize>(lanes: &GroupLanes<'_>, theta: &[f64; D], v: &[f64; D], out: &mut [f64]);
+}
+
+/// [`GroupRows`] in portable code, lane-minor then transposed entry by entry.
+pub(crate) struct PortableRows;
+
+impl GroupRows for PortableRows {
+    #[allow(clippy::inline_always, clippy::needless_range_loop)]
+    #[inline(always)]
+    fn rows<const D: usize>(lanes: &GroupLanes<'_>, theta: &[f64; D], v: &[f64; D], out: &mut [f64]) {
+        let GroupLanes { t, factor, proj, w } = *lanes;
+        let out = &mut out[..GROUP * D];
+        let mut x = [[0.0; GROUP]; D];
+        for i in 0..D {
+            for l in 0..GROUP {
+                let wi = if i == 0 { 0.0 } else { w[(i - 1) * GROUP + l] };
+                x[i][l] = t[l] * theta[i] + factor[l] * (wi - proj[l] * v[i]);
+            }
+        }
+        for l in 0..GROUP {
+            for i in 0..D {
+                out[l * D + i] = x[i][l];
+            }
+        }
+    }
+}
 
 /// Inner-product proposals drawn together by `draw_dots`.
 const PROPOSALS: usize = 16;
@@ -258,6 +300,14 @@ impl ShariffSheffetEnv {
     #[allow(clippy::needless_range_loop, clippy::inline_always)]
     #[inline(always)]
     pub(crate) fn fill_set_with_this_build<const D: usize>(&mut self, best: usize, features: &mut [f64]) {
+        self.fill_set_with::<D, PortableRows>(best, features);
+    }
+
+    /// [`Self::fill_set_with_this_build`] with the rows of each group
+    /// computed and stored by `S` (`cpu_dispatch` passes an AVX2 one).
+    #[allow(clippy::needless_range_loop, clippy::inline_always)]
+    #[inline(always)]
+    pub(crate) fn fill_set_with<const D: usize, S: GroupRows>(&mut self, best: usize, features: &mut [f64]) {
         let (d, k) = (if D == 0 { self.d } else { D }, self.k);
         let pairs = disk_points(D);
         if self.reflector.len() != d {
@@ -329,30 +379,14 @@ impl ShariffSheffetEnv {
                 };
                 proj[l] *= c;
             }
-            // x = t theta* + factor H (0, w), H (0, w) = (0, w) - c <v, (0, w)> v.
-            // Computed lane-minor, stored row-major; a whole group through
-            // a slice of constant length (no per-entry bounds checks).
-            let mut x = [[0.0; GROUP]; D];
-            for i in 0..D {
-                for l in 0..GROUP {
-                    let wi = if i == 0 { 0.0 } else { w[(i - 1) * GROUP + l] };
-                    x[i][l] = t[l] * theta[i] + factor[l] * (wi - proj[l] * v[i]);
-                }
-            }
+            let lanes = GroupLanes { t: &t, factor: &factor, proj: &proj, w: &w[..(D - 1) * GROUP] };
             let rows = (k - first).min(GROUP);
             if rows == GROUP {
-                let out = &mut features[first * D..(first + GROUP) * D];
-                for l in 0..GROUP {
-                    for i in 0..D {
-                        out[l * D + i] = x[i][l];
-                    }
-                }
+                S::rows(&lanes, theta, v, &mut features[first * D..(first + GROUP) * D]);
             } else {
-                for l in 0..rows {
-                    for i in 0..D {
-                        features[(first + l) * D + i] = x[i][l];
-                    }
-                }
+                let mut x = [0.0; 16 * GROUP];
+                S::rows(&lanes, theta, v, &mut x[..GROUP * D]);
+                features[first * D..(first + rows) * D].copy_from_slice(&x[..rows * D]);
             }
             first += GROUP;
         }
@@ -456,7 +490,7 @@ impl ShariffSheffetEnv {
     }
 
     /// The round's inner products into `dots`: r* at `best`, and the
-    /// suboptimal ones by rejection, in order, `PROPOSALS` at a time. The
+    /// suboptimal ones by rejection, `PROPOSALS` at a time. The
     /// loop has no data-dependent branch: each proposal is written at the
     /// next free slot, which advances only when it is accepted (`dots` has
     /// `PROPOSALS` slots of slack; accepted proposals past the set's need
@@ -487,8 +521,9 @@ impl ShariffSheffetEnv {
             }
             n += j;
         }
-        // Shift the suboptimal ones after `best` up by one and put r* there.
-        dots.copy_within(best..need, best + 1);
+        // r* at `best`, the suboptimal t it displaces moved to the end (the
+        // suboptimal ones are i.i.d., so their order carries nothing).
+        dots[need] = dots[best];
         dots[best] = self.optimal_reward;
     }
 }
