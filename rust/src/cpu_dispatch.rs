@@ -7,15 +7,16 @@
 //! every x86-64 machine. Most machines a researcher or a server offers have
 //! AVX2 and FMA, which double the lanes and fuse each multiply-add: the
 //! UCB scoring kernels, the environments' normal and uniform samplers and
-//! the Shariff–Sheffet set builder are compiled a second time for them here and chosen once per process after
-//! `is_x86_feature_detected!` confirms the CPU has both features (the
-//! soundness condition of the `unsafe` calls below).
+//! the Shariff–Sheffet set builder are compiled a second time for them
+//! here and chosen once per process after `is_x86_feature_detected!`
+//! confirms the CPU has both features (the soundness condition of the
+//! `unsafe` calls below).
 //!
 //! The two builds of the scoring kernels agree to rounding, not bit for
 //! bit (a fused multiply-add rounds once); the samplers' and the set
-//! builder's are identical. Set `DPBANDITS_CPU_DISPATCH=baseline` before the first
-//! round to force the baseline kernels everywhere, e.g. to reproduce a run
-//! bit for bit across machines with different CPUs.
+//! builder's are identical. Set `DPBANDITS_CPU_DISPATCH=baseline` before
+//! the first round to force the baseline kernels everywhere, e.g. to
+//! reproduce a run bit for bit across machines with different CPUs.
 #![allow(unsafe_code)]
 
 use std::sync::OnceLock;
@@ -103,7 +104,7 @@ pub fn lane_uniforms(lanes: &mut [[u64; 4]; 4], out: &mut [f64; crate::rng::NORM
         unsafe { avx2_fma::lane_uniforms(lanes, out) };
         return;
     }
-    crate::rng::lane_uniforms_with(lanes, out, crate::rng::step_lanes);
+    crate::rng::lane_uniforms_portable(lanes, out);
 }
 
 /// One decision set of the Shariff–Sheffet generator for a compile-time
@@ -227,8 +228,9 @@ mod avx2_fma {
         };
         // `rng::open01_vectorisable` in registers, straight from each
         // step's words: no word buffer to clear, fill and read back.
-        let exponent = _mm256_set1_epi64x(0x3FF0_0000_0000_0000);
-        let offset = _mm256_set1_pd(1.0 - 1.0 / (1u64 << 53) as f64);
+        #[allow(clippy::cast_possible_wrap)] // the bits, reinterpreted
+        let exponent = _mm256_set1_epi64x(crate::rng::UNIT_EXPONENT as i64);
+        let offset = _mm256_set1_pd(crate::rng::ONE_MINUS_HALF_ULP);
         let mut chunks = out.chunks_exact_mut(4);
         lane_steps(lanes, |word| {
             let u =

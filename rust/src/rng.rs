@@ -474,21 +474,22 @@ impl SimulationUniforms {
 }
 
 /// The lanes' next [`NORMAL_BLOCK`] words as uniforms on (0, 1) (see
-/// [`open01_vectorisable`]). The portable build; `cpu_dispatch` has
-/// the AVX2 one (the same code, so the same values).
-#[allow(clippy::inline_always)]
-#[inline(always)]
-pub(crate) fn lane_uniforms_with(
-    lanes: &mut [[u64; LANES]; 4],
-    out: &mut [f64; NORMAL_BLOCK],
-    next_words: impl FnOnce(&mut [[u64; LANES]; 4], &mut [u64; NORMAL_BLOCK]),
-) {
+/// [`open01_vectorisable`]). The portable build; `cpu_dispatch` has the
+/// AVX2 one, which converts each step's words in registers with the same
+/// constants, so the same values.
+pub(crate) fn lane_uniforms_portable(lanes: &mut [[u64; LANES]; 4], out: &mut [f64; NORMAL_BLOCK]) {
     let mut words = [0u64; NORMAL_BLOCK];
-    next_words(lanes, &mut words);
+    step_lanes(lanes, &mut words);
     for (u, &w) in out.iter_mut().zip(&words) {
         *u = open01_vectorisable(w);
     }
 }
+
+/// The exponent bits of 1.0, under which [`open01_vectorisable`] places a
+/// word's top 52 bits.
+pub(crate) const UNIT_EXPONENT: u64 = 0x3FF0_0000_0000_0000;
+/// 1 - 2^-53, subtracted by [`open01_vectorisable`].
+pub(crate) const ONE_MINUS_HALF_ULP: f64 = 1.0 - 1.0 / (1u64 << 53) as f64;
 
 /// A uniform on (0, 1) from the top 52 bits m of a word: (m + 1/2) 2^-52,
 /// built without an integer-to-float conversion (x86-64 before AVX-512 has
@@ -498,8 +499,7 @@ pub(crate) fn lane_uniforms_with(
 /// Never 0 or 1, and 2u - 1 is never 0 either.
 #[inline]
 fn open01_vectorisable(bits: u64) -> f64 {
-    const ONE_MINUS_HALF_ULP: f64 = 1.0 - 1.0 / (1u64 << 53) as f64;
-    f64::from_bits(0x3FF0_0000_0000_0000 | (bits >> 12)) - ONE_MINUS_HALF_ULP
+    f64::from_bits(UNIT_EXPONENT | (bits >> 12)) - ONE_MINUS_HALF_ULP
 }
 
 /// The ziggurat's fast path over 64 words, one at a time (see
@@ -818,7 +818,7 @@ mod tests {
         let (mut ua, mut ub) = ([0.0; NORMAL_BLOCK], [0.0; NORMAL_BLOCK]);
         for _ in 0..3 {
             crate::cpu_dispatch::lane_uniforms(&mut a, &mut ua);
-            lane_uniforms_with(&mut b, &mut ub, step_lanes);
+            lane_uniforms_portable(&mut b, &mut ub);
             assert_eq!(ua.map(f64::to_bits), ub.map(f64::to_bits));
         }
     }

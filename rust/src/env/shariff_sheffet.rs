@@ -340,9 +340,10 @@ impl ShariffSheffetEnv {
             // (finite or not, their rows are not stored).
             let t: [f64; GROUP] = self.dots[first..first + GROUP].try_into().expect("GROUP entries");
             // Lane l's j-th coordinate is w[j * GROUP + l]; its squared
-            // norm, norm2[l], is 1 where `unit`.
+            // norm, norm2[l], is 1 where `unit` (disk points give unit
+            // directions except S^1's (a, b), see `disk_directions`).
             let mut norm2 = [1.0; GROUP];
-            let unit = matches!(D, 4 | 5);
+            let unit = pairs > 0 && D != 3;
             let w = if pairs == 0 {
                 self.contexts.take((D - 1) * GROUP)
             } else {
@@ -384,9 +385,9 @@ impl ShariffSheffetEnv {
             if rows == GROUP {
                 S::rows(&lanes, theta, v, &mut features[first * D..(first + GROUP) * D]);
             } else {
-                let mut x = [0.0; 16 * GROUP];
-                S::rows(&lanes, theta, v, &mut x[..GROUP * D]);
-                features[first * D..(first + rows) * D].copy_from_slice(&x[..rows * D]);
+                let mut x = [[0.0; D]; GROUP];
+                S::rows(&lanes, theta, v, x.as_flattened_mut());
+                features[first * D..(first + rows) * D].copy_from_slice(&x.as_flattened()[..rows * D]);
             }
             first += GROUP;
         }
