@@ -124,7 +124,7 @@ pub fn fill_shariff_sheffet_set<const D: usize>(env: &mut ShariffSheffetEnv, bes
 /// `#[inline(always)]`, so the whole kernel is generated with the features.
 #[cfg(target_arch = "x86_64")]
 mod avx2_fma {
-    use crate::env::shariff_sheffet::{GroupLanes, GroupRows, GROUP};
+    use crate::env::shariff_sheffet::{DotTest, GroupLanes, SetKernels, GROUP, PROPOSALS};
     use crate::policy::ucb_scores::{ucb_scores_with, Fused, InverseForm, WIDE_BLOCK};
     use crate::rng::SimulationNormals;
 
@@ -142,26 +142,104 @@ mod avx2_fma {
         best: usize,
         features: &mut [f64],
     ) {
-        env.fill_set_with::<D, Avx2Rows>(best, features);
+        env.fill_set_with::<D, Avx2Kernels>(best, features);
     }
 
-    /// A group's rows with one register per coordinate (four rows), stored
-    /// through 4 x 4 transposes: the portable body is vectorised by the
-    /// compiler across coordinates instead, in half-width registers with
-    /// a shuffle per entry. Same operations, same order, same bits.
-    struct Avx2Rows;
+    /// The set builder's kernels in AVX2 (same operations, same order, same
+    /// bits as the portable ones):
+    /// - a group's rows with one register per coordinate (four rows),
+    ///   stored through 4 x 4 transposes: the portable body is vectorised
+    ///   by the compiler across coordinates instead, in half-width registers
+    ///   with a shuffle per entry;
+    /// - the band test four proposals at a time, the accepted ones packed
+    ///   to the front of a register by a permutation looked up from the
+    ///   test's mask (the portable loop spends a dozen scalar instructions
+    ///   on each proposal).
+    struct Avx2Kernels;
 
-    // One register holds a group's lane of every row.
-    const _: () = assert!(GROUP == 4);
+    // One register holds a group's lane of every row, or four proposals.
+    const _: () = assert!(GROUP == 4 && PROPOSALS.is_multiple_of(4));
 
-    impl GroupRows for Avx2Rows {
+    impl SetKernels for Avx2Kernels {
         #[allow(clippy::inline_always)] // a wrapper: the call below is the kernel
         #[inline(always)]
         fn rows<const D: usize>(lanes: &GroupLanes<'_>, theta: &[f64; D], v: &[f64; D], out: &mut [f64]) {
-            // SAFETY: `Avx2Rows` is only used by `fill_shariff_sheffet_set`
+            // SAFETY: `Avx2Kernels` is only used by `fill_shariff_sheffet_set`
             // above, which runs only where both features were detected.
             unsafe { rows_avx2::<D>(lanes, theta, v, out) }
         }
+
+        #[allow(clippy::inline_always)] // a wrapper: the call below is the kernel
+        #[inline(always)]
+        fn keep_accepted(
+            test: &DotTest,
+            u: &[f64; PROPOSALS],
+            a: &[f64; PROPOSALS],
+            window: &mut [f64; PROPOSALS],
+        ) -> usize {
+            // SAFETY: as in `rows`.
+            unsafe { keep_accepted_avx2(test, u, a, window) }
+        }
+    }
+
+    /// For each 4-bit mask, the 32-bit lane indices that move the f64 lanes
+    /// whose bits are set to the front, in order (the rest: lane 0).
+    const PACK: [[i32; 8]; 16] = {
+        let mut table = [[0i32; 8]; 16];
+        let mut mask = 0;
+        while mask < 16 {
+            let (mut front, mut lane) = (0, 0);
+            while lane < 4 {
+                if (mask >> lane) & 1 == 1 {
+                    table[mask][2 * front] = 2 * lane as i32;
+                    table[mask][2 * front + 1] = 2 * lane as i32 + 1;
+                    front += 1;
+                }
+                lane += 1;
+            }
+            mask += 1;
+        }
+        table
+    };
+
+    #[target_feature(enable = "avx2,fma")]
+    fn keep_accepted_avx2(
+        test: &DotTest,
+        u: &[f64; PROPOSALS],
+        a: &[f64; PROPOSALS],
+        window: &mut [f64; PROPOSALS],
+    ) -> usize {
+        use std::arch::x86_64::{
+            _mm256_add_pd, _mm256_castpd_si256, _mm256_castsi256_pd, _mm256_cmp_pd, _mm256_div_pd, _mm256_loadu_si256,
+            _mm256_movemask_pd, _mm256_mul_pd, _mm256_permutevar8x32_epi32, _mm256_set1_pd, _mm256_sub_pd, _CMP_LT_OQ,
+        };
+        let (lo, width, top, one) =
+            (_mm256_set1_pd(test.lo), _mm256_set1_pd(test.width), _mm256_set1_pd(test.top), _mm256_set1_pd(1.0));
+        let mut j = 0;
+        for q in 0..PROPOSALS / 4 {
+            let (u, a) =
+                (load(u[4 * q..4 * q + 4].try_into().expect("4")), load(a[4 * q..4 * q + 4].try_into().expect("4")));
+            let t = _mm256_add_pd(lo, _mm256_mul_pd(width, u));
+            // `DotTest::density`, lane-wise.
+            let base = _mm256_sub_pd(one, _mm256_mul_pd(t, t));
+            let mut density = one;
+            for _ in 0..test.power.unsigned_abs() {
+                density = _mm256_mul_pd(density, base);
+            }
+            if test.power < 0 {
+                density = _mm256_div_pd(one, density);
+            }
+            let accept = _mm256_cmp_pd::<_CMP_LT_OQ>(_mm256_mul_pd(_mm256_mul_pd(a, a), top), density);
+            #[allow(clippy::cast_sign_loss)] // a 4-bit mask
+            let mask = _mm256_movemask_pd(accept) as usize;
+            // SAFETY: a row of `PACK` is 32 bytes, the width of the unaligned load.
+            let order = unsafe { _mm256_loadu_si256(PACK[mask].as_ptr().cast()) };
+            let packed = _mm256_castsi256_pd(_mm256_permutevar8x32_epi32(_mm256_castpd_si256(t), order));
+            // j <= 4 q: the four slots from j are inside the window.
+            store(&mut window[j..j + 4], packed);
+            j += mask.count_ones() as usize;
+        }
+        j
     }
 
     #[target_feature(enable = "avx2,fma")]

@@ -6,6 +6,7 @@
 //! action set (the same matrix every round) and full-information online
 //! learning (feedback is a loss vector over all actions).
 
+pub(crate) mod circle;
 pub mod k_armed;
 pub mod linear_bandit;
 pub mod losses;

@@ -17,13 +17,15 @@
 //! uniform points of the sphere outside the band (what earlier versions
 //! did), for about 20% fewer random draws at d = 5; a given seed therefore
 //! gives different sets than builds before this change (commit 6e34d4f).
-//! For d = 3, 4, 5 the direction comes from points of the unit disk
-//! (Marsaglia 1972) instead of normals, which changed the draws of those
-//! dimensions once more (same law; see `disk_points`).
+//! For d = 3, 4, 5 the direction comes from angles instead of normals
+//! (two changes of the draws of those dimensions, same law: first from
+//! points of the unit disk, Marsaglia 1972, then from uniform angles; see
+//! `angle_uniforms`).
 
 use rand::Rng;
 use rand_distr::StandardNormal;
 
+use super::circle::circle_point;
 use super::{DecisionSet, Environment, Feedback};
 use crate::error::{Error, Result};
 use crate::rng::{SeedSequence, SimulationNormals, SimulationRng, SimulationUniforms};
@@ -63,28 +65,29 @@ pub struct ShariffSheffetEnv {
     optimal_reward: f64,
     reward: RewardModel,
     theta: Vec<f64>,
+    /// The current set's inner products <x, theta*> (the first k entries;
+    /// the rest is `draw_dots`'s slack, so that the rejection sampler
+    /// writes here directly).
     means: Vec<f64>,
     /// Normals (and the optimal index) of the decision sets.
     contexts: SimulationNormals,
     /// Uniforms of the inner-product proposals and (d = 3, 4, 5) of the
-    /// disk points of the directions.
+    /// directions (see [`angle_uniforms`]).
     dot_uniforms: SimulationUniforms,
     rewards: SimulationRng,
     /// Derived from theta* or overwritten each round, so not serialized:
     /// the reflection into theta*'s orthogonal complement (see
-    /// `reflector`), the round's inner products, and one row's normals.
+    /// `reflector`), one row's normals, and directions.
     #[serde(skip)]
     reflector: Vec<f64>,
     #[serde(skip)]
     reflector_scale: f64,
     #[serde(skip)]
-    dots: Vec<f64>,
-    #[serde(skip)]
     normals: Vec<f64>,
-    /// The round's disk points (d = 3, 4, 5; see [`disk_points`]): first
-    /// and second coordinates.
+    /// Directions from angles (d = 3, 4, 5) of up to `DIRECTION_CHUNK`
+    /// groups, each lane-minor.
     #[serde(skip)]
-    disk: [Vec<f64>; 2],
+    directions: Vec<f64>,
 }
 
 /// Most entries (k * d) a generated decision set may have (512 MB of f64).
@@ -101,7 +104,7 @@ impl ShariffSheffetEnv {
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let env: ShariffSheffetEnv = crate::state::decode(bytes)?;
         if env.theta.len() != env.d
-            || env.means.len() != env.k
+            || env.means.len() < env.k
             || !env.contexts.is_consistent()
             || !env.dot_uniforms.is_consistent()
         {
@@ -162,9 +165,8 @@ impl ShariffSheffetEnv {
             rewards: seeds.simulation_stream("environment/rewards"),
             reflector: Vec::new(),
             reflector_scale: 0.0,
-            dots: Vec::new(),
             normals: Vec::new(),
-            disk: Default::default(),
+            directions: Vec::new(),
         })
     }
 
@@ -186,7 +188,7 @@ impl ShariffSheffetEnv {
 
     /// Mean rewards <x, theta*> of the current decision set.
     pub fn means(&self) -> &[f64] {
-        &self.means
+        &self.means[..self.k]
     }
 }
 
@@ -203,18 +205,60 @@ pub(crate) struct GroupLanes<'a> {
     pub w: &'a [f64],
 }
 
-/// Computes a group's rows x = t theta* + factor ((0, w) - proj v) and
-/// stores them row-major into `out` (`GROUP * D` entries). Every
-/// implementation performs the same operations in the same order (no
-/// fused multiply-add), so all draw the same bits.
-pub(crate) trait GroupRows {
-    fn rows<const D: usize>(lanes: &GroupLanes<'_>, theta: &[f64; D], v: &[f64; D], out: &mut [f64]);
+/// The band test of `draw_dots`: a proposal t = lo + width u is accepted
+/// when a^2 top < (1 - t^2)^power, for u, a uniform (the squared ratio of
+/// t's density on the sphere to its largest value on the band).
+pub(crate) struct DotTest {
+    pub lo: f64,
+    pub width: f64,
+    pub top: f64,
+    /// d - 3: -1 at d = 2, where the density is 1 / (1 - t^2).
+    pub power: i32,
 }
 
-/// [`GroupRows`] in portable code, lane-minor then transposed entry by entry.
-pub(crate) struct PortableRows;
+impl DotTest {
+    /// (1 - t^2)^power by repeated multiplication (and a division for a
+    /// negative power), in every build.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    pub fn density(&self, t: f64) -> f64 {
+        let base = 1.0 - t * t;
+        let mut p = 1.0;
+        for _ in 0..self.power.unsigned_abs() {
+            p *= base;
+        }
+        if self.power < 0 {
+            1.0 / p
+        } else {
+            p
+        }
+    }
+}
 
-impl GroupRows for PortableRows {
+/// The set builder's vector kernels. Every implementation performs the same
+/// operations in the same order (no fused multiply-add), so all draw the
+/// same bits.
+pub(crate) trait SetKernels {
+    /// Computes a group's rows x = t theta* + factor ((0, w) - proj v) and
+    /// stores them row-major into `out` (`GROUP * D` entries).
+    fn rows<const D: usize>(lanes: &GroupLanes<'_>, theta: &[f64; D], v: &[f64; D], out: &mut [f64]);
+
+    /// Writes the proposals t = lo + width u[i] that `test` accepts with
+    /// a[i] to the front of `window`, in order, and returns how many; the
+    /// rest of `window` is scratch.
+    fn keep_accepted(
+        test: &DotTest,
+        u: &[f64; PROPOSALS],
+        a: &[f64; PROPOSALS],
+        window: &mut [f64; PROPOSALS],
+    ) -> usize;
+}
+
+/// [`SetKernels`] in portable code.
+pub(crate) struct PortableKernels;
+
+impl SetKernels for PortableKernels {
+    /// Lane-minor, then transposed entry by entry.
     #[allow(clippy::inline_always, clippy::needless_range_loop)]
     #[inline(always)]
     fn rows<const D: usize>(lanes: &GroupLanes<'_>, theta: &[f64; D], v: &[f64; D], out: &mut [f64]) {
@@ -233,30 +277,94 @@ impl GroupRows for PortableRows {
             }
         }
     }
+
+    /// Branch-free: each proposal is written at the next free slot, which
+    /// advances only when it is accepted (the slot never passes the
+    /// proposal's own index, so the mask keeps the stores in bounds
+    /// without changing them).
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn keep_accepted(
+        test: &DotTest,
+        u: &[f64; PROPOSALS],
+        a: &[f64; PROPOSALS],
+        window: &mut [f64; PROPOSALS],
+    ) -> usize {
+        let mut j = 0;
+        for (&u, &a) in u.iter().zip(a) {
+            let t = test.lo + test.width * u;
+            window[j & (PROPOSALS - 1)] = t;
+            j += usize::from(a * a * test.top < test.density(t));
+        }
+        j
+    }
 }
 
+/// Groups whose directions `fill_set_with` draws before their rows.
+const DIRECTION_CHUNK: usize = 16;
+
 /// Inner-product proposals drawn together by `draw_dots`.
-const PROPOSALS: usize = 16;
+pub(crate) const PROPOSALS: usize = 16;
 const _: () = assert!(PROPOSALS.is_power_of_two() && PROPOSALS >= GROUP);
 
-/// Points of the unit disk that make one uniform direction on theta*'s
-/// orthogonal complement, the unit sphere S^(d-2) (Marsaglia 1972, "Choosing
-/// a point from the surface of a sphere", Ann. Math. Statist. 43(2)), or 0
-/// where the direction is d - 1 normalised normals. With (a, b) uniform in
-/// the disk and s = a^2 + b^2 (itself uniform on (0, 1)):
-/// - S^1 (d = 3): (a, b) / sqrt(s);
-/// - S^2 (d = 4): (2a sqrt(1 - s), 2b sqrt(1 - s), 1 - 2s);
-/// - S^3 (d = 5): a second point (a', b', s') gives (a, b, a' q, b' q),
-///   q = sqrt((1 - s) / s').
+/// Uniforms that make one uniform direction on theta*'s orthogonal
+/// complement, the unit sphere S^(d-2), without rejection, or 0 where the
+/// direction is d - 1 normalised normals. With u, v, v' uniform and
+/// (cos 2 pi v, sin 2 pi v) from [`circle_point`]:
+/// - S^1 (d = 3): (cos 2 pi v, sin 2 pi v);
+/// - S^2 (d = 4): (r cos 2 pi v, r sin 2 pi v, 2u - 1), r = 2 sqrt(u (1 - u))
+///   = sqrt(1 - (2u - 1)^2): the height of a uniform point of S^2 is
+///   uniform (Archimedes), its longitude independent and uniform;
+/// - S^3 (d = 5): (sqrt(u) cos 2 pi v, sqrt(u) sin 2 pi v,
+///   sqrt(1 - u) cos 2 pi v', sqrt(1 - u) sin 2 pi v'): the squared norm of
+///   a uniform point of S^3's first two coordinates is Beta(1, 1), uniform,
+///   and the two pairs' angles are independent and uniform.
 ///
-/// A disk point costs 2 / (pi/4) = 2.5 uniforms, a normal about as much as
-/// 4 of them, so at d = 5 (App. D.2) a direction costs about 5 uniforms in
-/// place of 4 normals.
-const fn disk_points(d: usize) -> usize {
+/// At d = 5 (App. D.2) a direction costs 3 uniforms and two polynomial
+/// circle points, where 4 normals cost about 16 uniforms' worth and two
+/// disk points by rejection (the previous method) 5 uniforms and a
+/// branch-free rejection loop.
+const fn angle_uniforms(d: usize) -> usize {
     match d {
-        3 | 4 => 1,
-        5 => 2,
+        3 => 1,
+        4 => 2,
+        5 => 3,
         _ => 0,
+    }
+}
+
+/// `GROUP` uniform directions on S^(D-2) from `angle_uniforms(D) * GROUP`
+/// uniforms (see [`angle_uniforms`]), times the rows' factors
+/// sqrt(1 - t^2), lane-minor into `out` (`out[j * GROUP + l]`, j < D - 1):
+/// lane l reads uniforms l, GROUP + l and 2 GROUP + l. At d = 5 the
+/// factor goes under the radii's square roots (two square roots per lane,
+/// not three: the square-root unit is the one a group waits on).
+#[allow(clippy::inline_always)]
+#[inline(always)]
+fn angle_directions<const D: usize>(u: &[f64], t: &[f64; GROUP], out: &mut [f64]) {
+    let (u, out) = (&u[..angle_uniforms(D) * GROUP], &mut out[..(D - 1) * GROUP]);
+    for l in 0..GROUP {
+        let across = 1.0 - t[l] * t[l];
+        match D {
+            3 => {
+                let (cos, sin) = circle_point(u[l]);
+                let f = across.sqrt();
+                (out[l], out[GROUP + l]) = (f * cos, f * sin);
+            }
+            4 => {
+                let (cos, sin) = circle_point(u[GROUP + l]);
+                let (f, h) = (across.sqrt(), 2.0 * u[l] - 1.0);
+                let r = 2.0 * (u[l] * (1.0 - u[l])).sqrt();
+                (out[l], out[GROUP + l], out[2 * GROUP + l]) = (f * (r * cos), f * (r * sin), f * h);
+            }
+            5 => {
+                let ((cos, sin), (cos2, sin2)) = (circle_point(u[GROUP + l]), circle_point(u[2 * GROUP + l]));
+                let (r, r2) = ((across * u[l]).sqrt(), (across * (1.0 - u[l])).sqrt());
+                (out[l], out[GROUP + l]) = (r * cos, r * sin);
+                (out[2 * GROUP + l], out[3 * GROUP + l]) = (r2 * cos2, r2 * sin2);
+            }
+            _ => unreachable!("angle_uniforms is 0 for d = {D}"),
+        }
     }
 }
 
@@ -286,12 +394,12 @@ impl ShariffSheffetEnv {
     /// action takes t = r*, and each suboptimal one a t drawn from that
     /// density restricted to the band [-r*, r* - gap] (rejection from the
     /// uniform on the band, two uniforms per proposal); w is uniform on
-    /// the unit sphere of R^(d-1), from disk points for d = 3, 4, 5 (see
-    /// [`disk_points`]) and from d - 1 normalised normals otherwise, mapped
+    /// the unit sphere of R^(d-1), from angles for d = 3, 4, 5 (see
+    /// [`angle_uniforms`]) and from d - 1 normalised normals otherwise, mapped
     /// into theta*'s orthogonal complement by the reflection of
     /// [`Self::reflector`].
     ///
-    /// This spends d - 1 normals (or their disk points) per action and none
+    /// This spends d - 1 normals (or d - 2 uniforms) per action and none
     /// on rejected proposals, where rejecting whole Gaussian vectors outside
     /// the band spent about 1.15 d normals, and the directions of `GROUP`
     /// actions are computed together (laid out lane-minor, so every step is
@@ -300,139 +408,106 @@ impl ShariffSheffetEnv {
     #[allow(clippy::needless_range_loop, clippy::inline_always)]
     #[inline(always)]
     pub(crate) fn fill_set_with_this_build<const D: usize>(&mut self, best: usize, features: &mut [f64]) {
-        self.fill_set_with::<D, PortableRows>(best, features);
+        self.fill_set_with::<D, PortableKernels>(best, features);
     }
 
     /// [`Self::fill_set_with_this_build`] with the rows of each group
     /// computed and stored by `S` (`cpu_dispatch` passes an AVX2 one).
     #[allow(clippy::needless_range_loop, clippy::inline_always)]
     #[inline(always)]
-    pub(crate) fn fill_set_with<const D: usize, S: GroupRows>(&mut self, best: usize, features: &mut [f64]) {
+    pub(crate) fn fill_set_with<const D: usize, S: SetKernels>(&mut self, best: usize, features: &mut [f64]) {
         let (d, k) = (if D == 0 { self.d } else { D }, self.k);
-        let pairs = disk_points(D);
+        let angles = angle_uniforms(D);
         if self.reflector.len() != d {
             (self.reflector, self.reflector_scale) = Self::reflector(&self.theta);
-            self.dots = vec![0.0; k + PROPOSALS];
+            // Keeps a restored state's means.
+            self.means.resize(k + PROPOSALS, 0.0);
             self.normals = vec![0.0; d - 1];
-            // Slack: a batch of proposals past the need, and the lanes of
-            // a last group past the set.
-            self.disk = std::array::from_fn(|_| vec![0.0; pairs * k + PROPOSALS + GROUP]);
+            self.directions = vec![0.0; (d - 1) * GROUP * DIRECTION_CHUNK];
         }
-        self.draw_dots(d, best);
-        if pairs > 0 {
-            self.draw_disk(pairs * k);
-        }
+        self.draw_dots::<S>(d, best);
         if D == 0 {
             // Large d: one row at a time (d - 1 normals of scratch).
             for (i, row) in features.chunks_exact_mut(d).enumerate() {
                 self.fill_row(i, row);
             }
-            self.means.copy_from_slice(&self.dots[..k]);
             return;
         }
         let theta: &[f64; D] = self.theta[..].try_into().expect("theta has d entries");
         let v: &[f64; D] = self.reflector[..].try_into().expect("reflector has d entries");
         let c = self.reflector_scale;
         let (mut first, mut null) = (0, false);
-        let mut from_disk = [0.0; 4 * GROUP];
+        let width = (D - 1) * GROUP;
         while first < k {
-            // Lanes past the set read the slack past the round's draws
-            // (finite or not, their rows are not stored).
-            let t: [f64; GROUP] = self.dots[first..first + GROUP].try_into().expect("GROUP entries");
-            // Lane l's j-th coordinate is w[j * GROUP + l]; its squared
-            // norm, norm2[l], is 1 where `unit` (disk points give unit
-            // directions except S^1's (a, b), see `disk_directions`).
-            let mut norm2 = [1.0; GROUP];
-            let unit = pairs > 0 && D != 3;
-            let w = if pairs == 0 {
-                self.contexts.take((D - 1) * GROUP)
-            } else {
-                self.disk_directions::<D>(first, &mut from_disk, &mut norm2);
-                &from_disk[..]
-            };
-            // c <v, (0, w)> (and ||w||^2 of normals).
-            let mut proj = [0.0; GROUP];
-            for j in 0..D - 1 {
-                for l in 0..GROUP {
-                    proj[l] += w[j * GROUP + l] * v[j + 1];
+            // Directions from angles for up to DIRECTION_CHUNK groups first,
+            // then the rows: computed group by group, each group's long
+            // chain of latencies (circle points, projection, rows) left the
+            // core waiting; in two loops of independent groups it overlaps.
+            let groups = (k - first).div_ceil(GROUP).min(DIRECTION_CHUNK);
+            if angles > 0 {
+                for (g, out) in self.directions.chunks_exact_mut(width).take(groups).enumerate() {
+                    let at = first + g * GROUP;
+                    let t = self.means[at..at + GROUP].try_into().expect("GROUP entries");
+                    angle_directions::<D>(self.dot_uniforms.take(angles * GROUP), t, out);
                 }
             }
-            if pairs == 0 {
-                norm2 = [0.0; GROUP];
+            for g in 0..groups {
+                // Lanes past the set read the slack past the round's draws
+                // (finite or not, their rows are not stored).
+                let t: [f64; GROUP] = self.means[first..first + GROUP].try_into().expect("GROUP entries");
+                // Lane l's j-th coordinate is w[j * GROUP + l].
+                let w =
+                    if angles == 0 { self.contexts.take(width) } else { &self.directions[g * width..(g + 1) * width] };
+                // c <v, (0, w)> (and ||w||^2 of normals).
+                let mut proj = [0.0; GROUP];
                 for j in 0..D - 1 {
                     for l in 0..GROUP {
-                        norm2[l] += w[j * GROUP + l] * w[j * GROUP + l];
+                        proj[l] += w[j * GROUP + l] * v[j + 1];
                     }
                 }
-                // Null events are flagged, not branched on (a branch here,
-                // once a group, cost more than the rest of the group's
-                // arithmetic); a set with one is drawn again once complete.
-                // Disk points are never null (s > 0).
-                null |= norm2.iter().fold(0u8, |b, &v| b | u8::from(v < MIN_NORM2)) != 0;
-            }
-            // sqrt(1 - t^2) / ||w||, as one vector division and square root.
-            let mut factor = [0.0; GROUP];
-            for l in 0..GROUP {
-                factor[l] = if unit {
-                    (1.0 - t[l] * t[l]).sqrt()
+                // sqrt(1 - t^2) / ||w||, as one vector division and square
+                // root.
+                let mut factor = [0.0; GROUP];
+                if angles == 0 {
+                    let mut norm2 = [0.0; GROUP];
+                    for j in 0..D - 1 {
+                        for l in 0..GROUP {
+                            norm2[l] += w[j * GROUP + l] * w[j * GROUP + l];
+                        }
+                    }
+                    // Null events are flagged, not branched on (a branch
+                    // here, once a group, cost more than the rest of the
+                    // group's arithmetic); a set with one is drawn again
+                    // once complete.
+                    null |= norm2.iter().fold(0u8, |b, &v| b | u8::from(v < MIN_NORM2)) != 0;
+                    for l in 0..GROUP {
+                        factor[l] = ((1.0 - t[l] * t[l]) / norm2[l].max(MIN_NORM2)).sqrt();
+                    }
                 } else {
-                    ((1.0 - t[l] * t[l]) / norm2[l].max(MIN_NORM2)).sqrt()
-                };
-                proj[l] *= c;
+                    // `angle_directions` applied it.
+                    factor = [1.0; GROUP];
+                }
+                for p in &mut proj {
+                    *p *= c;
+                }
+                let lanes = GroupLanes { t: &t, factor: &factor, proj: &proj, w: &w[..(D - 1) * GROUP] };
+                let rows = (k - first).min(GROUP);
+                if rows == GROUP {
+                    S::rows(&lanes, theta, v, &mut features[first * D..(first + GROUP) * D]);
+                } else {
+                    let mut x = [[0.0; D]; GROUP];
+                    S::rows(&lanes, theta, v, x.as_flattened_mut());
+                    // Row by row: copies of a constant length are inlined
+                    // (one of rows * D entries was a call to memmove).
+                    for (out, row) in features[first * D..(first + rows) * D].chunks_exact_mut(D).zip(&x) {
+                        out.copy_from_slice(row);
+                    }
+                }
+                first += GROUP;
             }
-            let lanes = GroupLanes { t: &t, factor: &factor, proj: &proj, w: &w[..(D - 1) * GROUP] };
-            let rows = (k - first).min(GROUP);
-            if rows == GROUP {
-                S::rows(&lanes, theta, v, &mut features[first * D..(first + GROUP) * D]);
-            } else {
-                let mut x = [[0.0; D]; GROUP];
-                S::rows(&lanes, theta, v, x.as_flattened_mut());
-                features[first * D..(first + rows) * D].copy_from_slice(&x.as_flattened()[..rows * D]);
-            }
-            first += GROUP;
         }
         if null {
             self.redraw_set::<D>(best, features);
-            return;
-        }
-        self.means.copy_from_slice(&self.dots[..k]);
-    }
-
-    /// Directions of rows first..first + GROUP from their disk points (see
-    /// [`disk_points`]), lane-minor into `out` (`out[j * GROUP + l]`), with
-    /// their squared norms into `norm2` (d = 3; 1 as set by the caller
-    /// otherwise).
-    #[allow(clippy::inline_always)]
-    #[inline(always)]
-    fn disk_directions<const D: usize>(&self, first: usize, out: &mut [f64; 4 * GROUP], norm2: &mut [f64; GROUP]) {
-        let k = self.k;
-        let [a, b] = &self.disk;
-        let point = |pair: usize| {
-            let at = pair * k + first;
-            let (a, b) = (&a[at..at + GROUP], &b[at..at + GROUP]);
-            let s: [f64; GROUP] = std::array::from_fn(|l| a[l] * a[l] + b[l] * b[l]);
-            (a, b, s)
-        };
-        let (a, b, s) = point(0);
-        for l in 0..GROUP {
-            if D == 3 {
-                (out[l], out[GROUP + l], norm2[l]) = (a[l], b[l], s[l]);
-            } else if D == 4 {
-                let q = 2.0 * (1.0 - s[l]).sqrt();
-                out[l] = a[l] * q;
-                out[GROUP + l] = b[l] * q;
-                out[2 * GROUP + l] = 1.0 - 2.0 * s[l];
-            }
-        }
-        if D == 5 {
-            let (a2, b2, s2) = point(1);
-            for l in 0..GROUP {
-                let q = ((1.0 - s[l]) / s2[l]).sqrt();
-                out[l] = a[l];
-                out[GROUP + l] = b[l];
-                out[2 * GROUP + l] = a2[l] * q;
-                out[3 * GROUP + l] = b2[l] * q;
-            }
         }
     }
 
@@ -457,7 +532,7 @@ impl ShariffSheffetEnv {
                 break norm2;
             }
         };
-        let (v, t) = (&self.reflector, self.dots[i]);
+        let (v, t) = (&self.reflector, self.means[i]);
         let factor = ((1.0 - t * t) / norm2).sqrt();
         let proj = self.reflector_scale * w.iter().zip(&v[1..]).map(|(a, b)| a * b).sum::<f64>();
         for (c, x) in row.iter_mut().enumerate() {
@@ -466,61 +541,28 @@ impl ShariffSheffetEnv {
         }
     }
 
-    /// `need` points uniform in the open unit disk into `disk`, by
-    /// rejection from the square (two uniforms on (-1, 1), never 0, so
-    /// s > 0), branch-free as in [`Self::draw_dots`].
+    /// The round's inner products into `means`: r* at `best`, and the
+    /// suboptimal ones by rejection, `PROPOSALS` at a time (their first
+    /// `PROPOSALS` uniforms give t, the next ones the acceptance test), each
+    /// batch's accepted ones written at the next free slot by
+    /// [`SetKernels::keep_accepted`] (`means` has `PROPOSALS` slots of slack;
+    /// accepted proposals past the set's need are dropped).
     #[allow(clippy::inline_always)]
     #[inline(always)]
-    fn draw_disk(&mut self, need: usize) {
-        let [a, b] = &mut self.disk;
-        let mut n = 0;
-        while n < need {
-            let u = self.dot_uniforms.take(2 * PROPOSALS);
-            // This batch writes at n + j, j < PROPOSALS: a window of
-            // constant length, so the stores need no bounds checks (the
-            // mask never changes j, which is at most the proposal's index).
-            let (a, b) = (&mut a[n..n + PROPOSALS], &mut b[n..n + PROPOSALS]);
-            let mut j = 0;
-            for p in u.chunks_exact(2) {
-                let (x, y) = (2.0 * p[0] - 1.0, 2.0 * p[1] - 1.0);
-                (a[j & (PROPOSALS - 1)], b[j & (PROPOSALS - 1)]) = (x, y);
-                j += usize::from(x * x + y * y < 1.0);
-            }
-            n += j;
-        }
-    }
-
-    /// The round's inner products into `dots`: r* at `best`, and the
-    /// suboptimal ones by rejection, `PROPOSALS` at a time. The
-    /// loop has no data-dependent branch: each proposal is written at the
-    /// next free slot, which advances only when it is accepted (`dots` has
-    /// `PROPOSALS` slots of slack; accepted proposals past the set's need
-    /// are dropped).
-    #[allow(clippy::inline_always)]
-    #[inline(always)]
-    fn draw_dots(&mut self, d: usize, best: usize) {
+    fn draw_dots<S: SetKernels>(&mut self, d: usize, best: usize) {
         let (lo, hi) = (-self.optimal_reward, self.optimal_reward - self.gap);
-        let width = hi - lo;
-        // Accept t when u^2 max^2 < (1 - t^2)^(d-3), the squared density
+        // Accept t when a^2 max^2 < (1 - t^2)^(d-3), the squared density
         // ratio; (1 - t^2)^(d-3) is monotone in |t|, so its largest value
         // on the band is at an end or at 0.
-        let power = i32::try_from(d).unwrap_or(i32::MAX) - 3;
-        let density = |t: f64| (1.0 - t * t).powi(power);
-        let top = density(lo).max(density(hi)).max(if lo <= 0.0 && hi >= 0.0 { 1.0 } else { 0.0 });
+        let mut test = DotTest { lo, width: hi - lo, top: 0.0, power: i32::try_from(d).unwrap_or(i32::MAX) - 3 };
+        test.top = test.density(lo).max(test.density(hi)).max(if lo <= 0.0 && hi >= 0.0 { 1.0 } else { 0.0 });
         let need = self.k - 1;
         let mut n = 0;
-        let dots = &mut self.dots[..];
+        let dots = &mut self.means[..];
         while n < need {
-            let u = self.dot_uniforms.take(2 * PROPOSALS);
-            // As in `draw_disk`: a window of constant length.
-            let window = &mut dots[n..n + PROPOSALS];
-            let mut j = 0;
-            for p in u.chunks_exact(2) {
-                let t = lo + width * p[0];
-                window[j & (PROPOSALS - 1)] = t;
-                j += usize::from(p[1] * p[1] * top < density(t));
-            }
-            n += j;
+            let (u, a) = self.dot_uniforms.take(2 * PROPOSALS).split_at(PROPOSALS);
+            let window = (&mut dots[n..n + PROPOSALS]).try_into().expect("PROPOSALS slots");
+            n += S::keep_accepted(&test, u.try_into().expect("PROPOSALS"), a.try_into().expect("PROPOSALS"), window);
         }
         // r* at `best`, the suboptimal t it displaces moved to the end (the
         // suboptimal ones are i.i.d., so their order carries nothing).
@@ -602,7 +644,7 @@ impl Environment for ShariffSheffetEnv {
     }
 
     fn regret(&self, index: usize) -> Option<f64> {
-        self.means.get(index).map(|m| self.optimal_reward - m)
+        self.means().get(index).map(|m| self.optimal_reward - m)
     }
 }
 
@@ -724,7 +766,7 @@ mod tests {
     }
 
     /// For d = 2, 3 (the extremes of the marginal's exponent (d - 3)/2,
-    /// -1/2 and 0), 4 (directions from disk points), 9 (a compile-time
+    /// -1/2 and 0), 4 (directions from angles), 9 (a compile-time
     /// path) and 24 (the general path), the
     /// suboptimal inner products follow the band-restricted marginal
     /// (1 - t^2)^((d-3)/2), and a fixed coordinate of the direction
@@ -784,7 +826,7 @@ mod tests {
         }
     }
 
-    /// The disk-point directions (d = 3, 4, 5; see `disk_points`) are
+    /// The directions from angles (d = 3, 4, 5; see `angle_uniforms`) are
     /// uniform on theta*'s orthogonal unit sphere S^(d-2): the coordinate
     /// along a fixed unit direction e orthogonal to theta* has CDF
     /// 1/2 + asin(s)/pi on S^1, (1 + s)/2 on S^2 (Archimedes) and
@@ -792,7 +834,7 @@ mod tests {
     /// and E[w w^T] = (I - theta* theta*^T)/(d - 1) (5-sd bounds, |w_a w_b|
     /// <= 1/2). Optimal and suboptimal rows together: t does not enter w.
     #[test]
-    fn disk_point_directions_are_uniform_on_the_orthogonal_sphere() {
+    fn angle_directions_are_uniform_on_the_orthogonal_sphere() {
         for d in [3usize, 4, 5] {
             let (k, rounds) = (13usize, 1500u64);
             let mut env =
@@ -859,7 +901,7 @@ mod tests {
         let mut set = DecisionSet::default();
         env.next_round(1, &mut set).unwrap();
         let best = env.means().iter().position(|&m| m == 0.75).unwrap();
-        let t = env.dots[2];
+        let t = env.means[2];
         let null_row: Vec<f64> = env.theta.iter().map(|th| t * th).collect();
         set.features[10..15].copy_from_slice(&null_row);
         env.redraw_set::<5>(best, &mut set.features);
@@ -874,23 +916,32 @@ mod tests {
     }
 
     /// The dispatched generator (AVX2 where available) and the portable
-    /// body draw the same sets bit for bit.
+    /// body draw the same sets bit for bit: directions from angles (d = 3,
+    /// 4, 5) and from normals (d = 8), with a partial last group (k = 25).
     #[test]
     fn both_builds_draw_identical_sets() {
-        let mut a =
-            ShariffSheffetEnv::new(5, 25, 0.1, 0.75, RewardModel::PlusMinusOne, &SeedSequence::from_seed(9)).unwrap();
-        let mut b = a.clone();
-        let (mut sa, mut sb) = (DecisionSet::default(), DecisionSet::zeros(25, 5));
-        for t in 1..=300 {
-            a.next_round(t, &mut sa).unwrap();
-            let best = b.contexts.scalar().random_range(0..25);
-            b.fill_set_with_this_build::<5>(best, &mut sb.features);
-            assert_eq!(
-                sa.features.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
-                sb.features.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
-            );
-            assert_eq!(a.means(), b.means());
+        fn check<const D: usize>() {
+            let mut a =
+                ShariffSheffetEnv::new(D, 25, 0.1, 0.75, RewardModel::PlusMinusOne, &SeedSequence::from_seed(9))
+                    .unwrap();
+            let mut b = a.clone();
+            let (mut sa, mut sb) = (DecisionSet::default(), DecisionSet::zeros(25, D));
+            for t in 1..=300 {
+                a.next_round(t, &mut sa).unwrap();
+                let best = b.contexts.scalar().random_range(0..25);
+                b.fill_set_with_this_build::<D>(best, &mut sb.features);
+                assert_eq!(
+                    sa.features.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                    sb.features.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                    "d {D}"
+                );
+                assert_eq!(a.means(), b.means());
+            }
         }
+        check::<3>();
+        check::<4>();
+        check::<5>();
+        check::<8>();
     }
 
     #[test]
