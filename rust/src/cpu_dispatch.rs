@@ -188,11 +188,11 @@ mod avx2_fma {
         let mut table = [[0i32; 8]; 16];
         let mut mask = 0;
         while mask < 16 {
-            let (mut front, mut lane) = (0, 0);
+            let (mut front, mut lane) = (0usize, 0i32);
             while lane < 4 {
                 if (mask >> lane) & 1 == 1 {
-                    table[mask][2 * front] = 2 * lane as i32;
-                    table[mask][2 * front + 1] = 2 * lane as i32 + 1;
+                    table[mask][2 * front] = 2 * lane;
+                    table[mask][2 * front + 1] = 2 * lane + 1;
                     front += 1;
                 }
                 lane += 1;
@@ -310,7 +310,7 @@ mod avx2_fma {
         let exponent = _mm256_set1_epi64x(crate::rng::UNIT_EXPONENT as i64);
         let offset = _mm256_set1_pd(crate::rng::ONE_MINUS_HALF_ULP);
         let mut chunks = out.chunks_exact_mut(4);
-        lane_steps(lanes, |word| {
+        lane_steps::<{ crate::rng::PLUS }>(lanes, |word| {
             let u =
                 _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64::<12>(word), exponent)), offset);
             let chunk = chunks.next().expect("one chunk per step");
@@ -326,22 +326,29 @@ mod avx2_fma {
     #[target_feature(enable = "avx2,fma")]
     pub(super) fn lane_words(lanes: &mut [[u64; 4]; 4], words: &mut [u64; crate::rng::NORMAL_BLOCK]) {
         let mut chunks = words.chunks_exact_mut(4);
-        lane_steps(lanes, |word| chunks.next().expect("one chunk per step").copy_from_slice(&from_vector(word)));
+        lane_steps::<{ crate::rng::PLUS_PLUS }>(lanes, |word| {
+            chunks.next().expect("one chunk per step").copy_from_slice(&from_vector(word));
+        });
     }
 
     /// `NORMAL_BLOCK / 4` steps of the lanes, each step's four output words
+    /// (by the output function `SCRAMBLER`, see `rng::step_lanes_with`)
     /// handed to `emit` as one register.
     #[target_feature(enable = "avx2,fma")]
     #[inline]
-    fn lane_steps(lanes: &mut [[u64; 4]; 4], mut emit: impl FnMut(std::arch::x86_64::__m256i)) {
+    fn lane_steps<const SCRAMBLER: bool>(lanes: &mut [[u64; 4]; 4], mut emit: impl FnMut(std::arch::x86_64::__m256i)) {
         use std::arch::x86_64::{
             __m256i, _mm256_add_epi64, _mm256_or_si256, _mm256_slli_epi64, _mm256_srli_epi64, _mm256_xor_si256,
         };
         let [mut s0, mut s1, mut s2, mut s3] = lanes.map(|w| to_vector(&w));
         for _ in 0..crate::rng::NORMAL_BLOCK / 4 {
             let sum = _mm256_add_epi64(s0, s3);
-            let rotated = _mm256_or_si256(_mm256_slli_epi64::<23>(sum), _mm256_srli_epi64::<41>(sum));
-            emit(_mm256_add_epi64(rotated, s0));
+            if SCRAMBLER == crate::rng::PLUS_PLUS {
+                let rotated = _mm256_or_si256(_mm256_slli_epi64::<23>(sum), _mm256_srli_epi64::<41>(sum));
+                emit(_mm256_add_epi64(rotated, s0));
+            } else {
+                emit(sum);
+            }
             let t: __m256i = _mm256_slli_epi64::<17>(s1);
             s2 = _mm256_xor_si256(s2, s0);
             s3 = _mm256_xor_si256(s3, s1);

@@ -29,8 +29,9 @@
 //! 256-layer ziggurat (Marsaglia & Tsang 2000) that turns a block of
 //! [`NORMAL_BLOCK`] raw words into as many exact standard normals at once,
 //! instead of one generator call and one sampler call per normal.
-//! [`SimulationUniforms`] gives uniforms from the same kind of lanes, for
-//! environments' rejection samplers.
+//! [`SimulationUniforms`] gives uniforms from the same kind of lanes (with
+//! xoshiro256+'s output function, the one meant for floats), for
+//! environments' rejection samplers and angles.
 //!
 //! Privacy noise draws its Gaussians with [`standard_normal`]: the same
 //! ziggurat, one ChaCha8 word at a time (no block, so no drawn-ahead noise
@@ -378,11 +379,31 @@ impl SimulationNormals {
 #[allow(clippy::needless_range_loop, clippy::inline_always)]
 #[inline(always)]
 pub(crate) fn step_lanes(lanes: &mut [[u64; LANES]; 4], words: &mut [u64; NORMAL_BLOCK]) {
+    step_lanes_with::<PLUS_PLUS>(lanes, words);
+}
+
+/// The output functions of the xoshiro256 family (Blackman & Vigna,
+/// "Scrambled linear pseudorandom number generators", ACM TOMS 47(4), 2021,
+/// Section 4): `++`, rotl(s0 + s3, 23) + s0, for words whose every bit is
+/// used (the ziggurat takes its layer from the low bits); `+`, s0 + s3,
+/// whose lowest bits are weak (low linear complexity) but whose top bits
+/// are as good: the generator the authors give for floating-point numbers,
+/// for [`SimulationUniforms`], which keeps only the top 52 bits. Both share
+/// the state update.
+pub(crate) const PLUS_PLUS: bool = true;
+pub(crate) const PLUS: bool = false;
+
+/// [`step_lanes`] with the output function chosen by `SCRAMBLER` ([`PLUS_PLUS`]
+/// or [`PLUS`]).
+#[allow(clippy::needless_range_loop, clippy::inline_always)]
+#[inline(always)]
+pub(crate) fn step_lanes_with<const SCRAMBLER: bool>(lanes: &mut [[u64; LANES]; 4], words: &mut [u64; NORMAL_BLOCK]) {
     // Local copies keep the state in registers for the whole block.
     let [mut s0, mut s1, mut s2, mut s3] = *lanes;
     for chunk in words.chunks_exact_mut(LANES) {
         for l in 0..LANES {
-            chunk[l] = s0[l].wrapping_add(s3[l]).rotate_left(23).wrapping_add(s0[l]);
+            let sum = s0[l].wrapping_add(s3[l]);
+            chunk[l] = if SCRAMBLER == PLUS_PLUS { sum.rotate_left(23).wrapping_add(s0[l]) } else { sum };
         }
         let mut t = [0u64; LANES];
         for l in 0..LANES {
@@ -433,8 +454,9 @@ fn jumped_lanes(key: [u8; 32]) -> [[u64; LANES]; 4] {
 }
 
 /// Uniforms on (0, 1) for simulated environments, a block at a time, from
-/// the same four interleaved lanes as [`SimulationNormals`] (52-bit
-/// resolution, never 0 or 1). One scalar generator's next word waits for
+/// the same kind of four interleaved lanes as [`SimulationNormals`], with
+/// xoshiro256+'s output function (see [`PLUS`]; 52-bit resolution, never
+/// 0 or 1). One scalar generator's next word waits for
 /// the previous one's state update; the lanes' words come four to an
 /// instruction, which is what a rejection sampler that spends two
 /// uniforms per proposal needs. Never for privacy noise.
@@ -479,7 +501,7 @@ impl SimulationUniforms {
 /// constants, so the same values.
 pub(crate) fn lane_uniforms_portable(lanes: &mut [[u64; LANES]; 4], out: &mut [f64; NORMAL_BLOCK]) {
     let mut words = [0u64; NORMAL_BLOCK];
-    step_lanes(lanes, &mut words);
+    step_lanes_with::<PLUS>(lanes, &mut words);
     for (u, &w) in out.iter_mut().zip(&words) {
         *u = open01_vectorisable(w);
     }
@@ -809,6 +831,30 @@ mod tests {
             assert_eq!(u.to_bits(), want.to_bits(), "{bits:#x}");
             assert!(u > 0.0 && u < 1.0 && 2.0 * u - 1.0 != 0.0);
         }
+    }
+
+    /// Each lane is its own generator: lane l's words are those of the
+    /// reference xoshiro256++ (normals) or xoshiro256+ (uniforms) started
+    /// from lane l's state.
+    #[test]
+    fn lanes_are_the_reference_generators() {
+        fn check<const SCRAMBLER: bool, R: SeedableRng<Seed = [u8; 32]> + RngCore>() {
+            let lanes = jumped_lanes(SeedSequence::from_seed(8).child_key("environment/dots", 0));
+            let mut words = [0u64; NORMAL_BLOCK];
+            step_lanes_with::<SCRAMBLER>(&mut lanes.clone(), &mut words);
+            for l in 0..LANES {
+                let mut seed = [0u8; 32];
+                for (chunk, word) in seed.chunks_exact_mut(8).zip(&lanes) {
+                    chunk.copy_from_slice(&word[l].to_le_bytes());
+                }
+                let mut reference = R::from_seed(seed);
+                for step in 0..NORMAL_BLOCK / LANES {
+                    assert_eq!(words[step * LANES + l], reference.next_u64(), "lane {l}, step {step}");
+                }
+            }
+        }
+        check::<PLUS_PLUS, rand_xoshiro::Xoshiro256PlusPlus>();
+        check::<PLUS, rand_xoshiro::Xoshiro256Plus>();
     }
 
     #[test]

@@ -87,6 +87,7 @@ pub(crate) fn circle_point(v: f64) -> (f64, f64) {
 }
 
 #[cfg(test)]
+#[allow(clippy::float_cmp)] // exact values are the point
 mod tests {
     use super::*;
 

@@ -499,8 +499,10 @@ impl ShariffSheffetEnv {
                     S::rows(&lanes, theta, v, x.as_flattened_mut());
                     // Row by row: copies of a constant length are inlined
                     // (one of rows * D entries was a call to memmove).
-                    for (out, row) in features[first * D..(first + rows) * D].chunks_exact_mut(D).zip(&x) {
-                        out.copy_from_slice(row);
+                    for (r, row) in x.iter().enumerate().take(rows) {
+                        let out: &mut [f64; D] =
+                            (&mut features[(first + r) * D..(first + r + 1) * D]).try_into().expect("D entries");
+                        *out = *row;
                     }
                 }
                 first += GROUP;
