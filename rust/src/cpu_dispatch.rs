@@ -124,7 +124,7 @@ pub fn fill_shariff_sheffet_set<const D: usize>(env: &mut ShariffSheffetEnv, bes
 /// `#[inline(always)]`, so the whole kernel is generated with the features.
 #[cfg(target_arch = "x86_64")]
 mod avx2_fma {
-    use crate::env::shariff_sheffet::{DotTest, GroupLanes, SetKernels, GROUP, PROPOSALS};
+    use crate::env::shariff_sheffet::{DotTest, GroupLanes, Proposals, SetKernels, GROUP, PROPOSALS};
     use crate::policy::ucb_scores::{ucb_scores_with, Fused, InverseForm, WIDE_BLOCK};
     use crate::rng::SimulationNormals;
 
@@ -171,12 +171,7 @@ mod avx2_fma {
 
         #[allow(clippy::inline_always)] // a wrapper: the call below is the kernel
         #[inline(always)]
-        fn keep_accepted(
-            test: &DotTest,
-            u: &[f64; PROPOSALS],
-            a: &[f64; PROPOSALS],
-            window: &mut [f64; PROPOSALS],
-        ) -> usize {
+        fn keep_accepted(test: &DotTest, u: &Proposals, a: &Proposals, window: &mut Proposals) -> usize {
             // SAFETY: as in `rows`.
             unsafe { keep_accepted_avx2(test, u, a, window) }
         }
@@ -203,12 +198,7 @@ mod avx2_fma {
     };
 
     #[target_feature(enable = "avx2,fma")]
-    fn keep_accepted_avx2(
-        test: &DotTest,
-        u: &[f64; PROPOSALS],
-        a: &[f64; PROPOSALS],
-        window: &mut [f64; PROPOSALS],
-    ) -> usize {
+    fn keep_accepted_avx2(test: &DotTest, u: &Proposals, a: &Proposals, window: &mut Proposals) -> usize {
         use std::arch::x86_64::{
             _mm256_add_pd, _mm256_castpd_si256, _mm256_castsi256_pd, _mm256_cmp_pd, _mm256_div_pd, _mm256_loadu_si256,
             _mm256_movemask_pd, _mm256_mul_pd, _mm256_permutevar8x32_epi32, _mm256_set1_pd, _mm256_sub_pd, _CMP_LT_OQ,

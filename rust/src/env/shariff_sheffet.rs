@@ -246,12 +246,7 @@ pub(crate) trait SetKernels {
     /// Writes the proposals t = lo + width u[i] that `test` accepts with
     /// a[i] to the front of `window`, in order, and returns how many; the
     /// rest of `window` is scratch.
-    fn keep_accepted(
-        test: &DotTest,
-        u: &[f64; PROPOSALS],
-        a: &[f64; PROPOSALS],
-        window: &mut [f64; PROPOSALS],
-    ) -> usize;
+    fn keep_accepted(test: &DotTest, u: &Proposals, a: &Proposals, window: &mut Proposals) -> usize;
 }
 
 /// [`SetKernels`] in portable code.
@@ -284,12 +279,7 @@ impl SetKernels for PortableKernels {
     /// without changing them).
     #[allow(clippy::inline_always)]
     #[inline(always)]
-    fn keep_accepted(
-        test: &DotTest,
-        u: &[f64; PROPOSALS],
-        a: &[f64; PROPOSALS],
-        window: &mut [f64; PROPOSALS],
-    ) -> usize {
+    fn keep_accepted(test: &DotTest, u: &Proposals, a: &Proposals, window: &mut Proposals) -> usize {
         let mut j = 0;
         for (&u, &a) in u.iter().zip(a) {
             let t = test.lo + test.width * u;
@@ -305,6 +295,9 @@ const DIRECTION_CHUNK: usize = 16;
 
 /// Inner-product proposals drawn together by `draw_dots`.
 pub(crate) const PROPOSALS: usize = 16;
+
+/// One batch of `draw_dots`'s proposals (or of their uniforms).
+pub(crate) type Proposals = [f64; PROPOSALS];
 const _: () = assert!(PROPOSALS.is_power_of_two() && PROPOSALS >= GROUP);
 
 /// Uniforms that make one uniform direction on theta*'s orthogonal
