@@ -211,10 +211,14 @@ mod avx2_fma {
                 (load(u[4 * q..4 * q + 4].try_into().expect("4")), load(a[4 * q..4 * q + 4].try_into().expect("4")));
             let t = _mm256_add_pd(lo, _mm256_mul_pd(width, u));
             // `DotTest::density`, lane-wise.
-            let base = _mm256_sub_pd(one, _mm256_mul_pd(t, t));
-            let mut density = one;
-            for _ in 0..test.power.unsigned_abs() {
-                density = _mm256_mul_pd(density, base);
+            let (mut base, mut density, mut e) =
+                (_mm256_sub_pd(one, _mm256_mul_pd(t, t)), one, test.power.unsigned_abs());
+            while e > 0 {
+                if e & 1 == 1 {
+                    density = _mm256_mul_pd(density, base);
+                }
+                base = _mm256_mul_pd(base, base);
+                e >>= 1;
             }
             if test.power < 0 {
                 density = _mm256_div_pd(one, density);
