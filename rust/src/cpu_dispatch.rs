@@ -84,8 +84,10 @@ pub fn refill_normals(normals: &mut SimulationNormals) {
 }
 
 /// Steps the interleaved Xoshiro256++ lanes (see [`crate::rng::step_lanes`]);
-/// the same words in both builds.
-pub fn lane_words(lanes: &mut [[u64; 4]; 4], words: &mut [u64; crate::rng::NORMAL_BLOCK]) {
+/// the same words in both builds. Only the tests step the lanes alone (the
+/// normals' refill calls the AVX2 body directly).
+#[cfg(test)]
+pub(crate) fn lane_words(lanes: &mut [[u64; 4]; 4], words: &mut [u64; crate::rng::NORMAL_BLOCK]) {
     #[cfg(target_arch = "x86_64")]
     if kernel_build() == KernelBuild::Avx2Fma {
         // SAFETY: as in `ucb_scores`: both features were detected.

@@ -217,6 +217,15 @@ pub(crate) struct DotTest {
 }
 
 impl DotTest {
+    /// The test for the band [lo, hi] at dimension d: (1 - t^2)^(d-3) is
+    /// monotone in |t|, so its largest value on the band, `top`, is at an
+    /// end or at 0.
+    pub fn new(lo: f64, hi: f64, d: usize) -> Self {
+        let mut test = DotTest { lo, width: hi - lo, top: 0.0, power: i32::try_from(d).unwrap_or(i32::MAX) - 3 };
+        test.top = test.density(lo).max(test.density(hi)).max(if lo <= 0.0 && hi >= 0.0 { 1.0 } else { 0.0 });
+        test
+    }
+
     /// (1 - t^2)^power by binary powering (and a division for a negative
     /// power), the same steps in every build: O(log d) multiplications.
     #[allow(clippy::inline_always)]
@@ -548,12 +557,7 @@ impl ShariffSheffetEnv {
     #[allow(clippy::inline_always)]
     #[inline(always)]
     fn draw_dots<S: SetKernels>(&mut self, d: usize, best: usize) {
-        let (lo, hi) = (-self.optimal_reward, self.optimal_reward - self.gap);
-        // Accept t when a^2 max^2 < (1 - t^2)^(d-3), the squared density
-        // ratio; (1 - t^2)^(d-3) is monotone in |t|, so its largest value
-        // on the band is at an end or at 0.
-        let mut test = DotTest { lo, width: hi - lo, top: 0.0, power: i32::try_from(d).unwrap_or(i32::MAX) - 3 };
-        test.top = test.density(lo).max(test.density(hi)).max(if lo <= 0.0 && hi >= 0.0 { 1.0 } else { 0.0 });
+        let test = DotTest::new(-self.optimal_reward, self.optimal_reward - self.gap, d);
         let need = self.k - 1;
         let mut n = 0;
         let dots = &mut self.means[..];
