@@ -39,6 +39,7 @@ fn config(env: &LinearBanditEnv) -> EliminationConfig {
             })
             .collect(),
         noise_scales: vec![2.0; m],
+        lattice_exponents: Vec::new(),
         batch_lengths: lengths,
         log_offset: (4.0 * t * t).ln(),
         privatizer: Privatizer::CentralSum,

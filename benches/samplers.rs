@@ -23,6 +23,12 @@ fn scalar_draws(c: &mut Criterion) {
     let mut rng = SeedSequence::from_seed(1).stream("bench");
     group.bench_function("laplace", |b| b.iter(|| laplace(&mut rng, black_box(1.0))));
     group.bench_function("gaussian", |b| b.iter(|| gaussian(&mut rng, black_box(1.0))));
+    // Exact discrete draws on a lattice (the default law of released
+    // values): scale 1 on the lattice 2^-20, i.e. about 10^6 steps.
+    let lattice_laplace = NoiseSpec::Laplace { scale: 1.0 }.on_lattice(20).expect("valid lattice");
+    group.bench_function("lattice_laplace", |b| b.iter(|| lattice_laplace.sample(black_box(&mut rng))));
+    let lattice_gaussian = NoiseSpec::Gaussian { sigma: 1.0 }.on_lattice(20).expect("valid lattice");
+    group.bench_function("lattice_gaussian", |b| b.iter(|| lattice_gaussian.sample(black_box(&mut rng))));
     group.finish();
 }
 
@@ -31,6 +37,14 @@ fn matrix_draws(c: &mut Criterion) {
     group.throughput(Throughput::Elements(1));
     let mut rng = SeedSequence::from_seed(2).stream("bench");
     let mut out = vec![0.0; P * P];
+
+    let lattice = NoiseSpec::SymmetricGaussian { sigma: 1.0 }.on_lattice(20).expect("valid lattice");
+    group.bench_function("lattice_symmetric_gaussian", |b| {
+        b.iter(|| {
+            lattice.sample_into(&mut rng, P, &mut out);
+            black_box(out[P + 1])
+        });
+    });
 
     group.bench_function("symmetric_gaussian", |b| {
         b.iter(|| {

@@ -31,7 +31,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{check_finite, Error, Result};
-use crate::noise::secure::{EntropyCell, SecureNoise, MAX_EXACT_STEPS};
+use crate::noise::secure::{EntropyCell, MAX_EXACT_STEPS};
 use crate::noise::NoiseSpec;
 use crate::rng::{SeedSequence, StreamRng};
 
@@ -134,10 +134,7 @@ pub struct TreeCounter {
     release: Vec<f64>,
     noise_terms: u32,
     rng: StreamRng,
-    /// Secure mode: exact discrete node noise on a lattice, inputs rounded
-    /// to it ([`TreeCounter::into_secure`]). `None`: floating-point noise.
-    secure: Option<SecureNoise>,
-    /// Secure mode draws from the operating system rather than `rng`.
+    /// Draws come from the operating system rather than `rng`.
     os_entropy: bool,
     /// The operating-system source (not state: nothing to restore).
     #[serde(skip)]
@@ -158,7 +155,7 @@ pub const MAX_STATE_ENTRIES: usize = 1 << 27;
 pub const MAX_VALUE: f64 = 1e280;
 
 /// Version tag of the serialized layout.
-const STATE_VERSION: u8 = 2;
+const STATE_VERSION: u8 = 3;
 
 impl TreeCounter {
     /// A counter of values of `shape` (`[]` for scalars) over `horizon`
@@ -223,7 +220,6 @@ impl TreeCounter {
             release: zeros(dim, shape)?,
             noise_terms: 0,
             rng: seeds.stream("tree"),
-            secure: None,
             os_entropy: false,
             entropy: EntropyCell::default(),
             draw: zeros(dim, shape)?,
@@ -246,7 +242,19 @@ impl TreeCounter {
         if self.t != 0 {
             return Err(Error::State("secure mode must be chosen before the first addition".into()));
         }
-        self.secure = Some(SecureNoise::new(self.noise, exponent)?);
+        if self.noise.lattice().is_none() {
+            self.noise = self.noise.on_lattice(exponent)?;
+        }
+        self.with_os_entropy(os_entropy)
+    }
+
+    /// This (fresh) counter drawing its noise from the operating system
+    /// (`true`) or from its seeded stream (`false`). The noise law is
+    /// unchanged (a lattice [`NoiseSpec::Lattice`] or floating point).
+    pub fn with_os_entropy(mut self, os_entropy: bool) -> Result<Self> {
+        if self.t != 0 {
+            return Err(Error::State("the entropy source must be chosen before the first addition".into()));
+        }
         self.os_entropy = os_entropy;
         if os_entropy {
             self.entropy.get()?;
@@ -254,12 +262,13 @@ impl TreeCounter {
         Ok(self)
     }
 
-    /// The secure-mode lattice exponent j (values are multiples of 2^-j), if any.
+    /// The lattice exponent j (values are multiples of 2^-j) when the
+    /// noise is drawn on a lattice.
     pub fn secure_exponent(&self) -> Option<i32> {
-        self.secure.map(|s| s.exponent())
+        self.noise.lattice().map(|s| s.exponent())
     }
 
-    /// Whether secure-mode draws come from the operating system.
+    /// Whether draws come from the operating system.
     pub fn os_entropy(&self) -> bool {
         self.os_entropy
     }
@@ -273,17 +282,16 @@ impl TreeCounter {
     /// One draw of node noise into `out`.
     fn draw_noise(
         noise: NoiseSpec,
-        secure: Option<SecureNoise>,
         os_entropy: bool,
         rng: &mut StreamRng,
         entropy: &mut EntropyCell,
         side: usize,
         out: &mut [f64],
     ) -> Result<()> {
-        match secure {
-            None => noise.sample_into(rng, side, out),
-            Some(s) if os_entropy => s.sample_into(entropy.get()?, side, out),
-            Some(s) => s.sample_into(rng, side, out),
+        if os_entropy {
+            noise.sample_into(entropy.get()?, side, out);
+        } else {
+            noise.sample_into(rng, side, out);
         }
         Ok(())
     }
@@ -363,20 +371,20 @@ impl TreeCounter {
                 self.horizon
             )));
         }
-        // Secure mode: the value enters the tree rounded to the lattice.
+        // Lattice noise: the value enters the tree rounded to the lattice.
         let rounded;
-        let value = match self.secure {
+        let value = match self.noise.lattice() {
             Some(s) => {
                 let mut v = value.to_vec();
                 s.to_lattice("value", &mut v, self.lattice_limit())?;
-                if self.os_entropy {
-                    self.entropy.get()?;
-                }
                 rounded = v;
                 &rounded[..]
             }
             None => value,
         };
+        if self.os_entropy {
+            self.entropy.get()?;
+        }
         self.t += 1;
         let dim = self.dim;
         // The scratch buffer is not serialized; a counter restored through
@@ -415,7 +423,6 @@ impl TreeCounter {
         }
         Self::draw_noise(
             self.noise,
-            self.secure,
             self.os_entropy,
             &mut self.rng,
             &mut self.entropy,
@@ -436,9 +443,9 @@ impl TreeCounter {
             // known in closed form (Gaussian, Wishart): same distribution, a
             // fraction of the cost (padding Wishart releases to m draws
             // would otherwise cost up to m Bartlett draws per round).
-            // Not in secure mode: a sum of discrete draws is not a discrete
-            // draw of the summed parameters.
-            let closed_form = if self.secure.is_none() { self.noise.sum_of(missing) } else { None };
+            // (`sum_of` is None on a lattice: a sum of discrete draws is not
+            // a discrete draw of the summed parameters.)
+            let closed_form = if self.os_entropy { None } else { self.noise.sum_of(missing) };
             match closed_form {
                 Some(sum) if missing > 0 => {
                     sum.sample_into(&mut self.rng, self.side, &mut self.padding);
@@ -447,7 +454,6 @@ impl TreeCounter {
                     for _ in 0..missing {
                         Self::draw_noise(
                             self.noise,
-                            self.secure,
                             self.os_entropy,
                             &mut self.rng,
                             &mut self.entropy,
@@ -581,6 +587,10 @@ impl TreeCounter {
                 c.draw = vec![0.0; c.dim];
                 Ok(c)
             }
+            Some((v, _)) if *v < STATE_VERSION => Err(Error::Decode(format!(
+                "state version {v} was written by an earlier dpbandits (before lattice noise became the default); \
+                 this version reads version {STATE_VERSION}"
+            ))),
             Some((v, _)) => Err(Error::Decode(format!("unknown state version {v}"))),
             None => Err(Error::Decode("empty state".into())),
         }
@@ -600,9 +610,7 @@ impl TreeCounter {
             && self.padding.len() == self.dim
             && self.release.len() == self.dim
             && self.t <= self.horizon
-            && self.noise.validate(&self.shape).is_ok()
-            && self.secure.is_none_or(|s| SecureNoise::new(self.noise, s.exponent()) == Ok(s))
-            && (self.secure.is_some() || !self.os_entropy);
+            && self.noise.validate(&self.shape).is_ok();
         if ok {
             Ok(())
         } else {

@@ -34,6 +34,7 @@ from dpbandits.privacy.mishra_thakurta import (
     realized_tree_epsilon,
 )
 from dpbandits.privacy.mishra_thakurta import reported_epsilon as _reported_epsilon
+from dpbandits.privacy.secure import lattice_laplace, sampler_choice
 
 __all__ = ["UCB1", "KArmedLearner", "PrivateThompsonSampling", "PrivateUCB", "ThompsonSampling"]
 
@@ -64,6 +65,15 @@ def _calibration(calibration: str) -> str:
     if calibration not in ("paper", "tight"):
         raise ValueError(f"invalid argument `calibration`: must be 'paper' or 'tight', got {calibration!r}")
     return calibration
+
+
+def _laplace_wire(scale: float, lo: float, hi: float, sampler: str) -> tuple[str, list[float]]:
+    """The engine's noise spec for Laplace(``scale``) on sums of inputs in
+    [lo, hi]: exact on a lattice (:func:`dpbandits.privacy.secure.lattice_laplace`,
+    rounding accounted) unless ``sampler="float"``."""
+    if sampler_choice(sampler) == "float":
+        return "laplace", [scale]
+    return lattice_laplace(scale, hi - lo, value_range=(lo, hi)).wire()
 
 
 def _gamma(gamma: float | None, horizon: int) -> float:
@@ -220,11 +230,14 @@ class PrivateUCB(KArmedLearner):
         bounds: Bounds = "clip",
         calibration: Calibration = "paper",
         seed: int | None = None,
+        sampler: Literal["lattice", "float"] = "lattice",
     ) -> None:
         self._args = {
             "k": k, "horizon": horizon, "epsilon": epsilon, "gamma": gamma, "confidence": confidence,
             "reward_range": reward_range, "bounds": bounds, "calibration": calibration, "seed": seed,
+            "sampler": sampler,
         }
+        self.sampler = sampler_choice(sampler)
         self.k = positive_int("k", k)
         self.horizon = positive_int("horizon", horizon, minimum=2)
         self.epsilon = positive("epsilon", epsilon)
@@ -237,9 +250,10 @@ class PrivateUCB(KArmedLearner):
         self.confidence = confidence
         self.node_scale = private_ucb_node_scale(self.k, self.horizon, self.epsilon, self.width, self.calibration)
         self.noise_bound = lemma5_noise_bound(self.node_scale, self.k, self.horizon, self.gamma, self.calibration)
+        kind, params = _laplace_wire(self.node_scale, lo, hi, self.sampler)
         self._engine = _core.MabEngine(
             self.k, self.horizon, index="ucb" if confidence == "lemma5" else "empirical",
-            noise_bound=self.noise_bound, noise_kind="laplace", noise_params=[self.node_scale],
+            noise_bound=self.noise_bound, noise_kind=kind, noise_params=params,
             lo=lo, hi=hi, bounds=_bounds(bounds), seed=seed_or_none("seed", seed),
         )
 
@@ -251,6 +265,7 @@ class PrivateUCB(KArmedLearner):
             model="central", epsilon=_reported_epsilon(self.epsilon, realized), delta=0.0, protects="rewards",
             basis="Mishra & Thakurta 2015, Alg. 1 + App. A (per-arm Laplace trees); exact node count",
             calibration=self.calibration,  # type: ignore[arg-type]
+            sampler=self.sampler,  # type: ignore[arg-type]
         )
 
 
@@ -307,11 +322,14 @@ class PrivateThompsonSampling(KArmedLearner):
         bounds: Bounds = "clip",
         calibration: Calibration = "paper",
         seed: int | None = None,
+        sampler: Literal["lattice", "float"] = "lattice",
     ) -> None:
         self._args = {
             "k": k, "horizon": horizon, "epsilon": epsilon, "gamma": gamma, "gap_estimation": gap_estimation,
             "reward_range": reward_range, "bounds": bounds, "calibration": calibration, "seed": seed,
+            "sampler": sampler,
         }
+        self.sampler = sampler_choice(sampler)
         self.k = positive_int("k", k)
         self.horizon = positive_int("horizon", horizon, minimum=2)
         self.epsilon = positive("epsilon", epsilon)
@@ -327,14 +345,29 @@ class PrivateThompsonSampling(KArmedLearner):
         self.noise_bound = lemma5_noise_bound(self.node_scale, self.k, self.horizon, self.gamma, self.calibration)
         self.schedule: GapSchedule | None = None
         phases = None
+        exponents: list[int] = []
         if gap_estimation:
             s = self.schedule = gap_estimation_schedule(
                 self.k, self.horizon, self.epsilon, self.width, self.noise_bound, self.calibration
             )
-            phases = (list(s.gaps), list(s.batch_sizes), list(s.batch_scales), list(s.random_pulls))
+            scales = list(s.batch_scales)
+            if self.sampler == "lattice":
+                # Each batch releases its sum + exact Laplace(b_i m_i) on a
+                # lattice (the mean is that / m_i): as private as the mean's
+                # Laplace(b_i) on sensitivity w / m_i.
+                lattices = [
+                    lattice_laplace(b * m, self.width, value_range=(lo, hi))
+                    for b, m in zip(s.batch_scales, s.batch_sizes, strict=True)
+                ]
+                scales = [n.scale / m for n, m in zip(lattices, s.batch_sizes, strict=True)]
+                exponents = [n.exponent for n in lattices]
+            phases = (list(s.gaps), list(s.batch_sizes), scales, list(s.random_pulls))
+        # Binarized rewards (0 or 1) enter the trees.
+        kind, params = _laplace_wire(self.node_scale, 0.0, 1.0, self.sampler)
         self._engine = _core.MabEngine(
-            self.k, self.horizon, index="thompson_beta", noise_kind="laplace", noise_params=[self.node_scale],
+            self.k, self.horizon, index="thompson_beta", noise_kind=kind, noise_params=params,
             lo=lo, hi=hi, bounds=_bounds(bounds), phases=phases, seed=seed_or_none("seed", seed),
+            phase_lattice_exponents=exponents,
         )
 
     @property
@@ -358,4 +391,5 @@ class PrivateThompsonSampling(KArmedLearner):
             model="central", epsilon=_reported_epsilon(self.epsilon, realized), delta=0.0, protects="rewards",
             basis="Mishra & Thakurta 2015, Alg. 2 + Lemma 9 (Laplace batch means) + App. A trees; basic composition",
             calibration=self.calibration,  # type: ignore[arg-type]
+            sampler=self.sampler,  # type: ignore[arg-type]
         )

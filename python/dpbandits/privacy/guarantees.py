@@ -29,6 +29,14 @@ CalibrationKind = Literal["paper", "tight", "none"]
 
 _MODELS = ("none", "central", "joint", "local", "shuffle")
 _CALIBRATIONS = ("paper", "tight", "none")
+SamplerKind = Literal["lattice", "float", "mixed", "none"]
+_SAMPLERS = ("lattice", "float", "mixed", "none")
+_SAMPLER_TEXT = {
+    "lattice": "exact lattice noise",
+    "float": "floating-point noise: not protected against low-bit attacks",
+    "mixed": "partly floating-point noise (see basis): not fully protected against low-bit attacks",
+    "none": "no noise",
+}
 
 
 @dataclass(frozen=True)
@@ -61,6 +69,15 @@ class Guarantee:
         ``"paper"`` (noise set by the published formula), ``"tight"``
         (smallest noise meeting the same guarantee under exact accounting),
         ``"none"`` (non-private learners only).
+    sampler:
+        How the released values' noise is drawn: ``"lattice"`` (exact
+        discrete noise on a power-of-two lattice, inputs rounded to it and
+        the rounding accounted: the released doubles carry no
+        floating-point channel), ``"float"`` (floating-point noise: the
+        guarantee holds for the ideal real-valued mechanism, and the
+        released doubles' low bits are open to attacks of the kind of
+        Mironov 2012), ``"mixed"`` (some released values of each kind,
+        named in ``basis``), ``"none"`` (no noise).
     """
 
     model: PrivacyModel
@@ -70,8 +87,11 @@ class Guarantee:
     protects: str = ""
     basis: str = ""
     calibration: CalibrationKind = "paper"
+    sampler: SamplerKind = "float"
 
     def __post_init__(self) -> None:
+        if self.sampler not in _SAMPLERS:
+            raise ValueError(f"invalid argument `sampler`: must be one of {_SAMPLERS}, got {self.sampler!r}")
         if self.model not in _MODELS:
             raise ValueError(
                 f"invalid argument `model`: must be one of {_MODELS}, got {self.model!r}"
@@ -121,7 +141,7 @@ class Guarantee:
     def none(cls, basis: str = "non-private learner") -> Guarantee:
         """The guarantee of a non-private learner: no privacy (epsilon = inf)."""
         return cls(model="none", epsilon=math.inf, delta=0.0, protects="nothing",
-                   basis=basis, calibration="none")
+                   basis=basis, calibration="none", sampler="none")
 
     @property
     def is_private(self) -> bool:
@@ -138,7 +158,7 @@ class Guarantee:
             return f"not private [{self.basis}]"
         params = f"{self.epsilon:g}" if self.delta == 0.0 else f"({self.epsilon:g}, {self.delta:g})"
         zcdp = f" ({self.rho:.4g}-zCDP)" if self.rho is not None else ""
-        source = f"{self.calibration} calibration"
+        source = f"{self.calibration} calibration; {_SAMPLER_TEXT[self.sampler]}"
         if self.basis:
             source = f"{self.basis}; {source}"
         return f"{params}-{self.model} DP{zcdp} of {self.protects} [{source}]"

@@ -39,11 +39,22 @@ rounding is the identity and epsilon = Delta_1 2^j / t exactly.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from fractions import Fraction
 
 from dpbandits._validation import positive, positive_int
 
 __all__ = [
+    "DISCRETE_GAUSSIAN_TV_PER_COORDINATE",
     "LATTICE_RESOLUTION_BITS",
+    "MAX_SCALE_STEPS",
+    "SAMPLERS",
+    "LatticeNoise",
+    "discrete_gaussian_delta_allowance",
+    "lattice_gaussian",
+    "lattice_laplace",
+    "round_to_lattice_steps",
+    "sampler_choice",
     "lattice_exponent",
     "lattice_step",
     "secure_gaussian_sensitivity",
@@ -52,6 +63,9 @@ __all__ = [
 
 #: The scale spans [2^(bits-1), 2^bits) lattice steps.
 LATTICE_RESOLUTION_BITS = 20
+
+#: Largest scale in steps the exact samplers accept (rust/src/noise/secure.rs).
+MAX_SCALE_STEPS = 2**21
 
 
 def lattice_exponent(scale: float) -> int:
@@ -113,3 +127,202 @@ def secure_gaussian_sensitivity(sensitivity_l2: float, sigma: float, dim: int = 
     sigma = positive("sigma", sigma)
     dim = positive_int("dim", dim)
     return sensitivity_l2 + math.sqrt(dim) * lattice_step(sigma)
+
+
+# --------------------------------------------------------------------------
+# Lattice noise of the learners: calibration that accounts for the rounding
+# --------------------------------------------------------------------------
+
+#: The default law of every released value. "float" is the opt-in
+#: floating-point law, open to low-bit attacks (Mironov 2012).
+SAMPLERS = ("lattice", "float")
+
+
+def sampler_choice(sampler: str) -> str:
+    """Validates a learner's ``sampler`` argument: "lattice" (default) or "float"."""
+    if sampler not in SAMPLERS:
+        raise ValueError(f"invalid argument `sampler`: must be 'lattice' or 'float', got {sampler!r}")
+    return sampler
+
+
+def round_to_lattice_steps(value: float, exponent: int) -> int:
+    """The lattice point nearest ``value`` * 2^exponent, in steps, rounding
+    halves away from zero exactly as the engines do (Rust ``f64::round``).
+
+    Rounding to nearest is monotone, which is what the calibration below
+    rests on: an input confined to [lo, hi] is confined, after rounding, to
+    [round(lo), round(hi)].
+    """
+    x = math.ldexp(value, exponent)
+    return math.floor(x + 0.5) if x >= 0 else -math.floor(-x + 0.5)
+
+
+@dataclass(frozen=True)
+class LatticeNoise:
+    """Per-draw noise exact on the lattice g Z, g = 2^-exponent.
+
+    ``scale`` (Laplace b or Gaussian sigma, in the values' units) is an exact
+    multiple of g: ``steps`` g. The engine draws the discrete Laplace with
+    t = ``steps`` (Canonne, Kamath & Steinke 2020, Alg. 2) or the discrete
+    Gaussian with variance ``steps``^2 steps^2 (Alg. 3).
+    """
+
+    kind: str
+    scale: float
+    exponent: int
+    steps: int
+
+    @property
+    def step(self) -> float:
+        """g = 2^-exponent."""
+        return math.ldexp(1.0, -self.exponent)
+
+    def wire(self) -> tuple[str, list[float]]:
+        """(noise kind, parameters) for the engines' noise specs."""
+        return f"lattice_{self.kind}", [self.scale, float(self.exponent)]
+
+
+def _lattice(kind: str, scale: float, ratio: Fraction, exponent: int) -> LatticeNoise:
+    # steps >= scale 2^j * ratio, the smallest integer: at least as private
+    # as the continuous noise of `scale` (ratio >= 1 carries the rounding).
+    steps = math.ceil(Fraction(scale) * 2**exponent * ratio) if exponent >= 0 else math.ceil(
+        Fraction(scale) / 2**-exponent * ratio
+    )
+    if steps > MAX_SCALE_STEPS:
+        raise ValueError(
+            f"invalid argument `scale`: {scale!r} needs {steps} lattice steps after the rounding allowance, "
+            f"more than the {MAX_SCALE_STEPS} the exact samplers support"
+        )
+    return LatticeNoise(kind, math.ldexp(steps, -exponent), exponent, steps)
+
+
+def _steps_of(x: float, exponent: int) -> Fraction:
+    return Fraction(x) * 2**exponent if exponent >= 0 else Fraction(x) / 2**-exponent
+
+
+def lattice_laplace(
+    scale: float,
+    sensitivity_l1: float,
+    *,
+    dim: int = 1,
+    value_range: tuple[float, float] | None = None,
+) -> LatticeNoise:
+    """The discrete Laplace that replaces continuous Laplace(``scale``) noise
+    on a statistic of L1 sensitivity ``sensitivity_l1`` with no loss of
+    privacy, the statistic's entries being rounded to the lattice first.
+
+    Continuous Laplace(b) on sensitivity Delta is (Delta / b)-DP per draw.
+    The discrete Laplace with t steps on a statistic whose rounded value
+    moves by at most S steps is (S / t)-DP (the ratio exp(-|k|/t) /
+    exp(-|k - s|/t) <= exp(s/t) at integer s). So t = ceil(S b / Delta)
+    steps (computed in exact rational arithmetic) is at least as private,
+    whatever composition the continuous calibration went through, and
+    the released value is an exact multiple of g = 2^-j, j =
+    :func:`lattice_exponent` (``scale``).
+
+    S, the rounded statistic's sensitivity in steps:
+
+    - ``value_range=(lo, hi)``: the statistic is a sum of inputs, one of
+      which changes, and each of its ``dim`` entries lies in [lo, hi];
+      ``sensitivity_l1`` must be dim (hi - lo). Rounding is monotone, so a
+      rounded entry moves by at most round(hi) - round(lo) steps:
+      S = dim (round(hi 2^j) - round(lo 2^j)) (= Delta 2^j when lo, hi lie
+      on the lattice: no allowance at all);
+    - otherwise (norm-bounded inputs): each entry's rounding moves it by at
+      most half a step on each side, S = ceil(Delta 2^j) + dim (as
+      :func:`secure_laplace_epsilon`).
+
+    ``scale``, ``sensitivity_l1`` finite > 0, ``dim`` >= 1.
+    """
+    scale = positive("scale", scale)
+    sensitivity = positive("sensitivity_l1", sensitivity_l1)
+    dim = positive_int("dim", dim)
+    j = lattice_exponent(scale)
+    if value_range is not None:
+        lo, hi = value_range
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+            raise ValueError(f"invalid argument `value_range`: needs finite lo < hi, got {value_range!r}")
+        if not math.isclose(sensitivity, dim * (hi - lo), rel_tol=1e-12):
+            raise ValueError(
+                f"invalid argument `sensitivity_l1`: with value_range {value_range!r} and dim {dim} it must be "
+                f"dim (hi - lo) = {dim * (hi - lo)!r}, got {sensitivity!r}"
+            )
+        s = dim * (round_to_lattice_steps(hi, j) - round_to_lattice_steps(lo, j))
+        ratio = Fraction(s) / _steps_of(sensitivity, j)
+    else:
+        s = math.ceil(_steps_of(sensitivity, j)) + dim
+        ratio = Fraction(s) / _steps_of(sensitivity, j)
+    return _lattice("laplace", scale, max(ratio, Fraction(1)), j)
+
+
+def lattice_gaussian(
+    sigma: float, sensitivity_l2: float, *, dim: int = 1, kind: str = "gaussian"
+) -> LatticeNoise:
+    """The discrete Gaussian that replaces continuous N(0, ``sigma``^2) noise
+    on a statistic of L2 sensitivity ``sensitivity_l2`` with ``dim`` entries
+    (rounded to the lattice first).
+
+    Rounding moves each entry by at most g/2, so the rounded statistic has
+    L2 sensitivity at most Delta + sqrt(dim) g; sigma' = sigma (Delta +
+    sqrt(dim) g) / Delta, rounded up to whole steps, keeps Delta / sigma,
+    hence:
+
+    - zCDP (the paper calibrations' accounting): the product of discrete
+      Gaussians N_Z(0, s^2) is (S^2 / 2 s^2)-zCDP for integer shifts of L2
+      norm S (Canonne, Kamath & Steinke 2020, Thm. 4 per coordinate; Renyi
+      divergences of products add), the continuous rho or less;
+    - exact (epsilon, delta) accounting (the tight calibrations): see
+      :func:`discrete_gaussian_delta_allowance`, which the caller
+      subtracts from delta before calibrating sigma.
+
+    The discrete Gaussian is sigma'-subgaussian with variance <= sigma'^2
+    (CKS 2020, Cor. 23 and Prop. 19), so confidence bounds written for the
+    continuous noise of sigma' hold. ``kind``: "gaussian" or
+    "symmetric_gaussian" (diagonal variance 2 sigma'^2, Shariff & Sheffet
+    §4.2; pass dim = p^2 / 2 for the whitened (p, p) statistic, whose
+    rounding error has Frobenius norm <= p g, i.e. p g / sqrt(2) whitened).
+    """
+    sigma = positive("sigma", sigma)
+    sensitivity = positive("sensitivity_l2", sensitivity_l2)
+    dim_f = positive("dim", dim)
+    if kind not in ("gaussian", "symmetric_gaussian"):
+        raise ValueError(f"invalid argument `kind`: must be 'gaussian' or 'symmetric_gaussian', got {kind!r}")
+    j = lattice_exponent(sigma)
+    # (Delta + sqrt(dim) g) / Delta, rounded up to a rational >= the real one.
+    allowance = math.sqrt(dim_f) * math.ldexp(1.0, -j) / sensitivity
+    ratio = Fraction(1) + Fraction(math.nextafter(allowance * (1 + 1e-15), math.inf))
+    return _lattice(kind, sigma, ratio, j)
+
+
+#: TV(N_Z(0, s^2), round(N(0, s^2))) <= 1 / (4 s^2) for s >= 2^10 (derivation
+#: in :func:`discrete_gaussian_delta_allowance`); lattice sigmas span at
+#: least 2^19 steps, so each coordinate costs at most 2^-40.
+DISCRETE_GAUSSIAN_TV_PER_COORDINATE = 2.0**-40
+
+
+def discrete_gaussian_delta_allowance(epsilon: float, coordinates: int) -> float:
+    """The delta that exact (epsilon, delta) accounting of continuous
+    Gaussian noise must reserve when the noise is drawn as the discrete
+    Gaussian on a lattice, for a user whose data reach ``coordinates``
+    noise draws.
+
+    Argument. Let A be the lattice mechanism (rounded input + discrete
+    Gaussian N_Z(0, s^2) per coordinate, s >= 2^19 steps) and B the same
+    with the rounded continuous Gaussian round(N(0, s^2)): B is the
+    continuous Gaussian mechanism on the rounded input, post-processed by
+    rounding, so B has the exact continuous privacy curve for the rounded
+    sensitivity. Per coordinate, with phi_s the N(0, s^2) density,
+    P_A(k) = phi_s(k) / (1 + e_Z) with 0 <= e_Z <= 3 exp(-2 pi^2 s^2)
+    (Poisson summation) and P_B(k) = phi_s(k) int_{-1/2}^{1/2}
+    cosh(k u / s^2) exp(-u^2 / 2 s^2) du, between phi_s(k) exp(-1/(8 s^2))
+    and phi_s(k) cosh(k / 2 s^2); summing, TV <= (1 - exp(-1/(8 s^2)) + e_Z
+    + exp(1/(8 s^2)) - 1) / 2 <= 1 / (4 s^2). Coordinates a user's data do
+    not reach have the same law under neighbours and drop out of the
+    privacy loss, so for any event E, P_A(E) <= P_B(E) + c TV <=
+    e^eps P'_B(E) + delta_B + c TV <= e^eps P'_A(E) + delta_B +
+    (1 + e^eps) c TV, with c = ``coordinates``. Hence the allowance
+    (1 + e^eps) c 2^-40.
+    """
+    epsilon = positive("epsilon", epsilon)
+    coordinates = positive_int("coordinates", coordinates)
+    return (1.0 + math.exp(min(epsilon, 700.0))) * coordinates * DISCRETE_GAUSSIAN_TV_PER_COORDINATE

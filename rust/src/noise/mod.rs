@@ -4,12 +4,18 @@
 //! computes `scale`, `sigma`, `df` from (epsilon, delta, horizon, bounds) and
 //! hands them here as plain numbers. This module only draws.
 //!
-//! Floating-point caveat (Mironov 2012): continuous samplers evaluated in
-//! floating point have a lattice of attainable outputs that can leak in
-//! theory. The samplers here are the standard floating-point ones used by
-//! the papers' experiments. Exact discrete samplers on a power-of-two
-//! lattice, from operating-system entropy, are in [`secure`] (the secure
-//! mode of tree counters and of the Python sampler functions).
+//! Two noise laws (Mironov 2012, "On significance of the least significant
+//! bits for differential privacy"): a floating-point Laplace or Gaussian
+//! draw added to a floating-point value lands on a grid that depends on the
+//! value, so the low bits of a released double can name the input. The
+//! floating-point variants below (`Laplace`, `Gaussian`, ...) are kept for
+//! reproduction of the papers' experiments and as an explicit opt-in; the
+//! default of every private learner is [`NoiseSpec::Lattice`]: exact
+//! discrete noise on a power-of-two lattice ([`secure`]), with the input
+//! rounded to the same lattice, so that a release is an exact function of
+//! an integer (data steps + noise steps). The entropy source is separate:
+//! any generator (the seeded ChaCha stream for reproducible runs) or the
+//! operating system ([`secure::OsEntropy`]).
 
 pub mod gaussian;
 pub mod laplace;
@@ -20,6 +26,7 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{check_positive, Error, Result};
+pub use secure::{SecureKind, SecureNoise};
 
 pub use gaussian::{fill_gaussian, fill_symmetric_gaussian, gaussian};
 pub use laplace::{fill_laplace, laplace};
@@ -43,6 +50,10 @@ pub enum NoiseSpec {
     /// W_p(`scale` * I, `df`) (Shariff–Sheffet §4.1; the scale is
     /// Ltilde^2, not Ltilde).
     Wishart { scale: f64, df: f64 },
+    /// Exact discrete Laplace / Gaussian / symmetric Gaussian noise on the
+    /// lattice 2^-j ([`SecureNoise`]); inputs are rounded to the lattice by
+    /// the consumer ([`NoiseSpec::round_input`]) before the noise is added.
+    Lattice(SecureNoise),
 }
 
 impl NoiseSpec {
@@ -68,6 +79,48 @@ impl NoiseSpec {
                 let p = square_side(shape)?;
                 WishartSampler::check_df(p, df)
             }
+            NoiseSpec::Lattice(s) => {
+                if !s.is_valid() {
+                    return Err(Error::invalid("noise", format!("lattice parameters out of range: {s:?}")));
+                }
+                match s.kind() {
+                    SecureKind::SymmetricGaussian { .. } => square_side(shape).map(|_| ()),
+                    _ => Ok(()),
+                }
+            }
+        }
+    }
+
+    /// The same noise drawn exactly on the lattice 2^-`exponent`
+    /// (`Lattice`); `Zero` stays `Zero`. Errors: Wishart (no exact
+    /// discrete sampler), a spec already on a lattice, a scale outside
+    /// 1..2^21 steps.
+    pub fn on_lattice(self, exponent: i32) -> Result<NoiseSpec> {
+        match self {
+            NoiseSpec::Zero => Ok(NoiseSpec::Zero),
+            NoiseSpec::Lattice(_) => Err(Error::invalid("noise", "the noise is already on a lattice")),
+            spec => Ok(NoiseSpec::Lattice(SecureNoise::new(spec, exponent)?)),
+        }
+    }
+
+    /// The lattice parameters, when the noise is drawn on a lattice.
+    pub fn lattice(&self) -> Option<SecureNoise> {
+        match self {
+            NoiseSpec::Lattice(s) => Some(*s),
+            _ => None,
+        }
+    }
+
+    /// Rounds an input to this noise's lattice in place (a no-op for
+    /// floating-point noise), refusing entries of `limit` steps or more so
+    /// that later sums stay exact. Rounding to nearest is monotone, so an
+    /// input confined to [lo, hi] stays in [round(lo), round(hi)]: the
+    /// privacy layer accounts for the rounding from that
+    /// (`dpbandits.privacy.secure`).
+    pub fn round_input(&self, name: &'static str, values: &mut [f64], limit: f64) -> Result<()> {
+        match self {
+            NoiseSpec::Lattice(s) => s.to_lattice(name, values, limit),
+            _ => Ok(()),
         }
     }
 
@@ -82,7 +135,15 @@ impl NoiseSpec {
             NoiseSpec::Gaussian { sigma } => fill_gaussian(rng, sigma, out),
             NoiseSpec::SymmetricGaussian { sigma } => fill_symmetric_gaussian(rng, sigma, side, out),
             NoiseSpec::Wishart { scale, df } => wishart::fill_isotropic_wishart(rng, scale, df, side, out),
+            NoiseSpec::Lattice(s) => s.sample_into(rng, side, out),
         }
+    }
+
+    /// One scalar draw.
+    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> f64 {
+        let mut z = [0.0];
+        self.sample_into(rng, 0, &mut z);
+        z[0]
     }
 
     /// A spec whose single draw has the law of the sum of `r` independent
@@ -96,7 +157,9 @@ impl NoiseSpec {
             NoiseSpec::Gaussian { sigma } => Some(NoiseSpec::Gaussian { sigma: sigma * rf.sqrt() }),
             NoiseSpec::SymmetricGaussian { sigma } => Some(NoiseSpec::SymmetricGaussian { sigma: sigma * rf.sqrt() }),
             NoiseSpec::Wishart { scale, df } => Some(NoiseSpec::Wishart { scale, df: df * rf }),
-            NoiseSpec::Laplace { .. } => None,
+            // A sum of Laplace draws is not Laplace, nor a sum of discrete
+            // draws a discrete draw of the summed parameters.
+            NoiseSpec::Laplace { .. } | NoiseSpec::Lattice(_) => None,
         }
     }
 

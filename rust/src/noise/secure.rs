@@ -155,9 +155,67 @@ fn random_u128<R: RngCore + ?Sized>(rng: &mut R) -> u128 {
     (u128::from(rng.next_u64()) << 64) | u128::from(rng.next_u64())
 }
 
-/// Bernoulli(num / den), exactly (0 <= num <= den, den >= 1).
+/// Bernoulli(num / den), exactly (0 <= num <= den, 1 <= den <= 2^127).
+///
+/// Compares a uniform u in [0, 1), drawn bit by bit, with the binary
+/// expansion of num/den produced by long division, and stops at the first
+/// bit where they differ: u < num/den exactly when u's bit is the smaller.
+/// Two bits are needed on average, one generator word almost always, and
+/// no 128-bit division (which cost more than the rest of a draw).
 pub fn bernoulli_ratio<R: RngCore + ?Sized>(rng: &mut R, num: u128, den: u128) -> bool {
-    uniform_below(rng, den) < num
+    debug_assert!(num <= den && den >= 1 && den <= 1 << 127);
+    if den <= 1 << 62 {
+        return bernoulli_ratio_u64(rng, num as u64, den as u64);
+    }
+    let mut rem = num;
+    loop {
+        let word = rng.next_u64();
+        for i in (0..64).rev() {
+            // Next bit of num/den: rem / den in [0, 1], doubled.
+            rem <<= 1;
+            let ratio_bit = rem >= den;
+            if ratio_bit {
+                rem -= den;
+            }
+            let u_bit = (word >> i) & 1 == 1;
+            if u_bit != ratio_bit {
+                return ratio_bit;
+            }
+        }
+    }
+}
+
+/// [`bernoulli_ratio`] in 64-bit arithmetic (den <= 2^62).
+fn bernoulli_ratio_u64<R: RngCore + ?Sized>(rng: &mut R, num: u64, den: u64) -> bool {
+    let mut rem = num;
+    loop {
+        let word = rng.next_u64();
+        for i in (0..64).rev() {
+            rem <<= 1;
+            let ratio_bit = rem >= den;
+            if ratio_bit {
+                rem -= den;
+            }
+            if ((word >> i) & 1 == 1) != ratio_bit {
+                return ratio_bit;
+            }
+        }
+    }
+}
+
+/// A uniform integer in [0, n) for 1 <= n <= 2^64 - 1, exactly (Lemire
+/// 2019, "Fast random integer generation in an interval": multiply, and
+/// reject the few products that would bias the result).
+pub fn uniform_below_u64<R: RngCore + ?Sized>(rng: &mut R, n: u64) -> u64 {
+    debug_assert!(n > 0);
+    let mut m = u128::from(rng.next_u64()) * u128::from(n);
+    if (m as u64) < n {
+        let threshold = n.wrapping_neg() % n;
+        while (m as u64) < threshold {
+            m = u128::from(rng.next_u64()) * u128::from(n);
+        }
+    }
+    (m >> 64) as u64
 }
 
 /// Bernoulli(exp(-num/den)) for 0 <= num/den <= 1 (CKS 2020, Alg. 1, first
@@ -166,7 +224,7 @@ pub fn bernoulli_ratio<R: RngCore + ?Sized>(rng: &mut R, num: u128, den: u128) -
 fn bernoulli_exp_neg_unit<R: RngCore + ?Sized>(rng: &mut R, num: u128, den: u128) -> bool {
     let mut k: u128 = 1;
     loop {
-        let Some(dk) = den.checked_mul(k) else {
+        let Some(dk) = den.checked_mul(k).filter(|&dk| dk <= 1 << 127) else {
             // Reached only after K > 2^40 successes (probability 1/(2^40)!):
             // treat the next Bernoulli(gamma / K) as 0.
             return k % 2 == 1;
@@ -197,9 +255,10 @@ pub fn bernoulli_exp_neg<R: RngCore + ?Sized>(rng: &mut R, num: u128, den: u128)
 /// P[Y = y] = (1 - e^{-1/t}) / (1 + e^{-1/t}) * exp(-|y| / t)
 /// (CKS 2020, Alg. 2 with s = 1).
 pub fn discrete_laplace<R: RngCore + ?Sized>(rng: &mut R, t: u64) -> i64 {
-    let t = u128::from(t.max(1));
+    let t64 = t.max(1);
+    let t = u128::from(t64);
     loop {
-        let u = uniform_below(rng, t);
+        let u = u128::from(uniform_below_u64(rng, t64));
         if !bernoulli_exp_neg_unit(rng, u, t) {
             continue;
         }
@@ -316,6 +375,7 @@ impl SecureNoise {
                 let s = u128::from(steps("sigma", sigma)?);
                 SecureKind::SymmetricGaussian { var: s * s }
             }
+            NoiseSpec::Lattice(_) => return Err(Error::invalid("noise", "the noise is already on a lattice")),
             NoiseSpec::Wishart { .. } => {
                 return Err(Error::invalid(
                     "noise",
@@ -324,6 +384,19 @@ impl SecureNoise {
             }
         };
         Ok(SecureNoise { kind, exponent })
+    }
+
+    /// Whether the parameters are in the ranges [`SecureNoise::new`]
+    /// produces (a decoded state is checked with this).
+    pub fn is_valid(&self) -> bool {
+        let steps = 1..=u128::from(MAX_SCALE_STEPS);
+        let var = 1..=u128::from(MAX_SCALE_STEPS) * u128::from(MAX_SCALE_STEPS);
+        (-1000..=1000).contains(&self.exponent)
+            && match self.kind {
+                SecureKind::Zero => true,
+                SecureKind::Laplace { t } => steps.contains(&u128::from(t)),
+                SecureKind::Gaussian { var: v } | SecureKind::SymmetricGaussian { var: v } => var.contains(&v),
+            }
     }
 
     /// The integer parameters.

@@ -60,7 +60,8 @@ use super::{BoundsPolicy, Learner};
 use crate::design::{core_set, design_variances, pull_counts, DesignOptions};
 use crate::env::{DecisionSet, Feedback};
 use crate::error::{check_finite, Error, Result};
-use crate::noise::laplace;
+use crate::noise::secure::MAX_EXACT_STEPS;
+use crate::noise::NoiseSpec;
 use crate::rng::{SeedSequence, StreamRng};
 
 /// Where the noise is added.
@@ -211,6 +212,10 @@ pub struct EliminationConfig {
     /// [`Privatizer::ShuffledSum`] the scale of a released sum's error,
     /// reported in the history only).
     pub noise_scales: Vec<f64>,
+    /// Laplace noise exact on the lattice 2^-j of batch i (one exponent per
+    /// batch), rewards rounded to it first; empty: floating-point Laplace.
+    /// Not used by [`Privatizer::ShuffledSum`] (integer messages already).
+    pub lattice_exponents: Vec<i32>,
     pub exploration: Exploration,
     /// Declared reward range [reward_min, reward_max].
     pub reward_min: f64,
@@ -273,6 +278,15 @@ impl EliminationConfig {
             if let Some(s) = self.noise_scales.iter().find(|s| !(s.is_finite() && **s > 0.0)) {
                 return Err(Error::invalid("noise_scales", format!("entries must be finite and > 0, got {s}")));
             }
+            if !(self.lattice_exponents.is_empty() || self.lattice_exponents.len() == m) {
+                return Err(Error::invalid(
+                    "lattice_exponents",
+                    format!("need none or one per batch ({m}), got {}", self.lattice_exponents.len()),
+                ));
+            }
+            for i in 0..m {
+                self.batch_noise(i)?;
+            }
         }
         if !(self.reward_min.is_finite() && self.reward_max.is_finite() && self.reward_min < self.reward_max) {
             return Err(Error::invalid(
@@ -285,6 +299,19 @@ impl EliminationConfig {
 
     fn action(&self, i: usize) -> &[f64] {
         &self.actions[i * self.d..(i + 1) * self.d]
+    }
+
+    /// The Laplace noise of batch i: exact on its lattice when one is
+    /// given, floating point otherwise (Zero without a privatizer).
+    fn batch_noise(&self, i: usize) -> Result<NoiseSpec> {
+        if self.privatizer == Privatizer::None {
+            return Ok(NoiseSpec::Zero);
+        }
+        let spec = NoiseSpec::Laplace { scale: self.noise_scales[i] };
+        match self.lattice_exponents.get(i) {
+            Some(&j) => spec.on_lattice(j),
+            None => Ok(spec),
+        }
     }
 }
 
@@ -494,9 +521,14 @@ impl Elimination {
         };
         self.pending = None;
         let value = match self.config.privatizer {
-            Privatizer::None | Privatizer::CentralSum => y,
+            Privatizer::None => y,
+            // On a lattice the reward enters rounded (monotone: a reward in
+            // [lo, hi] stays in [round(lo), round(hi)]), so central sums
+            // stay exact lattice values and a local report is one.
+            Privatizer::CentralSum => self.rounded_reward(y)?,
             Privatizer::LocalReward | Privatizer::ShuffledReward => {
-                y + laplace(&mut self.noise, self.config.noise_scales[self.batch_index])
+                let noise = self.config.batch_noise(self.batch_index)?;
+                self.rounded_reward(y)? + noise.sample(&mut self.noise)
             }
             // Alg. 4 / CJMP21 R_1D at the user: x in [0, 1], rounded to
             // {0, ..., g}; the sum holds the count of rounding one-bits.
@@ -610,6 +642,15 @@ impl Elimination {
         Ok(())
     }
 
+    /// A reward rounded to batch i's noise lattice (unchanged for
+    /// floating-point noise).
+    fn rounded_reward(&self, y: f64) -> Result<f64> {
+        let mut v = [y];
+        let limit = MAX_EXACT_STEPS / 4.0 / self.config.horizon as f64;
+        self.config.batch_noise(self.batch_index)?.round_input("reward", &mut v, limit)?;
+        Ok(v[0])
+    }
+
     /// Privatizes the sums, estimates theta_i and eliminates.
     fn finish_batch(&mut self) -> Result<()> {
         let i = self.batch_index;
@@ -618,8 +659,9 @@ impl Elimination {
             _ => self.config.noise_scales[i],
         };
         if self.config.privatizer == Privatizer::CentralSum {
+            let noise = self.config.batch_noise(i)?;
             for s in &mut self.batch.sums {
-                *s += laplace(&mut self.noise, scale);
+                *s += noise.sample(&mut self.noise);
             }
         }
         if let Privatizer::ShuffledSum(c) = self.config.privatizer {
@@ -801,6 +843,7 @@ mod tests {
                 .map(|qi| GammaCoefficients { sqrt_log: (8.0 / qi).sqrt(), log: 0.0, constant: 0.0, sqrt_n_log: 0.0 })
                 .collect(),
             noise_scales: vec![2.0; m],
+            lattice_exponents: Vec::new(),
             batch_lengths: lengths,
             log_offset: (4.0 * t * t).ln(),
             privatizer,

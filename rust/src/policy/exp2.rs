@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use super::Learner;
 use crate::env::{DecisionSet, Feedback};
 use crate::error::{check_finite, check_positive, Error, Result};
-use crate::noise::NoiseSpec;
+use crate::noise::{NoiseSpec, SecureKind};
 use crate::rng::{SeedSequence, StreamRng};
 
 /// Plain-number configuration of [`Exp2`].
@@ -50,7 +50,8 @@ impl Exp2Config {
         if !(0.0..=1.0).contains(&self.gamma) {
             return Err(Error::invalid("gamma", format!("must lie in [0, 1], got {}", self.gamma)));
         }
-        if !matches!(self.noise, NoiseSpec::Zero | NoiseSpec::Laplace { .. }) {
+        let lattice_laplace = self.noise.lattice().is_some_and(|s| matches!(s.kind(), SecureKind::Laplace { .. }));
+        if !(lattice_laplace || matches!(self.noise, NoiseSpec::Zero | NoiseSpec::Laplace { .. })) {
             return Err(Error::invalid("noise", "must be zero or Laplace (Alg. 4 with Lap^N(lambda))"));
         }
         self.noise.validate(&[1])
@@ -143,9 +144,12 @@ impl Exp2 {
         } else {
             return Err(Error::invalid("loss", format!("must lie in [0, 1], got {loss}")));
         };
-        let mut z = [0.0];
-        self.config.noise.sample_into(&mut self.noise, 0, &mut z);
-        let forwarded = loss + z[0];
+        // On a lattice the loss is rounded first (monotone, so a loss in
+        // [0, 1] stays in [0, 1]: the sensitivity is unchanged) and the
+        // forwarded value is an exact lattice point.
+        let mut forwarded = [loss];
+        self.config.noise.round_input("loss", &mut forwarded, f64::INFINITY)?;
+        let forwarded = forwarded[0] + self.config.noise.sample(&mut self.noise);
         self.log_q[index] -= self.config.eta * forwarded / self.p[index];
         self.t += 1;
         self.refresh();

@@ -19,7 +19,8 @@ use serde::{Deserialize, Serialize};
 use super::Learner;
 use crate::env::{DecisionSet, Feedback};
 use crate::error::{check_finite, Error, Result};
-use crate::noise::{laplace, NoiseSpec};
+use crate::noise::secure::MAX_EXACT_STEPS;
+use crate::noise::NoiseSpec;
 use crate::rng::{SeedSequence, StreamRng};
 use crate::tree::TreeCounter;
 
@@ -109,6 +110,27 @@ pub struct Phases {
     pub batch_sizes: Vec<u64>,
     pub batch_scales: Vec<f64>,
     pub random_pulls: Vec<u64>,
+    /// Exact discrete Laplace on the lattice 2^-j of batch i's released
+    /// *sums* (scale `batch_scales[i]` * `batch_sizes[i]`, rewards rounded
+    /// to the lattice first; the mean is the released sum / m_i). Empty:
+    /// floating-point Laplace on the means.
+    pub lattice_exponents: Vec<i32>,
+}
+
+impl Phases {
+    /// The noise on batch i's sum of m_i rewards (Zero for scale 0).
+    fn sum_noise(&self, i: usize) -> Result<NoiseSpec> {
+        let scale = self.batch_scales[i] * self.batch_sizes[i] as f64;
+        if scale == 0.0 {
+            return Ok(NoiseSpec::Zero);
+        }
+        let spec = NoiseSpec::Laplace { scale };
+        spec.validate(&[])?;
+        match self.lattice_exponents.get(i) {
+            Some(&j) => spec.on_lattice(j),
+            None => Ok(spec),
+        }
+    }
 }
 
 /// Everything a [`Mab`] engine needs, as plain numbers.
@@ -194,6 +216,12 @@ impl Mab {
             check_finite("phases", &p.gaps)?;
             if p.batch_sizes.contains(&0) {
                 return Err(Error::invalid("phases", "batch sizes must be >= 1"));
+            }
+            if !(p.lattice_exponents.is_empty() || p.lattice_exponents.len() == n) {
+                return Err(Error::invalid("phases", "needs none or one lattice exponent per batch"));
+            }
+            for i in 0..n {
+                p.sum_noise(i)?;
             }
         }
         let sums = match config.statistics {
@@ -347,7 +375,10 @@ impl Mab {
                         format!("the gap-estimation phase pulls arm {expected} this round, got {arm}"),
                     ));
                 }
-                self.batch_sums[arm] += y;
+                let noise = self.config.phases.as_ref().expect("phases exist").sum_noise(batch)?;
+                let mut v = [y];
+                noise.round_input("reward", &mut v, MAX_EXACT_STEPS / 4.0 / self.config.horizon as f64)?;
+                self.batch_sums[arm] += v[0];
                 self.end_gap_pull(batch, done + 1);
             }
             Phase::Random { batch, done } => {
@@ -405,14 +436,11 @@ impl Mab {
             self.phase = Phase::Gap { batch, done };
             return;
         }
-        // End of batch: release each arm's mean + Laplace(scale), once.
-        let scale = phases.batch_scales[batch];
-        let mut means: Vec<f64> = self.batch_sums.iter().map(|s| s / m as f64).collect();
-        if scale > 0.0 {
-            for v in &mut means {
-                *v += laplace(&mut self.rng, scale);
-            }
-        }
+        // End of batch: release each arm's mean + Laplace(scale), once:
+        // the sum + Laplace(scale m) (exact on a lattice unless floating
+        // point was asked for), divided by m.
+        let noise = phases.sum_noise(batch).expect("checked at construction");
+        let means: Vec<f64> = self.batch_sums.iter().map(|s| (s + noise.sample(&mut self.rng)) / m as f64).collect();
         self.batch_sums.fill(0.0);
         let mut sorted = means.clone();
         sorted.sort_by(|a, b| b.total_cmp(a));
@@ -574,6 +602,7 @@ mod tests {
             batch_sizes: vec![10, 40, 160],
             batch_scales: vec![0.0, 0.0, 0.0],
             random_pulls: vec![3, 5, 7],
+            lattice_exponents: Vec::new(),
         });
         let mut l = Mab::new(cfg, &seeds).unwrap();
         // Arm 0 always pays 1, arm 1 pays 0.7 in batch 1: gap 0.3 > 0.25.

@@ -49,7 +49,7 @@ pub struct PyElimination {
 #[pymethods]
 impl PyElimination {
     #[new]
-    #[pyo3(signature = (actions, horizon, batch_lengths, gamma, log_offset, privatizer_kind, noise_scales, exploration, reward_min, reward_max, clip, seed=None, shuffle_sum=None))]
+    #[pyo3(signature = (actions, horizon, batch_lengths, gamma, log_offset, privatizer_kind, noise_scales, exploration, reward_min, reward_max, clip, seed=None, shuffle_sum=None, lattice_exponents=Vec::new()))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         actions: PyReadonlyArrayDyn<'_, f64>,
@@ -65,6 +65,7 @@ impl PyElimination {
         clip: bool,
         seed: Option<u64>,
         shuffle_sum: Option<[f64; 4]>,
+        lattice_exponents: Vec<i32>,
     ) -> PyResult<Self> {
         let (shape, features) = row_major(&actions);
         if shape.len() != 2 {
@@ -91,6 +92,7 @@ impl PyElimination {
             log_offset,
             privatizer: privatizer(privatizer_kind, shuffle_sum)?,
             noise_scales,
+            lattice_exponents,
             exploration,
             reward_min,
             reward_max,

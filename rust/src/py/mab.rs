@@ -44,7 +44,7 @@ pub struct PyMab {
 impl PyMab {
     #[new]
     #[pyo3(signature = (k, horizon, *, index="ucb", noise_bound=0.0, noise_kind=None, noise_params=Vec::new(),
-                        lo=0.0, hi=1.0, bounds="clip", phases=None, seed=None))]
+                        lo=0.0, hi=1.0, bounds="clip", phases=None, seed=None, phase_lattice_exponents=Vec::new()))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         k: usize,
@@ -58,6 +58,7 @@ impl PyMab {
         bounds: &str,
         phases: Option<PhaseLists>,
         seed: Option<u64>,
+        phase_lattice_exponents: Vec<i32>,
     ) -> PyResult<Self> {
         let index = match index {
             "ucb" => MabIndex::Ucb { noise_bound },
@@ -81,6 +82,7 @@ impl PyMab {
             batch_sizes,
             batch_scales,
             random_pulls,
+            lattice_exponents: phase_lattice_exponents,
         });
         let config = MabConfig {
             k,

@@ -7,7 +7,7 @@ use pyo3::types::{PyBytes, PyTuple};
 use super::arrays::{expect_shape, row_major, zeroed};
 use super::errors::IntoPy;
 use crate::error::Error;
-use crate::noise::{fill_gaussian, fill_laplace, fill_symmetric_gaussian, NoiseSpec, WishartSampler};
+use crate::noise::{fill_gaussian, fill_laplace, fill_symmetric_gaussian, NoiseSpec, SecureKind, WishartSampler};
 use crate::rng::SeedSequence;
 use crate::tree::TreeCounter;
 
@@ -37,6 +37,19 @@ pub fn noise_spec(kind: &str, params: &[f64]) -> PyResult<NoiseSpec> {
         ("gaussian", [sigma]) => NoiseSpec::Gaussian { sigma: *sigma },
         ("symmetric_gaussian", [sigma]) => NoiseSpec::SymmetricGaussian { sigma: *sigma },
         ("wishart", [scale, df]) => NoiseSpec::Wishart { scale: *scale, df: *df },
+        // Exact discrete noise on the lattice 2^-j (noise/secure.rs): the
+        // parameters of the floating-point kind, then j.
+        ("lattice_laplace" | "lattice_gaussian" | "lattice_symmetric_gaussian", [scale, j]) => {
+            let exponent = lattice_exponent(*j)?;
+            let base = match kind {
+                "lattice_laplace" => NoiseSpec::Laplace { scale: *scale },
+                "lattice_gaussian" => NoiseSpec::Gaussian { sigma: *scale },
+                _ => NoiseSpec::SymmetricGaussian { sigma: *scale },
+            };
+            base.validate(&[])
+                .and_then(|()| base.on_lattice(exponent))
+                .py_err()?
+        }
         _ => {
             return Err(Error::invalid(
                 "noise",
@@ -48,6 +61,15 @@ pub fn noise_spec(kind: &str, params: &[f64]) -> PyResult<NoiseSpec> {
     Ok(spec)
 }
 
+/// A lattice exponent passed as a Python number: an integer in [-1000, 1000].
+fn lattice_exponent(j: f64) -> PyResult<i32> {
+    if j.fract() == 0.0 && (-1000.0..=1000.0).contains(&j) {
+        Ok(j as i32)
+    } else {
+        Err(Error::invalid("lattice_exponent", format!("must be an integer in [-1000, 1000], got {j}"))).py_err()
+    }
+}
+
 fn noise_kind(spec: NoiseSpec) -> (&'static str, Vec<f64>) {
     match spec {
         NoiseSpec::Zero => ("zero", vec![]),
@@ -55,6 +77,18 @@ fn noise_kind(spec: NoiseSpec) -> (&'static str, Vec<f64>) {
         NoiseSpec::Gaussian { sigma } => ("gaussian", vec![sigma]),
         NoiseSpec::SymmetricGaussian { sigma } => ("symmetric_gaussian", vec![sigma]),
         NoiseSpec::Wishart { scale, df } => ("wishart", vec![scale, df]),
+        NoiseSpec::Lattice(s) => {
+            let j = f64::from(s.exponent());
+            let step = s.step();
+            match s.kind() {
+                SecureKind::Zero => ("zero", vec![]),
+                SecureKind::Laplace { t } => ("lattice_laplace", vec![t as f64 * step, j]),
+                SecureKind::Gaussian { var } => ("lattice_gaussian", vec![(var as f64).sqrt() * step, j]),
+                SecureKind::SymmetricGaussian { var } => {
+                    ("lattice_symmetric_gaussian", vec![(var as f64).sqrt() * step, j])
+                }
+            }
+        }
     }
 }
 
@@ -153,7 +187,7 @@ pub struct PyTreeCounter {
 #[pymethods]
 impl PyTreeCounter {
     #[new]
-    #[pyo3(signature = (shape, horizon, noise_kind, noise_params, seed=None, padded=false, pad_to=None, secure_exponent=None))]
+    #[pyo3(signature = (shape, horizon, noise_kind, noise_params, seed=None, padded=false, pad_to=None, secure_exponent=None, os_entropy=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         shape: Vec<usize>,
@@ -164,6 +198,7 @@ impl PyTreeCounter {
         padded: bool,
         pad_to: Option<u32>,
         secure_exponent: Option<i32>,
+        os_entropy: bool,
     ) -> PyResult<Self> {
         let spec = noise_spec(noise_kind, &noise_params)?;
         let inner = match pad_to {
@@ -171,19 +206,26 @@ impl PyTreeCounter {
             Some(p) => TreeCounter::with_padding(&shape, horizon, spec, p, &seeds(seed)?),
         }
         .py_err()?;
-        // Secure mode (noise/secure.rs): exact discrete noise on the lattice
-        // 2^-secure_exponent, from the operating system unless seeded.
+        // Exact discrete noise on the lattice 2^-secure_exponent
+        // (noise/secure.rs); the entropy source is chosen separately.
         let inner = match secure_exponent {
-            None => inner,
-            Some(j) => inner.into_secure(j, seed.is_none()).py_err()?,
-        };
+            None => inner.with_os_entropy(os_entropy),
+            Some(j) => inner.into_secure(j, os_entropy),
+        }
+        .py_err()?;
         Ok(PyTreeCounter { inner })
     }
 
-    /// The secure-mode lattice exponent j (None: floating-point noise).
+    /// The lattice exponent j (None: floating-point noise).
     #[getter]
     fn secure_exponent(&self) -> Option<i32> {
         self.inner.secure_exponent()
+    }
+
+    /// Whether draws come from the operating system.
+    #[getter]
+    fn os_entropy(&self) -> bool {
+        self.inner.os_entropy()
     }
 
     /// `runs` independent runs on `values` (first axis = rounds): every

@@ -29,6 +29,16 @@ fn laplace_or_zero(scale: Option<f64>) -> NoiseSpec {
     scale.map_or(NoiseSpec::Zero, |scale| NoiseSpec::Laplace { scale })
 }
 
+/// Laplace noise of `scale` (zero without), exact on the lattice
+/// 2^-`lattice_exponent` when one is given.
+fn laplace_noise(scale: Option<f64>, lattice_exponent: Option<i32>) -> PyResult<NoiseSpec> {
+    let spec = laplace_or_zero(scale);
+    match lattice_exponent {
+        None => Ok(spec),
+        Some(j) => spec.validate(&[]).and_then(|()| spec.on_lattice(j)).py_err(),
+    }
+}
+
 fn vector(name: &str, values: &PyReadonlyArrayDyn<'_, f64>, n: usize) -> PyResult<Vec<f64>> {
     let (shape, data) = row_major(values);
     expect_shape(name, &shape, &[n])?;
@@ -149,7 +159,7 @@ pub struct PyExp2 {
 #[pymethods]
 impl PyExp2 {
     #[new]
-    #[pyo3(signature = (n, horizon, eta, gamma, *, noise_scale=None, clip=true, seed=None))]
+    #[pyo3(signature = (n, horizon, eta, gamma, *, noise_scale=None, clip=true, seed=None, lattice_exponent=None))]
     fn new(
         n: usize,
         horizon: u64,
@@ -158,8 +168,9 @@ impl PyExp2 {
         noise_scale: Option<f64>,
         clip: bool,
         seed: Option<u64>,
+        lattice_exponent: Option<i32>,
     ) -> PyResult<Self> {
-        let config = Exp2Config { n, horizon, eta, gamma, noise: laplace_or_zero(noise_scale), clip };
+        let config = Exp2Config { n, horizon, eta, gamma, noise: laplace_noise(noise_scale, lattice_exponent)?, clip };
         Ok(PyExp2 { inner: Exp2::new(config, &seeds(seed)?).py_err()? })
     }
 
