@@ -149,7 +149,8 @@ class ReleasedLinUCB:
     def __init__(self, d: int, horizon: int, noise, shift: float, radius: ConfidenceRadius,
                  seed: int, per_node_shift: bool = False) -> None:
         self.d, self.shift, self.radius, self.per_node_shift = d, shift, radius, per_node_shift
-        self.counter = TreeCounter(shape=(d + 1, d + 1), horizon=horizon, noise=noise, seed=seed)
+        self.counter = TreeCounter(shape=(d + 1, d + 1), horizon=horizon, noise=noise, seed=seed,
+                                   sampler="float")
         self.counter.add(np.zeros((d + 1, d + 1)))  # A_1 = 0
         self.rows: list[np.ndarray] = [np.zeros(d + 1)]
         self.last_good: tuple[np.ndarray, np.ndarray] | None = None

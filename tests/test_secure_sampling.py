@@ -185,6 +185,7 @@ def test_secure_mode_refuses_what_it_cannot_do() -> None:
 
 def test_secure_counter_checkpoint_keeps_its_noise(tmp_path) -> None:  # type: ignore[no-untyped-def]
     c = TreeCounter((), 64, LaplaceNoise(1.0), secure=True)
+    assert c.os_entropy
     for _ in range(5):
         c.add(1.0)
     c.save(tmp_path / "c.ckpt")

@@ -119,8 +119,13 @@ def test_documented_table_is_current() -> None:
 
 
 def test_tight_learner_uses_the_tight_sigma_and_refuses_wishart() -> None:
-    learner = dp.JointDPLinUCB(5, 10_000, 1.0, 0.1, calibration="tight", seed=0)
+    learner = dp.JointDPLinUCB(5, 10_000, 1.0, 0.1, calibration="tight", seed=0, sampler="float")
     assert learner.calibration.sigma == gaussian_tree_sigma(10_000, 1.0, 0.1, sensitivity=2.0, calibration="tight")
+    # The lattice default: the discreteness allowance and the rounding
+    # allowance make sigma larger, by well under 0.1%, and a whole number of steps.
+    lattice = dp.JointDPLinUCB(5, 10_000, 1.0, 0.1, calibration="tight", seed=0).calibration
+    assert learner.calibration.sigma < lattice.sigma < learner.calibration.sigma * 1.001
+    assert math.ldexp(lattice.sigma, lattice.lattice_exponent).is_integer()
     assert learner.privacy.calibration == "tight"
     assert "calibration='tight'" in repr(learner)
     with pytest.raises(ValueError, match="calibration"):

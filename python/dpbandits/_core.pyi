@@ -54,6 +54,7 @@ class TreeCounter:
         padded: bool = False,
         pad_to: int | None = None,
         secure_exponent: int | None = None,
+        os_entropy: bool = False,
     ) -> None: ...
     def add(self, value: NDArray[np.float64]) -> None:
         """Adds the next value (shape must equal the counter's)."""
@@ -77,6 +78,9 @@ class TreeCounter:
     def pad_to(self) -> int: ...
     @property
     def noise(self) -> tuple[str, list[float]]: ...
+    @property
+    def os_entropy(self) -> bool:
+        """Whether draws come from the operating system."""
     @property
     def secure_exponent(self) -> int | None:
         """Secure mode: lattice exponent j (values are multiples of 2^-j); None otherwise."""
@@ -199,6 +203,7 @@ class MabEngine:
         bounds: str = "clip",
         phases: tuple[Sequence[float], Sequence[int], Sequence[float], Sequence[int]] | None = None,
         seed: int | None = None,
+        phase_lattice_exponents: Sequence[int] = ...,
     ) -> None: ...
     def select(self) -> int:
         """The arm to pull this round."""
@@ -299,6 +304,7 @@ class EliminationEngine:
         clip: bool,
         seed: int | None = None,
         shuffle_sum: Sequence[float] | None = None,
+        lattice_exponents: Sequence[int] = ...,
     ) -> None: ...
     def select(self) -> int:
         """Row of the action set to play this round."""
@@ -377,6 +383,7 @@ class Exp2Engine:
         noise_scale: float | None = None,
         clip: bool = True,
         seed: int | None = None,
+        lattice_exponent: int | None = None,
     ) -> None: ...
     def select(self) -> int: ...
     def probabilities(self) -> NDArray[np.float64]: ...

@@ -22,6 +22,7 @@ import math
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -179,18 +180,23 @@ class TreeCounter:
         Pad every release to exactly max(1, ceil(log2 n)) noise draws
         (Agarwal & Singh 2017, Alg. 2: identically distributed noise). The
         padding of round t is drawn once, when round t is added.
+    sampler:
+        The noise law. ``"lattice"`` (the default for Laplace, Gaussian and
+        symmetric Gaussian noise): exact discrete noise on a power-of-two
+        lattice: every value is rounded to the lattice g Z, g = 2^-j with
+        j = :func:`dpbandits.privacy.secure.lattice_exponent` (noise scale),
+        and each node draws the discrete Laplace / Gaussian of Canonne,
+        Kamath & Steinke (2020) with integer arithmetic only, so releases
+        are exact multiples of g and carry no floating-point artefact
+        (Mironov 2012). The rounding adds at most one step g to each
+        entry's sensitivity: see :mod:`dpbandits.privacy.secure` for the
+        resulting guarantee. ``"float"``: floating-point noise (the
+        default, and the only law, for Wishart noise), whose releases are
+        open to low-bit attacks.
     secure:
-        Exact discrete noise on a power-of-two lattice (Laplace, Gaussian and
-        symmetric Gaussian noise; not Wishart): every value is rounded to
-        the lattice g Z, g = 2^-j with j =
-        :func:`dpbandits.privacy.secure.lattice_exponent` (noise scale), and
-        each node draws the discrete Laplace / Gaussian of Canonne, Kamath &
-        Steinke (2020) with integer arithmetic only, so releases are exact
-        multiples of g and carry no floating-point artefact (Mironov 2012).
-        With ``seed=None`` every draw comes from the operating system; a
-        seed makes secure draws reproducible (tests only). The rounding
-        adds at most one step g to each entry's sensitivity: see
-        :mod:`dpbandits.privacy.secure` for the resulting guarantee.
+        Draw from the operating system's entropy (with ``seed=None``) instead
+        of the seeded stream; implies ``sampler="lattice"``. With a seed the
+        lattice draws come from the seeded stream (tests only).
 
     Pickled counters carry the exact node sums and the generator state:
     treat a pickle like the raw data.
@@ -206,6 +212,7 @@ class TreeCounter:
         seed: int | None = None,
         padded: bool = False,
         secure: bool = False,
+        sampler: Literal["lattice", "float"] | None = None,
     ) -> None:
         if not hasattr(noise, "_wire"):
             raise TypeError(f"invalid argument `noise`: expected a noise spec, got {noise!r}")
@@ -215,25 +222,38 @@ class TreeCounter:
             # Bug fix (hostile-input fuzzing): padded=nan was read as True.
             raise TypeError(f"invalid argument `padded`: expected True or False, got {padded!r}")
         kind, params = noise._wire()
+        exact = kind in ("laplace", "gaussian", "symmetric_gaussian")
+        if sampler is None:
+            sampler = "lattice" if exact or secure else "float"
+        if sampler not in ("lattice", "float"):
+            raise ValueError(f"invalid argument `sampler`: must be 'lattice' or 'float', got {sampler!r}")
+        if secure and sampler == "float":
+            raise ValueError(
+                "invalid argument `secure`: secure sampling is exact lattice noise; sampler='float' is not"
+            )
         exponent = None
-        if secure:
-            if kind not in ("laplace", "gaussian", "symmetric_gaussian"):
+        if sampler == "lattice":
+            if not exact:
                 raise ValueError(
-                    f"invalid argument `secure`: exact discrete sampling covers Laplace and Gaussian noise, "
-                    f"not {type(noise).__name__}"
+                    f"invalid argument `sampler`: exact discrete (lattice) sampling covers Laplace and Gaussian "
+                    f"noise, not {type(noise).__name__}"
                 )
-            from dpbandits.privacy.secure import lattice_exponent
+            from dpbandits.privacy.secure import capped_lattice_exponent
 
-            exponent = lattice_exponent(params[0])
+            # Sums of up to `horizon` values of the noise's magnitude (or 1)
+            # stay exact; larger values are refused by add().
+            exponent = capped_lattice_exponent(params[0], _horizon(horizon) * max(1.0, params[0]))
+        seed = seed_or_none("seed", seed)
         self._inner = _core.TreeCounter(
             list(_shape(shape)),
             _horizon(horizon),
             kind,
             params,
-            seed_or_none("seed", seed),
+            seed,
             bool(padded),
             None,
             exponent,
+            secure and seed is None,
         )
 
     def add(self, value: ArrayLike) -> None:
@@ -294,8 +314,10 @@ class TreeCounter:
 
     @property
     def noise(self) -> NoiseSpec:
+        """The per-node noise spec (its scale as drawn: rounded up to whole
+        lattice steps for lattice noise)."""
         kind, params = self._inner.noise
-        return _SPECS[kind](params)
+        return _SPECS[kind.removeprefix("lattice_")](params[:1] if kind.startswith("lattice_") else params)
 
     @property
     def max_noise_terms(self) -> int:
@@ -309,6 +331,11 @@ class TreeCounter:
     def secure(self) -> bool:
         """Whether node noise is exact discrete noise on a lattice."""
         return self._inner.secure_exponent is not None
+
+    @property
+    def os_entropy(self) -> bool:
+        """Whether draws come from the operating system (``secure=True`` without a seed)."""
+        return bool(self._inner.os_entropy)
 
     @property
     def lattice_step(self) -> float | None:

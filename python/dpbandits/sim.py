@@ -136,7 +136,7 @@ class SimulationResult:
             "config": {k: _plain(v) for k, v in self.config.items()},
             "guarantee": {
                 "model": g.model, "epsilon": _plain(g.epsilon), "delta": g.delta, "rho": g.rho,
-                "protects": g.protects, "basis": g.basis, "calibration": g.calibration,
+                "protects": g.protects, "basis": g.basis, "calibration": g.calibration, "sampler": g.sampler,
             },
             "seeds": self.seeds.tolist(),
             "record_at": self.record_at.tolist(),

@@ -41,6 +41,7 @@ from dpbandits.privacy.elimination import (
     shuffle_batch_epsilons,
 )
 from dpbandits.privacy.guarantees import Guarantee
+from dpbandits.privacy.secure import lattice_laplace, sampler_choice
 from dpbandits.privacy.shuffle_sum import (
     check_epsilon_delta,
     shuffle_sum_coefficients,
@@ -147,8 +148,10 @@ class EliminationLinearBandit(LearnerBase):
         max_actions: int = 1_000_000,
         bounds: Literal["clip", "error"] = "clip",
         seed: int | None = None,
+        sampler: Literal["lattice", "float"] = "lattice",
     ) -> None:
         self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        self.sampler = sampler_choice(sampler)
         self.horizon = positive_int("horizon", horizon, minimum=2)
         if privacy not in _PRIVACY:
             raise ValueError(f"invalid argument `privacy`: must be one of {_PRIVACY}, got {privacy!r}")
@@ -192,7 +195,18 @@ class EliminationLinearBandit(LearnerBase):
             raise ValueError(f"invalid argument `delta`: privacy={privacy!r} is pure (delta = 0); pass delta=None")
         B = (self.d + 1) / 2 if exploration == "core_set" else self.k / self.d
         model = "none" if privacy is None else privacy
+        exponents: list[int] = []
+        if privacy in ("central", "local", "shuffle") and self.sampler == "lattice":
+            # Exact discrete Laplace on a lattice, rewards rounded to it: as
+            # private per draw as Laplace(b) on the true sensitivity
+            # r_max - r_min (lattice_laplace), whichever calibration chose b.
+            bound = self.horizon * max(abs(lo), abs(hi))
+            lattices = [lattice_laplace(b, hi - lo, value_range=(lo, hi), sum_bound=bound) for b in scales]
+            scales = [n.scale for n in lattices]
+            exponents = [n.exponent for n in lattices]
         self.noise_scales = tuple(scales)
+        #: Lattice exponent j of each batch's noise (values are multiples of 2^-j); empty: floating point.
+        self.lattice_exponents = tuple(exponents)
         self.gamma_coefficients = tuple(
             gamma_coefficients("central" if model == "shuffle-sum" else model,  # type: ignore[arg-type]
                                self.d, q_i, s, B)
@@ -205,13 +219,14 @@ class EliminationLinearBandit(LearnerBase):
         else:
             self._guarantee = elimination_guarantee(
                 model, self.epsilon, self.delta, (lo, hi), calibration,  # type: ignore[arg-type]
-                self.schedule, self.batch_epsilons, shuffle_method,
+                self.schedule, self.batch_epsilons, shuffle_method, sampler=self.sampler,
             )
         self._engine = _core.EliminationEngine(
             self.actions, self.horizon, list(self.schedule.lengths),
             [list(c) for c in self.gamma_coefficients], gamma_log_offset(self.horizon),
             "none" if privacy is None else privacy, list(scales) if privacy is not None else [],
             exploration, lo, hi, bounds == "clip", seed_or_none("seed", seed), shuffle_sum,
+            lattice_exponents=exponents,
         )
         self._pending: int | None = None
 

@@ -33,6 +33,7 @@ from dpbandits.privacy import (
     shariff_sheffet_wishart,
 )
 from dpbandits.privacy.calibration import GaussianCalibration, WishartCalibration
+from dpbandits.privacy.secure import sampler_choice
 
 __all__ = ["JointDPLinUCB", "LinUCB"]
 
@@ -210,11 +211,20 @@ class JointDPLinUCB(_LinUCBBase):
         bounds: Bounds = "clip",
         calibration: Literal["paper", "tight"] = "paper",
         seed: int | None = None,
+        sampler: Literal["lattice", "float"] | None = None,
     ) -> None:
         self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         self.d = positive_int("d", d)
         self.horizon = positive_int("horizon", horizon)
         self.epsilon = positive("epsilon", epsilon)
+        if sampler is None:
+            sampler = "float" if noise == "wishart" else "lattice"
+        self.sampler = sampler_choice(sampler)
+        if noise == "wishart" and self.sampler == "lattice":
+            raise ValueError(
+                "invalid argument `sampler`: Wishart noise has no exact lattice sampler; it is drawn in floating "
+                "point (sampler='float' or None), and its guarantee says so"
+            )
         try:
             self._calibrate(noise, shift, alpha, sigma, S, L, B_tilde, delta, radius, calibration)
         except (OverflowError, ZeroDivisionError):
@@ -241,7 +251,7 @@ class JointDPLinUCB(_LinUCBBase):
         if noise == "gaussian":
             c = shariff_sheffet_gaussian(
                 d=self.d, horizon=self.horizon, epsilon=self.epsilon, delta=delta,
-                alpha=alpha, L=L, B_tilde=B_tilde, shift=shift, calibration=calibration,
+                alpha=alpha, L=L, B_tilde=B_tilde, shift=shift, calibration=calibration, sampler=self.sampler,
             )
             # Prop. 11 bounds hold for any number (<= m) of summed nodes.
             applied_shift, pad_to = c.shift, 0

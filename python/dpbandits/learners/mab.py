@@ -67,13 +67,13 @@ def _calibration(calibration: str) -> str:
     return calibration
 
 
-def _laplace_wire(scale: float, lo: float, hi: float, sampler: str) -> tuple[str, list[float]]:
+def _laplace_wire(scale: float, lo: float, hi: float, sampler: str, horizon: int) -> tuple[str, list[float]]:
     """The engine's noise spec for Laplace(``scale``) on sums of inputs in
     [lo, hi]: exact on a lattice (:func:`dpbandits.privacy.secure.lattice_laplace`,
     rounding accounted) unless ``sampler="float"``."""
     if sampler_choice(sampler) == "float":
         return "laplace", [scale]
-    return lattice_laplace(scale, hi - lo, value_range=(lo, hi)).wire()
+    return lattice_laplace(scale, hi - lo, value_range=(lo, hi), sum_bound=horizon * max(abs(lo), abs(hi))).wire()
 
 
 def _gamma(gamma: float | None, horizon: int) -> float:
@@ -250,7 +250,7 @@ class PrivateUCB(KArmedLearner):
         self.confidence = confidence
         self.node_scale = private_ucb_node_scale(self.k, self.horizon, self.epsilon, self.width, self.calibration)
         self.noise_bound = lemma5_noise_bound(self.node_scale, self.k, self.horizon, self.gamma, self.calibration)
-        kind, params = _laplace_wire(self.node_scale, lo, hi, self.sampler)
+        kind, params = self.noise_wire = _laplace_wire(self.node_scale, lo, hi, self.sampler, self.horizon)
         self._engine = _core.MabEngine(
             self.k, self.horizon, index="ucb" if confidence == "lemma5" else "empirical",
             noise_bound=self.noise_bound, noise_kind=kind, noise_params=params,
@@ -356,14 +356,15 @@ class PrivateThompsonSampling(KArmedLearner):
                 # lattice (the mean is that / m_i): as private as the mean's
                 # Laplace(b_i) on sensitivity w / m_i.
                 lattices = [
-                    lattice_laplace(b * m, self.width, value_range=(lo, hi))
+                    lattice_laplace(b * m, self.width, value_range=(lo, hi),
+                                    sum_bound=self.horizon * max(abs(lo), abs(hi)))
                     for b, m in zip(s.batch_scales, s.batch_sizes, strict=True)
                 ]
                 scales = [n.scale / m for n, m in zip(lattices, s.batch_sizes, strict=True)]
                 exponents = [n.exponent for n in lattices]
             phases = (list(s.gaps), list(s.batch_sizes), scales, list(s.random_pulls))
         # Binarized rewards (0 or 1) enter the trees.
-        kind, params = _laplace_wire(self.node_scale, 0.0, 1.0, self.sampler)
+        kind, params = _laplace_wire(self.node_scale, 0.0, 1.0, self.sampler, self.horizon)
         self._engine = _core.MabEngine(
             self.k, self.horizon, index="thompson_beta", noise_kind=kind, noise_params=params,
             lo=lo, hi=hi, bounds=_bounds(bounds), phases=phases, seed=seed_or_none("seed", seed),

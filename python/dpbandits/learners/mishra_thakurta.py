@@ -36,6 +36,7 @@ from dpbandits.privacy.mishra_thakurta import (
     contextual_realized_epsilon,
 )
 from dpbandits.privacy.mishra_thakurta import reported_epsilon as _reported_epsilon
+from dpbandits.privacy.secure import lattice_laplace, sampler_choice
 
 __all__ = ["PrivateContextualThompsonSampling", "PrivateContextualUCB"]
 
@@ -54,11 +55,13 @@ class _MishraThakurtaContextual(OnlineLearner):
         bounds: Literal["clip", "error"] = "clip",
         calibration: Literal["paper", "tight"] = "tight",
         seed: int | None = None,
+        sampler: Literal["lattice", "float"] = "lattice",
     ) -> None:
         self._args = {
             "d": d, "horizon": horizon, "epsilon": epsilon, "alpha": alpha, "L": L, "B": B,
-            "bounds": bounds, "calibration": calibration, "seed": seed,
+            "bounds": bounds, "calibration": calibration, "seed": seed, "sampler": sampler,
         }
+        self.sampler = sampler_choice(sampler)
         self.d = positive_int("d", d)
         self.horizon = positive_int("horizon", horizon, minimum=2)
         self.epsilon = positive("epsilon", epsilon)
@@ -74,9 +77,16 @@ class _MishraThakurtaContextual(OnlineLearner):
         self.scale_a, self.scale_b = contextual_node_scales(
             self.d, self.horizon, self.epsilon, self.L, self.B, calibration
         )
+        kind, params_a, params_b = "laplace", [self.scale_a], [self.scale_b]
+        if self.sampler == "lattice":
+            # Each entry tree's input is rounded to its lattice (one step of
+            # allowance on its sensitivity: L^2 for A_ij, 2 L B for b_i).
+            bound = self.horizon * max(self.L * self.L, self.L * self.B)
+            kind, params_a = lattice_laplace(self.scale_a, self.L * self.L, sum_bound=bound).wire()
+            _, params_b = lattice_laplace(self.scale_b, 2.0 * self.L * self.B, sum_bound=bound).wire()
         self._engine = _core.MtContextualEngine(
-            self.d, self.horizon, rule=self._rule, alpha=self.alpha, noise_kind="laplace",
-            noise_a=[self.scale_a], noise_b=[self.scale_b], l=self.L, b_tilde=self.B,
+            self.d, self.horizon, rule=self._rule, alpha=self.alpha, noise_kind=kind,
+            noise_a=params_a, noise_b=params_b, l=self.L, b_tilde=self.B,
             clip=bounds == "clip", seed=seed_or_none("seed", seed),
         )
         self._pending = None
@@ -113,6 +123,7 @@ class _MishraThakurtaContextual(OnlineLearner):
             basis="Mishra & Thakurta 2015, Alg. 3/4 line 2 (per-entry Laplace trees, eps0 = 2 eps/(d^2+3d)); "
                   "exact node count",
             calibration=self.calibration,  # type: ignore[arg-type]
+            sampler=self.sampler,  # type: ignore[arg-type]
         )
 
 

@@ -31,6 +31,7 @@ ValueError.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Literal
 
 import numpy as np
@@ -48,8 +49,11 @@ from dpbandits.privacy.agarwal_singh import (
     ftpl_sigma,
     ftrl_eta,
     ftrl_laplace_scale,
+    loss_sensitivity_l1,
+    loss_sensitivity_l2,
     scrible_parameters,
 )
+from dpbandits.privacy.secure import lattice_gaussian, lattice_laplace, sampler_choice
 
 __all__ = ["EXP2", "PrivateFTPL", "PrivateFTRL", "SCRiBLe"]
 
@@ -148,8 +152,10 @@ class PrivateFTRL(_FollowTheLeaderBase):
         eta: float | None = None,
         bounds: Bounds = "clip",
         seed: int | None = None,
+        sampler: Literal["lattice", "float"] = "lattice",
     ) -> None:
         self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        self.sampler = sampler_choice(sampler)
         self.geometry = _geometry(geometry)
         self.n = positive_int("n", n)
         self.horizon = positive_int("horizon", horizon, minimum=2)
@@ -159,8 +165,17 @@ class PrivateFTRL(_FollowTheLeaderBase):
             kind, params = "zero", []
         else:
             cal = ftrl_laplace_scale(self.geometry, self.n, self.horizon, epsilon, calibration)  # type: ignore[arg-type]
-            self._privacy = cal.guarantee
+            self._privacy = replace(cal.guarantee, sampler=self.sampler)
             kind, params = "laplace", [cal.scale]
+            if self.sampler == "lattice":
+                # Experts' losses lie in [0, 1] per coordinate (monotone
+                # rounding, no allowance); ball and cube losses are norm
+                # bounded (one step per coordinate allowed).
+                value_range = (0.0, 1.0) if self.geometry == "simplex" else None
+                kind, params = lattice_laplace(
+                    cal.scale, loss_sensitivity_l1(self.geometry, self.n), dim=self.n,  # type: ignore[arg-type]
+                    value_range=value_range, sum_bound=float(self.horizon),
+                ).wire()
         self.noise_scale = params[0] if params else 0.0
         self._engine = _core.FollowTheLeaderEngine(
             self.n, self.horizon, self.geometry, kind, params, eta=self.eta, clip=_clip(bounds),
@@ -197,18 +212,30 @@ class PrivateFTPL(_FollowTheLeaderBase):
         calibration: Calibration = "tight",
         bounds: Bounds = "clip",
         seed: int | None = None,
+        sampler: Literal["lattice", "float"] = "lattice",
     ) -> None:
         self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        self.sampler = sampler_choice(sampler)
         self.geometry = _geometry(geometry)
         self.n = positive_int("n", n)
         self.horizon = positive_int("horizon", horizon, minimum=2)
         if epsilon is not None and delta is None:
             raise ValueError("invalid argument `delta`: private FTPL (Gaussian noise) needs delta in (0, 1)")
+        lattice = epsilon is not None and self.sampler == "lattice"
         self.sigma, self._privacy = ftpl_sigma(
-            self.geometry, self.n, self.horizon, epsilon, delta, calibration  # type: ignore[arg-type]
+            self.geometry, self.n, self.horizon, epsilon, delta, calibration,  # type: ignore[arg-type]
+            sampler="lattice" if lattice else "float",
         )
+        kind, params = "gaussian", [self.sigma]
+        if lattice:
+            noise = lattice_gaussian(
+                self.sigma, loss_sensitivity_l2(self.geometry, self.n), dim=self.n,  # type: ignore[arg-type]
+                sum_bound=float(self.horizon),
+            )
+            self.sigma = noise.scale
+            kind, params = noise.wire()
         self._engine = _core.FollowTheLeaderEngine(
-            self.n, self.horizon, self.geometry, "gaussian", [self.sigma], eta=None, clip=_clip(bounds),
+            self.n, self.horizon, self.geometry, kind, params, eta=None, clip=_clip(bounds),
             seed=seed_or_none("seed", seed),
         )
 
@@ -238,15 +265,25 @@ class EXP2(LearnerBase):
         epsilon: float | None,
         bounds: Bounds = "clip",
         seed: int | None = None,
+        sampler: Literal["lattice", "float"] = "lattice",
     ) -> None:
         self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        self.sampler = sampler_choice(sampler)
         self.n = positive_int("n", n, minimum=2)
         self.horizon = positive_int("horizon", horizon)
         p = exp2_parameters(self.n, self.horizon, epsilon)
         self.eta, self.gamma, self.noise_scale, self._privacy = p.eta, p.gamma, p.scale, p.guarantee
+        exponent = None
+        if epsilon is not None:
+            self._privacy = replace(p.guarantee, sampler=self.sampler)
+            if self.sampler == "lattice":
+                # The played arm's loss in [0, 1], rounded (monotone), plus
+                # exact discrete Laplace: as private as Lap(lambda) on it.
+                noise = lattice_laplace(p.scale, 1.0, value_range=(0.0, 1.0), sum_bound=float(self.horizon))
+                self.noise_scale, exponent = noise.scale, noise.exponent
         self._engine = _core.Exp2Engine(
-            self.n, self.horizon, p.eta, p.gamma, noise_scale=p.scale if epsilon is not None else None,
-            clip=_clip(bounds), seed=seed_or_none("seed", seed),
+            self.n, self.horizon, p.eta, p.gamma, noise_scale=self.noise_scale if epsilon is not None else None,
+            clip=_clip(bounds), seed=seed_or_none("seed", seed), lattice_exponent=exponent,
         )
         self._pending: int | None = None
 

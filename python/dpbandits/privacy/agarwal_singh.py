@@ -32,6 +32,7 @@ from typing import Literal
 from dpbandits._validation import in_open_unit, positive, positive_int
 from dpbandits.privacy.calibration import gaussian_tree_sigma, tree_levels
 from dpbandits.privacy.guarantees import Guarantee
+from dpbandits.privacy.secure import capped_lattice_exponent, discrete_gaussian_delta_allowance
 
 __all__ = [
     "PROTECTS",
@@ -171,6 +172,7 @@ def ftpl_sigma(
     epsilon: float | None,
     delta: float | None = None,
     calibration: Calibration = "tight",
+    sampler: str = "float",
 ) -> tuple[float, Guarantee]:
     """Gaussian sigma of every draw of TreeBasedAgg for private FTPL (Thm 3.5).
 
@@ -188,6 +190,12 @@ def ftpl_sigma(
 
     ``epsilon=None``: non-private FTPL, sigma is the regret term alone.
     Returns (sigma, guarantee). ``horizon`` >= 2 (log T > 0).
+
+    ``sampler="lattice"``: the learner draws the discrete Gaussian of
+    :func:`dpbandits.privacy.secure.lattice_gaussian` (sigma, rounding
+    allowance) instead; the exact accounting then reserves
+    :func:`dpbandits.privacy.secure.discrete_gaussian_delta_allowance` of
+    delta for the tree_levels(T) N coordinates a loss vector reaches.
     """
     n = positive_int("n", n)
     T = positive_int("horizon", horizon, minimum=2)
@@ -199,6 +207,13 @@ def ftpl_sigma(
     epsilon = positive("epsilon", epsilon)
     delta = in_open_unit("delta", 0.0 if delta is None else delta)
     needed = gaussian_tree_sigma(T, epsilon, delta, loss_sensitivity_l2(geometry, n), calibration="tight")
+    if sampler == "lattice":
+        # Reserve the discreteness allowance; halved steps: a sigma that
+        # crosses a power of two changes the lattice exponent.
+        steps = math.ldexp(needed, capped_lattice_exponent(needed, float(T))) / 2.0
+        allowance = discrete_gaussian_delta_allowance(epsilon, tree_levels(T) * n, steps)
+        needed = gaussian_tree_sigma(T, epsilon, delta - allowance, loss_sensitivity_l2(geometry, n),
+                                     calibration="tight")
     if _calibration(calibration) == "paper":
         privacy_term = y2 * log_t * math.log(log_t / delta) / epsilon
         if privacy_term < needed:
@@ -210,7 +225,8 @@ def ftpl_sigma(
     else:
         privacy_term = needed
     basis = "Agarwal & Singh 2017, Thm 3.5 / Thm A.1 (Gaussian tree)"
-    guarantee = Guarantee("central", epsilon, delta, protects=PROTECTS, basis=basis, calibration=calibration)
+    guarantee = Guarantee("central", epsilon, delta, protects=PROTECTS, basis=basis, calibration=calibration,
+                          sampler=sampler)  # type: ignore[arg-type]
     return max(regret_term, privacy_term), guarantee
 
 
@@ -282,7 +298,9 @@ def scrible_parameters(
         lam = norm / epsilon
         guarantee = Guarantee(
             "central", sensitivity / lam, 0.0, protects=PROTECTS,
-            basis="Agarwal & Singh 2017, Thm 4.5 / Lemma 4.2 (Alg. 4 reduction)", calibration=calibration,
+            basis="Agarwal & Singh 2017, Thm 4.5 / Lemma 4.2 (Alg. 4 reduction); the forwarded value "
+                  "<l_t + Z_t, y_t> mixes the noise with the played point, so it has no exact lattice form here",
+            calibration=calibration,
         )
     eta = math.sqrt(nu * math.log(T) / (2.0 * n**2 * T * (m**2 + lam**2 * n * x2**2)))
     return BanditParameters(scale=lam, eta=eta, gamma=0.0, guarantee=guarantee)

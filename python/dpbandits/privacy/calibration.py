@@ -41,6 +41,12 @@ from dpbandits.mechanisms import SymmetricGaussianNoise, WishartNoise
 from dpbandits.privacy.composition import advanced_composition_epsilon, zcdp_to_dp_epsilon
 from dpbandits.privacy.confidence import RegularizerBounds
 from dpbandits.privacy.guarantees import Guarantee
+from dpbandits.privacy.secure import (
+    LatticeNoise,
+    capped_lattice_exponent,
+    discrete_gaussian_delta_allowance,
+    lattice_gaussian,
+)
 
 __all__ = [
     "GaussianCalibration",
@@ -280,10 +286,16 @@ class GaussianCalibration(_TreeCalibration):
     shift: float
     zcdp_rho: float
     calibration: str = "paper"
+    sampler: str = "float"
+    lattice_exponent: int | None = None
 
     @property
-    def noise(self) -> SymmetricGaussianNoise:
-        """The per-node noise spec for :class:`dpbandits.mechanisms.TreeCounter`."""
+    def noise(self) -> SymmetricGaussianNoise | LatticeNoise:
+        """The per-node noise spec for :class:`dpbandits.mechanisms.TreeCounter`
+        (exact on the lattice 2^-lattice_exponent with ``sampler="lattice"``)."""
+        if self.lattice_exponent is not None:
+            steps = round(math.ldexp(self.sigma, self.lattice_exponent))
+            return LatticeNoise("symmetric_gaussian", self.sigma, self.lattice_exponent, steps)
         return SymmetricGaussianNoise(self.sigma)
 
     @property
@@ -295,9 +307,14 @@ class GaussianCalibration(_TreeCalibration):
         else:
             basis = ("Shariff & Sheffet 2018, Claim 7 + §4.2 (tree-based mechanism, symmetrized "
                      "Gaussian noise, zCDP composition per footnote 5)")
+        if self.sampler == "lattice":
+            allowance = ", discrete_gaussian_delta_allowance" if self.calibration == "tight" else ""
+            basis += ("; discrete Gaussian on a lattice, inputs rounded "
+                      f"(dpbandits.privacy.secure.lattice_gaussian{allowance})")
         return Guarantee(
             model="joint", epsilon=self.epsilon, delta=self.delta, rho=self.zcdp_rho,
             protects=_PROTECTS, basis=basis, calibration=self.calibration,  # type: ignore[arg-type]
+            sampler=self.sampler,  # type: ignore[arg-type]
         )
 
 
@@ -311,6 +328,7 @@ def shariff_sheffet_gaussian(
     B_tilde: float = 1.0,
     shift: bool | float = True,
     calibration: str = "paper",
+    sampler: str = "float",
 ) -> GaussianCalibration:
     """Noise and confidence bounds of JDP-LinUCB with shifted Gaussian noise.
 
@@ -365,6 +383,19 @@ def shariff_sheffet_gaussian(
     ``shift``: ``True`` (2 Upsilon) or a finite float > Upsilon. ``False`` is
     refused: without a shift the noisy Gram matrix need not be positive
     definite, and the paper has no unshifted Gaussian variant (App. D.3).
+
+    ``sampler="lattice"`` (the learners' default): each node draws the
+    discrete Gaussian on the lattice of
+    :func:`dpbandits.privacy.secure.lattice_gaussian` (off-diagonal
+    variance sigma'^2, diagonal 2 sigma'^2, one draw per upper entry), the
+    rows' Gram entries rounded to it; sigma' >= sigma keeps the whitened
+    sensitivity-to-sigma ratio with the rounding allowance p g / sqrt(2)
+    (p = d + 1), so the zCDP rho above holds (CKS 2020, Thm. 4); the tight
+    calibration first reserves
+    :func:`dpbandits.privacy.secure.discrete_gaussian_delta_allowance` of
+    delta for the tree_levels(n) p (p + 1) / 2 draws a row reaches. Upsilon,
+    the shift, rho_min, rho_max and gamma are computed from sigma' (the
+    discrete Gaussian is sigma'-subgaussian, CKS 2020 Cor. 23).
     Other arguments: see the module docstring.
     """
     d = positive_int("d", d)
@@ -387,8 +418,27 @@ def shariff_sheffet_gaussian(
         sigma = math.sqrt(16.0 * m * l_tilde_sq**2 * math.log(4.0 / delta) ** 2) / epsilon  # §4.2
     elif calibration == "tight":
         sigma = gaussian_tree_sigma(n, epsilon, delta, sensitivity=l_tilde_sq, calibration="tight")
+        if sampler == "lattice":
+            # Reserve the discreteness allowance (the lattice sigma in steps
+            # only grows when delta shrinks, so the first one bounds it).
+            p = d + 1
+            # Halved: a sigma that crosses a power of two changes the exponent.
+            steps = math.ldexp(sigma, capped_lattice_exponent(sigma, n * l_tilde_sq)) / 2.0
+            allowance = discrete_gaussian_delta_allowance(epsilon, tree_levels(n) * p * (p + 1) // 2, steps)
+            sigma = gaussian_tree_sigma(n, epsilon, delta - allowance, sensitivity=l_tilde_sq, calibration="tight")
     else:
         raise ValueError(f"invalid argument `calibration`: must be 'paper' or 'tight', got {calibration!r}")
+    if sampler not in ("lattice", "float"):
+        raise ValueError(f"invalid argument `sampler`: must be 'lattice' or 'float', got {sampler!r}")
+    # The privacy accounting below is that of the continuous sigma; the
+    # lattice sigma' is at least as private (see the docstring).
+    accounted_sigma = sigma
+    lattice_exponent = None
+    if sampler == "lattice":
+        lattice = lattice_gaussian(
+            sigma, l_tilde_sq, dim=(d + 1) ** 2 / 2.0, kind="symmetric_gaussian", sum_bound=n * l_tilde_sq
+        )
+        sigma, lattice_exponent = lattice.scale, lattice.exponent
     log_2n_alpha = math.log(2.0 * n / alpha)
     upsilon = sigma * math.sqrt(2.0 * m) * (4.0 * math.sqrt(d) + 2.0 * log_2n_alpha)  # §4.2
 
@@ -413,9 +463,9 @@ def shariff_sheffet_gaussian(
         # paper's epsilon / sqrt(8 m ln(2/delta)) is not what is targeted).
         from dpbandits.privacy.analytic_gaussian import gaussian_epsilon
 
-        node_epsilon = gaussian_epsilon(l_tilde_sq / sigma, delta / 2.0)
+        node_epsilon = gaussian_epsilon(l_tilde_sq / accounted_sigma, delta / 2.0)
     nodes_per_row = m if calibration == "paper" else tree_levels(n)
-    zcdp_rho = nodes_per_row * l_tilde_sq**2 / (2.0 * sigma**2)  # footnote 5
+    zcdp_rho = nodes_per_row * l_tilde_sq**2 / (2.0 * accounted_sigma**2)  # footnote 5
     implied = zcdp_to_dp_epsilon(zcdp_rho, delta)
     if calibration == "paper" and implied > epsilon:
         raise ValueError(
@@ -427,7 +477,7 @@ def shariff_sheffet_gaussian(
         m=m, L_tilde=math.sqrt(l_tilde_sq),
         node_epsilon=node_epsilon, node_delta=delta / 2.0,
         sigma=sigma, upsilon=upsilon, shift=c, rho_min=rho_min, rho_max=rho_max, gamma=gamma,
-        zcdp_rho=zcdp_rho, calibration=calibration,
+        zcdp_rho=zcdp_rho, calibration=calibration, sampler=sampler, lattice_exponent=lattice_exponent,
     )
 
 

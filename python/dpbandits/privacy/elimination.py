@@ -194,6 +194,7 @@ def elimination_guarantee(
     schedule: BatchSchedule | None = None,
     batch_epsilons: tuple[float, ...] = (),
     method: str = "closed-form",
+    sampler: str = "lattice",
 ) -> Guarantee:
     """The guarantee actually met, who it protects and the result it rests on.
 
@@ -215,9 +216,11 @@ def elimination_guarantee(
     eps = positive("epsilon", epsilon if epsilon is not None else math.nan)
     if model == "central":
         return Guarantee("central", eps * factor, 0.0, protects="rewards", calibration=calibration,
+                         sampler=sampler,  # type: ignore[arg-type]
                          basis=f"Hanna et al. Thm 1, Laplace on per-action sums (Alg. 1); {note}")
     if model == "local":
         return Guarantee("local", eps * factor, 0.0, protects="each reward", calibration=calibration,
+                         sampler=sampler,  # type: ignore[arg-type]
                          basis=f"Hanna et al. Thm 2, Laplace on each reward (Alg. 2); {note}")
     if model == "shuffle":
         if schedule is None or delta is None:
@@ -232,6 +235,7 @@ def elimination_guarantee(
                 except ValueError:
                     achieved = max(achieved, factor * e0)
         return Guarantee("shuffle", achieved, delta, protects="rewards", calibration=calibration,
+                         sampler=sampler,  # type: ignore[arg-type]
                          basis=f"Hanna et al. Thm 3 (Alg. 3), eps0^(i) = f^-1_(n_i, delta)(eps) by the "
                                f"{method} bound; {note}")
     raise ValueError(f"invalid argument `privacy`: unknown model {model!r}")

@@ -41,6 +41,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Literal
 
 from dpbandits._validation import positive, positive_int
 
@@ -50,13 +51,14 @@ __all__ = [
     "MAX_SCALE_STEPS",
     "SAMPLERS",
     "LatticeNoise",
+    "capped_lattice_exponent",
     "discrete_gaussian_delta_allowance",
+    "lattice_exponent",
     "lattice_gaussian",
     "lattice_laplace",
+    "lattice_step",
     "round_to_lattice_steps",
     "sampler_choice",
-    "lattice_exponent",
-    "lattice_step",
     "secure_gaussian_sensitivity",
     "secure_laplace_epsilon",
 ]
@@ -138,11 +140,16 @@ def secure_gaussian_sensitivity(sensitivity_l2: float, sigma: float, dim: int = 
 SAMPLERS = ("lattice", "float")
 
 
-def sampler_choice(sampler: str) -> str:
+Sampler = Literal["lattice", "float"]
+
+
+def sampler_choice(sampler: str) -> Sampler:
     """Validates a learner's ``sampler`` argument: "lattice" (default) or "float"."""
-    if sampler not in SAMPLERS:
-        raise ValueError(f"invalid argument `sampler`: must be 'lattice' or 'float', got {sampler!r}")
-    return sampler
+    if sampler == "lattice":
+        return "lattice"
+    if sampler == "float":
+        return "float"
+    raise ValueError(f"invalid argument `sampler`: must be 'lattice' or 'float', got {sampler!r}")
 
 
 def round_to_lattice_steps(value: float, exponent: int) -> int:
@@ -181,6 +188,34 @@ class LatticeNoise:
         """(noise kind, parameters) for the engines' noise specs."""
         return f"lattice_{self.kind}", [self.scale, float(self.exponent)]
 
+    def _wire(self) -> tuple[str, list[float]]:
+        # The protocol of the noise specs in dpbandits.mechanisms.
+        return self.wire()
+
+
+#: Sums of inputs stay exact in f64 while they are below 2^53 steps (the
+#: engines refuse an input of 2^51 / horizon steps or more; the lattice
+#: keeps a further factor 2 of margin).
+EXACT_SUM_BITS = 50
+
+
+def capped_lattice_exponent(scale: float, sum_bound: float | None = None) -> int:
+    """:func:`lattice_exponent` (``scale``), made coarser when needed so that
+    sums up to ``sum_bound`` (the largest magnitude of any statistic: horizon
+    times the largest input) stay exact: 2^j sum_bound <= 2^51. The scale
+    must still span at least 2^10 steps: ValueError otherwise (use the
+    floating-point sampler for such horizons)."""
+    j = lattice_exponent(scale)
+    if sum_bound is not None and sum_bound > 0:
+        _, e = math.frexp(positive("sum_bound", sum_bound))
+        j = min(j, EXACT_SUM_BITS - e)
+        if math.ldexp(scale, j) < 2**10:
+            raise ValueError(
+                f"invalid argument `horizon`: sums of up to {sum_bound:g} cannot stay exact on a lattice fine "
+                f"enough for noise of scale {scale:g}; use sampler='float' for this horizon"
+            )
+    return j
+
 
 def _lattice(kind: str, scale: float, ratio: Fraction, exponent: int) -> LatticeNoise:
     # steps >= scale 2^j * ratio, the smallest integer: at least as private
@@ -206,6 +241,7 @@ def lattice_laplace(
     *,
     dim: int = 1,
     value_range: tuple[float, float] | None = None,
+    sum_bound: float | None = None,
 ) -> LatticeNoise:
     """The discrete Laplace that replaces continuous Laplace(``scale``) noise
     on a statistic of L1 sensitivity ``sensitivity_l1`` with no loss of
@@ -232,12 +268,14 @@ def lattice_laplace(
       most half a step on each side, S = ceil(Delta 2^j) + dim (as
       :func:`secure_laplace_epsilon`).
 
+    ``sum_bound``: the largest magnitude a released sum can reach (the
+    lattice is made coarser if needed: :func:`capped_lattice_exponent`).
     ``scale``, ``sensitivity_l1`` finite > 0, ``dim`` >= 1.
     """
     scale = positive("scale", scale)
     sensitivity = positive("sensitivity_l1", sensitivity_l1)
     dim = positive_int("dim", dim)
-    j = lattice_exponent(scale)
+    j = capped_lattice_exponent(scale, sum_bound)
     if value_range is not None:
         lo, hi = value_range
         if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
@@ -256,7 +294,7 @@ def lattice_laplace(
 
 
 def lattice_gaussian(
-    sigma: float, sensitivity_l2: float, *, dim: int = 1, kind: str = "gaussian"
+    sigma: float, sensitivity_l2: float, *, dim: float = 1, kind: str = "gaussian", sum_bound: float | None = None
 ) -> LatticeNoise:
     """The discrete Gaussian that replaces continuous N(0, ``sigma``^2) noise
     on a statistic of L2 sensitivity ``sensitivity_l2`` with ``dim`` entries
@@ -287,7 +325,7 @@ def lattice_gaussian(
     dim_f = positive("dim", dim)
     if kind not in ("gaussian", "symmetric_gaussian"):
         raise ValueError(f"invalid argument `kind`: must be 'gaussian' or 'symmetric_gaussian', got {kind!r}")
-    j = lattice_exponent(sigma)
+    j = capped_lattice_exponent(sigma, sum_bound)
     # (Delta + sqrt(dim) g) / Delta, rounded up to a rational >= the real one.
     allowance = math.sqrt(dim_f) * math.ldexp(1.0, -j) / sensitivity
     ratio = Fraction(1) + Fraction(math.nextafter(allowance * (1 + 1e-15), math.inf))
@@ -295,12 +333,12 @@ def lattice_gaussian(
 
 
 #: TV(N_Z(0, s^2), round(N(0, s^2))) <= 1 / (4 s^2) for s >= 2^10 (derivation
-#: in :func:`discrete_gaussian_delta_allowance`); lattice sigmas span at
-#: least 2^19 steps, so each coordinate costs at most 2^-40.
+#: in :func:`discrete_gaussian_delta_allowance`); at the usual s >= 2^19
+#: steps each coordinate costs at most 2^-40.
 DISCRETE_GAUSSIAN_TV_PER_COORDINATE = 2.0**-40
 
 
-def discrete_gaussian_delta_allowance(epsilon: float, coordinates: int) -> float:
+def discrete_gaussian_delta_allowance(epsilon: float, coordinates: int, steps: float = 2.0**19) -> float:
     """The delta that exact (epsilon, delta) accounting of continuous
     Gaussian noise must reserve when the noise is drawn as the discrete
     Gaussian on a lattice, for a user whose data reach ``coordinates``
@@ -321,8 +359,11 @@ def discrete_gaussian_delta_allowance(epsilon: float, coordinates: int) -> float
     privacy loss, so for any event E, P_A(E) <= P_B(E) + c TV <=
     e^eps P'_B(E) + delta_B + c TV <= e^eps P'_A(E) + delta_B +
     (1 + e^eps) c TV, with c = ``coordinates``. Hence the allowance
-    (1 + e^eps) c 2^-40.
+    (1 + e^eps) c / (4 s^2), s = ``steps`` (a lower bound on the discrete
+    sigma in lattice steps, >= 2^10): 2^-40 per coordinate at s = 2^19.
     """
     epsilon = positive("epsilon", epsilon)
     coordinates = positive_int("coordinates", coordinates)
-    return (1.0 + math.exp(min(epsilon, 700.0))) * coordinates * DISCRETE_GAUSSIAN_TV_PER_COORDINATE
+    if not steps >= 2**10:
+        raise ValueError(f"invalid argument `steps`: the bound needs a discrete sigma of >= 2^10 steps, got {steps!r}")
+    return (1.0 + math.exp(min(epsilon, 700.0))) * coordinates / (4.0 * steps * steps)

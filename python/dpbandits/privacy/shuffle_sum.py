@@ -224,5 +224,7 @@ def shuffle_sum_guarantee(epsilon: float, delta: float, calibration: Calibration
         "shuffle", eps, dlt, protects="rewards", calibration=calibration,
         basis="Hanna et al. Thm 4 (Alg. 4): each per-action sum by the shuffled scalar sum of Cheu, Joseph, Mao "
               "& Peng 2021, Alg. 1 with the parameters of Lemma 3.1 (rewards mapped to [0, 1]); parallel "
-              "composition, each reward in one sum",
+              "composition, each reward in one sum; messages are integers (bits), the binomial noise "
+              "rand_distr's integer sampler (floating-point internals, no low-bit channel in the integer output)",
+        sampler="mixed",
     )

@@ -163,7 +163,7 @@ fn random_u128<R: RngCore + ?Sized>(rng: &mut R) -> u128 {
 /// Two bits are needed on average, one generator word almost always, and
 /// no 128-bit division (which cost more than the rest of a draw).
 pub fn bernoulli_ratio<R: RngCore + ?Sized>(rng: &mut R, num: u128, den: u128) -> bool {
-    debug_assert!(num <= den && den >= 1 && den <= 1 << 127);
+    debug_assert!(num <= den && (1..=1 << 127).contains(&den));
     if den <= 1 << 62 {
         return bernoulli_ratio_u64(rng, num as u64, den as u64);
     }

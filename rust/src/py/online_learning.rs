@@ -160,6 +160,7 @@ pub struct PyExp2 {
 impl PyExp2 {
     #[new]
     #[pyo3(signature = (n, horizon, eta, gamma, *, noise_scale=None, clip=true, seed=None, lattice_exponent=None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         n: usize,
         horizon: u64,

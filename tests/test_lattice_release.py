@@ -1,0 +1,178 @@
+"""Released values without a floating-point channel (issue: released values
+and sizes).
+
+A floating-point Laplace draw added to a floating-point value lands on a
+grid of doubles that depends on the value (Mironov 2012), so an event on
+the low bits of the exact released double can tell neighbours apart even
+when every rounded statistic cannot. These audits (dpbandits.audit, 10^6
+runs per side) take a statistic of the exact released double y (no
+rounding first): -log2(y) when 0 < y < 1/2 and y 2^53 is an odd integer,
+else 0. Why it separates the floating-point law: the release 1 + z of a
+draw z in (-1, -1/2) is exact (Sterbenz), so it is a multiple of 2^-53
+however small it is, and odd multiples are common; a draw z near 0 released
+as is (neighbour 0) has a finer grid, and z 2^53 is an odd integer only
+with probability about y; the neighbour -1 never releases an odd multiple
+there (z - 1 for z in (1, 3/2) is a multiple of 2^-52). The lattice law
+(the default) releases multiples of 2^-j, j <= 52, so the statistic is 0
+on both sides and must stay within the claim; the floating-point opt-in
+must be flagged by the same audit, so the test can fail.
+
+Each mechanism is the learner's own: the noise kind and parameters are read
+from the learner object and fed to the Rust tree counter, which runs the
+same code path (round to the lattice, add the node's discrete noise) as the
+engines.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import dpbandits as dp
+from dpbandits import _core
+from dpbandits.audit import audit
+from dpbandits.privacy.secure import (
+    discrete_gaussian_delta_allowance,
+    lattice_gaussian,
+    lattice_laplace,
+    round_to_lattice_steps,
+)
+
+N = 1_000_000
+
+
+def low_bits(x: np.ndarray) -> np.ndarray:
+    """-log2(y) for releases 0 < y < 1/2 with y 2^53 an odd integer, else 0
+    (see the module docstring)."""
+    y = np.asarray(x, dtype=np.float64)
+    scaled = y * 2.0**53  # exact: a power-of-two scaling
+    odd = (y > 0) & (y < 0.5) & (scaled == np.floor(scaled)) & (np.fmod(scaled, 2.0) == 1.0)
+    return np.where(odd, -np.log2(np.where(odd, y, 1.0)), 0.0)
+
+
+def first_release(kind: str, params: list[float], values: tuple[float, float]):  # type: ignore[no-untyped-def]
+    """The exact release after one addition of values[side] to a counter
+    with the given noise, statistic = its low bits."""
+
+    def mechanism(side: int, count: int, seed: int) -> np.ndarray:
+        counter = _core.TreeCounter([], 2, kind, params, seed)
+        out = np.asarray(counter._release_runs(np.array([values[side]]), count))
+        return low_bits(out.reshape(count))
+
+    return mechanism
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sampler", ["lattice", "float"])
+def test_private_ucb_released_sums_have_no_low_bit_channel(sampler: str) -> None:
+    learner = dp.PrivateUCB(1, 2, 1.0, calibration="tight", sampler=sampler, seed=0)
+    kind, params = learner.noise_wire
+    result = audit(first_release(kind, params, (0.0, 1.0)), epsilon=1.0, n=N, seed=11)
+    print(f"[audit] PrivateUCB released sum, {sampler}: {result}")
+    if sampler == "lattice":
+        assert result.epsilon_lower_bound <= 1.0
+    else:  # the floating-point opt-in leaks through its low bits
+        assert result.epsilon_lower_bound > 2.0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sampler", ["lattice", "float"])
+def test_local_elimination_report_has_no_low_bit_channel(sampler: str) -> None:
+    learner = dp.EliminationLinearBandit(np.eye(2), 1000, "local", 1.0, sampler=sampler, seed=0)
+    scale = learner.noise_scales[0]
+    if sampler == "lattice":
+        kind, params = "lattice_laplace", [scale, float(learner.lattice_exponents[0])]
+    else:
+        kind, params = "laplace", [scale]
+    # One user's report r + noise, r = -1 or +1 (rewards in [-1, 1]).
+    result = audit(first_release(kind, params, (-1.0, 1.0)), epsilon=1.0, n=N, seed=12)
+    print(f"[audit] local elimination report, {sampler}: {result}")
+    if sampler == "lattice":
+        assert result.epsilon_lower_bound <= 1.0
+    else:
+        assert result.epsilon_lower_bound > 2.0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("factor", [1.0, 0.5])
+def test_lattice_release_meets_its_claim_and_half_noise_is_flagged(factor: float) -> None:
+    # The first release is one node: (1 / b)-DP, b the node scale (the
+    # learner's epsilon covers the tree's two levels). Half the noise is a
+    # planted bug the audit of the value itself must flag.
+    learner = dp.PrivateUCB(1, 2, 1.0, calibration="tight", seed=0)
+    _, (scale, j) = learner.noise_wire
+    claim = 1.0 / learner.node_scale
+
+    def mechanism(side: int, count: int, seed: int) -> np.ndarray:
+        counter = _core.TreeCounter([], 2, "lattice_laplace", [scale * factor, j], seed)
+        return np.asarray(counter._release_runs(np.array([float(side)]), count)).reshape(count)
+
+    result = audit(mechanism, epsilon=claim, n=N, seed=13)
+    print(f"[audit] lattice release, noise x {factor}: {result}")
+    if factor == 1.0:
+        assert result.epsilon_lower_bound <= claim
+    else:
+        assert result.epsilon_lower_bound > claim
+
+
+def test_released_sums_lie_on_the_lattice_and_repeat_with_the_seed() -> None:
+    def run(seed: int) -> list[np.ndarray]:
+        learner = dp.PrivateUCB(3, 500, 1.0, calibration="tight", seed=seed)
+        env = np.random.default_rng(5)
+        out = []
+        for _ in range(200):
+            learner.select()
+            learner.update(float(env.uniform()))
+            out.append(learner.released_sums())
+        return out
+
+    a, b = run(7), run(7)
+    learner = dp.PrivateUCB(3, 500, 1.0, calibration="tight", seed=7)
+    j = int(learner.noise_wire[1][1])
+    for x, y in zip(a, b, strict=True):
+        assert np.array_equal(x, y)
+        steps = np.ldexp(x, j)
+        assert np.array_equal(steps, np.round(steps))
+    assert not all(np.array_equal(x, y) for x, y in zip(a, run(8), strict=True))
+
+
+def test_elimination_and_online_releases_lie_on_their_lattice() -> None:
+    learner = dp.EliminationLinearBandit(np.eye(2), 400, "central", 1.0, seed=3)
+    rng = np.random.default_rng(0)
+    for _ in range(400):
+        learner.select()
+        learner.update(float(rng.uniform(-1, 1)))
+    j = learner.lattice_exponents[0]
+    sums = np.concatenate([np.asarray(h["released_sums"]) for h in learner.history])
+    assert sums.size and np.array_equal(np.ldexp(sums, j), np.round(np.ldexp(sums, j)))
+    ftrl = dp.PrivateFTRL(4, 64, 1.0, seed=1)
+    assert ftrl.privacy.sampler == "lattice"
+    assert dp.SCRiBLe(3, 100, 1.0).privacy.sampler == "float"
+    assert dp.JointDPLinUCB(3, 100, 1.0, 0.1, noise="wishart").privacy.sampler == "float"
+    assert "not protected against low-bit attacks" in str(dp.PrivateUCB(2, 10, 1.0, sampler="float").privacy)
+
+
+def test_lattice_calibration_by_hand() -> None:
+    # b = 20: 20 = 0.625 * 2^5, j = 20 - 5 = 15; [0, 1] on the lattice: S = 2^15 steps, no allowance.
+    n = lattice_laplace(20.0, 1.0, value_range=(0.0, 1.0))
+    assert (n.exponent, n.steps, n.scale) == (15, 20 * 2**15, 20.0)
+    # Norm-bounded input: S = ceil(2^15) + 1 steps, t = ceil(S * 20) = 655380.
+    n = lattice_laplace(20.0, 1.0)
+    assert (n.exponent, n.steps) == (15, 655_380) and n.scale == 655_380 / 2**15
+    # A range off the lattice: [0, 1 + 2^-17] rounds to [0, 2^15] steps (round half away:
+    # 2^15 + 0.25 -> 2^15); the allowance is then below one.
+    assert round_to_lattice_steps(1 + 2**-17, 15) == 2**15 and round_to_lattice_steps(-2.5 * 2**-15, 15) == -3
+    # Gaussian: sigma = 30 (j = 15), dim 18: ratio 1 + sqrt(18) 2^-15 / 2.
+    g = lattice_gaussian(30.0, 2.0, dim=18, kind="symmetric_gaussian")
+    assert g.exponent == 15 and g.steps == math.ceil(30 * 2**15 * (1 + math.sqrt(18) * 2**-15 / 2))
+    # TV allowance (1 + e^eps) c / (4 s^2): eps = 1, c = 10, s = 2^19.
+    assert discrete_gaussian_delta_allowance(1.0, 10) == pytest.approx((1 + math.e) * 10 / 2**40, rel=1e-12)
+
+
+def test_sampler_argument_is_checked() -> None:
+    with pytest.raises(ValueError, match="sampler"):
+        dp.PrivateUCB(2, 10, 1.0, sampler="floating")
+    with pytest.raises(ValueError, match="Wishart"):
+        dp.JointDPLinUCB(3, 100, 1.0, 0.1, noise="wishart", sampler="lattice")
