@@ -435,13 +435,22 @@ impl TreeCounter {
             // The sum of `missing` draws is drawn in one go when its law is
             // known in closed form (Gaussian, Wishart): same distribution, a
             // fraction of the cost (padding Wishart releases to m draws
-            // would otherwise cost up to m Bartlett draws per round).
-            // (`sum_of` is None on a lattice: a sum of discrete draws is not
-            // a discrete draw of the summed parameters.)
-            let closed_form = if self.os_entropy { None } else { self.noise.sum_of(missing) };
+            // would otherwise cost up to m Bartlett draws per round). On a
+            // lattice the padding is the closed-form floating-point sum of
+            // the same scale, rounded to the lattice
+            // (`NoiseSpec::sample_sum_into`): it is data-independent, so its
+            // law carries no privacy, and m discrete draws per entry per
+            // round would cost more than the rest of the learner.
+            let lattice = self.noise.lattice().is_some();
+            let closed_form = if lattice { Some(self.noise) } else { self.noise.sum_of(missing) };
             match closed_form {
                 Some(sum) if missing > 0 => {
-                    sum.sample_into(&mut self.rng, self.side, &mut self.padding);
+                    let repeats = if lattice { missing } else { 1 };
+                    if self.os_entropy {
+                        sum.sample_sum_into(self.entropy.get()?, repeats, self.side, &mut self.padding);
+                    } else {
+                        sum.sample_sum_into(&mut self.rng, repeats, self.side, &mut self.padding);
+                    }
                 }
                 _ => {
                     for _ in 0..missing {
@@ -805,6 +814,46 @@ mod tests {
         .unwrap()
         .into_secure(10, false)
         .is_err());
+    }
+
+    #[test]
+    fn padded_lattice_releases_stay_on_the_lattice_with_the_padded_variance() {
+        // Laplace(b) on the lattice 2^-18, T = 64: every release carries 6
+        // draws' worth of noise (node draws + padding), so its variance is
+        // 6 * 2 b^2, and every release is a multiple of the step.
+        let (b, j, n) = (1.0, 18, 64u64);
+        let step = 2f64.powi(-j);
+        let spec = NoiseSpec::Laplace { scale: b }.on_lattice(j).unwrap();
+        let runs = 4000;
+        let mut at = vec![Vec::with_capacity(runs); n as usize];
+        for r in 0..runs {
+            let mut c = TreeCounter::new(&[], n, spec, true, &SeedSequence::from_seed(100 + r as u64)).unwrap();
+            for t in 0..n as usize {
+                c.add(&[0.0]).unwrap();
+                let v = c.release()[0];
+                assert_eq!((v / step).round() * step, v);
+                at[t].push(v);
+            }
+        }
+        for t in [0usize, 1, 6, 31, 62, 63] {
+            let var = at[t].iter().map(|v| v * v).sum::<f64>() / runs as f64;
+            let want = 6.0 * 2.0 * b * b;
+            // The sample variance of a sum of 6 Laplace(1) (kurtosis 4) over
+            // 4000 runs has sd ~ want * sqrt(5 / 4000); 5 sd.
+            assert!((var - want).abs() < 5.0 * want * (5.0f64 / 4000.0).sqrt(), "t = {}: {var} vs {want}", t + 1);
+        }
+    }
+
+    #[test]
+    fn laplace_sums_by_gamma_differences_have_the_sum_variance() {
+        let mut rng = SeedSequence::from_seed(9).stream("test");
+        let mut out = vec![0.0; 20_000];
+        for m in [1u32, 3, 17] {
+            NoiseSpec::Laplace { scale: 2.0 }.sample_sum_into(&mut rng, m, 0, &mut out);
+            let var = out.iter().map(|v| v * v).sum::<f64>() / out.len() as f64;
+            let want = f64::from(m) * 2.0 * 4.0;
+            assert!((var - want).abs() < 5.0 * want * (5.0f64 / 20_000.0).sqrt(), "m = {m}: {var} vs {want}");
+        }
     }
 
     #[test]

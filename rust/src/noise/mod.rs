@@ -23,6 +23,7 @@ pub mod secure;
 pub mod wishart;
 
 use rand::Rng;
+use rand_distr::Distribution;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{check_positive, Error, Result};
@@ -160,6 +161,36 @@ impl NoiseSpec {
             // A sum of Laplace draws is not Laplace, nor a sum of discrete
             // draws a discrete draw of the summed parameters.
             NoiseSpec::Laplace { .. } | NoiseSpec::Lattice(_) => None,
+        }
+    }
+
+    /// One draw of the sum of `r` independent draws of `self`, into `out`,
+    /// for data-independent noise (padding): Gaussian and Wishart by
+    /// [`NoiseSpec::sum_of`]; Laplace as b (G1 - G2), G1, G2 ~ Gamma(r, 1)
+    /// (the sum of r Laplace(b) is b times a difference of two sums of r
+    /// Exp(1)); on a lattice, the floating-point sum of the same scale
+    /// rounded to the lattice (the release stays an exact lattice value;
+    /// the padding's law carries no privacy, so it need not be discrete).
+    pub fn sample_sum_into<R: Rng + ?Sized>(&self, rng: &mut R, r: u32, side: usize, out: &mut [f64]) {
+        if r == 0 {
+            out.fill(0.0);
+            return;
+        }
+        match *self {
+            NoiseSpec::Lattice(s) => {
+                s.continuous().sample_sum_into(rng, r, side, out);
+                let (up, down) = (2f64.powi(s.exponent()), s.step());
+                for v in out.iter_mut() {
+                    *v = (*v * up).round() * down;
+                }
+            }
+            NoiseSpec::Laplace { scale } => {
+                let gamma = rand_distr::Gamma::new(f64::from(r), 1.0).expect("shape r >= 1");
+                for v in out.iter_mut() {
+                    *v = scale * (gamma.sample(rng) - gamma.sample(rng));
+                }
+            }
+            spec => spec.sum_of(r).expect("closed form for Gaussian, Wishart, Zero").sample_into(rng, side, out),
         }
     }
 

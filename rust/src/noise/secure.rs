@@ -386,6 +386,18 @@ impl SecureNoise {
         Ok(SecureNoise { kind, exponent })
     }
 
+    /// The floating-point noise of the same scale (t g, or s g), for
+    /// data-independent noise whose law carries no privacy (padding).
+    pub fn continuous(&self) -> NoiseSpec {
+        let step = self.step();
+        match self.kind {
+            SecureKind::Zero => NoiseSpec::Zero,
+            SecureKind::Laplace { t } => NoiseSpec::Laplace { scale: t as f64 * step },
+            SecureKind::Gaussian { var } => NoiseSpec::Gaussian { sigma: (var as f64).sqrt() * step },
+            SecureKind::SymmetricGaussian { var } => NoiseSpec::SymmetricGaussian { sigma: (var as f64).sqrt() * step },
+        }
+    }
+
     /// Whether the parameters are in the ranges [`SecureNoise::new`]
     /// produces (a decoded state is checked with this).
     pub fn is_valid(&self) -> bool {
