@@ -31,6 +31,13 @@ pub enum Error {
     /// Serialized state could not be decoded.
     #[error("could not decode state: {0}")]
     Decode(String),
+
+    /// A buffer whose size a user argument sets cannot be allocated: the
+    /// size overflows, or the allocator refused it. `name` is that
+    /// argument; Python sees `dpbandits.errors.AllocationError` (a
+    /// `MemoryError`) instead of an abort.
+    #[error("invalid argument `{name}`: unable to allocate {what}")]
+    Allocation { name: &'static str, what: String },
 }
 
 impl Error {
@@ -38,6 +45,40 @@ impl Error {
     pub fn invalid(name: &'static str, reason: impl Into<String>) -> Self {
         Error::InvalidArgument { name, reason: reason.into() }
     }
+}
+
+/// `bytes` in the units NumPy's `MemoryError` uses ("7.28 TiB").
+pub fn format_bytes(bytes: u128) -> String {
+    const UNITS: [&str; 7] = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    if bytes < 1024 {
+        return format!("{bytes} bytes");
+    }
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.3} {}", UNITS[unit])
+}
+
+/// An empty `Vec` with room for `len` items, or [`Error::Allocation`]
+/// naming `name` (never the abort of a failed `Vec::with_capacity`).
+pub fn try_with_capacity<T>(name: &'static str, len: usize) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| {
+        let bytes = (len as u128) * (std::mem::size_of::<T>() as u128);
+        Error::Allocation { name, what: format!("{} for {len} entries", format_bytes(bytes)) }
+    })?;
+    Ok(v)
+}
+
+/// `vec![value; len]` by fallible allocation: [`Error::Allocation`] naming
+/// `name` when the buffer cannot be had.
+pub fn try_filled<T: Clone>(name: &'static str, len: usize, value: T) -> Result<Vec<T>> {
+    let mut v = try_with_capacity(name, len)?;
+    v.resize(len, value);
+    Ok(v)
 }
 
 /// Result alias used across the core.

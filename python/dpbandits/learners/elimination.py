@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import _core
-from dpbandits._validation import float_array, positive_int, seed_or_none
+from dpbandits._validation import epsilon_range, float_array, positive_int, seed_or_none
 from dpbandits.errors import StateError
 from dpbandits.learners.online import LearnerBase
 from dpbandits.nets import zeta_net
@@ -129,6 +129,7 @@ class EliminationLinearBandit(LearnerBase):
         noise and the shuffler's permutations.
     """
 
+    @epsilon_range
     def __init__(
         self,
         actions: ArrayLike | Literal["sphere", "ball"],

@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import _core
-from dpbandits._validation import positive, positive_int, seed_or_none
+from dpbandits._validation import epsilon_range, positive, positive_int, seed_or_none
 from dpbandits.learners.online import OnlineLearner, as_decision_set
 from dpbandits.privacy import (
     ConfidenceRadius,
@@ -193,6 +193,7 @@ class JointDPLinUCB(_LinUCBBase):
     """
 
 
+    @epsilon_range
     def __init__(
         self,
         d: int,

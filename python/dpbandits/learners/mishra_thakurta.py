@@ -27,7 +27,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpbandits import _core
-from dpbandits._validation import non_negative, positive, positive_int, seed_or_none
+from dpbandits._sizes import check_bytes, tree_bytes
+from dpbandits._validation import epsilon_range, non_negative, positive, positive_int, seed_or_none
 from dpbandits.learners.online import OnlineLearner
 from dpbandits.privacy.guarantees import Guarantee
 from dpbandits.privacy.mishra_thakurta import (
@@ -43,6 +44,7 @@ __all__ = ["PrivateContextualThompsonSampling", "PrivateContextualUCB"]
 class _MishraThakurtaContextual(OnlineLearner):
     _rule: str
 
+    @epsilon_range
     def __init__(
         self,
         d: int,
@@ -61,6 +63,9 @@ class _MishraThakurtaContextual(OnlineLearner):
         }
         self.d = positive_int("d", d)
         self.horizon = positive_int("horizon", horizon, minimum=2)
+        entries = self.d * (self.d + 1) // 2 + self.d
+        check_bytes("d", self.d, tree_bytes(entries, self.horizon) + 2 * 8 * self.d * self.d,
+                    f"the {entries} tree-counted entries of a {self.d} x {self.d} matrix and a {self.d}-vector")
         self.epsilon = positive("epsilon", epsilon)
         self.alpha = non_negative("alpha", alpha)
         self.L = positive("L", L)

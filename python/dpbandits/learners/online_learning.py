@@ -37,7 +37,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import _core
-from dpbandits._validation import float_array, positive, positive_int, real, seed_or_none
+from dpbandits._sizes import check_bytes, tree_bytes
+from dpbandits._validation import epsilon_range, float_array, positive, positive_int, real, seed_or_none
 from dpbandits.errors import StateError
 from dpbandits.learners.online import LearnerBase
 from dpbandits.privacy import Guarantee
@@ -60,6 +61,13 @@ def _clip(bounds: str) -> bool:
     if bounds not in ("clip", "error"):
         raise ValueError(f"invalid argument `bounds`: must be 'clip' or 'error', got {bounds!r}")
     return bounds == "clip"
+
+
+def _check_n(n: int, horizon: int | None, vectors: int) -> None:
+    """AllocationError naming ``n`` unless ``vectors`` length-n float
+    vectors (and, with ``horizon``, a tree counter over R^n) fit in memory."""
+    nbytes = 8 * vectors * n + (tree_bytes(n, horizon) if horizon is not None else 0)
+    check_bytes("n", n, nbytes, f"the state over {n} coordinates")
 
 
 def _geometry(geometry: str) -> str:
@@ -138,6 +146,7 @@ class PrivateFTRL(_FollowTheLeaderBase):
         ``"clip"`` losses into the loss set, or ``"error"``.
     """
 
+    @epsilon_range
     def __init__(
         self,
         n: int,
@@ -153,6 +162,7 @@ class PrivateFTRL(_FollowTheLeaderBase):
         self.geometry = _geometry(geometry)
         self.n = positive_int("n", n)
         self.horizon = positive_int("horizon", horizon, minimum=2)
+        _check_n(self.n, self.horizon, vectors=4)
         self.eta = ftrl_eta(self.geometry, self.n, self.horizon) if eta is None else positive("eta", eta)  # type: ignore[arg-type]
         if epsilon is None:
             self._privacy = Guarantee.none("non-private FTRL (Agarwal & Singh 2017, Alg. 1 without noise)")
@@ -187,6 +197,7 @@ class PrivateFTPL(_FollowTheLeaderBase):
     regret term). Other parameters as :class:`PrivateFTRL`.
     """
 
+    @epsilon_range
     def __init__(
         self,
         n: int,
@@ -202,6 +213,7 @@ class PrivateFTPL(_FollowTheLeaderBase):
         self.geometry = _geometry(geometry)
         self.n = positive_int("n", n)
         self.horizon = positive_int("horizon", horizon, minimum=2)
+        _check_n(self.n, self.horizon, vectors=4)
         if epsilon is not None and delta is None:
             raise ValueError("invalid argument `delta`: private FTPL (Gaussian noise) needs delta in (0, 1)")
         self.sigma, self._privacy = ftpl_sigma(
@@ -231,6 +243,7 @@ class EXP2(LearnerBase):
 
     _engine: _core.Exp2Engine
 
+    @epsilon_range
     def __init__(
         self,
         n: int,
@@ -242,6 +255,7 @@ class EXP2(LearnerBase):
         self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         self.n = positive_int("n", n, minimum=2)
         self.horizon = positive_int("horizon", horizon)
+        _check_n(self.n, None, vectors=2)
         p = exp2_parameters(self.n, self.horizon, epsilon)
         self.eta, self.gamma, self.noise_scale, self._privacy = p.eta, p.gamma, p.scale, p.guarantee
         self._engine = _core.Exp2Engine(
@@ -299,6 +313,7 @@ class SCRiBLe(LearnerBase):
 
     _engine: _core.ScribleEngine
 
+    @epsilon_range
     def __init__(
         self,
         n: int,
@@ -311,6 +326,7 @@ class SCRiBLe(LearnerBase):
         self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         self.n = positive_int("n", n)
         self.horizon = positive_int("horizon", horizon, minimum=2)
+        _check_n(self.n, None, vectors=6)
         p = scrible_parameters(self.n, self.horizon, epsilon, calibration)
         self.eta, self.noise_scale, self._privacy = p.eta, p.scale, p.guarantee
         self._engine = _core.ScribleEngine(

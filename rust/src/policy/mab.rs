@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Learner;
 use crate::env::{DecisionSet, Feedback};
-use crate::error::{check_finite, Error, Result};
+use crate::error::{check_finite, try_filled, try_with_capacity, Error, Result};
 use crate::noise::{laplace, NoiseSpec};
 use crate::rng::{SeedSequence, StreamRng};
 use crate::tree::TreeCounter;
@@ -196,22 +196,25 @@ impl Mab {
                 return Err(Error::invalid("phases", "batch sizes must be >= 1"));
             }
         }
+        // Every buffer sized by k is allocated fallibly: an impossible k is
+        // an error naming `k`, never an abort.
         let sums = match config.statistics {
-            MabStatistics::Exact => Sums::Exact(vec![0.0; k]),
+            MabStatistics::Exact => Sums::Exact(try_filled("k", k, 0.0)?),
             MabStatistics::Tree { noise } => {
-                let trees = (0..k)
-                    .map(|a| TreeCounter::new(&[], config.horizon, noise, false, &seeds.child("mab/arm", a as u64)))
-                    .collect::<Result<Vec<_>>>()?;
+                let mut trees = try_with_capacity("k", k)?;
+                for a in 0..k {
+                    trees.push(TreeCounter::new(&[], config.horizon, noise, false, &seeds.child("mab/arm", a as u64))?);
+                }
                 Sums::Tree(trees)
             }
         };
         let phase = if config.phases.is_some() { Phase::Gap { batch: 0, done: 0 } } else { Phase::Index };
         Ok(Mab {
             sums,
-            pulls: vec![0; k],
+            pulls: try_filled("k", k, 0)?,
             t: 0,
             phase,
-            batch_sums: vec![0.0; k],
+            batch_sums: try_filled("k", k, 0.0)?,
             released_means: Vec::new(),
             rng: seeds.stream("mab/sampling"),
             config,

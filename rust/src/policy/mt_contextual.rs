@@ -104,7 +104,13 @@ impl MtContextual {
         }
         crate::error::check_positive("L", config.bounds.l)?;
         crate::error::check_positive("B_tilde", config.bounds.b_tilde)?;
-        let tri = d * (d + 1) / 2;
+        // Checked: d (d + 1) / 2 and the d x d work buffers wrap for huge d.
+        let tri = d
+            .checked_add(1)
+            .and_then(|d1| d.checked_mul(d1))
+            .filter(|_| d.checked_mul(d).is_some())
+            .map(|v| v / 2)
+            .ok_or_else(|| Error::Allocation { name: "d", what: format!("a {d} x {d} matrix (overflow)") })?;
         let tree_a =
             TreeCounter::new(&[tri], config.horizon, config.noise_a, false, &seeds.child("mt-contextual/A", 0))?;
         let tree_b = TreeCounter::new(&[d], config.horizon, config.noise_b, false, &seeds.child("mt-contextual/b", 0))?;

@@ -1,0 +1,103 @@
+"""The memory a size argument implies, checked before anything is allocated.
+
+Every argument that sets an allocation (``k``, ``n``, ``d``, action
+counts, ``seeds``, record points, ...) goes through :func:`check_bytes`
+with a lower bound on the bytes the object will hold. When that exceeds
+:func:`memory_limit` the call raises :class:`dpbandits.errors.AllocationError`
+(a ``MemoryError``, and a ``ValueError`` since the argument is what is
+wrong) with NumPy's wording, e.g.::
+
+    AllocationError: invalid argument `k`: Unable to allocate 1.05 TiB for
+    the per-arm statistics of 1000000000000 arms (k = 1000000000000); at
+    most 22.9 GiB can be allocated (physical memory)
+
+The limit (documented in README's "Sizes" note and here): the machine's
+physical memory, lowered to the process's address-space and data limits
+(``RLIMIT_AS``, ``RLIMIT_DATA``) when those are set, and to the
+``DPBANDITS_MAX_BYTES`` environment variable when it is set (an integer
+number of bytes). The estimates are lower bounds, so nothing that fits is
+refused; what slips between estimate and limit meets the Rust core's
+fallible allocation (``try_reserve``), which raises the same error class.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+from dpbandits.errors import AllocationError
+
+__all__ = ["check_bytes", "format_bytes", "memory_limit", "tree_bytes"]
+
+_UNITS = ("KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB")
+
+#: A lower bound on the fixed cost of one tree counter (struct, generator,
+#: shape), in bytes.
+_TREE_OVERHEAD = 256
+
+
+def format_bytes(nbytes: int) -> str:
+    """``nbytes`` as NumPy writes sizes in its MemoryError: "7.28 TiB",
+    "16.0 GiB", "512 bytes" (three significant digits)."""
+    if nbytes < 1024:
+        return f"{int(nbytes)} bytes"
+    value, unit = float(nbytes), -1
+    while value >= 1024.0 and unit < len(_UNITS) - 1:
+        value /= 1024.0
+        unit += 1
+    decimals = max(0, 2 - math.floor(math.log10(value))) if value >= 1.0 else 2
+    return f"{value:.{decimals}f} {_UNITS[unit]}"
+
+
+def _physical_memory() -> int | None:
+    try:
+        pages, size = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - platforms without sysconf
+        return None
+    return int(pages) * int(size) if pages > 0 and size > 0 else None
+
+
+def memory_limit() -> tuple[int, str]:
+    """(bytes, what bounds them): the most one object's buffers may take."""
+    limits: list[tuple[int, str]] = []
+    phys = _physical_memory()
+    if phys is not None:
+        limits.append((phys, "physical memory"))
+    try:
+        import resource
+
+        for which, label in ((resource.RLIMIT_AS, "RLIMIT_AS"), (resource.RLIMIT_DATA, "RLIMIT_DATA")):
+            soft = resource.getrlimit(which)[0]
+            if soft != resource.RLIM_INFINITY and soft > 0:
+                limits.append((int(soft), f"the process limit {label}"))
+    except (ImportError, OSError, ValueError):  # pragma: no cover - Windows
+        pass
+    env = os.environ.get("DPBANDITS_MAX_BYTES")
+    if env:
+        try:
+            limits.append((int(env), "DPBANDITS_MAX_BYTES"))
+        except ValueError:
+            pass
+    if not limits:  # pragma: no cover - nothing known: the largest address space
+        return 2**63 - 1, "the address space"
+    return min(limits)
+
+
+def tree_bytes(entries: int, horizon: int) -> int:
+    """A lower bound on a tree counter of ``entries`` values over ``horizon``
+    rounds: four ``levels x entries`` float buffers (exact, noisy nodes,
+    release, scratch) plus its fixed cost."""
+    levels = max(1, int(horizon).bit_length())
+    return _TREE_OVERHEAD + 4 * 8 * levels * entries
+
+
+def check_bytes(name: str, value: object, nbytes: int, what: str) -> None:
+    """AllocationError naming ``name`` unless ``nbytes`` (a lower bound on
+    what argument ``name`` = ``value`` makes the object allocate, for
+    ``what``) fits in :func:`memory_limit`."""
+    limit, source = memory_limit()
+    if nbytes > limit:
+        raise AllocationError(
+            f"invalid argument `{name}`: Unable to allocate {format_bytes(nbytes)} for {what} "
+            f"({name} = {value}); at most {format_bytes(limit)} can be allocated ({source})"
+        )
