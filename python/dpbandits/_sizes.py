@@ -11,7 +11,7 @@ wrong) with NumPy's wording, e.g.::
     the per-arm statistics of 1000000000000 arms (k = 1000000000000); at
     most 22.9 GiB can be allocated (physical memory)
 
-The limit (documented in README's "Sizes" note and here): the machine's
+The limit (documented here and in README.md, "Sizes"): the machine's
 physical memory, lowered to the process's address-space and data limits
 (``RLIMIT_AS``, ``RLIMIT_DATA``) when those are set, and to the
 ``DPBANDITS_MAX_BYTES`` environment variable when it is set (an integer

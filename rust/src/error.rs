@@ -59,7 +59,15 @@ pub fn format_bytes(bytes: u128) -> String {
         value /= 1024.0;
         unit += 1;
     }
-    format!("{value:.3} {}", UNITS[unit])
+    // Three significant digits, as NumPy writes them ("7.28 TiB", "16.0 GiB").
+    let decimals = if value >= 100.0 {
+        0
+    } else if value >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{value:.decimals$} {}", UNITS[unit])
 }
 
 /// An empty `Vec` with room for `len` items, or [`Error::Allocation`]
@@ -99,5 +107,29 @@ pub fn check_finite(name: &'static str, values: &[f64]) -> Result<()> {
     match values.iter().position(|v| !v.is_finite()) {
         None => Ok(()),
         Some(i) => Err(Error::invalid(name, format!("entry {i} is not finite ({})", values[i]))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn impossible_sizes_are_allocation_errors_naming_the_argument() {
+        // More than isize::MAX bytes: a capacity overflow, which
+        // `vec![0.0; n]` would turn into a panic.
+        let err = try_filled("k", usize::MAX / 2, 0.0f64).unwrap_err();
+        assert!(matches!(err, Error::Allocation { name: "k", .. }));
+        assert!(err.to_string().starts_with("invalid argument `k`: unable to allocate"), "{err}");
+        let err = try_with_capacity::<u64>("n", usize::MAX).unwrap_err();
+        assert!(matches!(err, Error::Allocation { name: "n", .. }));
+        assert_eq!(try_filled("k", 3, 1u8).unwrap(), vec![1, 1, 1]);
+    }
+
+    #[test]
+    fn bytes_are_formatted_like_numpy() {
+        assert_eq!(format_bytes(512), "512 bytes");
+        assert_eq!(format_bytes(16 << 30), "16.0 GiB");
+        assert_eq!(format_bytes(8_004_337_332_060), "7.28 TiB");
     }
 }
