@@ -2,18 +2,20 @@
 
 Every argument that sets an allocation (``k``, ``n``, ``d``, action
 counts, ``seeds``, record points, ...) goes through :func:`check_bytes`
-with a lower bound on the bytes the object will hold. When that exceeds
+with a lower bound on the bytes the object will hold once it has played a
+round (measured against the Rust engines' buffers). When that exceeds
 :func:`memory_limit` the call raises :class:`dpbandits.errors.AllocationError`
 (a ``MemoryError``, and a ``ValueError`` since the argument is what is
 wrong) with NumPy's wording, e.g.::
 
-    AllocationError: invalid argument `k`: Unable to allocate 1.05 TiB for
-    the per-arm statistics of 1000000000000 arms (k = 1000000000000); at
-    most 22.9 GiB can be allocated (physical memory)
+    AllocationError: invalid argument `k`: Unable to allocate 708 GiB for
+    the per-arm statistics of 1000000000 arms (k = 1000000000); at most
+    22.7 GiB can be allocated (available memory)
 
-The limit (documented here and in README.md, "Sizes"): the machine's
-physical memory, lowered to the process's address-space and data limits
-(``RLIMIT_AS``, ``RLIMIT_DATA``) when those are set, and to the
+The limit (documented here and in README.md, "Sizes"): the memory
+available now (``MemAvailable`` on Linux; the physical memory elsewhere),
+lowered to what is left under the process's address-space and data
+limits (``RLIMIT_AS``, ``RLIMIT_DATA``) when those are set, and to the
 ``DPBANDITS_MAX_BYTES`` environment variable when it is set (an integer
 number of bytes). The estimates are lower bounds, so nothing that fits is
 refused; what slips between estimate and limit meets the Rust core's
@@ -32,8 +34,10 @@ __all__ = ["check_bytes", "format_bytes", "memory_limit", "tree_bytes"]
 _UNITS = ("KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB")
 
 #: A lower bound on the fixed cost of one tree counter (struct, generator,
-#: shape), in bytes.
-_TREE_OVERHEAD = 256
+#: its six heap buffers), in bytes: measured at 650 bytes (a PrivateUCB arm
+#: costs 808 bytes at T = 100, of which 24 are the arm's statistics and
+#: 136 its node buffers).
+_TREE_OVERHEAD = 600
 
 
 def format_bytes(nbytes: int) -> str:
@@ -47,6 +51,28 @@ def format_bytes(nbytes: int) -> str:
         unit += 1
     decimals = max(0, 2 - math.floor(math.log10(value))) if value >= 1.0 else 2
     return f"{value:.{decimals}f} {_UNITS[unit]}"
+
+
+def _available_memory() -> int | None:
+    """MemAvailable of /proc/meminfo (Linux): what can be allocated now
+    without swapping or the out-of-memory killer; None elsewhere."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _address_space_used() -> int:
+    """The process's current virtual size (Linux), else 0."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as f:
+            return int(f.read().split()[0]) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (OSError, ValueError, IndexError, AttributeError):
+        return 0
 
 
 def _physical_memory() -> int | None:
@@ -63,13 +89,18 @@ def memory_limit() -> tuple[int, str]:
     phys = _physical_memory()
     if phys is not None:
         limits.append((phys, "physical memory"))
+    available = _available_memory()
+    if available is not None:
+        limits.append((available, "available memory"))
     try:
         import resource
 
         for which, label in ((resource.RLIMIT_AS, "RLIMIT_AS"), (resource.RLIMIT_DATA, "RLIMIT_DATA")):
             soft = resource.getrlimit(which)[0]
             if soft != resource.RLIM_INFINITY and soft > 0:
-                limits.append((int(soft), f"the process limit {label}"))
+                # What is left of the address space under the limit.
+                used = _address_space_used() if which == resource.RLIMIT_AS else 0
+                limits.append((max(0, int(soft) - used), f"what is left under the process limit {label}"))
     except (ImportError, OSError, ValueError):  # pragma: no cover - Windows
         pass
     env = os.environ.get("DPBANDITS_MAX_BYTES")
@@ -85,10 +116,11 @@ def memory_limit() -> tuple[int, str]:
 
 def tree_bytes(entries: int, horizon: int) -> int:
     """A lower bound on a tree counter of ``entries`` values over ``horizon``
-    rounds: four ``levels x entries`` float buffers (exact, noisy nodes,
-    release, scratch) plus its fixed cost."""
+    rounds: two ``levels x entries`` float buffers (exact and noisy nodes)
+    and three of ``entries`` (padding, release, scratch), plus its fixed
+    cost (rust/src/tree.rs)."""
     levels = max(1, int(horizon).bit_length())
-    return _TREE_OVERHEAD + 4 * 8 * levels * entries
+    return _TREE_OVERHEAD + 8 * (2 * levels + 3) * entries
 
 
 def check_bytes(name: str, value: object, nbytes: int, what: str) -> None:

@@ -359,11 +359,12 @@ def simulate_many(
         raise ValueError("invalid argument `learners`: give at least one learner")
     n = _common_horizon(learners, horizon)
     every = max(1, n // 200) if record_every is None else positive_int("record_every", record_every)
-    # The regret record (learners x seeds x record points, float64) is
-    # checked against memory before anything runs: first one seed's share,
-    # then all seeds'.
+    # The regret record is checked against memory before anything runs:
+    # first one seed's share, then all seeds'. Per seed: each episode's
+    # trace (record points, and a regret row per learner) and its row of
+    # the result (float64).
     records = n // every + 1
-    per_seed = 8 * len(learners) * records
+    per_seed = 8 * records * (2 * len(learners) + 1)
     check_bytes(
         "record_every", every, per_seed,
         f"the regret record of {len(learners)} learner(s) at {records} record points per seed "

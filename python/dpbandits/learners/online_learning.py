@@ -162,7 +162,7 @@ class PrivateFTRL(_FollowTheLeaderBase):
         self.geometry = _geometry(geometry)
         self.n = positive_int("n", n)
         self.horizon = positive_int("horizon", horizon, minimum=2)
-        _check_n(self.n, self.horizon, vectors=4)
+        _check_n(self.n, self.horizon, vectors=3)
         self.eta = ftrl_eta(self.geometry, self.n, self.horizon) if eta is None else positive("eta", eta)  # type: ignore[arg-type]
         if epsilon is None:
             self._privacy = Guarantee.none("non-private FTRL (Agarwal & Singh 2017, Alg. 1 without noise)")
@@ -213,7 +213,7 @@ class PrivateFTPL(_FollowTheLeaderBase):
         self.geometry = _geometry(geometry)
         self.n = positive_int("n", n)
         self.horizon = positive_int("horizon", horizon, minimum=2)
-        _check_n(self.n, self.horizon, vectors=4)
+        _check_n(self.n, self.horizon, vectors=3)
         if epsilon is not None and delta is None:
             raise ValueError("invalid argument `delta`: private FTPL (Gaussian noise) needs delta in (0, 1)")
         self.sigma, self._privacy = ftpl_sigma(
@@ -326,7 +326,7 @@ class SCRiBLe(LearnerBase):
         self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         self.n = positive_int("n", n)
         self.horizon = positive_int("horizon", horizon, minimum=2)
-        _check_n(self.n, None, vectors=6)
+        _check_n(self.n, None, vectors=7)  # 4 kept, 3 more while select() builds the Dikin direction
         p = scrible_parameters(self.n, self.horizon, epsilon, calibration)
         self.eta, self.noise_scale, self._privacy = p.eta, p.scale, p.guarantee
         self._engine = _core.ScribleEngine(
