@@ -71,6 +71,8 @@ CASES: dict[str, list[tuple[str, str, bool]]] = {
         ("d", "dp.EliminationLinearBandit('sphere', 1000, 'central', 1.0, d={v})", True),
         ("horizon", "l = dp.EliminationLinearBandit(np.eye(3), {v}, 'central', 1.0); l.select(); l.update(0.5)",
          False),
+        ("horizon", "l = dp.EliminationLinearBandit(np.eye(3), {v}, 'shuffle', 1.0, 0.1); l.select(); l.update(0.5)",
+         False),
         ("max_actions", "dp.EliminationLinearBandit('sphere', 1000, 'central', 1.0, d=3, zeta=0.5, "
                         "max_actions={v})", False)],
     "ContextualEliminationBandit": [

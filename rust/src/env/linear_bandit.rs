@@ -135,7 +135,7 @@ impl LinearBanditEnv {
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let env: LinearBanditEnv = crate::state::decode(bytes)?;
         let (k, d) = (env.config.k, env.config.d);
-        if env.actions.len() != k * d || env.theta.len() != d || env.means.len() != k {
+        if k.checked_mul(d) != Some(env.actions.len()) || env.theta.len() != d || env.means.len() != k {
             return Err(Error::Decode("inconsistent environment state".into()));
         }
         Ok(env)

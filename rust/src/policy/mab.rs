@@ -455,7 +455,18 @@ impl Mab {
 
     /// Restores an engine written by [`Mab::to_bytes`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        crate::state::decode(bytes)
+        let m: Mab = crate::state::decode(bytes)?;
+        // A forged state whose buffers disagree with k would index out of
+        // bounds (a panic) on the next round: refused here instead.
+        let k = m.config.k;
+        let sums = match &m.sums {
+            Sums::Exact(v) => v.len(),
+            Sums::Tree(v) => v.len(),
+        };
+        if sums != k || m.pulls.len() != k || m.batch_sums.len() != k || m.released_means.iter().any(|r| r.len() != k) {
+            return Err(Error::Decode("inconsistent K-armed state".into()));
+        }
+        Ok(m)
     }
 }
 
