@@ -112,6 +112,8 @@ CASES: dict[str, list[tuple[str, str, bool]]] = {
         ("seeds", f"dp.simulate(dp.PrivateUCB(3, 100, 1.0), {ENV}, seeds={{v}})", True),
         ("horizon", f"dp.simulate(dp.PrivateUCB(3, {{v}}, 1.0), {ENV}, seeds=2, record_every=1)", True),
         ("record_every", f"dp.simulate(dp.PrivateUCB(3, 100, 1.0), {ENV}, seeds=2, record_every={{v}})", False)],
+    "sweep": [("seeds", "dp.sweep({'a': {'learners': {'u': dp.UCB1(3, 100)}, 'env': dp.BernoulliBandit([0.1, 0.9])}}, "
+                        "seeds={v}, progress=False)", True)],
     "simulate_many": [
         ("seeds", f"dp.simulate_many({{'a': dp.UCB1(3, 100), 'b': dp.UCB1(3, 100)}}, {ENV}, seeds={{v}})", True)],
 }
@@ -205,7 +207,7 @@ def test_every_public_class_has_a_size_case() -> None:
     }
     missing = public - set(CASES) - NO_SIZE_ARGUMENT
     assert not missing, f"public classes without a hostile-size case: {sorted(missing)}"
-    for fn in ("simulate", "simulate_many"):
+    for fn in ("simulate", "simulate_many", "sweep"):
         assert fn in CASES
 
 
