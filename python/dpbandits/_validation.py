@@ -6,6 +6,7 @@ import functools
 import inspect
 import math
 import numbers
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -141,7 +142,13 @@ def epsilon_range(init: Callable[..., None]) -> Callable[..., None]:
             if not works(1.0):
                 raise
             bad, good = math.log10(eps), 0.0
+            # At most 40 halvings, and about two seconds of probing for
+            # constructors that are slow (large action sets): the bound
+            # reported always works, it is only less tight when cut short.
+            deadline = time.monotonic() + 2.0
             for _ in range(40):
+                if time.monotonic() > deadline:
+                    break
                 mid = (bad + good) / 2.0
                 if works(10.0**mid):
                     good = mid

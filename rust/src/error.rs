@@ -127,6 +127,13 @@ mod tests {
     }
 
     #[test]
+    fn impossible_record_points_are_an_error_not_an_abort() {
+        let err = crate::sim::record_points(u64::MAX, 1).unwrap_err();
+        assert!(matches!(err, Error::Allocation { name: "record_every", .. }), "{err}");
+        assert_eq!(crate::sim::record_points(10, 4).unwrap(), vec![4, 8, 10]);
+    }
+
+    #[test]
     fn bytes_are_formatted_like_numpy() {
         assert_eq!(format_bytes(512), "512 bytes");
         assert_eq!(format_bytes(16 << 30), "16.0 GiB");
