@@ -349,3 +349,14 @@ def test_an_oversized_header_is_a_checkpoint_error(tmp_path: Any, monkeypatch: p
     monkeypatch.setattr(checkpoint, "MAX_HEADER_BYTES", 16)
     with pytest.raises(CheckpointError, match="exceeds the limit"):
         checkpoint.read_checkpoint(path)
+
+
+def test_a_checkpoint_larger_than_memory_is_refused_before_reading(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    learner = dp.PrivateUCB(3, 100, 1.0, seed=1)
+    path = tmp_path / "ok.ckpt"
+    learner.save(path)
+    monkeypatch.setenv("DPBANDITS_MAX_BYTES", "64")
+    with pytest.raises(CheckpointError, match="does not fit in memory"):
+        dp.PrivateUCB.load(path)

@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from dpbandits._sizes import format_bytes, memory_limit
 from dpbandits.errors import CheckpointError
 
 __all__ = ["FORMAT_VERSION", "Checkpoint", "read_checkpoint", "write_checkpoint"]
@@ -211,6 +212,15 @@ def read_checkpoint(path: str | os.PathLike[str], expected_kind: str | None = No
     ``expected_kind`` when given)."""
     name = os.fspath(path)
     with open(name, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        limit, source = memory_limit()
+        if size > limit:
+            # Read whole, a file larger than memory would be the end of the
+            # process (or a bare MemoryError): refused by its size.
+            raise CheckpointError(
+                f"{name!r}: a checkpoint of {format_bytes(size)} does not fit in memory "
+                f"(at most {format_bytes(limit)}, {source})"
+            )
         blob = f.read()
     if len(blob) < len(MAGIC) + 8 + 8 + _DIGEST or not blob.startswith(MAGIC):
         if blob.startswith(MAGIC):
