@@ -305,9 +305,16 @@ impl MtContextual {
         crate::state::encode(self)
     }
 
-    /// Restores an engine written by [`MtContextual::to_bytes`].
+    /// Restores an engine written by [`MtContextual::to_bytes`]; a state
+    /// whose trees disagree with d (an index panic later) is refused.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        crate::state::decode(bytes)
+        let e: MtContextual = crate::state::decode(bytes)?;
+        let d = e.config.d;
+        let tri = d.checked_add(1).and_then(|d1| d.checked_mul(d1)).map(|v| v / 2);
+        if d == 0 || tri != Some(e.tree_a.dim()) || e.tree_b.dim() != d {
+            return Err(Error::Decode("inconsistent contextual state".into()));
+        }
+        Ok(e)
     }
 }
 
