@@ -367,8 +367,8 @@ def simulate_many(
     per_seed = 8 * records * (2 * len(learners) + 1)
     check_bytes(
         "record_every", every, per_seed,
-        f"the regret record of {len(learners)} learner(s) at {records} record points per seed "
-        f"(`horizon` = {n} / `record_every` = {every})",
+        f"the regret record of {len(learners)} learner(s) x {records} record points per seed "
+        f"(one every `record_every` rounds of `horizon` = {n})",
     )
     seed_list = _seeds(seeds, per_seed + 8 * len(learners))
     names = list(learners)
