@@ -31,6 +31,9 @@ from dpbandits.errors import AllocationError
 
 __all__ = ["check_bytes", "format_bytes", "memory_limit", "tree_bytes"]
 
+#: Allocations this small are not looked up (see :func:`check_bytes`).
+_SMALL = 16 << 20
+
 _UNITS = ("KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB")
 
 #: A lower bound on the fixed cost of one tree counter (struct, generator,
@@ -126,7 +129,12 @@ def tree_bytes(entries: int, horizon: int) -> int:
 def check_bytes(name: str, value: object, nbytes: int, what: str) -> None:
     """AllocationError naming ``name`` unless ``nbytes`` (a lower bound on
     what argument ``name`` = ``value`` makes the object allocate, for
-    ``what``) fits in :func:`memory_limit`."""
+    ``what``) fits in :func:`memory_limit`. Sizes up to 16 MiB skip the
+    look-up (it reads /proc: most of a small learner's construction time)
+    unless ``DPBANDITS_MAX_BYTES`` is set; the Rust core's fallible
+    allocation still covers them."""
+    if nbytes <= _SMALL and "DPBANDITS_MAX_BYTES" not in os.environ:
+        return
     limit, source = memory_limit()
     if nbytes > limit:
         raise AllocationError(
