@@ -360,3 +360,18 @@ def test_a_checkpoint_larger_than_memory_is_refused_before_reading(
     monkeypatch.setenv("DPBANDITS_MAX_BYTES", "64")
     with pytest.raises(CheckpointError, match="does not fit in memory"):
         dp.PrivateUCB.load(path)
+
+
+def test_the_tree_limit_names_the_learners_own_argument() -> None:
+    # A tree over more than 2**27 node entries is refused by the core naming
+    # its `shape`, which a learner's caller never passed: the learner names
+    # its own argument and the largest value that works at its horizon.
+    from dpbandits._sizes import MAX_TREE_ENTRIES
+
+    levels = (100).bit_length()
+    with pytest.raises(AllocationError, match=rf"`n`.*n <= {MAX_TREE_ENTRIES // levels} works at horizon = 100"):
+        dp.PrivateFTRL(MAX_TREE_ENTRIES // levels + 1, 100, 1.0)
+    with pytest.raises(AllocationError, match=r"`n`"):
+        dp.PrivateFTPL(10**8, 100, 1.0, 0.1)
+    with pytest.raises(AllocationError, match=r"`d`: .* d <= 6192 works at horizon = 100"):
+        dp.PrivateContextualUCB(6193, 100, 1.0)

@@ -29,7 +29,11 @@ import os
 
 from dpbandits.errors import AllocationError
 
-__all__ = ["check_bytes", "format_bytes", "memory_limit", "tree_bytes"]
+__all__ = ["MAX_TREE_ENTRIES", "check_bytes", "check_tree_entries", "format_bytes", "memory_limit", "tree_bytes"]
+
+#: Most float64 node entries (levels x values) one tree counter holds
+#: (1 GiB a buffer): ``MAX_STATE_ENTRIES`` of rust/src/tree.rs.
+MAX_TREE_ENTRIES = 1 << 27
 
 #: Allocations this small are not looked up (see :func:`check_bytes`).
 _SMALL = 16 << 20
@@ -124,6 +128,22 @@ def tree_bytes(entries: int, horizon: int) -> int:
     cost (rust/src/tree.rs)."""
     levels = max(1, int(horizon).bit_length())
     return _TREE_OVERHEAD + 8 * (2 * levels + 3) * entries
+
+
+def check_tree_entries(name: str, value: int, entries: int, horizon: int, works: int) -> None:
+    """AllocationError naming ``name`` when a tree counter over ``entries``
+    values and ``horizon`` rounds exceeds :data:`MAX_TREE_ENTRIES` node
+    entries (the Rust core would refuse it naming its ``shape``, which the
+    caller never passed); ``works`` is the largest ``name`` that fits at
+    this horizon."""
+    levels = max(1, int(horizon).bit_length())
+    if levels * entries > MAX_TREE_ENTRIES:
+        raise AllocationError(
+            f"invalid argument `{name}`: {name} = {value} needs a tree counter of {levels} levels x {entries} values "
+            f"= {levels * entries} node entries ({format_bytes(8 * levels * entries)} a buffer), more than its "
+            f"limit of {MAX_TREE_ENTRIES} ({format_bytes(8 * MAX_TREE_ENTRIES)}); {name} <= {works} works at "
+            f"horizon = {horizon}"
+        )
 
 
 def check_bytes(name: str, value: object, nbytes: int, what: str) -> None:

@@ -37,7 +37,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import _core
-from dpbandits._sizes import check_bytes, tree_bytes
+from dpbandits._sizes import MAX_TREE_ENTRIES, check_bytes, check_tree_entries, tree_bytes
 from dpbandits._validation import epsilon_range, float_array, positive, positive_int, real, seed_or_none
 from dpbandits.errors import StateError
 from dpbandits.learners.online import LearnerBase
@@ -68,6 +68,8 @@ def _check_n(n: int, horizon: int | None, vectors: int) -> None:
     vectors (and, with ``horizon``, a tree counter over R^n) fit in memory."""
     nbytes = 8 * vectors * n + (tree_bytes(n, horizon) if horizon is not None else 0)
     check_bytes("n", n, nbytes, f"the state over {n} coordinates")
+    if horizon is not None:
+        check_tree_entries("n", n, n, horizon, MAX_TREE_ENTRIES // max(1, horizon.bit_length()))
 
 
 def _geometry(geometry: str) -> str:
