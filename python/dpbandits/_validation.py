@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import numbers
+import time
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -93,3 +98,71 @@ def delta_in_unit(name: str, value: float) -> float:
     if not v < 1.0:
         raise ValueError(f"invalid argument `{name}`: must lie in [0, 1), got {value!r}")
     return v
+
+
+_CALIBRATION_ERRORS = (OverflowError, ZeroDivisionError, ValueError)
+
+
+def epsilon_range(init: Callable[..., None]) -> Callable[..., None]:
+    """Decorates a private learner's ``__init__``: when construction fails
+    inside the calibration arithmetic (an OverflowError, a division by zero,
+    a math domain error or a derived quantity out of range, as a tiny or
+    huge ``epsilon`` causes), and the same arguments with ``epsilon=1`` do
+    construct, the failure is reraised as a ValueError naming ``epsilon``
+    and the range that works for the other arguments (found by bisection in
+    log10 epsilon on the constructor itself). Other failures propagate
+    unchanged, as do errors that already name ``epsilon`` and
+    :class:`MemoryError`.
+    """
+    signature = inspect.signature(init)
+
+    @functools.wraps(init)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> None:
+        try:
+            init(self, *args, **kwargs)
+        except _CALIBRATION_ERRORS as exc:
+            if isinstance(exc, MemoryError) or "`epsilon`" in str(exc):
+                raise
+            bound = signature.bind(self, *args, **kwargs)
+            epsilon = bound.arguments.get("epsilon")
+            if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
+                raise
+            eps = float(epsilon)
+            if not (math.isfinite(eps) and eps > 0.0):
+                raise
+
+            def works(e: float) -> bool:
+                bound.arguments["epsilon"] = e
+                try:
+                    init(object.__new__(type(self)), *bound.args[1:], **bound.kwargs)
+                except _CALIBRATION_ERRORS:
+                    return False
+                return True
+
+            if not works(1.0):
+                raise
+            bad, good = math.log10(eps), 0.0
+            # At most 40 halvings, and about two seconds of probing for
+            # constructors that are slow (large action sets): the bound
+            # reported always works, it is only less tight when cut short.
+            deadline = time.monotonic() + 2.0
+            for _ in range(40):
+                if time.monotonic() > deadline:
+                    break
+                mid = (bad + good) / 2.0
+                if works(10.0**mid):
+                    good = mid
+                else:
+                    bad = mid
+            # The bound shown (4 digits) is rounded into the working side.
+            edge = 10.0**good
+            shown = float(f"{edge:.4g}")
+            if (eps < 1.0 and shown < edge) or (eps > 1.0 and shown > edge):
+                shown = float(f"{edge * (1.001 if eps < 1.0 else 0.999):.4g}")
+            side = ">=" if eps < 1.0 else "<="
+            raise ValueError(
+                f"invalid argument `epsilon`: {epsilon!r} is outside the range the calibration can represent "
+                f"for these arguments ({type(exc).__name__}: {exc}); epsilon {side} {shown:.4g} works"
+            ) from None
+
+    return wrapper

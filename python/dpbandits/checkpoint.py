@@ -36,6 +36,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import struct
 import tempfile
 from dataclasses import dataclass
@@ -43,11 +44,18 @@ from typing import Any
 
 import numpy as np
 
+from dpbandits._sizes import format_bytes, memory_limit
 from dpbandits.errors import CheckpointError
 
 __all__ = ["FORMAT_VERSION", "Checkpoint", "read_checkpoint", "write_checkpoint"]
 
 MAGIC = b"DPBCKPT\n"
+#: The largest JSON header read (bytes) and its deepest nesting of arrays
+#: and objects. A header this package writes nests a few levels (tagged
+#: values inside the configuration); a hostile file with 100,000 nested
+#: arrays used to exhaust the recursion limit of the decoder.
+MAX_HEADER_BYTES = 1 << 30
+MAX_HEADER_DEPTH = 64
 #: Bumped whenever the layout or the meaning of a field changes.
 FORMAT_VERSION = 1
 _DIGEST = 32
@@ -120,6 +128,22 @@ def _decode(value: Any) -> Any:
     raise CheckpointError(f"malformed checkpoint header (unknown tag {tag!r})")
 
 
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+
+
+def _json_depth(raw: bytes) -> int:
+    """The deepest nesting of arrays and objects in the JSON text ``raw``
+    (strings skipped), computed without recursion or a Python-level loop
+    over bytes."""
+    text = _JSON_STRING.sub(b"", raw)
+    codes = np.frombuffer(text, dtype=np.uint8)
+    if codes.size == 0:
+        return 0
+    step = (np.isin(codes, (ord("["), ord("{"))).astype(np.int64)
+            - np.isin(codes, (ord("]"), ord("}"))).astype(np.int64))
+    return int(np.cumsum(step).max(initial=0))
+
+
 def _fsync_directory(directory: str) -> None:
     try:
         fd = os.open(directory, os.O_RDONLY)
@@ -188,6 +212,15 @@ def read_checkpoint(path: str | os.PathLike[str], expected_kind: str | None = No
     ``expected_kind`` when given)."""
     name = os.fspath(path)
     with open(name, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        limit, source = memory_limit()
+        if size > limit:
+            # Read whole, a file larger than memory would be the end of the
+            # process (or a bare MemoryError): refused by its size.
+            raise CheckpointError(
+                f"{name!r}: a checkpoint of {format_bytes(size)} does not fit in memory "
+                f"(at most {format_bytes(limit)}, {source})"
+            )
         blob = f.read()
     if len(blob) < len(MAGIC) + 8 + 8 + _DIGEST or not blob.startswith(MAGIC):
         if blob.startswith(MAGIC):
@@ -205,7 +238,15 @@ def read_checkpoint(path: str | os.PathLike[str], expected_kind: str | None = No
     try:
         (hlen,) = struct.unpack_from("<I", body, pos)
         pos += 4
-        header = json.loads(body[pos : pos + hlen].decode("utf-8"))
+        if hlen > MAX_HEADER_BYTES:
+            raise CheckpointError(f"{name!r}: header of {hlen} bytes exceeds the limit of {MAX_HEADER_BYTES}")
+        raw = body[pos : pos + hlen]
+        depth = _json_depth(raw)
+        if depth > MAX_HEADER_DEPTH:
+            raise CheckpointError(
+                f"{name!r}: malformed checkpoint (header nests {depth} levels, more than {MAX_HEADER_DEPTH})"
+            )
+        header = json.loads(raw.decode("utf-8"))
         pos += hlen
         (slen,) = struct.unpack_from("<Q", body, pos)
         pos += 8
@@ -218,7 +259,8 @@ def read_checkpoint(path: str | os.PathLike[str], expected_kind: str | None = No
         package_version = str(header["package_version"])
     except CheckpointError:
         raise
-    except (struct.error, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+    except (struct.error, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError,
+            RecursionError) as exc:
         raise CheckpointError(f"{name!r}: malformed checkpoint ({exc})") from None
     if expected_kind is not None and kind != expected_kind:
         raise CheckpointError(f"{name!r} holds a {kind}, not a {expected_kind}")

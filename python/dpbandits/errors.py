@@ -15,6 +15,7 @@ and fails on any such exception.
 from __future__ import annotations
 
 __all__ = [
+    "AllocationError",
     "CheckpointError",
     "DegenerateInputError",
     "DuplicatedNoiseWarning",
@@ -45,6 +46,15 @@ class PrivacyBudgetError(RuntimeError):
 class DuplicatedNoiseWarning(UserWarning):
     """A private learner or counter was copied with its noise generator:
     the copies would add identical future noise (see ``fork``)."""
+
+
+class AllocationError(MemoryError, ValueError):
+    """A size argument implies more memory than can be allocated (NumPy's
+    "Unable to allocate 7.28 TiB for an array ..."); the message names the
+    argument and the bytes. A ``MemoryError`` (what NumPy raises) and a
+    ``ValueError`` (the argument is what is wrong), raised before any work
+    is done (:mod:`dpbandits._sizes`) or by the Rust core's fallible
+    allocation."""
 
 
 class CheckpointError(ValueError):

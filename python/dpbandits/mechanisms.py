@@ -28,8 +28,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import _core
+from dpbandits._sizes import check_bytes, format_bytes
 from dpbandits._validation import float_array, positive, positive_int, seed_or_none
-from dpbandits.errors import StateError
+from dpbandits.errors import AllocationError, StateError
 
 __all__ = [
     "GaussianNoise",
@@ -143,8 +144,13 @@ def _dims(name: str, value: int | Sequence[int], minimum: int, entries: int = 1)
     scalar = not isinstance(value, Iterable) or isinstance(value, (str, bytes))
     items = (value,) if scalar else value
     dims = tuple(positive_int(name, s, minimum=minimum) for s in items)
-    if math.prod(dims) * entries * 8 > _MAX_BYTES:
-        raise ValueError(f"invalid argument `{name}`: {dims} is too large for one array")
+    nbytes = math.prod(dims) * entries * 8
+    if nbytes > _MAX_BYTES or any(s >= 2**63 for s in dims):
+        raise AllocationError(
+            f"invalid argument `{name}`: Unable to allocate {format_bytes(nbytes)} for an array of shape {dims}: "
+            f"{dims} is too large for one array (at most {format_bytes(_MAX_BYTES)} per call; draw in chunks)"
+        )
+    check_bytes(name, dims, nbytes, f"an array of shape {dims}")
     return dims
 
 
@@ -459,7 +465,10 @@ def symmetric_gaussian(sigma: float, p: int, size: int | None = None, seed: int 
     shape (p, p), or (size, p, p)."""
     p = positive_int("p", p)
     if p * p * 8 > _MAX_BYTES:
-        raise ValueError(f"invalid argument `p`: a {p} x {p} matrix is too large for one array")
+        raise AllocationError(
+            f"invalid argument `p`: Unable to allocate {format_bytes(p * p * 8)} for a {p} x {p} matrix: "
+            f"too large for one array (at most {format_bytes(_MAX_BYTES)} per call)"
+        )
     dims, n = _count(size, entries=p * p)
     sigma = positive("sigma", sigma)
     out = _core.sample_symmetric_gaussian(sigma, p, n, seed_or_none("seed", seed))

@@ -26,6 +26,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from dpbandits._sizes import check_bytes
 from dpbandits._validation import positive, positive_int
 
 __all__ = ["zeta_net"]
@@ -56,20 +57,34 @@ def zeta_net(
             return np.column_stack([np.cos(angles), np.sin(angles)])
         h = zeta / math.sqrt(d)
         shell = (1.0 - zeta / 2.0, 1.0 + zeta / 2.0)
-        estimate = _sphere_area(d) * zeta / h**d
     elif kind == "ball":
         h = 2.0 * zeta / math.sqrt(d)
         shell = (0.0, 1.0 + zeta)
-        estimate = _ball_volume(d) / h**d
     else:
         raise ValueError(f"invalid argument `actions`: must be an array, 'sphere' or 'ball', got {kind!r}")
-    _check_size(math.ceil(estimate), max_actions, zeta, kind, d)
+    # Bug fix (issue 26): the estimate was computed as area * zeta / h**d,
+    # which overflowed (OverflowError) for d in the thousands; it is now
+    # kept in logarithms, and a d for which no zeta <= 1 fits is named.
+    log_estimate = _log_net_size(kind, d, zeta)
+    if log_estimate > math.log(max_actions):
+        if _log_net_size(kind, d, 1.0) > math.log(max_actions):
+            digits = log_estimate / math.log(10)
+            raise ValueError(
+                f"invalid argument `d`: a zeta-net of the unit {kind} in d = {d} has more than max_actions = "
+                f"{max_actions:,} points at every zeta <= 1 (about 10^{digits:.4g} at zeta = {zeta:g}); "
+                f"d <= {_largest_d(kind, zeta, max_actions)} works at this zeta"
+            )
+        _check_size(math.ceil(math.exp(min(log_estimate, 700.0))), max_actions, zeta, kind, d)
     j = math.ceil(shell[1] / h)
-    if (2 * j + 1) ** d > _MAX_GRID:
+    log_grid = d * math.log(2 * j + 1)
+    if log_grid > math.log(_MAX_GRID):
         raise ValueError(
             f"invalid argument `zeta`: a zeta-net of the {kind} in d = {d} at zeta = {zeta:g} needs a grid of "
-            f"{(2 * j + 1) ** d:.3g} points to build (limit {_MAX_GRID:.0e}); use a larger zeta"
+            f"{math.exp(min(log_grid, 700.0)):.3g} points to build (limit {_MAX_GRID:.0e}); use a larger zeta"
         )
+    # The grid, its stacked copy and its norms: checked before numpy allocates them.
+    check_bytes("zeta", zeta, 3 * 8 * (d + 1) * (2 * j + 1) ** d,
+                f"the {(2 * j + 1) ** d:,}-point grid of a zeta-net in R^{d}")
     axis = h * np.arange(-j, j + 1)
     grid = np.stack(np.meshgrid(*([axis] * d), indexing="ij"), axis=-1).reshape(-1, d)
     norms = np.linalg.norm(grid, axis=1)
@@ -94,9 +109,23 @@ def _check_size(n: int, max_actions: int, zeta: float, kind: str, d: int) -> Non
         )
 
 
-def _ball_volume(d: int) -> float:
-    return math.pi ** (d / 2) / math.gamma(d / 2 + 1)
+def _log_net_size(kind: str, d: int, zeta: float) -> float:
+    """log of the net's size estimate: area(S^{d-1}) zeta / h^d for the
+    sphere (h = zeta / sqrt(d)), vol(B^d) / h^d for the ball
+    (h = 2 zeta / sqrt(d)), in logarithms (no overflow at any d)."""
+    if kind == "sphere":
+        log_measure = math.log(2.0) + (d / 2) * math.log(math.pi) - math.lgamma(d / 2) + math.log(zeta)
+        h = zeta / math.sqrt(d)
+    else:
+        log_measure = (d / 2) * math.log(math.pi) - math.lgamma(d / 2 + 1)
+        h = 2.0 * zeta / math.sqrt(d)
+    return log_measure - d * math.log(h)
 
 
-def _sphere_area(d: int) -> float:
-    return 2 * math.pi ** (d / 2) / math.gamma(d / 2)
+def _largest_d(kind: str, zeta: float, max_actions: int) -> int:
+    """The largest d whose net at ``zeta`` fits in ``max_actions`` (the
+    estimate grows with d; 0 when none does)."""
+    best, d = 0, 2 if kind == "sphere" else 1
+    while d < 100_000 and _log_net_size(kind, d, zeta) <= math.log(max_actions):
+        best, d = d, d + 1
+    return best

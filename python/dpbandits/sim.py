@@ -40,6 +40,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpbandits import _core
+from dpbandits._sizes import check_bytes
 from dpbandits._validation import positive_int, seed_or_none
 from dpbandits.privacy.guarantees import Guarantee
 
@@ -223,9 +224,18 @@ class _Progress:
             self.bar.close()
 
 
-def _seeds(seeds: int | Sequence[int]) -> list[int]:
+#: A lower bound on the bytes one replicate seed costs before any work (the
+#: Python integer and its list slot, and the seed arrays handed to Rust).
+_SEED_BYTES = 48
+
+
+def _seeds(seeds: int | Sequence[int], per_seed_bytes: int = 0) -> list[int]:
+    """The replicate seeds; a count is checked against memory (its list,
+    and ``per_seed_bytes`` of results per seed) before the list is made."""
     if isinstance(seeds, (int, np.integer)) and not isinstance(seeds, bool):
-        return list(range(positive_int("seeds", int(seeds))))
+        count = positive_int("seeds", int(seeds))
+        check_bytes("seeds", count, count * (_SEED_BYTES + per_seed_bytes), f"the results of {count} replicates")
+        return list(range(count))
     if isinstance(seeds, (str, bytes, bool)):
         raise TypeError(f"invalid argument `seeds`: expected a count or a list of seeds, got {seeds!r}")
     out = [int(seed_or_none("seeds", s)) for s in seeds]  # type: ignore[arg-type]
@@ -348,8 +358,19 @@ def simulate_many(
     if not learners:
         raise ValueError("invalid argument `learners`: give at least one learner")
     n = _common_horizon(learners, horizon)
-    seed_list = _seeds(seeds)
     every = max(1, n // 200) if record_every is None else positive_int("record_every", record_every)
+    # The regret record is checked against memory before anything runs:
+    # first one seed's share, then all seeds'. Per seed: each episode's
+    # trace (record points, and a regret row per learner) and its row of
+    # the result (float64).
+    records = n // every + 1
+    per_seed = 8 * records * (2 * len(learners) + 1)
+    check_bytes(
+        "record_every", every, per_seed,
+        f"the regret record of {len(learners)} learner(s) x {records} record points per seed "
+        f"(one every `record_every` rounds of `horizon` = {n})",
+    )
+    seed_list = _seeds(seeds, per_seed + 8 * len(learners))
     names = list(learners)
     factories = [_learner_factory(learners[k]) for k in names]
     learner_seeds = [[replicate_seed(getattr(learners[k], "seed", None), s) for s in seed_list] for k in names]

@@ -519,8 +519,15 @@ def _check_backend(backend: str) -> str:
     return backend
 
 
-def _seed_list(seeds: int | Sequence[int]) -> list[int]:
-    return _seeds(seeds)
+#: A lower bound on the bytes one (configuration, seed) cell costs before it
+#: runs (its key, label and digest strings and the tuple holding them).
+_CELL_BYTES = 256
+
+
+def _seed_list(seeds: int | Sequence[int], n_configs: int = 1) -> list[int]:
+    """The seeds; a count is checked against memory (a cell per
+    configuration and seed) before any list is made."""
+    return _seeds(seeds, _CELL_BYTES * n_configs)
 
 
 def sweep(
@@ -572,7 +579,7 @@ def sweep(
     if n_jobs is not None:
         n_jobs = positive_int("n_jobs", n_jobs)
     configs = _labelled(grid)
-    seed_list = _seed_list(seeds)
+    seed_list = _seed_list(seeds, len(configs))
     wire = [{**c, "learners": {k: _transport(v) for k, v in c["learners"].items()}} for _, c in configs]
 
     cells = []  # (key, label, config index, seed)

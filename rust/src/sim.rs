@@ -18,7 +18,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use crate::env::{DecisionSet, Environment, Feedback};
-use crate::error::{Error, Result};
+use crate::error::{try_with_capacity, Error, Result};
 use crate::policy::{Geometry, Learner};
 use crate::rng::SeedSequence;
 
@@ -67,13 +67,20 @@ pub struct Progress {
 
 /// The record points for `horizon` rounds: every `record_every` rounds and
 /// always the last round.
-pub fn record_points(horizon: u64, record_every: u64) -> Vec<u64> {
+///
+/// The list is allocated fallibly: a horizon / record_every too large for
+/// memory is [`Error::Allocation`] naming `record_every`, not an abort.
+pub fn record_points(horizon: u64, record_every: u64) -> Result<Vec<u64>> {
     let every = record_every.max(1);
-    let mut pts: Vec<u64> = (1..=horizon / every).map(|i| i * every).collect();
+    let count = usize::try_from(horizon / every).ok().and_then(|c| c.checked_add(1)).ok_or_else(|| {
+        Error::Allocation { name: "record_every", what: format!("{horizon} / {every} record points") }
+    })?;
+    let mut pts: Vec<u64> = try_with_capacity("record_every", count)?;
+    pts.extend((1..=horizon / every).map(|i| i * every));
     if pts.last() != Some(&horizon) {
         pts.push(horizon);
     }
-    pts
+    Ok(pts)
 }
 
 /// Progress is published in batches of this many rounds (an atomic add
@@ -107,9 +114,12 @@ pub fn run_shared_episode(
     progress: Option<&Progress>,
 ) -> Result<Vec<EpisodeTrace>> {
     let start = Instant::now();
-    let record_at = record_points(horizon, record_every);
+    let record_at = record_points(horizon, record_every)?;
     let n = learners.len();
-    let mut regret: Vec<Vec<f64>> = vec![Vec::with_capacity(record_at.len()); n];
+    let mut regret: Vec<Vec<f64>> = Vec::with_capacity(n);
+    for _ in 0..n {
+        regret.push(try_with_capacity("record_every", record_at.len())?);
+    }
     let mut totals = vec![0.0; n];
     let mut indices = vec![0usize; n];
     let mut rewards = vec![0.0; n];

@@ -828,11 +828,11 @@ mod tests {
         let mut at = vec![Vec::with_capacity(runs); n as usize];
         for r in 0..runs {
             let mut c = TreeCounter::new(&[], n, spec, true, &SeedSequence::from_seed(100 + r as u64)).unwrap();
-            for t in 0..n as usize {
+            for releases in &mut at {
                 c.add(&[0.0]).unwrap();
                 let v = c.release()[0];
                 assert_eq!((v / step).round() * step, v);
-                at[t].push(v);
+                releases.push(v);
             }
         }
         for t in [0usize, 1, 6, 31, 62, 63] {

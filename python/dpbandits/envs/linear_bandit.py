@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import _core
+from dpbandits._sizes import check_bytes
 from dpbandits._validation import float_array, positive_int, seed_or_none
 
 __all__ = ["LinearBanditEnv"]
@@ -41,6 +42,8 @@ class LinearBanditEnv:
             if d is None:
                 raise ValueError("invalid argument `d`: give d when `actions` is a number of actions K")
             dim = positive_int("d", d)
+            check_bytes("d", dim, 8 * 2 * dim, f"theta* and one action in R^{dim}")
+            check_bytes("actions", k, 8 * k * (dim + 1), f"{k} actions in R^{dim} and their mean rewards")
             self._engine = _core.LinearBanditEnvEngine(k, dim, None, self.seed)
         else:
             arr = float_array("actions", actions, ndim=2)

@@ -36,6 +36,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import _core
+from dpbandits._sizes import check_bytes
 from dpbandits._validation import float_array, positive_int, real, seed_or_none
 
 __all__ = ["LossArray", "StochasticLosses", "SwitchingBestExpert", "UniformLosses"]
@@ -123,6 +124,7 @@ class SwitchingBestExpert(_LossEnvironment):
 
     def __init__(self, n: int, first_phase: int = 1, seed: int | None = None, geometry: str = "simplex") -> None:
         self.n_actions = positive_int("n", n, minimum=2)
+        check_bytes("n", self.n_actions, 8 * 2 * self.n_actions, f"the loss vectors of {self.n_actions} experts")
         self.first_phase = positive_int("first_phase", first_phase)
         self.seed = seed_or_none("seed", seed)
         self._engine = _core.LossEnvEngine.switching_best(

@@ -23,6 +23,10 @@ from dpbandits._validation import positive_int, seed_or_none
 __all__ = ["ShariffSheffetEnv"]
 
 
+#: Entries (k d) of one decision set the Rust environment accepts (2^26).
+_MAX_SET_ENTRIES = 2**26
+
+
 class ShariffSheffetEnv:
     """App. D's contextual linear bandit (see the module docstring).
 
@@ -49,6 +53,15 @@ class ShariffSheffetEnv:
         seed: int | None = None,
     ) -> None:
         self.d = positive_int("d", d, minimum=2)
+        if self.d > _MAX_SET_ENTRIES:
+            raise ValueError(f"invalid argument `d`: must be <= {_MAX_SET_ENTRIES} (entries per decision set), got {d}")
+        if k is None and self.d**3 > _MAX_SET_ENTRIES:
+            # The default k = d^2 makes each decision set d^3 entries: name
+            # d (the argument given), not the k it implies.
+            raise ValueError(
+                f"invalid argument `d`: the default k = d^2 gives decision sets of d^3 = {self.d**3} entries, "
+                f"more than {_MAX_SET_ENTRIES}; d <= {int(_MAX_SET_ENTRIES ** (1 / 3))} works, or pass k"
+            )
         self.k = positive_int("k", self.d**2 if k is None else k)
         self.gap = float(gap)
         self.optimal_reward = float(optimal_reward)

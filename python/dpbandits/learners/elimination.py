@@ -18,6 +18,7 @@ only from released (privatized) reward sums.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -25,7 +26,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import _core
-from dpbandits._validation import float_array, positive_int, seed_or_none
+from dpbandits._sizes import check_bytes
+from dpbandits._validation import epsilon_range, float_array, positive_int, seed_or_none
 from dpbandits.errors import StateError
 from dpbandits.learners.online import LearnerBase
 from dpbandits.nets import zeta_net
@@ -130,6 +132,7 @@ class EliminationLinearBandit(LearnerBase):
         noise and the shuffler's permutations.
     """
 
+    @epsilon_range
     def __init__(
         self,
         actions: ArrayLike | Literal["sphere", "ball"],
@@ -188,6 +191,9 @@ class EliminationLinearBandit(LearnerBase):
             if delta is None:
                 raise ValueError("invalid argument `delta`: privacy='shuffle' needs delta in (0, 1)")
             self.delta = float(delta)
+            # The shuffler keeps the play order of a whole batch (4 bytes a round).
+            check_bytes("horizon", self.horizon, 4 * math.floor(max(self.schedule.lengths)),
+                        "the shuffled play order of the longest batch")
             self.batch_epsilons = shuffle_batch_epsilons(self.epsilon, self.delta, self.schedule,  # type: ignore[arg-type]
                                                          shuffle_method)
             scales = [local_laplace_scale(e0, sens) for e0 in self.batch_epsilons]

@@ -22,7 +22,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import _core
-from dpbandits._validation import positive, positive_int, seed_or_none
+from dpbandits._sizes import MAX_TREE_ENTRIES, check_tree_entries
+from dpbandits._validation import epsilon_range, positive, positive_int, seed_or_none
 from dpbandits.learners.online import OnlineLearner, as_decision_set
 from dpbandits.privacy import (
     ConfidenceRadius,
@@ -194,6 +195,7 @@ class JointDPLinUCB(_LinUCBBase):
     """
 
 
+    @epsilon_range
     def __init__(
         self,
         d: int,
@@ -217,6 +219,10 @@ class JointDPLinUCB(_LinUCBBase):
         self.d = positive_int("d", d)
         self.horizon = positive_int("horizon", horizon)
         self.epsilon = positive("epsilon", epsilon)
+        # The (d+1) x (d+1) tree must fit before any calibration (the
+        # lattice allowance of a huge matrix would fail first, naming `scale`).
+        most = MAX_TREE_ENTRIES // max(1, self.horizon.bit_length())
+        check_tree_entries("d", self.d, (self.d + 1) ** 2, self.horizon, math.isqrt(most) - 1)
         if sampler is None:
             sampler = "float" if noise == "wishart" else "lattice"
         self.sampler = sampler_choice(sampler)

@@ -22,7 +22,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpbandits import _core
-from dpbandits._validation import in_open_unit, positive, positive_int, real, seed_or_none
+from dpbandits._sizes import check_bytes, tree_bytes
+from dpbandits._validation import epsilon_range, in_open_unit, positive, positive_int, real, seed_or_none
 from dpbandits.errors import StateError
 from dpbandits.learners.online import LearnerBase
 from dpbandits.privacy.guarantees import Guarantee
@@ -74,6 +75,14 @@ def _laplace_wire(scale: float, lo: float, hi: float, sampler: str, horizon: int
     if sampler_choice(sampler) == "float":
         return "laplace", [scale]
     return lattice_laplace(scale, hi - lo, value_range=(lo, hi), sum_bound=horizon * max(abs(lo), abs(hi))).wire()
+
+
+def _check_arms(k: int, horizon: int, private: bool) -> None:
+    """AllocationError naming ``k`` unless the per-arm state fits in memory
+    (three 8-byte statistics per arm, plus a scalar tree counter per arm
+    for the private learners)."""
+    per_arm = 24 + (tree_bytes(1, horizon) if private else 0)
+    check_bytes("k", k, k * per_arm, f"the per-arm statistics of {k} arms")
 
 
 def _gamma(gamma: float | None, horizon: int) -> float:
@@ -137,6 +146,7 @@ class UCB1(KArmedLearner):
         self._args = {"k": k, "horizon": horizon, "reward_range": reward_range, "seed": seed}
         self.k = positive_int("k", k)
         self.horizon = positive_int("horizon", horizon)
+        _check_arms(self.k, self.horizon, private=False)
         lo, hi = _reward_range(reward_range)
         self._engine = _core.MabEngine(
             self.k, self.horizon, index="ucb", noise_bound=0.0, lo=lo, hi=hi, bounds="unchecked",
@@ -169,6 +179,7 @@ class ThompsonSampling(KArmedLearner):
         self._args = {"k": k, "horizon": horizon, "prior": prior, "reward_range": reward_range, "seed": seed}
         self.k = positive_int("k", k)
         self.horizon = positive_int("horizon", horizon)
+        _check_arms(self.k, self.horizon, private=False)
         lo, hi = _reward_range(reward_range)
         if prior not in ("beta", "gaussian"):
             raise ValueError(f"invalid argument `prior`: must be 'beta' or 'gaussian', got {prior!r}")
@@ -219,6 +230,7 @@ class PrivateUCB(KArmedLearner):
     (default 1/T).
     """
 
+    @epsilon_range
     def __init__(
         self,
         k: int,
@@ -240,6 +252,7 @@ class PrivateUCB(KArmedLearner):
         self.sampler = sampler_choice(sampler)
         self.k = positive_int("k", k)
         self.horizon = positive_int("horizon", horizon, minimum=2)
+        _check_arms(self.k, self.horizon, private=True)
         self.epsilon = positive("epsilon", epsilon)
         self.gamma = _gamma(gamma, self.horizon)
         self.calibration = _calibration(calibration)
@@ -311,6 +324,7 @@ class PrivateThompsonSampling(KArmedLearner):
     refused (``"error"``).
     """
 
+    @epsilon_range
     def __init__(
         self,
         k: int,
@@ -332,6 +346,7 @@ class PrivateThompsonSampling(KArmedLearner):
         self.sampler = sampler_choice(sampler)
         self.k = positive_int("k", k)
         self.horizon = positive_int("horizon", horizon, minimum=2)
+        _check_arms(self.k, self.horizon, private=True)
         self.epsilon = positive("epsilon", epsilon)
         self.gamma = _gamma(gamma, self.horizon)
         self.calibration = _calibration(calibration)

@@ -21,13 +21,15 @@ Readings of the appendix's typesetting (our choices, stated once here):
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
 from dpbandits import _core
-from dpbandits._validation import non_negative, positive, positive_int, seed_or_none
+from dpbandits._sizes import MAX_TREE_ENTRIES, check_bytes, check_tree_entries, tree_bytes
+from dpbandits._validation import epsilon_range, non_negative, positive, positive_int, seed_or_none
 from dpbandits.learners.online import OnlineLearner
 from dpbandits.privacy.guarantees import Guarantee
 from dpbandits.privacy.mishra_thakurta import (
@@ -44,6 +46,7 @@ __all__ = ["PrivateContextualThompsonSampling", "PrivateContextualUCB"]
 class _MishraThakurtaContextual(OnlineLearner):
     _rule: str
 
+    @epsilon_range
     def __init__(
         self,
         d: int,
@@ -64,6 +67,12 @@ class _MishraThakurtaContextual(OnlineLearner):
         self.sampler = sampler_choice(sampler)
         self.d = positive_int("d", d)
         self.horizon = positive_int("horizon", horizon, minimum=2)
+        entries = self.d * (self.d + 1) // 2 + self.d
+        check_bytes("d", self.d, tree_bytes(entries, self.horizon) + 2 * 8 * self.d * self.d,
+                    f"the {entries} tree-counted entries of a {self.d} x {self.d} matrix and a {self.d}-vector")
+        # The largest d whose d(d+1)/2 matrix entries fit one tree at this horizon.
+        most = MAX_TREE_ENTRIES // max(1, self.horizon.bit_length())
+        check_tree_entries("d", self.d, self.d * (self.d + 1) // 2, self.horizon, (math.isqrt(8 * most + 1) - 1) // 2)
         self.epsilon = positive("epsilon", epsilon)
         self.alpha = non_negative("alpha", alpha)
         self.L = positive("L", L)

@@ -38,7 +38,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import _core
-from dpbandits._validation import float_array, positive, positive_int, real, seed_or_none
+from dpbandits._sizes import MAX_TREE_ENTRIES, check_bytes, check_tree_entries, tree_bytes
+from dpbandits._validation import epsilon_range, float_array, positive, positive_int, real, seed_or_none
 from dpbandits.errors import StateError
 from dpbandits.learners.online import LearnerBase
 from dpbandits.privacy import Guarantee
@@ -64,6 +65,15 @@ def _clip(bounds: str) -> bool:
     if bounds not in ("clip", "error"):
         raise ValueError(f"invalid argument `bounds`: must be 'clip' or 'error', got {bounds!r}")
     return bounds == "clip"
+
+
+def _check_n(n: int, horizon: int | None, vectors: int) -> None:
+    """AllocationError naming ``n`` unless ``vectors`` length-n float
+    vectors (and, with ``horizon``, a tree counter over R^n) fit in memory."""
+    nbytes = 8 * vectors * n + (tree_bytes(n, horizon) if horizon is not None else 0)
+    check_bytes("n", n, nbytes, f"the state over {n} coordinates")
+    if horizon is not None:
+        check_tree_entries("n", n, n, horizon, MAX_TREE_ENTRIES // max(1, horizon.bit_length()))
 
 
 def _geometry(geometry: str) -> str:
@@ -142,6 +152,7 @@ class PrivateFTRL(_FollowTheLeaderBase):
         ``"clip"`` losses into the loss set, or ``"error"``.
     """
 
+    @epsilon_range
     def __init__(
         self,
         n: int,
@@ -159,6 +170,7 @@ class PrivateFTRL(_FollowTheLeaderBase):
         self.geometry = _geometry(geometry)
         self.n = positive_int("n", n)
         self.horizon = positive_int("horizon", horizon, minimum=2)
+        _check_n(self.n, self.horizon, vectors=3)
         self.eta = ftrl_eta(self.geometry, self.n, self.horizon) if eta is None else positive("eta", eta)  # type: ignore[arg-type]
         if epsilon is None:
             self._privacy = Guarantee.none("non-private FTRL (Agarwal & Singh 2017, Alg. 1 without noise)")
@@ -202,6 +214,7 @@ class PrivateFTPL(_FollowTheLeaderBase):
     regret term). Other parameters as :class:`PrivateFTRL`.
     """
 
+    @epsilon_range
     def __init__(
         self,
         n: int,
@@ -219,6 +232,7 @@ class PrivateFTPL(_FollowTheLeaderBase):
         self.geometry = _geometry(geometry)
         self.n = positive_int("n", n)
         self.horizon = positive_int("horizon", horizon, minimum=2)
+        _check_n(self.n, self.horizon, vectors=3)
         if epsilon is not None and delta is None:
             raise ValueError("invalid argument `delta`: private FTPL (Gaussian noise) needs delta in (0, 1)")
         lattice = epsilon is not None and self.sampler == "lattice"
@@ -258,6 +272,7 @@ class EXP2(LearnerBase):
 
     _engine: _core.Exp2Engine
 
+    @epsilon_range
     def __init__(
         self,
         n: int,
@@ -271,6 +286,7 @@ class EXP2(LearnerBase):
         self.sampler = sampler_choice(sampler)
         self.n = positive_int("n", n, minimum=2)
         self.horizon = positive_int("horizon", horizon)
+        _check_n(self.n, None, vectors=2)
         p = exp2_parameters(self.n, self.horizon, epsilon)
         self.eta, self.gamma, self.noise_scale, self._privacy = p.eta, p.gamma, p.scale, p.guarantee
         exponent = None
@@ -336,6 +352,7 @@ class SCRiBLe(LearnerBase):
 
     _engine: _core.ScribleEngine
 
+    @epsilon_range
     def __init__(
         self,
         n: int,
@@ -348,6 +365,7 @@ class SCRiBLe(LearnerBase):
         self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         self.n = positive_int("n", n)
         self.horizon = positive_int("horizon", horizon, minimum=2)
+        _check_n(self.n, None, vectors=7)  # 4 kept, 3 more while select() builds the Dikin direction
         p = scrible_parameters(self.n, self.horizon, epsilon, calibration)
         self.eta, self.noise_scale, self._privacy = p.eta, p.scale, p.guarantee
         self._engine = _core.ScribleEngine(

@@ -9,7 +9,7 @@ use rand::Rng;
 use rand_distr::StandardNormal;
 
 use super::{DecisionSet, Environment, Feedback};
-use crate::error::{check_finite, Error, Result};
+use crate::error::{check_finite, try_with_capacity, Error, Result};
 use crate::rng::{SeedSequence, SimulationRng};
 
 /// What a simulation needs to build one instance per replicate.
@@ -52,9 +52,16 @@ impl LinearBanditEnv {
         if k == 0 || d == 0 {
             return Err(Error::invalid("k", format!("need K >= 1 and d >= 1, got K = {k}, d = {d}")));
         }
+        // The K x d actions and the d-vectors are allocated fallibly below:
+        // impossible sizes are errors naming the argument, never an abort.
+        let entries = k.checked_mul(d).ok_or_else(|| Error::Allocation {
+            name: "actions",
+            what: format!("K d = {k} x {d} action entries (overflow)"),
+        })?;
+        drop(try_with_capacity::<f64>("d", d)?);
         let actions = if let Some(a) = &config.actions {
-            if a.len() != k * d {
-                return Err(Error::invalid("actions", format!("length {} is not K d = {}", a.len(), k * d)));
+            if a.len() != entries {
+                return Err(Error::invalid("actions", format!("length {} is not K d = {}", a.len(), entries)));
             }
             check_finite("actions", a)?;
             for (i, row) in a.chunks_exact(d).enumerate() {
@@ -69,7 +76,11 @@ impl LinearBanditEnv {
             a.clone()
         } else {
             let mut rng = seeds.simulation_stream("environment/actions");
-            (0..k).flat_map(|_| unit_vector(&mut rng, d)).collect()
+            let mut out = try_with_capacity("actions", entries)?;
+            for _ in 0..k {
+                out.extend(unit_vector(&mut rng, d));
+            }
+            out
         };
         let theta = unit_vector(&mut seeds.simulation_stream("environment/theta"), d);
         let means: Vec<f64> = actions
@@ -124,7 +135,7 @@ impl LinearBanditEnv {
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let env: LinearBanditEnv = crate::state::decode(bytes)?;
         let (k, d) = (env.config.k, env.config.d);
-        if env.actions.len() != k * d || env.theta.len() != d || env.means.len() != k {
+        if k.checked_mul(d) != Some(env.actions.len()) || env.theta.len() != d || env.means.len() != k {
             return Err(Error::Decode("inconsistent environment state".into()));
         }
         Ok(env)

@@ -31,7 +31,7 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use super::{DecisionSet, Environment, Feedback};
-use crate::error::{check_finite, Error, Result};
+use crate::error::{check_finite, try_filled, Error, Result};
 use crate::policy::follow_the_leader::enforce_bounds;
 use crate::policy::Geometry;
 use crate::rng::{SeedSequence, SimulationRng};
@@ -195,8 +195,8 @@ impl LossEnv {
             geometry,
             n,
             t: 0,
-            loss: vec![0.0; n],
-            cumulative: vec![0.0; n],
+            loss: try_filled("n", n, 0.0)?,
+            cumulative: try_filled("n", n, 0.0)?,
             best_increment: 0.0,
             best: 0.0,
             rng: seeds.simulation_stream("environment/losses"),

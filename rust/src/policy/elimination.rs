@@ -59,7 +59,7 @@ use serde::{Deserialize, Serialize};
 use super::{BoundsPolicy, Learner};
 use crate::design::{core_set, design_variances, pull_counts, DesignOptions};
 use crate::env::{DecisionSet, Feedback};
-use crate::error::{check_finite, Error, Result};
+use crate::error::{check_finite, try_with_capacity, Error, Result};
 use crate::noise::secure::MAX_EXACT_STEPS;
 use crate::noise::NoiseSpec;
 use crate::rng::{SeedSequence, StreamRng};
@@ -612,7 +612,8 @@ impl Elimination {
             if total > u64::from(u32::MAX) {
                 return Err(Error::invalid("horizon", "a shuffled batch longer than 2^32 rounds is not supported"));
             }
-            let mut order: Vec<u32> = Vec::with_capacity(total as usize);
+            // Up to 16 GiB for a 2^32-round batch: allocated fallibly.
+            let mut order: Vec<u32> = try_with_capacity("horizon", total as usize)?;
             for (pos, &n) in pulls.iter().enumerate() {
                 order.extend(std::iter::repeat_n(pos as u32, n as usize));
             }

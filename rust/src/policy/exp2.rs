@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Learner;
 use crate::env::{DecisionSet, Feedback};
-use crate::error::{check_finite, check_positive, Error, Result};
+use crate::error::{check_finite, check_positive, try_filled, Error, Result};
 use crate::noise::{NoiseSpec, SecureKind};
 use crate::rng::{SeedSequence, StreamRng};
 
@@ -89,8 +89,8 @@ impl Exp2 {
         let n = config.n;
         let mut e = Exp2 {
             config,
-            log_q: vec![0.0; n],
-            p: vec![0.0; n],
+            log_q: try_filled("n", n, 0.0)?,
+            p: try_filled("n", n, 0.0)?,
             t: 0,
             sampling: seeds.stream("sampling"),
             noise: seeds.stream("reduction_noise"),

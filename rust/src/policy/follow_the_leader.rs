@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Learner;
 use crate::env::{DecisionSet, Feedback};
-use crate::error::{check_finite, Error, Result};
+use crate::error::{check_finite, try_filled, Error, Result};
 use crate::noise::NoiseSpec;
 use crate::rng::{SeedSequence, StreamRng};
 use crate::tree::{ceil_log2, TreeCounter};
@@ -132,8 +132,8 @@ impl FollowTheLeader {
         // Alg. 1 lines 2-3: L~_0 is the sum of ceil(log T) draws of D, the
         // same count as every padded release (max(1, .) for T = 1).
         let draws = ceil_log2(config.horizon).max(1);
-        let mut initial = vec![0.0; config.n];
-        let mut draw = vec![0.0; config.n];
+        let mut initial = try_filled("n", config.n, 0.0)?;
+        let mut draw = try_filled("n", config.n, 0.0)?;
         let mut rng = seeds.stream("initial_noise");
         for _ in 0..draws {
             config.noise.sample_into(&mut rng, 0, &mut draw);
@@ -145,9 +145,9 @@ impl FollowTheLeader {
             config,
             tree,
             initial,
-            x: vec![0.0; config.n],
+            x: try_filled("n", config.n, 0.0)?,
             sampling: seeds.stream("sampling"),
-            scratch: vec![0.0; config.n],
+            scratch: try_filled("n", config.n, 0.0)?,
         };
         engine.refresh();
         Ok(engine)

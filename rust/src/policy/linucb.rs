@@ -439,9 +439,23 @@ impl LinUcb {
         crate::state::encode(self)
     }
 
-    /// Restores an engine written by [`LinUcb::to_bytes`].
+    /// Restores an engine written by [`LinUcb::to_bytes`]; a state whose
+    /// buffers disagree with d (which would index out of bounds later) is
+    /// refused.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        crate::state::decode(bytes)
+        let e: LinUcb = crate::state::decode(bytes)?;
+        let d = e.config.d;
+        let p = d + 1;
+        let stats_ok = match &e.stats {
+            Statistics::Exact { inv, u, .. } => inv.n() == d && inv.matrix().len() == d * d && u.len() == d,
+            Statistics::Tree { tree, .. } => tree.dim() == p * p,
+        };
+        let fallback_ok = (e.last_good_v.is_empty() && e.last_good_u.is_empty())
+            || (e.last_good_v.len() == d * d && e.last_good_u.len() == d);
+        if d == 0 || d > MAX_DIMENSION || !stats_ok || !fallback_ok {
+            return Err(Error::Decode("inconsistent LinUCB state".into()));
+        }
+        Ok(e)
     }
 }
 

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Learner;
 use crate::env::{DecisionSet, Feedback};
-use crate::error::{check_finite, Error, Result};
+use crate::error::{check_finite, try_filled, try_with_capacity, Error, Result};
 use crate::noise::secure::MAX_EXACT_STEPS;
 use crate::noise::NoiseSpec;
 use crate::rng::{SeedSequence, StreamRng};
@@ -224,22 +224,25 @@ impl Mab {
                 p.sum_noise(i)?;
             }
         }
+        // Every buffer sized by k is allocated fallibly: an impossible k is
+        // an error naming `k`, never an abort.
         let sums = match config.statistics {
-            MabStatistics::Exact => Sums::Exact(vec![0.0; k]),
+            MabStatistics::Exact => Sums::Exact(try_filled("k", k, 0.0)?),
             MabStatistics::Tree { noise } => {
-                let trees = (0..k)
-                    .map(|a| TreeCounter::new(&[], config.horizon, noise, false, &seeds.child("mab/arm", a as u64)))
-                    .collect::<Result<Vec<_>>>()?;
+                let mut trees = try_with_capacity("k", k)?;
+                for a in 0..k {
+                    trees.push(TreeCounter::new(&[], config.horizon, noise, false, &seeds.child("mab/arm", a as u64))?);
+                }
                 Sums::Tree(trees)
             }
         };
         let phase = if config.phases.is_some() { Phase::Gap { batch: 0, done: 0 } } else { Phase::Index };
         Ok(Mab {
             sums,
-            pulls: vec![0; k],
+            pulls: try_filled("k", k, 0)?,
             t: 0,
             phase,
-            batch_sums: vec![0.0; k],
+            batch_sums: try_filled("k", k, 0.0)?,
             released_means: Vec::new(),
             rng: seeds.stream("mab/sampling"),
             config,
@@ -480,7 +483,18 @@ impl Mab {
 
     /// Restores an engine written by [`Mab::to_bytes`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        crate::state::decode(bytes)
+        let m: Mab = crate::state::decode(bytes)?;
+        // A forged state whose buffers disagree with k would index out of
+        // bounds (a panic) on the next round: refused here instead.
+        let k = m.config.k;
+        let sums = match &m.sums {
+            Sums::Exact(v) => v.len(),
+            Sums::Tree(v) => v.len(),
+        };
+        if sums != k || m.pulls.len() != k || m.batch_sums.len() != k || m.released_means.iter().any(|r| r.len() != k) {
+            return Err(Error::Decode("inconsistent K-armed state".into()));
+        }
+        Ok(m)
     }
 }
 

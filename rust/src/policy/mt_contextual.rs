@@ -104,7 +104,13 @@ impl MtContextual {
         }
         crate::error::check_positive("L", config.bounds.l)?;
         crate::error::check_positive("B_tilde", config.bounds.b_tilde)?;
-        let tri = d * (d + 1) / 2;
+        // Checked: d (d + 1) / 2 and the d x d work buffers wrap for huge d.
+        let tri = d
+            .checked_add(1)
+            .and_then(|d1| d.checked_mul(d1))
+            .filter(|_| d.checked_mul(d).is_some())
+            .map(|v| v / 2)
+            .ok_or_else(|| Error::Allocation { name: "d", what: format!("a {d} x {d} matrix (overflow)") })?;
         let tree_a =
             TreeCounter::new(&[tri], config.horizon, config.noise_a, false, &seeds.child("mt-contextual/A", 0))?;
         let tree_b = TreeCounter::new(&[d], config.horizon, config.noise_b, false, &seeds.child("mt-contextual/b", 0))?;
@@ -299,9 +305,16 @@ impl MtContextual {
         crate::state::encode(self)
     }
 
-    /// Restores an engine written by [`MtContextual::to_bytes`].
+    /// Restores an engine written by [`MtContextual::to_bytes`]; a state
+    /// whose trees disagree with d (an index panic later) is refused.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        crate::state::decode(bytes)
+        let e: MtContextual = crate::state::decode(bytes)?;
+        let d = e.config.d;
+        let tri = d.checked_add(1).and_then(|d1| d.checked_mul(d1)).map(|v| v / 2);
+        if d == 0 || tri != Some(e.tree_a.dim()) || e.tree_b.dim() != d {
+            return Err(Error::Decode("inconsistent contextual state".into()));
+        }
+        Ok(e)
     }
 }
 

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Geometry, Learner};
 use crate::env::{DecisionSet, Feedback};
-use crate::error::{check_finite, check_positive, Error, Result};
+use crate::error::{check_finite, check_positive, try_filled, Error, Result};
 use crate::noise::NoiseSpec;
 use crate::rng::{SeedSequence, StreamRng};
 
@@ -85,14 +85,14 @@ impl Scrible {
         let n = config.n;
         Ok(Scrible {
             config,
-            cumulative: vec![0.0; n],
-            x: vec![0.0; n],
-            y: vec![0.0; n],
+            cumulative: try_filled("n", n, 0.0)?,
+            x: try_filled("n", n, 0.0)?,
+            y: try_filled("n", n, 0.0)?,
             pending: None,
             t: 0,
             sampling: seeds.stream("sampling"),
             noise: seeds.stream("reduction_noise"),
-            z: vec![0.0; n],
+            z: try_filled("n", n, 0.0)?,
         })
     }
 

@@ -5,7 +5,7 @@
 //! extension. Every variant derives from a built-in (`ValueError` or
 //! `RuntimeError`), so generic handlers keep working.
 
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
 use crate::error::Error;
@@ -31,6 +31,7 @@ pub fn to_py(err: Error) -> PyErr {
         Error::NotPositiveDefinite { .. } => raise("NotPositiveDefiniteError", msg, PyValueError::new_err),
         Error::Degenerate { .. } => raise("DegenerateInputError", msg, PyValueError::new_err),
         Error::State(_) => raise("StateError", msg, PyRuntimeError::new_err),
+        Error::Allocation { .. } => raise("AllocationError", msg, PyMemoryError::new_err),
     }
 }
 

@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 
 use super::errors::IntoPy;
 use crate::env::Environment;
-use crate::error::{Error, Result};
+use crate::error::{try_filled, Error, Result};
 use crate::policy::Learner;
 use crate::rng::SeedSequence;
 use crate::sim::{record_points, run_shared_replicates, EnvironmentFactory, EpisodeTrace, LearnerFactory, Progress};
@@ -112,6 +112,19 @@ fn check_replicates(horizon: u64, n_learners: usize, env_seeds: &[u64], learner_
     Ok(())
 }
 
+/// The record points and the NaN-filled `learners x seeds x records`
+/// regret buffer, allocated fallibly before any work is done.
+fn result_buffers(horizon: u64, record_every: u64, n_learners: usize, n_seeds: usize) -> Result<(Vec<u64>, Vec<f64>)> {
+    let record_at = record_points(horizon, record_every)?;
+    let total = n_learners.checked_mul(n_seeds).and_then(|v| v.checked_mul(record_at.len())).ok_or_else(|| {
+        Error::Allocation {
+            name: "seeds",
+            what: format!("{n_learners} x {n_seeds} x {} regret records (overflow)", record_at.len()),
+        }
+    })?;
+    Ok((record_at, try_filled("seeds", total, f64::NAN)?))
+}
+
 /// The learners and the environment of one replicate.
 type Replicate = (Vec<Box<dyn Learner>>, Box<dyn Environment>);
 
@@ -139,6 +152,7 @@ fn simulate_builtin<'py>(
     if let Some(h) = factories.iter().map(|f| f.horizon()).find(|&h| horizon > h) {
         return Err(Error::invalid("horizon", format!("exceeds a learner's calibrated horizon {h}"))).py_err();
     }
+    let (record_at, mut regret) = result_buffers(horizon, record_every, factories.len(), env_seeds.len()).py_err()?;
     let env_factory = Arc::clone(&env.inner);
     let replicates: Vec<u64> = (0..env_seeds.len() as u64).collect();
     let make = |r: u64| -> Result<Replicate> {
@@ -156,9 +170,7 @@ fn simulate_builtin<'py>(
     let results: Vec<Result<Vec<EpisodeTrace>>> = with_progress(py, progress, |state| {
         run_shared_replicates(&replicates, horizon, record_every, Some(state), make)
     })?;
-    let record_at = record_points(horizon, record_every);
     let (n_learners, n_seeds, n_records) = (factories.len(), env_seeds.len(), record_at.len());
-    let mut regret = vec![f64::NAN; n_learners * n_seeds * n_records];
     let mut rounds = Vec::with_capacity(n_seeds);
     let mut seconds = Vec::with_capacity(n_seeds);
     for (s, r) in results.into_iter().enumerate() {
@@ -297,8 +309,7 @@ fn simulate_python_env<'py>(
     if horizon > learner.horizon() {
         return Err(Error::invalid("horizon", format!("must lie in [1, {}]", learner.horizon()))).py_err();
     }
-    let record_at = record_points(horizon, record_every);
-    let mut regret = vec![f64::NAN; env_seeds.len() * record_at.len()];
+    let (record_at, mut regret) = result_buffers(horizon, record_every, 1, env_seeds.len()).py_err()?;
     let (mut rounds, mut seconds) = (Vec::new(), Vec::new());
     for (s, &seed) in env_seeds.iter().enumerate() {
         let mut env = PythonEnvironment::new(factory.bind(py).call1((seed,))?.unbind())?;
