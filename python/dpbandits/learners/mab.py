@@ -378,6 +378,9 @@ class PrivateThompsonSampling(KArmedLearner):
                 scales = [n.scale / m for n, m in zip(lattices, s.batch_sizes, strict=True)]
                 exponents = [n.exponent for n in lattices]
             phases = (list(s.gaps), list(s.batch_sizes), scales, list(s.random_pulls))
+        #: Per batch: the Laplace scale of the released mean (the sum's over m_i)
+        #: and the lattice exponent of the sum's noise (empty: floating point).
+        self.batch_noise = (tuple(phases[2]) if phases else (), tuple(exponents))
         # Binarized rewards (0 or 1) enter the trees.
         kind, params = _laplace_wire(self.node_scale, 0.0, 1.0, self.sampler, self.horizon)
         self._engine = _core.MabEngine(

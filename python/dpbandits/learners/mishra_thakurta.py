@@ -93,6 +93,8 @@ class _MishraThakurtaContextual(OnlineLearner):
             bound = self.horizon * max(self.L * self.L, self.L * self.B)
             kind, params_a = lattice_laplace(self.scale_a, self.L * self.L, sum_bound=bound).wire()
             _, params_b = lattice_laplace(self.scale_b, 2.0 * self.L * self.B, sum_bound=bound).wire()
+        #: (kind, A-entry parameters, b-entry parameters) of the trees' node noise.
+        self.noise_wire = (kind, params_a, params_b)
         self._engine = _core.MtContextualEngine(
             self.d, self.horizon, rule=self._rule, alpha=self.alpha, noise_kind=kind,
             noise_a=params_a, noise_b=params_b, l=self.L, b_tilde=self.B,

@@ -189,6 +189,8 @@ class PrivateFTRL(_FollowTheLeaderBase):
                     value_range=value_range, sum_bound=float(self.horizon),
                 ).wire()
         self.noise_scale = params[0] if params else 0.0
+        #: (kind, parameters) of the tree's node noise, as the engine gets it.
+        self.noise_wire = (kind, params)
         self._engine = _core.FollowTheLeaderEngine(
             self.n, self.horizon, self.geometry, kind, params, eta=self.eta, clip=_clip(bounds),
             seed=seed_or_none("seed", seed),
@@ -248,6 +250,8 @@ class PrivateFTPL(_FollowTheLeaderBase):
             )
             self.sigma = noise.scale
             kind, params = noise.wire()
+        #: (kind, parameters) of the tree's node noise, as the engine gets it.
+        self.noise_wire = (kind, params)
         self._engine = _core.FollowTheLeaderEngine(
             self.n, self.horizon, self.geometry, kind, params, eta=None, clip=_clip(bounds),
             seed=seed_or_none("seed", seed),
@@ -297,6 +301,8 @@ class EXP2(LearnerBase):
                 # exact discrete Laplace: as private as Lap(lambda) on it.
                 noise = lattice_laplace(p.scale, 1.0, value_range=(0.0, 1.0), sum_bound=float(self.horizon))
                 self.noise_scale, exponent = noise.scale, noise.exponent
+        #: The lattice exponent of the forwarded loss's noise (None: floating point).
+        self.lattice_exponent = exponent
         self._engine = _core.Exp2Engine(
             self.n, self.horizon, p.eta, p.gamma, noise_scale=self.noise_scale if epsilon is not None else None,
             clip=_clip(bounds), seed=seed_or_none("seed", seed), lattice_exponent=exponent,
