@@ -171,6 +171,11 @@ class LinUcbEngine:
     @staticmethod
     def from_bytes(state: bytes) -> LinUcbEngine: ...
     def __reduce__(self) -> tuple[Callable[[bytes], LinUcbEngine], tuple[bytes]]: ...
+    def use_os_entropy(self) -> None:
+        """Every privacy noise draw from the operating system from now on (secure mode)."""
+    @property
+    def os_entropy(self) -> bool:
+        """Whether privacy noise comes from the operating system."""
     def reseed(self, seed: int | None = None) -> None:
         """Draws all future noise from a new root (None: operating-system
         entropy); past releases are unchanged."""
@@ -221,6 +226,11 @@ class MabEngine:
     def k(self) -> int: ...
     @property
     def horizon(self) -> int: ...
+    def use_os_entropy(self) -> None:
+        """Every privacy noise draw from the operating system from now on (secure mode)."""
+    @property
+    def os_entropy(self) -> bool:
+        """Whether privacy noise comes from the operating system."""
     def reseed(self, seed: int | None = None) -> None: ...
     def to_bytes(self) -> bytes: ...
     @staticmethod
@@ -264,6 +274,11 @@ class MtContextualEngine:
     def d(self) -> int: ...
     @property
     def horizon(self) -> int: ...
+    def use_os_entropy(self) -> None:
+        """Every privacy noise draw from the operating system from now on (secure mode)."""
+    @property
+    def os_entropy(self) -> bool:
+        """Whether privacy noise comes from the operating system."""
     def reseed(self, seed: int | None = None) -> None: ...
     def to_bytes(self) -> bytes: ...
     @staticmethod
@@ -327,6 +342,11 @@ class EliminationEngine:
     def history(self) -> list[dict[str, object]]:
         """One dict of released data per finished batch."""
     def _factory(self) -> LearnerFactory: ...
+    def use_os_entropy(self) -> None:
+        """Every privacy noise draw from the operating system from now on (secure mode)."""
+    @property
+    def os_entropy(self) -> bool:
+        """Whether privacy noise comes from the operating system."""
     def reseed(self, seed: int | None = None) -> None: ...
     def to_bytes(self) -> bytes: ...
     @staticmethod
@@ -362,6 +382,11 @@ class FollowTheLeaderEngine:
     @property
     def horizon(self) -> int: ...
     def _factory(self) -> LearnerFactory: ...
+    def use_os_entropy(self) -> None:
+        """Every privacy noise draw from the operating system from now on (secure mode)."""
+    @property
+    def os_entropy(self) -> bool:
+        """Whether privacy noise comes from the operating system."""
     def reseed(self, seed: int | None = None) -> None: ...
     def to_bytes(self) -> bytes: ...
     @staticmethod
@@ -393,6 +418,11 @@ class Exp2Engine:
     @property
     def horizon(self) -> int: ...
     def _factory(self) -> LearnerFactory: ...
+    def use_os_entropy(self) -> None:
+        """Every privacy noise draw from the operating system from now on (secure mode)."""
+    @property
+    def os_entropy(self) -> bool:
+        """Whether privacy noise comes from the operating system."""
     def reseed(self, seed: int | None = None) -> None: ...
     def to_bytes(self) -> bytes: ...
     @staticmethod

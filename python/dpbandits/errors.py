@@ -19,6 +19,7 @@ __all__ = [
     "CheckpointError",
     "DegenerateInputError",
     "DuplicatedNoiseWarning",
+    "IrreproducibleRunWarning",
     "NotPositiveDefiniteError",
     "PrivacyBudgetError",
     "StateError",
@@ -41,6 +42,11 @@ class StateError(RuntimeError):
 
 class PrivacyBudgetError(RuntimeError):
     """A composition would exceed the declared privacy budget."""
+
+
+class IrreproducibleRunWarning(UserWarning):
+    """A simulation of a secure learner (``secure=True``): its privacy noise
+    comes from the operating system, so a seed does not reproduce the run."""
 
 
 class DuplicatedNoiseWarning(UserWarning):

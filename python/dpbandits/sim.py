@@ -42,6 +42,7 @@ from numpy.typing import NDArray
 from dpbandits import _core
 from dpbandits._sizes import check_bytes
 from dpbandits._validation import positive_int, seed_or_none
+from dpbandits.errors import IrreproducibleRunWarning
 from dpbandits.privacy.guarantees import Guarantee
 
 __all__ = ["SimulationResult", "replicate_seed", "simulate", "simulate_many"]
@@ -357,6 +358,14 @@ def simulate_many(
     """
     if not learners:
         raise ValueError("invalid argument `learners`: give at least one learner")
+    secure = [k for k, v in learners.items() if getattr(v, "secure", False)]
+    if secure:
+        warnings.warn(
+            f"learner(s) {secure} draw their privacy noise from the operating system (secure=True): "
+            "the seeds do not reproduce their runs",
+            IrreproducibleRunWarning,
+            stacklevel=2,
+        )
     n = _common_horizon(learners, horizon)
     every = max(1, n // 200) if record_every is None else positive_int("record_every", record_every)
     # The regret record is checked against memory before anything runs:

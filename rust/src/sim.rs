@@ -36,6 +36,24 @@ pub trait LearnerFactory: Send + Sync {
     fn build(&self, seeds: &SeedSequence) -> Result<Box<dyn Learner>>;
 }
 
+/// A factory whose learners draw their privacy noise from the operating
+/// system (secure mode): each replicate is built by the inner factory, then
+/// switched with [`Learner::use_os_entropy`]. Such runs cannot be
+/// reproduced.
+pub struct OsEntropyFactory<F>(pub F);
+
+impl<F: LearnerFactory> LearnerFactory for OsEntropyFactory<F> {
+    fn horizon(&self) -> u64 {
+        self.0.horizon()
+    }
+
+    fn build(&self, seeds: &SeedSequence) -> Result<Box<dyn Learner>> {
+        let mut learner = self.0.build(seeds)?;
+        learner.use_os_entropy()?;
+        Ok(learner)
+    }
+}
+
 /// An environment configuration that builds a fresh instance per replicate.
 pub trait EnvironmentFactory: Send + Sync {
     /// A fresh environment whose random streams derive from `seeds`.

@@ -262,6 +262,15 @@ impl TreeCounter {
         Ok(self)
     }
 
+    /// Every future draw from the operating system (engines that switch to
+    /// secure mode after construction; noise already drawn is kept, as by
+    /// [`TreeCounter::reseed`]).
+    pub fn use_os_entropy(&mut self) -> Result<()> {
+        self.entropy.get()?;
+        self.os_entropy = true;
+        Ok(())
+    }
+
     /// The lattice exponent j (values are multiples of 2^-j) when the
     /// noise is drawn on a lattice.
     pub fn secure_exponent(&self) -> Option<i32> {

@@ -152,6 +152,7 @@ class EliminationLinearBandit(LearnerBase):
         bounds: Literal["clip", "error"] = "clip",
         seed: int | None = None,
         sampler: Literal["lattice", "float"] = "lattice",
+        secure: bool = False,
     ) -> None:
         self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         self.sampler = sampler_choice(sampler)
@@ -234,12 +235,16 @@ class EliminationLinearBandit(LearnerBase):
             exploration, lo, hi, bounds == "clip", seed_or_none("seed", seed), shuffle_sum,
             lattice_exponents=exponents,
         )
+        if privacy in ("central", "local", "shuffle"):
+            self._use_secure(secure, self.sampler)
+        elif secure:
+            raise ValueError(f"invalid argument `secure`: privacy={privacy!r} has no secure (lattice) noise")
         self._pending: int | None = None
 
     @property
     def privacy(self) -> Guarantee:
         """The guarantee met (see ``calibration``)."""
-        return self._guarantee
+        return self._secure_guarantee(self._guarantee)
 
     def __repr__(self) -> str:
         # The action matrix is shown by its shape (K may be in the thousands).

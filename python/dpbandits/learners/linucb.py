@@ -214,6 +214,7 @@ class JointDPLinUCB(_LinUCBBase):
         calibration: Literal["paper", "tight"] = "paper",
         seed: int | None = None,
         sampler: Literal["lattice", "float"] | None = None,
+        secure: bool = False,
     ) -> None:
         self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         self.d = positive_int("d", d)
@@ -247,6 +248,7 @@ class JointDPLinUCB(_LinUCBBase):
             l=positive("L", L), b_tilde=positive("B_tilde", B_tilde), clip=_bounds_policy(bounds),
             seed=seed_or_none("seed", seed), **_radius_kwargs(self.radius),
         )
+        self._use_secure(secure, self.sampler)
         self._pending = None
 
     def _calibrate(
@@ -287,7 +289,7 @@ class JointDPLinUCB(_LinUCBBase):
     @property
     def privacy(self) -> Guarantee:
         """(epsilon, delta)-joint DP of every user's (context, reward)."""
-        return self.calibration.guarantee
+        return self._secure_guarantee(self.calibration.guarantee)
 
     @property
     def psd_failures(self) -> int:

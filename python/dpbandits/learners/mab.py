@@ -243,11 +243,12 @@ class PrivateUCB(KArmedLearner):
         calibration: Calibration = "paper",
         seed: int | None = None,
         sampler: Literal["lattice", "float"] = "lattice",
+        secure: bool = False,
     ) -> None:
         self._args = {
             "k": k, "horizon": horizon, "epsilon": epsilon, "gamma": gamma, "confidence": confidence,
             "reward_range": reward_range, "bounds": bounds, "calibration": calibration, "seed": seed,
-            "sampler": sampler,
+            "sampler": sampler, "secure": secure,
         }
         self.sampler = sampler_choice(sampler)
         self.k = positive_int("k", k)
@@ -269,17 +270,18 @@ class PrivateUCB(KArmedLearner):
             noise_bound=self.noise_bound, noise_kind=kind, noise_params=params,
             lo=lo, hi=hi, bounds=_bounds(bounds), seed=seed_or_none("seed", seed),
         )
+        self._use_secure(secure, self.sampler)
 
     @property
     def privacy(self) -> Guarantee:
         """epsilon-DP of the rewards (Mishra & Thakurta Alg. 1, App. A)."""
         realized = realized_tree_epsilon(self.horizon, self.node_scale, self.width)
-        return Guarantee(
+        return self._secure_guarantee(Guarantee(
             model="central", epsilon=_reported_epsilon(self.epsilon, realized), delta=0.0, protects="rewards",
             basis="Mishra & Thakurta 2015, Alg. 1 + App. A (per-arm Laplace trees); exact node count",
             calibration=self.calibration,  # type: ignore[arg-type]
-            sampler=self.sampler,  # type: ignore[arg-type]
-        )
+            sampler=self.sampler,
+        ))
 
 
 class PrivateThompsonSampling(KArmedLearner):
@@ -337,11 +339,12 @@ class PrivateThompsonSampling(KArmedLearner):
         calibration: Calibration = "paper",
         seed: int | None = None,
         sampler: Literal["lattice", "float"] = "lattice",
+        secure: bool = False,
     ) -> None:
         self._args = {
             "k": k, "horizon": horizon, "epsilon": epsilon, "gamma": gamma, "gap_estimation": gap_estimation,
             "reward_range": reward_range, "bounds": bounds, "calibration": calibration, "seed": seed,
-            "sampler": sampler,
+            "sampler": sampler, "secure": secure,
         }
         self.sampler = sampler_choice(sampler)
         self.k = positive_int("k", k)
@@ -388,6 +391,7 @@ class PrivateThompsonSampling(KArmedLearner):
             lo=lo, hi=hi, bounds=_bounds(bounds), phases=phases, seed=seed_or_none("seed", seed),
             phase_lattice_exponents=exponents,
         )
+        self._use_secure(secure, self.sampler)
 
     @property
     def phase(self) -> str:
@@ -406,9 +410,9 @@ class PrivateThompsonSampling(KArmedLearner):
         if s is not None:
             gap_eps = max(self.width / (m * b) for m, b in zip(s.batch_sizes, s.batch_scales, strict=True))
         realized = realized_tree_epsilon(self.horizon, self.node_scale, 1.0) + gap_eps
-        return Guarantee(
+        return self._secure_guarantee(Guarantee(
             model="central", epsilon=_reported_epsilon(self.epsilon, realized), delta=0.0, protects="rewards",
             basis="Mishra & Thakurta 2015, Alg. 2 + Lemma 9 (Laplace batch means) + App. A trees; basic composition",
             calibration=self.calibration,  # type: ignore[arg-type]
-            sampler=self.sampler,  # type: ignore[arg-type]
-        )
+            sampler=self.sampler,
+        ))

@@ -59,10 +59,12 @@ class _MishraThakurtaContextual(OnlineLearner):
         calibration: Literal["paper", "tight"] = "tight",
         seed: int | None = None,
         sampler: Literal["lattice", "float"] = "lattice",
+        secure: bool = False,
     ) -> None:
         self._args = {
             "d": d, "horizon": horizon, "epsilon": epsilon, "alpha": alpha, "L": L, "B": B,
             "bounds": bounds, "calibration": calibration, "seed": seed, "sampler": sampler,
+            "secure": secure,
         }
         self.sampler = sampler_choice(sampler)
         self.d = positive_int("d", d)
@@ -100,6 +102,7 @@ class _MishraThakurtaContextual(OnlineLearner):
             noise_a=params_a, noise_b=params_b, l=self.L, b_tilde=self.B,
             clip=bounds == "clip", seed=seed_or_none("seed", seed),
         )
+        self._use_secure(secure, self.sampler)
         self._pending = None
 
     @property
@@ -128,14 +131,14 @@ class _MishraThakurtaContextual(OnlineLearner):
         Sheffet Claim 7): round t's choice also reads round t's own contexts.
         """
         realized = contextual_realized_epsilon(self.d, self.horizon, self.scale_a, self.scale_b, self.L, self.B)
-        return Guarantee(
+        return self._secure_guarantee(Guarantee(
             model="joint", epsilon=_reported_epsilon(self.epsilon, realized), delta=0.0,
             protects="contexts and rewards",
             basis="Mishra & Thakurta 2015, Alg. 3/4 line 2 (per-entry Laplace trees, eps0 = 2 eps/(d^2+3d)); "
                   "exact node count",
             calibration=self.calibration,  # type: ignore[arg-type]
-            sampler=self.sampler,  # type: ignore[arg-type]
-        )
+            sampler=self.sampler,
+        ))
 
 
 class PrivateContextualUCB(_MishraThakurtaContextual):

@@ -10,6 +10,7 @@ import sys
 import threading
 import warnings
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -193,6 +194,38 @@ class LearnerBase:
         """The seed given at construction (None: operating-system entropy
         online; the replicate seed alone in a simulation)."""
         return self._args.get("seed")  # type: ignore[no-any-return]
+
+    @property
+    def secure(self) -> bool:
+        """Whether the privacy noise comes from the operating system
+        (``secure=True``): exact lattice noise that nobody, the operator
+        included, can reproduce or predict from a seed."""
+        return bool(getattr(self._engine, "os_entropy", False))
+
+    def _use_secure(self, secure: bool, sampler: str) -> None:
+        """Switches the engine's privacy noise to operating-system entropy
+        (``secure=True``), before the first round. Secure noise is the exact
+        lattice noise: ``sampler="float"`` is refused with it."""
+        if not isinstance(secure, bool):
+            raise TypeError(f"invalid argument `secure`: expected True or False, got {secure!r}")
+        if secure:
+            if sampler != "lattice":
+                raise ValueError("invalid argument `secure`: secure noise is exact lattice noise; "
+                                 "sampler='float' cannot be secure")
+            self._engine.use_os_entropy()
+
+    def _secure_if_private(self, secure: bool, epsilon: float | None) -> None:
+        """:meth:`_use_secure` for a learner that is private when ``epsilon`` is given."""
+        if epsilon is None and secure:
+            raise ValueError("invalid argument `secure`: the non-private learner (epsilon=None) draws no noise")
+        if epsilon is not None:
+            self._use_secure(secure, getattr(self, "sampler", "lattice"))
+
+    def _secure_guarantee(self, guarantee: Any) -> Any:
+        """``guarantee`` with the entropy source named when it is the operating system."""
+        if self.secure and guarantee.is_private:
+            return replace(guarantee, basis=f"{guarantee.basis}; secure sampler: operating-system entropy")
+        return guarantee
 
     def spawn(self, seed: int | None) -> Any:
         """A fresh learner (round 0) with the same configuration and another seed."""

@@ -164,6 +164,7 @@ class PrivateFTRL(_FollowTheLeaderBase):
         bounds: Bounds = "clip",
         seed: int | None = None,
         sampler: Literal["lattice", "float"] = "lattice",
+        secure: bool = False,
     ) -> None:
         self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         self.sampler = sampler_choice(sampler)
@@ -195,11 +196,12 @@ class PrivateFTRL(_FollowTheLeaderBase):
             self.n, self.horizon, self.geometry, kind, params, eta=self.eta, clip=_clip(bounds),
             seed=seed_or_none("seed", seed),
         )
+        self._secure_if_private(secure, epsilon)
 
     @property
     def privacy(self) -> Guarantee:
         """Pure epsilon-DP of the loss sequence (Thm 3.1), or none."""
-        return self._privacy
+        return self._secure_guarantee(self._privacy)
 
 
 class PrivateFTPL(_FollowTheLeaderBase):
@@ -228,6 +230,7 @@ class PrivateFTPL(_FollowTheLeaderBase):
         bounds: Bounds = "clip",
         seed: int | None = None,
         sampler: Literal["lattice", "float"] = "lattice",
+        secure: bool = False,
     ) -> None:
         self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         self.sampler = sampler_choice(sampler)
@@ -256,11 +259,12 @@ class PrivateFTPL(_FollowTheLeaderBase):
             self.n, self.horizon, self.geometry, kind, params, eta=None, clip=_clip(bounds),
             seed=seed_or_none("seed", seed),
         )
+        self._secure_if_private(secure, epsilon)
 
     @property
     def privacy(self) -> Guarantee:
         """(epsilon, delta)-DP of the loss sequence (Thm 3.5 / A.1), or none."""
-        return self._privacy
+        return self._secure_guarantee(self._privacy)
 
 
 class EXP2(LearnerBase):
@@ -285,6 +289,7 @@ class EXP2(LearnerBase):
         bounds: Bounds = "clip",
         seed: int | None = None,
         sampler: Literal["lattice", "float"] = "lattice",
+        secure: bool = False,
     ) -> None:
         self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         self.sampler = sampler_choice(sampler)
@@ -307,6 +312,7 @@ class EXP2(LearnerBase):
             self.n, self.horizon, p.eta, p.gamma, noise_scale=self.noise_scale if epsilon is not None else None,
             clip=_clip(bounds), seed=seed_or_none("seed", seed), lattice_exponent=exponent,
         )
+        self._secure_if_private(secure, epsilon)
         self._pending: int | None = None
 
     def select(self) -> int:
@@ -335,7 +341,7 @@ class EXP2(LearnerBase):
     @property
     def privacy(self) -> Guarantee:
         """Pure epsilon-DP of the loss sequence (Thm 4.1 / Lemma 4.2), or none."""
-        return self._privacy
+        return self._secure_guarantee(self._privacy)
 
     def reseed(self, seed: int | None = None) -> None:
         """Draws future noise and arms from a new seed."""

@@ -43,6 +43,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::noise::NoiseSpec;
+use crate::rng::StreamRng;
 
 /// Largest scale, in lattice steps, a discrete Laplace or Gaussian accepts.
 pub const MAX_SCALE_STEPS: u64 = 1 << 21;
@@ -131,6 +132,54 @@ impl Clone for EntropyCell {
 impl std::fmt::Debug for EntropyCell {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("EntropyCell")
+    }
+}
+
+/// The entropy source of a privacy-noise stream: the seeded ChaCha stream
+/// (reproducible research runs) or the operating system (secure mode).
+///
+/// The choice is state (serialized); the operating-system source is not
+/// (nothing to restore): a restored secure stream reopens it, and never
+/// falls back to the seeded stream.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct NoiseRng {
+    seeded: StreamRng,
+    os: bool,
+    #[serde(skip)]
+    cell: EntropyCell,
+}
+
+impl NoiseRng {
+    /// A stream drawing from `rng`.
+    pub fn seeded(rng: StreamRng) -> Self {
+        NoiseRng { seeded: rng, os: false, cell: EntropyCell::default() }
+    }
+
+    /// From now on, draw from the operating system (opened here, so that a
+    /// system without entropy fails now rather than at a later draw).
+    pub fn use_os_entropy(&mut self) -> Result<()> {
+        self.cell.get()?;
+        self.os = true;
+        Ok(())
+    }
+
+    /// Whether draws come from the operating system.
+    pub fn is_os(&self) -> bool {
+        self.os
+    }
+
+    /// Replaces the seeded stream (`fork`); a secure stream stays secure.
+    pub fn reseed(&mut self, rng: StreamRng) {
+        self.seeded = rng;
+    }
+
+    /// The generator to draw from.
+    pub fn source(&mut self) -> Result<&mut dyn RngCore> {
+        if self.os {
+            Ok(self.cell.get()?)
+        } else {
+            Ok(&mut self.seeded)
+        }
     }
 }
 

@@ -60,7 +60,7 @@ use super::{BoundsPolicy, Learner};
 use crate::design::{core_set, design_variances, pull_counts, DesignOptions};
 use crate::env::{DecisionSet, Feedback};
 use crate::error::{check_finite, try_with_capacity, Error, Result};
-use crate::noise::secure::MAX_EXACT_STEPS;
+use crate::noise::secure::{NoiseRng, MAX_EXACT_STEPS};
 use crate::noise::NoiseSpec;
 use crate::rng::{SeedSequence, StreamRng};
 
@@ -395,7 +395,7 @@ pub struct Elimination {
     set_checked: bool,
     t: u64,
     history: Vec<BatchRecord>,
-    noise: StreamRng,
+    noise: NoiseRng,
     shuffler: StreamRng,
 }
 
@@ -415,7 +415,7 @@ impl Elimination {
             set_checked: false,
             t: 0,
             history: Vec::new(),
-            noise: seeds.stream("elimination/noise"),
+            noise: NoiseRng::seeded(seeds.stream("elimination/noise")),
             shuffler: seeds.stream("elimination/shuffle"),
         };
         engine.start_batch()?;
@@ -453,8 +453,18 @@ impl Elimination {
 
     /// Draws all future noise and permutations from `seeds`.
     pub fn reseed(&mut self, seeds: &SeedSequence) {
-        self.noise = seeds.stream("elimination/noise");
+        self.noise.reseed(seeds.stream("elimination/noise"));
         self.shuffler = seeds.stream("elimination/shuffle");
+    }
+
+    /// Privacy noise from the operating system from now on (secure mode).
+    pub fn use_os_entropy(&mut self) -> Result<()> {
+        self.noise.use_os_entropy()
+    }
+
+    /// Whether privacy noise comes from the operating system.
+    pub fn os_entropy(&self) -> bool {
+        self.noise.is_os()
     }
 
     /// Serialized state (generators included).
@@ -528,14 +538,14 @@ impl Elimination {
             Privatizer::CentralSum => self.rounded_reward(y)?,
             Privatizer::LocalReward | Privatizer::ShuffledReward => {
                 let noise = self.config.batch_noise(self.batch_index)?;
-                self.rounded_reward(y)? + noise.sample(&mut self.noise)
+                self.rounded_reward(y)? + noise.sample(self.noise.source()?)
             }
             // Alg. 4 / CJMP21 R_1D at the user: x in [0, 1], rounded to
             // {0, ..., g}; the sum holds the count of rounding one-bits.
             Privatizer::ShuffledSum(c) => {
                 let (lo, hi) = (self.config.reward_min, self.config.reward_max);
                 let g = c.rounding_levels(self.batch.pulls[pos]);
-                round_to_bits((y - lo) / (hi - lo), g, &mut self.noise) as f64
+                round_to_bits((y - lo) / (hi - lo), g, self.noise.source()?) as f64
             }
         };
         let b = &mut self.batch;
@@ -662,7 +672,7 @@ impl Elimination {
         if self.config.privatizer == Privatizer::CentralSum {
             let noise = self.config.batch_noise(i)?;
             for s in &mut self.batch.sums {
-                *s += noise.sample(&mut self.noise);
+                *s += noise.sample(self.noise.source()?);
             }
         }
         if let Privatizer::ShuffledSum(c) = self.config.privatizer {
@@ -671,7 +681,7 @@ impl Elimination {
             let (lo, hi) = (self.config.reward_min, self.config.reward_max);
             for (s, &n) in self.batch.sums.iter_mut().zip(&self.batch.pulls) {
                 let params = c.parameters(n)?;
-                let sum01 = analyze_bits(*s as u64, n, &params, &mut self.noise)?;
+                let sum01 = analyze_bits(*s as u64, n, &params, self.noise.source()?)?;
                 *s = lo * n as f64 + (hi - lo) * sum01;
             }
         }
@@ -802,6 +812,10 @@ fn project(config: &EliminationConfig, rows: &[usize], basis: &[f64], rank: usiz
 }
 
 impl Learner for Elimination {
+    fn use_os_entropy(&mut self) -> Result<()> {
+        Elimination::use_os_entropy(self)
+    }
+
     fn select(&mut self, set: &DecisionSet) -> Result<usize> {
         self.check_set(set)?;
         self.next_action()

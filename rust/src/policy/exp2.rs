@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use super::Learner;
 use crate::env::{DecisionSet, Feedback};
 use crate::error::{check_finite, check_positive, try_filled, Error, Result};
+use crate::noise::secure::NoiseRng;
 use crate::noise::{NoiseSpec, SecureKind};
 use crate::rng::{SeedSequence, StreamRng};
 
@@ -76,7 +77,7 @@ pub struct Exp2 {
     p: Vec<f64>,
     t: u64,
     sampling: StreamRng,
-    noise: StreamRng,
+    noise: NoiseRng,
 }
 
 const STATE_VERSION: u8 = 1;
@@ -93,7 +94,7 @@ impl Exp2 {
             p: try_filled("n", n, 0.0)?,
             t: 0,
             sampling: seeds.stream("sampling"),
-            noise: seeds.stream("reduction_noise"),
+            noise: NoiseRng::seeded(seeds.stream("reduction_noise")),
         };
         e.refresh();
         Ok(e)
@@ -149,7 +150,7 @@ impl Exp2 {
         // forwarded value is an exact lattice point.
         let mut forwarded = [loss];
         self.config.noise.round_input("loss", &mut forwarded, f64::INFINITY)?;
-        let forwarded = forwarded[0] + self.config.noise.sample(&mut self.noise);
+        let forwarded = forwarded[0] + self.config.noise.sample(self.noise.source()?);
         self.log_q[index] -= self.config.eta * forwarded / self.p[index];
         self.t += 1;
         self.refresh();
@@ -159,7 +160,17 @@ impl Exp2 {
     /// Draws future noise and samples from a new root (`fork`).
     pub fn reseed(&mut self, seeds: &SeedSequence) {
         self.sampling = seeds.stream("sampling");
-        self.noise = seeds.stream("reduction_noise");
+        self.noise.reseed(seeds.stream("reduction_noise"));
+    }
+
+    /// Privacy noise from the operating system from now on (secure mode).
+    pub fn use_os_entropy(&mut self) -> Result<()> {
+        self.noise.use_os_entropy()
+    }
+
+    /// Whether privacy noise comes from the operating system.
+    pub fn os_entropy(&self) -> bool {
+        self.noise.is_os()
     }
 
     fn refresh(&mut self) {
@@ -196,6 +207,10 @@ impl Exp2 {
 }
 
 impl Learner for Exp2 {
+    fn use_os_entropy(&mut self) -> Result<()> {
+        Exp2::use_os_entropy(self)
+    }
+
     fn select(&mut self, set: &DecisionSet) -> Result<usize> {
         if set.k != self.config.n {
             return Err(Error::invalid("set", format!("expected {} arms, got {}", self.config.n, set.k)));

@@ -221,6 +221,17 @@ impl FollowTheLeader {
         self.sampling = seeds.stream("sampling");
     }
 
+    /// Tree noise from the operating system from now on (secure mode;
+    /// before the first update).
+    pub fn use_os_entropy(&mut self) -> Result<()> {
+        self.tree.use_os_entropy()
+    }
+
+    /// Whether tree noise comes from the operating system.
+    pub fn os_entropy(&self) -> bool {
+        self.tree.os_entropy()
+    }
+
     fn refresh(&mut self) {
         let released = if self.tree.t() == 0 { &self.initial } else { self.tree.release() };
         argmin(self.config.geometry, self.config.rule, released, &mut self.x);
@@ -333,6 +344,10 @@ fn argmin(geometry: Geometry, rule: LeaderRule, big_l: &[f64], x: &mut [f64]) {
 }
 
 impl Learner for FollowTheLeader {
+    fn use_os_entropy(&mut self) -> Result<()> {
+        FollowTheLeader::use_os_entropy(self)
+    }
+
     fn select(&mut self, set: &DecisionSet) -> Result<usize> {
         if set.k != self.config.n {
             return Err(Error::invalid(

@@ -434,6 +434,20 @@ impl LinUcb {
         }
     }
 
+    /// Tree noise from the operating system from now on (secure mode;
+    /// before the first update).
+    pub fn use_os_entropy(&mut self) -> Result<()> {
+        match &mut self.stats {
+            Statistics::Tree { tree, .. } => tree.use_os_entropy(),
+            Statistics::Exact { .. } => Ok(()),
+        }
+    }
+
+    /// Whether tree noise comes from the operating system.
+    pub fn os_entropy(&self) -> bool {
+        matches!(&self.stats, Statistics::Tree { tree, .. } if tree.os_entropy())
+    }
+
     /// Serialized state (tree noise and generator included).
     pub fn to_bytes(&self) -> Vec<u8> {
         crate::state::encode(self)
@@ -470,6 +484,10 @@ impl crate::sim::LearnerFactory for LinUcbConfig {
 }
 
 impl Learner for LinUcb {
+    fn use_os_entropy(&mut self) -> Result<()> {
+        LinUcb::use_os_entropy(self)
+    }
+
     fn select(&mut self, set: &DecisionSet) -> Result<usize> {
         self.check_set(set)?;
         self.score_set(set);

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use super::Learner;
 use crate::env::{DecisionSet, Feedback};
 use crate::error::{check_finite, try_filled, try_with_capacity, Error, Result};
-use crate::noise::secure::MAX_EXACT_STEPS;
+use crate::noise::secure::{NoiseRng, MAX_EXACT_STEPS};
 use crate::noise::NoiseSpec;
 use crate::rng::{SeedSequence, StreamRng};
 use crate::tree::TreeCounter;
@@ -177,9 +177,12 @@ pub struct Mab {
     batch_sums: Vec<f64>,
     /// Released noisy batch means of every finished batch.
     released_means: Vec<Vec<f64>>,
-    /// Learner randomness: posterior draws, binarization and the
-    /// gap-estimation Laplace noise (ChaCha8, never the environment's).
+    /// Learner randomness: posterior draws and binarization (ChaCha8,
+    /// never the environment's).
     rng: StreamRng,
+    /// The gap-estimation phase's privacy noise (seeded or, in secure mode,
+    /// the operating system).
+    noise: NoiseRng,
 }
 
 impl Mab {
@@ -245,6 +248,7 @@ impl Mab {
             batch_sums: try_filled("k", k, 0.0)?,
             released_means: Vec::new(),
             rng: seeds.stream("mab/sampling"),
+            noise: NoiseRng::seeded(seeds.stream("mab/noise")),
             config,
         })
     }
@@ -382,7 +386,7 @@ impl Mab {
                 let mut v = [y];
                 noise.round_input("reward", &mut v, MAX_EXACT_STEPS / 4.0 / self.config.horizon as f64)?;
                 self.batch_sums[arm] += v[0];
-                self.end_gap_pull(batch, done + 1);
+                self.end_gap_pull(batch, done + 1)?;
             }
             Phase::Random { batch, done } => {
                 let expected = (done % k as u64) as usize;
@@ -431,19 +435,20 @@ impl Mab {
         Ok(())
     }
 
-    fn end_gap_pull(&mut self, batch: usize, done: u64) {
+    fn end_gap_pull(&mut self, batch: usize, done: u64) -> Result<()> {
         let k = self.config.k;
         let phases = self.config.phases.as_ref().expect("phases exist");
         let m = phases.batch_sizes[batch];
         if done < m * k as u64 {
             self.phase = Phase::Gap { batch, done };
-            return;
+            return Ok(());
         }
         // End of batch: release each arm's mean + Laplace(scale), once:
         // the sum + Laplace(scale m) (exact on a lattice unless floating
         // point was asked for), divided by m.
         let noise = phases.sum_noise(batch).expect("checked at construction");
-        let means: Vec<f64> = self.batch_sums.iter().map(|s| (s + noise.sample(&mut self.rng)) / m as f64).collect();
+        let source = self.noise.source()?;
+        let means: Vec<f64> = self.batch_sums.iter().map(|s| (s + noise.sample(&mut *source)) / m as f64).collect();
         self.batch_sums.fill(0.0);
         let mut sorted = means.clone();
         sorted.sort_by(|a, b| b.total_cmp(a));
@@ -464,6 +469,7 @@ impl Mab {
         } else {
             Phase::Gap { batch: batch + 1, done: 0 }
         };
+        Ok(())
     }
 
     /// Draws future noise (trees, sampling, gap estimation) from `seeds`.
@@ -474,6 +480,23 @@ impl Mab {
             }
         }
         self.rng = seeds.stream("mab/sampling");
+        self.noise.reseed(seeds.stream("mab/noise"));
+    }
+
+    /// Every privacy noise draw from the operating system from now on
+    /// (secure mode; before the first round).
+    pub fn use_os_entropy(&mut self) -> Result<()> {
+        if let Sums::Tree(trees) = &mut self.sums {
+            for tree in trees.iter_mut() {
+                tree.use_os_entropy()?;
+            }
+        }
+        self.noise.use_os_entropy()
+    }
+
+    /// Whether privacy noise comes from the operating system.
+    pub fn os_entropy(&self) -> bool {
+        self.noise.is_os()
     }
 
     /// Serialized state (tree noise and generators included).
@@ -509,6 +532,10 @@ impl crate::sim::LearnerFactory for MabConfig {
 }
 
 impl Learner for Mab {
+    fn use_os_entropy(&mut self) -> Result<()> {
+        Mab::use_os_entropy(self)
+    }
+
     fn select(&mut self, set: &DecisionSet) -> Result<usize> {
         if set.k != self.config.k || set.d != 0 {
             return Err(Error::invalid(

@@ -47,6 +47,13 @@ pub trait Learner: Send {
         None
     }
 
+    /// Draws every privacy noise value from the operating system from now
+    /// on (secure mode; before the first round). Learners without privacy
+    /// noise, or without a secure mode, refuse.
+    fn use_os_entropy(&mut self) -> Result<()> {
+        Err(crate::error::Error::invalid("secure", "this learner has no secure (operating-system entropy) mode"))
+    }
+
     /// The point played this round, valid between `select` (which then
     /// returns index 0: the index carries nothing) and `update`. `None`
     /// for index learners.

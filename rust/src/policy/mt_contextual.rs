@@ -300,6 +300,18 @@ impl MtContextual {
         self.rng = seeds.stream("mt-contextual/sampling");
     }
 
+    /// Tree noise from the operating system from now on (secure mode;
+    /// before the first update).
+    pub fn use_os_entropy(&mut self) -> Result<()> {
+        self.tree_a.use_os_entropy()?;
+        self.tree_b.use_os_entropy()
+    }
+
+    /// Whether tree noise comes from the operating system.
+    pub fn os_entropy(&self) -> bool {
+        self.tree_a.os_entropy()
+    }
+
     /// Serialized state (tree noise and generators included).
     pub fn to_bytes(&self) -> Vec<u8> {
         crate::state::encode(self)
@@ -329,6 +341,10 @@ impl crate::sim::LearnerFactory for MtContextualConfig {
 }
 
 impl Learner for MtContextual {
+    fn use_os_entropy(&mut self) -> Result<()> {
+        MtContextual::use_os_entropy(self)
+    }
+
     fn select(&mut self, set: &DecisionSet) -> Result<usize> {
         self.check_set(set)?;
         let scores = self.scores(set);

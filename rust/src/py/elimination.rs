@@ -182,9 +182,20 @@ impl PyElimination {
 
     /// The configuration, for the simulation loop (one engine per replicate).
     fn _factory(&self) -> PyLearnerFactory {
-        PyLearnerFactory::new(self.inner.config().clone())
+        PyLearnerFactory::with_entropy(self.inner.config().clone(), self.inner.os_entropy())
     }
 
+    /// Every privacy noise draw from the operating system from now on
+    /// (secure mode; before the first round).
+    fn use_os_entropy(&mut self) -> PyResult<()> {
+        self.inner.use_os_entropy().py_err()
+    }
+
+    /// Whether privacy noise comes from the operating system.
+    #[getter]
+    fn os_entropy(&self) -> bool {
+        self.inner.os_entropy()
+    }
     /// Draws all future noise and permutations from a new root (`None`:
     /// operating-system entropy). Past releases are unchanged.
     #[pyo3(signature = (seed=None))]

@@ -150,9 +150,20 @@ impl PyMab {
 
     /// The configuration, for the simulation loop (one engine per replicate).
     fn _factory(&self) -> PyLearnerFactory {
-        PyLearnerFactory::new(self.inner.config().clone())
+        PyLearnerFactory::with_entropy(self.inner.config().clone(), self.inner.os_entropy())
     }
 
+    /// Every privacy noise draw from the operating system from now on
+    /// (secure mode; before the first round).
+    fn use_os_entropy(&mut self) -> PyResult<()> {
+        self.inner.use_os_entropy().py_err()
+    }
+
+    /// Whether privacy noise comes from the operating system.
+    #[getter]
+    fn os_entropy(&self) -> bool {
+        self.inner.os_entropy()
+    }
     /// Draws all future noise from a new root (`None`: operating-system entropy).
     #[pyo3(signature = (seed=None))]
     fn reseed(&mut self, seed: Option<u64>) -> PyResult<()> {
@@ -270,9 +281,20 @@ impl PyMtContextual {
 
     /// The configuration, for the simulation loop.
     fn _factory(&self) -> PyLearnerFactory {
-        PyLearnerFactory::new(*self.inner.config())
+        PyLearnerFactory::with_entropy(*self.inner.config(), self.inner.os_entropy())
     }
 
+    /// Every privacy noise draw from the operating system from now on
+    /// (secure mode; before the first round).
+    fn use_os_entropy(&mut self) -> PyResult<()> {
+        self.inner.use_os_entropy().py_err()
+    }
+
+    /// Whether privacy noise comes from the operating system.
+    #[getter]
+    fn os_entropy(&self) -> bool {
+        self.inner.os_entropy()
+    }
     #[pyo3(signature = (seed=None))]
     fn reseed(&mut self, seed: Option<u64>) -> PyResult<()> {
         self.inner.reseed(&seeds(seed)?);

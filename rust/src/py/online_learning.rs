@@ -122,9 +122,20 @@ impl PyFollowTheLeader {
     /// The configuration, for the simulation loop (simplex learners play
     /// indices drawn from x_t, ball and cube learners the point x_t).
     fn _factory(&self) -> PyLearnerFactory {
-        PyLearnerFactory::new(*self.inner.config())
+        PyLearnerFactory::with_entropy(*self.inner.config(), self.inner.os_entropy())
     }
 
+    /// Every privacy noise draw from the operating system from now on
+    /// (secure mode; before the first round).
+    fn use_os_entropy(&mut self) -> PyResult<()> {
+        self.inner.use_os_entropy().py_err()
+    }
+
+    /// Whether privacy noise comes from the operating system.
+    #[getter]
+    fn os_entropy(&self) -> bool {
+        self.inner.os_entropy()
+    }
     #[pyo3(signature = (seed=None))]
     fn reseed(&mut self, seed: Option<u64>) -> PyResult<()> {
         self.inner.reseed(&seeds(seed)?);
@@ -201,9 +212,20 @@ impl PyExp2 {
     }
 
     fn _factory(&self) -> PyLearnerFactory {
-        PyLearnerFactory::new(*self.inner.config())
+        PyLearnerFactory::with_entropy(*self.inner.config(), self.inner.os_entropy())
     }
 
+    /// Every privacy noise draw from the operating system from now on
+    /// (secure mode; before the first round).
+    fn use_os_entropy(&mut self) -> PyResult<()> {
+        self.inner.use_os_entropy().py_err()
+    }
+
+    /// Whether privacy noise comes from the operating system.
+    #[getter]
+    fn os_entropy(&self) -> bool {
+        self.inner.os_entropy()
+    }
     #[pyo3(signature = (seed=None))]
     fn reseed(&mut self, seed: Option<u64>) -> PyResult<()> {
         self.inner.reseed(&seeds(seed)?);

@@ -14,7 +14,9 @@ use crate::env::Environment;
 use crate::error::{try_filled, Error, Result};
 use crate::policy::Learner;
 use crate::rng::SeedSequence;
-use crate::sim::{record_points, run_shared_replicates, EnvironmentFactory, EpisodeTrace, LearnerFactory, Progress};
+use crate::sim::{
+    record_points, run_shared_replicates, EnvironmentFactory, EpisodeTrace, LearnerFactory, OsEntropyFactory, Progress,
+};
 
 type SimOutput<'py> =
     (Bound<'py, PyArray1<u64>>, Bound<'py, PyArray3<f64>>, Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<f64>>);
@@ -70,6 +72,16 @@ pub struct PyLearnerFactory {
 impl PyLearnerFactory {
     pub fn new(inner: impl LearnerFactory + 'static) -> Self {
         PyLearnerFactory { inner: Arc::new(inner) }
+    }
+
+    /// As [`PyLearnerFactory::new`]; with `os_entropy`, every replicate
+    /// draws its privacy noise from the operating system (secure mode).
+    pub fn with_entropy(inner: impl LearnerFactory + 'static, os_entropy: bool) -> Self {
+        if os_entropy {
+            PyLearnerFactory::new(OsEntropyFactory(inner))
+        } else {
+            PyLearnerFactory::new(inner)
+        }
     }
 }
 
