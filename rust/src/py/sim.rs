@@ -3,8 +3,9 @@
 //! Ctrl-C while rayon runs the replicates.
 
 use std::sync::atomic::Ordering;
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use numpy::{IntoPyArray, PyArray1, PyArray3, PyArrayMethods};
 use pyo3::prelude::*;
@@ -33,15 +34,18 @@ fn with_progress<T: Send>(
     let mut interrupted = None;
     let out = py.detach(|| {
         std::thread::scope(|scope| {
-            let handle = scope.spawn(|| work(&state));
-            let mut last_report = Instant::now();
-            while !handle.is_finished() {
-                // Short naps keep small runs fast.
-                std::thread::sleep(Duration::from_millis(5));
-                if last_report.elapsed() < Duration::from_millis(200) {
-                    continue;
-                }
-                last_report = Instant::now();
+            let state_ref = &state;
+            // The worker says when it is done, so a short run returns at
+            // once (a fixed nap before the first check cost every call 5 ms);
+            // meanwhile the caller wakes five times a second for progress
+            // and Ctrl-C.
+            let (done_tx, done_rx) = mpsc::channel::<()>();
+            let handle = scope.spawn(move || {
+                let out = work(state_ref);
+                let _ = done_tx.send(());
+                out
+            });
+            while let Err(RecvTimeoutError::Timeout) = done_rx.recv_timeout(Duration::from_millis(200)) {
                 Python::attach(|py| {
                     let result = py.check_signals().and_then(|()| match &progress {
                         Some(cb) => cb.bind(py).call1((state.rounds.load(Ordering::Relaxed),)).map(|_| ()),
