@@ -38,6 +38,17 @@ fn mab_round(c: &mut Criterion) {
             ),
         ),
         (
+            // The default law: exact discrete Laplace on the lattice 2^-12
+            // (199.3 = 0.78 * 2^8 spans 2^19..2^20 steps of 2^-12).
+            "private_ucb_lattice",
+            config(
+                MabStatistics::Tree {
+                    noise: NoiseSpec::Laplace { scale: 199.3 }.on_lattice(12).expect("valid lattice"),
+                },
+                MabIndex::Ucb { noise_bound: 1.3e5 },
+            ),
+        ),
+        (
             "private_thompson",
             config(MabStatistics::Tree { noise: NoiseSpec::Laplace { scale: 199.3 } }, MabIndex::ThompsonBeta),
         ),

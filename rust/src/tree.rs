@@ -142,6 +142,9 @@ pub struct TreeCounter {
     /// Scratch for one noise draw (not state; kept to avoid allocation).
     #[serde(skip)]
     draw: Vec<f64>,
+    /// Scratch for a value rounded to the lattice (not state).
+    #[serde(skip)]
+    rounded: Vec<f64>,
 }
 
 /// Releases after an addition at a tree level below this are updated
@@ -223,6 +226,7 @@ impl TreeCounter {
             os_entropy: false,
             entropy: EntropyCell::default(),
             draw: zeros(dim, shape)?,
+            rounded: Vec::new(),
         })
     }
 
@@ -380,13 +384,14 @@ impl TreeCounter {
                 self.horizon
             )));
         }
-        // Lattice noise: the value enters the tree rounded to the lattice.
-        let rounded;
+        // Lattice noise: the value enters the tree rounded to the lattice
+        // (into a scratch buffer: no allocation a round).
+        let mut rounded = std::mem::take(&mut self.rounded);
         let value = match self.noise.lattice() {
             Some(s) => {
-                let mut v = value.to_vec();
-                s.to_lattice("value", &mut v, self.lattice_limit())?;
-                rounded = v;
+                rounded.clear();
+                rounded.extend_from_slice(value);
+                s.to_lattice("value", &mut rounded, self.lattice_limit())?;
                 &rounded[..]
             }
             None => value,
@@ -496,6 +501,7 @@ impl TreeCounter {
         } else {
             self.recompute_release();
         }
+        self.rounded = rounded;
         Ok(())
     }
 

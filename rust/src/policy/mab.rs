@@ -183,6 +183,12 @@ pub struct Mab {
     /// The gap-estimation phase's privacy noise (seeded or, in secure mode,
     /// the operating system).
     noise: NoiseRng,
+    /// UCB rule: per arm, (released sum + noise bound) / n_a and 1 / sqrt(n_a)
+    /// (+inf and 0 for an unpulled arm), so that a round's index is one
+    /// multiply-add per arm: base_a + w sqrt(2 ln t) / sqrt(n_a). Derived
+    /// from the state, rebuilt when missing (not serialized).
+    #[serde(skip)]
+    ucb_cache: Vec<(f64, f64)>,
 }
 
 impl Mab {
@@ -249,6 +255,7 @@ impl Mab {
             released_means: Vec::new(),
             rng: seeds.stream("mab/sampling"),
             noise: NoiseRng::seeded(seeds.stream("mab/noise")),
+            ucb_cache: Vec::new(),
             config,
         })
     }
@@ -343,6 +350,37 @@ impl Mab {
         Ok(())
     }
 
+    /// The cached (base, 1 / sqrt(n)) of arm `a` under the UCB rule.
+    fn ucb_entry(&self, a: usize, noise_bound: f64) -> (f64, f64) {
+        let n = self.pulls[a];
+        if n == 0 {
+            (f64::INFINITY, 0.0)
+        } else {
+            let n = n as f64;
+            ((self.sum_of(a) + noise_bound) / n, 1.0 / n.sqrt())
+        }
+    }
+
+    /// argmax over arms of the UCB index (ties to the lowest arm), from the
+    /// per-arm cache: one multiply-add per arm and one square root a round.
+    fn select_ucb(&mut self, noise_bound: f64) -> usize {
+        let k = self.config.k;
+        if self.ucb_cache.len() != k {
+            self.ucb_cache = (0..k).map(|a| self.ucb_entry(a, noise_bound)).collect();
+        }
+        let c = self.config.rewards.width() * (2.0 * ((self.t + 1) as f64).ln()).sqrt();
+        let mut best = 0;
+        let mut best_score = f64::NEG_INFINITY;
+        for (a, &(base, inv_sqrt_n)) in self.ucb_cache.iter().enumerate() {
+            let score = base + c * inv_sqrt_n;
+            if score > best_score {
+                best_score = score;
+                best = a;
+            }
+        }
+        best
+    }
+
     /// The arm to pull this round.
     pub fn select_arm(&mut self) -> Result<usize> {
         self.check_round()?;
@@ -350,6 +388,9 @@ impl Mab {
         match self.phase {
             Phase::Gap { done, .. } | Phase::Random { done, .. } => Ok((done % k as u64) as usize),
             Phase::Index => {
+                if let MabIndex::Ucb { noise_bound } = self.config.index {
+                    return Ok(self.select_ucb(noise_bound));
+                }
                 let scores = self.indices();
                 let mut best = 0;
                 let mut best_score = f64::NEG_INFINITY;
@@ -432,6 +473,9 @@ impl Mab {
             Sums::Tree(trees) => trees[arm].add(&[value])?,
         }
         self.pulls[arm] += 1;
+        if let (MabIndex::Ucb { noise_bound }, true) = (self.config.index, self.ucb_cache.len() == self.config.k) {
+            self.ucb_cache[arm] = self.ucb_entry(arm, noise_bound);
+        }
         Ok(())
     }
 
