@@ -208,11 +208,11 @@ def audit(
     for upper in (True, False):
         counts = [_counts(s, cands, upper) for s in sel]
         for hi in (0, 1):
-            k_hi, k_lo = counts[hi] * scale, counts[1 - hi] * scale
+            k_hi_proj, k_lo_proj = counts[hi] * scale, counts[1 - hi] * scale
             # Projected bounds at the estimation size n.
             with np.errstate(divide="ignore", invalid="ignore"):
-                lo_b = np.where(k_hi > 0, beta.ppf(1.0 - level, k_hi, n - k_hi + 1), 0.0)  # type: ignore[attr-defined]
-                up_b = np.where(k_lo < n, beta.ppf(level, k_lo + 1, n - k_lo), 1.0)  # type: ignore[attr-defined]
+                lo_b = np.where(k_hi_proj > 0, beta.ppf(1.0 - level, k_hi_proj, n - k_hi_proj + 1), 0.0)  # type: ignore[attr-defined]
+                up_b = np.where(k_lo_proj < n, beta.ppf(level, k_lo_proj + 1, n - k_lo_proj), 1.0)  # type: ignore[attr-defined]
                 score = np.where(lo_b > delta, np.log(np.maximum(lo_b - delta, 1e-300) / up_b), -np.inf)
             i = int(np.nanargmax(score)) if np.isfinite(score).any() else 0
             if score[i] > best[0]:

@@ -60,7 +60,7 @@ def replicate_seed(object_seed: int | None, seed: int) -> int:
     if object_seed is None:
         return int(s)  # type: ignore[arg-type]
     k = seed_or_none("seed", object_seed)
-    return int(np.random.SeedSequence([k, s]).generate_state(1, np.uint64)[0])
+    return int(np.random.SeedSequence([int(k), int(s)]).generate_state(1, np.uint64)[0])  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -444,7 +444,7 @@ def _python_env_factory(env: Any) -> Callable[[int], Any]:
         raise TypeError(
             "invalid argument `env`: needs decision_set(t) and reward(t, index), or be a seed -> env callable"
         )
-    used = []
+    used: list[int] = []
 
     def one_instance(seed: int) -> Any:
         if used:

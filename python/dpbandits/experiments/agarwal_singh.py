@@ -185,13 +185,15 @@ def agarwal_singh_experts(opts: RunOptions) -> Report:
             r = results[(cell, f"{alg} {_label(eps)}")]
             points[(alg, eps)] = mean_se(r.final_regret)
             m, se = points[(alg, eps)]
+            bound: float | str
+            ratio: float | str
             if alg == "SCRiBLe":
-                b, basis, ratio = "", "Thm 4.5 (not evaluated)", ""
+                bound, basis, ratio = "", "Thm 4.5 (not evaluated)", ""
             else:
-                b = olo_bound(geometry, SCRIBLE_N, n, eps)
-                basis, ratio = "Cor. 3.2", m / b
+                bound = olo_bound(geometry, SCRIBLE_N, n, eps)
+                basis, ratio = "Cor. 3.2", m / bound
             report.add_row(algorithm=f"{alg} (N={SCRIBLE_N})", epsilon="none" if eps is None else eps, horizon=n,
-                           seeds=r.seeds.size, final_regret_mean=m, final_regret_se=se, theorem_bound=b,
+                           seeds=r.seeds.size, final_regret_mean=m, final_regret_se=se, theorem_bound=bound,
                            bound_basis=basis, regret_over_bound=ratio, guarantee=str(r.guarantee))
     report.table_columns = ["algorithm", "epsilon", "horizon", "seeds", "final_regret_mean", "final_regret_se",
                             "theorem_bound", "bound_basis", "regret_over_bound"]

@@ -93,7 +93,7 @@ def mishra_thakurta_ucb(opts: RunOptions) -> Report:
     ucb1, ts = finals["UCB1"], finals["TS (Beta)"]
     # claims
     for variant in VARIANTS:
-        ys = [finals[f"{variant} eps={e:g}"] for e in EPSILONS]
+        ys = np.array([finals[f"{variant} eps={e:g}"] for e in EPSILONS])
         dec = all(a >= b for a, b in itertools.pairwise(ys)) and ys[-1] < 0.95 * ys[0]
         report.compare(f"{variant}: regret falls as epsilon grows", "yes (privacy cost ~ 1/epsilon)",
                        " / ".join(f"{y:,.0f}" for y in ys) + f" (eps = {', '.join(f'{e:g}' for e in EPSILONS)})",

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from dpbandits import __version__
 from dpbandits.experiments import RunOptions, get
@@ -21,14 +22,14 @@ from dpbandits.experiments import RunOptions, get
 __all__ = ["Report", "fit_loglog", "markdown_table", "mean_se"]
 
 
-def mean_se(values: Sequence[float]) -> tuple[float, float]:
+def mean_se(values: ArrayLike) -> tuple[float, float]:
     """Mean and standard error of the mean (0 for one value)."""
     a = np.asarray(values, dtype=np.float64)
     se = float(a.std(ddof=1) / math.sqrt(a.size)) if a.size > 1 else 0.0
     return float(a.mean()), se
 
 
-def fit_loglog(x: Sequence[float], y: Sequence[float]) -> dict[str, float]:
+def fit_loglog(x: ArrayLike, y: ArrayLike) -> dict[str, float]:
     """Least-squares line log y = slope log x + intercept, with the slope's
     standard error (needs >= 3 points for the error; nan otherwise)."""
     lx, ly = np.log(np.asarray(x, dtype=np.float64)), np.log(np.asarray(y, dtype=np.float64))

@@ -164,15 +164,16 @@ def confidence_radius(
     Thm 5's beta-bar_n).
     """
     if not isinstance(bounds, RegularizerBounds):
-        bounds = getattr(bounds, "bounds", None)
-        if not isinstance(bounds, RegularizerBounds):
+        inner = getattr(bounds, "bounds", None)
+        if not isinstance(inner, RegularizerBounds):
             raise TypeError(
                 "invalid argument `bounds`: expected RegularizerBounds "
                 "or a calibration with `.bounds`"
             )
+        bounds = inner
     sigma = positive("sigma", sigma)
     S = positive("S", S)
-    b = bounds
+    b: RegularizerBounds = bounds
     base = 2.0 * math.log(2.0 / b.alpha)
     if form == "log_det":
         log_offset = base - b.d * math.log(b.rho_min)
