@@ -470,9 +470,25 @@ class ContextualEliminationBandit(LearnerBase):
         self._args = {**config, "context_sampler": None}
         self.thetas = float_array("thetas", config["thetas"], ndim=2)
         self.g = float_array("g", g, ndim=2)
-        self.linear = EliminationLinearBandit._from_checkpoint_config(linear_config)
-        if self.linear.actions.shape != self.g.shape or not np.array_equal(self.linear.actions, self.g):
-            raise ValueError("the checkpoint's action set g does not match its linear learner")
+        # The linear learner is rebuilt from this learner's own configuration,
+        # as __init__ builds it, so the configuration it shows is the one
+        # that sets the guarantee; the stored copy must agree with it.
+        named = {"thetas", "horizon", "privacy", "epsilon", "delta", "d", "n_samples", "sampler_seed", "zeta",
+                 "max_actions", "seed"}
+        options = {k: v for k, v in config.items() if k not in named}
+        self.linear = EliminationLinearBandit(
+            self.g, config["horizon"], config.get("privacy"), config.get("epsilon"), config.get("delta"),
+            seed=config.get("seed"), **options,
+        )
+        stored = EliminationLinearBandit._from_checkpoint_config(linear_config)
+        for key in sorted(set(stored._args) | set(self.linear._args)):
+            a, b = stored._args.get(key), self.linear._args.get(key)
+            same = (np.array_equal(np.asarray(a), np.asarray(b)) if key == "actions"
+                    else type(a) is type(b) and a == b)
+            if not same:
+                raise ValueError(
+                    f"the checkpoint's linear learner has {key}={a!r}, its own configuration {key}={b!r}"
+                )
         self.horizon = self.linear.horizon
         self.d = self.thetas.shape[1]
         self._theta_index = None

@@ -193,6 +193,12 @@ impl PyElimination {
         Ok(())
     }
 
+    /// The configuration this engine was built with, as plain values
+    /// (see `dpbandits.checkpoint`; read-only).
+    fn noise_parameters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        super::config_values(py, self.inner.config())
+    }
+
     fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
         PyBytes::new(py, &self.inner.to_bytes())
     }

@@ -131,6 +131,12 @@ impl PyFollowTheLeader {
         Ok(())
     }
 
+    /// The configuration this engine was built with, as plain values
+    /// (see `dpbandits.checkpoint`; read-only).
+    fn noise_parameters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        super::config_values(py, self.inner.config())
+    }
+
     fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
         PyBytes::new(py, &self.inner.to_bytes())
     }
@@ -210,6 +216,12 @@ impl PyExp2 {
         Ok(())
     }
 
+    /// The configuration this engine was built with, as plain values
+    /// (see `dpbandits.checkpoint`; read-only).
+    fn noise_parameters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        super::config_values(py, self.inner.config())
+    }
+
     fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
         PyBytes::new(py, &self.inner.to_bytes())
     }
@@ -285,6 +297,12 @@ impl PyScrible {
     fn reseed(&mut self, seed: Option<u64>) -> PyResult<()> {
         self.inner.reseed(&seeds(seed)?);
         Ok(())
+    }
+
+    /// The configuration this engine was built with, as plain values
+    /// (see `dpbandits.checkpoint`; read-only).
+    fn noise_parameters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        super::config_values(py, self.inner.config())
     }
 
     fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
