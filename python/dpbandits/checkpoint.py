@@ -471,29 +471,36 @@ def read_checkpoint(
 _Path = tuple[str, ...]
 
 
-def _first_difference(expected: Any, actual: Any, path: _Path = ()) -> tuple[_Path, Any, Any] | None:
-    """The first place (path of keys / indices) where two nested plain
-    values differ, with both values there; None if they are equal."""
+def _differences(expected: Any, actual: Any, path: _Path = ()) -> list[tuple[_Path, Any, Any]]:
+    """Every place (path of keys / indices) where two nested plain values
+    differ, with both values there (a differing enum variant or field set
+    is one place)."""
     if isinstance(expected, dict) and isinstance(actual, dict):
         if list(expected) != list(actual):
             # Another enum variant (e.g. Lattice vs Gaussian noise) or another field set.
-            return path, expected, actual
-        for k in expected:
-            found = _first_difference(expected[k], actual[k], (*path, str(k)))
-            if found is not None:
-                return found
-        return None
+            return [(path, expected, actual)]
+        return [d for k in expected for d in _differences(expected[k], actual[k], (*path, str(k)))]
     if isinstance(expected, list) and isinstance(actual, list):
         if len(expected) != len(actual):
-            return path, expected, actual
-        for i, (e, a) in enumerate(zip(expected, actual, strict=True)):
-            found = _first_difference(e, a, (*path, f"[{i}]"))
-            if found is not None:
-                return found
-        return None
+            return [(path, expected, actual)]
+        return [d for i, (e, a) in enumerate(zip(expected, actual, strict=True))
+                for d in _differences(e, a, (*path, f"[{i}]"))]
     if type(expected) is type(actual) and expected == actual:
-        return None
-    return path, expected, actual
+        return []
+    return [(path, expected, actual)]
+
+
+#: Fields named first when several differ: those that set the guarantee.
+_NOISE_FIELDS = ("noise", "horizon", "privatizer", "lattice", "shift", "pad_to", "statistics", "phases", "bounds",
+                 "rewards")
+
+
+def _noise_first(found: list[tuple[_Path, Any, Any]]) -> list[tuple[_Path, Any, Any]]:
+    def rank(item: tuple[_Path, Any, Any]) -> int:
+        text = ".".join(item[0]).lower()
+        return next((i for i, word in enumerate(_NOISE_FIELDS) if word in text), len(_NOISE_FIELDS))
+
+    return sorted(found, key=rank)  # stable: file order within a rank
 
 
 def _field_name(path: _Path) -> str:
@@ -524,14 +531,16 @@ def verify_engine(name: str, config: dict[str, Any], expected: Any, restored: An
             f"{name!r}: the engine ({type(restored).__name__}) does not report the noise parameters it was built "
             "with, so the checkpoint's guarantee cannot be verified"
         )
-    found = _first_difference(expected.noise_parameters(), restored.noise_parameters())
-    if found is None:
+    found = _noise_first(_differences(expected.noise_parameters(), restored.noise_parameters()))
+    if not found:
         return
-    path, want, have = found
+    path, want, have = found[0]
     shown = ", ".join(f"{k}={config[k]!r}" for k in _SUMMARY_KEYS if k in config)
+    also = sorted({_field_name(p) for p, _, _ in found[1:]} - {_field_name(path)})
+    more = f" (also differing: {', '.join(also[:6])}{', ...' if len(also) > 6 else ''})" if also else ""
     raise CheckpointError(
         f"{name!r}: the header's configuration ({shown}) does not match the noise in the engine state: "
         f"field `{_field_name(path)}` is {_short(have)} in the file, but the library's calibration for the "
-        f"header gives {_short(want)}. The header was edited or the file was written by another version of "
-        "dpbandits; refused rather than report a guarantee its noise does not meet"
+        f"header gives {_short(want)}{more}. The header was edited or the file was written by another version "
+        "of dpbandits; refused rather than report a guarantee its noise does not meet"
     )
