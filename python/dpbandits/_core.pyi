@@ -8,7 +8,7 @@ raise ValueError (or a ``dpbandits.errors`` subclass) on bad values.
 """
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -168,11 +168,16 @@ class LinUcbEngine:
     def d(self) -> int: ...
     @property
     def horizon(self) -> int: ...
-    def noise_parameters(self) -> dict[str, Any]:
+    @overload
+    def noise_parameters(self, as_json: Literal[False] = False) -> dict[str, Any]: ...
+    @overload
+    def noise_parameters(self, as_json: Literal[True]) -> str: ...
+    def noise_parameters(self, as_json: bool = False) -> dict[str, Any] | str:
         """The configuration this engine was built with (noise law and
         scales, lattice exponents, shift, padding, horizon, bounds,
-        confidence constants) as nested plain values; read-only. Checkpoint
-        loading compares it with the engine built from the header."""
+        confidence constants) as nested plain values, or (``as_json``) the
+        JSON text of them; read-only. Checkpoint loading compares it with
+        the engine built from the header."""
     def to_bytes(self) -> bytes: ...
     @staticmethod
     def from_bytes(state: bytes) -> LinUcbEngine: ...
@@ -228,11 +233,16 @@ class MabEngine:
     @property
     def horizon(self) -> int: ...
     def reseed(self, seed: int | None = None) -> None: ...
-    def noise_parameters(self) -> dict[str, Any]:
+    @overload
+    def noise_parameters(self, as_json: Literal[False] = False) -> dict[str, Any]: ...
+    @overload
+    def noise_parameters(self, as_json: Literal[True]) -> str: ...
+    def noise_parameters(self, as_json: bool = False) -> dict[str, Any] | str:
         """The configuration this engine was built with (noise law and
         scales, lattice exponents, shift, padding, horizon, bounds,
-        confidence constants) as nested plain values; read-only. Checkpoint
-        loading compares it with the engine built from the header."""
+        confidence constants) as nested plain values, or (``as_json``) the
+        JSON text of them; read-only. Checkpoint loading compares it with
+        the engine built from the header."""
     def to_bytes(self) -> bytes: ...
     @staticmethod
     def from_bytes(state: bytes) -> MabEngine: ...
@@ -276,11 +286,16 @@ class MtContextualEngine:
     @property
     def horizon(self) -> int: ...
     def reseed(self, seed: int | None = None) -> None: ...
-    def noise_parameters(self) -> dict[str, Any]:
+    @overload
+    def noise_parameters(self, as_json: Literal[False] = False) -> dict[str, Any]: ...
+    @overload
+    def noise_parameters(self, as_json: Literal[True]) -> str: ...
+    def noise_parameters(self, as_json: bool = False) -> dict[str, Any] | str:
         """The configuration this engine was built with (noise law and
         scales, lattice exponents, shift, padding, horizon, bounds,
-        confidence constants) as nested plain values; read-only. Checkpoint
-        loading compares it with the engine built from the header."""
+        confidence constants) as nested plain values, or (``as_json``) the
+        JSON text of them; read-only. Checkpoint loading compares it with
+        the engine built from the header."""
     def to_bytes(self) -> bytes: ...
     @staticmethod
     def from_bytes(state: bytes) -> MtContextualEngine: ...
@@ -344,11 +359,16 @@ class EliminationEngine:
         """One dict of released data per finished batch."""
     def _factory(self) -> LearnerFactory: ...
     def reseed(self, seed: int | None = None) -> None: ...
-    def noise_parameters(self) -> dict[str, Any]:
+    @overload
+    def noise_parameters(self, as_json: Literal[False] = False) -> dict[str, Any]: ...
+    @overload
+    def noise_parameters(self, as_json: Literal[True]) -> str: ...
+    def noise_parameters(self, as_json: bool = False) -> dict[str, Any] | str:
         """The configuration this engine was built with (noise law and
         scales, lattice exponents, shift, padding, horizon, bounds,
-        confidence constants) as nested plain values; read-only. Checkpoint
-        loading compares it with the engine built from the header."""
+        confidence constants) as nested plain values, or (``as_json``) the
+        JSON text of them; read-only. Checkpoint loading compares it with
+        the engine built from the header."""
     def to_bytes(self) -> bytes: ...
     @staticmethod
     def from_bytes(state: bytes) -> EliminationEngine: ...
@@ -384,11 +404,16 @@ class FollowTheLeaderEngine:
     def horizon(self) -> int: ...
     def _factory(self) -> LearnerFactory: ...
     def reseed(self, seed: int | None = None) -> None: ...
-    def noise_parameters(self) -> dict[str, Any]:
+    @overload
+    def noise_parameters(self, as_json: Literal[False] = False) -> dict[str, Any]: ...
+    @overload
+    def noise_parameters(self, as_json: Literal[True]) -> str: ...
+    def noise_parameters(self, as_json: bool = False) -> dict[str, Any] | str:
         """The configuration this engine was built with (noise law and
         scales, lattice exponents, shift, padding, horizon, bounds,
-        confidence constants) as nested plain values; read-only. Checkpoint
-        loading compares it with the engine built from the header."""
+        confidence constants) as nested plain values, or (``as_json``) the
+        JSON text of them; read-only. Checkpoint loading compares it with
+        the engine built from the header."""
     def to_bytes(self) -> bytes: ...
     @staticmethod
     def from_bytes(state: bytes) -> FollowTheLeaderEngine: ...
@@ -420,11 +445,16 @@ class Exp2Engine:
     def horizon(self) -> int: ...
     def _factory(self) -> LearnerFactory: ...
     def reseed(self, seed: int | None = None) -> None: ...
-    def noise_parameters(self) -> dict[str, Any]:
+    @overload
+    def noise_parameters(self, as_json: Literal[False] = False) -> dict[str, Any]: ...
+    @overload
+    def noise_parameters(self, as_json: Literal[True]) -> str: ...
+    def noise_parameters(self, as_json: bool = False) -> dict[str, Any] | str:
         """The configuration this engine was built with (noise law and
         scales, lattice exponents, shift, padding, horizon, bounds,
-        confidence constants) as nested plain values; read-only. Checkpoint
-        loading compares it with the engine built from the header."""
+        confidence constants) as nested plain values, or (``as_json``) the
+        JSON text of them; read-only. Checkpoint loading compares it with
+        the engine built from the header."""
     def to_bytes(self) -> bytes: ...
     @staticmethod
     def from_bytes(state: bytes) -> Exp2Engine: ...
@@ -455,11 +485,16 @@ class ScribleEngine:
     def _factory(self) -> LearnerFactory:
         """The configuration, for the simulation loop (plays points of the ball)."""
     def reseed(self, seed: int | None = None) -> None: ...
-    def noise_parameters(self) -> dict[str, Any]:
+    @overload
+    def noise_parameters(self, as_json: Literal[False] = False) -> dict[str, Any]: ...
+    @overload
+    def noise_parameters(self, as_json: Literal[True]) -> str: ...
+    def noise_parameters(self, as_json: bool = False) -> dict[str, Any] | str:
         """The configuration this engine was built with (noise law and
         scales, lattice exponents, shift, padding, horizon, bounds,
-        confidence constants) as nested plain values; read-only. Checkpoint
-        loading compares it with the engine built from the header."""
+        confidence constants) as nested plain values, or (``as_json``) the
+        JSON text of them; read-only. Checkpoint loading compares it with
+        the engine built from the header."""
     def to_bytes(self) -> bytes: ...
     @staticmethod
     def from_bytes(state: bytes) -> ScribleEngine: ...

@@ -194,9 +194,10 @@ impl PyElimination {
     }
 
     /// The configuration this engine was built with, as plain values
-    /// (see `dpbandits.checkpoint`; read-only).
-    fn noise_parameters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        super::config_values(py, self.inner.config())
+    /// (`as_json`: their JSON text); see `dpbandits.checkpoint`; read-only.
+    #[pyo3(signature = (as_json=false))]
+    fn noise_parameters<'py>(&self, py: Python<'py>, as_json: bool) -> PyResult<Bound<'py, PyAny>> {
+        super::config_values(py, self.inner.config(), as_json)
     }
 
     fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
