@@ -346,10 +346,11 @@ def test_a_stale_temporary_file_is_replaced_and_old_random_ones_removed(tmp_path
     tmp = Path(temporary_path(path))
     assert tmp.name == ".l.ckpt.tmp" and tmp.parent == tmp_path
     tmp.write_bytes(b"half a checkpoint from a killed save")
-    legacy = [tmp_path / ".l.ckpt.ab12_XYZ.tmp", tmp_path / ".l.ckpt.00000000.tmp"]
+    legacy = [tmp_path / ".l.ckpt.ab12_xyz.tmp", tmp_path / ".l.ckpt.00000000.tmp"]
     for p in legacy:
         p.write_bytes(b"exact statistics left by an older dpbandits")
-    others = [tmp_path / ".l.ckpt.tmp.keep", tmp_path / ".other.ckpt.ab12_XYZ.tmp", tmp_path / "notes.txt"]
+    others = [tmp_path / ".l.ckpt.tmp.keep", tmp_path / ".other.ckpt.ab12_xyz.tmp", tmp_path / ".l.ckpt.AB12_XYZ.tmp",
+              tmp_path / ".l.ckpt.abc.tmp", tmp_path / "notes.txt"]
     for p in others:
         p.write_bytes(b"not ours")
     a.save(path)
@@ -369,6 +370,16 @@ def test_a_symbolic_link_at_the_temporary_path_is_never_written_through(tmp_path
     assert not os.path.lexists(temporary_path(path))
     assert JointDPLinUCB.load(path, key=KEY).t == a.t
     assert oct(path.stat().st_mode & 0o777) == oct(0o600)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX FIFOs")
+def test_a_fifo_at_the_temporary_path_neither_blocks_nor_receives_the_data(tmp_path: Path) -> None:
+    path = tmp_path / "l.ckpt"
+    os.mkfifo(temporary_path(path))
+    a = _jdp()
+    a.save(path)  # would block forever opening a FIFO without a reader
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["l.ckpt"]
+    assert JointDPLinUCB.load(path).t == a.t
 
 
 def test_concurrent_saves_of_one_target_never_tear_it(tmp_path: Path) -> None:

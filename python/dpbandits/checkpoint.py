@@ -73,6 +73,7 @@ import json
 import math
 import os
 import re
+import stat
 import struct
 from dataclasses import dataclass
 from typing import Any
@@ -237,7 +238,9 @@ def temporary_path(path: str | os.PathLike[str]) -> str:
 
 _NO_LOCKS = {errno.ENOLCK, errno.EINVAL, getattr(errno, "EOPNOTSUPP", errno.EINVAL),
              getattr(errno, "ENOTSUP", errno.EINVAL)}
-_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+# O_NONBLOCK: a FIFO planted at the temporary path fails to open (ENXIO) instead of blocking.
+_WRITE_FLAGS = (os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+                | getattr(os, "O_NONBLOCK", 0))
 
 
 def _open_temporary(tmp: str) -> int:
@@ -248,9 +251,9 @@ def _open_temporary(tmp: str) -> int:
         try:
             fd = os.open(tmp, _WRITE_FLAGS, 0o600)
         except OSError as exc:
-            if exc.errno != errno.ELOOP:
+            if exc.errno not in (errno.ELOOP, errno.ENXIO):
                 raise
-            os.unlink(tmp)  # a symbolic link where the temporary file goes: never written through
+            os.unlink(tmp)  # a symbolic link or a FIFO where the temporary file goes: never written through
             continue
         try:
             if fcntl is not None:
@@ -273,13 +276,13 @@ def _open_temporary(tmp: str) -> int:
                 os.close(fd)
                 continue
             getuid = getattr(os, "geteuid", None)
-            if getuid is not None and st.st_uid != getuid():
-                # Not ours (a directory others can write): whoever made it may
-                # hold it open. Remove it and make our own.
+            if not stat.S_ISREG(st.st_mode) or (getuid is not None and st.st_uid != getuid()):
+                # Not a regular file of ours (a directory others can write):
+                # whoever made it may hold it open. Remove it and make our own.
                 os.close(fd)
                 os.unlink(tmp)
                 continue
-            if st.st_mode & 0o077:
+            if st.st_mode & 0o077 and hasattr(os, "fchmod"):
                 os.fchmod(fd, 0o600)
             return fd
         except BaseException:
@@ -291,7 +294,7 @@ def _open_temporary(tmp: str) -> int:
     raise OSError(f"cannot take the temporary file {tmp!r} for writing (it keeps being replaced)")
 
 
-_LEGACY_TEMPORARY = re.compile(r"[A-Za-z0-9_]{8}\.tmp")
+_LEGACY_TEMPORARY = re.compile(r"[a-z0-9_]{8}\.tmp")  # tempfile's alphabet
 
 
 def _remove_legacy_temporaries(directory: str, name: str) -> None:
