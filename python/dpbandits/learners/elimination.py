@@ -464,7 +464,7 @@ class ContextualEliminationBandit(LearnerBase):
     def _from_checkpoint_config(cls, config: Any) -> Any:
         config = dict(config)
         g, linear_config = config.pop("_g", None), config.pop("_linear", None)
-        if g is None or linear_config is None:
+        if g is None or not isinstance(linear_config, dict):
             raise ValueError("the checkpoint lacks the action set g of a ContextualEliminationBandit")
         self = cls.__new__(cls)
         self._args = {**config, "context_sampler": None}
@@ -480,9 +480,9 @@ class ContextualEliminationBandit(LearnerBase):
             self.g, config["horizon"], config.get("privacy"), config.get("epsilon"), config.get("delta"),
             seed=config.get("seed"), **options,
         )
-        stored = EliminationLinearBandit._from_checkpoint_config(linear_config)
-        for key in sorted(set(stored._args) | set(self.linear._args)):
-            a, b = stored._args.get(key), self.linear._args.get(key)
+        own = self.linear._checkpoint_config()
+        for key in sorted(set(linear_config) | set(own)):
+            a, b = linear_config.get(key), own.get(key)
             same = (np.array_equal(np.asarray(a), np.asarray(b)) if key == "actions"
                     else type(a) is type(b) and a == b)
             if not same:

@@ -198,7 +198,7 @@ class LearnerBase:
         try:
             learner = target._from_checkpoint_config(ckpt.config)
             restored = type(learner._engine).from_bytes(ckpt.state)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, KeyError) as exc:
             raise CheckpointError(f"{name!r}: the learner state does not restore: {exc}") from None
         # The engine just built from the header is the reference: its noise
         # parameters come from the library's calibration of the header's
