@@ -8,6 +8,7 @@ raise ValueError (or a ``dpbandits.errors`` subclass) on bad values.
 """
 
 from collections.abc import Callable, Sequence
+from typing import Any, Literal, overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -167,6 +168,16 @@ class LinUcbEngine:
     def d(self) -> int: ...
     @property
     def horizon(self) -> int: ...
+    @overload
+    def noise_parameters(self, as_json: Literal[False] = False) -> dict[str, Any]: ...
+    @overload
+    def noise_parameters(self, as_json: Literal[True]) -> str: ...
+    def noise_parameters(self, as_json: bool = False) -> dict[str, Any] | str:
+        """The configuration this engine was built with (noise law and
+        scales, lattice exponents, shift, padding, horizon, bounds,
+        confidence constants) as nested plain values, or (``as_json``) the
+        JSON text of them; read-only. Checkpoint loading compares it with
+        the engine built from the header."""
     def to_bytes(self) -> bytes: ...
     @staticmethod
     def from_bytes(state: bytes) -> LinUcbEngine: ...
@@ -232,6 +243,16 @@ class MabEngine:
     def os_entropy(self) -> bool:
         """Whether privacy noise comes from the operating system."""
     def reseed(self, seed: int | None = None) -> None: ...
+    @overload
+    def noise_parameters(self, as_json: Literal[False] = False) -> dict[str, Any]: ...
+    @overload
+    def noise_parameters(self, as_json: Literal[True]) -> str: ...
+    def noise_parameters(self, as_json: bool = False) -> dict[str, Any] | str:
+        """The configuration this engine was built with (noise law and
+        scales, lattice exponents, shift, padding, horizon, bounds,
+        confidence constants) as nested plain values, or (``as_json``) the
+        JSON text of them; read-only. Checkpoint loading compares it with
+        the engine built from the header."""
     def to_bytes(self) -> bytes: ...
     @staticmethod
     def from_bytes(state: bytes) -> MabEngine: ...
@@ -280,6 +301,16 @@ class MtContextualEngine:
     def os_entropy(self) -> bool:
         """Whether privacy noise comes from the operating system."""
     def reseed(self, seed: int | None = None) -> None: ...
+    @overload
+    def noise_parameters(self, as_json: Literal[False] = False) -> dict[str, Any]: ...
+    @overload
+    def noise_parameters(self, as_json: Literal[True]) -> str: ...
+    def noise_parameters(self, as_json: bool = False) -> dict[str, Any] | str:
+        """The configuration this engine was built with (noise law and
+        scales, lattice exponents, shift, padding, horizon, bounds,
+        confidence constants) as nested plain values, or (``as_json``) the
+        JSON text of them; read-only. Checkpoint loading compares it with
+        the engine built from the header."""
     def to_bytes(self) -> bytes: ...
     @staticmethod
     def from_bytes(state: bytes) -> MtContextualEngine: ...
@@ -348,6 +379,16 @@ class EliminationEngine:
     def os_entropy(self) -> bool:
         """Whether privacy noise comes from the operating system."""
     def reseed(self, seed: int | None = None) -> None: ...
+    @overload
+    def noise_parameters(self, as_json: Literal[False] = False) -> dict[str, Any]: ...
+    @overload
+    def noise_parameters(self, as_json: Literal[True]) -> str: ...
+    def noise_parameters(self, as_json: bool = False) -> dict[str, Any] | str:
+        """The configuration this engine was built with (noise law and
+        scales, lattice exponents, shift, padding, horizon, bounds,
+        confidence constants) as nested plain values, or (``as_json``) the
+        JSON text of them; read-only. Checkpoint loading compares it with
+        the engine built from the header."""
     def to_bytes(self) -> bytes: ...
     @staticmethod
     def from_bytes(state: bytes) -> EliminationEngine: ...
@@ -388,6 +429,16 @@ class FollowTheLeaderEngine:
     def os_entropy(self) -> bool:
         """Whether privacy noise comes from the operating system."""
     def reseed(self, seed: int | None = None) -> None: ...
+    @overload
+    def noise_parameters(self, as_json: Literal[False] = False) -> dict[str, Any]: ...
+    @overload
+    def noise_parameters(self, as_json: Literal[True]) -> str: ...
+    def noise_parameters(self, as_json: bool = False) -> dict[str, Any] | str:
+        """The configuration this engine was built with (noise law and
+        scales, lattice exponents, shift, padding, horizon, bounds,
+        confidence constants) as nested plain values, or (``as_json``) the
+        JSON text of them; read-only. Checkpoint loading compares it with
+        the engine built from the header."""
     def to_bytes(self) -> bytes: ...
     @staticmethod
     def from_bytes(state: bytes) -> FollowTheLeaderEngine: ...
@@ -424,6 +475,16 @@ class Exp2Engine:
     def os_entropy(self) -> bool:
         """Whether privacy noise comes from the operating system."""
     def reseed(self, seed: int | None = None) -> None: ...
+    @overload
+    def noise_parameters(self, as_json: Literal[False] = False) -> dict[str, Any]: ...
+    @overload
+    def noise_parameters(self, as_json: Literal[True]) -> str: ...
+    def noise_parameters(self, as_json: bool = False) -> dict[str, Any] | str:
+        """The configuration this engine was built with (noise law and
+        scales, lattice exponents, shift, padding, horizon, bounds,
+        confidence constants) as nested plain values, or (``as_json``) the
+        JSON text of them; read-only. Checkpoint loading compares it with
+        the engine built from the header."""
     def to_bytes(self) -> bytes: ...
     @staticmethod
     def from_bytes(state: bytes) -> Exp2Engine: ...
@@ -454,6 +515,16 @@ class ScribleEngine:
     def _factory(self) -> LearnerFactory:
         """The configuration, for the simulation loop (plays points of the ball)."""
     def reseed(self, seed: int | None = None) -> None: ...
+    @overload
+    def noise_parameters(self, as_json: Literal[False] = False) -> dict[str, Any]: ...
+    @overload
+    def noise_parameters(self, as_json: Literal[True]) -> str: ...
+    def noise_parameters(self, as_json: bool = False) -> dict[str, Any] | str:
+        """The configuration this engine was built with (noise law and
+        scales, lattice exponents, shift, padding, horizon, bounds,
+        confidence constants) as nested plain values, or (``as_json``) the
+        JSON text of them; read-only. Checkpoint loading compares it with
+        the engine built from the header."""
     def to_bytes(self) -> bytes: ...
     @staticmethod
     def from_bytes(state: bytes) -> ScribleEngine: ...

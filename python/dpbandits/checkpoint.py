@@ -1,4 +1,4 @@
-"""Checkpoint files: atomic, versioned, checksummed.
+"""Checkpoint files: atomic, versioned, checksummed, optionally authenticated.
 
 A checkpoint holds what is needed to continue an object exactly where it
 stopped: for a learner, its class, its constructor configuration, the bytes
@@ -11,20 +11,54 @@ carries the node noise").
 File layout (all integers little-endian)::
 
     b"DPBCKPT\\n"                 magic, 8 bytes
-    u32  format version           FORMAT_VERSION
+    u32  format version           FORMAT_VERSION (2; version-1 files are read too)
     u32  header length, header    UTF-8 JSON: kind, config, extra, package version
-    u64  state length, state      engine / counter bytes (their own version byte first)
+    u64  state length, state      engine / counter bytes
+    [u32 1, 32 bytes]             only in authenticated files: HMAC-SHA256 with the
+                                  caller's key of everything before the tag and the u32
     32 bytes                      SHA-256 of everything above
 
-The header is plain JSON with tagged values (no pickle: loading a
-checkpoint runs no code from the file). Writing is atomic: a temporary file
-in the same directory is written, flushed and fsynced, renamed over the
-target with ``os.replace``, and the directory is fsynced, so a crash (even
-``kill -9``) leaves either the old file or the new one, never a torn one.
+Integrity and authenticity. The SHA-256 checksum detects accidents (a
+flipped bit, a truncated copy); it does **not** detect edits: anyone who can
+write the file can change it and recompute the checksum. Two defences
+stand against edits:
 
-Any file that is not a complete checkpoint of this format version (another
-version, a flipped byte, a truncation, another class) raises
-:class:`dpbandits.errors.CheckpointError`, a ``ValueError``.
+- Whatever the file says, a learner's reported guarantee is recomputed:
+  ``load`` rebuilds the learner from the header's configuration with the
+  library's own calibration formulas and compares the noise parameters
+  its engine would be built with (noise law and scales, lattice exponents,
+  shift, padding, horizon, bounds, confidence constants) with those the
+  engine bytes in the file were built with; any difference is a
+  :class:`~dpbandits.errors.CheckpointError` naming the field. So a header
+  edited to claim ``epsilon=0.1`` over noise calibrated for
+  ``epsilon=1`` is refused. This check cannot see an edit of the engine
+  bytes themselves (its stored noise, its sums) made consistently with
+  the header.
+- ``save(path, key=...)`` / ``load(path, key=...)`` authenticate the whole
+  file with HMAC-SHA256 (Python's :mod:`hmac`, compared in constant time).
+  Use a key whenever the file is stored where others can write (a shared
+  volume, object storage, a backup): without the key nobody can produce a
+  file that loads. The key is bytes (or a str, encoded as UTF-8), e.g.
+  ``secrets.token_bytes(32)`` kept out of the checkpoint's directory. A
+  keyed file loaded without a key, an unkeyed file loaded with one, and a
+  wrong key are each refused with ``CheckpointError``. A key does not stop
+  the replay of an older authentic file of the same learner (resuming
+  twice from one file adds the same future noise twice): keep track of
+  the round you resumed from.
+
+Writing is atomic: the file is written to a temporary file in the same
+directory with a fixed name per target (``.<name>.tmp``, mode 0600, taken
+under an exclusive ``flock`` where the platform has one), flushed and
+fsynced, renamed over the target with ``os.replace``, and the directory is
+fsynced, so a crash (even ``kill -9``) leaves either the old file or the new
+one, never a torn one. A save killed part-way leaves at most that one
+temporary file, which the next save of the same target overwrites and
+renames (and the randomly named ``.<name>.XXXXXXXX.tmp`` files that
+earlier versions left behind are removed then too).
+
+Any file that is not a complete checkpoint of a known format version
+(another version, a flipped byte, a truncation, another class, an edited
+header) raises :class:`dpbandits.errors.CheckpointError`, a ``ValueError``.
 
 The files hold exact sums and generator states: treat them like the raw data.
 """
@@ -32,22 +66,29 @@ The files hold exact sums and generator states: treat them like the raw data.
 from __future__ import annotations
 
 import base64
+import errno
 import hashlib
+import hmac
 import json
 import math
 import os
 import re
+import stat
 import struct
-import tempfile
 from dataclasses import dataclass
 from typing import Any
+
+try:  # POSIX: an exclusive lock on the temporary file serializes concurrent saves of one target
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
 
 import numpy as np
 
 from dpbandits._sizes import format_bytes, memory_limit
 from dpbandits.errors import CheckpointError
 
-__all__ = ["FORMAT_VERSION", "Checkpoint", "read_checkpoint", "write_checkpoint"]
+__all__ = ["FORMAT_VERSION", "Checkpoint", "read_checkpoint", "temporary_path", "verify_engine", "write_checkpoint"]
 
 MAGIC = b"DPBCKPT\n"
 #: The largest JSON header read (bytes) and its deepest nesting of arrays
@@ -56,9 +97,18 @@ MAGIC = b"DPBCKPT\n"
 #: arrays used to exhaust the recursion limit of the decoder.
 MAX_HEADER_BYTES = 1 << 30
 MAX_HEADER_DEPTH = 64
-#: Bumped whenever the layout or the meaning of a field changes.
-FORMAT_VERSION = 1
+#: Bumped whenever the layout or the meaning of a field changes. Version 2
+#: added the optional authentication section; version-1 files (never
+#: authenticated, otherwise the same layout) are still read.
+FORMAT_VERSION = 2
+_READABLE_VERSIONS = (1, 2)
 _DIGEST = 32
+#: Authentication section: u32 scheme, then the tag.
+_AUTH_HMAC_SHA256 = 1
+_AUTH_SECTION = 4 + _DIGEST
+
+#: Key = bytes-like or str (UTF-8).
+Key = bytes | bytearray | memoryview | str
 
 
 @dataclass(frozen=True)
@@ -70,6 +120,27 @@ class Checkpoint:
     state: bytes
     extra: dict[str, Any]
     package_version: str
+    #: Whether the file carried an HMAC-SHA256 tag (verified with the key given).
+    authenticated: bool = False
+
+
+def _key_bytes(key: Any) -> bytes | None:
+    """The HMAC key as bytes (None: no key), or TypeError / ValueError naming ``key``."""
+    if key is None:
+        return None
+    if isinstance(key, str):
+        raw = key.encode("utf-8")
+    elif isinstance(key, (bytes, bytearray, memoryview)):
+        raw = bytes(key)
+    else:
+        raise TypeError(f"invalid argument `key`: expected bytes or str, got {type(key).__name__}")
+    if not raw:
+        raise ValueError("invalid argument `key`: must not be empty (use e.g. secrets.token_bytes(32))")
+    return raw
+
+
+def _tag(key: bytes, signed: bytes) -> bytes:
+    return hmac.new(key, signed, hashlib.sha256).digest()
 
 
 def _encode(value: Any) -> Any:
@@ -128,7 +199,7 @@ def _decode(value: Any) -> Any:
     raise CheckpointError(f"malformed checkpoint header (unknown tag {tag!r})")
 
 
-_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 
 
 def _json_depth(raw: bytes) -> int:
@@ -157,17 +228,108 @@ def _fsync_directory(directory: str) -> None:
         os.close(fd)
 
 
+def temporary_path(path: str | os.PathLike[str]) -> str:
+    """The fixed temporary file a save of ``path`` writes before renaming
+    it over ``path``: ``.<name>.tmp`` in the same directory."""
+    target = os.path.abspath(os.fspath(path))
+    directory, name = os.path.split(target)
+    return os.path.join(directory, f".{name}.tmp")
+
+
+_NO_LOCKS = {errno.ENOLCK, errno.EINVAL, getattr(errno, "EOPNOTSUPP", errno.EINVAL),
+             getattr(errno, "ENOTSUP", errno.EINVAL)}
+# O_NONBLOCK: a FIFO planted at the temporary path fails to open (ENXIO) instead of blocking.
+_WRITE_FLAGS = (os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+                | getattr(os, "O_NONBLOCK", 0))
+
+
+def _open_temporary(tmp: str) -> int:
+    """An open, exclusively locked descriptor of the fixed temporary file
+    ``tmp``, owned by this user with mode 0600 (a file planted by someone
+    else, or a symbolic link, is removed and replaced first)."""
+    for _ in range(100):
+        try:
+            fd = os.open(tmp, _WRITE_FLAGS, 0o600)
+        except OSError as exc:
+            if exc.errno not in (errno.ELOOP, errno.ENXIO):
+                raise
+            os.unlink(tmp)  # a symbolic link or a FIFO where the temporary file goes: never written through
+            continue
+        try:
+            if fcntl is not None:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX)  # another save of the same target finishes first
+                except OSError as exc:
+                    # File systems without locks (some network mounts): saves of
+                    # one target from several processes at once are then the
+                    # caller's to serialize, as on platforms without flock.
+                    if exc.errno not in _NO_LOCKS:
+                        raise
+            st = os.fstat(fd)
+            try:
+                now = os.lstat(tmp)
+            except FileNotFoundError:
+                now = None
+            if now is None or (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+                # The file we locked was renamed over the target (or replaced)
+                # by the save we waited for: start again on a fresh one.
+                os.close(fd)
+                continue
+            getuid = getattr(os, "geteuid", None)
+            if not stat.S_ISREG(st.st_mode) or (getuid is not None and st.st_uid != getuid()):
+                # Not a regular file of ours (a directory others can write):
+                # whoever made it may hold it open. Remove it and make our own.
+                os.close(fd)
+                os.unlink(tmp)
+                continue
+            if st.st_mode & 0o077 and hasattr(os, "fchmod"):
+                os.fchmod(fd, 0o600)
+            return fd
+        except BaseException:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+            raise
+    raise OSError(f"cannot take the temporary file {tmp!r} for writing (it keeps being replaced)")
+
+
+_LEGACY_TEMPORARY = re.compile(r"[a-z0-9_]{8}\.tmp")  # tempfile's alphabet
+
+
+def _remove_legacy_temporaries(directory: str, name: str) -> None:
+    """Removes the ``.<name>.XXXXXXXX.tmp`` files (tempfile.mkstemp names)
+    that saves of earlier versions left behind when they were killed."""
+    prefix = f".{name}."
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:  # pragma: no cover - an unreadable directory: nothing to clean
+        return
+    for entry in entries:
+        rest = entry.name[len(prefix):] if entry.name.startswith(prefix) else ""
+        if rest and _LEGACY_TEMPORARY.fullmatch(rest):
+            try:
+                if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_uid == os.geteuid():
+                    os.unlink(entry.path)
+            except OSError:  # pragma: no cover - removed meanwhile, or not ours to remove
+                pass
+
+
 def write_checkpoint(
     path: str | os.PathLike[str],
     kind: str,
     config: dict[str, Any],
     state: bytes,
     extra: dict[str, Any] | None = None,
+    *,
+    key: Key | None = None,
 ) -> None:
-    """Writes a checkpoint atomically (temporary file in the same directory,
-    flush, fsync, ``os.replace``, fsync of the directory)."""
+    """Writes a checkpoint atomically (fixed temporary file ``.<name>.tmp``
+    in the same directory, flush, fsync, ``os.replace``, fsync of the
+    directory); with ``key``, authenticated with HMAC-SHA256."""
     from dpbandits import __version__
 
+    secret = _key_bytes(key)
     header = json.dumps(
         {
             "kind": kind,
@@ -187,15 +349,20 @@ def write_checkpoint(
             bytes(state),
         ]
     )
+    if secret is not None:
+        scheme = struct.pack("<I", _AUTH_HMAC_SHA256)
+        body += scheme + _tag(secret, body + scheme)
     blob = body + hashlib.sha256(body).digest()
     target = os.path.abspath(os.fspath(path))
-    directory = os.path.dirname(target)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(target) + ".", suffix=".tmp")
+    directory, name = os.path.split(target)
+    tmp = temporary_path(target)
+    fd = _open_temporary(tmp)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(blob)
-            f.flush()
-            os.fsync(f.fileno())
+        os.ftruncate(fd, 0)
+        view = memoryview(blob)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
         os.replace(tmp, target)
     except BaseException:
         try:
@@ -203,13 +370,21 @@ def write_checkpoint(
         except OSError:
             pass
         raise
+    finally:
+        os.close(fd)  # releases the lock
     _fsync_directory(directory)
+    if os.name == "posix":
+        _remove_legacy_temporaries(directory, name)
 
 
-def read_checkpoint(path: str | os.PathLike[str], expected_kind: str | None = None) -> Checkpoint:
+def read_checkpoint(
+    path: str | os.PathLike[str], expected_kind: str | None = None, *, key: Key | None = None
+) -> Checkpoint:
     """Reads and verifies a checkpoint; CheckpointError unless it is a
-    complete, uncorrupted file of this format version (and of
-    ``expected_kind`` when given)."""
+    complete, uncorrupted file of a known format version (and of
+    ``expected_kind`` when given). With ``key`` the file must carry an
+    HMAC-SHA256 tag made with that key; without one it must carry none."""
+    secret = _key_bytes(key)
     name = os.fspath(path)
     with open(name, "rb") as f:
         size = os.fstat(f.fileno()).st_size
@@ -227,12 +402,13 @@ def read_checkpoint(path: str | os.PathLike[str], expected_kind: str | None = No
             raise CheckpointError(f"{name!r}: truncated checkpoint ({len(blob)} bytes)")
         raise CheckpointError(f"{name!r} is not a dpbandits checkpoint (bad magic bytes)")
     (version,) = struct.unpack_from("<I", blob, len(MAGIC))
-    if version != FORMAT_VERSION:
+    if version not in _READABLE_VERSIONS:
         raise CheckpointError(
-            f"{name!r} has checkpoint format version {version}; this dpbandits reads version {FORMAT_VERSION}"
+            f"{name!r} has checkpoint format version {version}; this dpbandits reads versions "
+            f"{', '.join(map(str, _READABLE_VERSIONS))}"
         )
     body, digest = blob[:-_DIGEST], blob[-_DIGEST:]
-    if hashlib.sha256(body).digest() != digest:
+    if not hmac.compare_digest(hashlib.sha256(body).digest(), digest):
         raise CheckpointError(f"{name!r} is corrupted or truncated (SHA-256 checksum mismatch)")
     pos = len(MAGIC) + 4
     try:
@@ -241,22 +417,56 @@ def read_checkpoint(path: str | os.PathLike[str], expected_kind: str | None = No
         if hlen > MAX_HEADER_BYTES:
             raise CheckpointError(f"{name!r}: header of {hlen} bytes exceeds the limit of {MAX_HEADER_BYTES}")
         raw = body[pos : pos + hlen]
+        if len(raw) != hlen:
+            raise CheckpointError(f"{name!r}: inconsistent section lengths")
+        pos += hlen
+        (slen,) = struct.unpack_from("<Q", body, pos)
+        pos += 8
+        state = body[pos : pos + slen]
+        if len(state) != slen:
+            raise CheckpointError(f"{name!r}: inconsistent section lengths")
+        pos += slen
+        auth = body[pos:]
+    except struct.error as exc:
+        raise CheckpointError(f"{name!r}: malformed checkpoint ({exc})") from None
+    # Authentication before the header is parsed: with a key, nothing an
+    # unauthenticated party wrote reaches the JSON decoder.
+    if len(auth) not in (0, _AUTH_SECTION) or (version == 1 and auth):
+        raise CheckpointError(f"{name!r}: inconsistent section lengths")
+    authenticated = bool(auth)
+    if authenticated:
+        (scheme,) = struct.unpack_from("<I", auth, 0)
+        if scheme != _AUTH_HMAC_SHA256:
+            raise CheckpointError(f"{name!r}: unknown authentication scheme {scheme}")
+        if secret is None:
+            raise CheckpointError(
+                f"{name!r} is authenticated with a key (HMAC-SHA256): pass the key it was saved with, "
+                "load(path, key=...)"
+            )
+        expected = _tag(secret, body[: pos + 4])
+        if not hmac.compare_digest(expected, auth[4:]):
+            raise CheckpointError(
+                f"{name!r} fails authentication (HMAC-SHA256 mismatch): the file was modified after it was "
+                "saved, or the key is not the one it was saved with"
+            )
+    elif secret is not None:
+        raise CheckpointError(
+            f"{name!r} is not authenticated (saved without a key, so anyone could have written it); "
+            "refused because a key was given. Load it without key= only if you trust where it was stored."
+        )
+    try:
         depth = _json_depth(raw)
         if depth > MAX_HEADER_DEPTH:
             raise CheckpointError(
                 f"{name!r}: malformed checkpoint (header nests {depth} levels, more than {MAX_HEADER_DEPTH})"
             )
         header = json.loads(raw.decode("utf-8"))
-        pos += hlen
-        (slen,) = struct.unpack_from("<Q", body, pos)
-        pos += 8
-        state = body[pos : pos + slen]
-        if len(state) != slen or pos + slen != len(body):
-            raise CheckpointError(f"{name!r}: inconsistent section lengths")
         kind = header["kind"]
         config = _decode(header["config"])
         extra = _decode(header["extra"])
         package_version = str(header["package_version"])
+        if not (isinstance(kind, str) and isinstance(config, dict) and isinstance(extra, dict)):
+            raise CheckpointError(f"{name!r}: malformed checkpoint header")
     except CheckpointError:
         raise
     except (struct.error, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError,
@@ -264,4 +474,91 @@ def read_checkpoint(path: str | os.PathLike[str], expected_kind: str | None = No
         raise CheckpointError(f"{name!r}: malformed checkpoint ({exc})") from None
     if expected_kind is not None and kind != expected_kind:
         raise CheckpointError(f"{name!r} holds a {kind}, not a {expected_kind}")
-    return Checkpoint(kind=kind, config=config, state=bytes(state), extra=extra, package_version=package_version)
+    return Checkpoint(kind=kind, config=config, state=bytes(state), extra=extra, package_version=package_version,
+                      authenticated=authenticated)
+
+
+# --- the engine bytes against the header ----------------------------------------------
+
+_Path = tuple[str, ...]
+
+
+def _differences(expected: Any, actual: Any, path: _Path = ()) -> list[tuple[_Path, Any, Any]]:
+    """Every place (path of keys / indices) where two nested plain values
+    differ, with both values there (a differing enum variant or field set
+    is one place)."""
+    if expected == actual:
+        # Equal nested values (compared in C). Both sides decode the same
+        # Rust types, so a field has the same JSON type on either side.
+        return []
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        if list(expected) != list(actual):
+            # Another enum variant (e.g. Lattice vs Gaussian noise) or another field set.
+            return [(path, expected, actual)]
+        return [d for k in expected for d in _differences(expected[k], actual[k], (*path, str(k)))]
+    if isinstance(expected, list) and isinstance(actual, list):
+        if len(expected) != len(actual):
+            return [(path, expected, actual)]
+        return [d for i, (e, a) in enumerate(zip(expected, actual, strict=True))
+                for d in _differences(e, a, (*path, f"[{i}]"))]
+    if type(expected) is type(actual) and expected == actual:
+        return []
+    return [(path, expected, actual)]
+
+
+#: Fields named first when several differ: those that set the guarantee.
+_NOISE_FIELDS = ("noise", "horizon", "privatizer", "lattice", "shift", "pad_to", "statistics", "phases", "bounds",
+                 "rewards")
+
+
+def _noise_first(found: list[tuple[_Path, Any, Any]]) -> list[tuple[_Path, Any, Any]]:
+    def rank(item: tuple[_Path, Any, Any]) -> int:
+        text = ".".join(item[0]).lower()
+        return next((i for i, word in enumerate(_NOISE_FIELDS) if word in text), len(_NOISE_FIELDS))
+
+    return sorted(found, key=rank)  # stable: file order within a rank
+
+
+def _field_name(path: _Path) -> str:
+    out = ""
+    for part in path:
+        out += part if part.startswith("[") or not out else "." + part
+    return out or "configuration"
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, sort_keys=False) if isinstance(value, (dict, list)) else repr(value)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+#: Configuration entries shown in the refusal message (those that set a guarantee).
+_SUMMARY_KEYS = ("privacy", "epsilon", "delta", "horizon", "noise", "shift", "calibration", "sampler")
+
+
+def verify_engine(name: str, config: dict[str, Any], expected: Any, restored: Any) -> None:
+    """Refuses (CheckpointError naming the field) a restored engine whose
+    configuration, i.e. the noise parameters it was built with (noise law,
+    scales, lattice exponents, shift, padding, horizon, bounds, confidence
+    constants), differs from ``expected``'s: the engine a learner built
+    from the header's configuration gets from the library's own formulas.
+    Engines without ``noise_parameters`` cannot be verified and are refused."""
+    if not (hasattr(expected, "noise_parameters") and hasattr(restored, "noise_parameters")):
+        raise CheckpointError(
+            f"{name!r}: the engine ({type(restored).__name__}) does not report the noise parameters it was built "
+            "with, so the checkpoint's guarantee cannot be verified"
+        )
+    if expected.noise_parameters(as_json=True) == restored.noise_parameters(as_json=True):
+        return  # the common case, without decoding (an action set may hold millions of numbers)
+    found = _noise_first(_differences(expected.noise_parameters(), restored.noise_parameters()))
+    if not found:  # pragma: no cover - equal values never print differently
+        return
+    path, want, have = found[0]
+    shown = ", ".join(f"{k}={config[k]!r}" for k in _SUMMARY_KEYS if k in config)
+    also = sorted({_field_name(p) for p, _, _ in found[1:]} - {_field_name(path)})
+    more = f" (also differing: {', '.join(also[:6])}{', ...' if len(also) > 6 else ''})" if also else ""
+    raise CheckpointError(
+        f"{name!r}: the header's configuration ({shown}) does not match the noise in the engine state: "
+        f"field `{_field_name(path)}` is {_short(have)} in the file, but the library's calibration for the "
+        f"header gives {_short(want)}{more}. The header was edited or the file was written by another version "
+        "of dpbandits; refused rather than report a guarantee its noise does not meet"
+    )

@@ -349,24 +349,27 @@ class TreeCounter:
         j = self._inner.secure_exponent
         return None if j is None else math.ldexp(1.0, -j)
 
-    def save(self, path: str | os.PathLike[str]) -> None:
+    def save(self, path: str | os.PathLike[str], *, key: bytes | str | None = None) -> None:
         """Writes the whole state (exact sums, every stored node noise, the
         padding, the generator) to ``path`` atomically (see
-        :mod:`dpbandits.checkpoint`). Treat the file like the raw data."""
+        :mod:`dpbandits.checkpoint`); with ``key``, authenticated with
+        HMAC-SHA256 (without, the checksum only detects accidents). Treat
+        the file like the raw data."""
         from dpbandits.checkpoint import write_checkpoint
 
-        write_checkpoint(path, _TREE_KIND, {}, bytes(self._inner.to_bytes()))
+        write_checkpoint(path, _TREE_KIND, {}, bytes(self._inner.to_bytes()), key=key)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> TreeCounter:
+    def load(cls, path: str | os.PathLike[str], *, key: bytes | str | None = None) -> TreeCounter:
         """A counter saved by :meth:`save`, continuing exactly where it
         stopped: its future node noise is what it would have drawn.
         Raises :class:`dpbandits.errors.CheckpointError` for a corrupted
-        file or one from another format version."""
+        file, one from an unknown format version, or one failing
+        authentication with ``key`` (or authenticated when no key is given)."""
         from dpbandits.checkpoint import read_checkpoint
         from dpbandits.errors import CheckpointError
 
-        ckpt = read_checkpoint(path, expected_kind=_TREE_KIND)
+        ckpt = read_checkpoint(path, expected_kind=_TREE_KIND, key=key)
         out = cls.__new__(cls)
         try:
             out._inner = _core.TreeCounter.from_bytes(ckpt.state)

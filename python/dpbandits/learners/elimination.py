@@ -469,15 +469,31 @@ class ContextualEliminationBandit(LearnerBase):
     def _from_checkpoint_config(cls, config: Any) -> Any:
         config = dict(config)
         g, linear_config = config.pop("_g", None), config.pop("_linear", None)
-        if g is None or linear_config is None:
+        if g is None or not isinstance(linear_config, dict):
             raise ValueError("the checkpoint lacks the action set g of a ContextualEliminationBandit")
         self = cls.__new__(cls)
         self._args = {**config, "context_sampler": None}
         self.thetas = float_array("thetas", config["thetas"], ndim=2)
         self.g = float_array("g", g, ndim=2)
-        self.linear = EliminationLinearBandit._from_checkpoint_config(linear_config)
-        if self.linear.actions.shape != self.g.shape or not np.array_equal(self.linear.actions, self.g):
-            raise ValueError("the checkpoint's action set g does not match its linear learner")
+        # The linear learner is rebuilt from this learner's own configuration,
+        # as __init__ builds it, so the configuration it shows is the one
+        # that sets the guarantee; the stored copy must agree with it.
+        named = {"thetas", "horizon", "privacy", "epsilon", "delta", "d", "n_samples", "sampler_seed", "zeta",
+                 "max_actions", "seed"}
+        options = {k: v for k, v in config.items() if k not in named}
+        self.linear = EliminationLinearBandit(
+            self.g, config["horizon"], config.get("privacy"), config.get("epsilon"), config.get("delta"),
+            seed=config.get("seed"), **options,
+        )
+        own = self.linear._checkpoint_config()
+        for key in sorted(set(linear_config) | set(own)):
+            a, b = linear_config.get(key), own.get(key)
+            same = (np.array_equal(np.asarray(a), np.asarray(b)) if key == "actions"
+                    else type(a) is type(b) and a == b)
+            if not same:
+                raise ValueError(
+                    f"the checkpoint's linear learner has {key}={a!r}, its own configuration {key}={b!r}"
+                )
         self.horizon = self.linear.horizon
         self.d = self.thetas.shape[1]
         self._theta_index = None

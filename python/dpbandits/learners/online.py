@@ -72,9 +72,11 @@ class LearnerBase:
     Checkpoints: :meth:`save` writes the class, the constructor
     configuration, the engine bytes (every stored node noise and the
     generator state) and the pending selection to a file atomically, with a
-    format version and a SHA-256 checksum (:mod:`dpbandits.checkpoint`);
-    :meth:`load` restores a learner whose future decisions and noise are
-    bit-identical to the original's. Subclasses with more Python-side round
+    format version and a SHA-256 checksum (or, with ``key=``, an
+    HMAC-SHA256 tag; :mod:`dpbandits.checkpoint`); :meth:`load` restores a
+    learner whose future decisions and noise are bit-identical to the
+    original's, after checking that the engine bytes carry the noise the
+    header's configuration calls for. Subclasses with more Python-side round
     state extend :meth:`_checkpoint_extra` / :meth:`_restore_extra`; those
     whose constructor takes something a file cannot hold (a function)
     override :meth:`_checkpoint_config` / :meth:`_from_checkpoint_config`.
@@ -137,19 +139,24 @@ class LearnerBase:
             else:
                 self._pending = np.asarray(pending, dtype=np.float64)
 
-    def save(self, path: str | os.PathLike[str]) -> None:
+    def save(self, path: str | os.PathLike[str], *, key: bytes | str | None = None) -> None:
         """Writes a checkpoint of this learner to ``path`` atomically
-        (temporary file, fsync, rename, directory fsync): class, constructor
-        configuration, engine state with every stored node noise and the
-        generator, pending selection, format version, checksum. The file
-        holds exact statistics: treat it like the raw data, and resume from
-        it once (two live copies would add the same future noise)."""
+        (temporary file ``.<name>.tmp``, fsync, rename, directory fsync):
+        class, constructor configuration, engine state with every stored
+        node noise and the generator, pending selection, format version,
+        checksum. The checksum only detects accidents; with ``key`` (bytes
+        or str) the file is authenticated with HMAC-SHA256 and only a
+        ``load(path, key=key)`` accepts it: use one whenever the file is
+        stored where others can write (see :mod:`dpbandits.checkpoint`).
+        The file holds exact statistics: treat it like the raw data, and
+        resume from it once (two live copies would add the same future
+        noise)."""
         from dpbandits.checkpoint import write_checkpoint
 
         with self.lock:
             write_checkpoint(
                 path, _class_kind(type(self)), self._checkpoint_config(), bytes(self._engine.to_bytes()),
-                self._checkpoint_extra(),
+                self._checkpoint_extra(), key=key,
             )
 
     def _checkpoint_config(self) -> dict[str, Any]:
@@ -162,25 +169,43 @@ class LearnerBase:
         return cls(**config)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> Any:
+    def load(cls, path: str | os.PathLike[str], *, key: bytes | str | None = None) -> Any:
         """The learner saved in ``path`` by :meth:`save`, continuing exactly
         where it stopped (bit-identical future decisions; no node noise is
         drawn again). ``Cls.load`` refuses a file holding a learner that is
-        not a ``Cls``. Raises :class:`dpbandits.errors.CheckpointError`
-        (a ValueError) for a corrupted or truncated file, one from another
-        format version, or one holding another class."""
-        from dpbandits.checkpoint import read_checkpoint
+        not a ``Cls``.
+
+        The learner is rebuilt from the header's configuration, so its
+        ``privacy`` is recomputed by the library's own formulas, never read
+        from the file; the noise parameters its engine gets from them
+        (noise law, scales, lattice exponents, shift, padding, horizon,
+        bounds) must equal those the engine bytes in the file were built
+        with, so a header edited to claim another guarantee (epsilon, delta,
+        horizon, calibration, noise kind, sampler, ...) is refused, naming
+        the field. ``key``: the file must be authenticated with it
+        (HMAC-SHA256, see :meth:`save`); without it, it must not be.
+
+        Raises :class:`dpbandits.errors.CheckpointError` (a ValueError) for
+        a corrupted or truncated file, one from an unknown format version,
+        one holding another class, one whose header does not match its
+        engine, or one failing authentication."""
+        from dpbandits.checkpoint import read_checkpoint, verify_engine
 
         name = os.fspath(path)
-        ckpt = read_checkpoint(name)
+        ckpt = read_checkpoint(name, key=key)
         target = _resolve_kind(ckpt.kind, name)
         if not issubclass(target, cls):
             raise CheckpointError(f"{name!r} holds a {ckpt.kind}, not a {_class_kind(cls)}")
         try:
             learner = target._from_checkpoint_config(ckpt.config)
-            learner._engine = type(learner._engine).from_bytes(ckpt.state)
-        except (TypeError, ValueError) as exc:
+            restored = type(learner._engine).from_bytes(ckpt.state)
+        except (TypeError, ValueError, KeyError) as exc:
             raise CheckpointError(f"{name!r}: the learner state does not restore: {exc}") from None
+        # The engine just built from the header is the reference: its noise
+        # parameters come from the library's calibration of the header's
+        # configuration; the restored engine's come from the file.
+        verify_engine(name, ckpt.config, learner._engine, restored)
+        learner._engine = restored
         learner._restore_extra(ckpt.extra)
         return learner
 

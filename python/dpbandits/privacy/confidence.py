@@ -41,6 +41,11 @@ __all__ = [
 
 RadiusForm = Literal["log_det", "upper_bound"]
 
+#: The largest exploration bonus beta ||x||_{V^-1} a radius may give any
+#: admissible action (||x|| <= L): UCBs stay finite with room to spare
+#: (the largest double is about 1.8e308).
+MAX_BONUS = 1e300
+
 
 @dataclass(frozen=True)
 class RegularizerBounds:
@@ -186,7 +191,48 @@ def confidence_radius(
         raise ValueError(
             f"invalid argument `form`: must be 'log_det' or 'upper_bound', got {form!r}"
         )
+    _check_bonus(b, sigma, S)
     return ConfidenceRadius(
         form=form, noise_sd=sigma, log_offset=log_offset, log_det_coefficient=coefficient,
         offset=S * math.sqrt(b.rho_max) + b.gamma,
+    )
+
+
+def _check_bonus(b: RegularizerBounds, sigma: float, S: float) -> None:
+    """Refuses a sigma (or S) whose exploration bonus could overflow.
+
+    Over the horizon beta_t <= beta-bar_n (Prop. 4, second line) and
+    ||x||_{V_t^-1} <= L / sqrt(rho_min), so every bonus is at most
+    W = (sigma sqrt(A) + S sqrt(rho_max) + gamma) L / sqrt(rho_min), with A
+    the upper-bound form's log term. W <= :data:`MAX_BONUS` keeps every UCB
+    finite (a sigma near 1.8e308 used to give infinite UCBs); the
+    ValueError names the argument and the range that works with the others.
+    """
+    # ln(rho_max/rho_min + n L^2 / (d rho_min)) in logs (L^2 may overflow).
+    first = math.log(b.rho_max / b.rho_min)
+    second = math.log(b.horizon) + 2.0 * math.log(b.L) - math.log(b.d) - math.log(b.rho_min)
+    log_growth = max(first, second) + math.log1p(math.exp(-abs(first - second)))
+    root = math.sqrt(max(0.0, 2.0 * math.log(2.0 / b.alpha) + b.d * log_growth))
+    try:
+        scale = b.L / math.sqrt(b.rho_min)
+        offset = S * math.sqrt(b.rho_max) + b.gamma
+        width = (sigma * root + offset) * scale
+    except OverflowError:
+        scale = offset = width = math.inf
+    if math.isfinite(width) and width <= MAX_BONUS:
+        return
+    budget = MAX_BONUS / scale  # the largest beta that keeps every bonus <= MAX_BONUS
+    # Shown a little low, so that the printed bound itself works.
+    sigma_max = (budget - offset) / root * (1.0 - 1e-5) if math.isfinite(root) and root > 0.0 else 0.0
+    where = (f"S={S!r}, L={b.L!r}, rho_min={b.rho_min:.6g}, rho_max={b.rho_max:.6g}, gamma={b.gamma:.6g}, "
+             f"horizon={b.horizon}, alpha={b.alpha:.6g}")
+    if math.isfinite(sigma_max) and sigma_max > 0.0:
+        raise ValueError(
+            f"invalid argument `sigma`: {sigma!r} makes the exploration bonus beta_t ||x||_(V^-1) overflow "
+            f"(up to {width:.6g} for ||x|| = L; at most {MAX_BONUS:g} keeps every UCB finite); "
+            f"with {where} sigma must lie in (0, {sigma_max:.6g}]"
+        )
+    raise ValueError(
+        f"invalid arguments `S`, `L`: the exploration bonus (S sqrt(rho_max) + gamma) L / sqrt(rho_min) is "
+        f"{offset * scale:.6g} before any sigma term, above the {MAX_BONUS:g} that keeps every UCB finite ({where})"
     )

@@ -204,6 +204,13 @@ impl PyElimination {
         Ok(())
     }
 
+    /// The configuration this engine was built with, as plain values
+    /// (`as_json`: their JSON text); see `dpbandits.checkpoint`; read-only.
+    #[pyo3(signature = (as_json=false))]
+    fn noise_parameters<'py>(&self, py: Python<'py>, as_json: bool) -> PyResult<Bound<'py, PyAny>> {
+        super::config_values(py, self.inner.config(), as_json)
+    }
+
     fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
         PyBytes::new(py, &self.inner.to_bytes())
     }

@@ -20,6 +20,27 @@ mod sim;
 
 use pyo3::prelude::*;
 
+/// An engine's configuration (noise laws and scales, lattice exponents,
+/// shift, padding, horizon, bounds, confidence constants) as nested plain
+/// Python values (dicts, lists, numbers, strings), or with `as_json` as
+/// the JSON text they decode from: what a checkpoint's engine bytes were
+/// built with, compared on load with the configuration the checkpoint's
+/// header calls for (`dpbandits.checkpoint`). Enum variants appear as
+/// `{"Variant": {...}}` (or the bare name for unit variants); floats are
+/// exact (shortest round-trip decimal).
+pub(crate) fn config_values<'py, T: serde::Serialize>(
+    py: Python<'py>,
+    config: &T,
+    as_json: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let text = serde_json::to_string(config)
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("engine configuration: {e}")))?;
+    if as_json {
+        return Ok(pyo3::types::PyString::new(py, &text).into_any());
+    }
+    py.import("json")?.call_method1("loads", (text,))
+}
+
 /// Which build of the hot kernels this process runs: "avx2-fma" or
 /// "baseline" (see `cpu_dispatch`; `DPBANDITS_CPU_DISPATCH=baseline`
 /// forces the latter).
