@@ -421,14 +421,7 @@ impl TreeCounter {
                 *n += l;
             }
         }
-        Self::draw_noise(
-            self.noise,
-            self.os_entropy,
-            &mut self.rng,
-            &mut self.entropy,
-            self.side,
-            &mut self.draw,
-        )?;
+        Self::draw_noise(self.noise, self.os_entropy, &mut self.rng, &mut self.entropy, self.side, &mut self.draw)?;
         let noisy = &mut self.noisy[level * dim..(level + 1) * dim];
         for ((o, e), z) in noisy.iter_mut().zip(node.iter()).zip(&self.draw) {
             *o = e + z;

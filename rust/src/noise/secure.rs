@@ -163,7 +163,7 @@ fn random_u128<R: RngCore + ?Sized>(rng: &mut R) -> u128 {
 /// Two bits are needed on average, one generator word almost always, and
 /// no 128-bit division (which cost more than the rest of a draw).
 pub fn bernoulli_ratio<R: RngCore + ?Sized>(rng: &mut R, num: u128, den: u128) -> bool {
-    debug_assert!(num <= den && den >= 1 && den <= 1 << 127);
+    debug_assert!(num <= den && (1..=1 << 127).contains(&den));
     if den <= 1 << 62 {
         return bernoulli_ratio_u64(rng, num as u64, den as u64);
     }
@@ -218,6 +218,308 @@ pub fn uniform_below_u64<R: RngCore + ?Sized>(rng: &mut R, n: u64) -> u64 {
     (m >> 64) as u64
 }
 
+// ---------------------------------------------------------------------------
+// Fast exact samplers.
+//
+// A uniform U in [0, 1) is revealed lazily: a 15-bit head (U's first 15
+// binary digits) and, only when a decision needs them, 64-bit tail words
+// (the following digits). Four heads come from one generator word, so a
+// comparison between uniforms costs a few integer instructions and no
+// branch; only a tie between heads (probability 2^-15) or a long
+// descending run sends a draw to the general (slow, equally exact) path,
+// which extends the uniforms word by word.
+// ---------------------------------------------------------------------------
+
+/// Binary digits in the head of a lazily drawn uniform.
+const HEAD_BITS: u32 = 15;
+const HEAD_MASK: u64 = (1 << HEAD_BITS) - 1;
+
+/// Largest `den` for which the fast Bernoulli(exp(-num/den)) is used
+/// (num * 2^15 and head * den stay below 2^127).
+const FAST_DEN_MAX: u128 = 1 << 112;
+
+/// Largest variance [`discrete_gaussian`] accepts (2^50 steps^2: every
+/// product it forms stays below 2^127 except in the documented events).
+pub const MAX_GAUSSIAN_VAR: u128 = 1 << 50;
+
+/// The four 15-bit heads in one word: bits 63..49, 48..34, 33..19, 18..4
+/// (bits 3..0 are left for the caller: bit 0 is a Laplace sign).
+#[inline]
+fn heads(w: u64) -> [u64; 4] {
+    [w >> 49, (w >> 34) & HEAD_MASK, (w >> 19) & HEAD_MASK, (w >> 4) & HEAD_MASK]
+}
+
+/// A uniform in [0, 1) with lazily drawn digits: head / 2^15 +
+/// sum_i tail[i] 2^-(15 + 64 (i + 1)). Used by the rare slow paths only
+/// (the tail vector allocates only when a digit beyond the head is needed).
+struct LazyUniform {
+    head: u64,
+    tail: Vec<u64>,
+}
+
+impl LazyUniform {
+    fn new(head: u64) -> Self {
+        LazyUniform { head, tail: Vec::new() }
+    }
+
+    /// A uniform with a fresh head (the top 15 bits of a new word).
+    fn fresh<R: RngCore + ?Sized>(rng: &mut R) -> Self {
+        LazyUniform::new(rng.next_u64() >> (64 - HEAD_BITS))
+    }
+
+    /// Tail word i, drawn on first use.
+    fn word<R: RngCore + ?Sized>(&mut self, rng: &mut R, i: usize) -> u64 {
+        while self.tail.len() <= i {
+            self.tail.push(rng.next_u64());
+        }
+        self.tail[i]
+    }
+}
+
+/// a < b, exactly (digits drawn until they differ; equality has
+/// probability 0 and would loop on forever drawing digits).
+fn lazy_less<R: RngCore + ?Sized>(rng: &mut R, a: &mut LazyUniform, b: &mut LazyUniform) -> bool {
+    if a.head != b.head {
+        return a.head < b.head;
+    }
+    for i in 0.. {
+        let (x, y) = (a.word(rng, i), b.word(rng, i));
+        if x != y {
+            return x < y;
+        }
+    }
+    unreachable!()
+}
+
+/// u < num/den for 0 <= num <= den <= 2^112, exactly: the head against
+/// num/den by two products, then (when the head does not decide, chance
+/// 2^-15) the tail's bits against the long-division expansion.
+fn lazy_below_ratio<R: RngCore + ?Sized>(rng: &mut R, u: &mut LazyUniform, num: u128, den: u128) -> bool {
+    debug_assert!(num <= den && den <= FAST_DEN_MAX);
+    let lhs = u128::from(u.head) * den;
+    let target = num << HEAD_BITS;
+    if lhs >= target {
+        return false; // u >= head / 2^15 >= num/den
+    }
+    if lhs + den <= target {
+        return true; // u < (head + 1) / 2^15 <= num/den
+    }
+    // u < num/den  <=>  tail < rem/den, rem = num 2^15 - head den in (0, den).
+    let mut rem = target - lhs;
+    for i in 0.. {
+        let w = u.word(rng, i);
+        for bit in (0..64).rev() {
+            if rem == 0 {
+                return false; // the expansion ends: tail >= rem/den
+            }
+            rem <<= 1;
+            let ratio_bit = rem >= den;
+            if ratio_bit {
+                rem -= den;
+            }
+            if ((w >> bit) & 1 == 1) != ratio_bit {
+                return ratio_bit;
+            }
+        }
+    }
+    unreachable!()
+}
+
+/// floor(t * T) for T = sum_i w_i 2^-64(i+1), the words w_0, w_1, ...
+/// coming from `next`. A word after the first is used only when
+/// (t w_0 mod 2^64) + t > 2^64 (probability below t / 2^64): otherwise the
+/// digits after w_0 cannot carry into the integer part.
+fn floor_mul_words<F: FnMut() -> u64>(t: u64, next: &mut F) -> u64 {
+    let p = u128::from(t) * u128::from(next());
+    let (q, low) = ((p >> 64) as u64, p as u64);
+    // t T = q + (low + t T') / 2^64 with T' in [0, 1), so t T' in [0, t).
+    match low.overflowing_add(t) {
+        (r, true) if r > 0 => {
+            // Carry iff t T' >= 2^64 - low = t - r, i.e. floor(t T') >= t - r.
+            q + u64::from(floor_mul_words(t, next) >= t - r)
+        }
+        _ => q,
+    }
+}
+
+/// Bernoulli(exp(-num/den)) for 0 <= num <= den <= 2^112 (von Neumann
+/// 1951; Forsythe 1972): with x = num/den, let N be the length of the
+/// descending run x > U_1 > U_2 > ... > U_N of uniforms; then
+/// P[N >= n] = x^n / n!, so P[N even] = sum_n (-x)^n / n! = exp(-x).
+/// One word gives U_1..U_4 (heads); no branch unless a head ties
+/// (probability < 2^-13) or the run reaches 4 (probability <= 1/24).
+// Non-short-circuit `&`, `|` on booleans on purpose: they compile to flag
+// arithmetic, where `&&`, `||` would add the unpredictable branches this
+// code exists to avoid.
+#[allow(clippy::needless_bitwise_bool)]
+#[inline]
+fn bernoulli_exp_neg_frac<R: RngCore + ?Sized>(rng: &mut R, num: u128, den: u128) -> bool {
+    let [a, b, c, d] = heads(rng.next_u64());
+    let lhs = u128::from(a) * den;
+    let target = num << HEAD_BITS;
+    let c0 = lhs + den <= target; // U_1 < x for sure
+    let undecided = !c0 & (lhs < target);
+    let (c1, c2, c3) = (b < a, c < b, d < c);
+    let tie = (a == b) | (b == c) | (c == d);
+    if undecided | tie | (c0 & c1 & c2 & c3) {
+        return bernoulli_exp_neg_frac_slow(rng, [a, b, c, d], num, den);
+    }
+    let n = u32::from(c0) + u32::from(c0 & c1) + u32::from(c0 & c1 & c2);
+    n & 1 == 0
+}
+
+/// The general path of [`bernoulli_exp_neg_frac`], from the same heads.
+#[cold]
+fn bernoulli_exp_neg_frac_slow<R: RngCore + ?Sized>(rng: &mut R, h: [u64; 4], num: u128, den: u128) -> bool {
+    let mut prev = LazyUniform::new(h[0]);
+    if !lazy_below_ratio(rng, &mut prev, num, den) {
+        return true; // N = 0
+    }
+    let mut n = 1u64;
+    let mut i = 1;
+    loop {
+        let mut next = if i < 4 { LazyUniform::new(h[i]) } else { LazyUniform::fresh(rng) };
+        i += 1;
+        if !lazy_less(rng, &mut next, &mut prev) {
+            return n.is_multiple_of(2);
+        }
+        n += 1;
+        prev = next;
+    }
+}
+
+/// Bernoulli(exp(-num/den)) for any num/den >= 0 with den <= 2^112:
+/// exp(-gamma) = exp(-1)^floor(gamma) exp(-frac(gamma)), one independent
+/// Bernoulli per factor, stopping at the first 0.
+fn bernoulli_exp_neg_fast<R: RngCore + ?Sized>(rng: &mut R, num: u128, den: u128) -> bool {
+    if num <= den {
+        return bernoulli_exp_neg_frac(rng, num, den);
+    }
+    let (mut whole, rem) = (num / den, num % den);
+    while whole > 0 {
+        if !bernoulli_exp_neg_frac(rng, 1, 1) {
+            return false;
+        }
+        whole -= 1;
+    }
+    bernoulli_exp_neg_frac(rng, rem, den)
+}
+
+/// The magnitude and sign bit of a two-sided geometric draw with
+/// P[|Y| = m] ∝ exp(-m/t), before the rejection of (negative, 0).
+///
+/// |Y| = floor(t E) for E ~ Exp(1), since P[floor(t E) >= m] = exp(-m/t).
+/// E = K + U_1 by von Neumann (1951): a trial draws a descending run
+/// U_1 > U_2 > ... > U_N (ended by the first U_{N+1} > U_N) and is
+/// accepted when N is odd (probability exp(-U_1) given U_1); K counts the
+/// rejected trials (P[K >= k] = exp(-k)) and U_1 of the accepted trial has
+/// density ∝ exp(-u) on [0, 1). Then floor(t E) = t K + floor(t U_1)
+/// exactly, floor(t U_1) = (t head + floor(t T)) >> 15 with U_1 =
+/// (head + T) / 2^15 and T's digits drawn as needed ([`floor_mul_words`]).
+/// A trial is one word: four heads (no branch unless a head ties, chance
+/// below 3 2^-15, or the run reaches 4, chance 1/24) and the sign in bit 0.
+#[allow(clippy::needless_bitwise_bool)] // branch-free flags, as in `bernoulli_exp_neg_frac`
+#[inline]
+fn two_sided_geometric<R: RngCore + ?Sized, const SLOW_ONLY: bool>(rng: &mut R, t: u64) -> (u64, bool) {
+    let mut k: u64 = 0;
+    loop {
+        let w = rng.next_u64();
+        let h = heads(w);
+        let [a, b, c, d] = h;
+        let (d1, d2, d3) = (a > b, b > c, c > d);
+        let tie = (a == b) | (b == c) | (c == d);
+        let frac = if SLOW_ONLY || tie | (d1 & d2 & d3) {
+            let Some(mut u1) = von_neumann_slow(rng, h) else {
+                k += 1;
+                continue;
+            };
+            let mut i = 0;
+            let tail = floor_mul_words(t, &mut || {
+                i += 1;
+                u1.word(rng, i - 1)
+            });
+            (u128::from(t) * u128::from(u1.head) + u128::from(tail)) >> HEAD_BITS
+        } else {
+            // N = 1 (b > a) or N = 3 (a > b > c, d > c): accept; N = 2: reject.
+            if d1 & !(d2 & !d3) {
+                k += 1;
+                continue;
+            }
+            let tail = floor_mul_words(t, &mut || rng.next_u64());
+            (u128::from(t) * u128::from(a) + u128::from(tail)) >> HEAD_BITS
+        };
+        // |Y| >= 2^64 needs K >= 2^64 / t, probability below exp(-2^40)
+        // at t <= 2^24: saturated (documented in the module).
+        let m = u128::from(t) * u128::from(k) + frac;
+        return (u64::try_from(m).unwrap_or(u64::MAX), w & 1 == 1);
+    }
+}
+
+/// The general path of a von Neumann trial from the heads of one word:
+/// `Some(U_1)` when the trial is accepted (its digits drawn so far kept),
+/// `None` when it is rejected.
+#[cold]
+fn von_neumann_slow<R: RngCore + ?Sized>(rng: &mut R, h: [u64; 4]) -> Option<LazyUniform> {
+    let mut first = LazyUniform::new(h[0]);
+    let mut prev = LazyUniform::new(h[1]);
+    if !lazy_less(rng, &mut prev, &mut first) {
+        return Some(first); // N = 1
+    }
+    let mut n = 2u64;
+    let mut i = 2;
+    loop {
+        let mut next = if i < 4 { LazyUniform::new(h[i]) } else { LazyUniform::fresh(rng) };
+        i += 1;
+        if !lazy_less(rng, &mut next, &mut prev) {
+            return if n % 2 == 1 { Some(first) } else { None };
+        }
+        n += 1;
+        prev = next;
+    }
+}
+
+#[inline]
+fn signed(m: u64, negative: bool) -> i64 {
+    // |Y| > 2^63 - 1: see `two_sided_geometric` (saturated).
+    let y = i64::try_from(m).unwrap_or(i64::MAX);
+    if negative {
+        -y
+    } else {
+        y
+    }
+}
+
+/// One discrete Laplace draw with integer scale `t` >= 1 (0 is read as 1):
+/// P[Y = y] = (1 - e^{-1/t}) / (1 + e^{-1/t}) * exp(-|y| / t).
+///
+/// |Y| = floor(t E) with E ~ Exp(1) drawn exactly by von Neumann's method
+/// and a sign bit, (negative, 0) rejected (see [`two_sided_geometric`]).
+pub fn discrete_laplace<R: RngCore + ?Sized>(rng: &mut R, t: u64) -> i64 {
+    discrete_laplace_impl::<R, false>(rng, t)
+}
+
+#[inline]
+fn discrete_laplace_impl<R: RngCore + ?Sized, const SLOW_ONLY: bool>(rng: &mut R, t: u64) -> i64 {
+    let t = t.max(1);
+    loop {
+        let (m, negative) = two_sided_geometric::<R, SLOW_ONLY>(rng, t);
+        if !(negative && m == 0) {
+            return signed(m, negative);
+        }
+    }
+}
+
+/// Bernoulli(exp(-num/den)) for any num >= 0, den >= 1 (den <= 2^127),
+/// exactly: by [`bernoulli_exp_neg_frac`]'s runs of uniforms when
+/// den <= 2^112, else by CKS 2020, Alg. 1.
+pub fn bernoulli_exp_neg<R: RngCore + ?Sized>(rng: &mut R, num: u128, den: u128) -> bool {
+    if den <= FAST_DEN_MAX {
+        bernoulli_exp_neg_fast(rng, num, den)
+    } else {
+        bernoulli_exp_neg_cks(rng, num, den)
+    }
+}
+
 /// Bernoulli(exp(-num/den)) for 0 <= num/den <= 1 (CKS 2020, Alg. 1, first
 /// case): draw A_K ~ Bernoulli(gamma / K) for K = 1, 2, ... until the first
 /// 0; return 1 iff that K is odd.
@@ -236,11 +538,12 @@ fn bernoulli_exp_neg_unit<R: RngCore + ?Sized>(rng: &mut R, num: u128, den: u128
     }
 }
 
-/// Bernoulli(exp(-num/den)) for any num/den >= 0 (CKS 2020, Alg. 1):
+/// Bernoulli(exp(-num/den)) for any num/den >= 0 (CKS 2020, Alg. 1; the
+/// path of [`bernoulli_exp_neg`] for den > 2^112):
 /// floor(gamma) independent Bernoulli(exp(-1)) all 1, then one
 /// Bernoulli(exp(-frac(gamma))). Stops at the first 0, so the expected
 /// number of steps is below 1/(1 - e^-1) whatever gamma is.
-pub fn bernoulli_exp_neg<R: RngCore + ?Sized>(rng: &mut R, num: u128, den: u128) -> bool {
+fn bernoulli_exp_neg_cks<R: RngCore + ?Sized>(rng: &mut R, num: u128, den: u128) -> bool {
     let mut whole = num / den;
     while whole > 0 {
         if !bernoulli_exp_neg_unit(rng, 1, 1) {
@@ -251,36 +554,22 @@ pub fn bernoulli_exp_neg<R: RngCore + ?Sized>(rng: &mut R, num: u128, den: u128)
     bernoulli_exp_neg_unit(rng, num % den, den)
 }
 
-/// One discrete Laplace draw with integer scale `t` >= 1:
-/// P[Y = y] = (1 - e^{-1/t}) / (1 + e^{-1/t}) * exp(-|y| / t)
-/// (CKS 2020, Alg. 2 with s = 1).
-pub fn discrete_laplace<R: RngCore + ?Sized>(rng: &mut R, t: u64) -> i64 {
-    let t64 = t.max(1);
-    let t = u128::from(t64);
-    loop {
-        let u = u128::from(uniform_below_u64(rng, t64));
-        if !bernoulli_exp_neg_unit(rng, u, t) {
-            continue;
-        }
-        let mut v: u128 = 0;
-        while bernoulli_exp_neg_unit(rng, 1, 1) {
-            v += 1;
-        }
-        let magnitude = u + t * v;
-        let negative = rng.next_u64() & 1 == 1;
-        if negative && magnitude == 0 {
-            continue;
-        }
-        // |Y| > 2^62 has probability below exp(-2^41) at t <= 2^21.
-        let y = i64::try_from(magnitude).unwrap_or(i64::MAX);
-        return if negative { -y } else { y };
-    }
-}
-
 /// floor(sqrt(n)) exactly.
 pub fn isqrt(n: u128) -> u128 {
     if n < 2 {
         return n;
+    }
+    if n < 1 << 104 {
+        // An estimate (within 1 of the root below 2^52), then exact
+        // integer corrections: the result is checked, not trusted.
+        let mut r = (n as f64).sqrt() as u128;
+        while r * r > n {
+            r -= 1;
+        }
+        while (r + 1) * (r + 1) <= n {
+            r += 1;
+        }
+        return r;
     }
     // Newton's iteration from above, in integers.
     let mut x = 1u128 << (128 - n.leading_zeros()).div_ceil(2);
@@ -293,28 +582,64 @@ pub fn isqrt(n: u128) -> u128 {
     }
 }
 
-/// One discrete Gaussian draw with integer variance parameter `var` >= 1:
-/// P[Y = y] ∝ exp(-y^2 / (2 var)) (CKS 2020, Alg. 3): Y ~ DLap(t) with
-/// t = floor(sqrt(var)) + 1, accepted with probability
-/// exp(-(|Y| - var/t)^2 / (2 var)) = exp(-(|Y| t - var)^2 / (2 var t^2)).
-pub fn discrete_gaussian<R: RngCore + ?Sized>(rng: &mut R, var: u128) -> i64 {
-    let var = var.max(1);
-    let t = isqrt(var) + 1;
-    let den = 2 * var * t * t;
-    loop {
-        let y = discrete_laplace(rng, t as u64);
-        let a = u128::from(y.unsigned_abs());
-        let diff = match a.checked_mul(t) {
-            Some(at) => at.abs_diff(var),
-            None => continue, // gamma > 2^40: acceptance probability < exp(-2^40)
-        };
-        let Some(num) = diff.checked_mul(diff) else {
-            continue; // as above
-        };
-        if bernoulli_exp_neg(rng, num, den) {
-            return y;
+/// Discrete Gaussian parameters, computed once per noise value.
+#[derive(Clone, Copy, Debug)]
+struct DiscreteGaussian {
+    var: u128,
+    /// Scale of the discrete Laplace proposal: sqrt(var) rounded to the
+    /// nearest integer (any t >= 1 gives the exact law; t near sigma
+    /// maximises the acceptance rate, about 0.76 for large sigma).
+    t: u64,
+    /// 2 var t^2: gamma = (|Y| t - var)^2 / den.
+    den: u128,
+}
+
+impl DiscreteGaussian {
+    fn new(var: u128) -> Self {
+        let var = var.max(1);
+        assert!(var <= MAX_GAUSSIAN_VAR, "discrete Gaussian variance {var} exceeds 2^50");
+        let s = isqrt(var);
+        // sqrt(var) >= s + 1/2  <=>  var > s^2 + s (integers).
+        let t = if var > s * s + s { s + 1 } else { s };
+        DiscreteGaussian { var, t: t as u64, den: 2 * var * t * t }
+    }
+
+    /// CKS 2020, Alg. 3 with scale t: Y ~ DLap(t), accepted with
+    /// probability exp(-(|Y| - var/t)^2 / (2 var)) = exp(-gamma).
+    #[inline]
+    fn sample<R: RngCore + ?Sized, const SLOW_ONLY: bool>(&self, rng: &mut R) -> i64 {
+        loop {
+            let (m, negative) = two_sided_geometric::<R, SLOW_ONLY>(rng, self.t);
+            if negative && m == 0 {
+                continue;
+            }
+            let diff = (u128::from(m) * u128::from(self.t)).abs_diff(self.var);
+            // diff^2 >= 2^128 means gamma > 2^26: acceptance probability
+            // below exp(-2^26), decided as a rejection (documented).
+            let Some(num) = diff.checked_mul(diff) else {
+                continue;
+            };
+            let accept = if SLOW_ONLY && num <= self.den {
+                let [a, b, c, d] = heads(rng.next_u64());
+                bernoulli_exp_neg_frac_slow(rng, [a, b, c, d], num, self.den)
+            } else {
+                bernoulli_exp_neg_fast(rng, num, self.den)
+            };
+            if accept {
+                return signed(m, negative);
+            }
         }
     }
+}
+
+/// One discrete Gaussian draw with integer variance parameter `var`
+/// (1 <= var <= 2^50; 0 is read as 1): P[Y = y] ∝ exp(-y^2 / (2 var))
+/// (CKS 2020, Alg. 3, with the proposal scale t = sqrt(var) rounded to the
+/// nearest integer instead of floor(sqrt(var)) + 1: any t >= 1 gives the
+/// same law, and t ~ sigma accepts most often). Y ~ DLap(t) is accepted
+/// with probability exp(-(|Y| t - var)^2 / (2 var t^2)).
+pub fn discrete_gaussian<R: RngCore + ?Sized>(rng: &mut R, var: u128) -> i64 {
+    DiscreteGaussian::new(var).sample::<R, false>(rng)
 }
 
 /// Integer parameters of secure node noise on the lattice 2^-exponent.
@@ -451,16 +776,18 @@ impl SecureNoise {
                 }
             }
             SecureKind::Gaussian { var } => {
+                let g = DiscreteGaussian::new(var);
                 for v in out.iter_mut() {
-                    *v = discrete_gaussian(rng, var) as f64 * step;
+                    *v = g.sample::<R, false>(rng) as f64 * step;
                 }
             }
             SecureKind::SymmetricGaussian { var } => {
+                let (off, diag) = (DiscreteGaussian::new(var), DiscreteGaussian::new(2 * var));
                 let p = side;
                 for i in 0..p {
-                    out[i * p + i] = discrete_gaussian(rng, 2 * var) as f64 * step;
+                    out[i * p + i] = diag.sample::<R, false>(rng) as f64 * step;
                     for j in (i + 1)..p {
-                        let z = discrete_gaussian(rng, var) as f64 * step;
+                        let z = off.sample::<R, false>(rng) as f64 * step;
                         out[i * p + j] = z;
                         out[j * p + i] = z;
                     }

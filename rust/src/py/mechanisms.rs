@@ -46,9 +46,7 @@ pub fn noise_spec(kind: &str, params: &[f64]) -> PyResult<NoiseSpec> {
                 "lattice_gaussian" => NoiseSpec::Gaussian { sigma: *scale },
                 _ => NoiseSpec::SymmetricGaussian { sigma: *scale },
             };
-            base.validate(&[])
-                .and_then(|()| base.on_lattice(exponent))
-                .py_err()?
+            base.validate(&[]).and_then(|()| base.on_lattice(exponent)).py_err()?
         }
         _ => {
             return Err(Error::invalid(
