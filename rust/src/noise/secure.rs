@@ -39,7 +39,7 @@
 //! or a run of 4 or more sends the trial to the general path, which draws
 //! further digits (64-bit words) until every comparison is decided. The
 //! integer part floor(t U_1) reads U_1's digits only as far as they can
-//! still change it. At t ~ 2^20 a Laplace draw takes about 2.7 generator
+//! still change it. At t ~ 2^20 a Laplace draw takes about 1.6 generator
 //! words and 0.6 unpredictable branches (CKS Alg. 2 with bit-by-bit
 //! Bernoulli draws took about 9.6 words and as many branches).
 //!
@@ -239,36 +239,36 @@ pub fn uniform_below_u64<R: RngCore + ?Sized>(rng: &mut R, n: u64) -> u64 {
 // ---------------------------------------------------------------------------
 // Fast exact samplers.
 //
-// A uniform U in [0, 1) is revealed lazily: a 15-bit head (U's first 15
+// A uniform U in [0, 1) is revealed lazily: a 12-bit head (U's first 12
 // binary digits) and, only when a decision needs them, 64-bit tail words
-// (the following digits). Four heads come from one generator word, so a
+// (the following digits). Five heads come from one generator word, so a
 // comparison between uniforms costs a few integer instructions and no
-// branch; only a tie between heads (probability 2^-15) or a long
+// branch; only a tie between heads (probability 2^-12) or a long
 // descending run sends a draw to the general (slow, equally exact) path,
 // which extends the uniforms word by word.
 // ---------------------------------------------------------------------------
 
 /// Binary digits in the head of a lazily drawn uniform.
-const HEAD_BITS: u32 = 15;
+const HEAD_BITS: u32 = 12;
 const HEAD_MASK: u64 = (1 << HEAD_BITS) - 1;
 
 /// Largest `den` for which the fast Bernoulli(exp(-num/den)) is used
-/// (num * 2^15 and head * den stay below 2^127).
+/// (num * 2^12 and head * den stay below 2^127).
 const FAST_DEN_MAX: u128 = 1 << 112;
 
 /// Largest variance [`discrete_gaussian`] accepts (2^50 steps^2: every
 /// product it forms stays below 2^127 except in the documented events).
 pub const MAX_GAUSSIAN_VAR: u128 = 1 << 50;
 
-/// The four 15-bit heads in one word: bits 63..49, 48..34, 33..19, 18..4
-/// (bits 3..0 are left for the caller: bit 0 is a Laplace sign).
+/// The five 12-bit heads in one word: bits 63..52, 51..40, 39..28, 27..16,
+/// 15..4 (bits 3..0 are left for the caller: bit 0 is a Laplace sign).
 #[inline]
-fn heads(w: u64) -> [u64; 4] {
-    [w >> 49, (w >> 34) & HEAD_MASK, (w >> 19) & HEAD_MASK, (w >> 4) & HEAD_MASK]
+fn heads(w: u64) -> [u64; 5] {
+    [w >> 52, (w >> 40) & HEAD_MASK, (w >> 28) & HEAD_MASK, (w >> 16) & HEAD_MASK, (w >> 4) & HEAD_MASK]
 }
 
-/// A uniform in [0, 1) with lazily drawn digits: head / 2^15 +
-/// sum_i tail[i] 2^-(15 + 64 (i + 1)). Used by the rare slow paths only
+/// A uniform in [0, 1) with lazily drawn digits: head / 2^12 +
+/// sum_i tail[i] 2^-(12 + 64 (i + 1)). Used by the rare slow paths only
 /// (the tail vector allocates only when a digit beyond the head is needed).
 struct LazyUniform {
     head: u64,
@@ -280,7 +280,7 @@ impl LazyUniform {
         LazyUniform { head, tail: Vec::new() }
     }
 
-    /// A uniform with a fresh head (the top 15 bits of a new word).
+    /// A uniform with a fresh head (the top 12 bits of a new word).
     fn fresh<R: RngCore + ?Sized>(rng: &mut R) -> Self {
         LazyUniform::new(rng.next_u64() >> (64 - HEAD_BITS))
     }
@@ -311,18 +311,18 @@ fn lazy_less<R: RngCore + ?Sized>(rng: &mut R, a: &mut LazyUniform, b: &mut Lazy
 
 /// u < num/den for 0 <= num <= den <= 2^112, exactly: the head against
 /// num/den by two products, then (when the head does not decide, chance
-/// 2^-15) the tail's bits against the long-division expansion.
+/// 2^-12) the tail's bits against the long-division expansion.
 fn lazy_below_ratio<R: RngCore + ?Sized>(rng: &mut R, u: &mut LazyUniform, num: u128, den: u128) -> bool {
     debug_assert!(num <= den && den <= FAST_DEN_MAX);
     let lhs = u128::from(u.head) * den;
     let target = num << HEAD_BITS;
     if lhs >= target {
-        return false; // u >= head / 2^15 >= num/den
+        return false; // u >= head / 2^12 >= num/den
     }
     if lhs + den <= target {
-        return true; // u < (head + 1) / 2^15 <= num/den
+        return true; // u < (head + 1) / 2^12 <= num/den
     }
-    // u < num/den  <=>  tail < rem/den, rem = num 2^15 - head den in (0, den).
+    // u < num/den  <=>  tail < rem/den, rem = num 2^12 - head den in (0, den).
     let mut rem = target - lhs;
     for i in 0.. {
         let w = u.word(rng, i);
@@ -364,31 +364,32 @@ fn floor_mul_words<F: FnMut() -> u64>(t: u64, next: &mut F) -> u64 {
 /// 1951; Forsythe 1972): with x = num/den, let N be the length of the
 /// descending run x > U_1 > U_2 > ... > U_N of uniforms; then
 /// P[N >= n] = x^n / n!, so P[N even] = sum_n (-x)^n / n! = exp(-x).
-/// One word gives U_1..U_4 (heads); no branch unless a head ties
-/// (probability < 2^-13) or the run reaches 4 (probability <= 1/24).
+/// One word gives U_1..U_5 (heads); no branch unless a head ties
+/// (probability < 2^-10) or the run reaches 5 (probability <= 1/120).
 // Non-short-circuit `&`, `|` on booleans on purpose: they compile to flag
 // arithmetic, where `&&`, `||` would add the unpredictable branches this
 // code exists to avoid.
 #[allow(clippy::needless_bitwise_bool)]
 #[inline]
 fn bernoulli_exp_neg_frac<R: RngCore + ?Sized, const SLOW_ONLY: bool>(rng: &mut R, num: u128, den: u128) -> bool {
-    let [a, b, c, d] = heads(rng.next_u64());
+    let h = heads(rng.next_u64());
+    let [a, b, c, d, e] = h;
     let lhs = u128::from(a) * den;
     let target = num << HEAD_BITS;
     let c0 = lhs + den <= target; // U_1 < x for sure
     let undecided = !c0 & (lhs < target);
-    let (c1, c2, c3) = (b < a, c < b, d < c);
-    let tie = (a == b) | (b == c) | (c == d);
-    if SLOW_ONLY || undecided | tie | (c0 & c1 & c2 & c3) {
-        return bernoulli_exp_neg_frac_slow(rng, [a, b, c, d], num, den);
+    let (c1, c2, c3, c4) = (b < a, c < b, d < c, e < d);
+    let tie = (a == b) | (b == c) | (c == d) | (d == e);
+    if SLOW_ONLY || undecided | tie | (c0 & c1 & c2 & c3 & c4) {
+        return bernoulli_exp_neg_frac_slow(rng, h, num, den);
     }
-    let n = u32::from(c0) + u32::from(c0 & c1) + u32::from(c0 & c1 & c2);
+    let n = u32::from(c0) + u32::from(c0 & c1) + u32::from(c0 & c1 & c2) + u32::from(c0 & c1 & c2 & c3);
     n & 1 == 0
 }
 
 /// The general path of [`bernoulli_exp_neg_frac`], from the same heads.
 #[cold]
-fn bernoulli_exp_neg_frac_slow<R: RngCore + ?Sized>(rng: &mut R, h: [u64; 4], num: u128, den: u128) -> bool {
+fn bernoulli_exp_neg_frac_slow<R: RngCore + ?Sized>(rng: &mut R, h: [u64; 5], num: u128, den: u128) -> bool {
     let mut prev = LazyUniform::new(h[0]);
     if !lazy_below_ratio(rng, &mut prev, num, den) {
         return true; // N = 0
@@ -396,7 +397,7 @@ fn bernoulli_exp_neg_frac_slow<R: RngCore + ?Sized>(rng: &mut R, h: [u64; 4], nu
     let mut n = 1u64;
     let mut i = 1;
     loop {
-        let mut next = if i < 4 { LazyUniform::new(h[i]) } else { LazyUniform::fresh(rng) };
+        let mut next = if i < h.len() { LazyUniform::new(h[i]) } else { LazyUniform::fresh(rng) };
         i += 1;
         if !lazy_less(rng, &mut next, &mut prev) {
             return n.is_multiple_of(2);
@@ -408,19 +409,17 @@ fn bernoulli_exp_neg_frac_slow<R: RngCore + ?Sized>(rng: &mut R, h: [u64; 4], nu
 
 /// Bernoulli(exp(-num/den)) for any num/den >= 0 with den <= 2^112:
 /// exp(-gamma) = exp(-1)^floor(gamma) exp(-frac(gamma)), one independent
-/// Bernoulli per factor, stopping at the first 0.
+/// Bernoulli per factor, stopping at the first 0 (by subtraction: no
+/// division, and rarely more than two steps).
 fn bernoulli_exp_neg_fast<R: RngCore + ?Sized, const SLOW_ONLY: bool>(rng: &mut R, num: u128, den: u128) -> bool {
-    if num <= den {
-        return bernoulli_exp_neg_frac::<R, SLOW_ONLY>(rng, num, den);
-    }
-    let (mut whole, rem) = (num / den, num % den);
-    while whole > 0 {
+    let mut num = num;
+    while num > den {
         if !bernoulli_exp_neg_frac::<R, SLOW_ONLY>(rng, 1, 1) {
             return false;
         }
-        whole -= 1;
+        num -= den;
     }
-    bernoulli_exp_neg_frac::<R, SLOW_ONLY>(rng, rem, den)
+    bernoulli_exp_neg_frac::<R, SLOW_ONLY>(rng, num, den)
 }
 
 /// The magnitude and sign bit of a two-sided geometric draw with
@@ -432,10 +431,17 @@ fn bernoulli_exp_neg_fast<R: RngCore + ?Sized, const SLOW_ONLY: bool>(rng: &mut 
 /// accepted when N is odd (probability exp(-U_1) given U_1); K counts the
 /// rejected trials (P[K >= k] = exp(-k)) and U_1 of the accepted trial has
 /// density ∝ exp(-u) on [0, 1). Then floor(t E) = t K + floor(t U_1)
-/// exactly, floor(t U_1) = (t head + floor(t T)) >> 15 with U_1 =
-/// (head + T) / 2^15 and T's digits drawn as needed ([`floor_mul_words`]).
-/// A trial is one word: four heads (no branch unless a head ties, chance
-/// below 3 2^-15, or the run reaches 4, chance 1/24) and the sign in bit 0.
+/// exactly. A trial is one word: five 12-bit heads and the sign in bit 0;
+/// no branch but the accept/reject one unless the run meets a tie between
+/// heads (chance below 2^-10) or reaches 5 (chance 1/120). The heads the
+/// run did not look at (not even for a tie test, so they are still
+/// independent uniform digits given everything decided) are further
+/// digits of U_1: for N = 1 (U_2 > U_1) the last three
+/// (U_1 known to 48 digits), for N = 3 the last one (24 digits), so that
+/// floor(t U_1) = floor(t D / 2^P) for the P known digits D unless
+/// (t D mod 2^P) + t > 2^P (chance t/2^P); only then are further digits
+/// drawn ([`floor_mul_words`]: floor(t U_1) = (t D + floor(t T)) >> P with
+/// U_1 = (D + T) / 2^P, T uniform).
 #[allow(clippy::needless_bitwise_bool)] // branch-free flags, as in `bernoulli_exp_neg_frac`
 #[inline]
 fn two_sided_geometric<R: RngCore + ?Sized, const SLOW_ONLY: bool>(rng: &mut R, t: u64) -> (u64, bool) {
@@ -443,10 +449,12 @@ fn two_sided_geometric<R: RngCore + ?Sized, const SLOW_ONLY: bool>(rng: &mut R, 
     loop {
         let w = rng.next_u64();
         let h = heads(w);
-        let [a, b, c, d] = h;
-        let (d1, d2, d3) = (a > b, b > c, c > d);
-        let tie = (a == b) | (b == c) | (c == d);
-        let frac = if SLOW_ONLY || tie | (d1 & d2 & d3) {
+        let [a, b, c, d, e] = h;
+        let (d1, d2, d3, d4) = (a > b, b > c, c > d, d > e);
+        // Only ties the run reaches count: the heads after the run's end
+        // must stay untouched uniform digits (they become U_1's digits).
+        let slow = (a == b) | (d1 & ((b == c) | (d2 & ((c == d) | (d3 & ((d == e) | d4))))));
+        let frac = if SLOW_ONLY || slow {
             let Some(mut u1) = von_neumann_slow(rng, h) else {
                 k += 1;
                 continue;
@@ -458,13 +466,25 @@ fn two_sided_geometric<R: RngCore + ?Sized, const SLOW_ONLY: bool>(rng: &mut R, 
             });
             (u128::from(t) * u128::from(u1.head) + u128::from(tail)) >> HEAD_BITS
         } else {
-            // N = 1 (b > a) or N = 3 (a > b > c, d > c): accept; N = 2: reject.
-            if d1 & !(d2 & !d3) {
+            // N = 1 (b > a) and N = 3 (a > b > c, d > c) accept; N = 2
+            // (a > b, c > b) and N = 4 (a > b > c > d, e > d) reject.
+            if d1 & (!d2 | d3) {
                 k += 1;
                 continue;
             }
-            let tail = floor_mul_words(t, &mut || rng.next_u64());
-            (u128::from(t) * u128::from(a) + u128::from(tail)) >> HEAD_BITS
+            // Unused heads as U_1's next digits: c, d, e when N = 1 (!d1),
+            // e when N = 3.
+            let spare = if d1 { 12 } else { 36 };
+            let bits = HEAD_BITS + spare;
+            let known = (a << spare) | ((w >> 4) & ((1 << spare) - 1));
+            let p = u128::from(t) * u128::from(known);
+            let low = p & ((1 << bits) - 1);
+            if low + u128::from(t) > 1 << bits {
+                let tail = floor_mul_words(t, &mut || rng.next_u64());
+                (p + u128::from(tail)) >> bits
+            } else {
+                p >> bits
+            }
         };
         // |Y| >= 2^64 needs K >= 2^64 / t, probability below exp(-2^40)
         // at t <= 2^24: saturated (documented in the module).
@@ -477,7 +497,7 @@ fn two_sided_geometric<R: RngCore + ?Sized, const SLOW_ONLY: bool>(rng: &mut R, 
 /// `Some(U_1)` when the trial is accepted (its digits drawn so far kept),
 /// `None` when it is rejected.
 #[cold]
-fn von_neumann_slow<R: RngCore + ?Sized>(rng: &mut R, h: [u64; 4]) -> Option<LazyUniform> {
+fn von_neumann_slow<R: RngCore + ?Sized>(rng: &mut R, h: [u64; 5]) -> Option<LazyUniform> {
     let mut first = LazyUniform::new(h[0]);
     let mut prev = LazyUniform::new(h[1]);
     if !lazy_less(rng, &mut prev, &mut first) {
@@ -486,7 +506,7 @@ fn von_neumann_slow<R: RngCore + ?Sized>(rng: &mut R, h: [u64; 4]) -> Option<Laz
     let mut n = 2u64;
     let mut i = 2;
     loop {
-        let mut next = if i < 4 { LazyUniform::new(h[i]) } else { LazyUniform::fresh(rng) };
+        let mut next = if i < h.len() { LazyUniform::new(h[i]) } else { LazyUniform::fresh(rng) };
         i += 1;
         if !lazy_less(rng, &mut next, &mut prev) {
             return if n % 2 == 1 { Some(first) } else { None };
@@ -1266,12 +1286,12 @@ mod tests {
             let got = floor_mul_words(t, &mut || words.next().unwrap());
             assert_eq!(got, exact, "t = {t}, words {w0:#x} {w1:#x}");
         }
-        // u < 1/3 with head floor(2^15 / 3) = 10922: the tail against
-        // 2/3 = 0.101010...b.
-        let alt = 0xAAAA_AAAA_AAAA_AAAAu64;
+        // u < 1/3 with head floor(2^12 / 3) = 1365: the tail against
+        // 1/3 = 0.010101...b.
+        let alt = 0x5555_5555_5555_5555u64;
         for (tail, below) in [([alt, 0], true), ([alt, u64::MAX], false), ([alt - 1, 0], true), ([alt + 1, 0], false)] {
             let mut rng = Words(tail.to_vec(), 0);
-            let mut u = LazyUniform::new(10922);
+            let mut u = LazyUniform::new(1365);
             assert_eq!(lazy_below_ratio(&mut rng, &mut u, 1, 3), below, "{tail:x?}");
         }
         // Heads tie: the first differing tail word decides.
@@ -1323,15 +1343,19 @@ mod tests {
     #[test]
     fn generator_words_per_draw_are_as_designed() {
         // Laplace: 1/(1 - e^-1) = 1.582 trials per draw, each one word plus
-        // one per uniform after the fourth (sum_{j >= 4} 1/j! = 0.0516),
-        // and one tail word: 1.582 * 1.0516 + 1 = 2.664.
+        // one per uniform after the fifth (sum_{j >= 5} 1/j! = 0.00995),
+        // plus one tail word when the trial accepted on the slow path
+        // (N odd >= 5: 1/120 - 1/720 per trial) or when floor(t U_1) is
+        // not settled by U_1's 24 known digits after N = 3 (1/8 per trial,
+        // then chance t / 2^24 = 1/16): 1.582 * (1.00995 + 0.00694) +
+        // 1.582 * 0.125 / 16 = 1.621.
         let n = 20_000u32;
         let mut rng = Counting(SeedSequence::from_seed(80).stream("count"), 0);
         for _ in 0..n {
             discrete_laplace(&mut rng, 1 << 20);
         }
         let per = rng.1 as f64 / f64::from(n);
-        assert!((per - 2.664).abs() < 0.03, "Laplace: {per} words per draw");
+        assert!((per - 1.621).abs() < 0.02, "Laplace: {per} words per draw");
         let mut old = Counting(SeedSequence::from_seed(80).stream("count"), 0);
         for _ in 0..n {
             cks_discrete_laplace(&mut old, 1 << 20);
