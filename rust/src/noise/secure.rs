@@ -467,14 +467,19 @@ fn two_sided_geometric<R: RngCore + ?Sized, const SLOW_ONLY: bool>(rng: &mut R, 
             (u128::from(t) * u128::from(u1.head) + u128::from(tail)) >> HEAD_BITS
         } else {
             // N = 1 (b > a) and N = 3 (a > b > c, d > c) accept; N = 2
-            // (a > b, c > b) and N = 4 (a > b > c > d, e > d) reject.
-            if d1 & (!d2 | d3) {
+            // (a > b, c > b) and N = 4 (a > b > c > d, e > d) reject: with
+            // g = (a > b) + 2 (b > c) + 4 (c > d), reject for g in {1, 5, 7}
+            // (g = 3 is N = 3). A bit mask rather than boolean logic, so
+            // that the compiler emits one branch (it split the boolean
+            // test into two unpredictable branches).
+            let (g1, g2, g3) = (b.wrapping_sub(a) >> 63, c.wrapping_sub(b) >> 63, d.wrapping_sub(c) >> 63);
+            if (0xA2u64 >> (g1 | g2 << 1 | g3 << 2)) & 1 != 0 {
                 k += 1;
                 continue;
             }
             // Unused heads as U_1's next digits: c, d, e when N = 1 (!d1),
             // e when N = 3.
-            let spare = if d1 { 12 } else { 36 };
+            let spare = 36 - 24 * g1 as u32;
             let bits = HEAD_BITS + spare;
             let known = (a << spare) | ((w >> 4) & ((1 << spare) - 1));
             let p = u128::from(t) * u128::from(known);
@@ -594,10 +599,29 @@ fn bernoulli_exp_neg_cks<R: RngCore + ?Sized>(rng: &mut R, num: u128, den: u128)
     bernoulli_exp_neg_unit(rng, num % den, den)
 }
 
+/// floor(sqrt(m)) exactly for m < 2^64, where the conversion to `f64` is
+/// one instruction. Not inlined: inlined into [`isqrt`], the compiler
+/// merged it with the 128-bit path and called the slow 128-bit
+/// conversions for every m.
+#[inline(never)]
+fn isqrt_u64(m: u64) -> u64 {
+    let mut r = (m as f64).sqrt() as u64;
+    while r.checked_mul(r).is_none_or(|sq| sq > m) {
+        r -= 1;
+    }
+    while (r + 1).checked_mul(r + 1).is_some_and(|sq| sq <= m) {
+        r += 1;
+    }
+    r
+}
+
 /// floor(sqrt(n)) exactly.
 pub fn isqrt(n: u128) -> u128 {
     if n < 2 {
         return n;
+    }
+    if let Ok(m) = u64::try_from(n) {
+        return u128::from(isqrt_u64(m));
     }
     if n < 1 << 104 {
         // An estimate (within 1 of the root below 2^52), then exact
@@ -675,6 +699,17 @@ impl DiscreteGaussian {
 /// with probability exp(-(|Y| t - var)^2 / (2 var t^2)).
 pub fn discrete_gaussian<R: RngCore + ?Sized>(rng: &mut R, var: u128) -> i64 {
     DiscreteGaussian::new(var).sample::<R, false>(rng)
+}
+
+/// 2^e, exactly as `2f64.powi(e)` (which is exact for powers of two) but
+/// built from the bits when 2^e is a normal double: `powi` is a library
+/// call that cost as much as a third of a Laplace draw.
+fn pow2(e: i32) -> f64 {
+    if (-1022..=1023).contains(&e) {
+        f64::from_bits(((1023 + e) as u64) << 52)
+    } else {
+        2f64.powi(e)
+    }
 }
 
 /// Integer parameters of secure node noise on the lattice 2^-exponent.
@@ -771,7 +806,7 @@ impl SecureNoise {
 
     /// The lattice step 2^-j.
     pub fn step(&self) -> f64 {
-        2f64.powi(-self.exponent)
+        pow2(-self.exponent)
     }
 
     /// Rounds `values` to the nearest lattice points in place, refusing
@@ -844,9 +879,23 @@ mod tests {
             let r = isqrt(n);
             assert!(r * r <= n && (r + 1) * (r + 1) > n, "n = {n}");
         }
-        let big = (1u128 << 100) + 12345;
-        let r = isqrt(big);
-        assert!(r * r <= big && (r + 1) * (r + 1) > big);
+        for big in [(1u128 << 100) + 12345, u128::from(u64::MAX), (1 << 64) + 1, (1 << 104) - 1, u128::MAX / 3] {
+            let r = isqrt(big);
+            assert!(r * r <= big && (r + 1).checked_mul(r + 1).is_none_or(|sq| sq > big), "{big}");
+        }
+        for s in [(1u128 << 32) - 1, 1 << 32, 94_906_265, 3_037_000_499] {
+            for n in [s * s - 1, s * s, s * s + 1] {
+                let r = isqrt(n);
+                assert!(r * r <= n && (r + 1) * (r + 1) > n, "{n}");
+            }
+        }
+    }
+
+    #[test]
+    fn pow2_is_powi() {
+        for e in -1100..=1100 {
+            assert_eq!(pow2(e).to_bits(), 2f64.powi(e).to_bits(), "e = {e}");
+        }
     }
 
     #[test]
