@@ -33,15 +33,21 @@
 //!   exp(-(|Y| t - var)^2 / (2 var t^2))).
 //!
 //! Speed without giving up exactness: uniforms are revealed lazily. One
-//! 64-bit word holds the 15-bit heads (first binary digits) of four
+//! 64-bit word holds the 12-bit heads (first binary digits) of five
 //! uniforms; a von Neumann trial or a Forsythe run compares heads with flag
-//! arithmetic (no branch), and only a tie between heads (chance < 2^-13)
-//! or a run of 4 or more sends the trial to the general path, which draws
-//! further digits (64-bit words) until every comparison is decided. The
-//! integer part floor(t U_1) reads U_1's digits only as far as they can
-//! still change it. At t ~ 2^20 a Laplace draw takes about 1.6 generator
-//! words and 0.6 unpredictable branches (CKS Alg. 2 with bit-by-bit
-//! Bernoulli draws took about 9.6 words and as many branches).
+//! arithmetic (no branch), and only a tie between heads the run reaches
+//! (chance below 2^-10) or a run of 5 or more sends the trial to the
+//! general path, which draws further digits (64-bit words) until every
+//! comparison is decided. The heads a von Neumann run never examined are
+//! still independent uniform digits, and serve as U_1's next digits: the
+//! integer part floor(t U_1) reads further digits only when the known ones
+//! cannot settle it (chance about t / 2^48 or t / 2^24). At t ~ 2^20 a
+//! Laplace draw takes about 1.6 generator words and 0.6 unpredictable
+//! branches; CKS Alg. 2 (uniform in [0, t) accepted with probability
+//! exp(-U/t), then a geometric number of Bernoulli(exp(-1))) needs about
+//! 5.7 words and more branches even with the same fast Bernoulli draws,
+//! and took twice as long; with the previous bit-by-bit Bernoulli draws it
+//! took 9.6 words and 4-5 times as long.
 //!
 //! Departures from exactness (each of probability below 2^-100, listed
 //! rather than hidden): a Laplace magnitude of 2^63 or more (E >= 2^63/t,
