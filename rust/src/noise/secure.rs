@@ -668,7 +668,7 @@ const SQRT_TABLE: [u16; 192] = {
         let n = (2 * (i as u64 + 64) + 1) << 23;
         let (mut lo, mut hi) = (0u64, 1u64 << 16);
         while hi - lo > 1 {
-            let mid = (lo + hi) / 2;
+            let mid = lo.midpoint(hi);
             if mid * mid <= n {
                 lo = mid;
             } else {
@@ -698,7 +698,7 @@ fn proposal_scale(var: u128) -> u64 {
     // [64, 256); var / 2^(e - 6) lies within 1/2 of m + 1/2, so within a
     // factor 1 + 1/129 of it, and its root within 1 + 1/258 (then the
     // floors: below 2^-12 relative, and 1 absolute, 1/1024 of sigma).
-    let e = (127 - var.leading_zeros()) & !1;
+    let e = var.ilog2() & !1;
     let m = (var >> (e - 6)) as usize;
     // sqrt(var) ~ sqrt(m + 1/2) 2^(e/2 - 3) = SQRT_TABLE[m - 64] 2^(e/2 - 15).
     ((u128::from(SQRT_TABLE[m - 64]) << (e / 2)) >> 15) as u64
