@@ -594,12 +594,12 @@ fn bernoulli_exp_neg_unit<R: RngCore + ?Sized>(rng: &mut R, num: u128, den: u128
 }
 
 /// Bernoulli(exp(-num/den)) for any num/den >= 0 (CKS 2020, Alg. 1; the
-/// path of [`bernoulli_exp_neg`] for den > 2^112). Departures: a gamma
-/// whose Bernoulli(gamma / K) needs den K > 2^127 (K > 2^40 successes in a
-/// row, probability below 1/(2^40)!) treats that Bernoulli as 0.
-/// floor(gamma) independent Bernoulli(exp(-1)) all 1, then one
+/// path of [`bernoulli_exp_neg`] for den > 2^112): floor(gamma)
+/// independent Bernoulli(exp(-1)) all 1, then one
 /// Bernoulli(exp(-frac(gamma))). Stops at the first 0, so the expected
-/// number of steps is below 1/(1 - e^-1) whatever gamma is.
+/// number of steps is below 1/(1 - e^-1) whatever gamma is. Departure: a
+/// Bernoulli(gamma / K) that needs den K > 2^127 (after K > 2^40 successes
+/// in a row, probability below 1/(2^40)!) is treated as 0.
 fn bernoulli_exp_neg_cks<R: RngCore + ?Sized>(rng: &mut R, num: u128, den: u128) -> bool {
     let mut whole = num / den;
     while whole > 0 {
