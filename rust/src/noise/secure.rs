@@ -759,7 +759,7 @@ pub fn discrete_gaussian<R: RngCore + ?Sized>(rng: &mut R, var: u128) -> i64 {
 
 /// 2^e, exactly as `2f64.powi(e)` (which is exact for powers of two) but
 /// built from the bits when 2^e is a normal double: `powi` is a library
-/// call that cost as much as a third of a Laplace draw.
+/// call (a loop of multiplications) made for every noise value.
 fn pow2(e: i32) -> f64 {
     if (-1022..=1023).contains(&e) {
         f64::from_bits(((1023 + e) as u64) << 52)
