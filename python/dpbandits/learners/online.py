@@ -107,6 +107,9 @@ class LearnerBase:
     """
 
     _engine: Any
+    #: The selection awaiting its update: an index (K-armed, elimination,
+    #: EXP2) or the played features (contextual learners).
+    _pending: int | NDArray[np.float64] | None
     _args: dict[str, Any]
 
     @property
@@ -268,7 +271,8 @@ class LearnerBase:
         return clone
 
     def _warn_copy(self) -> None:
-        if getattr(self, "privacy", None) is not None and self.privacy.is_private:
+        guarantee = getattr(self, "privacy", None)
+        if guarantee is not None and guarantee.is_private:
             warnings.warn(
                 f"copying {type(self).__name__} duplicates its noise generator: two copies fed different "
                 "data add the same future noise, and the difference of their releases reveals the data. "
