@@ -211,8 +211,6 @@ CASES = {
     "AdaCKLUCB": (dict(index="optimistic_kl", explore=3.1, root=2.5, alpha=1.1, forget=True),
                   ("kl", dict(explore=3.1, root=2.5, alpha=1.1, forget=True))),
     "KLUCB": (dict(index="optimistic_kl", explore=1.0, alpha=0.0), ("kl", dict(explore=1.0, alpha=0.0))),
-    # Thompson draws with vanishing variance: the schedule with a greedy score
-    "DPTS": (dict(index="thompson", reward_var=1e-300, noise_var=0.0, alpha=1.5), ("greedy", dict(alpha=1.5))),
 }
 
 
@@ -222,6 +220,45 @@ def test_noise_off_decisions_equal_numpy(name: str, table: np.ndarray) -> None:
     engine = _core.PhasedMabEngine(5, T_REF, noise="zero", seed=3, **engine_kw)
     ranks = engine.tie_ranks()
     want = _reference(kind, table, ranks, **ref_kw)
+    assert _engine_decisions(engine, table) == want
+
+
+def _reference_uncommitted(table: np.ndarray, ranks: np.ndarray, alpha: float) -> list[int]:
+    """DP-TS with vanishing posterior variance: a greedy decision every
+    round on the released means; each arm's open phase (the same grid) is
+    released when the arm's pull count reaches its end."""
+    T, k = table.shape
+    rel_n = np.zeros(k, dtype=np.int64)
+    rel_s = np.zeros(k)
+    x = np.ones(k)
+    open_len = np.zeros(k, dtype=np.int64)
+    open_done = np.zeros(k, dtype=np.int64)
+    open_sum = np.zeros(k)
+    out = []
+    for t in range(T):
+        score = [np.inf if rel_n[a] == 0 else min(max(rel_s[a] / rel_n[a], 0.0), 1.0) for a in range(k)]
+        arm = min(range(k), key=lambda a: (-score[a], rel_n[a], ranks[a]))
+        if open_len[arm] == 0:
+            if rel_n[arm] == 0:
+                open_len[arm] = 1
+            else:
+                x[arm] *= alpha
+                open_len[arm] = max(rel_n[arm] + 1, math.ceil(x[arm])) - rel_n[arm]
+        open_sum[arm] += table[t, arm]
+        open_done[arm] += 1
+        if open_done[arm] == open_len[arm]:
+            rel_n[arm] += open_len[arm]
+            rel_s[arm] += open_sum[arm]
+            open_len[arm] = open_done[arm] = 0
+            open_sum[arm] = 0.0
+        out.append(arm)
+    return out
+
+
+def test_noise_off_dp_ts_equals_numpy(table: np.ndarray) -> None:
+    engine = _core.PhasedMabEngine(5, T_REF, index="thompson", reward_var=1e-300, noise_var=0.0, alpha=1.5,
+                                   commit=False, noise="zero", seed=4)
+    want = _reference_uncommitted(table, engine.tie_ranks(), 1.5)
     assert _engine_decisions(engine, table) == want
 
 
@@ -283,7 +320,7 @@ def test_released_sums_are_exact_lattice_multiples(make) -> None:  # type: ignor
     rel = learner.releases()
     assert len(rel) > 0
     step = 2.0 ** -learner.lattice_exponent
-    assert np.all(np.mod(rel[:, 3], step) == 0.0)
+    assert np.all(np.mod(rel[:, 4], step) == 0.0)
     assert "lattice" in learner.privacy.basis
     float_learner = make(seed=1, sampler="float")
     assert "NOT protected" in float_learner.privacy.basis
@@ -425,16 +462,35 @@ def _phase_release(engine, rewards: list[float], round_: int):  # type: ignore[n
 REWARDS = [1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 1.0, 0.0, 1.0] * 3
 
 
+def _dp_se_small(eps: float):  # type: ignore[no-untyped-def]
+    """DP-SE's mechanism (the learner's own noise scale and lattice) with
+    short epochs, so that an epoch ends within the audited rounds."""
+    learner = DPSE(3, 40, eps, seed=0)
+    return learner, _core.PhasedMabEngine(
+        3, 40, index="elimination", epochs=([4, 8], [0.25, 0.125]), noise="laplace",
+        noise_param=learner.noise_scale, lattice_exponent=learner.lattice_exponent, seed=0)
+
+
+AUDITED = {
+    "DPKLUCB": lambda: (lambda lr: (lr, lr._engine))(DPKLUCB(3, 40, 1.0, seed=0)),
+    "DPIMED": lambda: (lambda lr: (lr, lr._engine))(DPIMED(3, 40, 1.0, seed=0)),
+    "AdaPKLUCB": lambda: (lambda lr: (lr, lr._engine))(AdaPKLUCB(3, 40, 1.0, seed=0)),
+    "AdaCKLUCB": lambda: (lambda lr: (lr, lr._engine))(AdaCKLUCB(3, 40, 0.5, delta=1e-6, seed=0)),
+    "DPTS": lambda: (lambda lr: (lr, lr._engine))(DPTS(3, 40, 1.0, seed=0)),
+    "DPSE": lambda: _dp_se_small(1.0),
+}
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["DPKLUCB", "AdaPKLUCB", "DPSE"])
+@pytest.mark.parametrize("name", sorted(AUDITED))
 def test_audit_released_phase_sums(name: str, record_property) -> None:  # type: ignore[no-untyped-def]
-    eps = 1.0
-    learner = {"DPKLUCB": lambda: DPKLUCB(3, 40, eps, seed=0), "AdaPKLUCB": lambda: AdaPKLUCB(3, 40, eps, seed=0),
-               "DPSE": lambda: DPSE(3, 40, eps, seed=0)}[name]()
-    res = audit(_phase_release(learner._engine, REWARDS, 9), epsilon=learner.privacy.epsilon, n=AUDIT_N, seed=1)
+    learner, engine = AUDITED[name]()
+    g = learner.privacy
+    res = audit(_phase_release(engine, REWARDS, 9), epsilon=g.epsilon, delta=g.delta, n=AUDIT_N, seed=1)
     print(f"[audit] {name}: {res}")
     record_property(name, str(res))
-    assert res.epsilon_lower_bound <= learner.privacy.epsilon
+    assert res.epsilon_lower_bound <= g.epsilon
+    assert res.epsilon_lower_bound > 0.5 * min(g.epsilon, 1.0)  # the audit sees the release (not vacuous)
 
 
 @pytest.mark.slow

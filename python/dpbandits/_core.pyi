@@ -607,7 +607,10 @@ class PhasedMabEngine:
     ``forget`` (last phase only). ``noise`` "zero", "laplace" (scale
     ``noise_param``) or "gaussian" (sigma ``noise_param``), exact lattice
     noise on 2^-``lattice_exponent`` (None: floating point), OS entropy
-    with ``secure``. Every constant comes from dpbandits.privacy.azize."""
+    with ``secure``. ``commit``: the chosen arm plays its whole phase
+    (False: a decision every round, each arm's phase released when its
+    pull count reaches the phase end). Every constant comes from
+    dpbandits.privacy.azize."""
 
     def __init__(
         self,
@@ -628,6 +631,7 @@ class PhasedMabEngine:
         noise_param: float = 0.0,
         lattice_exponent: int | None = None,
         secure: bool = False,
+        commit: bool = True,
         lo: float = 0.0,
         hi: float = 1.0,
         bounds: str = "clip",
@@ -642,7 +646,7 @@ class PhasedMabEngine:
     def pulls(self) -> NDArray[np.uint64]:
         """Per arm, the pulls in released phases."""
     def releases(self) -> NDArray[np.float64]:
-        """Rows (arm, first round, length, released noisy sum), one per phase."""
+        """Rows (arm, first round, last round, length, released noisy sum), one per phase."""
     def tie_ranks(self) -> NDArray[np.uint32]:
         """The tie-break rank of each arm (lower wins a tie)."""
     def active(self) -> NDArray[np.bool_]:

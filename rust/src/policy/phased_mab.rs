@@ -110,6 +110,11 @@ pub struct PhasedMabConfig {
     pub sampler: NoiseSampler,
     /// Draw the noise from operating-system entropy (not reproducible).
     pub secure: bool,
+    /// True: the chosen arm is committed for its whole phase (decisions
+    /// only at phase ends). False: a decision every round; each arm's
+    /// rewards accumulate into its open phase, released when the arm's
+    /// pull count reaches the phase's end (Hu & Hegde's lazy updates).
+    pub commit: bool,
     pub rewards: RewardRange,
 }
 
@@ -119,6 +124,9 @@ pub struct Release {
     pub arm: usize,
     /// Round (from 0) of the phase's first pull.
     pub start: u64,
+    /// Round (from 0) of its last pull (start + len - 1 when the arm was
+    /// committed for the phase).
+    pub end: u64,
     pub len: u64,
     /// Released noisy sum of the phase's rewards (normalised to [0, 1]).
     pub value: f64,
@@ -164,6 +172,14 @@ pub struct PhasedMab {
     epoch_next: usize,
     epoch_means: Vec<f64>,
     current: Option<Current>,
+    /// Uncommitted mode: each arm's open phase (len 0: none) and the arm
+    /// selected for the running round.
+    open: Vec<Current>,
+    pending: Option<usize>,
+    /// Thompson: each arm's posterior mean and standard deviation (they
+    /// change only at the arm's releases).
+    post_mean: Vec<f64>,
+    post_sd: Vec<f64>,
     t: u64,
     releases: Vec<Release>,
     rng: StreamRng,
@@ -291,7 +307,11 @@ impl PhasedMab {
                     return Err(Error::invalid("index", "Thompson variances must be finite, reward_var > 0"));
                 }
             }
-            PhasedIndex::Elimination => {}
+            PhasedIndex::Elimination => {
+                if !config.commit {
+                    return Err(Error::invalid("commit", "elimination commits each arm for its epoch"));
+                }
+            }
         }
         match (&config.schedule, &config.index) {
             (PhaseSchedule::Geometric { alpha, .. }, index) => {
@@ -338,6 +358,10 @@ impl PhasedMab {
             epoch_next: 0,
             epoch_means: vec![0.0; k],
             current: None,
+            open: vec![Current { arm: 0, start: 0, len: 0, done: 0, steps: 0, sum: 0.0 }; k],
+            pending: None,
+            post_mean: vec![0.0; k],
+            post_sd: vec![0.0; k],
             t: 0,
             releases: Vec::new(),
             rng,
@@ -495,10 +519,53 @@ impl PhasedMab {
     /// The arm to pull this round.
     pub fn select_arm(&mut self) -> Result<usize> {
         self.check_round()?;
+        if !self.config.commit {
+            return Ok(self.choose_uncommitted());
+        }
         if self.current.is_none() {
             self.decide();
         }
         Ok(self.current.expect("a phase is running").arm)
+    }
+
+    /// Uncommitted mode: the arm of this round (drawn once per round), and
+    /// its open phase started if it has none.
+    fn choose_uncommitted(&mut self) -> usize {
+        if let Some(a) = self.pending {
+            return a;
+        }
+        let a = if let PhasedIndex::Thompson { .. } = self.config.index {
+            // The hot path: one draw per arm from the cached posteriors.
+            let mut best = 0;
+            let mut best_score = f64::NEG_INFINITY;
+            for b in 0..self.config.k {
+                let score = if self.pulls[b] == 0 {
+                    f64::INFINITY
+                } else {
+                    self.post_mean[b] + self.post_sd[b] * standard_normal(&mut self.rng)
+                };
+                let better = score > best_score
+                    || (score == best_score
+                        && (self.pulls[b], self.tie_rank[b]) < (self.pulls[best], self.tie_rank[best]));
+                if better {
+                    best = b;
+                    best_score = score;
+                }
+            }
+            best
+        } else {
+            let scores = self.scores();
+            self.argmax(&scores)
+        };
+        if self.open[a].len == 0 {
+            let (len, x) = self.next_len(a);
+            if self.pulls[a] > 0 {
+                self.grid_x[a] = x;
+            }
+            self.open[a] = Current { arm: a, start: self.t, len, done: 0, steps: 0, sum: 0.0 };
+        }
+        self.pending = Some(a);
+        a
     }
 
     /// Records the reward of pulling `arm` (range policy applied).
@@ -508,7 +575,7 @@ impl PhasedMab {
             return Err(Error::invalid("arm", format!("must be < {k}, got {arm}")));
         }
         self.check_round()?;
-        if self.current.is_none() {
+        if self.config.commit && self.current.is_none() {
             self.decide();
         }
         let r = &self.config.rewards;
@@ -525,13 +592,27 @@ impl PhasedMab {
             _ => reward.clamp(r.lo, r.hi),
         };
         let u = ((y - r.lo) / (r.hi - r.lo)).clamp(0.0, 1.0);
-        let cur = self.current.as_mut().expect("decided above");
-        if arm != cur.arm {
-            return Err(Error::invalid(
-                "arm",
-                format!("arm {} is committed for its phase ({} rounds left), got {arm}", cur.arm, cur.len - cur.done),
-            ));
-        }
+        let cur = if self.config.commit {
+            let cur = self.current.as_mut().expect("decided above");
+            if arm != cur.arm {
+                return Err(Error::invalid(
+                    "arm",
+                    format!(
+                        "arm {} is committed for its phase ({} rounds left), got {arm}",
+                        cur.arm,
+                        cur.len - cur.done
+                    ),
+                ));
+            }
+            cur
+        } else {
+            let chosen = self.choose_uncommitted();
+            if arm != chosen {
+                return Err(Error::invalid("arm", format!("arm {chosen} was selected this round, got {arm}")));
+            }
+            self.pending = None;
+            &mut self.open[arm]
+        };
         if self.lattice.is_some() {
             cur.steps += (u * self.up).round() as i64;
         } else {
@@ -540,7 +621,13 @@ impl PhasedMab {
         cur.done += 1;
         self.t += 1;
         if cur.done == cur.len {
-            self.finish_phase()?;
+            let finished = *cur;
+            if self.config.commit {
+                self.current = None;
+            } else {
+                self.open[arm].len = 0;
+            }
+            self.finish_phase(finished)?;
         }
         Ok(())
     }
@@ -562,21 +649,24 @@ impl PhasedMab {
     }
 
     /// Releases the finished phase's sum with its own noise draw.
-    fn finish_phase(&mut self) -> Result<()> {
-        let cur = self.current.expect("a phase is running");
+    fn finish_phase(&mut self, cur: Current) -> Result<()> {
         let noise = self.draw()?;
         let value = match self.lattice {
             Some(lat) => (cur.steps as f64 + noise) * lat.step(),
             None => cur.sum + noise,
         };
         let a = cur.arm;
-        self.current = None;
-        self.releases.push(Release { arm: a, start: cur.start, len: cur.len, value });
+        self.releases.push(Release { arm: a, start: cur.start, end: self.t - 1, len: cur.len, value });
         self.pulls[a] += cur.len;
         self.phases[a] += 1;
         self.released_sum[a] += value;
         self.last_value[a] = value;
         self.last_len[a] = cur.len;
+        if let PhasedIndex::Thompson { reward_var, noise_var } = self.config.index {
+            let (m, n, phases) = self.stats(a);
+            self.post_mean[a] = m;
+            self.post_sd[a] = (reward_var / n + phases * noise_var / (n * n)).sqrt();
+        }
         if let PhaseSchedule::Epochs { gaps, .. } = &self.config.schedule {
             self.epoch_means[a] = value / cur.len as f64;
             self.epoch_next = a + 1;
@@ -622,14 +712,18 @@ impl PhasedMab {
         let mut out = Vec::with_capacity(count);
         for r in 0..count {
             let mut e = PhasedMab::new(config.clone(), &root.child("audit", r as u64))?;
-            for &y in rewards {
+            let mut arm_at_round = usize::MAX;
+            for (i, &y) in rewards.iter().enumerate() {
                 let a = e.select_arm()?;
+                if i == round {
+                    arm_at_round = a;
+                }
                 e.observe(a, y)?;
             }
             let v = e
                 .releases
                 .iter()
-                .find(|rel| (rel.start as usize) <= round && round < (rel.start + rel.len) as usize)
+                .find(|rel| rel.arm == arm_at_round && (rel.start as usize) <= round && round <= rel.end as usize)
                 .map_or(f64::NAN, |rel| rel.value);
             out.push(v);
         }
@@ -698,6 +792,7 @@ mod tests {
             noise,
             sampler,
             secure: false,
+            commit: true,
             rewards: RewardRange { lo: 0.0, hi: 1.0, policy: RewardPolicy::Clip },
         }
     }

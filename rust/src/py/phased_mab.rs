@@ -44,6 +44,7 @@ fn build_config(
     noise_param: f64,
     lattice_exponent: Option<i32>,
     secure: bool,
+    commit: bool,
     lo: f64,
     hi: f64,
     bounds: &str,
@@ -87,6 +88,7 @@ fn build_config(
         noise,
         sampler,
         secure,
+        commit,
         rewards: RewardRange { lo, hi, policy: reward_policy(bounds)? },
     })
 }
@@ -102,7 +104,7 @@ impl PyPhasedMab {
     #[new]
     #[pyo3(signature = (k, horizon, *, index="optimistic_kl", divergence_epsilon=None, explore=1.0, linear=0.0,
                         root=0.0, reward_var=1.0, noise_var=0.0, alpha=2.0, forget=false, epochs=None,
-                        noise="zero", noise_param=0.0, lattice_exponent=None, secure=false, lo=0.0, hi=1.0,
+                        noise="zero", noise_param=0.0, lattice_exponent=None, secure=false, commit=true, lo=0.0, hi=1.0,
                         bounds="clip", seed=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -122,6 +124,7 @@ impl PyPhasedMab {
         noise_param: f64,
         lattice_exponent: Option<i32>,
         secure: bool,
+        commit: bool,
         lo: f64,
         hi: f64,
         bounds: &str,
@@ -129,7 +132,7 @@ impl PyPhasedMab {
     ) -> PyResult<Self> {
         let config = build_config(
             k, horizon, index, divergence_epsilon, explore, linear, root, reward_var, noise_var, alpha, forget,
-            epochs, noise, noise_param, lattice_exponent, secure, lo, hi, bounds,
+            epochs, noise, noise_param, lattice_exponent, secure, commit, lo, hi, bounds,
         )?;
         Ok(PyPhasedMab { inner: PhasedMab::new(config, &seeds(seed)?).py_err()? })
     }
@@ -154,12 +157,14 @@ impl PyPhasedMab {
         self.inner.pulls().to_vec().into_pyarray(py)
     }
 
-    /// Every release: rows (arm, first round, length, released value).
+    /// Every release: rows (arm, first round, last round, length, released value).
     fn releases<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let rows = self.inner.releases();
-        let flat: Vec<f64> =
-            rows.iter().flat_map(|r| [r.arm as f64, r.start as f64, r.len as f64, r.value]).collect();
-        flat.into_pyarray(py).reshape([rows.len(), 4])
+        let flat: Vec<f64> = rows
+            .iter()
+            .flat_map(|r| [r.arm as f64, r.start as f64, r.end as f64, r.len as f64, r.value])
+            .collect();
+        flat.into_pyarray(py).reshape([rows.len(), 5])
     }
 
     /// Tie-break rank of each arm (lower wins a tie).
