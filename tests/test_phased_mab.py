@@ -504,3 +504,28 @@ def test_audit_flags_half_noise() -> None:
     res = audit(_phase_release(buggy, REWARDS, 9), epsilon=eps, n=AUDIT_N, seed=2)
     print(f"[audit] half noise: {res}")
     assert res.epsilon_lower_bound > eps
+
+
+# --------------------------------------------------------------------------
+# Fixes of the Mishra & Thakurta learners
+# --------------------------------------------------------------------------
+
+
+def test_private_thompson_sampling_warns_when_it_cannot_start() -> None:
+    import warnings
+
+    from dpbandits.errors import LinearRegretWarning
+    from dpbandits.learners.mab import PrivateThompsonSampling
+    from dpbandits.privacy.mishra_thakurta import lemma9_batch_size, lemma9_first_batch_horizon
+
+    need = lemma9_first_batch_horizon(5, 1.0)
+    assert 5 * lemma9_batch_size(5, need, 1.0, 0.5) <= need
+    assert 5 * lemma9_batch_size(5, need - 1, 1.0, 0.5) > need - 1
+    with pytest.warns(LinearRegretWarning, match=f"at least {need:,} rounds"):
+        PrivateThompsonSampling(5, 10**5, 1.0)
+    with pytest.warns(LinearRegretWarning, match="random pulls"):
+        PrivateThompsonSampling(5, 10**6, 1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        PrivateThompsonSampling(5, 10**8, 1.0)
+        PrivateThompsonSampling(5, 10**5, 1.0, gap_estimation=False)

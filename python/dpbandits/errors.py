@@ -18,6 +18,7 @@ __all__ = [
     "CheckpointError",
     "DegenerateInputError",
     "DuplicatedNoiseWarning",
+    "LinearRegretWarning",
     "NotPositiveDefiniteError",
     "PrivacyBudgetError",
     "StateError",
@@ -45,6 +46,12 @@ class PrivacyBudgetError(RuntimeError):
 class DuplicatedNoiseWarning(UserWarning):
     """A private learner or counter was copied with its noise generator:
     the copies would add identical future noise (see ``fork``)."""
+
+
+class LinearRegretWarning(UserWarning):
+    """A learner's configured schedule cannot leave its exploration phase
+    within the horizon, so its regret is linear in T (the message names the
+    horizon it needs)."""
 
 
 class CheckpointError(ValueError):
