@@ -180,6 +180,8 @@ pub struct PhasedMab {
     /// change only at the arm's releases).
     post_mean: Vec<f64>,
     post_sd: Vec<f64>,
+    /// The arm of the last decision (the leader the KL filter starts from).
+    last_arm: usize,
     t: u64,
     releases: Vec<Release>,
     rng: StreamRng,
@@ -362,6 +364,7 @@ impl PhasedMab {
             pending: None,
             post_mean: vec![0.0; k],
             post_sd: vec![0.0; k],
+            last_arm: 0,
             t: 0,
             releases: Vec::new(),
             rng,
@@ -469,6 +472,36 @@ impl PhasedMab {
         out
     }
 
+    /// The scores of a KL-type optimistic index without privacy terms,
+    /// computing the bisection only where it can matter: U_lead of the arm
+    /// played last, then arm a is scored only if d(m_a, U_lead) <= c_a
+    /// (U_a >= U_lead possible); every other arm has U_a < U_lead (d(m_a, .)
+    /// increases on [m_a, 1], so its bisection stays below U_lead) and gets
+    /// -inf. The argmax, ties included, is the same as with every score.
+    fn scores_kl_filtered(&self, lead: usize, explore: f64, eps: Option<f64>) -> Vec<f64> {
+        let k = self.config.k;
+        let ln_t = ((self.t + 1) as f64).ln();
+        let mut out = vec![f64::NEG_INFINITY; k];
+        let (ml, nl, _) = self.stats(lead);
+        let u_lead = kl_upper(ml, explore * ln_t / nl, eps);
+        out[lead] = u_lead;
+        for (a, score) in out.iter_mut().enumerate() {
+            if a == lead {
+                continue;
+            }
+            if self.pulls[a] == 0 {
+                *score = f64::INFINITY;
+                continue;
+            }
+            let (m, n, _) = self.stats(a);
+            let c = explore * ln_t / n;
+            if m >= u_lead || d_eps(m, u_lead, eps) <= c {
+                *score = kl_upper(m, c, eps);
+            }
+        }
+        out
+    }
+
     /// Best score; ties to fewer pulls, then to the lower tie rank.
     fn argmax(&self, scores: &[f64]) -> usize {
         let mut best = 0;
@@ -494,7 +527,14 @@ impl PhasedMab {
     fn decide(&mut self) {
         let (arm, len) = match &self.config.schedule {
             PhaseSchedule::Geometric { .. } => {
-                let scores = self.scores();
+                let scores = match self.config.index {
+                    PhasedIndex::Optimistic { kl: true, divergence_epsilon, explore, linear, root }
+                        if linear == 0.0 && root == 0.0 && self.pulls[self.last_arm] > 0 =>
+                    {
+                        self.scores_kl_filtered(self.last_arm, explore, divergence_epsilon)
+                    }
+                    _ => self.scores(),
+                };
                 let arm = self.argmax(&scores);
                 let (len, x) = self.next_len(arm);
                 if self.pulls[arm] > 0 {
@@ -513,6 +553,7 @@ impl PhasedMab {
                 }
             }
         };
+        self.last_arm = arm;
         self.current = Some(Current { arm, start: self.t, len, done: 0, steps: 0, sum: 0.0 });
     }
 
