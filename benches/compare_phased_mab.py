@@ -83,7 +83,7 @@ def _numba_loop():  # type: ignore[no-untyped-def]
 
     @numba.njit(cache=True)
     def run(horizon, eps, alpha, means, seed):  # type: ignore[no-untyped-def]
-        np.random.seed(seed)
+        np.random.seed(seed)  # noqa: NPY002 (numba supports the legacy generator only)
         k = means.size
         pulls = np.zeros(k, np.int64)
         sums = np.zeros(k)
@@ -128,8 +128,8 @@ def _numba_loop():  # type: ignore[no-untyped-def]
             n = min(n, horizon - t)
             s_ = 0.0
             for _ in range(n):  # one Bernoulli per round, as the library
-                s_ += 1.0 if np.random.random() < means[arm] else 0.0
-            sums[arm] += s_ + np.random.laplace(0.0, 1.0 / eps)
+                s_ += 1.0 if np.random.random() < means[arm] else 0.0  # noqa: NPY002
+            sums[arm] += s_ + np.random.laplace(0.0, 1.0 / eps)  # noqa: NPY002
             pulls[arm] += n
             regret += n * (best - means[arm])
             t += n

@@ -9,9 +9,7 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
 use _core::env::{ArmReward, KArmedBandit, KArmedConfig};
 use _core::policy::mab::{RewardPolicy, RewardRange};
-use _core::policy::phased_mab::{
-    NoiseSampler, PhaseSchedule, PhasedIndex, PhasedMab, PhasedMabConfig, ReleaseNoise,
-};
+use _core::policy::phased_mab::{NoiseSampler, PhaseSchedule, PhasedIndex, PhasedMab, PhasedMabConfig, ReleaseNoise};
 use _core::rng::SeedSequence;
 use _core::sim::run_episode;
 
@@ -41,7 +39,13 @@ fn episodes(c: &mut Criterion) {
             n,
             config(
                 n,
-                PhasedIndex::Optimistic { kl: true, divergence_epsilon: Some(1.0), explore: 1.0, linear: 0.0, root: 0.0 },
+                PhasedIndex::Optimistic {
+                    kl: true,
+                    divergence_epsilon: Some(1.0),
+                    explore: 1.0,
+                    linear: 0.0,
+                    root: 0.0,
+                },
                 1.5,
                 false,
                 true,

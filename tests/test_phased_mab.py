@@ -432,7 +432,8 @@ def test_regret_ordering_at_1e5() -> None:
     dpklucb = _final_regret(DPKLUCB(5, T, 1.0), seeds)
     adap = _final_regret(AdaPKLUCB(5, T, 1.0), seeds)
     ucb = _final_regret(PrivateUCB(5, T, 1.0, calibration="tight"), seeds[:8])
-    print(f"T=1e5 eps=1: DP-KLUCB {dpklucb.mean():.0f}, AdaP-KLUCB {adap.mean():.0f}, PrivateUCB tight {ucb.mean():.0f}")
+    print(f"T=1e5 eps=1: DP-KLUCB {dpklucb.mean():.0f}, AdaP-KLUCB {adap.mean():.0f}, "
+          f"PrivateUCB tight {ucb.mean():.0f}")
     # One-sided Welch tests at 1e-3 (three ordered pairs of 20 / 8 runs).
     assert _welch_less(dpklucb, adap) < 1e-3
     assert _welch_less(adap, ucb) < 1e-3

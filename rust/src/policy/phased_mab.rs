@@ -321,7 +321,10 @@ impl PhasedMab {
                     return Err(Error::invalid("schedule", "elimination needs the epoch schedule"));
                 }
                 if !(alpha.is_finite() && (*alpha > 1.0 || *alpha == 0.0)) {
-                    return Err(Error::invalid("alpha", format!("must be > 1 (or 0: phases of one round), got {alpha}")));
+                    return Err(Error::invalid(
+                        "alpha",
+                        format!("must be > 1 (or 0: phases of one round), got {alpha}"),
+                    ));
                 }
             }
             (PhaseSchedule::Epochs { pulls, gaps }, index) => {
@@ -748,7 +751,13 @@ impl PhasedMab {
     /// receive `rewards[i]` in round i whatever arm is played; returns, per
     /// run, the released value of the phase containing round `round`
     /// (NaN when that phase does not end within the rewards given).
-    pub fn audit_runs(config: &PhasedMabConfig, rewards: &[f64], round: usize, count: usize, seed: u64) -> Result<Vec<f64>> {
+    pub fn audit_runs(
+        config: &PhasedMabConfig,
+        rewards: &[f64],
+        round: usize,
+        count: usize,
+        seed: u64,
+    ) -> Result<Vec<f64>> {
         let root = SeedSequence::from_seed(seed);
         let mut out = Vec::with_capacity(count);
         for r in 0..count {
@@ -824,7 +833,12 @@ mod tests {
     use crate::env::{ArmReward, KArmedBandit, KArmedConfig};
     use crate::sim::run_episode;
 
-    fn config(index: PhasedIndex, schedule: PhaseSchedule, noise: ReleaseNoise, sampler: NoiseSampler) -> PhasedMabConfig {
+    fn config(
+        index: PhasedIndex,
+        schedule: PhaseSchedule,
+        noise: ReleaseNoise,
+        sampler: NoiseSampler,
+    ) -> PhasedMabConfig {
         PhasedMabConfig {
             k: 3,
             horizon: 20_000,

@@ -11,9 +11,7 @@ use super::mechanisms::seeds;
 use super::sim::PyLearnerFactory;
 use crate::error::Error;
 use crate::policy::mab::{RewardPolicy, RewardRange};
-use crate::policy::phased_mab::{
-    NoiseSampler, PhaseSchedule, PhasedIndex, PhasedMab, PhasedMabConfig, ReleaseNoise,
-};
+use crate::policy::phased_mab::{NoiseSampler, PhaseSchedule, PhasedIndex, PhasedMab, PhasedMabConfig, ReleaseNoise};
 
 fn reward_policy(name: &str) -> PyResult<RewardPolicy> {
     match name {
@@ -72,9 +70,7 @@ fn build_config(
         "zero" => ReleaseNoise::Zero,
         "laplace" => ReleaseNoise::Laplace { scale: noise_param },
         "gaussian" => ReleaseNoise::Gaussian { sigma: noise_param },
-        _ => {
-            return Err(Error::invalid("noise", format!("must be zero, laplace or gaussian, got {noise:?}"))).py_err()
-        }
+        _ => return Err(Error::invalid("noise", format!("must be zero, laplace or gaussian, got {noise:?}"))).py_err(),
     };
     let sampler = match lattice_exponent {
         Some(exponent) => NoiseSampler::Lattice { exponent },
@@ -131,8 +127,26 @@ impl PyPhasedMab {
         seed: Option<u64>,
     ) -> PyResult<Self> {
         let config = build_config(
-            k, horizon, index, divergence_epsilon, explore, linear, root, reward_var, noise_var, alpha, forget,
-            epochs, noise, noise_param, lattice_exponent, secure, commit, lo, hi, bounds,
+            k,
+            horizon,
+            index,
+            divergence_epsilon,
+            explore,
+            linear,
+            root,
+            reward_var,
+            noise_var,
+            alpha,
+            forget,
+            epochs,
+            noise,
+            noise_param,
+            lattice_exponent,
+            secure,
+            commit,
+            lo,
+            hi,
+            bounds,
         )?;
         Ok(PyPhasedMab { inner: PhasedMab::new(config, &seeds(seed)?).py_err()? })
     }
@@ -160,10 +174,8 @@ impl PyPhasedMab {
     /// Every release: rows (arm, first round, last round, length, released value).
     fn releases<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let rows = self.inner.releases();
-        let flat: Vec<f64> = rows
-            .iter()
-            .flat_map(|r| [r.arm as f64, r.start as f64, r.end as f64, r.len as f64, r.value])
-            .collect();
+        let flat: Vec<f64> =
+            rows.iter().flat_map(|r| [r.arm as f64, r.start as f64, r.end as f64, r.len as f64, r.value]).collect();
         flat.into_pyarray(py).reshape([rows.len(), 5])
     }
 
