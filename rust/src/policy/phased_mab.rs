@@ -295,48 +295,7 @@ impl PhasedMab {
             }
             NoiseSampler::Float => (None, 1.0),
         };
-        match &config.index {
-            PhasedIndex::Optimistic { divergence_epsilon, explore, linear, root, .. } => {
-                check_finite("index", &[*explore, *linear, *root])?;
-                if *explore < 0.0 || *linear < 0.0 || *root < 0.0 {
-                    return Err(Error::invalid("index", "coefficients must be >= 0"));
-                }
-                check_divergence(*divergence_epsilon)?;
-            }
-            PhasedIndex::Imed { divergence_epsilon } => check_divergence(*divergence_epsilon)?,
-            PhasedIndex::Thompson { reward_var, noise_var } => {
-                if !(reward_var.is_finite() && *reward_var > 0.0 && noise_var.is_finite() && *noise_var >= 0.0) {
-                    return Err(Error::invalid("index", "Thompson variances must be finite, reward_var > 0"));
-                }
-            }
-            PhasedIndex::Elimination => {
-                if !config.commit {
-                    return Err(Error::invalid("commit", "elimination commits each arm for its epoch"));
-                }
-            }
-        }
-        match (&config.schedule, &config.index) {
-            (PhaseSchedule::Geometric { alpha, .. }, index) => {
-                if matches!(index, PhasedIndex::Elimination) {
-                    return Err(Error::invalid("schedule", "elimination needs the epoch schedule"));
-                }
-                if !(alpha.is_finite() && (*alpha > 1.0 || *alpha == 0.0)) {
-                    return Err(Error::invalid(
-                        "alpha",
-                        format!("must be > 1 (or 0: phases of one round), got {alpha}"),
-                    ));
-                }
-            }
-            (PhaseSchedule::Epochs { pulls, gaps }, index) => {
-                if !matches!(index, PhasedIndex::Elimination) {
-                    return Err(Error::invalid("schedule", "the epoch schedule needs the elimination rule"));
-                }
-                if pulls.is_empty() || pulls.len() != gaps.len() || pulls.contains(&0) {
-                    return Err(Error::invalid("schedule", "needs equally long, non-empty epochs of >= 1 pull"));
-                }
-                check_finite("schedule", gaps)?;
-            }
-        }
+        check_rules(&config)?;
         let mut rng = seeds.stream("phased_mab");
         // A random tie order (drawn first, so that it is reproducible from the seed).
         let mut order: Vec<u32> = (0..k as u32).collect();
@@ -415,7 +374,9 @@ impl PhasedMab {
         self.current.map(|c| (c.arm, c.len - c.done))
     }
 
-    /// Length of `arm`'s next phase under the geometric grid.
+    /// Length of `arm`'s next phase under the geometric grid (alpha = 0:
+    /// one round, an exact sentinel).
+    #[allow(clippy::float_cmp)]
     fn next_len(&self, arm: usize) -> (u64, f64) {
         let PhaseSchedule::Geometric { alpha, .. } = self.config.schedule else { unreachable!() };
         let n = self.pulls[arm];
@@ -505,7 +466,9 @@ impl PhasedMab {
         out
     }
 
-    /// Best score; ties to fewer pulls, then to the lower tie rank.
+    /// Best score; ties to fewer pulls, then to the lower tie rank (ties
+    /// are exact equalities by design, e.g. several indices capped at 1).
+    #[allow(clippy::float_cmp)]
     fn argmax(&self, scores: &[f64]) -> usize {
         let mut best = 0;
         for a in 1..scores.len() {
@@ -526,7 +489,9 @@ impl PhasedMab {
         Ok(())
     }
 
-    /// Commits the next phase when none is running.
+    /// Commits the next phase when none is running (the KL filter applies
+    /// when the privacy terms are exactly zero).
+    #[allow(clippy::float_cmp)]
     fn decide(&mut self) {
         let (arm, len) = match &self.config.schedule {
             PhaseSchedule::Geometric { .. } => {
@@ -573,7 +538,8 @@ impl PhasedMab {
     }
 
     /// Uncommitted mode: the arm of this round (drawn once per round), and
-    /// its open phase started if it has none.
+    /// its open phase started if it has none (exact ties as in `argmax`).
+    #[allow(clippy::float_cmp)]
     fn choose_uncommitted(&mut self) -> usize {
         if let Some(a) = self.pending {
             return a;
@@ -781,6 +747,52 @@ impl PhasedMab {
     }
 }
 
+/// The index and schedule parameters, and that they fit together
+/// (alpha = 0 is an exact sentinel: phases of one round).
+#[allow(clippy::float_cmp)]
+fn check_rules(config: &PhasedMabConfig) -> Result<()> {
+    match &config.index {
+        PhasedIndex::Optimistic { divergence_epsilon, explore, linear, root, .. } => {
+            check_finite("index", &[*explore, *linear, *root])?;
+            if *explore < 0.0 || *linear < 0.0 || *root < 0.0 {
+                return Err(Error::invalid("index", "coefficients must be >= 0"));
+            }
+            check_divergence(*divergence_epsilon)?;
+        }
+        PhasedIndex::Imed { divergence_epsilon } => check_divergence(*divergence_epsilon)?,
+        PhasedIndex::Thompson { reward_var, noise_var } => {
+            if !(reward_var.is_finite() && *reward_var > 0.0 && noise_var.is_finite() && *noise_var >= 0.0) {
+                return Err(Error::invalid("index", "Thompson variances must be finite, reward_var > 0"));
+            }
+        }
+        PhasedIndex::Elimination => {
+            if !config.commit {
+                return Err(Error::invalid("commit", "elimination commits each arm for its epoch"));
+            }
+        }
+    }
+    match (&config.schedule, &config.index) {
+        (PhaseSchedule::Geometric { alpha, .. }, index) => {
+            if matches!(index, PhasedIndex::Elimination) {
+                return Err(Error::invalid("schedule", "elimination needs the epoch schedule"));
+            }
+            if !(alpha.is_finite() && (*alpha > 1.0 || *alpha == 0.0)) {
+                return Err(Error::invalid("alpha", format!("must be > 1 (or 0: phases of one round), got {alpha}")));
+            }
+        }
+        (PhaseSchedule::Epochs { pulls, gaps }, index) => {
+            if !matches!(index, PhasedIndex::Elimination) {
+                return Err(Error::invalid("schedule", "the epoch schedule needs the elimination rule"));
+            }
+            if pulls.is_empty() || pulls.len() != gaps.len() || pulls.contains(&0) {
+                return Err(Error::invalid("schedule", "needs equally long, non-empty epochs of >= 1 pull"));
+            }
+            check_finite("schedule", gaps)?;
+        }
+    }
+    Ok(())
+}
+
 fn check_divergence(eps: Option<f64>) -> Result<()> {
     match eps {
         Some(e) if !(e.is_finite() && e > 0.0) => {
@@ -828,6 +840,7 @@ impl Learner for PhasedMab {
 }
 
 #[cfg(test)]
+#[allow(clippy::float_cmp)] // exact values are the point of these tests
 mod tests {
     use super::*;
     use crate::env::{ArmReward, KArmedBandit, KArmedConfig};
