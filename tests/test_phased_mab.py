@@ -530,3 +530,18 @@ def test_private_thompson_sampling_warns_when_it_cannot_start() -> None:
         warnings.simplefilter("error")
         PrivateThompsonSampling(5, 10**8, 1.0)
         PrivateThompsonSampling(5, 10**5, 1.0, gap_estimation=False)
+
+
+def test_secure_noise_comes_from_os_entropy() -> None:
+    """Same seed, secure=True: the decisions' randomness is seeded but the
+    noise is not, so the releases differ; without secure they coincide."""
+    a, b = DPKLUCB(3, 200, 1.0, secure=True, seed=7), DPKLUCB(3, 200, 1.0, secure=True, seed=7)
+    _play(a, 60)
+    _play(b, 60)
+    assert not np.array_equal(a.releases()[:, 4], b.releases()[:, 4])
+    c, d = DPKLUCB(3, 200, 1.0, seed=7), DPKLUCB(3, 200, 1.0, seed=7)
+    _play(c, 60)
+    _play(d, 60)
+    np.testing.assert_array_equal(c.releases(), d.releases())
+    with pytest.raises(ValueError, match="secure"):
+        DPKLUCB(3, 200, 1.0, secure=True, sampler="float")
