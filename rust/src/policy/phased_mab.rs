@@ -288,7 +288,10 @@ impl PhasedMab {
                 if (config.horizon as f64) * up > 2f64.powi(50) {
                     return Err(Error::invalid(
                         "lattice_exponent",
-                        format!("horizon * 2^{exponent} exceeds 2^50 (exact sums): use a coarser lattice"),
+                        format!(
+                            "horizon * 2^{exponent} exceeds 2^50: the lattice sums would not stay exact \
+                             (a horizon this long at this noise scale needs sampler=\"float\")"
+                        ),
                     ));
                 }
                 (Some(noise), up)
