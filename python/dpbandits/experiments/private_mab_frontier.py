@@ -194,7 +194,7 @@ def private_mab_frontier(opts: RunOptions) -> Report:
                 ys.append(m)
                 es.append(s)
             if len(ys) == len(x):
-                ax.errorbar(x, ys, yerr=es, marker="o", capsize=2, label=fam, color=f"C{i % 10}",
+                ax.errorbar(x, ys, yerr=es, marker="o", capsize=2, label=fam, color=plt.get_cmap("tab20")(i),
                             linewidth=2.2 if fam == DEFAULT else 1.2)
         for ref, style in (("UCB1", "--"), ("TS", "-."), ("KL-UCB", ":")):
             if (main, ref) in results:
