@@ -283,13 +283,14 @@ impl PhasedMab {
             NoiseSampler::Lattice { exponent } => {
                 let noise = SecureNoise::new(spec, exponent)?;
                 let up = 2f64.powi(exponent);
-                // Integer sums of up to `horizon` rewards of 2^j steps, plus
-                // noise, must stay far inside i64 and exact in f64.
-                if (config.horizon as f64) * up > 2f64.powi(50) {
+                // Sums of up to `horizon` rewards of 2^j steps, plus noise
+                // (about 2^20 steps a draw), stay below 2^53 steps: exact
+                // in i64 and in the f64 sums of released values.
+                if (config.horizon as f64) * up > 2f64.powi(52) {
                     return Err(Error::invalid(
                         "lattice_exponent",
                         format!(
-                            "horizon * 2^{exponent} exceeds 2^50: the lattice sums would not stay exact \
+                            "horizon * 2^{exponent} exceeds 2^52: the lattice sums would not stay exact \
                              (a horizon this long at this noise scale needs sampler=\"float\")"
                         ),
                     ));
