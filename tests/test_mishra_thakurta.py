@@ -207,13 +207,21 @@ def test_thompson_sampling_learns_and_private_phases_run_in_order() -> None:
     T = 20_000
     env = BernoulliBandit([0.9, 0.5, 0.4])
     res = simulate_many(
-        {"beta": ThompsonSampling(3, T), "gauss": ThompsonSampling(3, T, prior="gaussian"),
-         "private": PrivateThompsonSampling(3, T, 10.0, gap_estimation=False)},
-        env, seeds=4,
+        {"beta": ThompsonSampling(3, T), "gauss": ThompsonSampling(3, T, prior="gaussian")}, env, seeds=4,
     )
     for name, r in res.items():
         # Far below round-robin's (0.4 + 0.5) / 3 per round.
         assert r.final_regret.max() < 0.1 * T, name
+    # The private learner without gap estimation (App. D.1) locks onto a
+    # suboptimal arm in some runs (an early negative node of the best arm's
+    # tree; measured 12 of 80 runs with lattice noise, 14 of 80 with
+    # floating-point noise, at eps = 10, T = 2e4): most runs learn. With a
+    # lock-in rate of 0.16, 40 runs have fewer than 26 learning runs with
+    # probability 8e-4 (binomial).
+    private = simulate_many({"private": PrivateThompsonSampling(3, T, 10.0, gap_estimation=False)}, env,
+                            seeds=list(range(1, 41)))["private"]
+    assert np.count_nonzero(private.final_regret < 0.1 * T) >= 26
+    assert np.median(private.final_regret) < 0.01 * T
     # Phases: round-robin batches, then random pulls, then sampling.
     learner = PrivateThompsonSampling(2, 2**14, 100.0, seed=1)
     s = learner.schedule

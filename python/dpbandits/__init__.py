@@ -21,8 +21,17 @@ from dpbandits.envs import (
     UniformLosses,
 )
 from dpbandits.learners import (
+    DPIMED,
+    DPKLUCB,
+    DPSE,
+    DPTS,
     EXP2,
+    KLUCB,
     UCB1,
+    AdaCKLUCB,
+    AdaCUCB,
+    AdaPKLUCB,
+    AdaPUCB,
     ContextualEliminationBandit,
     EliminationLinearBandit,
     JointDPLinUCB,
@@ -40,8 +49,17 @@ from dpbandits.sim import SimulationResult, simulate, simulate_many
 from dpbandits.sweeps import SweepResult, sweep
 
 __all__ = [
+    "DPIMED",
+    "DPKLUCB",
+    "DPSE",
+    "DPTS",
     "EXP2",
+    "KLUCB",
     "UCB1",
+    "AdaCKLUCB",
+    "AdaCUCB",
+    "AdaPKLUCB",
+    "AdaPUCB",
     "BernoulliBandit",
     "ContextualEliminationBandit",
     "EliminationLinearBandit",

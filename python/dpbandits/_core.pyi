@@ -697,3 +697,79 @@ def sample_discrete_gaussian(sigma: float, exponent: int, count: int, seed: int 
     """``count`` exact discrete Gaussian draws k * 2^-exponent, P[k] ∝ exp(-k^2/(2 s^2)),
     s = ceil(sigma * 2^exponent) in [1, 2^21] (Canonne-Kamath-Steinke Alg. 3);
     operating-system entropy when ``seed`` is None."""
+
+class PhasedMabEngine:
+    """Phased K-armed engine (rust/src/policy/phased_mab.rs): one noisy
+    release per phase. ``index``: "optimistic_kl" / "optimistic" (DP-KLUCB
+    with ``divergence_epsilon``, KL-UCB, AdaP / AdaC with ``linear`` /
+    ``root`` privacy terms), "imed" (DP-IMED), "thompson" (phased private
+    Thompson sampling), "elimination" (DP-SE, with ``epochs`` = (pulls,
+    gaps)). Geometric phases of ratio ``alpha`` (0: one round) with
+    ``forget`` (last phase only). ``noise`` "zero", "laplace" (scale
+    ``noise_param``) or "gaussian" (sigma ``noise_param``), exact lattice
+    noise on 2^-``lattice_exponent`` (None: floating point), OS entropy
+    with ``secure``. ``commit``: the chosen arm plays its whole phase
+    (False: a decision every round, each arm's phase released when its
+    pull count reaches the phase end). Every constant comes from
+    dpbandits.privacy.azize."""
+
+    def __init__(
+        self,
+        k: int,
+        horizon: int,
+        *,
+        index: str = "optimistic_kl",
+        divergence_epsilon: float | None = None,
+        explore: float = 1.0,
+        linear: float = 0.0,
+        root: float = 0.0,
+        reward_var: float = 1.0,
+        noise_var: float = 0.0,
+        alpha: float = 2.0,
+        forget: bool = False,
+        epochs: tuple[Sequence[int], Sequence[float]] | None = None,
+        noise: str = "zero",
+        noise_param: float = 0.0,
+        lattice_exponent: int | None = None,
+        secure: bool = False,
+        commit: bool = True,
+        lo: float = 0.0,
+        hi: float = 1.0,
+        bounds: str = "clip",
+        seed: int | None = None,
+    ) -> None: ...
+    def select(self) -> int:
+        """The arm to pull this round (the committed arm inside a phase)."""
+    def observe(self, arm: int, reward: float) -> None:
+        """Records the reward of pulling ``arm``; ends the phase when due."""
+    def sums(self) -> NDArray[np.float64]:
+        """Per arm, the sum of its released phase sums (normalised rewards)."""
+    def pulls(self) -> NDArray[np.uint64]:
+        """Per arm, the pulls in released phases."""
+    def releases(self) -> NDArray[np.float64]:
+        """Rows (arm, first round, last round, length, released noisy sum), one per phase."""
+    def tie_ranks(self) -> NDArray[np.uint32]:
+        """The tie-break rank of each arm (lower wins a tie)."""
+    def active(self) -> NDArray[np.bool_]:
+        """Arms not eliminated (DP-SE)."""
+    @property
+    def t(self) -> int: ...
+    @property
+    def k(self) -> int: ...
+    @property
+    def horizon(self) -> int: ...
+    def _audit_runs(self, rewards: Sequence[float], round: int, count: int, seed: int) -> NDArray[np.float64]:
+        """``count`` fresh engines fed ``rewards``; the release of the phase containing ``round`` (NaN if none)."""
+    def reseed(self, seed: int | None = None) -> None: ...
+    @overload
+    def noise_parameters(self, as_json: Literal[False] = False) -> dict[str, Any]:
+        """The configuration this engine was built with, as plain values (``as_json``: JSON text)."""
+    @overload
+    def noise_parameters(self, as_json: Literal[True]) -> str: ...
+    def to_bytes(self) -> bytes: ...
+    @staticmethod
+    def from_bytes(state: bytes) -> PhasedMabEngine: ...
+    def __reduce__(self) -> tuple[Callable[[bytes], PhasedMabEngine], tuple[bytes]]: ...
+    def _factory(self) -> LearnerFactory: ...
+
+def _restore_phased_mab(state: bytes) -> PhasedMabEngine: ...

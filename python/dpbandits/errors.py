@@ -20,6 +20,7 @@ __all__ = [
     "DegenerateInputError",
     "DuplicatedNoiseWarning",
     "IrreproducibleRunWarning",
+    "LinearRegretWarning",
     "NotPositiveDefiniteError",
     "PrivacyBudgetError",
     "StateError",
@@ -61,6 +62,12 @@ class AllocationError(MemoryError, ValueError):
     ``ValueError`` (the argument is what is wrong), raised before any work
     is done (:mod:`dpbandits._sizes`) or by the Rust core's fallible
     allocation."""
+
+
+class LinearRegretWarning(UserWarning):
+    """A learner's configured schedule cannot leave its exploration phase
+    within the horizon, so its regret is linear in T (the message names the
+    horizon it needs)."""
 
 
 class CheckpointError(ValueError):

@@ -9,10 +9,30 @@ from dpbandits.learners.linucb import JointDPLinUCB, LinUCB
 from dpbandits.learners.mab import UCB1, PrivateThompsonSampling, PrivateUCB, ThompsonSampling
 from dpbandits.learners.mishra_thakurta import PrivateContextualThompsonSampling, PrivateContextualUCB
 from dpbandits.learners.online_learning import EXP2, PrivateFTPL, PrivateFTRL, SCRiBLe
+from dpbandits.learners.phased_mab import (
+    DPIMED,
+    DPKLUCB,
+    DPSE,
+    DPTS,
+    KLUCB,
+    AdaCKLUCB,
+    AdaCUCB,
+    AdaPKLUCB,
+    AdaPUCB,
+)
 
 __all__ = [
+    "DPIMED",
+    "DPKLUCB",
+    "DPSE",
+    "DPTS",
     "EXP2",
+    "KLUCB",
     "UCB1",
+    "AdaCKLUCB",
+    "AdaCUCB",
+    "AdaPKLUCB",
+    "AdaPUCB",
     "ContextualEliminationBandit",
     "EliminationLinearBandit",
     "JointDPLinUCB",

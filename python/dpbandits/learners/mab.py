@@ -15,6 +15,7 @@ Every noise scale and confidence constant comes from
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -24,13 +25,14 @@ from numpy.typing import NDArray
 from dpbandits import _core
 from dpbandits._sizes import check_bytes, tree_bytes
 from dpbandits._validation import epsilon_range, in_open_unit, positive, positive_int, real, seed_or_none
-from dpbandits.errors import StateError
+from dpbandits.errors import LinearRegretWarning, StateError
 from dpbandits.learners.online import LearnerBase
 from dpbandits.privacy.guarantees import Guarantee
 from dpbandits.privacy.mishra_thakurta import (
     GapSchedule,
     gap_estimation_schedule,
     lemma5_noise_bound,
+    lemma9_first_batch_horizon,
     private_ucb_node_scale,
     realized_tree_epsilon,
 )
@@ -211,7 +213,17 @@ class PrivateUCB(KArmedLearner):
       + w ln t / n_a. It has no noise term (its intervals need not cover
       the Laplace noise: a strongly negative early node can lock the best
       arm out for the rest of the run, observed with T = 2 * 10^4, eps = 10);
-      privacy is the same (post-processing).
+      privacy is the same (post-processing). This is App. D.1 as written
+      (we checked the index term by term), and it fails by design: with
+      node noise of scale k log2 T / epsilon (about 83 at k = 5, T = 10^5,
+      eps = 1) the noise dominates every arm's sum, the interval has no
+      term that grows to cover it, and an arm whose early node is strongly
+      negative is never pulled again (its tree nodes, hence its release,
+      change only when it is pulled). Measured on the 5-arm instance
+      (0.75, 0.625, 0.5, 0.375, 0.25), 50 seeds: 84% of runs above 2% of
+      T (regret 0.27 T on average) at T = 10^5 and 10^6, eps = 1, and the
+      same runs at eps = 0.1 (the decisions depend on the noise's ratios
+      only). Use ``"lemma5"``, or :class:`dpbandits.DPKLUCB`.
 
     Node scale b (:func:`~dpbandits.privacy.mishra_thakurta.private_ucb_node_scale`):
     ``calibration="paper"``: k w log2 T / epsilon (Lemma 5 proof);
@@ -314,6 +326,15 @@ class PrivateThompsonSampling(KArmedLearner):
        :func:`~dpbandits.privacy.mishra_thakurta.private_ucb_node_scale`
        at epsilon / 2 with sensitivity 1 (a binarized leaf is 0 or 1).
 
+    When Lemma 9's first batch (k m_1 pulls) exceeds the horizon, or the
+    first batch plus its random pulls (the earliest Thompson sampling can
+    start) reaches it, the learner never samples (regret linear in T); the
+    constructor then warns with :class:`dpbandits.errors.LinearRegretWarning`,
+    naming the horizon it needs
+    (:func:`~dpbandits.privacy.mishra_thakurta.lemma9_first_batch_horizon`
+    for the first batch: 353,915 rounds at k = 5, eps = 1; with the random
+    pulls, about 2 * 10^6 there).
+
     ``gap_estimation=False`` skips phases 1 and 2 (as the paper's own
     experiments did, App. D.1: with Lemma 9's constants the first batch
     alone needs 192 k log2 T / (epsilon / 4) pulls, more than T in most
@@ -368,6 +389,7 @@ class PrivateThompsonSampling(KArmedLearner):
             s = self.schedule = gap_estimation_schedule(
                 self.k, self.horizon, self.epsilon, self.width, self.noise_bound, self.calibration
             )
+            self._warn_linear_schedule(s, gamma)
             scales = list(s.batch_scales)
             if self.sampler == "lattice":
                 # Each batch releases its sum + exact Laplace(b_i m_i) on a
@@ -392,6 +414,42 @@ class PrivateThompsonSampling(KArmedLearner):
             phase_lattice_exponents=exponents,
         )
         self._use_secure(secure, self.sampler)
+
+    def _forced_rounds(self, horizon: int, gamma: float | None) -> int:
+        """Rounds of the shortest possible gap estimation + random pulling
+        (stop after batch 1) for a learner like this one at ``horizon``."""
+        g = _gamma(gamma, horizon)
+        scale = private_ucb_node_scale(self.k, horizon, self.epsilon / 2.0, 1.0, self.calibration)
+        bound = lemma5_noise_bound(scale, self.k, horizon, g, self.calibration)
+        s = gap_estimation_schedule(self.k, horizon, self.epsilon, self.width, bound, self.calibration)
+        return self.k * (s.batch_sizes[0] + s.random_pulls[0])
+
+    def _warn_linear_schedule(self, s: GapSchedule, gamma: float | None) -> None:
+        """Warns (LinearRegretWarning) when Thompson sampling cannot start
+        within the horizon: Lemma 9's first batch alone exceeds it, or the
+        first batch plus its random pulls (the earliest possible start)
+        reach it; names the horizon needed."""
+        first = self.k * s.batch_sizes[0]
+        forced = first + self.k * s.random_pulls[0]
+        if forced < self.horizon:
+            return
+        if first > self.horizon:
+            needed = lemma9_first_batch_horizon(self.k, self.epsilon)
+            what = f"Lemma 9's first gap-estimation batch needs {first:,} pulls, more than the horizon"
+        else:
+            needed = self.horizon
+            while self._forced_rounds(needed, gamma) >= needed:
+                needed *= 2
+            what = (f"gap estimation and random pulling take at least {forced:,} rounds (first batch "
+                    f"{first:,} + random pulls {forced - first:,}), not less than the horizon")
+        warnings.warn(
+            f"PrivateThompsonSampling(k={self.k}, epsilon={self.epsilon:g}): {what} {self.horizon:,}, so Thompson "
+            f"sampling never starts (linear regret). It needs a horizon of at least {needed:,} rounds"
+            f"{'' if first > self.horizon else ' (within a factor 2)'}; use gap_estimation=False (the paper's "
+            "own experiments, App. D.1) or dpbandits.DPTS.",
+            LinearRegretWarning,
+            stacklevel=3,
+        )
 
     @property
     def phase(self) -> str:

@@ -228,7 +228,7 @@ class LearnerBase:
         """Whether the privacy noise comes from the operating system
         (``secure=True``): exact lattice noise that nobody, the operator
         included, can reproduce or predict from a seed."""
-        return bool(getattr(self._engine, "os_entropy", False))
+        return bool(getattr(self, "_secure_mode", False) or getattr(self._engine, "os_entropy", False))
 
     def _use_secure(self, secure: bool, sampler: str) -> None:
         """Switches the engine's privacy noise to operating-system entropy

@@ -42,6 +42,7 @@ __all__ = [
     "gap_estimation_schedule",
     "lemma5_noise_bound",
     "lemma9_batch_size",
+    "lemma9_first_batch_horizon",
     "nodes_per_release",
     "private_mab_regret_lower_bound",
     "private_ucb_node_scale",
@@ -141,6 +142,33 @@ def lemma9_batch_size(k: int, horizon: int, epsilon: float, gap: float) -> int:
     epsilon = positive("epsilon", epsilon)
     gap = in_open_unit("gap", gap)
     return math.ceil(192.0 * k * math.log2(n) / (epsilon * gap * gap))
+
+
+def lemma9_first_batch_horizon(k: int, epsilon: float) -> int:
+    """The smallest horizon T with k m_1(T) <= T, m_1 the first
+    gap-estimation batch (Delta_1 = 1/2) of :func:`lemma9_batch_size`:
+    below it, Lemma 9's first batch alone exceeds the horizon and the
+    learner never leaves gap estimation (linear regret). k m_1(T) grows
+    like log2 T, so T - k m_1(T) changes sign once; found by doubling
+    and bisection. ``k`` >= 1, ``epsilon`` > 0.
+    """
+    k = positive_int("k", k)
+    epsilon = positive("epsilon", epsilon)
+
+    def fits(n: int) -> bool:
+        return k * lemma9_batch_size(k, n, epsilon, 0.5) <= n
+
+    hi = 2
+    while not fits(hi):
+        hi *= 2
+    lo = hi // 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if fits(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ pub mod follow_the_leader;
 pub mod linucb;
 pub mod mab;
 pub mod mt_contextual;
+pub mod phased_mab;
 pub mod scrible;
 pub mod ucb_scores;
 

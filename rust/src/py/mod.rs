@@ -14,6 +14,7 @@ mod learners;
 mod mab;
 mod mechanisms;
 mod online_learning;
+mod phased_mab;
 mod replay;
 mod secure;
 mod sim;
@@ -67,5 +68,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     online_learning::register(m)?;
     replay::register(m)?;
     secure::register(m)?;
+    phased_mab::register(m)?;
     Ok(())
 }

@@ -1,0 +1,969 @@
+//! K-armed learners that release one noisy sum per phase: DP-KLUCB and
+//! DP-IMED (Azize, Wu, Honda, Orabona, Ito & Basu 2025), AdaP-UCB /
+//! AdaP-KLUCB (Azize & Basu 2022, Alg. 1), their zCDP counterparts AdaC-UCB
+//! / AdaC-KLUCB (Azize & Basu 2024), DP-SE (Sajed & Sheffet 2019), a phased
+//! private Thompson sampling, and non-private KL-UCB (phases of one round,
+//! no noise).
+//!
+//! The engine plays in phases. An index phase belongs to one arm: when no
+//! phase is running, the engine scores every arm from the released sums
+//! and commits the best one for its next phase; the phase's rewards are
+//! summed, and at its end the sum is released once with its own noise
+//! draw. Each reward enters exactly one phase sum (parallel composition),
+//! and every decision reads only released sums and pull counts (functions
+//! of earlier releases): the privacy argument is in the Python docstrings
+//! (`dpbandits.learners.phased_mab`).
+//!
+//! Released values (the project's noise rule): with [`NoiseSampler::Lattice`]
+//! each reward, normalised to [0, 1], is rounded to the lattice 2^-j and
+//! summed as an integer number of steps; the noise is an exact discrete
+//! Laplace or Gaussian number of steps (`crate::noise::secure`); the
+//! released sum is an exact multiple of 2^-j. Changing one reward moves
+//! the integer sum by at most 2^j steps (0 and 1 are lattice points and
+//! rounding is monotone), i.e. by exactly the sensitivity 1. The float
+//! sampler is an explicit opt-in.
+//!
+//! Every constant (noise scale, lattice exponent, index coefficients, phase
+//! ratio, DP-SE epoch lengths) arrives from Python as a plain number.
+
+use rand::Rng;
+use rand_core::RngCore;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::mab::{RewardPolicy, RewardRange};
+use super::Learner;
+use crate::env::{DecisionSet, Feedback};
+use crate::error::{check_finite, Error, Result};
+use crate::noise::laplace;
+use crate::noise::secure::{discrete_gaussian, discrete_laplace, EntropyCell, SecureKind, SecureNoise};
+use crate::noise::NoiseSpec;
+use crate::rng::{standard_normal, SeedSequence, StreamRng};
+
+/// Most arms an engine accepts (checked before anything is allocated).
+pub const MAX_ARMS: usize = 1 << 24;
+
+/// The noise of each phase's release (on the sum of rewards in [0, 1]).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ReleaseNoise {
+    /// No noise (non-private, or the noise-off tests).
+    Zero,
+    /// Laplace with this scale (epsilon-DP with scale 1/epsilon).
+    Laplace { scale: f64 },
+    /// Gaussian with this standard deviation (rho-zCDP with sigma^2 = 1/(2 rho)).
+    Gaussian { sigma: f64 },
+}
+
+/// How the noise is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub enum NoiseSampler {
+    /// Exact discrete noise on the lattice 2^-`exponent` (the default).
+    Lattice { exponent: i32 },
+    /// Floating-point noise (explicit opt-in: open to low-bit attacks).
+    Float,
+}
+
+/// The score of an arm when a phase is chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub enum PhasedIndex {
+    /// Optimistic index on the mean m = clip(S / n, 0, 1):
+    /// `kl`: max{y in [m, 1] : n d(m, y) <= explore ln t}, with d the
+    /// divergence d_eps of Azize et al. 2025 when `divergence_epsilon` is
+    /// given and the Bernoulli kl otherwise; not `kl`:
+    /// m + sqrt(explore ln t / (2 n)). Both plus `linear` ln t / n +
+    /// `root` sqrt(ln t) / n (the privacy terms of AdaP / AdaC).
+    Optimistic { kl: bool, divergence_epsilon: Option<f64>, explore: f64, linear: f64, root: f64 },
+    /// IMED (Honda & Takemura 2015) with d (as above): argmin over arms of
+    /// n_a d(m_a, m*) + ln n_a, m* the largest mean.
+    Imed { divergence_epsilon: Option<f64> },
+    /// One Gaussian draw per arm: N(m, reward_var / n + L noise_var / n^2),
+    /// L the number of released phases summed into the mean.
+    Thompson { reward_var: f64, noise_var: f64 },
+    /// Successive elimination (DP-SE): only with [`PhaseSchedule::Epochs`].
+    Elimination,
+}
+
+/// The phases.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum PhaseSchedule {
+    /// Arm-dependent geometric phases: an arm's phase l (from 0) ends when
+    /// its pull count reaches n_l, with x_0 = 1, x_l = x_{l-1} * alpha (in
+    /// floating point) and n_l = max(n_{l-1} + 1, ceil(x_l)). `forget`:
+    /// the index reads the last phase's release only (AdaP, AdaC);
+    /// otherwise the sums of all of the arm's releases (DP-KLUCB, DP-IMED).
+    /// `alpha` = 0 means phases of one round (KL-UCB).
+    Geometric { alpha: f64, forget: bool },
+    /// DP-SE: in epoch e every active arm is pulled `pulls[e]` times in a
+    /// row (arm order), each arm's epoch sum is released, and arms whose
+    /// released mean is below the best released mean minus `gaps[e]` are
+    /// eliminated. The last entry repeats.
+    Epochs { pulls: Vec<u64>, gaps: Vec<f64> },
+}
+
+/// Everything a [`PhasedMab`] needs, as plain numbers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PhasedMabConfig {
+    pub k: usize,
+    pub horizon: u64,
+    pub index: PhasedIndex,
+    pub schedule: PhaseSchedule,
+    pub noise: ReleaseNoise,
+    pub sampler: NoiseSampler,
+    /// Draw the noise from operating-system entropy (not reproducible).
+    pub secure: bool,
+    /// True: the chosen arm is committed for its whole phase (decisions
+    /// only at phase ends). False: a decision every round; each arm's
+    /// rewards accumulate into its open phase, released when the arm's
+    /// pull count reaches the phase's end (Hu & Hegde's lazy updates).
+    pub commit: bool,
+    pub rewards: RewardRange,
+}
+
+/// One released phase sum.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Release {
+    pub arm: usize,
+    /// Round (from 0) of the phase's first pull.
+    pub start: u64,
+    /// Round (from 0) of its last pull (start + len - 1 when the arm was
+    /// committed for the phase).
+    pub end: u64,
+    pub len: u64,
+    /// Released noisy sum of the phase's rewards (normalised to [0, 1]).
+    pub value: f64,
+}
+
+/// The phase being played.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+struct Current {
+    arm: usize,
+    start: u64,
+    len: u64,
+    done: u64,
+    /// Exact sum in lattice steps (lattice sampler) ...
+    steps: i64,
+    /// ... or in floating point (float sampler, zero noise).
+    sum: f64,
+}
+
+/// The engine.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PhasedMab {
+    config: PhasedMabConfig,
+    /// Integer parameters of the lattice noise (lattice sampler).
+    lattice: Option<SecureNoise>,
+    /// 2^j (lattice sampler), 1 otherwise.
+    up: f64,
+    /// Pulls of each arm in finished phases.
+    pulls: Vec<u64>,
+    /// Released phases of each arm.
+    phases: Vec<u32>,
+    /// x_l of each arm's geometric grid (see [`PhaseSchedule::Geometric`]).
+    grid_x: Vec<f64>,
+    /// Sum of each arm's released values (exact lattice multiples).
+    released_sum: Vec<f64>,
+    /// The arm's last release and its length.
+    last_value: Vec<f64>,
+    last_len: Vec<u64>,
+    /// Tie-break rank of each arm (a random permutation drawn at construction).
+    tie_rank: Vec<u32>,
+    /// DP-SE: active arms, epoch, next arm to play in the epoch, epoch means.
+    active: Vec<bool>,
+    epoch: usize,
+    epoch_next: usize,
+    epoch_means: Vec<f64>,
+    current: Option<Current>,
+    /// Uncommitted mode: each arm's open phase (len 0: none) and the arm
+    /// selected for the running round.
+    open: Vec<Current>,
+    pending: Option<usize>,
+    /// Thompson: each arm's posterior mean and standard deviation (they
+    /// change only at the arm's releases).
+    post_mean: Vec<f64>,
+    post_sd: Vec<f64>,
+    /// The arm of the last decision (the leader the KL filter starts from).
+    last_arm: usize,
+    t: u64,
+    releases: Vec<Release>,
+    rng: StreamRng,
+    #[serde(skip)]
+    entropy: EntropyCell,
+}
+
+fn kl_bernoulli(x: f64, y: f64) -> f64 {
+    const TINY: f64 = 1e-15;
+    let y = y.clamp(TINY, 1.0 - TINY);
+    let mut v = 0.0;
+    if x > 0.0 {
+        v += x * (x / y).ln();
+    }
+    if x < 1.0 {
+        v += (1.0 - x) * ((1.0 - x) / (1.0 - y)).ln();
+    }
+    v.max(0.0)
+}
+
+/// d_eps(x, y) = inf over z between x and y of eps |z - x| + kl(z, y)
+/// (Azize et al. 2025). Closed form (`dpbandits.privacy.azize.d_eps`):
+/// for x <= y the minimiser is z = max(x, z*), z* = y e^-eps /
+/// (1 - y + y e^-eps), and at z = z* the value is
+/// -eps x - ln(1 - y + y e^-eps); symmetrically for x > y with +eps.
+/// `eps` = None gives kl(x, y).
+pub fn d_eps(x: f64, y: f64, eps: Option<f64>) -> f64 {
+    let Some(eps) = eps else { return kl_bernoulli(x, y) };
+    if x <= y {
+        let e = (-eps).exp();
+        let den = 1.0 - y + y * e;
+        let z = y * e / den;
+        if x >= z {
+            kl_bernoulli(x, y)
+        } else {
+            (-eps * x - den.ln()).max(0.0)
+        }
+    } else {
+        let e = eps.exp();
+        let den = 1.0 - y + y * e;
+        let z = y * e / den;
+        if x <= z {
+            kl_bernoulli(x, y)
+        } else {
+            (eps * x - den.ln()).max(0.0)
+        }
+    }
+}
+
+/// max{y in [m, 1] : d(m, y) <= c} by bisection (d(m, .) increases on [m, 1]).
+pub fn kl_upper(m: f64, c: f64, eps: Option<f64>) -> f64 {
+    if c <= 0.0 {
+        return m;
+    }
+    if d_eps(m, 1.0, eps) <= c {
+        return 1.0;
+    }
+    let (mut lo, mut hi) = (m, 1.0);
+    for _ in 0..60 {
+        let mid = 0.5 * (lo + hi);
+        if d_eps(m, mid, eps) <= c {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+        if hi - lo < 1e-12 {
+            break;
+        }
+    }
+    lo
+}
+
+impl PhasedMab {
+    /// A fresh engine; learner randomness (noise unless `secure`, tie
+    /// ranks, Thompson draws) from the `"phased_mab"` stream of `seeds`.
+    pub fn new(config: PhasedMabConfig, seeds: &SeedSequence) -> Result<Self> {
+        let k = config.k;
+        if k == 0 || k > MAX_ARMS {
+            return Err(Error::invalid("k", format!("must lie in [1, {MAX_ARMS}], got {k}")));
+        }
+        if config.horizon == 0 {
+            return Err(Error::invalid("horizon", "must be >= 1"));
+        }
+        check_finite("reward_range", &[config.rewards.lo, config.rewards.hi])?;
+        if config.rewards.hi <= config.rewards.lo {
+            return Err(Error::invalid("reward_range", "needs lo < hi"));
+        }
+        let private = !matches!(config.noise, ReleaseNoise::Zero);
+        if private && config.rewards.policy == RewardPolicy::Unchecked {
+            return Err(Error::invalid("bounds", "a private learner must clip or refuse out-of-range rewards"));
+        }
+        let spec = match config.noise {
+            ReleaseNoise::Zero => NoiseSpec::Zero,
+            ReleaseNoise::Laplace { scale } => NoiseSpec::Laplace { scale },
+            ReleaseNoise::Gaussian { sigma } => NoiseSpec::Gaussian { sigma },
+        };
+        spec.validate(&[1])?;
+        let (lattice, up) = match config.sampler {
+            NoiseSampler::Lattice { exponent } => {
+                let noise = SecureNoise::new(spec, exponent)?;
+                let up = 2f64.powi(exponent);
+                // Sums of up to `horizon` rewards of 2^j steps, plus noise
+                // (about 2^20 steps a draw), stay below 2^53 steps: exact
+                // in i64 and in the f64 sums of released values.
+                if (config.horizon as f64) * up > 2f64.powi(52) {
+                    return Err(Error::invalid(
+                        "lattice_exponent",
+                        format!(
+                            "horizon * 2^{exponent} exceeds 2^52: the lattice sums would not stay exact \
+                             (a horizon this long at this noise scale needs sampler=\"float\")"
+                        ),
+                    ));
+                }
+                (Some(noise), up)
+            }
+            NoiseSampler::Float => (None, 1.0),
+        };
+        check_rules(&config)?;
+        let mut rng = seeds.stream("phased_mab");
+        // A random tie order (drawn first, so that it is reproducible from the seed).
+        let mut order: Vec<u32> = (0..k as u32).collect();
+        for i in (1..k).rev() {
+            let j = rng.random_range(0..=i);
+            order.swap(i, j);
+        }
+        let mut tie_rank = vec![0u32; k];
+        for (rank, &a) in order.iter().enumerate() {
+            tie_rank[a as usize] = rank as u32;
+        }
+        Ok(PhasedMab {
+            lattice,
+            up,
+            pulls: vec![0; k],
+            phases: vec![0; k],
+            grid_x: vec![1.0; k],
+            released_sum: vec![0.0; k],
+            last_value: vec![0.0; k],
+            last_len: vec![0; k],
+            tie_rank,
+            active: vec![true; k],
+            epoch: 0,
+            epoch_next: 0,
+            epoch_means: vec![0.0; k],
+            current: None,
+            open: vec![Current { arm: 0, start: 0, len: 0, done: 0, steps: 0, sum: 0.0 }; k],
+            pending: None,
+            post_mean: vec![0.0; k],
+            post_sd: vec![0.0; k],
+            last_arm: 0,
+            t: 0,
+            releases: Vec::new(),
+            rng,
+            entropy: EntropyCell::default(),
+            config,
+        })
+    }
+
+    pub fn config(&self) -> &PhasedMabConfig {
+        &self.config
+    }
+
+    /// Completed rounds.
+    pub fn t(&self) -> u64 {
+        self.t
+    }
+
+    /// Pulls of each arm in finished (released) phases.
+    pub fn pulls(&self) -> &[u64] {
+        &self.pulls
+    }
+
+    /// Sum of each arm's released phase sums.
+    pub fn released_sums(&self) -> &[f64] {
+        &self.released_sum
+    }
+
+    /// Every release so far, in order.
+    pub fn releases(&self) -> &[Release] {
+        &self.releases
+    }
+
+    /// The tie-break rank of each arm (lower wins a tie).
+    pub fn tie_ranks(&self) -> &[u32] {
+        &self.tie_rank
+    }
+
+    /// Arms still active (DP-SE; all true otherwise).
+    pub fn active(&self) -> &[bool] {
+        &self.active
+    }
+
+    /// The phase being played: (arm, rounds left), if any.
+    pub fn current_phase(&self) -> Option<(usize, u64)> {
+        self.current.map(|c| (c.arm, c.len - c.done))
+    }
+
+    /// Length of `arm`'s next phase under the geometric grid (alpha = 0:
+    /// one round, an exact sentinel).
+    #[allow(clippy::float_cmp)]
+    fn next_len(&self, arm: usize) -> (u64, f64) {
+        let PhaseSchedule::Geometric { alpha, .. } = self.config.schedule else { unreachable!() };
+        let n = self.pulls[arm];
+        if alpha == 0.0 || n == 0 {
+            return (1, self.grid_x[arm]);
+        }
+        let x = self.grid_x[arm] * alpha;
+        let target = (n + 1).max(x.ceil() as u64);
+        (target - n, x)
+    }
+
+    /// The mean, its count and its number of releases, as the index reads them.
+    fn stats(&self, a: usize) -> (f64, f64, f64) {
+        let forget = matches!(self.config.schedule, PhaseSchedule::Geometric { forget: true, .. });
+        if forget {
+            let n = self.last_len[a] as f64;
+            ((self.last_value[a] / n).clamp(0.0, 1.0), n, 1.0)
+        } else {
+            let n = self.pulls[a] as f64;
+            ((self.released_sum[a] / n).clamp(0.0, 1.0), n, f64::from(self.phases[a]))
+        }
+    }
+
+    /// The score of every arm for a decision at round t + 1 (larger is
+    /// better; +inf for an arm without a release). Draws Thompson samples.
+    pub fn scores(&mut self) -> Vec<f64> {
+        let k = self.config.k;
+        let ln_t = ((self.t + 1) as f64).ln();
+        let mut out = vec![f64::INFINITY; k];
+        let best_mean = if let PhasedIndex::Imed { .. } = self.config.index {
+            (0..k).filter(|&a| self.pulls[a] > 0).map(|a| self.stats(a).0).fold(f64::NEG_INFINITY, f64::max)
+        } else {
+            0.0
+        };
+        for (a, score) in out.iter_mut().enumerate() {
+            if self.pulls[a] == 0 {
+                continue;
+            }
+            let (m, n, phases) = self.stats(a);
+            *score = match self.config.index {
+                PhasedIndex::Optimistic { kl, divergence_epsilon, explore, linear, root } => {
+                    let base = if kl {
+                        kl_upper(m, explore * ln_t / n, divergence_epsilon)
+                    } else {
+                        m + (explore * ln_t / (2.0 * n)).sqrt()
+                    };
+                    base + linear * ln_t / n + root * ln_t.sqrt() / n
+                }
+                PhasedIndex::Imed { divergence_epsilon } => -(n * d_eps(m, best_mean, divergence_epsilon) + n.ln()),
+                PhasedIndex::Thompson { reward_var, noise_var } => {
+                    let sd = (reward_var / n + phases * noise_var / (n * n)).sqrt();
+                    m + sd * standard_normal(&mut self.rng)
+                }
+                PhasedIndex::Elimination => 0.0,
+            };
+        }
+        out
+    }
+
+    /// The scores of a KL-type optimistic index without privacy terms,
+    /// computing the bisection only where it can matter: U_lead of the arm
+    /// played last, then arm a is scored only if d(m_a, U_lead) <= c_a
+    /// (U_a >= U_lead possible); every other arm has U_a < U_lead (d(m_a, .)
+    /// increases on [m_a, 1], so its bisection stays below U_lead) and gets
+    /// -inf. The argmax, ties included, is the same as with every score.
+    fn scores_kl_filtered(&self, lead: usize, explore: f64, eps: Option<f64>) -> Vec<f64> {
+        let k = self.config.k;
+        let ln_t = ((self.t + 1) as f64).ln();
+        let mut out = vec![f64::NEG_INFINITY; k];
+        let (ml, nl, _) = self.stats(lead);
+        let u_lead = kl_upper(ml, explore * ln_t / nl, eps);
+        out[lead] = u_lead;
+        for (a, score) in out.iter_mut().enumerate() {
+            if a == lead {
+                continue;
+            }
+            if self.pulls[a] == 0 {
+                *score = f64::INFINITY;
+                continue;
+            }
+            let (m, n, _) = self.stats(a);
+            let c = explore * ln_t / n;
+            if m >= u_lead || d_eps(m, u_lead, eps) <= c {
+                *score = kl_upper(m, c, eps);
+            }
+        }
+        out
+    }
+
+    /// Best score; ties to fewer pulls, then to the lower tie rank (ties
+    /// are exact equalities by design, e.g. several indices capped at 1).
+    #[allow(clippy::float_cmp)]
+    fn argmax(&self, scores: &[f64]) -> usize {
+        let mut best = 0;
+        for a in 1..scores.len() {
+            let better = scores[a] > scores[best]
+                || (scores[a] == scores[best]
+                    && (self.pulls[a], self.tie_rank[a]) < (self.pulls[best], self.tie_rank[best]));
+            if better {
+                best = a;
+            }
+        }
+        best
+    }
+
+    fn check_round(&self) -> Result<()> {
+        if self.t >= self.config.horizon {
+            return Err(Error::State(format!("the horizon of {} rounds is reached", self.config.horizon)));
+        }
+        Ok(())
+    }
+
+    /// Commits the next phase when none is running (the KL filter applies
+    /// when the privacy terms are exactly zero).
+    #[allow(clippy::float_cmp)]
+    fn decide(&mut self) {
+        let (arm, len) = match &self.config.schedule {
+            PhaseSchedule::Geometric { .. } => {
+                let scores = match self.config.index {
+                    PhasedIndex::Optimistic { kl: true, divergence_epsilon, explore, linear, root }
+                        if linear == 0.0 && root == 0.0 && self.pulls[self.last_arm] > 0 =>
+                    {
+                        self.scores_kl_filtered(self.last_arm, explore, divergence_epsilon)
+                    }
+                    _ => self.scores(),
+                };
+                let arm = self.argmax(&scores);
+                let (len, x) = self.next_len(arm);
+                if self.pulls[arm] > 0 {
+                    self.grid_x[arm] = x;
+                }
+                (arm, len)
+            }
+            PhaseSchedule::Epochs { pulls, .. } => {
+                let len = pulls[self.epoch.min(pulls.len() - 1)];
+                if self.active.iter().filter(|&&x| x).count() == 1 {
+                    let arm = self.active.iter().position(|&x| x).expect("one active arm");
+                    (arm, self.config.horizon - self.t) // the survivor plays to the end
+                } else {
+                    let arm = (self.epoch_next..self.config.k).find(|&a| self.active[a]).expect("epoch not over");
+                    (arm, len)
+                }
+            }
+        };
+        self.last_arm = arm;
+        self.current = Some(Current { arm, start: self.t, len, done: 0, steps: 0, sum: 0.0 });
+    }
+
+    /// The arm to pull this round.
+    pub fn select_arm(&mut self) -> Result<usize> {
+        self.check_round()?;
+        if !self.config.commit {
+            return Ok(self.choose_uncommitted());
+        }
+        if self.current.is_none() {
+            self.decide();
+        }
+        Ok(self.current.expect("a phase is running").arm)
+    }
+
+    /// Uncommitted mode: the arm of this round (drawn once per round), and
+    /// its open phase started if it has none (exact ties as in `argmax`).
+    #[allow(clippy::float_cmp)]
+    fn choose_uncommitted(&mut self) -> usize {
+        if let Some(a) = self.pending {
+            return a;
+        }
+        let a = if let PhasedIndex::Thompson { .. } = self.config.index {
+            // The hot path: one draw per arm from the cached posteriors.
+            let mut best = 0;
+            let mut best_score = f64::NEG_INFINITY;
+            for b in 0..self.config.k {
+                let score = if self.pulls[b] == 0 {
+                    f64::INFINITY
+                } else {
+                    self.post_mean[b] + self.post_sd[b] * standard_normal(&mut self.rng)
+                };
+                let better = score > best_score
+                    || (score == best_score
+                        && (self.pulls[b], self.tie_rank[b]) < (self.pulls[best], self.tie_rank[best]));
+                if better {
+                    best = b;
+                    best_score = score;
+                }
+            }
+            best
+        } else {
+            let scores = self.scores();
+            self.argmax(&scores)
+        };
+        if self.open[a].len == 0 {
+            let (len, x) = self.next_len(a);
+            if self.pulls[a] > 0 {
+                self.grid_x[a] = x;
+            }
+            self.open[a] = Current { arm: a, start: self.t, len, done: 0, steps: 0, sum: 0.0 };
+        }
+        self.pending = Some(a);
+        a
+    }
+
+    /// Records the reward of pulling `arm` (range policy applied).
+    pub fn observe(&mut self, arm: usize, reward: f64) -> Result<()> {
+        let k = self.config.k;
+        if arm >= k {
+            return Err(Error::invalid("arm", format!("must be < {k}, got {arm}")));
+        }
+        self.check_round()?;
+        if self.config.commit && self.current.is_none() {
+            self.decide();
+        }
+        let r = &self.config.rewards;
+        if !reward.is_finite() {
+            return Err(Error::invalid("reward", format!("must be finite, got {reward}")));
+        }
+        let y = match r.policy {
+            RewardPolicy::Error if reward < r.lo || reward > r.hi => {
+                return Err(Error::invalid(
+                    "reward",
+                    format!("{reward} lies outside the declared reward range [{}, {}]", r.lo, r.hi),
+                ))
+            }
+            _ => reward.clamp(r.lo, r.hi),
+        };
+        let u = ((y - r.lo) / (r.hi - r.lo)).clamp(0.0, 1.0);
+        let cur = if self.config.commit {
+            let cur = self.current.as_mut().expect("decided above");
+            if arm != cur.arm {
+                return Err(Error::invalid(
+                    "arm",
+                    format!(
+                        "arm {} is committed for its phase ({} rounds left), got {arm}",
+                        cur.arm,
+                        cur.len - cur.done
+                    ),
+                ));
+            }
+            cur
+        } else {
+            let chosen = self.choose_uncommitted();
+            if arm != chosen {
+                return Err(Error::invalid("arm", format!("arm {chosen} was selected this round, got {arm}")));
+            }
+            self.pending = None;
+            &mut self.open[arm]
+        };
+        if self.lattice.is_some() {
+            cur.steps += (u * self.up).round() as i64;
+        } else {
+            cur.sum += u;
+        }
+        cur.done += 1;
+        self.t += 1;
+        if cur.done == cur.len {
+            let finished = *cur;
+            if self.config.commit {
+                self.current = None;
+            } else {
+                self.open[arm].len = 0;
+            }
+            self.finish_phase(finished)?;
+        }
+        Ok(())
+    }
+
+    /// One noise draw (in lattice steps for the lattice sampler).
+    fn draw(&mut self) -> Result<f64> {
+        let secure = self.config.secure;
+        let rng: &mut dyn RngCore = if secure { self.entropy.get()? } else { &mut self.rng };
+        Ok(match (self.lattice, self.config.noise) {
+            (Some(lat), _) => match lat.kind() {
+                SecureKind::Laplace { t } => discrete_laplace(rng, t) as f64,
+                SecureKind::Gaussian { var } => discrete_gaussian(rng, var) as f64,
+                _ => 0.0,
+            },
+            (None, ReleaseNoise::Laplace { scale }) => laplace(rng, scale),
+            (None, ReleaseNoise::Gaussian { sigma }) => sigma * standard_normal(rng),
+            (None, ReleaseNoise::Zero) => 0.0,
+        })
+    }
+
+    /// Releases the finished phase's sum with its own noise draw.
+    fn finish_phase(&mut self, cur: Current) -> Result<()> {
+        let noise = self.draw()?;
+        let value = match self.lattice {
+            Some(lat) => (cur.steps as f64 + noise) * lat.step(),
+            None => cur.sum + noise,
+        };
+        let a = cur.arm;
+        self.releases.push(Release { arm: a, start: cur.start, end: self.t - 1, len: cur.len, value });
+        self.pulls[a] += cur.len;
+        self.phases[a] += 1;
+        self.released_sum[a] += value;
+        self.last_value[a] = value;
+        self.last_len[a] = cur.len;
+        if let PhasedIndex::Thompson { reward_var, noise_var } = self.config.index {
+            let (m, n, phases) = self.stats(a);
+            self.post_mean[a] = m;
+            self.post_sd[a] = (reward_var / n + phases * noise_var / (n * n)).sqrt();
+        }
+        if let PhaseSchedule::Epochs { gaps, .. } = &self.config.schedule {
+            self.epoch_means[a] = value / cur.len as f64;
+            self.epoch_next = a + 1;
+            if !(self.epoch_next..self.config.k).any(|b| self.active[b]) {
+                // End of the epoch: eliminate on the released means.
+                let gap = gaps[self.epoch.min(gaps.len() - 1)];
+                let best = (0..self.config.k)
+                    .filter(|&b| self.active[b])
+                    .map(|b| self.epoch_means[b])
+                    .fold(f64::NEG_INFINITY, f64::max);
+                for b in 0..self.config.k {
+                    if self.active[b] && self.epoch_means[b] < best - gap {
+                        self.active[b] = false;
+                    }
+                }
+                self.epoch += 1;
+                self.epoch_next = 0;
+            }
+        }
+        Ok(())
+    }
+
+    /// Draws future noise from `seeds` (the fork of a learner).
+    pub fn reseed(&mut self, seeds: &SeedSequence) {
+        self.rng = seeds.stream("phased_mab");
+        self.entropy = EntropyCell::default();
+    }
+
+    pub fn to_bytes(&self) -> Vec<u8> {
+        crate::state::encode(self)
+    }
+
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        crate::state::decode(bytes)
+    }
+
+    /// For audits: `count` independent runs (seeds `seed`, run index) that
+    /// receive `rewards[i]` in round i whatever arm is played; returns, per
+    /// run, the released value of the phase containing round `round`
+    /// (NaN when that phase does not end within the rewards given).
+    pub fn audit_runs(
+        config: &PhasedMabConfig,
+        rewards: &[f64],
+        round: usize,
+        count: usize,
+        seed: u64,
+    ) -> Result<Vec<f64>> {
+        let root = SeedSequence::from_seed(seed);
+        // Runs are independent (one seed each): in parallel.
+        (0..count)
+            .into_par_iter()
+            .map(|r| {
+                let mut e = PhasedMab::new(config.clone(), &root.child("audit", r as u64))?;
+                let mut arm_at_round = usize::MAX;
+                for (i, &y) in rewards.iter().enumerate() {
+                    let a = e.select_arm()?;
+                    if i == round {
+                        arm_at_round = a;
+                    }
+                    e.observe(a, y)?;
+                }
+                Ok(e.releases
+                    .iter()
+                    .find(|rel| rel.arm == arm_at_round && (rel.start as usize) <= round && round <= rel.end as usize)
+                    .map_or(f64::NAN, |rel| rel.value))
+            })
+            .collect()
+    }
+}
+
+/// The index and schedule parameters, and that they fit together
+/// (alpha = 0 is an exact sentinel: phases of one round).
+#[allow(clippy::float_cmp)]
+fn check_rules(config: &PhasedMabConfig) -> Result<()> {
+    match &config.index {
+        PhasedIndex::Optimistic { divergence_epsilon, explore, linear, root, .. } => {
+            check_finite("index", &[*explore, *linear, *root])?;
+            if *explore < 0.0 || *linear < 0.0 || *root < 0.0 {
+                return Err(Error::invalid("index", "coefficients must be >= 0"));
+            }
+            check_divergence(*divergence_epsilon)?;
+        }
+        PhasedIndex::Imed { divergence_epsilon } => check_divergence(*divergence_epsilon)?,
+        PhasedIndex::Thompson { reward_var, noise_var } => {
+            if !(reward_var.is_finite() && *reward_var > 0.0 && noise_var.is_finite() && *noise_var >= 0.0) {
+                return Err(Error::invalid("index", "Thompson variances must be finite, reward_var > 0"));
+            }
+        }
+        PhasedIndex::Elimination => {
+            if !config.commit {
+                return Err(Error::invalid("commit", "elimination commits each arm for its epoch"));
+            }
+        }
+    }
+    match (&config.schedule, &config.index) {
+        (PhaseSchedule::Geometric { alpha, .. }, index) => {
+            if matches!(index, PhasedIndex::Elimination) {
+                return Err(Error::invalid("schedule", "elimination needs the epoch schedule"));
+            }
+            if !(alpha.is_finite() && (*alpha > 1.0 || *alpha == 0.0)) {
+                return Err(Error::invalid("alpha", format!("must be > 1 (or 0: phases of one round), got {alpha}")));
+            }
+        }
+        (PhaseSchedule::Epochs { pulls, gaps }, index) => {
+            if !matches!(index, PhasedIndex::Elimination) {
+                return Err(Error::invalid("schedule", "the epoch schedule needs the elimination rule"));
+            }
+            if pulls.is_empty() || pulls.len() != gaps.len() || pulls.contains(&0) {
+                return Err(Error::invalid("schedule", "needs equally long, non-empty epochs of >= 1 pull"));
+            }
+            check_finite("schedule", gaps)?;
+        }
+    }
+    Ok(())
+}
+
+fn check_divergence(eps: Option<f64>) -> Result<()> {
+    match eps {
+        Some(e) if !(e.is_finite() && e > 0.0) => {
+            Err(Error::invalid("divergence_epsilon", format!("must be finite and > 0, got {e}")))
+        }
+        _ => Ok(()),
+    }
+}
+
+impl crate::sim::LearnerFactory for PhasedMabConfig {
+    fn horizon(&self) -> u64 {
+        self.horizon
+    }
+
+    fn build(&self, seeds: &SeedSequence) -> Result<Box<dyn Learner>> {
+        Ok(Box::new(PhasedMab::new(self.clone(), seeds)?))
+    }
+}
+
+impl Learner for PhasedMab {
+    #[inline]
+    fn select(&mut self, set: &DecisionSet) -> Result<usize> {
+        if set.k != self.config.k || set.d != 0 {
+            return Err(Error::invalid(
+                "decision_set",
+                format!(
+                    "this K-armed learner needs k = {} arms without features, got k = {}, d = {}",
+                    self.config.k, set.k, set.d
+                ),
+            ));
+        }
+        self.select_arm()
+    }
+
+    #[inline]
+    fn update(&mut self, set: &DecisionSet, index: usize, feedback: Feedback<'_>) -> Result<()> {
+        if index >= set.k {
+            return Err(Error::invalid("index", format!("must be < {}, got {index}", set.k)));
+        }
+        match feedback {
+            Feedback::Reward(y) => self.observe(index, y),
+            Feedback::Losses(_) => Err(Error::invalid("feedback", "K-armed learners take bandit feedback")),
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::float_cmp)] // exact values are the point of these tests
+mod tests {
+    use super::*;
+    use crate::env::{ArmReward, KArmedBandit, KArmedConfig};
+    use crate::sim::run_episode;
+
+    fn config(
+        index: PhasedIndex,
+        schedule: PhaseSchedule,
+        noise: ReleaseNoise,
+        sampler: NoiseSampler,
+    ) -> PhasedMabConfig {
+        PhasedMabConfig {
+            k: 3,
+            horizon: 20_000,
+            index,
+            schedule,
+            noise,
+            sampler,
+            secure: false,
+            commit: true,
+            rewards: RewardRange { lo: 0.0, hi: 1.0, policy: RewardPolicy::Clip },
+        }
+    }
+
+    fn dpklucb(eps: f64) -> PhasedMabConfig {
+        config(
+            PhasedIndex::Optimistic { kl: true, divergence_epsilon: Some(eps), explore: 1.0, linear: 0.0, root: 0.0 },
+            PhaseSchedule::Geometric { alpha: 2.0, forget: false },
+            ReleaseNoise::Laplace { scale: 1.0 / eps },
+            NoiseSampler::Lattice { exponent: 19 },
+        )
+    }
+
+    #[test]
+    fn d_eps_matches_hand_values() {
+        assert!((d_eps(0.3, 1.0, Some(1.0)) - 0.7).abs() < 1e-12);
+        // z* = 0.75 e^-1 / (0.25 + 0.75 e^-1) = 0.5246 > 0.5: closed form.
+        let want = -0.5 - (0.25f64 + 0.75 * (-1.0f64).exp()).ln();
+        assert!((d_eps(0.5, 0.75, Some(1.0)) - want).abs() < 1e-12);
+        // x above z*: plain kl.
+        assert!((d_eps(0.625, 0.75, Some(1.0)) - kl_bernoulli(0.625, 0.75)).abs() < 1e-15);
+        assert!((d_eps(0.4, 0.4, Some(1.0))).abs() < 1e-15);
+        assert!(kl_upper(0.5, 10.0, Some(1.0)) == 1.0);
+        let u = kl_upper(0.5, 0.1, None);
+        assert!((kl_bernoulli(0.5, u) - 0.1).abs() < 1e-9);
+    }
+
+    #[test]
+    fn released_values_lie_on_the_lattice_and_phases_double() {
+        let mut e = PhasedMab::new(dpklucb(1.0), &SeedSequence::from_seed(1)).unwrap();
+        for _ in 0..500 {
+            let a = e.select_arm().unwrap();
+            e.observe(a, 0.3).unwrap();
+        }
+        let step = 2f64.powi(-19);
+        for rel in e.releases() {
+            assert_eq!((rel.value / step).fract(), 0.0);
+        }
+        for a in 0..3 {
+            let lens: Vec<u64> = e.releases().iter().filter(|r| r.arm == a).map(|r| r.len).collect();
+            for (l, len) in lens.iter().enumerate() {
+                assert_eq!(*len, if l == 0 { 1 } else { 1 << (l - 1) });
+            }
+        }
+    }
+
+    #[test]
+    fn dp_klucb_learns() {
+        let seeds = SeedSequence::from_seed(2);
+        let mut e = PhasedMab::new(dpklucb(1.0), &seeds).unwrap();
+        let mut env =
+            KArmedBandit::new(KArmedConfig { means: vec![0.3, 0.8, 0.5], reward: ArmReward::Bernoulli }, &seeds)
+                .unwrap();
+        let trace = run_episode(&mut e, &mut env, 20_000, 1000, None).unwrap();
+        assert!(*trace.regret.last().unwrap() < 600.0, "{:?}", trace.regret.last());
+        assert!(matches!(e.select_arm(), Err(Error::State(_))));
+    }
+
+    #[test]
+    fn dp_se_eliminates() {
+        let cfg = config(
+            PhasedIndex::Elimination,
+            PhaseSchedule::Epochs { pulls: vec![100, 400, 1600], gaps: vec![0.25, 0.125, 0.0625] },
+            ReleaseNoise::Laplace { scale: 1.0 },
+            NoiseSampler::Float,
+        );
+        let seeds = SeedSequence::from_seed(3);
+        let mut e = PhasedMab::new(cfg, &seeds).unwrap();
+        let mut env =
+            KArmedBandit::new(KArmedConfig { means: vec![0.9, 0.1, 0.5], reward: ArmReward::Bernoulli }, &seeds)
+                .unwrap();
+        run_episode(&mut e, &mut env, 20_000, 1000, None).unwrap();
+        assert_eq!(e.active(), &[true, false, false]);
+    }
+
+    #[test]
+    fn bad_configs_are_refused_and_state_round_trips() {
+        let mut c = dpklucb(1.0);
+        c.k = MAX_ARMS + 1;
+        assert!(PhasedMab::new(c, &SeedSequence::from_seed(0)).is_err());
+        let mut c = dpklucb(1.0);
+        c.schedule = PhaseSchedule::Geometric { alpha: 1.0, forget: false };
+        assert!(PhasedMab::new(c, &SeedSequence::from_seed(0)).is_err());
+        let mut c = dpklucb(1.0);
+        c.rewards.policy = RewardPolicy::Unchecked;
+        assert!(PhasedMab::new(c, &SeedSequence::from_seed(0)).is_err());
+        let mut e = PhasedMab::new(dpklucb(0.5), &SeedSequence::from_seed(4)).unwrap();
+        for _ in 0..37 {
+            let a = e.select_arm().unwrap();
+            e.observe(a, 0.6).unwrap();
+        }
+        let mut back = PhasedMab::from_bytes(&e.to_bytes()).unwrap();
+        for _ in 0..300 {
+            let (a, b) = (e.select_arm().unwrap(), back.select_arm().unwrap());
+            assert_eq!(a, b);
+            e.observe(a, 0.6).unwrap();
+            back.observe(b, 0.6).unwrap();
+        }
+        assert_eq!(e.releases(), back.releases());
+    }
+}
