@@ -48,7 +48,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--only", default=None, help="substring of the workload names to run")
+    parser.add_argument("--secure", action="store_true",
+                        help="time secure=True (lattice noise from operating-system entropy) against float")
     args = parser.parse_args()
+    if args.secure:
+        import warnings
+
+        from dpbandits.errors import IrreproducibleRunWarning
+
+        warnings.simplefilter("ignore", IrreproducibleRunWarning)
     print(f"{'learner':36s} {'lattice ns/round':>17s} {'float ns/round':>15s} {'ratio':>6s}")
     for name, (make, env, horizon) in workloads().items():
         if args.only and args.only not in name:
@@ -57,6 +65,8 @@ def main() -> None:
         for r in range(args.repeats):
             for sampler in ("lattice", "float"):  # interleaved
                 learner = make(sampler)
+                if args.secure and sampler == "lattice":
+                    learner = type(learner)(**{**learner.config, "secure": True})
                 start = time.perf_counter()
                 dp.simulate(learner, env, horizon=horizon, seeds=[r + 1])
                 times[sampler].append((time.perf_counter() - start) / horizon * 1e9)

@@ -87,6 +87,31 @@ def test_secure_regret_is_within_noise_of_the_floating_point_learner() -> None:
     assert abs(t) < 4.0, (x.mean(), y.mean(), t)
 
 
+def _env_for(name: str):  # type: ignore[no-untyped-def]
+    if name in ("PrivateUCB", "PrivateThompsonSampling"):
+        return dp.BernoulliBandit([0.3, 0.5, 0.7])
+    if name in ("JointDPLinUCB", "PrivateContextualUCB"):
+        return dp.ShariffSheffetEnv(3, 10, gap=0.1)
+    if name == "EliminationLinearBandit":
+        return dp.LinearBanditEnv(np.eye(2), seed=3)
+    return dp.StochasticLosses([0.3, 0.5, 0.6])
+
+
+@pytest.mark.parametrize("name", list(SECURE))
+def test_each_secure_learner_regret_is_within_noise_of_the_float_learner(name: str) -> None:
+    # Same guarantee, same environment realizations; 16 replicates each.
+    # Under equal means Welch's t is approximately N(0, 1): |t| > 4 has
+    # probability ~6e-5 per learner.
+    env, seeds = _env_for(name), list(range(1, 17))
+    with pytest.warns(IrreproducibleRunWarning):
+        sec = dp.simulate(SECURE[name](secure=True), env, seeds=seeds)
+    flo = dp.simulate(SECURE[name](sampler="float"), env, seeds=seeds)
+    x, y = sec.regret[:, -1], flo.regret[:, -1]
+    se = math.sqrt(x.var(ddof=1) / len(x) + y.var(ddof=1) / len(y))
+    t = 0.0 if se == 0 else (x.mean() - y.mean()) / se
+    assert abs(t) < 4.0, (name, x.mean(), y.mean(), t)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("factor", [1.0, 0.5])
 def test_secure_release_audit(factor: float) -> None:
