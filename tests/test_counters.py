@@ -28,6 +28,7 @@ from dpbandits.privacy.factorization import (
     factorization_gaussian_sigma,
     lattice_factorization_sensitivity,
     max_column_norm,
+    max_release_variance,
     release_variances,
     sqrt_coefficients,
 )
@@ -81,6 +82,15 @@ def test_dense_factorization_at_t_2_to_the_10(counter: str) -> None:
     np.testing.assert_allclose(B @ C, A, atol=1e-9)
     assert np.linalg.norm(C, axis=0).max() == pytest.approx(max_column_norm(counter, n), rel=1e-12)
     np.testing.assert_allclose((B * B).sum(axis=1), release_variances(counter, n), rtol=1e-9)
+    assert max_release_variance(counter, n) == pytest.approx((B * B).sum(axis=1).max(), rel=1e-9)
+
+
+@pytest.mark.parametrize("counter", FACTORIZATIONS)
+def test_chunked_and_closed_forms_match_the_dense_sums(counter: str) -> None:
+    n = 3 * 2**20 + 5  # crosses chunk boundaries
+    c = encoder_coefficients(counter, n)
+    assert max_column_norm(counter, n) == pytest.approx(math.sqrt(math.fsum(c * c)), rel=1e-10)
+    assert max_release_variance(counter, n) == pytest.approx(release_variances(counter, n)[-1], rel=1e-9)
 
 
 def test_binary_variances_are_popcounts() -> None:
@@ -251,3 +261,42 @@ def test_lattice_sqrt_counter_meets_its_claim(record_property) -> None:  # type:
     print(f"[audit] sqrt, lattice: {ok}")
     record_property("sqrt_lattice", str(ok))
     assert ok.passed
+
+
+# --- JointDPLinUCB ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("counter", FACTORIZATIONS)
+@pytest.mark.parametrize("sampler", ["float", "lattice"])
+def test_joint_dp_linucb_with_a_factorization_counter(counter: str, sampler: str) -> None:
+    from dpbandits.learners.linucb import JointDPLinUCB
+
+    kw = dict(d=4, horizon=1000, epsilon=1.0, delta=0.1, calibration="tight", sampler=sampler, seed=3)
+    tree = JointDPLinUCB(**kw)  # type: ignore[arg-type]
+    lrn = JointDPLinUCB(counter=counter, **kw)  # type: ignore[arg-type]
+    assert counter in lrn.privacy.basis and lrn.counter == counter
+    # sigma scales with the column norm (F1) instead of sqrt(levels) (up to the lattice's rounding).
+    ratio = max_column_norm(counter, 1000) / max_column_norm("binary", 1000)
+    assert lrn.calibration.sigma / tree.calibration.sigma == pytest.approx(ratio, rel=1e-3)
+    assert lrn.calibration.release_variance == pytest.approx(max_release_variance(counter, 1000))
+    rng = np.random.default_rng(0)
+    for _ in range(100):
+        lrn.select(rng.normal(size=(8, 4)))
+        lrn.update(float(rng.uniform(-1, 1)))
+    copy = pickle.loads(pickle.dumps(lrn))
+    for _ in range(100):
+        actions = rng.normal(size=(8, 4))
+        np.testing.assert_array_equal(lrn.ucb(actions), copy.ucb(actions))
+        assert lrn.select(actions) == copy.select(actions)
+        reward = float(rng.uniform(-1, 1))
+        lrn.update(reward)
+        copy.update(reward)
+
+
+def test_joint_dp_linucb_refuses_counters_it_cannot_serve() -> None:
+    from dpbandits.learners.linucb import JointDPLinUCB
+
+    with pytest.raises(ValueError, match="tight"):
+        JointDPLinUCB(d=2, horizon=100, epsilon=1.0, delta=0.1, counter="sqrt")
+    with pytest.raises(ValueError, match="Gaussian noise only"):
+        JointDPLinUCB(d=2, horizon=100, epsilon=1.0, delta=0.1, noise="wishart", counter="blt")

@@ -185,7 +185,9 @@ class LinUcbEngine:
     ``shift`` added to the top-left block of each release, releases padded to
     ``pad_to`` node draws) must be given. beta_t is
     ``beta_noise_sd * sqrt(max(0, beta_log_offset + log det V_t)) + beta_offset``,
-    or ``beta_constant``. Rows (x, y) are clipped to ||x|| <= l, |y| <= b_tilde
+    or ``beta_constant``. ``counter`` "sqrt" or "blt" (with ``theta``,
+    ``omega``) releases the statistics by a factorization counter instead
+    of the tree (rust/src/counter/). Rows (x, y) are clipped to ||x|| <= l, |y| <= b_tilde
     when ``clip``, else rejected.
     """
 
@@ -208,6 +210,9 @@ class LinUcbEngine:
         b_tilde: float = 1.0,
         clip: bool = True,
         seed: int | None = None,
+        counter: str | None = None,
+        theta: Sequence[float] = ...,
+        omega: Sequence[float] = ...,
     ) -> None: ...
     def select(self, actions: NDArray[np.float64]) -> int:
         """Index of the row of ``actions`` (k, d) with the largest UCB."""

@@ -81,6 +81,7 @@ __all__ = [
     "factorization_gaussian_sigma",
     "lattice_factorization_sensitivity",
     "max_column_norm",
+    "max_release_variance",
     "release_variances",
     "sqrt_coefficients",
 ]
@@ -141,32 +142,93 @@ def decoder_coefficients(counter: str, n: int) -> NDArray[np.float64]:
     if counter == "blt":
         from scipy.signal import lfilter
 
-        theta, omega = BLT_4
-        # c(x) = 1 + sum_i omega_i x / (1 - theta_i x) = N(x) / D(x).
-        den = np.array([1.0])
-        for th in theta:
-            den = np.convolve(den, [1.0, -th])
-        num = den.copy()
-        for i, w in enumerate(omega):
-            part = np.array([0.0, w])
-            for j, th in enumerate(theta):
-                if j != i:
-                    part = np.convolve(part, [1.0, -th])
-            num = num + np.pad(part, (0, len(num) - len(part)))
+        num, den = _blt_rational()
         e1 = np.zeros(n)
         e1[0] = 1.0
         return np.cumsum(lfilter(den, num, e1))
     raise ValueError(f"invalid argument `counter`: no decoder for {counter!r}")
 
 
+_CHUNK = 1 << 20
+
+
+def _sqrt_sum_of_squares(horizon: int) -> float:
+    """sum_{k<T} c_k^2 of (F3), in chunks (memory independent of T)."""
+    total, last, start = 0.0, 1.0, 0
+    while start < horizon:
+        k = np.arange(max(start, 1), min(start + _CHUNK, horizon), dtype=np.float64)
+        c = last * np.cumprod((2.0 * k - 1.0) / (2.0 * k))
+        if start == 0:
+            c = np.concatenate(([1.0], c))
+        total += math.fsum(c * c)
+        last = float(c[-1]) if c.size else last
+        start += _CHUNK
+    return total
+
+
 def max_column_norm(counter: str, horizon: int) -> float:
     """(F1): the largest L2 column norm of the encoder over ``horizon`` steps
-    (binary: sqrt(floor(log2 T) + 1))."""
+    (binary: sqrt(floor(log2 T) + 1)). BLT in closed form:
+    1 + sum_{i,j} omega_i omega_j (1 - (theta_i theta_j)^(T-1)) / (1 - theta_i theta_j)."""
     horizon = positive_int("horizon", horizon)
     if counter == "binary":
         return math.sqrt(horizon.bit_length())
-    c = encoder_coefficients(counter, horizon)
-    return math.sqrt(math.fsum(c * c))
+    if counter == "sqrt":
+        return math.sqrt(_sqrt_sum_of_squares(horizon))
+    if counter == "blt":
+        theta, omega = BLT_4
+        tail = math.fsum(
+            wi * wj * -math.expm1((horizon - 1) * math.log(ti * tj)) / (1.0 - ti * tj)
+            for ti, wi in zip(theta, omega, strict=True)
+            for tj, wj in zip(theta, omega, strict=True)
+        )
+        return math.sqrt(1.0 + tail)
+    raise ValueError(f"invalid argument `counter`: unknown counter {counter!r}")
+
+
+def max_release_variance(counter: str, horizon: int) -> float:
+    """max_t Var_t / sigma^2 of (F2) over t <= ``horizon``: sum_{k<T} b_k^2
+    (the sums grow with t), in chunks for long horizons; binary: the
+    largest popcount, floor(log2(T + 1))."""
+    horizon = positive_int("horizon", horizon)
+    if counter == "binary":
+        return float((horizon + 1).bit_length() - 1)
+    if counter == "sqrt":
+        return _sqrt_sum_of_squares(horizon)
+    if counter == "blt":
+        from scipy.signal import lfilter, lfilter_zi
+
+        num, den = _blt_rational()
+        zi = lfilter_zi(den, num) * 0.0
+        total, carry, start = 0.0, 0.0, 0
+        while start < horizon:
+            n = min(_CHUNK, horizon - start)
+            e = np.zeros(n)
+            if start == 0:
+                e[0] = 1.0
+            u, zi = lfilter(den, num, e, zi=zi)
+            b = carry + np.cumsum(u)
+            carry = float(b[-1])
+            total += math.fsum(b * b)
+            start += n
+        return total
+    raise ValueError(f"invalid argument `counter`: unknown counter {counter!r}")
+
+
+def _blt_rational() -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """(N, D) with c(x) = 1 + sum_i omega_i x / (1 - theta_i x) = N(x) / D(x)."""
+    theta, omega = BLT_4
+    den = np.array([1.0])
+    for th in theta:
+        den = np.convolve(den, [1.0, -th])
+    num = den.copy()
+    for i, w in enumerate(omega):
+        part = np.array([0.0, w])
+        for j, th in enumerate(theta):
+            if j != i:
+                part = np.convolve(part, [1.0, -th])
+        num = num + np.pad(part, (0, len(num) - len(part)))
+    return num, den
 
 
 def release_variances(counter: str, horizon: int) -> NDArray[np.float64]:

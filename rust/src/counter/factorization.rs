@@ -60,6 +60,48 @@ pub enum Factorization {
 /// Most BLT buffers accepted.
 pub const MAX_BLT_BUFFERS: usize = 16;
 
+/// Most BLT buffers an engine configuration ([`FactorSpec`]) holds.
+pub const MAX_SPEC_BUFFERS: usize = 8;
+
+/// A [`Factorization`] in a fixed-size (`Copy`) form, for engine
+/// configurations: `buffers == 0` is `Sqrt`, else the first `buffers`
+/// (at most [`MAX_SPEC_BUFFERS`]) entries of `theta` and `omega` are the
+/// BLT pairs.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FactorSpec {
+    buffers: u8,
+    theta: [f64; MAX_SPEC_BUFFERS],
+    omega: [f64; MAX_SPEC_BUFFERS],
+}
+
+impl FactorSpec {
+    /// The spec of `factor` (validated).
+    pub fn new(factor: &Factorization) -> Result<Self> {
+        factor.validate()?;
+        let mut spec = FactorSpec { buffers: 0, theta: [0.0; MAX_SPEC_BUFFERS], omega: [0.0; MAX_SPEC_BUFFERS] };
+        if let Factorization::Blt { theta, omega } = factor {
+            if theta.len() > MAX_SPEC_BUFFERS {
+                return Err(Error::invalid("blt", format!("engines take at most {MAX_SPEC_BUFFERS} BLT buffers")));
+            }
+            spec.buffers = theta.len() as u8;
+            spec.theta[..theta.len()].copy_from_slice(theta);
+            spec.omega[..omega.len()].copy_from_slice(omega);
+        }
+        Ok(spec)
+    }
+
+    /// The factorization it describes.
+    pub fn factorization(&self) -> Factorization {
+        match self.buffers as usize {
+            0 => Factorization::Sqrt,
+            d => Factorization::Blt {
+                theta: self.theta[..d.min(MAX_BLT_BUFFERS)].to_vec(),
+                omega: self.omega[..d.min(MAX_BLT_BUFFERS)].to_vec(),
+            },
+        }
+    }
+}
+
 /// Unit roundoff of f64.
 const UNIT_ROUNDOFF: f64 = f64::EPSILON / 2.0;
 

@@ -15,7 +15,7 @@ pub mod factorization;
 
 use serde::{Deserialize, Serialize};
 
-pub use factorization::{sqrt_coefficients, Factorization, FactorizationCounter, FACTOR_STATE_TAG};
+pub use factorization::{sqrt_coefficients, FactorSpec, Factorization, FactorizationCounter, FACTOR_STATE_TAG};
 
 use crate::error::Result;
 use crate::noise::NoiseSpec;
