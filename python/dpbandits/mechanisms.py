@@ -266,13 +266,14 @@ class TreeCounter:
             exponent = capped_lattice_exponent(params[0], _horizon(horizon) * max(1.0, params[0]))
         seed = seed_or_none("seed", seed)
         if counter != "binary":
-            from dpbandits.privacy.factorization import BLT_4, counter_choice
+            from dpbandits.privacy.factorization import blt_parameters, counter_choice
 
             family = {"gaussian": "gaussian", "symmetric_gaussian": "gaussian", "zero": "gaussian"}
             counter_choice(counter, family.get(kind, kind))
             if padded:
                 raise ValueError("invalid argument `padded`: only counter='binary' pads its releases")
-            theta, omega = (list(BLT_4[0]), list(BLT_4[1])) if counter == "blt" else ([], [])
+            blt = blt_parameters(_horizon(horizon))
+            theta, omega = (list(blt[0]), list(blt[1])) if counter == "blt" else ([], [])
             self._inner = _core.FactorizationCounter(
                 list(_shape(shape)), _horizon(horizon), kind, params, counter, theta, omega, seed,
                 exponent, secure and seed is None,

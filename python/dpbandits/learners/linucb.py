@@ -229,7 +229,7 @@ class JointDPLinUCB(_LinUCBBase):
         self.d = positive_int("d", d)
         self.horizon = positive_int("horizon", horizon)
         self.epsilon = positive("epsilon", epsilon)
-        from dpbandits.privacy.factorization import BLT_4, counter_choice
+        from dpbandits.privacy.factorization import blt_parameters, counter_choice
 
         self.counter = counter_choice(counter, "gaussian" if noise == "gaussian" else str(noise))
         # The (d+1) x (d+1) tree must fit before any calibration (the
@@ -254,7 +254,8 @@ class JointDPLinUCB(_LinUCBBase):
                 f"L={L!r}, B_tilde={B_tilde!r}"
             ) from None
         kind, params = self.calibration.noise._wire()
-        theta, omega = (list(BLT_4[0]), list(BLT_4[1])) if self.counter == "blt" else ([], [])
+        blt = blt_parameters(self.horizon)
+        theta, omega = (list(blt[0]), list(blt[1])) if self.counter == "blt" else ([], [])
         self._engine = _core.LinUcbEngine(
             self.d, self.horizon, noise_kind=kind, noise_params=params, shift=self._applied_shift,
             pad_to=self._pad_to, counter=self.counter, theta=theta, omega=omega,

@@ -26,12 +26,14 @@ Encoders here (the Rust side is ``rust/src/counter/factorization.rs``):
   that (sum c_k x^k)^2 = 1 / (1 - x), the generating function of A)   (F3)
   O(T) memory. The exact identity sum_{j<=k} c_j c_{k-j} = 1 is tested.
 - ``"blt"``: a buffered linear Toeplitz encoder (Dvijotham et al. 2024):
-  c_0 = 1, c_k = sum_i omega_i theta_i^(k-1) for k >= 1, with the four
-  pairs :data:`BLT_4`; C v and C^{-1} v are computed with one buffer per
-  pair, so memory does not grow with T. B = A C^{-1}. :data:`BLT_4` was
-  fitted here (Nelder-Mead on log(1 - theta), log omega) to minimise
-  max_t Var_t * sensitivity^2 at T = 2^20; it is not from the paper. Its
-  accounting below is exact for every T, whatever its optimality.
+  c_0 = 1, c_k = sum_i omega_i theta_i^(k-1) for k >= 1, with four pairs
+  chosen by :func:`blt_parameters` for the horizon; C v and C^{-1} v are
+  computed with one buffer per pair, so memory does not grow with T.
+  B = A C^{-1}. The pairs were fitted here (Nelder-Mead on
+  log(1 - theta), log omega) to minimise max_t Var_t * sensitivity^2 at
+  T = 2^20 (:data:`BLT_4`; :data:`BLT_BY_LOG2_HORIZON` holds fits by
+  horizon); they are not from the paper. The accounting below is exact
+  for every T, whatever their optimality.
 
 The Gaussian calibration (``calibration="tight"``, as
 :func:`dpbandits.privacy.calibration.gaussian_tree_sigma`): the whole
@@ -71,10 +73,12 @@ from dpbandits._validation import in_open_unit, positive, positive_int
 
 __all__ = [
     "BLT_4",
+    "BLT_BY_LOG2_HORIZON",
     "COUNTERS",
     "Counter",
     "FactorizationNoise",
     "binary_release_variances",
+    "blt_parameters",
     "counter_choice",
     "decoder_coefficients",
     "encoder_coefficients",
@@ -91,11 +95,38 @@ Counter = Literal["binary", "sqrt", "blt"]
 #: The counters a learner or TreeCounter accepts.
 COUNTERS: tuple[str, ...] = ("binary", "sqrt", "blt")
 
-#: (theta, omega) of the four-buffer BLT encoder (see the module docstring).
+#: (theta, omega) of the four-buffer BLT encoder fitted at T = 2^20 (see
+#: the module docstring).
 BLT_4: tuple[tuple[float, ...], tuple[float, ...]] = (
     (0.65126656, 0.99982155, 0.99128357, 0.99999764),
     (0.46541862, 0.01751684, 0.11483117, 0.00268727),
 )
+
+#: Four-buffer BLT encoders fitted at T = 2^k (k -> (theta, omega)); see
+#: :func:`blt_parameters`. Only T = 2^20 so far: the exact objective at
+#: longer horizons costs seconds per evaluation, and a partial-fraction
+#: closed form tried for it was numerically ill-conditioned (poles near 1).
+#: At T = 5e7 :data:`BLT_4` still gives 0.33x the tree's max variance
+#: (tests/test_counters.py prints it); a fit for that horizon should do
+#: better.
+BLT_BY_LOG2_HORIZON: dict[int, tuple[tuple[float, ...], tuple[float, ...]]] = {
+    20: BLT_4,
+}
+
+
+def blt_parameters(horizon: int) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """The (theta, omega) a ``"blt"`` counter of ``horizon`` steps uses: the
+    fit at the smallest tabulated 2^k >= horizon (the largest for longer
+    horizons). A BLT fitted for T keeps a constant decoder tail beyond
+    about 1 / (1 - max theta) steps, so its variance grows linearly past
+    the horizon it was fitted for; the accounting is exact for any choice."""
+    horizon = positive_int("horizon", horizon)
+    k = max(10, (horizon - 1).bit_length())
+    keys = sorted(BLT_BY_LOG2_HORIZON)
+    for key in keys:
+        if key >= k:
+            return BLT_BY_LOG2_HORIZON[key]
+    return BLT_BY_LOG2_HORIZON[keys[-1]]
 
 
 def counter_choice(counter: str, noise_family: str = "gaussian") -> str:
@@ -119,20 +150,21 @@ def sqrt_coefficients(n: int) -> NDArray[np.float64]:
     return np.concatenate(([1.0], np.cumprod((2.0 * k - 1.0) / (2.0 * k))))
 
 
-def encoder_coefficients(counter: str, n: int) -> NDArray[np.float64]:
-    """The first column c_0..c_{n-1} of the encoder C of ``counter``."""
+def encoder_coefficients(counter: str, n: int, horizon: int | None = None) -> NDArray[np.float64]:
+    """The first column c_0..c_{n-1} of the encoder C of ``counter`` for a
+    counter of ``horizon`` steps (default n; BLT parameters depend on it)."""
     n = positive_int("n", n)
     if counter == "sqrt":
         return sqrt_coefficients(n)
     if counter == "blt":
-        theta, omega = (np.asarray(v) for v in BLT_4)
+        theta, omega = (np.asarray(v) for v in blt_parameters(horizon or n))
         k = np.arange(1, n, dtype=np.float64)
         tail = (omega[None, :] * theta[None, :] ** (k[:, None] - 1.0)).sum(axis=1)
         return np.concatenate(([1.0], tail))
     raise ValueError(f"invalid argument `counter`: no encoder for {counter!r}")
 
 
-def decoder_coefficients(counter: str, n: int) -> NDArray[np.float64]:
+def decoder_coefficients(counter: str, n: int, horizon: int | None = None) -> NDArray[np.float64]:
     """The first column b_0..b_{n-1} of B = A C^{-1}: the running sum of
     u = C^{-1} e_1 (for "sqrt", b = c exactly). BLT: u by the rational
     generating function of C (scipy.signal.lfilter, exact recursion)."""
@@ -142,7 +174,7 @@ def decoder_coefficients(counter: str, n: int) -> NDArray[np.float64]:
     if counter == "blt":
         from scipy.signal import lfilter
 
-        num, den = _blt_rational()
+        num, den = _blt_rational(horizon or n)
         e1 = np.zeros(n)
         e1[0] = 1.0
         return np.cumsum(lfilter(den, num, e1))
@@ -176,7 +208,7 @@ def max_column_norm(counter: str, horizon: int) -> float:
     if counter == "sqrt":
         return math.sqrt(_sqrt_sum_of_squares(horizon))
     if counter == "blt":
-        theta, omega = BLT_4
+        theta, omega = blt_parameters(horizon)
         tail = math.fsum(
             wi * wj * -math.expm1((horizon - 1) * math.log(ti * tj)) / (1.0 - ti * tj)
             for ti, wi in zip(theta, omega, strict=True)
@@ -198,7 +230,7 @@ def max_release_variance(counter: str, horizon: int) -> float:
     if counter == "blt":
         from scipy.signal import lfilter, lfilter_zi
 
-        num, den = _blt_rational()
+        num, den = _blt_rational(horizon)
         zi = lfilter_zi(den, num) * 0.0
         total, carry, start = 0.0, 0.0, 0
         while start < horizon:
@@ -215,9 +247,9 @@ def max_release_variance(counter: str, horizon: int) -> float:
     raise ValueError(f"invalid argument `counter`: unknown counter {counter!r}")
 
 
-def _blt_rational() -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+def _blt_rational(horizon: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(N, D) with c(x) = 1 + sum_i omega_i x / (1 - theta_i x) = N(x) / D(x)."""
-    theta, omega = BLT_4
+    theta, omega = blt_parameters(horizon)
     den = np.array([1.0])
     for th in theta:
         den = np.convolve(den, [1.0, -th])
