@@ -8,6 +8,7 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
+use _core::counter::{ContinualCounter, CounterKind, Factorization};
 use _core::noise::NoiseSpec;
 use _core::rng::SeedSequence;
 use _core::tree::TreeCounter;
@@ -54,5 +55,52 @@ fn add_and_release(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, add_and_release);
+/// The BLT encoder of `dpbandits.privacy.factorization.BLT_4`.
+fn blt4() -> Factorization {
+    Factorization::Blt {
+        theta: vec![0.651_266_56, 0.999_821_55, 0.991_283_57, 0.999_997_64],
+        omega: vec![0.465_418_62, 0.017_516_84, 0.114_831_17, 0.002_687_27],
+    }
+}
+
+/// Per-step cost of the streaming (BLT) counter against the binary tree
+/// (issue 20 target: <= 2x), scalar and 6 x 6, float and lattice noise.
+fn counters(c: &mut Criterion) {
+    let mut group = c.benchmark_group("counter_step_horizon_5e7");
+    group.throughput(Throughput::Elements(1));
+    for (shape, noise) in
+        [(vec![], NoiseSpec::Gaussian { sigma: 1.0 }), (vec![P, P], NoiseSpec::SymmetricGaussian { sigma: 1.0 })]
+    {
+        let dim: usize = shape.iter().product();
+        let value = if dim == 1 { vec![0.5] } else { round_value() };
+        for lattice in [false, true] {
+            let noise = if lattice { noise.on_lattice(19).expect("valid lattice") } else { noise };
+            for (name, kind) in
+                [("binary", CounterKind::Binary { pad_to: 0 }), ("blt", CounterKind::Factorization(blt4()))]
+            {
+                let seeds = SeedSequence::from_seed(4);
+                let fresh =
+                    || ContinualCounter::new(&shape, HORIZON, noise, kind.clone(), &seeds).expect("valid counter");
+                let mut counter = fresh();
+                let label = format!(
+                    "{name}_{}_{}",
+                    if dim == 1 { "scalar" } else { "6x6" },
+                    if lattice { "lattice" } else { "float" }
+                );
+                group.bench_function(label, |b| {
+                    b.iter(|| {
+                        if counter.t() == HORIZON {
+                            counter = fresh();
+                        }
+                        counter.add(black_box(&value)).expect("within the horizon");
+                        black_box(counter.release()[0])
+                    });
+                });
+            }
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, add_and_release, counters);
 criterion_main!(benches);

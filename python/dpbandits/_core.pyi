@@ -96,6 +96,62 @@ class TreeCounter:
 
 def _restore_tree_counter(state: bytes) -> TreeCounter: ...
 
+class FactorizationCounter:
+    """Continual counter by a Toeplitz factorization A = B C (rust/src/counter/factorization.rs);
+    see dpbandits.mechanisms.TreeCounter(counter="sqrt" | "blt")."""
+
+    def __init__(
+        self,
+        shape: Sequence[int],
+        horizon: int,
+        noise_kind: str,
+        noise_params: Sequence[float],
+        factorization_kind: str,
+        theta: Sequence[float] = ...,
+        omega: Sequence[float] = ...,
+        seed: int | None = None,
+        secure_exponent: int | None = None,
+        os_entropy: bool = False,
+    ) -> None: ...
+    def add(self, value: NDArray[np.float64]) -> None:
+        """Adds the next value (shape must equal the counter's)."""
+    def add_many(self, values: NDArray[np.float64]) -> None:
+        """Adds values[0], values[1], ... (first axis = rounds); GIL released."""
+    def release(self) -> NDArray[np.float64]:
+        """The noisy prefix sum after the last addition."""
+    def encoder(self, n: int) -> NDArray[np.float64]:
+        """The first ``n`` encoder coefficients c_0..c_{n-1}."""
+    @property
+    def factorization(self) -> tuple[str, list[float], list[float]]:
+        """("sqrt" | "blt", theta, omega)."""
+    @property
+    def t(self) -> int: ...
+    @property
+    def noise_terms(self) -> int: ...
+    @property
+    def horizon(self) -> int: ...
+    @property
+    def shape(self) -> list[int]: ...
+    @property
+    def padded(self) -> bool: ...
+    @property
+    def noise(self) -> tuple[str, list[float]]: ...
+    @property
+    def os_entropy(self) -> bool:
+        """Whether draws come from the operating system."""
+    @property
+    def secure_exponent(self) -> int | None:
+        """Lattice exponent j of the encoded release (None: floating-point noise)."""
+    def _release_runs(self, values: NDArray[np.float64], runs: int) -> NDArray[np.float64]:
+        """``runs`` independent runs on ``values``: every release, shape (runs, rounds, *shape)."""
+    def to_bytes(self) -> bytes:
+        """Whole state (buffers, history, generator); secret as the data."""
+    @staticmethod
+    def from_bytes(state: bytes) -> FactorizationCounter: ...
+    def __reduce__(self) -> tuple[Callable[[bytes], FactorizationCounter], tuple[bytes]]: ...
+
+def _restore_factorization_counter(state: bytes) -> FactorizationCounter: ...
+
 # --- core sets (rust/src/design.rs) -----------------------------------------
 
 def core_set(
@@ -130,7 +186,9 @@ class LinUcbEngine:
     ``shift`` added to the top-left block of each release, releases padded to
     ``pad_to`` node draws) must be given. beta_t is
     ``beta_noise_sd * sqrt(max(0, beta_log_offset + log det V_t)) + beta_offset``,
-    or ``beta_constant``. Rows (x, y) are clipped to ||x|| <= l, |y| <= b_tilde
+    or ``beta_constant``. ``counter`` "sqrt" or "blt" (with ``theta``,
+    ``omega``) releases the statistics by a factorization counter instead
+    of the tree (rust/src/counter/). Rows (x, y) are clipped to ||x|| <= l, |y| <= b_tilde
     when ``clip``, else rejected.
     """
 
@@ -153,6 +211,9 @@ class LinUcbEngine:
         b_tilde: float = 1.0,
         clip: bool = True,
         seed: int | None = None,
+        counter: str | None = None,
+        theta: Sequence[float] = ...,
+        omega: Sequence[float] = ...,
     ) -> None: ...
     def select(self, actions: NDArray[np.float64]) -> int:
         """Index of the row of ``actions`` (k, d) with the largest UCB."""

@@ -59,6 +59,7 @@ __all__ = [
     "Mechanism",
     "audit",
     "clopper_pearson",
+    "factorization_mechanism",
     "gaussian_tree_mechanism",
     "laplace_tree_mechanism",
     "wishart_node_mechanism",
@@ -348,5 +349,41 @@ def wishart_node_mechanism(p: int, scale: float, df: float, L_tilde: float = 1.0
             s = a - b
         # Both impossible cannot happen (the true side is always possible).
         return np.where(np.isnan(s), 0.0, s)
+
+    return mechanism
+
+
+def factorization_mechanism(
+    counter: str, horizon: int, sigma: float, sensitivity: float = 1.0, secure: bool = False
+) -> Mechanism:
+    """A scalar factorization counter (``counter`` "sqrt" or "blt",
+    :class:`TreeCounter` with per-step noise N(0, ``sigma``^2); ``secure``:
+    the lattice form) on two streams of ``horizon`` values differing in the
+    first by ``sensitivity``. The statistic is the privacy loss's
+    sufficient statistic <C e_1, w>, w = C A^{-1} y the encoded release
+    recovered from the prefix sums y (w = C x + z: a Gaussian mechanism
+    with mu = sensitivity ||C e_1|| / sigma)."""
+    from dpbandits.privacy.factorization import encoder_coefficients
+
+    horizon = positive_int("horizon", horizon)
+    c = encoder_coefficients(counter, horizon)
+    enc = np.zeros((horizon, horizon))
+    for k in range(horizon):
+        enc += np.diag(np.full(horizon - k, c[k]), -k)
+    weights = enc.T @ c  # s = c^T C (A^{-1} y)
+    x = [np.zeros(horizon), np.zeros(horizon)]
+    x[1][0] = sensitivity
+    noise = GaussianNoise(sigma=sigma)
+    sampler = "lattice" if secure else "float"
+
+    def mechanism(side: int, count: int, seed: int) -> NDArray[np.float64]:
+        out = np.empty(count)
+        chunk = 1 << 17
+        k = TreeCounter((), horizon, noise, seed=seed, sampler=sampler, counter=counter)  # type: ignore[arg-type]
+        for start in range(0, count, chunk):
+            y = k._release_runs(x[side], min(chunk, count - start))
+            d = np.diff(y, axis=1, prepend=0.0)
+            out[start : start + y.shape[0]] = d @ weights
+        return out
 
     return mechanism

@@ -203,12 +203,26 @@ class TreeCounter:
         Draw from the operating system's entropy (with ``seed=None``) instead
         of the seeded stream; implies ``sampler="lattice"``. With a seed the
         lattice draws come from the seeded stream (tests only).
+    counter:
+        ``"binary"`` (default): the tree above. ``"sqrt"``: the square-root
+        factorization of the prefix-sum matrix (O(n) memory and O(t) work
+        per step: for moderate horizons); ``"blt"``: a buffered linear
+        Toeplitz factorization (four buffers of the value's shape,
+        whatever n). Both release A x + B z with one Gaussian draw z_t per
+        round, scaled through :mod:`dpbandits.privacy.factorization`
+        (sensitivity = the encoder's largest column norm); they take
+        Gaussian or symmetric Gaussian noise only (Laplace and Wishart
+        raise ValueError) and no padding. With lattice noise the exact
+        lattice object is the encoded release round(C x) + z and the
+        prefix sums are its post-processing, so they are not themselves
+        lattice multiples (see that module).
 
     Pickled counters carry the exact node sums and the generator state:
     treat a pickle like the raw data.
     """
 
     __slots__ = ("_inner",)
+    _inner: _core.TreeCounter | _core.FactorizationCounter
 
     def __init__(
         self,
@@ -219,6 +233,7 @@ class TreeCounter:
         padded: bool = False,
         secure: bool = False,
         sampler: Literal["lattice", "float"] | None = None,
+        counter: Literal["binary", "sqrt", "blt"] = "binary",
     ) -> None:
         if not hasattr(noise, "_wire"):
             raise TypeError(f"invalid argument `noise`: expected a noise spec, got {noise!r}")
@@ -250,6 +265,22 @@ class TreeCounter:
             # stay exact; larger values are refused by add().
             exponent = capped_lattice_exponent(params[0], _horizon(horizon) * max(1.0, params[0]))
         seed = seed_or_none("seed", seed)
+        if counter != "binary":
+            from dpbandits.privacy.factorization import blt_parameters, counter_choice
+
+            family = {"gaussian": "gaussian", "symmetric_gaussian": "gaussian", "zero": "gaussian"}
+            counter_choice(counter, family.get(kind, kind))
+            if padded:
+                raise ValueError("invalid argument `padded`: only counter='binary' pads its releases")
+            blt = blt_parameters(_horizon(horizon))
+            theta, omega = (list(blt[0]), list(blt[1])) if counter == "blt" else ([], [])
+            self._inner = _core.FactorizationCounter(
+                list(_shape(shape)), _horizon(horizon), kind, params, counter, theta, omega, seed,
+                exponent, secure and seed is None,
+            )
+            return
+        if not isinstance(counter, str) or counter != "binary":
+            raise ValueError(f"invalid argument `counter`: must be 'binary', 'sqrt' or 'blt', got {counter!r}")
         self._inner = _core.TreeCounter(
             list(_shape(shape)),
             _horizon(horizon),
@@ -292,8 +323,18 @@ class TreeCounter:
 
     def live_nodes(self) -> list[tuple[int, int, int, NDArray[np.float64]]]:
         """(level, first_leaf, last_leaf, noisy_sum) of the nodes whose sum is
-        the current release. These are released (noisy) values."""
+        the current release. These are released (noisy) values. Binary
+        counters only (a factorization counter has no nodes)."""
+        if self.counter != "binary":
+            raise ValueError(f"live_nodes: a {self.counter!r} counter has no tree nodes")
         return self._inner.live_nodes()
+
+    @property
+    def counter(self) -> str:
+        """"binary", "sqrt" or "blt"."""
+        if isinstance(self._inner, _core.TreeCounter):
+            return "binary"
+        return str(self._inner.factorization[0])
 
     @property
     def t(self) -> int:
@@ -327,7 +368,10 @@ class TreeCounter:
 
     @property
     def max_noise_terms(self) -> int:
-        """m = 1 + ceil(log2 n), the bound on noise terms per release."""
+        """m = 1 + ceil(log2 n), the bound on noise terms per release (for
+        a factorization counter: n, every draw enters every later release)."""
+        if self.counter != "binary":
+            return self.horizon
         # Imported here: the privacy package imports this module.
         from dpbandits.privacy.calibration import tree_depth
 
@@ -372,7 +416,7 @@ class TreeCounter:
         ckpt = read_checkpoint(path, expected_kind=_TREE_KIND, key=key)
         out = cls.__new__(cls)
         try:
-            out._inner = _core.TreeCounter.from_bytes(ckpt.state)
+            out._inner = _inner_from_bytes(ckpt.state)
         except ValueError as exc:
             raise CheckpointError(f"{os.fspath(path)!r}: the counter state does not decode: {exc}") from None
         return out
@@ -389,13 +433,24 @@ class TreeCounter:
         return bytes(self._inner.to_bytes())
 
     def __setstate__(self, state: bytes) -> None:
-        self._inner = _core.TreeCounter.from_bytes(state)
+        self._inner = _inner_from_bytes(state)
 
     def __repr__(self) -> str:
+        counter = "" if self.counter == "binary" else f"counter={self.counter!r}, "
         return (
             f"TreeCounter(shape={self.shape}, horizon={self.horizon}, noise={self.noise!r}, "
-            f"padded={self.padded}, secure={self.secure}, t={self.t})"
+            f"padded={self.padded}, secure={self.secure}, {counter}t={self.t})"
         )
+
+
+#: First byte of a serialized factorization counter (rust/src/counter/factorization.rs).
+_FACTOR_STATE_TAG = ord("F")
+
+
+def _inner_from_bytes(state: bytes) -> _core.TreeCounter | _core.FactorizationCounter:
+    if state[:1] == bytes([_FACTOR_STATE_TAG]):
+        return _core.FactorizationCounter.from_bytes(state)
+    return _core.TreeCounter.from_bytes(state)
 
 
 _TREE_KIND = "dpbandits.mechanisms:TreeCounter"

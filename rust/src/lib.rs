@@ -7,6 +7,7 @@
 //! simulations. The Python bindings live in `py/` behind the `python`
 //! feature, so `cargo test` and `cargo bench` need no Python.
 
+pub mod counter;
 pub mod cpu_dispatch;
 pub mod design;
 pub mod env;

@@ -288,6 +288,10 @@ class GaussianCalibration(_TreeCalibration):
     calibration: str = "paper"
     sampler: str = "float"
     lattice_exponent: int | None = None
+    counter: str = "binary"
+    #: max_t of the release noise variance in units of sigma^2 (binary: the
+    #: paper's m; factorizations: max_t sum_{k<t} b_k^2).
+    release_variance: float = 0.0
 
     @property
     def noise(self) -> SymmetricGaussianNoise | LatticeNoise:
@@ -307,7 +311,15 @@ class GaussianCalibration(_TreeCalibration):
         else:
             basis = ("Shariff & Sheffet 2018, Claim 7 + §4.2 (tree-based mechanism, symmetrized "
                      "Gaussian noise, zCDP composition per footnote 5)")
-        if self.sampler == "lattice":
+        if self.counter != "binary":
+            basis = ("Shariff & Sheffet 2018, Claim 7; M_t released by the "
+                     f"{self.counter!r} factorization counter instead of the tree (Gaussian mechanism on the encoded "
+                     "stream, sensitivity = Ltilde^2 x the encoder's max column norm, "
+                     "dpbandits.privacy.factorization); exact Gaussian accounting (Balle & Wang 2018 Thm 8)")
+            if self.sampler == "lattice":
+                basis += ("; discrete Gaussian on the encoded stream round(C x) + z, prefix sums by "
+                          "post-processing, rounding allowance (F4), discrete_gaussian_delta_allowance")
+        elif self.sampler == "lattice":
             allowance = ", discrete_gaussian_delta_allowance" if self.calibration == "tight" else ""
             basis += ("; discrete Gaussian on a lattice, inputs rounded "
                       f"(dpbandits.privacy.secure.lattice_gaussian{allowance})")
@@ -329,6 +341,7 @@ def shariff_sheffet_gaussian(
     shift: bool | float = True,
     calibration: str = "paper",
     sampler: str = "float",
+    counter: str = "binary",
 ) -> GaussianCalibration:
     """Noise and confidence bounds of JDP-LinUCB with shifted Gaussian noise.
 
@@ -396,6 +409,20 @@ def shariff_sheffet_gaussian(
     delta for the tree_levels(n) p (p + 1) / 2 draws a row reaches. Upsilon,
     the shift, rho_min, rho_max and gamma are computed from sigma' (the
     discrete Gaussian is sigma'-subgaussian, CKS 2020 Cor. 23).
+
+    ``counter="sqrt" | "blt"`` (with ``calibration="tight"`` only; not in
+    the paper): M_t is released by a factorization counter
+    (:mod:`dpbandits.privacy.factorization`). The whitened encoded stream
+    C M is a Gaussian mechanism with sensitivity ||C||_col Ltilde^2, so
+    sigma = ||C||_col Ltilde^2 / mu*(epsilon, delta) (the tree's
+    sqrt(levels) replaced by the column norm, F1), and every release's
+    noise is a symmetrized Gaussian of variance at most V sigma^2,
+    V = max_t sum_{k<t} b_k^2 (F2), so Upsilon and gamma above hold with
+    m replaced by V (they only use that the block is the sum of noise of
+    total variance m sigma^2 per entry). Lattice sampler: the discrete
+    Gaussian on round(C M) + Z, sigma' scaled by the rounding allowance
+    (F4, whitened: 1.5 g p sqrt(n / 2)), and the delta allowance reserved
+    for the n p (p + 1) / 2 draws a row reaches.
     Other arguments: see the module docstring.
     """
     d = positive_int("d", d)
@@ -414,6 +441,10 @@ def shariff_sheffet_gaussian(
 
     m = tree_depth(n)
     l_tilde_sq = L * L + B_tilde * B_tilde  # Assumption 6
+    if counter != "binary":
+        return _factorized_gaussian(
+            d, n, epsilon, delta, alpha, L, B_tilde, shift, calibration, sampler, counter, m, l_tilde_sq
+        )
     if calibration == "paper":
         sigma = math.sqrt(16.0 * m * l_tilde_sq**2 * math.log(4.0 / delta) ** 2) / epsilon  # §4.2
     elif calibration == "tight":
@@ -478,6 +509,73 @@ def shariff_sheffet_gaussian(
         node_epsilon=node_epsilon, node_delta=delta / 2.0,
         sigma=sigma, upsilon=upsilon, shift=c, rho_min=rho_min, rho_max=rho_max, gamma=gamma,
         zcdp_rho=zcdp_rho, calibration=calibration, sampler=sampler, lattice_exponent=lattice_exponent,
+        release_variance=float(m),
+    )
+
+
+def _factorized_gaussian(
+    d: int, n: int, epsilon: float, delta: float, alpha: float, L: float, B_tilde: float, shift: bool | float,
+    calibration: str, sampler: str, counter: str, m: int, l_tilde_sq: float,
+) -> GaussianCalibration:
+    """:func:`shariff_sheffet_gaussian` with a factorization counter (see there)."""
+    from dpbandits.privacy.analytic_gaussian import gaussian_epsilon
+    from dpbandits.privacy.factorization import (
+        counter_choice,
+        factorization_gaussian_sigma,
+        max_column_norm,
+        max_release_variance,
+    )
+
+    counter_choice(counter, "gaussian")
+    if calibration != "tight":
+        raise ValueError(
+            f"invalid argument `calibration`: counter={counter!r} needs calibration='tight' (the paper's "
+            "formula is the tree's)"
+        )
+    if sampler not in ("lattice", "float"):
+        raise ValueError(f"invalid argument `sampler`: must be 'lattice' or 'float', got {sampler!r}")
+    p = d + 1
+    norm = max_column_norm(counter, n)
+    variance = max_release_variance(counter, n)
+    sigma = factorization_gaussian_sigma(counter, n, epsilon, delta, l_tilde_sq)
+    lattice_exponent = None
+    accounted_sigma = sigma
+    if sampler == "lattice":
+        steps = math.ldexp(sigma, capped_lattice_exponent(sigma, n * l_tilde_sq)) / 2.0
+        allowance = discrete_gaussian_delta_allowance(epsilon, n * p * (p + 1) // 2, steps)
+        if not allowance < delta / 2:
+            raise ValueError(
+                f"invalid argument `sampler`: the discrete-Gaussian allowance for {n * p * (p + 1) // 2} draws "
+                f"({allowance:.3g}) exceeds half of delta = {delta!r}; use sampler='float' or a smaller horizon"
+            )
+        sigma = accounted_sigma = factorization_gaussian_sigma(counter, n, epsilon, delta - allowance, l_tilde_sq)
+        # Whitened rounding allowance of the encoded stream (F4): each of the
+        # n steps' symmetric p x p rounding error has entries <= 1.5 g,
+        # whitened norm <= 1.5 g p / sqrt(2): dim = (1.5 p)^2 n / 2.
+        lattice = lattice_gaussian(
+            sigma, norm * l_tilde_sq, dim=1.125 * p * p * n, kind="symmetric_gaussian", sum_bound=n * l_tilde_sq
+        )
+        sigma, lattice_exponent = lattice.scale, lattice.exponent
+    log_2n_alpha = math.log(2.0 * n / alpha)
+    upsilon = sigma * math.sqrt(2.0 * variance) * (4.0 * math.sqrt(d) + 2.0 * log_2n_alpha)  # §4.2, m -> V
+    if shift is True:
+        c = 2.0 * upsilon  # Prop. 11
+    else:
+        c = positive("shift", shift)
+        if not c > upsilon:
+            raise ValueError(
+                f"invalid argument `shift`: must exceed Upsilon = {upsilon!r} so that "
+                f"rho_min = shift - Upsilon > 0, got {shift!r}"
+            )
+    rho_min, rho_max = c - upsilon, c + upsilon
+    gamma = sigma * math.sqrt(variance / rho_min) * (math.sqrt(d) + math.sqrt(2.0 * log_2n_alpha))
+    return GaussianCalibration(
+        d=d, horizon=n, epsilon=epsilon, delta=delta, alpha=alpha, L=L, B_tilde=B_tilde,
+        m=m, L_tilde=math.sqrt(l_tilde_sq),
+        node_epsilon=gaussian_epsilon(norm * l_tilde_sq / accounted_sigma, delta / 2.0), node_delta=delta / 2.0,
+        sigma=sigma, upsilon=upsilon, shift=c, rho_min=rho_min, rho_max=rho_max, gamma=gamma,
+        zcdp_rho=(norm * l_tilde_sq) ** 2 / (2.0 * accounted_sigma**2), calibration=calibration, sampler=sampler,
+        lattice_exponent=lattice_exponent, counter=counter, release_variance=variance,
     )
 
 

@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use super::ucb_scores::{lower_inverse, ucb_scores, InverseForm, FIXED_MAX_D};
 use super::Learner;
+use crate::counter::{FactorSpec, FactorizationCounter};
 use crate::env::{DecisionSet, Feedback};
 use crate::error::{Error, Result};
 use crate::linalg::{Cholesky, RankOneInverse};
@@ -117,6 +118,10 @@ pub enum StatisticsConfig {
     /// added to the top-left d x d block of every release; every release is
     /// padded to `pad_to` node draws (0: none; Prop. 9 needs m for Wishart).
     Tree { noise: NoiseSpec, shift: f64, pad_to: u32 },
+    /// M_t released by a factorization counter (`crate::counter`, square
+    /// root or BLT) with per-step Gaussian noise `noise`; `shift` as for
+    /// `Tree`. (Appended: older states keep their variant indices.)
+    Factorized { noise: NoiseSpec, shift: f64, factor: FactorSpec },
 }
 
 /// Everything a [`LinUcb`] engine needs, as plain numbers.
@@ -137,6 +142,18 @@ pub struct LinUcbConfig {
 pub enum Statistics {
     Exact { inv: RankOneInverse, u: Vec<f64>, log_det: f64 },
     Tree { tree: TreeCounter, shift: f64 },
+    Factorized { counter: FactorizationCounter, shift: f64 },
+}
+
+impl Statistics {
+    /// The released (noisy) M_t and the shift, for the private variants.
+    fn noisy_release(&self) -> Option<(&[f64], f64)> {
+        match self {
+            Statistics::Tree { tree, shift } => Some((tree.release(), *shift)),
+            Statistics::Factorized { counter, shift } => Some((counter.release(), *shift)),
+            Statistics::Exact { .. } => None,
+        }
+    }
 }
 
 /// The LinUCB engine.
@@ -224,6 +241,15 @@ impl LinUcb {
                 tree.add(&vec![0.0; p * p])?;
                 Statistics::Tree { tree, shift }
             }
+            StatisticsConfig::Factorized { noise, shift, factor } => {
+                crate::error::check_finite("shift", &[shift])?;
+                let p = d + 1;
+                let mut counter =
+                    FactorizationCounter::new(&[p, p], config.horizon, noise, factor.factorization(), seeds)?;
+                // A_1 = 0, as for the tree.
+                counter.add(&vec![0.0; p * p])?;
+                Statistics::Factorized { counter, shift }
+            }
         };
         Ok(LinUcb {
             config,
@@ -288,9 +314,9 @@ impl LinUcb {
                 }
                 radius.at(*log_det)
             }
-            Statistics::Tree { tree, shift } => {
+            noisy @ (Statistics::Tree { .. } | Statistics::Factorized { .. }) => {
                 let p = d + 1;
-                let r = tree.release();
+                let (r, shift) = noisy.noisy_release().expect("a private variant");
                 for i in 0..d {
                     self.work.v[i * d..(i + 1) * d].copy_from_slice(&r[i * p..i * p + d]);
                     self.work.v[i * d + i] += shift;
@@ -345,7 +371,7 @@ impl LinUcb {
         self.work.scores.resize(2 * set.k, 0.0);
         let inverse = match &self.stats {
             Statistics::Exact { inv, .. } => InverseForm::Symmetric(inv.inverse()),
-            Statistics::Tree { .. } => {
+            Statistics::Tree { .. } | Statistics::Factorized { .. } => {
                 let chol = self.work.chol.as_ref().expect("estimates computed");
                 if d <= FIXED_MAX_D {
                     // Small d: F = L^-1 (d^3/6 flops) feeds the unrolled kernels.
@@ -421,6 +447,18 @@ impl LinUcb {
                     tree.add(outer)?;
                 }
             }
+            Statistics::Factorized { counter, .. } => {
+                if counter.t() < counter.horizon() {
+                    let p = d + 1;
+                    let outer = &mut self.work.outer;
+                    for i in 0..p {
+                        for j in 0..p {
+                            outer[i * p + j] = row[i] * row[j];
+                        }
+                    }
+                    counter.add(outer)?;
+                }
+            }
         }
         self.t += 1;
         Ok(())
@@ -429,8 +467,10 @@ impl LinUcb {
     /// Draws future tree noise from `seeds` (see [`TreeCounter::reseed`]);
     /// exact statistics have no generator.
     pub fn reseed(&mut self, seeds: &SeedSequence) {
-        if let Statistics::Tree { tree, .. } = &mut self.stats {
-            tree.reseed(seeds);
+        match &mut self.stats {
+            Statistics::Tree { tree, .. } => tree.reseed(seeds),
+            Statistics::Factorized { counter, .. } => counter.reseed(seeds),
+            Statistics::Exact { .. } => {}
         }
     }
 
@@ -439,13 +479,18 @@ impl LinUcb {
     pub fn use_os_entropy(&mut self) -> Result<()> {
         match &mut self.stats {
             Statistics::Tree { tree, .. } => tree.use_os_entropy(),
+            Statistics::Factorized { counter, .. } => counter.use_os_entropy(),
             Statistics::Exact { .. } => Ok(()),
         }
     }
 
     /// Whether tree noise comes from the operating system.
     pub fn os_entropy(&self) -> bool {
-        matches!(&self.stats, Statistics::Tree { tree, .. } if tree.os_entropy())
+        match &self.stats {
+            Statistics::Tree { tree, .. } => tree.os_entropy(),
+            Statistics::Factorized { counter, .. } => counter.os_entropy(),
+            Statistics::Exact { .. } => false,
+        }
     }
 
     /// Serialized state (tree noise and generator included).
@@ -463,6 +508,7 @@ impl LinUcb {
         let stats_ok = match &e.stats {
             Statistics::Exact { inv, u, .. } => inv.n() == d && inv.matrix().len() == d * d && u.len() == d,
             Statistics::Tree { tree, .. } => tree.dim() == p * p,
+            Statistics::Factorized { counter, .. } => counter.dim() == p * p,
         };
         let fallback_ok = (e.last_good_v.is_empty() && e.last_good_u.is_empty())
             || (e.last_good_v.len() == d * d && e.last_good_u.len() == d);
@@ -552,6 +598,57 @@ mod tests {
             tree.update(&set, b, fb).unwrap();
         }
         assert_eq!(tree.psd_failures(), 0);
+    }
+
+    #[test]
+    fn zero_noise_factorized_statistics_match_the_tree_and_round_trip() {
+        // With zero noise a factorization counter releases the exact M_t, so
+        // its engine plays as the tree's; a mid-stream state continues identically.
+        let (d, n) = (4, 600);
+        let seeds = SeedSequence::from_seed(6);
+        let blt = crate::counter::Factorization::Blt { theta: vec![0.9, 0.999], omega: vec![0.3, 0.01] };
+        for factor in [crate::counter::Factorization::Sqrt, blt] {
+            let spec = FactorSpec::new(&factor).unwrap();
+            let mut tree = LinUcb::new(
+                config(d, n, StatisticsConfig::Tree { noise: NoiseSpec::Zero, shift: 1.0, pad_to: 0 }),
+                &seeds,
+            )
+            .unwrap();
+            let fact = StatisticsConfig::Factorized { noise: NoiseSpec::Zero, shift: 1.0, factor: spec };
+            let mut f = LinUcb::new(config(d, n, fact), &seeds).unwrap();
+            let mut env = ShariffSheffetEnv::new(d, 10, 0.1, 0.75, RewardModel::PlusMinusOne, &seeds).unwrap();
+            let mut set = DecisionSet::default();
+            for t in 1..=n {
+                env.next_round(t, &mut set).unwrap();
+                let a = tree.select(&set).unwrap();
+                assert_eq!(a, f.select(&set).unwrap(), "round {t}");
+                let fb = env.feedback(a).unwrap();
+                tree.update(&set, a, fb).unwrap();
+                f.update(&set, a, fb).unwrap();
+            }
+            let noisy = StatisticsConfig::Factorized {
+                noise: NoiseSpec::SymmetricGaussian { sigma: 0.1 },
+                shift: 2.0,
+                factor: spec,
+            };
+            let mut a = LinUcb::new(config(d, n, noisy), &seeds).unwrap();
+            let mut env = ShariffSheffetEnv::new(d, 10, 0.1, 0.75, RewardModel::PlusMinusOne, &seeds).unwrap();
+            for t in 1..=50 {
+                env.next_round(t, &mut set).unwrap();
+                let i = a.select(&set).unwrap();
+                a.update(&set, i, env.feedback(i).unwrap()).unwrap();
+            }
+            let mut b = LinUcb::from_bytes(&a.to_bytes()).unwrap();
+            for t in 51..=200 {
+                env.next_round(t, &mut set).unwrap();
+                let i = a.select(&set).unwrap();
+                assert_eq!(i, b.select(&set).unwrap());
+                assert_eq!(a.ucb(&set).unwrap(), b.ucb(&set).unwrap());
+                let fb = env.feedback(i).unwrap();
+                a.update(&set, i, fb).unwrap();
+                b.update(&set, i, fb).unwrap();
+            }
+        }
     }
 
     #[test]

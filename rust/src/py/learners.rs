@@ -8,6 +8,7 @@ use super::arrays::{expect_shape, row_major};
 use super::errors::IntoPy;
 use super::mechanisms::{noise_spec, seeds};
 use super::sim::PyLearnerFactory;
+use crate::counter::FactorSpec;
 use crate::env::DecisionSet;
 use crate::error::Error;
 use crate::policy::linucb::StatisticsConfig;
@@ -31,7 +32,8 @@ pub struct PyLinUcb {
 impl PyLinUcb {
     #[new]
     #[pyo3(signature = (d, horizon, *, regularizer=None, refactor_every=64, noise_kind=None, noise_params=Vec::new(), shift=0.0, pad_to=0,
-                        beta_noise_sd=1.0, beta_log_offset=0.0, beta_offset=0.0, beta_constant=None, l=1.0, b_tilde=1.0, clip=true, seed=None))]
+                        beta_noise_sd=1.0, beta_log_offset=0.0, beta_offset=0.0, beta_constant=None, l=1.0, b_tilde=1.0, clip=true, seed=None,
+                        counter=None, theta=Vec::new(), omega=Vec::new()))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         d: usize,
@@ -50,8 +52,23 @@ impl PyLinUcb {
         b_tilde: f64,
         clip: bool,
         seed: Option<u64>,
+        counter: Option<&str>,
+        theta: Vec<f64>,
+        omega: Vec<f64>,
     ) -> PyResult<Self> {
         let statistics = match (noise_kind, regularizer) {
+            // A factorization counter ("sqrt", "blt" with theta, omega) instead of the tree.
+            (Some(kind), None) if counter.is_some_and(|c| c != "binary") => {
+                let factor = super::mechanisms::factorization(counter.unwrap_or_default(), theta, omega)?;
+                if pad_to != 0 {
+                    return Err(Error::invalid("pad_to", "only the binary tree pads its releases")).py_err();
+                }
+                StatisticsConfig::Factorized {
+                    noise: noise_spec(kind, &noise_params)?,
+                    shift,
+                    factor: FactorSpec::new(&factor).py_err()?,
+                }
+            }
             (Some(kind), None) => StatisticsConfig::Tree { noise: noise_spec(kind, &noise_params)?, shift, pad_to },
             (None, Some(regularizer)) => StatisticsConfig::Exact { regularizer, refactor_every },
             _ => {

@@ -6,6 +6,7 @@ use pyo3::types::{PyBytes, PyTuple};
 
 use super::arrays::{expect_shape, row_major, zeroed};
 use super::errors::IntoPy;
+use crate::counter::{Factorization, FactorizationCounter};
 use crate::error::Error;
 use crate::noise::{fill_gaussian, fill_laplace, fill_symmetric_gaussian, NoiseSpec, SecureKind, WishartSampler};
 use crate::rng::SeedSequence;
@@ -349,6 +350,183 @@ fn _restore_tree_counter(state: &[u8]) -> PyResult<PyTreeCounter> {
     PyTreeCounter::from_bytes(state)
 }
 
+/// The encoder of a factorization counter from its Python name and BLT
+/// parameters: "sqrt" or "blt" (with `theta`, `omega`).
+pub fn factorization(kind: &str, theta: Vec<f64>, omega: Vec<f64>) -> PyResult<Factorization> {
+    let f = match kind {
+        "sqrt" if theta.is_empty() && omega.is_empty() => Factorization::Sqrt,
+        "blt" => Factorization::Blt { theta, omega },
+        _ => {
+            return Err(Error::invalid(
+                "counter",
+                format!("unknown factorization {kind:?} (\"sqrt\" without parameters, or \"blt\")"),
+            ))
+            .py_err()
+        }
+    };
+    f.validate().py_err()?;
+    Ok(f)
+}
+
+/// Continual counter by a Toeplitz factorization of the prefix-sum matrix
+/// (see `dpbandits.mechanisms.TreeCounter(counter=...)`).
+#[pyclass(module = "dpbandits._core", name = "FactorizationCounter")]
+pub struct PyFactorizationCounter {
+    inner: FactorizationCounter,
+}
+
+#[pymethods]
+impl PyFactorizationCounter {
+    #[new]
+    #[pyo3(signature = (shape, horizon, noise_kind, noise_params, factorization_kind, theta=Vec::new(), omega=Vec::new(), seed=None, secure_exponent=None, os_entropy=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        shape: Vec<usize>,
+        horizon: u64,
+        noise_kind: &str,
+        noise_params: Vec<f64>,
+        factorization_kind: &str,
+        theta: Vec<f64>,
+        omega: Vec<f64>,
+        seed: Option<u64>,
+        secure_exponent: Option<i32>,
+        os_entropy: bool,
+    ) -> PyResult<Self> {
+        let spec = noise_spec(noise_kind, &noise_params)?;
+        let f = factorization(factorization_kind, theta, omega)?;
+        let inner = FactorizationCounter::new(&shape, horizon, spec, f, &seeds(seed)?).py_err()?;
+        let inner = match secure_exponent {
+            None => inner.with_os_entropy(os_entropy),
+            Some(j) => inner.into_secure(j, os_entropy),
+        }
+        .py_err()?;
+        Ok(PyFactorizationCounter { inner })
+    }
+
+    #[getter]
+    fn secure_exponent(&self) -> Option<i32> {
+        self.inner.secure_exponent()
+    }
+
+    #[getter]
+    fn os_entropy(&self) -> bool {
+        self.inner.os_entropy()
+    }
+
+    /// ("sqrt" | "blt", theta, omega).
+    #[getter]
+    fn factorization(&self) -> (&'static str, Vec<f64>, Vec<f64>) {
+        match self.inner.factorization() {
+            Factorization::Sqrt => ("sqrt", Vec::new(), Vec::new()),
+            Factorization::Blt { theta, omega } => ("blt", theta.clone(), omega.clone()),
+        }
+    }
+
+    /// The first `n` encoder coefficients c_0..c_{n-1}.
+    fn encoder<'py>(&self, py: Python<'py>, n: usize) -> Bound<'py, numpy::PyArray1<f64>> {
+        self.inner.factorization().encoder(n).into_pyarray(py)
+    }
+
+    fn _release_runs<'py>(
+        &mut self,
+        py: Python<'py>,
+        values: PyReadonlyArrayDyn<'py, f64>,
+        runs: usize,
+    ) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+        let (shape, data) = row_major(&values);
+        if shape.len() != self.inner.shape().len() + 1 || &shape[1..] != self.inner.shape() {
+            let mut want = vec![shape.first().copied().unwrap_or(0)];
+            want.extend_from_slice(self.inner.shape());
+            expect_shape("values", &shape, &want)?;
+        }
+        let inner = &mut self.inner;
+        let out = py.detach(|| inner.release_runs(&data, runs)).py_err()?;
+        let mut dims = vec![runs, shape[0]];
+        dims.extend_from_slice(self.inner.shape());
+        out.into_pyarray(py).reshape(dims)
+    }
+
+    fn add(&mut self, value: PyReadonlyArrayDyn<'_, f64>) -> PyResult<()> {
+        let (shape, data) = row_major(&value);
+        expect_shape("value", &shape, self.inner.shape())?;
+        self.inner.add(&data).py_err()
+    }
+
+    fn add_many(&mut self, py: Python<'_>, values: PyReadonlyArrayDyn<'_, f64>) -> PyResult<()> {
+        let (shape, data) = row_major(&values);
+        if shape.len() != self.inner.shape().len() + 1 || &shape[1..] != self.inner.shape() {
+            let mut want = vec![shape.first().copied().unwrap_or(0)];
+            want.extend_from_slice(self.inner.shape());
+            expect_shape("values", &shape, &want)?;
+        }
+        let dim = self.inner.dim();
+        let inner = &mut self.inner;
+        py.detach(|| {
+            for row in data.chunks_exact(dim) {
+                inner.add(row)?;
+            }
+            Ok(())
+        })
+        .py_err()
+    }
+
+    fn release<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+        self.inner.release().to_vec().into_pyarray(py).reshape(self.inner.shape().to_vec())
+    }
+
+    #[getter]
+    fn t(&self) -> u64 {
+        self.inner.t()
+    }
+
+    #[getter]
+    fn noise_terms(&self) -> u32 {
+        self.inner.noise_terms()
+    }
+
+    #[getter]
+    fn horizon(&self) -> u64 {
+        self.inner.horizon()
+    }
+
+    #[getter]
+    fn shape(&self) -> Vec<usize> {
+        self.inner.shape().to_vec()
+    }
+
+    /// Factorization counters never pad.
+    #[getter]
+    #[allow(clippy::unused_self)]
+    fn padded(&self) -> bool {
+        false
+    }
+
+    #[getter]
+    fn noise(&self) -> (&'static str, Vec<f64>) {
+        noise_kind(self.inner.noise())
+    }
+
+    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.inner.to_bytes())
+    }
+
+    #[staticmethod]
+    fn from_bytes(state: &[u8]) -> PyResult<Self> {
+        Ok(PyFactorizationCounter { inner: FactorizationCounter::from_bytes(state).py_err()? })
+    }
+
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let restore = py.import("dpbandits._core")?.getattr("_restore_factorization_counter")?;
+        (restore, (self.to_bytes(py),)).into_pyobject(py)
+    }
+}
+
+/// Unpickling entry point for `FactorizationCounter`.
+#[pyfunction]
+fn _restore_factorization_counter(state: &[u8]) -> PyResult<PyFactorizationCounter> {
+    PyFactorizationCounter::from_bytes(state)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sample_laplace, m)?)?;
     m.add_function(wrap_pyfunction!(sample_gaussian, m)?)?;
@@ -356,5 +534,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sample_wishart, m)?)?;
     m.add_function(wrap_pyfunction!(_restore_tree_counter, m)?)?;
     m.add_class::<PyTreeCounter>()?;
+    m.add_function(wrap_pyfunction!(_restore_factorization_counter, m)?)?;
+    m.add_class::<PyFactorizationCounter>()?;
     Ok(())
 }

@@ -1,0 +1,841 @@
+//! Continual counting by a factorization of the prefix-sum matrix.
+//!
+//! The prefix-sum matrix A (lower-triangular ones, T x T) is factored as
+//! A = B C with both factors lower-triangular Toeplitz. The mechanism
+//! privatizes the *encoded* stream C x with i.i.d. Gaussian noise z and
+//! releases the decoded B (C x + z) = A x + B z (Henzinger, Upadhyay &
+//! Upadhyay, SODA 2023; Fichtenberger, Henzinger & Upadhyay, ICML 2023;
+//! Dvijotham, McMahan, Pillutla, Steinke & Thakurta 2024). Changing one
+//! x_s changes C x by that change times column s of C, so the L2
+//! sensitivity is the largest column norm of C times the input's; the
+//! noise scale is decided by `dpbandits.privacy.factorization`.
+//!
+//! Two encoders C (coefficients c_0 = 1, c_1, c_2, ... down the diagonals):
+//! - [`Factorization::Sqrt`]: C = B = A^{1/2}, c_k = binom(2k, k) / 4^k;
+//!   O(T) memory and O(t) work per step (the whole history is kept);
+//! - [`Factorization::Blt`]: a buffered linear Toeplitz encoder
+//!   c_k = sum_i omega_i theta_i^(k-1) (k >= 1) (Dvijotham et al. 2024,
+//!   Def. of BLT): C v and C^{-1} v are computed with one buffer per
+//!   (theta_i, omega_i) pair, so memory does not grow with T. The decoder is
+//!   B = A C^{-1}: the release is the running sum of C^{-1} (C x + z).
+//!
+//! Noise laws.
+//! - Floating point: the release is the exact sum plus the decoded noise,
+//!   A x + B z, with z drawn once per step and never redrawn.
+//! - Lattice ([`NoiseSpec::Lattice`]): the encoded value of step t is
+//!   rounded to the lattice and the discrete Gaussian is added:
+//!   w_t = round_g((C x)_t) + z_t, an exact lattice value (the privatized
+//!   object). The release B w is computed from w alone in floating point:
+//!   post-processing of an exact lattice release, so it carries no
+//!   floating-point artefact of the data (Mironov 2012) even though it is
+//!   not itself a lattice value. Rounding moves each entry by at most g/2,
+//!   and the floating-point evaluation of (C x)_t by at most g/4 (enforced:
+//!   [`FactorizationCounter::add`] refuses inputs large enough to break
+//!   it), so a change of one input moves every coordinate of w by at most
+//!   1.5 g more than C times the change: the privacy layer adds
+//!   1.5 g sqrt(T dim) to the L2 sensitivity.
+//!
+//! Invariants: noise is drawn once per step (one draw of the noise shape),
+//! stored only through its effect on the buffers, never redrawn; the
+//! buffers and the generator are serialized, so a restored counter
+//! continues identically; no more than `horizon` values are accepted.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{check_finite, Error, Result};
+use crate::noise::secure::{EntropyCell, SecureKind};
+use crate::noise::NoiseSpec;
+use crate::rng::{SeedSequence, StreamRng};
+use crate::tree::{MAX_STATE_ENTRIES, MAX_VALUE};
+
+/// The encoder C of A = B C (see the module documentation).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Factorization {
+    /// C = B = A^{1/2}: c_k = binom(2k, k) / 4^k.
+    Sqrt,
+    /// c_0 = 1, c_k = sum_i omega_i theta_i^(k-1) for k >= 1.
+    Blt { theta: Vec<f64>, omega: Vec<f64> },
+}
+
+/// Most BLT buffers accepted.
+pub const MAX_BLT_BUFFERS: usize = 16;
+
+/// Most BLT buffers an engine configuration ([`FactorSpec`]) holds.
+pub const MAX_SPEC_BUFFERS: usize = 8;
+
+/// A [`Factorization`] in a fixed-size (`Copy`) form, for engine
+/// configurations: `buffers == 0` is `Sqrt`, else the first `buffers`
+/// (at most [`MAX_SPEC_BUFFERS`]) entries of `theta` and `omega` are the
+/// BLT pairs.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FactorSpec {
+    buffers: u8,
+    theta: [f64; MAX_SPEC_BUFFERS],
+    omega: [f64; MAX_SPEC_BUFFERS],
+}
+
+impl FactorSpec {
+    /// The spec of `factor` (validated).
+    pub fn new(factor: &Factorization) -> Result<Self> {
+        factor.validate()?;
+        let mut spec = FactorSpec { buffers: 0, theta: [0.0; MAX_SPEC_BUFFERS], omega: [0.0; MAX_SPEC_BUFFERS] };
+        if let Factorization::Blt { theta, omega } = factor {
+            if theta.len() > MAX_SPEC_BUFFERS {
+                return Err(Error::invalid("blt", format!("engines take at most {MAX_SPEC_BUFFERS} BLT buffers")));
+            }
+            spec.buffers = theta.len() as u8;
+            spec.theta[..theta.len()].copy_from_slice(theta);
+            spec.omega[..omega.len()].copy_from_slice(omega);
+        }
+        Ok(spec)
+    }
+
+    /// The factorization it describes.
+    pub fn factorization(&self) -> Factorization {
+        match self.buffers as usize {
+            0 => Factorization::Sqrt,
+            d => Factorization::Blt {
+                theta: self.theta[..d.min(MAX_BLT_BUFFERS)].to_vec(),
+                omega: self.omega[..d.min(MAX_BLT_BUFFERS)].to_vec(),
+            },
+        }
+    }
+}
+
+/// Unit roundoff of f64.
+const UNIT_ROUNDOFF: f64 = f64::EPSILON / 2.0;
+
+/// c_k = binom(2k, k) / 4^k for k < n, by c_k = c_{k-1} (2k - 1) / (2k).
+pub fn sqrt_coefficients(n: usize) -> Vec<f64> {
+    let mut c = Vec::with_capacity(n);
+    let mut v = 1.0;
+    for k in 0..n {
+        if k > 0 {
+            v *= (2 * k - 1) as f64 / (2 * k) as f64;
+        }
+        c.push(v);
+    }
+    c
+}
+
+impl Factorization {
+    /// Checks the parameters: BLT needs 1 to 16 pairs with theta in [0, 1)
+    /// and omega finite >= 0 (the form the fp-error bound assumes).
+    pub fn validate(&self) -> Result<()> {
+        match self {
+            Factorization::Sqrt => Ok(()),
+            Factorization::Blt { theta, omega } => {
+                if theta.is_empty() || theta.len() != omega.len() || theta.len() > MAX_BLT_BUFFERS {
+                    return Err(Error::invalid(
+                        "blt",
+                        format!("needs 1 to {MAX_BLT_BUFFERS} (theta, omega) pairs of equal length"),
+                    ));
+                }
+                if !theta.iter().all(|t| (0.0..1.0).contains(t)) || !omega.iter().all(|w| w.is_finite() && *w >= 0.0) {
+                    return Err(Error::invalid("blt", "theta must lie in [0, 1) and omega be finite >= 0"));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Buffers of the noise shape the BLT form holds (0 for `Sqrt`).
+    pub fn buffers(&self) -> usize {
+        match self {
+            Factorization::Sqrt => 0,
+            Factorization::Blt { theta, .. } => theta.len(),
+        }
+    }
+
+    /// The first `n` encoder coefficients c_0..c_{n-1} (tests, accounting).
+    pub fn encoder(&self, n: usize) -> Vec<f64> {
+        match self {
+            Factorization::Sqrt => sqrt_coefficients(n),
+            Factorization::Blt { theta, omega } => {
+                let mut c = Vec::with_capacity(n);
+                let mut pow: Vec<f64> = vec![1.0; theta.len()];
+                for k in 0..n {
+                    if k == 0 {
+                        c.push(1.0);
+                    } else {
+                        c.push(omega.iter().zip(&pow).map(|(w, p)| w * p).sum());
+                        for (p, t) in pow.iter_mut().zip(theta) {
+                            *p *= t;
+                        }
+                    }
+                }
+                c
+            }
+        }
+    }
+
+    /// F with |fl((C x)_t) - (C x)_t| <= F u max|x| for t <= n (u the unit
+    /// roundoff): a first-order bound with a factor 2 of margin. Dense:
+    /// a dot product of n terms errs by <= n u sum_k |c_k| |x|. BLT: with
+    /// m_i = min(n, 1 / (1 - theta_i)), the buffer S_i = theta_i S_i + x
+    /// holds at most m_i max|x| and each update errs by <= 2 u max|S_i|,
+    /// errors decaying by theta_i, so |err S_i| <= 2 u m_i^2 max|x|; the
+    /// output combination adds (d + 2) u (1 + sum_i omega_i m_i) max|x|.
+    fn fp_error_factor(&self, n: u64) -> f64 {
+        let n = n as f64;
+        let bound = match self {
+            Factorization::Sqrt => {
+                // sum_{k < n} c_k <= 2 sqrt(n / pi) + 1.
+                let sum_c = 2.0 * (n / std::f64::consts::PI).sqrt() + 1.0;
+                n * sum_c
+            }
+            Factorization::Blt { theta, omega } => {
+                let d = theta.len() as f64;
+                let m = |t: &f64| n.min(1.0 / (1.0 - t));
+                let buffers: f64 = theta.iter().zip(omega).map(|(t, w)| 2.0 * w * m(t) * m(t)).sum();
+                let gain: f64 = 1.0 + theta.iter().zip(omega).map(|(t, w)| w * m(t)).sum::<f64>();
+                buffers + (d + 2.0) * gain
+            }
+        };
+        2.0 * bound
+    }
+}
+
+/// A continual-release counter by a Toeplitz factorization A = B C.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FactorizationCounter {
+    shape: Vec<usize>,
+    dim: usize,
+    side: usize,
+    horizon: u64,
+    noise: NoiseSpec,
+    factor: Factorization,
+    t: u64,
+    /// Float noise: the exact prefix sum. Lattice: unused (empty).
+    exact: Vec<f64>,
+    /// Float noise: the decoded noise (B z)_t; lattice: the release.
+    decoded: Vec<f64>,
+    /// Sqrt: past inputs (lattice only), `t x dim`.
+    past_x: Vec<f64>,
+    /// Sqrt: past noise draws z (float) or encoded releases w (lattice).
+    past_w: Vec<f64>,
+    /// BLT: buffers of the encoder on x (lattice only), `d x dim`.
+    enc: Vec<f64>,
+    /// BLT: buffers of C^{-1} on z (float) or w (lattice), `d x dim`.
+    dec: Vec<f64>,
+    release: Vec<f64>,
+    rng: StreamRng,
+    os_entropy: bool,
+    #[serde(skip)]
+    entropy: EntropyCell,
+    #[serde(skip)]
+    draw: Vec<f64>,
+    #[serde(skip)]
+    coeffs: Vec<f64>,
+}
+
+/// First byte of a serialized factorization counter (tree states start with
+/// their version, 3): 'F'.
+pub const FACTOR_STATE_TAG: u8 = b'F';
+const FACTOR_STATE_VERSION: u8 = 1;
+
+fn zeros(len: usize, shape: &[usize]) -> Result<Vec<f64>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| Error::invalid("shape", format!("{shape:?} is too large for the counter's state")))?;
+    v.resize(len, 0.0);
+    Ok(v)
+}
+
+impl FactorizationCounter {
+    /// A counter of values of `shape` over `horizon` rounds with encoder
+    /// `factor` and per-step noise `noise` (Gaussian, symmetric Gaussian,
+    /// their lattice forms, or zero), drawing from the `"tree"` stream of
+    /// `seeds`. Laplace and Wishart noise are refused: the factorization's
+    /// guarantee is an L2 (Gaussian) one.
+    pub fn new(
+        shape: &[usize],
+        horizon: u64,
+        noise: NoiseSpec,
+        factor: Factorization,
+        seeds: &SeedSequence,
+    ) -> Result<Self> {
+        if horizon == 0 {
+            return Err(Error::invalid("horizon", "must be >= 1"));
+        }
+        if shape.contains(&0) {
+            return Err(Error::invalid("shape", format!("dimensions must be >= 1, got {shape:?}")));
+        }
+        noise.validate(shape)?;
+        check_noise(noise)?;
+        factor.validate()?;
+        let dim = shape.iter().try_fold(1usize, |a, &s| a.checked_mul(s)).ok_or_else(|| too_large(shape))?;
+        let side = match shape {
+            [p, q] if p == q => *p,
+            _ => 0,
+        };
+        let lattice = noise.lattice().is_some();
+        let (hist, bufs) = match &factor {
+            Factorization::Sqrt => {
+                let h =
+                    usize::try_from(horizon).ok().and_then(|h| h.checked_mul(dim)).ok_or_else(|| too_large(shape))?;
+                (h, 0)
+            }
+            Factorization::Blt { theta, .. } => (0, theta.len() * dim),
+        };
+        let entries = hist.saturating_mul(2).saturating_add(bufs.saturating_mul(2));
+        if entries > MAX_STATE_ENTRIES {
+            return Err(too_large(shape));
+        }
+        let mut c = FactorizationCounter {
+            shape: shape.to_vec(),
+            dim,
+            side,
+            horizon,
+            noise,
+            factor,
+            t: 0,
+            exact: if lattice { Vec::new() } else { zeros(dim, shape)? },
+            decoded: zeros(dim, shape)?,
+            past_x: Vec::new(),
+            past_w: Vec::new(),
+            enc: if lattice { zeros(bufs, shape)? } else { Vec::new() },
+            dec: zeros(bufs, shape)?,
+            release: zeros(dim, shape)?,
+            rng: seeds.stream("tree"),
+            os_entropy: false,
+            entropy: EntropyCell::default(),
+            draw: zeros(dim, shape)?,
+            coeffs: Vec::new(),
+        };
+        c.prepare();
+        Ok(c)
+    }
+
+    /// Rebuilds the non-state caches (coefficients, scratch).
+    fn prepare(&mut self) {
+        if self.draw.len() != self.dim {
+            self.draw = vec![0.0; self.dim];
+        }
+        if matches!(self.factor, Factorization::Sqrt) && self.coeffs.len() as u64 != self.horizon {
+            self.coeffs = sqrt_coefficients(self.horizon as usize);
+        }
+    }
+
+    /// This (fresh) counter with lattice noise on 2^-`exponent` (see the
+    /// module documentation for what is exact) and the given entropy source.
+    pub fn into_secure(mut self, exponent: i32, os_entropy: bool) -> Result<Self> {
+        if self.t != 0 {
+            return Err(Error::State("secure mode must be chosen before the first addition".into()));
+        }
+        if self.noise.lattice().is_none() {
+            self.noise = self.noise.on_lattice(exponent)?;
+            if self.noise.lattice().is_some() {
+                self.exact = Vec::new();
+                self.enc = vec![0.0; self.dec.len()];
+            }
+        }
+        self.with_os_entropy(os_entropy)
+    }
+
+    /// This (fresh) counter drawing from the operating system (`true`) or
+    /// its seeded stream.
+    pub fn with_os_entropy(mut self, os_entropy: bool) -> Result<Self> {
+        if self.t != 0 {
+            return Err(Error::State("the entropy source must be chosen before the first addition".into()));
+        }
+        self.os_entropy = os_entropy;
+        if os_entropy {
+            self.entropy.get()?;
+        }
+        Ok(self)
+    }
+
+    /// Every future draw from the operating system.
+    pub fn use_os_entropy(&mut self) -> Result<()> {
+        self.entropy.get()?;
+        self.os_entropy = true;
+        Ok(())
+    }
+
+    /// Future noise from the `"tree"` stream of `seeds` (noise already
+    /// drawn stays in the buffers).
+    pub fn reseed(&mut self, seeds: &SeedSequence) {
+        self.rng = seeds.stream("tree");
+    }
+
+    /// Largest |input entry| in lattice steps for which the floating-point
+    /// evaluation of (C x)_t errs by at most a quarter step.
+    fn lattice_input_limit(&self) -> f64 {
+        0.25 / (self.factor.fp_error_factor(self.horizon) * UNIT_ROUNDOFF)
+    }
+
+    /// Adds the value of round t + 1 and updates the release.
+    pub fn add(&mut self, value: &[f64]) -> Result<()> {
+        if value.len() != self.dim {
+            return Err(Error::invalid(
+                "value",
+                format!("expected {} entries (shape {:?}), got {}", self.dim, self.shape, value.len()),
+            ));
+        }
+        check_finite("value", value)?;
+        if let Some(v) = value.iter().find(|v| v.abs() > MAX_VALUE) {
+            return Err(Error::invalid("value", format!("entries must have magnitude <= {MAX_VALUE:e}, got {v:e}")));
+        }
+        if self.t >= self.horizon {
+            return Err(Error::State(format!(
+                "the counter's horizon of {} additions is used up; the noise was calibrated for it",
+                self.horizon
+            )));
+        }
+        let lattice = self.noise.lattice();
+        if let Some(s) = lattice {
+            let limit = self.lattice_input_limit() * s.step();
+            if let Some(v) = value.iter().find(|v| v.abs() > limit) {
+                return Err(Error::invalid(
+                    "value",
+                    format!(
+                        "{v} is too large for an exact lattice encoding (|entries| <= {limit:e}, so that the \
+                         floating-point encoder errs by at most a quarter step)"
+                    ),
+                ));
+            }
+        }
+        if self.os_entropy {
+            self.entropy.get()?;
+        }
+        self.prepare();
+        // One draw of the noise shape for this step, never redrawn.
+        if self.os_entropy {
+            self.noise.sample_into(self.entropy.get()?, self.side, &mut self.draw);
+        } else {
+            self.noise.sample_into(&mut self.rng, self.side, &mut self.draw);
+        }
+        let dim = self.dim;
+        let t = self.t as usize;
+        match lattice {
+            None => {
+                for (e, v) in self.exact.iter_mut().zip(value) {
+                    *e += v;
+                }
+                // decoded = (B z)_t.
+                match &self.factor {
+                    Factorization::Sqrt => {
+                        self.past_w.extend_from_slice(&self.draw);
+                        toeplitz_row(&self.coeffs, &self.past_w, dim, t, &mut self.decoded);
+                    }
+                    Factorization::Blt { theta, omega } => {
+                        blt_inverse_step(theta, omega, &mut self.dec, &mut self.draw, dim);
+                        for (d, u) in self.decoded.iter_mut().zip(&self.draw) {
+                            *d += u;
+                        }
+                    }
+                }
+                for ((r, e), d) in self.release.iter_mut().zip(&self.exact).zip(&self.decoded) {
+                    *r = e + d;
+                }
+            }
+            Some(s) => {
+                let (up, step) = (2f64.powi(s.exponent()), s.step());
+                // w_t = round_g((C x)_t) + z_t (exact lattice value).
+                let mut w = vec![0.0; dim];
+                match &self.factor {
+                    Factorization::Sqrt => {
+                        self.past_x.extend_from_slice(value);
+                        toeplitz_row(&self.coeffs, &self.past_x, dim, t, &mut w);
+                    }
+                    Factorization::Blt { theta, omega } => {
+                        w.copy_from_slice(value);
+                        blt_forward_step(theta, omega, &mut self.enc, &mut w, dim);
+                    }
+                }
+                for (wi, z) in w.iter_mut().zip(&self.draw) {
+                    *wi = (*wi * up).round() * step + z;
+                }
+                // release = (B w)_t, post-processing.
+                match &self.factor {
+                    Factorization::Sqrt => {
+                        self.past_w.extend_from_slice(&w);
+                        toeplitz_row(&self.coeffs, &self.past_w, dim, t, &mut self.decoded);
+                    }
+                    Factorization::Blt { theta, omega } => {
+                        blt_inverse_step(theta, omega, &mut self.dec, &mut w, dim);
+                        for (d, u) in self.decoded.iter_mut().zip(&w) {
+                            *d += u;
+                        }
+                    }
+                }
+                self.release.copy_from_slice(&self.decoded);
+            }
+        }
+        self.t += 1;
+        Ok(())
+    }
+
+    /// `runs` independent runs on `values` (as [`crate::tree::TreeCounter::release_runs`]).
+    pub fn release_runs(&mut self, values: &[f64], runs: usize) -> Result<Vec<f64>> {
+        if self.t != 0 {
+            return Err(Error::State("release_runs needs a fresh counter (t = 0)".into()));
+        }
+        let dim = self.dim;
+        if !values.len().is_multiple_of(dim) {
+            return Err(Error::invalid("values", format!("length {} is not a multiple of {dim}", values.len())));
+        }
+        let rows = values.len() / dim;
+        if rows as u64 > self.horizon {
+            return Err(Error::invalid("values", format!("{rows} rows exceed the horizon {}", self.horizon)));
+        }
+        let total = runs
+            .checked_mul(rows)
+            .and_then(|x| x.checked_mul(dim))
+            .ok_or_else(|| Error::invalid("runs", "too many releases for one array"))?;
+        let mut out = Vec::new();
+        out.try_reserve_exact(total).map_err(|_| Error::invalid("runs", "too many releases for one array"))?;
+        let mut work = self.clone();
+        for _ in 0..runs {
+            work.restart();
+            for row in values.chunks_exact(dim) {
+                work.add(row)?;
+                out.extend_from_slice(&work.release);
+            }
+        }
+        self.rng = work.rng;
+        self.entropy = work.entropy;
+        Ok(out)
+    }
+
+    fn restart(&mut self) {
+        self.t = 0;
+        for b in [&mut self.exact, &mut self.decoded, &mut self.enc, &mut self.dec, &mut self.release] {
+            b.fill(0.0);
+        }
+        self.past_x.clear();
+        self.past_w.clear();
+    }
+
+    /// The release after the last addition (zeros before any).
+    pub fn release(&self) -> &[f64] {
+        &self.release
+    }
+
+    pub fn t(&self) -> u64 {
+        self.t
+    }
+
+    pub fn horizon(&self) -> u64 {
+        self.horizon
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    pub fn noise(&self) -> NoiseSpec {
+        self.noise
+    }
+
+    pub fn factorization(&self) -> &Factorization {
+        &self.factor
+    }
+
+    pub fn secure_exponent(&self) -> Option<i32> {
+        self.noise.lattice().map(|s| s.exponent())
+    }
+
+    pub fn os_entropy(&self) -> bool {
+        self.os_entropy
+    }
+
+    /// Noise draws mixed into the current release: t (every step's draw
+    /// enters with its decoder coefficient).
+    pub fn noise_terms(&self) -> u32 {
+        u32::try_from(self.t).unwrap_or(u32::MAX)
+    }
+
+    /// The whole state (buffers, history, generator). As secret as the data.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = vec![FACTOR_STATE_TAG, FACTOR_STATE_VERSION];
+        out.extend(crate::state::encode(self));
+        out
+    }
+
+    /// Restores a counter written by [`FactorizationCounter::to_bytes`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        match bytes {
+            [FACTOR_STATE_TAG, FACTOR_STATE_VERSION, body @ ..] => {
+                let mut c: FactorizationCounter = crate::state::decode(body)?;
+                c.check_consistent()?;
+                c.prepare();
+                Ok(c)
+            }
+            [FACTOR_STATE_TAG, v, ..] => Err(Error::Decode(format!("unknown factorization counter state version {v}"))),
+            _ => Err(Error::Decode("not a factorization counter state".into())),
+        }
+    }
+
+    fn check_consistent(&self) -> Result<()> {
+        let lattice = self.noise.lattice().is_some();
+        let bufs = self.factor.buffers() * self.dim;
+        let hist = self.t as usize * self.dim;
+        let sqrt = matches!(self.factor, Factorization::Sqrt);
+        let ok = self.shape.iter().try_fold(1usize, |a, &s| a.checked_mul(s)) == Some(self.dim)
+            && self.side
+                == (if let [p, q] = self.shape[..] {
+                    if p == q {
+                        p
+                    } else {
+                        0
+                    }
+                } else {
+                    0
+                })
+            && self.factor.validate().is_ok()
+            && self.noise.validate(&self.shape).is_ok()
+            && check_noise(self.noise).is_ok()
+            && self.t <= self.horizon
+            && self.exact.len() == if lattice { 0 } else { self.dim }
+            && self.decoded.len() == self.dim
+            && self.release.len() == self.dim
+            && self.dec.len() == bufs
+            && self.enc.len() == if lattice { bufs } else { 0 }
+            && self.past_w.len() == if sqrt { hist } else { 0 }
+            && self.past_x.len() == if sqrt && lattice { hist } else { 0 };
+        if ok {
+            Ok(())
+        } else {
+            Err(Error::Decode("inconsistent factorization counter state".into()))
+        }
+    }
+}
+
+fn too_large(shape: &[usize]) -> Error {
+    Error::invalid("shape", format!("{shape:?} is too large for the counter's state"))
+}
+
+/// Gaussian (or zero) noise only.
+fn check_noise(noise: NoiseSpec) -> Result<()> {
+    let ok = match noise {
+        NoiseSpec::Zero | NoiseSpec::Gaussian { .. } | NoiseSpec::SymmetricGaussian { .. } => true,
+        NoiseSpec::Lattice(s) => !matches!(s.kind(), SecureKind::Laplace { .. }),
+        NoiseSpec::Laplace { .. } | NoiseSpec::Wishart { .. } => false,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            "noise",
+            format!(
+                "factorization counters (sqrt, blt) serve Gaussian noise only (their sensitivity is an L2 column \
+                 norm); got {noise:?}: use counter='binary' (or 'smooth-binary') for Laplace or Wishart noise"
+            ),
+        ))
+    }
+}
+
+/// out = sum_{k <= t} c_k h_{t-k} for the rows h_0..h_t of `hist` (`dim` each).
+fn toeplitz_row(c: &[f64], hist: &[f64], dim: usize, t: usize, out: &mut [f64]) {
+    out.fill(0.0);
+    for k in 0..=t {
+        let row = &hist[(t - k) * dim..(t - k + 1) * dim];
+        let ck = c[k];
+        for (o, h) in out.iter_mut().zip(row) {
+            *o += ck * h;
+        }
+    }
+}
+
+/// In place v <- (C v)_t with buffers S_i (sum_{s<t} theta_i^(t-1-s) v_s):
+/// (C v)_t = v_t + sum_i omega_i S_i; then S_i <- theta_i S_i + v_t.
+fn blt_forward_step(theta: &[f64], omega: &[f64], bufs: &mut [f64], v: &mut [f64], dim: usize) {
+    let x = v.to_vec();
+    for ((s, th), w) in bufs.chunks_exact_mut(dim).zip(theta).zip(omega) {
+        for ((o, si), xi) in v.iter_mut().zip(s.iter_mut()).zip(&x) {
+            *o += w * *si;
+            *si = th * *si + xi;
+        }
+    }
+}
+
+/// In place v <- (C^{-1} v)_t: u_t = v_t - sum_i omega_i S_i with buffers
+/// S_i of u; then S_i <- theta_i S_i + u_t.
+fn blt_inverse_step(theta: &[f64], omega: &[f64], bufs: &mut [f64], v: &mut [f64], dim: usize) {
+    for (s, w) in bufs.chunks_exact(dim).zip(omega) {
+        for (o, si) in v.iter_mut().zip(s) {
+            *o -= w * si;
+        }
+    }
+    for (s, th) in bufs.chunks_exact_mut(dim).zip(theta) {
+        for (si, u) in s.iter_mut().zip(v.iter()) {
+            *si = th * *si + u;
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::float_cmp)]
+mod tests {
+    use super::*;
+
+    /// BLT parameters of `dpbandits.privacy.factorization.BLT_4`.
+    pub(crate) fn blt4() -> Factorization {
+        Factorization::Blt {
+            theta: vec![0.651_266_56, 0.999_821_55, 0.991_283_57, 0.999_997_64],
+            omega: vec![0.465_418_62, 0.017_516_84, 0.114_831_17, 0.002_687_27],
+        }
+    }
+
+    fn stream(n: usize, dim: usize) -> Vec<Vec<f64>> {
+        (0..n).map(|t| (0..dim).map(|i| ((t * 31 + i * 7) % 13) as f64 - 6.0).collect()).collect()
+    }
+
+    #[test]
+    fn sqrt_coefficients_square_to_ones() {
+        // A = C C: sum_{k <= n} c_k c_{n-k} = 1 for every n.
+        let c = sqrt_coefficients(200);
+        for n in 0..200 {
+            let s: f64 = (0..=n).map(|k| c[k] * c[n - k]).sum();
+            assert!((s - 1.0).abs() < 1e-12, "n = {n}: {s}");
+        }
+        assert_eq!(&c[..4], &[1.0, 0.5, 0.375, 0.3125]);
+    }
+
+    #[test]
+    fn zero_noise_releases_the_prefix_sum() {
+        for factor in [Factorization::Sqrt, blt4()] {
+            let xs = stream(300, 2);
+            let mut c =
+                FactorizationCounter::new(&[2], 300, NoiseSpec::Zero, factor.clone(), &SeedSequence::from_seed(1))
+                    .unwrap();
+            let mut sum = [0.0; 2];
+            for x in &xs {
+                c.add(x).unwrap();
+                sum[0] += x[0];
+                sum[1] += x[1];
+                assert_eq!(c.release(), &sum);
+            }
+            // Lattice encode / decode with zero noise: B round(C x) = A x up to rounding.
+            let mut c = FactorizationCounter::new(&[2], 300, NoiseSpec::Zero, factor, &SeedSequence::from_seed(1))
+                .unwrap()
+                .into_secure(20, false)
+                .unwrap();
+            let lattice = FactorizationCounter::new(
+                &[],
+                4,
+                NoiseSpec::Gaussian { sigma: 1.0 },
+                Factorization::Sqrt,
+                &SeedSequence::from_seed(0),
+            )
+            .unwrap()
+            .into_secure(19, false)
+            .unwrap();
+            assert!(lattice.noise().lattice().is_some());
+            let mut sum = [0.0; 2];
+            for x in &xs {
+                c.add(x).unwrap();
+                sum[0] += x[0];
+                sum[1] += x[1];
+                for (a, b) in c.release().iter().zip(&sum) {
+                    assert!((a - b).abs() < 1e-3, "{a} vs {b}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn release_minus_sum_is_the_decoded_noise() {
+        // Float noise: release_t - S_t = sum_s b_{t-s} z_s, checked against
+        // the dense decoder b = first column of A C^{-1}.
+        let n = 64;
+        for factor in [Factorization::Sqrt, blt4()] {
+            let c_coef = factor.encoder(n);
+            // u = C^{-1} e_1 by forward substitution; b = cumsum(u).
+            let mut u = vec![0.0; n];
+            for t in 0..n {
+                let s: f64 = (1..=t).map(|k| c_coef[k] * u[t - k]).sum();
+                u[t] = f64::from(u8::from(t == 0)) - s;
+            }
+            let b: Vec<f64> = u
+                .iter()
+                .scan(0.0, |acc, v| {
+                    *acc += v;
+                    Some(*acc)
+                })
+                .collect();
+            let noise = NoiseSpec::Gaussian { sigma: 1.0 };
+            let mut cnt =
+                FactorizationCounter::new(&[], n as u64, noise, factor.clone(), &SeedSequence::from_seed(3)).unwrap();
+            let mut rng = SeedSequence::from_seed(3).stream("tree");
+            let z: Vec<f64> = (0..n).map(|_| noise.sample(&mut rng)).collect();
+            for t in 0..n {
+                cnt.add(&[0.0]).unwrap();
+                let want: f64 = (0..=t).map(|s| b[t - s] * z[s]).sum();
+                assert!((cnt.release()[0] - want).abs() < 1e-9, "{factor:?} t = {t}");
+            }
+        }
+    }
+
+    #[test]
+    fn round_trip_mid_stream_continues_identically() {
+        for factor in [Factorization::Sqrt, blt4()] {
+            for lattice in [false, true] {
+                let n = 200u64;
+                let xs = stream(n as usize, 9);
+                let mut a = FactorizationCounter::new(
+                    &[3, 3],
+                    n,
+                    NoiseSpec::SymmetricGaussian { sigma: 2.0 },
+                    factor.clone(),
+                    &SeedSequence::from_seed(4),
+                )
+                .unwrap();
+                if lattice {
+                    a = a.into_secure(18, false).unwrap();
+                }
+                for x in &xs[..77] {
+                    a.add(x).unwrap();
+                }
+                let mut b = FactorizationCounter::from_bytes(&a.to_bytes()).unwrap();
+                assert_eq!(a.release(), b.release());
+                for x in &xs[77..] {
+                    a.add(x).unwrap();
+                    b.add(x).unwrap();
+                    assert_eq!(a.release(), b.release());
+                }
+                assert!(a.add(&xs[0]).is_err());
+            }
+        }
+        assert!(FactorizationCounter::from_bytes(&[b'F', 9]).is_err());
+        assert!(FactorizationCounter::from_bytes(&[3, 1]).is_err());
+    }
+
+    #[test]
+    fn laplace_and_wishart_noise_are_refused() {
+        let seeds = SeedSequence::from_seed(0);
+        for noise in [NoiseSpec::Laplace { scale: 1.0 }, NoiseSpec::Wishart { scale: 1.0, df: 5.0 }] {
+            let err = FactorizationCounter::new(&[2, 2], 8, noise, Factorization::Sqrt, &seeds).unwrap_err();
+            assert!(err.to_string().contains("Gaussian noise only"), "{err}");
+        }
+        let lap = NoiseSpec::Laplace { scale: 1.0 }.on_lattice(19).unwrap();
+        assert!(FactorizationCounter::new(&[], 8, lap, blt4(), &seeds).is_err());
+        let bad = Factorization::Blt { theta: vec![1.0], omega: vec![0.1] };
+        assert!(FactorizationCounter::new(&[], 8, NoiseSpec::Zero, bad, &seeds).is_err());
+    }
+
+    #[test]
+    fn lattice_encoded_values_are_exact_and_large_inputs_refused() {
+        let mut c = FactorizationCounter::new(
+            &[],
+            1 << 10,
+            NoiseSpec::Gaussian { sigma: 1.0 },
+            blt4(),
+            &SeedSequence::from_seed(2),
+        )
+        .unwrap()
+        .into_secure(19, false)
+        .unwrap();
+        let limit = c.lattice_input_limit() * 2f64.powi(-19);
+        assert!(limit > 1.0, "{limit}");
+        c.add(&[1.0]).unwrap();
+        assert!(c.add(&[limit * 2.0]).is_err());
+        assert_eq!(c.t(), 1);
+    }
+}
