@@ -131,16 +131,16 @@ def private_mab_frontier(opts: RunOptions) -> Report:
         inst, t_txt = cell.split(" T=")
         horizon = int(t_txt)
         means = INSTANCES[inst]
-        final = np.asarray(r.final_regret, dtype=float)
-        mean, se = mean_se(final)
+        regrets = np.asarray(r.final_regret, dtype=float)
+        mean, se = mean_se(regrets)
         eps: float | None = None
         if " eps=" in label:
             eps = float(label.rsplit(" eps=", 1)[1])
         lb25 = azize2025_lower_bound(means, eps, horizon) if eps is not None else ""
         lb22 = azize_basu2022_lower_bound(means, eps, horizon) if eps is not None else ""
         row = {"instance": inst, "horizon": horizon, "learner": label.rsplit(" eps=", 1)[0],
-               "epsilon": eps if eps is not None else "none", "seeds": final.size, "mean": mean, "se": se,
-               "median": float(np.median(final)), "frac_above_2pct_T": float(np.mean(final > 0.02 * horizon)),
+               "epsilon": eps if eps is not None else "none", "seeds": regrets.size, "mean": mean, "se": se,
+               "median": float(np.median(regrets)), "frac_above_2pct_T": float(np.mean(regrets > 0.02 * horizon)),
                "lb_azize2025_thm1": lb25, "lb_azize_basu2022_thm3": lb22, "guarantee": str(r.guarantee)}
         report.add_row(**row)
         table[(cell, horizon, label)] = {"mean": mean, "se": se}
