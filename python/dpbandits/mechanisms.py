@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -116,7 +116,7 @@ class WishartNoise:
 
 NoiseSpec = ZeroNoise | LaplaceNoise | GaussianNoise | SymmetricGaussianNoise | WishartNoise
 
-_SPECS = {
+_SPECS: dict[str, Callable[[Sequence[float]], NoiseSpec]] = {
     "zero": lambda p: ZeroNoise(),
     "laplace": lambda p: LaplaceNoise(p[0]),
     "gaussian": lambda p: GaussianNoise(p[0]),
@@ -141,8 +141,7 @@ def _dims(name: str, value: int | Sequence[int], minimum: int, entries: int = 1)
     u64 in Rust panicked. ``entries`` multiplies the element count (p*p per
     matrix) for the size bound.
     """
-    scalar = not isinstance(value, Iterable) or isinstance(value, (str, bytes))
-    items = (value,) if scalar else value
+    items: Iterable[Any] = value if isinstance(value, Iterable) and not isinstance(value, (str, bytes)) else (value,)
     dims = tuple(positive_int(name, s, minimum=minimum) for s in items)
     nbytes = math.prod(dims) * entries * 8
     if nbytes > _MAX_BYTES or any(s >= 2**63 for s in dims):
@@ -325,7 +324,7 @@ class TreeCounter:
         """(level, first_leaf, last_leaf, noisy_sum) of the nodes whose sum is
         the current release. These are released (noisy) values. Binary
         counters only (a factorization counter has no nodes)."""
-        if self.counter != "binary":
+        if not isinstance(self._inner, _core.TreeCounter):
             raise ValueError(f"live_nodes: a {self.counter!r} counter has no tree nodes")
         return self._inner.live_nodes()
 

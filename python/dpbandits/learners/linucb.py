@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import sys
 from dataclasses import asdict
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -48,13 +48,13 @@ def _bounds_policy(bounds: str) -> bool:
     return bounds == "clip"
 
 
-def _radius_form(radius: str) -> str:
+def _radius_form(radius: str) -> Literal["log_det", "upper_bound"]:
     if radius not in ("log_det", "upper_bound"):
         raise ValueError(f"invalid argument `radius`: must be 'log_det' or 'upper_bound', got {radius!r}")
-    return radius
+    return "log_det" if radius == "log_det" else "upper_bound"
 
 
-def _radius_kwargs(radius: ConfidenceRadius) -> dict[str, float | None]:
+def _radius_kwargs(radius: ConfidenceRadius) -> dict[str, Any]:
     if radius.log_det_coefficient == 0.0:
         return {"beta_constant": radius.beta()}
     return {

@@ -756,6 +756,7 @@ def shariff_sheffet_wishart(
     elif shift is False:
         c, rho_min, rho_max, gamma = 0.0, rho_min_u, rho_max_u, gamma_u
     else:
+        assert general_shift is not None  # shift is a float here
         c = general_shift
         rho_min = rho_min_u - c
         rho_max = rho_max_u - c

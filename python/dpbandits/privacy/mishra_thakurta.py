@@ -219,7 +219,10 @@ def gap_estimation_schedule(
     if not (math.isfinite(tree_noise_bound) and tree_noise_bound >= 0):
         raise ValueError(f"invalid argument `tree_noise_bound`: must be finite and >= 0, got {tree_noise_bound!r}")
     factor = 2.0 * k if _calibration(calibration) == "paper" else 2.0
-    gaps, sizes, scales, pulls = [], [], [], []
+    gaps: list[float] = []
+    sizes: list[int] = []
+    scales: list[float] = []
+    pulls: list[int] = []
     i = 1
     while True:
         gap = 2.0**-i
