@@ -195,7 +195,9 @@ def test_each_secure_release_meets_its_claim(name: str) -> None:
         assert counter.os_entropy
         return np.asarray(counter._release_runs(xs[side], count)).reshape(count, -1)[:, 0] / divisor
 
-    result = audit(mechanism, epsilon=claim, delta=delta, n=N, seed=19)
+    # OS entropy: every run draws afresh, and these mechanisms sit exactly at
+    # their claim, so the bound's own error rate is the test's: 1e-4 each.
+    result = audit(mechanism, epsilon=claim, delta=delta, n=N, seed=19, confidence=0.9999)
     print(f"[audit] {name}, secure: {result}")
     assert result.epsilon_lower_bound <= claim
 

@@ -125,7 +125,9 @@ def test_secure_release_audit(factor: float) -> None:
         counter = _core.TreeCounter([], 2, "lattice_laplace", [scale * factor, j], None, False, None, None, True)
         return np.asarray(counter._release_runs(np.array([float(side)]), count)).reshape(count)
 
-    result = audit(mechanism, epsilon=claim, n=1_000_000, seed=21)
+    # OS entropy: every run draws afresh and the release sits exactly at its
+    # claim, so the bound's own error rate is the test's: 1e-4.
+    result = audit(mechanism, epsilon=claim, n=1_000_000, seed=21, confidence=0.9999)
     print(f"[audit] secure lattice release, noise x {factor}: {result}")
     if factor == 1.0:
         assert result.epsilon_lower_bound <= claim
