@@ -100,6 +100,29 @@ fn zeros(len: usize, shape: &[usize]) -> Result<Vec<f64>> {
     Ok(v)
 }
 
+/// Checks the arguments of a counter's `release_runs` (a fresh counter,
+/// whole rows, at most `horizon` of them) and allocates the output of
+/// `runs x rows x dim` releases fallibly.
+pub(crate) fn release_runs_buffer(t: u64, dim: usize, horizon: u64, values: &[f64], runs: usize) -> Result<Vec<f64>> {
+    if t != 0 {
+        return Err(Error::State("release_runs needs a fresh counter (t = 0)".into()));
+    }
+    if !values.len().is_multiple_of(dim) {
+        return Err(Error::invalid("values", format!("length {} is not a multiple of {dim}", values.len())));
+    }
+    let rows = values.len() / dim;
+    if rows as u64 > horizon {
+        return Err(Error::invalid("values", format!("{rows} rows exceed the horizon {horizon}")));
+    }
+    let total = runs
+        .checked_mul(rows)
+        .and_then(|x| x.checked_mul(dim))
+        .ok_or_else(|| Error::invalid("runs", "too many releases for one array"))?;
+    let mut out = Vec::new();
+    out.try_reserve_exact(total).map_err(|_| Error::invalid("runs", "too many releases for one array"))?;
+    Ok(out)
+}
+
 /// A node of the current decomposition, as released (noisy).
 #[derive(Clone, Debug, PartialEq)]
 pub struct NodeView<'a> {
@@ -318,23 +341,8 @@ impl TreeCounter {
     /// which is left advanced past every draw they used (so no later noise
     /// of this counter repeats theirs), and the counter stays at t = 0.
     pub fn release_runs(&mut self, values: &[f64], runs: usize) -> Result<Vec<f64>> {
-        if self.t != 0 {
-            return Err(Error::State("release_runs needs a fresh counter (t = 0)".into()));
-        }
         let dim = self.dim;
-        if !values.len().is_multiple_of(dim) {
-            return Err(Error::invalid("values", format!("length {} is not a multiple of {dim}", values.len())));
-        }
-        let rows = values.len() / dim;
-        if rows as u64 > self.horizon {
-            return Err(Error::invalid("values", format!("{rows} rows exceed the horizon {}", self.horizon)));
-        }
-        let total = runs
-            .checked_mul(rows)
-            .and_then(|x| x.checked_mul(dim))
-            .ok_or_else(|| Error::invalid("runs", "too many releases for one array"))?;
-        let mut out = Vec::new();
-        out.try_reserve_exact(total).map_err(|_| Error::invalid("runs", "too many releases for one array"))?;
+        let mut out = release_runs_buffer(self.t, dim, self.horizon, values, runs)?;
         let mut work = self.clone();
         for _ in 0..runs {
             work.restart();

@@ -46,7 +46,7 @@ use crate::error::{check_finite, Error, Result};
 use crate::noise::secure::{EntropyCell, SecureKind};
 use crate::noise::NoiseSpec;
 use crate::rng::{SeedSequence, StreamRng};
-use crate::tree::{MAX_STATE_ENTRIES, MAX_VALUE};
+use crate::tree::{release_runs_buffer, MAX_STATE_ENTRIES, MAX_VALUE};
 
 /// The encoder C of A = B C (see the module documentation).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -469,23 +469,8 @@ impl FactorizationCounter {
 
     /// `runs` independent runs on `values` (as [`crate::tree::TreeCounter::release_runs`]).
     pub fn release_runs(&mut self, values: &[f64], runs: usize) -> Result<Vec<f64>> {
-        if self.t != 0 {
-            return Err(Error::State("release_runs needs a fresh counter (t = 0)".into()));
-        }
         let dim = self.dim;
-        if !values.len().is_multiple_of(dim) {
-            return Err(Error::invalid("values", format!("length {} is not a multiple of {dim}", values.len())));
-        }
-        let rows = values.len() / dim;
-        if rows as u64 > self.horizon {
-            return Err(Error::invalid("values", format!("{rows} rows exceed the horizon {}", self.horizon)));
-        }
-        let total = runs
-            .checked_mul(rows)
-            .and_then(|x| x.checked_mul(dim))
-            .ok_or_else(|| Error::invalid("runs", "too many releases for one array"))?;
-        let mut out = Vec::new();
-        out.try_reserve_exact(total).map_err(|_| Error::invalid("runs", "too many releases for one array"))?;
+        let mut out = release_runs_buffer(self.t, dim, self.horizon, values, runs)?;
         let mut work = self.clone();
         for _ in 0..runs {
             work.restart();
