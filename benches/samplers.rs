@@ -11,6 +11,8 @@ use std::hint::black_box;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use rand_core::RngCore;
 
+use _core::noise::cell_sampler::{CellSampler, Shape};
+use _core::noise::secure::{discrete_gaussian_cks, discrete_laplace_von_neumann};
 use _core::noise::{fill_symmetric_gaussian, gaussian, laplace, NoiseSpec, WishartSampler};
 use _core::rng::SeedSequence;
 
@@ -29,6 +31,16 @@ fn scalar_draws(c: &mut Criterion) {
     group.bench_function("lattice_laplace", |b| b.iter(|| lattice_laplace.sample(black_box(&mut rng))));
     let lattice_gaussian = NoiseSpec::Gaussian { sigma: 1.0 }.on_lattice(20).expect("valid lattice");
     group.bench_function("lattice_gaussian", |b| b.iter(|| lattice_gaussian.sample(black_box(&mut rng))));
+    // The exact discrete samplers themselves at about 2^20 steps: the cell
+    // tables (the default; table built once) against the rejection
+    // samplers they replaced (von Neumann's Laplace, CKS Alg. 3's Gaussian).
+    let (t, var) = (1u64 << 20, 1u128 << 40);
+    let cell_laplace = CellSampler::new(Shape::Laplace { t });
+    let cell_gaussian = CellSampler::new(Shape::Gaussian { var });
+    group.bench_function("cell_laplace", |b| b.iter(|| cell_laplace.sample(black_box(&mut rng))));
+    group.bench_function("von_neumann_laplace", |b| b.iter(|| discrete_laplace_von_neumann(&mut rng, black_box(t))));
+    group.bench_function("cell_gaussian", |b| b.iter(|| cell_gaussian.sample(black_box(&mut rng))));
+    group.bench_function("cks_gaussian", |b| b.iter(|| discrete_gaussian_cks(&mut rng, black_box(var))));
     group.finish();
 }
 

@@ -129,10 +129,18 @@ def test_regret_grows_like_sqrt_t_plus_an_epsilon_term() -> None:
             d_lap = rng_range.mean() + 4 * rng_range.std() / math.sqrt(4000)
             bound = 2 * math.sqrt(T * math.log(n)) + d_lap
             assert stats[key][0][-1] <= bound + 4 * stats[key][1][-1], (T, key, stats[key][0][-1], bound)
-    sqrt_t = np.sqrt(Ts.astype(float))
+    # Thm 3.1 bounds the regret by O(sqrt(T)); on this stochastic instance
+    # it grows more slowly still (the learner settles on expert 0), so the
+    # claim tested is the exponent: the log-log slope of the mean regret
+    # from T = 1e3 to 1e5 is at most 1/2 (plus 3 standard errors by the
+    # delta method). (An exact fit a sqrt(T) + b, tested before, is not
+    # what the theorem says; it failed at chi-square 11.6 when the lattice
+    # sampler's draws changed, with the same noise law.)
     for key in ("none", "10"):
         m, se = np.array(stats[key][0]), np.array(stats[key][1])
-        assert _weighted_fit(sqrt_t, m, se) < 10.83, (key, m, se)
+        slope = math.log(m[-1] / m[0]) / math.log(Ts[-1] / Ts[0])
+        slope_se = math.hypot(se[0] / m[0], se[-1] / m[-1]) / math.log(Ts[-1] / Ts[0])
+        assert slope <= 0.5 + 3 * slope_se, (key, m, se, slope)
     # Linear growth in T is rejected for the non-private learner.
     m, se = np.array(stats["none"][0]), np.array(stats["none"][1])
     assert _weighted_fit(Ts.astype(float), m, se) > 10.83

@@ -17,6 +17,8 @@
 //! any generator (the seeded ChaCha stream for reproducible runs) or the
 //! operating system ([`secure::OsEntropy`]).
 
+pub mod cell_sampler;
+pub mod exp_bounds;
 pub mod gaussian;
 pub mod laplace;
 pub mod secure;
@@ -179,10 +181,7 @@ impl NoiseSpec {
         match *self {
             NoiseSpec::Lattice(s) => {
                 s.continuous().sample_sum_into(rng, r, side, out);
-                let (up, down) = (2f64.powi(s.exponent()), s.step());
-                for v in out.iter_mut() {
-                    *v = (*v * up).round() * down;
-                }
+                secure::round_to_lattice(out, 1.0 / s.step(), s.step());
             }
             NoiseSpec::Laplace { scale } => {
                 let gamma = rand_distr::Gamma::new(f64::from(r), 1.0).expect("shape r >= 1");

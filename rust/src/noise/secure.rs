@@ -66,6 +66,7 @@ use rand_core::{OsRng, RngCore, SeedableRng, TryRngCore};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::noise::cell_sampler::{self, Shape};
 use crate::noise::NoiseSpec;
 use crate::rng::StreamRng;
 
@@ -506,7 +507,7 @@ fn bernoulli_exp_neg_fast<R: RngCore + ?Sized, const SLOW_ONLY: bool>(rng: &mut 
 /// U_1 = (D + T) / 2^P, T uniform).
 #[allow(clippy::needless_bitwise_bool)] // branch-free flags, as in `bernoulli_exp_neg_frac`
 #[inline]
-fn two_sided_geometric<R: RngCore + ?Sized, const SLOW_ONLY: bool>(rng: &mut R, t: u64) -> (u64, bool) {
+pub(crate) fn two_sided_geometric<R: RngCore + ?Sized, const SLOW_ONLY: bool>(rng: &mut R, t: u64) -> (u64, bool) {
     let mut k: u64 = 0;
     loop {
         let w = rng.next_u64();
@@ -586,7 +587,7 @@ fn von_neumann_slow<R: RngCore + ?Sized>(rng: &mut R, h: [u64; 5]) -> Option<Laz
 /// +-m (saturated at |Y| = 2^63 - 1: see `two_sided_geometric`), in
 /// arithmetic: a branch on the sign would mispredict half the time.
 #[inline]
-fn signed(m: u64, negative: bool) -> i64 {
+pub(crate) fn signed(m: u64, negative: bool) -> i64 {
     let y = m.min(i64::MAX as u64) as i64;
     let mask = -i64::from(negative);
     (y ^ mask) - mask
@@ -596,16 +597,21 @@ fn signed(m: u64, negative: bool) -> i64 {
 /// one predictable branch (`negative && m == 0` compiled to a branch on
 /// the sign first, which mispredicts half the time).
 #[inline]
-fn is_negative_zero(m: u64, negative: bool) -> bool {
+pub(crate) fn is_negative_zero(m: u64, negative: bool) -> bool {
     m | u64::from(!negative) == 0
 }
 
 /// One discrete Laplace draw with integer scale `t` >= 1 (0 is read as 1):
-/// P[Y = y] = (1 - e^{-1/t}) / (1 + e^{-1/t}) * exp(-|y| / t).
-///
-/// |Y| = floor(t E) with E ~ Exp(1) drawn exactly by von Neumann's method
-/// and a sign bit, (negative, 0) rejected (see [`two_sided_geometric`]).
+/// P[Y = y] = (1 - e^{-1/t}) / (1 + e^{-1/t}) * exp(-|y| / t), from the
+/// cached cell table of that law ([`super::cell_sampler`]).
 pub fn discrete_laplace<R: RngCore + ?Sized>(rng: &mut R, t: u64) -> i64 {
+    cell_sampler::with_sampler(Shape::Laplace { t: t.max(1) }, |s| s.sample(rng))
+}
+
+/// The same law by von Neumann's exponential and a sign bit, (negative, 0)
+/// rejected (see [`two_sided_geometric`]): the reference the cell tables
+/// are tested against, and their tail's geometric.
+pub fn discrete_laplace_von_neumann<R: RngCore + ?Sized>(rng: &mut R, t: u64) -> i64 {
     discrete_laplace_impl::<R, false>(rng, t)
 }
 
@@ -804,13 +810,57 @@ impl DiscreteGaussian {
 }
 
 /// One discrete Gaussian draw with integer variance parameter `var`
-/// (1 <= var <= 2^50; 0 is read as 1): P[Y = y] ∝ exp(-y^2 / (2 var))
-/// (CKS 2020, Alg. 3, with the proposal scale t within 0.5% of sqrt(var)
-/// instead of floor(sqrt(var)) + 1: any t >= 1 gives the same law, and
-/// t ~ sigma accepts most often). Y ~ DLap(t) is accepted
-/// with probability exp(-(|Y| t - var)^2 / (2 var t^2)).
+/// (1 <= var <= 2^50; 0 is read as 1): P[Y = y] ∝ exp(-y^2 / (2 var)),
+/// from the cached cell table of that law ([`super::cell_sampler`]).
 pub fn discrete_gaussian<R: RngCore + ?Sized>(rng: &mut R, var: u128) -> i64 {
+    let var = var.max(1);
+    assert!(var <= MAX_GAUSSIAN_VAR, "discrete Gaussian variance {var} exceeds 2^50");
+    cell_sampler::with_sampler(Shape::Gaussian { var }, |s| s.sample(rng))
+}
+
+/// The same law by CKS 2020, Alg. 3 (with the proposal scale t within 0.5%
+/// of sqrt(var) instead of floor(sqrt(var)) + 1: any t >= 1 gives the same
+/// law, and t ~ sigma accepts most often): Y ~ DLap(t) accepted with
+/// probability exp(-(|Y| t - var)^2 / (2 var t^2)). The reference the cell
+/// tables are tested against.
+pub fn discrete_gaussian_cks<R: RngCore + ?Sized>(rng: &mut R, var: u128) -> i64 {
     DiscreteGaussian::new(var).sample::<R, false>(rng)
+}
+
+/// The integer nearest to y (ties to even), as a double. For |y| < 2^51
+/// by adding and subtracting 1.5 2^52: the sum lies in [2^52, 2^53), where
+/// doubles are the integers, so the addition rounds y to an integer (in
+/// the default rounding mode, which Rust assumes) and the subtraction is
+/// exact. `f64::round` is a library call on the baseline x86-64 target (no
+/// SSE4.1 rounding instruction), and every released entry is rounded to
+/// the lattice. Beyond 2^51 (and for NaN) the library's rounding; any
+/// nearest-integer rounding keeps the lattice accounting (within half a
+/// step, monotone).
+#[inline]
+pub fn round_to_integer(y: f64) -> f64 {
+    const SHIFT: f64 = 6_755_399_441_055_744.0; // 1.5 * 2^52
+    const EXACT_BELOW: f64 = 2_251_799_813_685_248.0; // 2^51
+    if y.abs() < EXACT_BELOW {
+        (y + SHIFT) - SHIFT
+    } else {
+        y.round()
+    }
+}
+
+/// values[i] = round(values[i] up) down, for up = 1/down a power of two;
+/// without a branch per value when every |values[i] up| < 2^51.
+pub fn round_to_lattice(values: &mut [f64], up: f64, down: f64) {
+    const SHIFT: f64 = 6_755_399_441_055_744.0; // 1.5 * 2^52, see `round_to_integer`
+    const EXACT_BELOW: f64 = 2_251_799_813_685_248.0; // 2^51
+    if values.iter().fold(true, |ok, v| ok & ((*v * up).abs() < EXACT_BELOW)) {
+        for v in values.iter_mut() {
+            *v = ((*v * up + SHIFT) - SHIFT) * down;
+        }
+    } else {
+        for v in values.iter_mut() {
+            *v = round_to_integer(*v * up) * down;
+        }
+    }
 }
 
 /// 2^e, exactly as `2f64.powi(e)` (which is exact for powers of two) but
@@ -858,7 +908,7 @@ impl SecureNoise {
             return Err(Error::invalid("lattice_exponent", format!("must lie in [-1000, 1000], got {exponent}")));
         }
         let steps = |name: &'static str, x: f64| -> Result<u64> {
-            let s = (x * 2f64.powi(exponent)).ceil();
+            let s = (x * pow2(exponent)).ceil();
             if s.is_finite() && (1.0..=MAX_SCALE_STEPS as f64).contains(&s) {
                 Ok(s as u64)
             } else {
@@ -937,12 +987,13 @@ impl SecureNoise {
     /// values whose step count reaches `limit` (so that later sums of them
     /// stay exact). The error leaves `values` unchanged.
     pub fn to_lattice(&self, name: &'static str, values: &mut [f64], limit: f64) -> Result<()> {
-        let up = 2f64.powi(self.exponent);
-        let out_of_range = |v: &&f64| {
-            let k = (**v * up).round().abs();
-            k.is_nan() || k >= limit
-        };
-        if let Some(v) = values.iter().find(out_of_range) {
+        let up = pow2(self.exponent);
+        // One branch-free pass (NaN fails the comparison): |v 2^j| below
+        // limit - 1/2 keeps its rounding below limit.
+        let bound = limit - 0.5;
+        if !values.iter().fold(true, |ok, v| ok & ((*v * up).abs() < bound)) {
+            let within = |v: &&f64| (**v * up).abs() < bound;
+            let v = values.iter().find(|v| !within(v)).expect("an entry failed the bound");
             return Err(Error::invalid(
                 name,
                 format!(
@@ -951,10 +1002,7 @@ impl SecureNoise {
                 ),
             ));
         }
-        let down = self.step();
-        for v in values.iter_mut() {
-            *v = (*v * up).round() * down;
-        }
+        round_to_lattice(values, up, self.step());
         Ok(())
     }
 
@@ -965,27 +1013,27 @@ impl SecureNoise {
         match self.kind {
             SecureKind::Zero => out.fill(0.0),
             SecureKind::Laplace { t } => {
-                for v in out.iter_mut() {
-                    *v = discrete_laplace(rng, t) as f64 * step;
-                }
+                cell_sampler::with_sampler(Shape::Laplace { t: t.max(1) }, |s| s.fill_scaled(rng, step, out));
             }
             SecureKind::Gaussian { var } => {
-                let g = DiscreteGaussian::new(var);
-                for v in out.iter_mut() {
-                    *v = g.sample::<R, false>(rng) as f64 * step;
-                }
+                cell_sampler::with_sampler(Shape::Gaussian { var: var.max(1) }, |s| s.fill_scaled(rng, step, out));
             }
             SecureKind::SymmetricGaussian { var } => {
-                let (off, diag) = (DiscreteGaussian::new(var), DiscreteGaussian::new(2 * var));
+                // Row by row: the diagonal entry (variance 2 var), then the
+                // row's upper entries in one call, mirrored below.
+                let var = var.max(1);
                 let p = side;
-                for i in 0..p {
-                    out[i * p + i] = diag.sample::<R, false>(rng) as f64 * step;
-                    for j in (i + 1)..p {
-                        let z = off.sample::<R, false>(rng) as f64 * step;
-                        out[i * p + j] = z;
-                        out[j * p + i] = z;
-                    }
-                }
+                cell_sampler::with_sampler(Shape::Gaussian { var: 2 * var }, |diag| {
+                    cell_sampler::with_sampler(Shape::Gaussian { var }, |off| {
+                        for i in 0..p {
+                            out[i * p + i] = diag.sample(rng) as f64 * step;
+                            off.fill_scaled(rng, step, &mut out[i * p + i + 1..(i + 1) * p]);
+                            for j in (i + 1)..p {
+                                out[j * p + i] = out[i * p + j];
+                            }
+                        }
+                    });
+                });
             }
         }
     }
@@ -1328,7 +1376,7 @@ mod tests {
         if slow {
             (0..n).map(|_| discrete_laplace_impl::<_, true>(&mut rng, t)).collect()
         } else {
-            (0..n).map(|_| discrete_laplace(&mut rng, t)).collect()
+            (0..n).map(|_| discrete_laplace_von_neumann(&mut rng, t)).collect()
         }
     }
 
@@ -1402,6 +1450,112 @@ mod tests {
                 (v, 3.0 * v * v)
             };
             assert_second_moment(&draws, m2, m4, &format!("Gaussian var = {var}"));
+        }
+    }
+
+    /// Draws of a cell table (cells up to `reach` when given; the exact
+    /// digit-by-digit acceptance on every draw when `slow`).
+    fn cell_draws(seed: u64, shape: Shape, reach: Option<u64>, n: usize, slow: bool) -> Vec<i64> {
+        let mut rng = SeedSequence::from_seed(seed).stream("cell-fit");
+        let s = cell_sampler::CellSampler::with_reach(shape, reach);
+        (0..n).map(|_| if slow { s.sample_impl::<_, true>(&mut rng) } else { s.sample(&mut rng) }).collect()
+    }
+
+    /// Chi-square against the exact law, and a wrong scale rejected.
+    fn assert_cell_law(draws: &[i64], shape: Shape, what: &str) {
+        match shape {
+            Shape::Laplace { t } => {
+                let r = 8 * t as i64;
+                let p = chi_square_p(draws, &LaplaceLaw(t as f64), r);
+                assert!(p > 1e-4, "{what} Laplace t = {t}: chi-square p = {p}");
+                let wrong = if t < 10 { t as f64 + 1.0 } else { t as f64 * 1.05 };
+                assert!(chi_square_p(draws, &LaplaceLaw(wrong), r) < 1e-4, "{what} t = {t}: wrong scale accepted");
+            }
+            Shape::Gaussian { var } => {
+                let v = var as f64;
+                let r = (5.0 * v.sqrt()).ceil() as i64;
+                let p = chi_square_p(draws, &GaussianLaw::new(v), r);
+                assert!(p > 1e-4, "{what} Gaussian var = {var}: chi-square p = {p}");
+                let sigma = v.sqrt();
+                let wrong = if sigma < 10.0 { (sigma + 1.0).powi(2) } else { v * 1.05f64.powi(2) };
+                assert!(
+                    chi_square_p(draws, &GaussianLaw::new(wrong), r) < 1e-4,
+                    "{what} var = {var}: wrong variance accepted"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn rounding_to_integers_is_nearest_with_ties_to_even() {
+        for (y, want) in
+            [(0.4, 0.0), (0.5, 0.0), (1.5, 2.0), (2.5, 2.0), (-2.5, -2.0), (-0.6, -1.0), (3.0, 3.0), (1e15 + 0.5, 1e15)]
+        {
+            assert_eq!(round_to_integer(y), want, "{y}");
+        }
+        // Beyond 2^51 (integers and half-integers only), and NaN.
+        assert_eq!(round_to_integer(2f64.powi(51) + 0.5), 2f64.powi(51) + 1.0);
+        assert_eq!(round_to_integer(1e300), 1e300);
+        assert!(round_to_integer(f64::NAN).is_nan());
+        // Against the library's rounding away from exact ties.
+        let mut rng = SeedSequence::from_seed(5).stream("round");
+        for _ in 0..100_000 {
+            let y = (rng.next_u64() as f64 / 2f64.powi(64) - 0.5) * 2f64.powi((rng.next_u64() % 60) as i32);
+            if (y - y.trunc()).abs() != 0.5 {
+                assert_eq!(round_to_integer(y), y.round(), "{y}");
+            }
+        }
+    }
+
+    #[test]
+    fn cell_tables_have_the_exact_laws() {
+        let shapes = [
+            Shape::Laplace { t: 1 },
+            Shape::Laplace { t: 3 },
+            Shape::Laplace { t: 1000 },
+            Shape::Laplace { t: 1 << 20 },
+            Shape::Gaussian { var: 1 },
+            Shape::Gaussian { var: 9 },
+            Shape::Gaussian { var: 7 },
+            Shape::Gaussian { var: 1_000_000 },
+            Shape::Gaussian { var: 1 << 40 },
+        ];
+        for (i, shape) in shapes.into_iter().enumerate() {
+            let draws = cell_draws(200 + i as u64, shape, None, FIT_DRAWS, false);
+            assert_cell_law(&draws, shape, "cell table");
+        }
+    }
+
+    #[test]
+    fn cell_tables_exact_acceptance_alone_gives_the_exact_laws() {
+        // The digit-by-digit comparison against certified bounds, which the
+        // floating-point test leaves to about one draw in 10^6, on every draw.
+        let shapes = [
+            Shape::Laplace { t: 3 },
+            Shape::Laplace { t: 1000 },
+            Shape::Gaussian { var: 9 },
+            Shape::Gaussian { var: 1_000_000 },
+        ];
+        for (i, shape) in shapes.into_iter().enumerate() {
+            let draws = cell_draws(220 + i as u64, shape, None, 20_000, true);
+            assert_cell_law(&draws, shape, "exact acceptance");
+        }
+    }
+
+    #[test]
+    fn cell_tables_tail_gives_the_exact_laws() {
+        // Cells up to one scale only: the tail item (geometric proposal
+        // beyond X, certified acceptance) carries e^-1 of the Laplace mass
+        // and about 32% of the Gaussian's.
+        let cases = [
+            (Shape::Laplace { t: 1000 }, 1000),
+            (Shape::Laplace { t: 2 }, 2),
+            (Shape::Gaussian { var: 1_000_000 }, 1000),
+            (Shape::Gaussian { var: 9 }, 3),
+        ];
+        for (i, (shape, reach)) in cases.into_iter().enumerate() {
+            let draws = cell_draws(240 + i as u64, shape, Some(reach), FIT_DRAWS, false);
+            assert_cell_law(&draws, shape, "short table");
         }
     }
 
@@ -1540,20 +1694,33 @@ mod tests {
 
     #[test]
     fn generator_words_per_draw_are_as_designed() {
-        // Laplace: 1/(1 - e^-1) = 1.582 trials per draw, each one word plus
+        // Cell table (t = 2^20, cells of w = t/32): a trial is one word; it
+        // is accepted with probability a = (1 - 2^-10) 32 (1 - e^{-1/32}) =
+        // 0.98351 (the dummy's share, and the mean of exp(-o/t) over a
+        // cell), and takes a second word when the first test (u < 1 - delta,
+        // on 17 digits) fails: (1 - 2^-10) E[delta] = 0.99902 (2^15 - 1) /
+        // 2^21 = 0.01561 of the trials. (1 + 0.01561) / 0.98351 = 1.0326
+        // words per draw.
+        let n = 20_000u32;
+        let mut rng = Counting(SeedSequence::from_seed(79).stream("count"), 0);
+        for _ in 0..n {
+            discrete_laplace(&mut rng, 1 << 20);
+        }
+        let per = rng.1 as f64 / f64::from(n);
+        assert!((per - 1.0326).abs() < 0.006, "cell-table Laplace: {per} words per draw");
+        // von Neumann: 1/(1 - e^-1) = 1.582 trials per draw, each one word plus
         // one per uniform after the fifth (sum_{j >= 5} 1/j! = 0.00995),
         // plus one tail word when the trial accepted on the slow path
         // (N odd >= 5: 1/120 - 1/720 per trial) or when floor(t U_1) is
         // not settled by U_1's 24 known digits after N = 3 (1/8 per trial,
         // then chance t / 2^24 = 1/16): 1.582 * (1.00995 + 0.00694) +
         // 1.582 * 0.125 / 16 = 1.621.
-        let n = 20_000u32;
         let mut rng = Counting(SeedSequence::from_seed(80).stream("count"), 0);
         for _ in 0..n {
-            discrete_laplace(&mut rng, 1 << 20);
+            discrete_laplace_von_neumann(&mut rng, 1 << 20);
         }
         let per = rng.1 as f64 / f64::from(n);
-        assert!((per - 1.621).abs() < 0.02, "Laplace: {per} words per draw");
+        assert!((per - 1.621).abs() < 0.02, "von Neumann Laplace: {per} words per draw");
         let mut old = Counting(SeedSequence::from_seed(80).stream("count"), 0);
         for _ in 0..n {
             cks_discrete_laplace(&mut old, 1 << 20);

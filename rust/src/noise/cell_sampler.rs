@@ -1,0 +1,571 @@
+//! Exact discrete Laplace and Gaussian draws from a table of cells: the
+//! fast sampler behind every lattice release.
+//!
+//! The law is exactly the one of the rejection samplers in [`super::secure`]
+//! (P[Y = y] ∝ rho(|y|) with rho(m) = exp(-m / t) for the discrete Laplace
+//! and exp(-m^2 / (2 var)) for the discrete Gaussian, Canonne, Kamath &
+//! Steinke 2020), so every calibration and audit stays as it was; only the
+//! way the generator's words are spent differs (so seeded draws differ).
+//! Cost: about two generator words and a dozen floating-point operations
+//! a draw, where von Neumann's Laplace and CKS Alg. 3's Gaussian spend
+//! several words and unpredictable branches (25 and 54 ns).
+//!
+//! Construction, for a fixed law (once per law and thread, cached):
+//! - magnitudes m >= 0 are cut into cells [c w, (c + 1) w) of width
+//!   w = 2^b, with scale / w in [32, 64) (scale = t, or sqrt(var)), up to
+//!   X = (number of cells) w, about 40 t or 12 sigma; beyond X a tail item;
+//! - cell c gets an integer weight W_c >= F rho(c w) (F = f 2^e, a dyadic
+//!   factor), the tail W_T >= F rho(X) / (w (1 - exp(-1/t'))), and a dummy
+//!   item pads the total to S = N 2^52 for N = 2^k columns; Walker's alias
+//!   table over these integers picks item i with probability W_i / S
+//!   exactly (one word: k column bits, 52 threshold bits);
+//! - rho(c w) is bracketed in 192-bit fixed point by a recurrence with
+//!   outward rounding ([`super::exp_bounds`]), so W_c is a certified upper
+//!   bound and theta_c = F rho(c w) / W_c <= 1 has certified double bounds.
+//!
+//! A draw: pick an item. A cell c: a second word gives the sign, the offset
+//! o in [0, w) (m = c w + o) and the first digits of a uniform u; accept
+//! when u < F rho(m) / W_c = theta_c exp(-delta), delta = q(m) - q(c w) in
+//! [0, 1/2]. Then P[m, sign] = W_c/S * 1/w * 1/2 * F rho(m)/W_c =
+//! F rho(m) / (2 S w) for every m < X: proportional to rho(m). The
+//! comparison is decided by the bounds S_3(delta) <= exp(-delta) <=
+//! S_2(delta) (Taylor partial sums) with certified floating-point margins
+//! (the exact value lies between, so deciding early changes nothing) and,
+//! when u falls between them (about one draw in 10^6), by further digits
+//! of u against 192-bit-and-up bounds ([`super::exp_bounds::uniform_below`]).
+//! The tail: accept with probability F rho(X) / (w (1 - r) W_T), r =
+//! exp(-1/t'), then m = X + G with G geometric(1 - r) (von Neumann) and
+//! accept with probability rho(X + G) / (rho(X) r^G); t' = t for the
+//! Laplace (that probability is 1) and ceil(var / X) for the Gaussian (so
+//! it is at most 1): again F rho(m) / (2 S w). The dummy item and
+//! (negative, 0) restart the draw. Hence P[Y = y] ∝ rho(|y|) for all y:
+//! no truncation. The one departure is the von Neumann geometric's own
+//! (a tail of 2^64, see [`super::secure`]) and, for the Gaussian tail, a
+//! rejection when G t' (2X + G) overflows 128 bits (G > 2^40: probability
+//! below exp(-2^40 / t') after a tail pick of probability below e^-72).
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use num_bigint::BigUint;
+use num_traits::One;
+use rand_core::RngCore;
+
+use super::exp_bounds::{ceil_shr, exp_neg_bounds, ratio_bounds, to_f64_bound, uniform_below, Bounds};
+use super::secure::{bernoulli_exp_neg, is_negative_zero, isqrt, signed, two_sided_geometric, MAX_GAUSSIAN_VAR};
+
+/// The law's shape: rho(m) = exp(-num(m) / den).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// rho(m) = exp(-m / t), t >= 1.
+    Laplace { t: u64 },
+    /// rho(m) = exp(-m^2 / (2 var)), 1 <= var <= 2^50.
+    Gaussian { var: u128 },
+}
+
+impl Shape {
+    fn exponent_num(self, m: u128) -> u128 {
+        match self {
+            Shape::Laplace { .. } => m,
+            Shape::Gaussian { .. } => m * m,
+        }
+    }
+
+    fn exponent_den(self) -> u128 {
+        match self {
+            Shape::Laplace { t } => u128::from(t),
+            Shape::Gaussian { var } => 2 * var,
+        }
+    }
+}
+
+/// Bits of the alias threshold (the column's capacity is 2^20): the
+/// column, threshold, sign, offset and the uniform's first digits share one
+/// generator word.
+const THRESHOLD_BITS: u32 = 20;
+const CAPACITY: u64 = 1 << THRESHOLD_BITS;
+/// Largest number of alias columns (2^12: 4096 items).
+const MAX_COLUMN_BITS: u32 = 12;
+/// Digits of the uniform the closer test reads (a second word's).
+const CLOSE_BITS: u32 = 52;
+/// Fixed-point precision of the cell heads rho(c w).
+const HEAD_PREC: u32 = 192;
+/// Relative margin of the floating-point acceptance bounds: their
+/// evaluation (at most eight roundings of numbers in [0, 1], the smallest
+/// result above 1/2) errs by less than 2^-49, so 2^-44 certifies them with
+/// room to spare. Applied to theta's bounds once, at construction.
+const MARGIN: f64 = 1.0 / (1u64 << 44) as f64;
+/// Relative margin on delta = num (1/den): the roundings of 1/den, of the
+/// product and of the widened 1/den err by at most 3 2^-53 together.
+const DELTA_MARGIN: f64 = 1.0 / (1u64 << 50) as f64;
+
+/// The tail beyond the last cell.
+#[derive(Clone, Debug)]
+struct Tail {
+    /// X: the first magnitude past the cells.
+    start: u64,
+    /// t': the geometric proposal's scale.
+    scale: u64,
+    /// W_T.
+    weight: u64,
+}
+
+/// An exact sampler of one discrete Laplace or Gaussian law (see the module
+/// documentation for the construction and the proof of the law).
+#[derive(Clone, Debug)]
+pub struct CellSampler {
+    shape: Shape,
+    cell_bits: u32,
+    cells: u64,
+    /// Bit positions in the word: column on top, then threshold, sign,
+    /// offset, and the uniform's first `value_bits` digits at the bottom.
+    column_shift: u32,
+    threshold_shift: u32,
+    sign_shift: u32,
+    offset_shift: u32,
+    threshold: Vec<u64>,
+    alias: Vec<u32>,
+    /// Certified bounds on theta_c = F rho(c w) / W_c per cell, widened by
+    /// the floating-point margin and scaled by 2^value_bits (the units of
+    /// the uniform's digits in the first word).
+    theta: Vec<(f64, f64)>,
+    weight: Vec<u64>,
+    /// F = factor_mant 2^factor_exp.
+    factor_mant: u64,
+    factor_exp: i64,
+    /// 1 / den in floating point, widened up and down by the margin that
+    /// covers the roundings of 1/den and of num / den.
+    inv_den_up: f64,
+    inv_den_down: f64,
+    /// Digits of the uniform in the first word.
+    value_bits: u32,
+    tail: Tail,
+}
+
+/// Outward-rounded product of fixed-point bounds at `p` bits.
+fn mul_bounds(a: &Bounds, b: &Bounds, p: u32) -> Bounds {
+    ((&a.0 * &b.0) >> p, ceil_shr(&(&a.1 * &b.1), p))
+}
+
+/// Bounds times a positive integer (exact).
+fn times(a: &Bounds, k: u64) -> Bounds {
+    (&a.0 * k, &a.1 * k)
+}
+
+/// Exact bounds (k, k).
+fn exact(k: u128) -> Bounds {
+    (BigUint::from(k), BigUint::from(k))
+}
+
+/// rho(c w) for c = 0..=cells (the last is rho(X)), at `HEAD_PREC` bits.
+fn cell_heads(shape: Shape, w: u64, cells: u64) -> Vec<Bounds> {
+    let p = HEAD_PREC;
+    let one = BigUint::one() << p;
+    let mut heads = Vec::with_capacity(cells as usize + 1);
+    let mut rho: Bounds = (one.clone(), one);
+    match shape {
+        Shape::Laplace { t } => {
+            // rho((c + 1) w) = rho(c w) exp(-w / t).
+            let r = exp_neg_bounds(u128::from(w), u128::from(t), p);
+            for _ in 0..=cells {
+                heads.push(rho.clone());
+                rho = mul_bounds(&rho, &r, p);
+            }
+        }
+        Shape::Gaussian { var } => {
+            // rho((c + 1) w) = rho(c w) a b^c with a = exp(-w^2 / (2 var)),
+            // b = exp(-w^2 / var).
+            let w2 = u128::from(w) * u128::from(w);
+            let b = exp_neg_bounds(w2, var, p);
+            let mut g = exp_neg_bounds(w2, 2 * var, p);
+            for _ in 0..=cells {
+                heads.push(rho.clone());
+                rho = mul_bounds(&rho, &g, p);
+                g = mul_bounds(&g, &b, p);
+            }
+        }
+    }
+    heads
+}
+
+/// Walker's alias table for integer weights summing to exactly
+/// `weights.len()` * CAPACITY (Vose's construction, in integers: exact).
+fn alias_table(mut weights: Vec<u64>) -> (Vec<u64>, Vec<u32>) {
+    let n = weights.len();
+    let mut threshold = vec![CAPACITY; n];
+    let mut alias: Vec<u32> = (0..n as u32).collect();
+    let (mut small, mut large): (Vec<usize>, Vec<usize>) = (0..n).partition(|&i| weights[i] < CAPACITY);
+    while let (Some(&s), Some(&l)) = (small.last(), large.last()) {
+        small.pop();
+        threshold[s] = weights[s];
+        alias[s] = l as u32;
+        weights[l] -= CAPACITY - weights[s];
+        if weights[l] < CAPACITY {
+            large.pop();
+            small.push(l);
+        }
+    }
+    assert!(small.is_empty(), "alias table: the weights do not sum to the capacity");
+    (threshold, alias)
+}
+
+impl CellSampler {
+    /// The sampler of `shape` (t >= 1; 1 <= var <= 2^50).
+    pub fn new(shape: Shape) -> Self {
+        Self::with_reach(shape, None)
+    }
+
+    /// The sampler with its cells up to about `reach` (default: 40 t or
+    /// 12 sigma, beyond which the tail weighs below e^-40): any reach gives
+    /// the same law; tests shorten it to exercise the tail.
+    pub(crate) fn with_reach(shape: Shape, reach: Option<u64>) -> Self {
+        let scale = match shape {
+            Shape::Laplace { t } => {
+                assert!(t >= 1, "discrete Laplace scale must be >= 1");
+                t
+            }
+            Shape::Gaussian { var } => {
+                assert!((1..=MAX_GAUSSIAN_VAR).contains(&var), "discrete Gaussian variance {var} outside [1, 2^50]");
+                isqrt(var) as u64
+            }
+        };
+        let cell_bits = scale.ilog2().saturating_sub(5);
+        let w = 1u64 << cell_bits;
+        let reach = reach.unwrap_or(match shape {
+            Shape::Laplace { t } => 40 * t,
+            Shape::Gaussian { .. } => 12 * (scale + 1),
+        });
+        let cells = reach.div_ceil(w);
+        let items = cells + 2; // the cells, the tail, the dummy
+        let column_bits = items.next_power_of_two().ilog2().max(1);
+        assert!(column_bits <= MAX_COLUMN_BITS, "cell table: {items} items exceed the alias columns");
+        let columns = 1u64 << column_bits;
+        let total = u128::from(columns) << THRESHOLD_BITS;
+
+        let heads = cell_heads(shape, w, cells);
+        let start = cells * w;
+        let tail_scale = match shape {
+            Shape::Laplace { t } => t,
+            Shape::Gaussian { var } => var.div_ceil(u128::from(start)) as u64,
+        };
+        let p = HEAD_PREC;
+        let e = exp_neg_bounds(1, u128::from(tail_scale), p);
+        let one = BigUint::one() << p;
+        // 1 - exp(-1/t') in fixed point, and the tail's mass per unit F
+        // over w, rho(X) / (w (1 - r)), as bounds at p bits.
+        let one_minus_r: Bounds = (&one - &e.1, &one - &e.0);
+        let tail_mass = ratio_bounds(&heads[cells as usize], i64::from(p), &times(&one_minus_r, w));
+
+        // F: the cells' and tail's weights fill the table up to 2^-10
+        // (the dummy), less the rounding up of each weight.
+        let approx_sum: f64 = heads[..cells as usize].iter().map(|h| to_f64_bound(&h.1, p, true)).sum::<f64>()
+            + to_f64_bound(&tail_mass.1, p, true);
+        let room = (total - 2 * u128::from(items)) as f64 * (1.0 - 1.0 / 1024.0);
+        let target = room / approx_sum;
+        let factor_exp = i64::from(target.log2().floor() as i32) - 15;
+        let mut factor_mant = (target / 2f64.powi(factor_exp as i32)) as u64;
+        let (weight, tail_weight) = loop {
+            // W = ceil(F x) from the upper bound of x (at p bits).
+            let up = |x: &Bounds| -> u64 {
+                let w = ratio_bounds(&times(x, factor_mant), factor_exp - i64::from(p), &exact(1)).1;
+                u64::try_from(w).expect("cell weight fits 64 bits").max(1)
+            };
+            let weight: Vec<u64> = heads[..cells as usize].iter().map(up).collect();
+            let tail_weight = up(&tail_mass);
+            let sum: u128 = weight.iter().map(|&x| u128::from(x)).sum::<u128>() + u128::from(tail_weight);
+            if sum <= total {
+                break (weight, tail_weight);
+            }
+            factor_mant -= factor_mant / 64; // not reached: the room leaves a margin
+        };
+        let used: u128 = weight.iter().map(|&x| u128::from(x)).sum::<u128>() + u128::from(tail_weight);
+        let mut table_weights = weight.clone();
+        table_weights.push(tail_weight);
+        table_weights.push(u64::try_from(total - used).expect("dummy weight fits 64 bits"));
+        table_weights.resize(columns as usize, 0);
+        let (threshold, alias) = alias_table(table_weights);
+
+        // theta_c = F rho(c w) / W_c, certified, at 64 bits then as doubles,
+        // with the margin and in units of the uniform's known digits.
+        let offset_shift = 64 - column_bits - THRESHOLD_BITS - 1 - cell_bits;
+        let value_bits = offset_shift;
+        assert!(value_bits >= 8, "cell table: {value_bits} digits left for the uniform");
+        let digit_scale = (1u64 << value_bits) as f64;
+        let theta = heads[..cells as usize]
+            .iter()
+            .zip(&weight)
+            .map(|(h, &wc)| {
+                let b = ratio_bounds(&times(h, factor_mant), factor_exp + 64 - i64::from(p), &exact(u128::from(wc)));
+                let (lo, hi) = (to_f64_bound(&b.0, 64, false), to_f64_bound(&b.1, 64, true).min(1.0));
+                (lo * (1.0 - MARGIN) * digit_scale, hi * (1.0 + MARGIN) * digit_scale)
+            })
+            .collect();
+        let inv_den = 1.0 / shape.exponent_den() as f64;
+        CellSampler {
+            shape,
+            cell_bits,
+            cells,
+            column_shift: 64 - column_bits,
+            threshold_shift: 64 - column_bits - THRESHOLD_BITS,
+            sign_shift: 63 - column_bits - THRESHOLD_BITS,
+            offset_shift,
+            threshold,
+            alias,
+            theta,
+            weight,
+            factor_mant,
+            factor_exp,
+            inv_den_up: inv_den * (1.0 + DELTA_MARGIN),
+            inv_den_down: inv_den * (1.0 - DELTA_MARGIN),
+            value_bits,
+            tail: Tail { start, scale: tail_scale, weight: tail_weight },
+        }
+    }
+
+    /// The law this sampler draws from.
+    pub fn shape(&self) -> Shape {
+        self.shape
+    }
+
+    /// One draw from the exact law.
+    #[inline]
+    pub fn sample<R: RngCore + ?Sized>(&self, rng: &mut R) -> i64 {
+        self.sample_impl::<R, false>(rng)
+    }
+
+    /// Independent draws times `step` into `out` (one call for a whole
+    /// noise value: the table's fields stay in registers across draws).
+    pub fn fill_scaled<R: RngCore + ?Sized>(&self, rng: &mut R, step: f64, out: &mut [f64]) {
+        for v in out.iter_mut() {
+            *v = self.sample_impl::<R, false>(rng) as f64 * step;
+        }
+    }
+
+    /// `FORCE_SLOW`: every in-cell acceptance by the exact digit-by-digit
+    /// path (tests of that path). Always inlined, so that a loop of draws
+    /// ([`CellSampler::fill_scaled`]) loads the table's fields once
+    /// (measured: 139 -> 87 instructions a draw).
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    pub(crate) fn sample_impl<R: RngCore + ?Sized, const FORCE_SLOW: bool>(&self, rng: &mut R) -> i64 {
+        loop {
+            let word = rng.next_u64();
+            let column = (word >> self.column_shift) as usize;
+            let item = if (word >> self.threshold_shift) & (CAPACITY - 1) < self.threshold[column] {
+                column as u64
+            } else {
+                u64::from(self.alias[column])
+            };
+            if item < self.cells {
+                let negative = (word >> self.sign_shift) & 1 == 1;
+                let offset = (word >> self.offset_shift) & ((1 << self.cell_bits) - 1);
+                let m = (item << self.cell_bits) + offset;
+                if is_negative_zero(m, negative) {
+                    continue;
+                }
+                let digits = word & ((1 << self.value_bits) - 1);
+                if self.accept::<R, FORCE_SLOW>(rng, item as usize, offset, m, digits) {
+                    return signed(m, negative);
+                }
+            } else if item == self.cells {
+                if let Some(y) = self.tail_draw(rng) {
+                    return y;
+                }
+            }
+            // The dummy item: draw again.
+        }
+    }
+
+    /// u < theta_c exp(-delta) for the uniform whose first `value_bits`
+    /// digits are `digits`.
+    #[allow(clippy::inline_always)] // see `sample_impl`
+    #[inline(always)]
+    fn accept<R: RngCore + ?Sized, const FORCE_SLOW: bool>(
+        &self,
+        rng: &mut R,
+        cell: usize,
+        offset: u64,
+        m: u64,
+        digits: u64,
+    ) -> bool {
+        // delta = q(m) - q(c w) exactly as num / den: o for the Laplace,
+        // o (2 c w + o) for the Gaussian (below 2^51: exact as a double).
+        let num = match self.shape {
+            Shape::Laplace { .. } => offset,
+            Shape::Gaussian { .. } => offset * (2 * (m - offset) + offset),
+        } as i64 as f64; // below 2^51: the signed conversion is one instruction
+                         // First test, a short chain of operations: 1 - delta <= exp(-delta),
+                         // with delta bounded above; it accepts all but about delta^2 / 2 of
+                         // the draws that the exact comparison accepts.
+        let (theta_lo, theta_hi) = self.theta[cell];
+        let d_up = num * self.inv_den_up;
+        if !FORCE_SLOW && (digits + 1) as i64 as f64 <= (1.0 - d_up) * theta_lo {
+            return true;
+        }
+        self.accept_closer::<R, FORCE_SLOW>(rng, cell, m, digits, (theta_lo, theta_hi), num)
+    }
+
+    /// The second test, on 52 digits of u (the first word's and the top of
+    /// a new word's; the rest of that word is never looked at, so the exact
+    /// comparison can take fresh words as further digits): Taylor bounds
+    /// S_3 <= exp(-x) <= S_2 for x >= 0, both decreasing on [0, 1]. Then
+    /// the exact comparison.
+    #[inline(never)]
+    fn accept_closer<R: RngCore + ?Sized, const FORCE_SLOW: bool>(
+        &self,
+        rng: &mut R,
+        cell: usize,
+        m: u64,
+        digits: u64,
+        (theta_lo, theta_hi): (f64, f64),
+        num: f64,
+    ) -> bool {
+        let more = CLOSE_BITS - self.value_bits;
+        let digits = (digits << more) | (rng.next_u64() >> (64 - more));
+        let scale = (1u64 << more) as f64; // exact: theta's units to 2^-52
+        let (d_up, d_down) = (num * self.inv_den_up, num * self.inv_den_down);
+        let s3 = 1.0 - d_up * (1.0 - d_up * (0.5 - d_up * (1.0 / 6.0)));
+        let s2 = 1.0 - d_down * (1.0 - 0.5 * d_down);
+        if !FORCE_SLOW {
+            if (digits + 1) as f64 <= theta_lo * scale * s3 {
+                return true;
+            }
+            if digits as f64 >= theta_hi * scale * s2 {
+                return false;
+            }
+        }
+        self.accept_exactly(rng, cell, m, digits)
+    }
+
+    /// The exact comparison: further digits of u against certified bounds
+    /// on F rho(m) / W_c.
+    #[cold]
+    fn accept_exactly<R: RngCore + ?Sized>(&self, rng: &mut R, cell: usize, m: u64, digits: u64) -> bool {
+        let (num, den) = (self.shape.exponent_num(u128::from(m)), self.shape.exponent_den());
+        let wc = exact(u128::from(self.weight[cell]));
+        uniform_below(rng, digits, CLOSE_BITS, |prec| {
+            let rho = exp_neg_bounds(num, den, prec + 64);
+            ratio_bounds(&times(&rho, self.factor_mant), self.factor_exp - 64, &wc)
+        })
+    }
+
+    /// The tail item: `None` when the draw is rejected.
+    #[cold]
+    fn tail_draw<R: RngCore + ?Sized>(&self, rng: &mut R) -> Option<i64> {
+        let Tail { start, scale, weight } = self.tail;
+        let (num, den) = (self.shape.exponent_num(u128::from(start)), self.shape.exponent_den());
+        let w = 1u64 << self.cell_bits;
+        let first = rng.next_u64();
+        // Accept with probability F rho(X) / (w (1 - r) W_T).
+        let take = uniform_below(rng, first, 64, |prec| {
+            let p = prec + 64;
+            let rho = times(&exp_neg_bounds(num, den, p), self.factor_mant);
+            let e = exp_neg_bounds(1, u128::from(scale), p);
+            let one = BigUint::one() << p;
+            let one_minus_r: Bounds = (&one - &e.1, &one - &e.0);
+            let denominator = times(&one_minus_r, w.checked_mul(weight).expect("tail denominator fits 64 bits"));
+            // rho 2^-p F / (w W_T (1 - r) 2^-p), at prec bits.
+            ratio_bounds(&rho, self.factor_exp + i64::from(prec), &denominator)
+        });
+        if !take {
+            return None;
+        }
+        let (g, _) = two_sided_geometric::<R, false>(rng, scale);
+        if let Shape::Gaussian { var } = self.shape {
+            // Accept with exp(-((2 X G + G^2) / (2 var) - G / t')) <= 1.
+            let (x, g, t) = (u128::from(start), u128::from(g), u128::from(scale));
+            let excess = g
+                .checked_mul(2 * x)
+                .and_then(|a| a.checked_add(g.checked_mul(g)?))
+                .and_then(|a| a.checked_mul(t))
+                .and_then(|a| a.checked_sub(2 * var * g));
+            let Some(excess) = excess else {
+                return None; // G > 2^40: documented departure
+            };
+            if !bernoulli_exp_neg(rng, excess, 2 * var * t) {
+                return None;
+            }
+        }
+        let m = start.checked_add(g)?;
+        Some(signed(m, rng.next_u64() & 1 == 1))
+    }
+}
+
+/// Samplers kept per thread (construction takes about a millisecond; a
+/// learner uses one or two laws).
+const CACHE_SIZE: usize = 16;
+
+thread_local! {
+    static CACHE: RefCell<Vec<(Shape, Rc<CellSampler>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// `f` applied to the sampler of `shape`, built on first use in this
+/// thread.
+#[inline]
+pub fn with_sampler<T>(shape: Shape, f: impl FnOnce(&CellSampler) -> T) -> T {
+    let found = CACHE.with(|cache| cache.borrow().iter().find(|(s, _)| *s == shape).map(|(_, c)| Rc::clone(c)));
+    let sampler = found.unwrap_or_else(|| {
+        let built = Rc::new(CellSampler::new(shape));
+        CACHE.with(|cache| {
+            let mut cache = cache.borrow_mut();
+            cache.insert(0, (shape, Rc::clone(&built)));
+            cache.truncate(CACHE_SIZE);
+        });
+        built
+    });
+    f(&sampler)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alias_table_reproduces_integer_weights() {
+        // Weights 3, 1, 0, 4 of capacity 2 each: P[i] = w_i / 8, counted
+        // exactly over every (column, threshold value) pair.
+        let cap = CAPACITY;
+        let weights = vec![3 * cap / 2, cap / 2, 0, 2 * cap];
+        let (threshold, alias) = alias_table(weights.clone());
+        let mut mass = [0u128; 4];
+        for col in 0..4 {
+            mass[col] += u128::from(threshold[col]);
+            mass[alias[col] as usize] += u128::from(cap - threshold[col]);
+        }
+        for i in 0..4 {
+            assert_eq!(mass[i], u128::from(weights[i]), "item {i}");
+        }
+    }
+
+    #[test]
+    fn weights_bound_the_cell_heads_and_theta_is_certified() {
+        for shape in [
+            Shape::Laplace { t: 1 },
+            Shape::Laplace { t: 1000 },
+            Shape::Gaussian { var: 9 },
+            Shape::Gaussian { var: 1 << 40 },
+        ] {
+            let s = CellSampler::new(shape);
+            let w = 1u64 << s.cell_bits;
+            let f = s.factor_mant as f64 * 2f64.powi(s.factor_exp as i32);
+            let scale = (1u64 << s.value_bits) as f64;
+            for (c, (&wc, &(lo, hi))) in s.weight.iter().zip(&s.theta).enumerate() {
+                let (lo, hi) = (lo / scale, hi / scale);
+                let m = c as f64 * w as f64;
+                let q = match shape {
+                    Shape::Laplace { t } => m / t as f64,
+                    Shape::Gaussian { var } => m * m / (2.0 * var as f64),
+                };
+                let theta = f * (-q).exp() / wc as f64;
+                assert!(
+                    lo <= theta * (1.0 + 1e-12) && theta <= hi * (1.0 + 1e-12),
+                    "{shape:?} cell {c}: {lo} {theta} {hi}"
+                );
+                assert!(hi <= 1.0 + 1e-12);
+                if q < 30.0 {
+                    assert!(hi - lo < 1e-12, "{shape:?} cell {c}: theta bounds too wide");
+                }
+            }
+        }
+    }
+}
