@@ -31,6 +31,46 @@
 //!   The core engines need no binding trait: the parts call the engines'
 //!   methods by name (`to_bytes`, `from_bytes`, `reseed`, `config`, ...), so
 //!   the core stays free of Python concerns.
+//!
+//! # Adding an engine's bindings
+//!
+//! 1. Declare the class as plain code, one field holding the core engine:
+//!    ```ignore
+//!    /// What it is (paper, algorithm); built by `dpbandits.learners.x`.
+//!    #[pyclass(module = "dpbandits._core", name = "XEngine")]
+//!    pub struct PyX {
+//!        inner: X,
+//!    }
+//!    ```
+//! 2. Write its methods inside the macro, after a header naming the field,
+//!    the unpickling function (new name, `_restore_x`) and the shared parts:
+//!    ```ignore
+//!    engine_methods! {
+//!        PyX { inner: X }, restore _restore_x, shared [learner, secure, state];
+//!
+//!        #[new]
+//!        #[pyo3(signature = (k, horizon, *, seed=None))]
+//!        fn new(k: usize, horizon: u64, seed: Option<u64>) -> PyResult<Self> { ... }
+//!
+//!        fn select(&mut self) -> PyResult<usize> { ... }
+//!    }
+//!    ```
+//!    Parts: `learner` (getters `t`, `horizon`; `reseed`,
+//!    `noise_parameters`: the engine has `t()`, `config()` with a
+//!    `horizon` field and serde `Serialize`, `reseed(&SeedSequence)`),
+//!    then exactly one of `secure` (`_factory` with the entropy mode,
+//!    `use_os_entropy`, `os_entropy`) or `seeded` (`_factory` only); the
+//!    config must implement `LearnerFactory`. `counter` for continual
+//!    counters. `state` when the engine has `to_bytes()` and
+//!    `from_bytes(&[u8])` (this writes [`Snapshot`]), or `pickle` after a
+//!    hand-written `impl Snapshot` for a class with more than one field.
+//!    Do not write the methods of a part again in the block: PyO3 rejects
+//!    a duplicate name at compile time.
+//! 3. Register it: `PyX::register(m)?` in the file's `register` (adds the
+//!    class and `_restore_x`); a new file also gets a line in `_core` below.
+//! 4. Stubs: add the class to `python/dpbandits/_core.pyi`, deriving from
+//!    the stub base classes of its parts, with only its own methods;
+//!    `tests/test_typing.py` runs `mypy.stubtest` and fails on any drift.
 
 // PyO3 hands extracted arguments (array views, strings) to functions by
 // value; borrowing them is not an option the macros offer.
