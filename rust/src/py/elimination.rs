@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use super::arrays::{expect_shape, row_major};
-use super::errors::IntoPy;
+use super::errors::{unknown, IntoPy};
 use super::mechanisms::seeds;
 use super::sim::PyEnvironmentFactory;
 use crate::env::{LinearBanditConfig, LinearBanditEnv};
@@ -32,11 +32,7 @@ fn privatizer(name: &str, shuffle_sum: Option<[f64; 4]>) -> PyResult<Privatizer>
             }
             None => Err(Error::invalid("shuffle_sum", "privatizer shuffle-sum needs its four constants")).py_err(),
         },
-        _ => Err(Error::invalid(
-            "privatizer",
-            format!("must be none, central, local, shuffle or shuffle-sum, got {name:?}"),
-        ))
-        .py_err(),
+        _ => unknown("privatizer", "none, central, local, shuffle or shuffle-sum", name),
     }
 }
 
@@ -47,11 +43,11 @@ pub struct PyElimination {
 }
 
 engine_methods! {
-    PyElimination { inner: Elimination }, restore _restore_elimination, shared [learner, secure, state];
+    PyElimination { inner: Elimination }, restore _restore_elimination, shared [learner, secure, state],
+    getters [batch_index: usize, committed: Option<usize>];
 
     #[new]
     #[pyo3(signature = (actions, horizon, batch_lengths, gamma, log_offset, privatizer_kind, noise_scales, exploration, reward_min, reward_max, clip, seed=None, shuffle_sum=None, lattice_exponents=Vec::new()))]
-    #[allow(clippy::too_many_arguments)]
     fn new(
         actions: PyReadonlyArrayDyn<'_, f64>,
         horizon: u64,
@@ -75,10 +71,7 @@ engine_methods! {
         let exploration = match exploration {
             "core_set" => Exploration::CoreSet,
             "uniform" => Exploration::Uniform,
-            _ => {
-                return Err(Error::invalid("exploration", format!("must be core_set or uniform, got {exploration:?}")))
-                    .py_err()
-            }
+            _ => return unknown("exploration", "core_set or uniform", exploration),
         };
         let config = EliminationConfig {
             k: shape[0],
@@ -133,16 +126,6 @@ engine_methods! {
             }
             _ => Err(Error::State("the engine's privatizer is not shuffle-sum".into())).py_err(),
         }
-    }
-
-    #[getter]
-    fn batch_index(&self) -> usize {
-        self.inner.batch_index()
-    }
-
-    #[getter]
-    fn committed(&self) -> Option<usize> {
-        self.inner.committed()
     }
 
     /// The surviving set A_i (indices into the action set).

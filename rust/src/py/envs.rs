@@ -1,19 +1,19 @@
 //! Bindings for built-in environments.
 
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods};
+use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 
-use super::errors::IntoPy;
+use super::errors::{unknown, IntoPy};
 use super::mechanisms::seeds;
 use super::sim::PyEnvironmentFactory;
-use crate::env::{DecisionSet, Environment, Feedback, RewardModel, ShariffSheffetConfig, ShariffSheffetEnv};
+use crate::env::{DecisionSet, Environment, RewardModel, ShariffSheffetConfig, ShariffSheffetEnv};
 use crate::error::Error;
 
 pub fn reward_model(name: &str) -> PyResult<RewardModel> {
     match name {
         "pm1" => Ok(RewardModel::PlusMinusOne),
         "gaussian" => Ok(RewardModel::Gaussian),
-        _ => Err(Error::invalid("reward", format!("must be \"pm1\" or \"gaussian\", got {name:?}"))).py_err(),
+        _ => unknown("reward", r#""pm1" or "gaussian""#, name),
     }
 }
 
@@ -26,7 +26,7 @@ pub struct PyShariffSheffetEnv {
 }
 
 engine_methods! {
-    PyShariffSheffetEnv { env: ShariffSheffetEnv }, restore _restore_shariff_sheffet_env, shared [pickle];
+    PyShariffSheffetEnv { env: ShariffSheffetEnv }, restore _restore_shariff_sheffet_env, shared [rounds, pickle];
 
     #[new]
     #[pyo3(signature = (d, k, gap, optimal_reward, reward, seed=None))]
@@ -41,25 +41,6 @@ engine_methods! {
         PyEnvironmentFactory::new(self.env.config())
     }
 
-    /// Draws the next round's decision set, shape (k, d).
-    fn next_round<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        self.t += 1;
-        self.env.next_round(self.t, &mut self.set).py_err()?;
-        let arr = self.set.features.clone().into_pyarray(py);
-        arr.reshape([self.set.k, self.set.d])
-    }
-
-    /// Realized reward of `index` in the current round.
-    fn reward(&mut self, index: usize) -> PyResult<f64> {
-        if self.t == 0 {
-            return Err(Error::State("call next_round() before reward()".into())).py_err();
-        }
-        match self.env.feedback(index).py_err()? {
-            Feedback::Reward(y) => Ok(y),
-            Feedback::Losses(_) => unreachable!("bandit environment"),
-        }
-    }
-
     /// Mean rewards of the current round's actions.
     fn mean_rewards<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
         self.env.means().to_vec().into_pyarray(py)
@@ -68,11 +49,6 @@ engine_methods! {
     /// The hidden parameter theta*.
     fn theta<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
         self.env.theta().to_vec().into_pyarray(py)
-    }
-
-    #[getter]
-    fn t(&self) -> u64 {
-        self.t
     }
 }
 

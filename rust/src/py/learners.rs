@@ -27,13 +27,13 @@ pub struct PyLinUcb {
 }
 
 engine_methods! {
-    PyLinUcb { inner: LinUcb }, restore _restore_linucb, shared [learner, secure, state];
+    PyLinUcb { inner: LinUcb }, restore _restore_linucb, shared [contextual, learner, secure, state],
+    getters [psd_failures: u64];
 
     #[new]
     #[pyo3(signature = (d, horizon, *, regularizer=None, refactor_every=64, noise_kind=None, noise_params=Vec::new(), shift=0.0, pad_to=0,
                         beta_noise_sd=1.0, beta_log_offset=0.0, beta_offset=0.0, beta_constant=None, l=1.0, b_tilde=1.0, clip=true, seed=None,
                         counter=None, theta=Vec::new(), omega=Vec::new()))]
-    #[allow(clippy::too_many_arguments)]
     fn new(
         d: usize,
         horizon: u64,
@@ -87,12 +87,6 @@ engine_methods! {
         Ok(PyLinUcb { inner: LinUcb::new(config, &seeds(seed)?).py_err()? })
     }
 
-    /// Index of the action (row of `actions`) with the largest UCB.
-    fn select(&mut self, actions: PyReadonlyArrayDyn<'_, f64>) -> PyResult<usize> {
-        let set = decision_set(&actions, self.inner.config().d)?;
-        self.inner.select(&set).py_err()
-    }
-
     /// UCB_t of every row of `actions`.
     fn ucb<'py>(
         &mut self,
@@ -101,23 +95,6 @@ engine_methods! {
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let set = decision_set(&actions, self.inner.config().d)?;
         Ok(self.inner.ucb(&set).py_err()?.into_pyarray(py))
-    }
-
-    /// Records the played features `x` and its reward.
-    fn observe(&mut self, x: PyReadonlyArrayDyn<'_, f64>, reward: f64) -> PyResult<()> {
-        let (shape, data) = row_major(&x);
-        expect_shape("x", &shape, &[self.inner.config().d])?;
-        self.inner.observe(&data, reward).py_err()
-    }
-
-    #[getter]
-    fn psd_failures(&self) -> u64 {
-        self.inner.psd_failures()
-    }
-
-    #[getter]
-    fn d(&self) -> usize {
-        self.inner.config().d
     }
 }
 

@@ -91,62 +91,39 @@ pub fn noise_kind(spec: NoiseSpec) -> (&'static str, Vec<f64>) {
     }
 }
 
+/// Sampler output: an array of draws.
+pub type Draws<'py> = PyResult<Bound<'py, PyArrayDyn<f64>>>;
+
+/// `dims[0]` draws of shape `dims[1..]`, written by `fill` from `rng` into
+/// one fresh buffer; the GIL released for large draws.
+pub fn draws<'py, R: Send>(
+    py: Python<'py>,
+    mut rng: R,
+    dims: &[usize],
+    fill: impl FnOnce(&mut R, &mut [f64]) + Send,
+) -> Draws<'py> {
+    let mut v = zeroed(dims[0], dims[1..].iter().product())?;
+    let out = run(py, v.len(), move || {
+        fill(&mut rng, &mut v);
+        v
+    });
+    out.into_pyarray(py).reshape(dims.to_vec())
+}
+
 /// `count` i.i.d. Laplace(0, scale) draws.
 #[pyfunction]
 #[pyo3(signature = (scale, count, seed=None))]
-fn sample_laplace(py: Python<'_>, scale: f64, count: usize, seed: Option<u64>) -> PyResult<Bound<'_, PyArrayDyn<f64>>> {
+fn sample_laplace(py: Python<'_>, scale: f64, count: usize, seed: Option<u64>) -> Draws<'_> {
     NoiseSpec::Laplace { scale }.validate(&[]).py_err()?;
-    let mut rng = seeds(seed)?.stream("sampler");
-    let mut v = zeroed(count, 1)?;
-    let out = run(py, count, move || {
-        fill_laplace(&mut rng, scale, &mut v);
-        v
-    });
-    out.into_pyarray(py).reshape(vec![count])
+    draws(py, seeds(seed)?.stream("sampler"), &[count], |rng, v| fill_laplace(rng, scale, v))
 }
 
 /// `count` i.i.d. N(0, sigma^2) draws.
 #[pyfunction]
 #[pyo3(signature = (sigma, count, seed=None))]
-fn sample_gaussian(
-    py: Python<'_>,
-    sigma: f64,
-    count: usize,
-    seed: Option<u64>,
-) -> PyResult<Bound<'_, PyArrayDyn<f64>>> {
+fn sample_gaussian(py: Python<'_>, sigma: f64, count: usize, seed: Option<u64>) -> Draws<'_> {
     NoiseSpec::Gaussian { sigma }.validate(&[]).py_err()?;
-    let mut rng = seeds(seed)?.stream("sampler");
-    let mut v = zeroed(count, 1)?;
-    let out = run(py, count, move || {
-        fill_gaussian(&mut rng, sigma, &mut v);
-        v
-    });
-    out.into_pyarray(py).reshape(vec![count])
-}
-
-/// `count` symmetric Gaussian p x p matrices (Z + Z^T)/sqrt(2).
-#[pyfunction]
-#[pyo3(signature = (sigma, p, count, seed=None))]
-fn sample_symmetric_gaussian(
-    py: Python<'_>,
-    sigma: f64,
-    p: usize,
-    count: usize,
-    seed: Option<u64>,
-) -> PyResult<Bound<'_, PyArrayDyn<f64>>> {
-    NoiseSpec::Gaussian { sigma }.validate(&[]).py_err()?;
-    if p == 0 {
-        return Err(Error::invalid("p", "must be >= 1")).py_err();
-    }
-    let mut rng = seeds(seed)?.stream("sampler");
-    let mut v = zeroed(count, p.checked_mul(p).ok_or_else(|| Error::invalid("p", "too large")).py_err()?)?;
-    let out = run(py, v.len(), move || {
-        for chunk in v.chunks_exact_mut(p * p) {
-            fill_symmetric_gaussian(&mut rng, sigma, p, chunk);
-        }
-        v
-    });
-    out.into_pyarray(py).reshape(vec![count, p, p])
+    draws(py, seeds(seed)?.stream("sampler"), &[count], |rng, v| fill_gaussian(rng, sigma, v))
 }
 
 /// `count` draws of W_p(scale_matrix, df) by the Bartlett decomposition.
@@ -158,20 +135,28 @@ fn sample_wishart<'py>(
     df: f64,
     count: usize,
     seed: Option<u64>,
-) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+) -> Draws<'py> {
     let (shape, s) = row_major(&scale_matrix);
     let p = shape.first().copied().unwrap_or(0);
     expect_shape("scale_matrix", &shape, &[p, p])?;
     let sampler = WishartSampler::new(&s, p, df).py_err()?;
-    let mut rng = seeds(seed)?.stream("sampler");
-    let mut v = zeroed(count, p * p)?;
-    let out = run(py, v.len(), move || {
-        for chunk in v.chunks_exact_mut(p * p) {
-            sampler.sample_into(&mut rng, chunk);
-        }
-        v
-    });
-    out.into_pyarray(py).reshape(vec![count, p, p])
+    draws(py, seeds(seed)?.stream("sampler"), &[count, p, p], |rng, v| {
+        v.chunks_exact_mut(p * p).for_each(|m| sampler.sample_into(rng, m));
+    })
+}
+
+/// `count` symmetric Gaussian p x p matrices (Z + Z^T)/sqrt(2).
+#[pyfunction]
+#[pyo3(signature = (sigma, p, count, seed=None))]
+fn sample_symmetric_gaussian(py: Python<'_>, sigma: f64, p: usize, count: usize, seed: Option<u64>) -> Draws<'_> {
+    NoiseSpec::Gaussian { sigma }.validate(&[]).py_err()?;
+    if p == 0 {
+        return Err(Error::invalid("p", "must be >= 1")).py_err();
+    }
+    let p2 = p.checked_mul(p).ok_or_else(|| Error::invalid("p", "too large")).py_err()?;
+    draws(py, seeds(seed)?.stream("sampler"), &[count, p, p], |rng, v| {
+        v.chunks_exact_mut(p2).for_each(|m| fill_symmetric_gaussian(rng, sigma, p, m));
+    })
 }
 
 /// (level, first leaf, last leaf, noisy sum) of one node.
@@ -184,11 +169,11 @@ pub struct PyTreeCounter {
 }
 
 engine_methods! {
-    PyTreeCounter { inner: TreeCounter }, restore _restore_tree_counter, shared [counter, state];
+    PyTreeCounter { inner: TreeCounter }, restore _restore_tree_counter, shared [counter, state],
+    getters [padded: bool, pad_to: u32];
 
     #[new]
     #[pyo3(signature = (shape, horizon, noise_kind, noise_params, seed=None, padded=false, pad_to=None, secure_exponent=None, os_entropy=false))]
-    #[allow(clippy::too_many_arguments)]
     fn new(
         shape: Vec<usize>,
         horizon: u64,
@@ -226,16 +211,6 @@ engine_methods! {
             })
             .collect()
     }
-
-    #[getter]
-    fn padded(&self) -> bool {
-        self.inner.padded()
-    }
-
-    #[getter]
-    fn pad_to(&self) -> u32 {
-        self.inner.pad_to()
-    }
 }
 
 /// The encoder of a factorization counter from its Python name and BLT
@@ -264,11 +239,11 @@ pub struct PyFactorizationCounter {
 }
 
 engine_methods! {
-    PyFactorizationCounter { inner: FactorizationCounter }, restore _restore_factorization_counter, shared [counter, state];
+    PyFactorizationCounter { inner: FactorizationCounter }, restore _restore_factorization_counter,
+    shared [counter, state];
 
     #[new]
     #[pyo3(signature = (shape, horizon, noise_kind, noise_params, factorization_kind, theta=Vec::new(), omega=Vec::new(), seed=None, secure_exponent=None, os_entropy=false))]
-    #[allow(clippy::too_many_arguments)]
     fn new(
         shape: Vec<usize>,
         horizon: u64,

@@ -55,26 +55,48 @@
 //!        fn select(&mut self) -> PyResult<usize> { ... }
 //!    }
 //!    ```
-//!    Parts: `learner` (getters `t`, `horizon`; `reseed`,
-//!    `noise_parameters`: the engine has `t()`, `config()` with a
-//!    `horizon` field and serde `Serialize`, `reseed(&SeedSequence)`),
-//!    then exactly one of `secure` (`_factory` with the entropy mode,
-//!    `use_os_entropy`, `os_entropy`) or `seeded` (`_factory` only); the
-//!    config must implement `LearnerFactory`. `counter` for continual
-//!    counters. `state` when the engine has `to_bytes()` and
-//!    `from_bytes(&[u8])` (this writes [`Snapshot`]), or `pickle` after a
-//!    hand-written `impl Snapshot` for a class with more than one field.
-//!    Do not write the methods of a part again in the block: PyO3 rejects
-//!    a duplicate name at compile time.
+//!    Parts (each names what the engine must provide):
+//!    - `learner`: getters `t`, `horizon`; `reseed`, `noise_parameters`
+//!      (engine: `t()`, `config()` with a `horizon` field and serde
+//!      `Serialize`, `reseed(&SeedSequence)`); then exactly one of
+//!      `secure` (`_factory` with the entropy mode, `use_os_entropy`,
+//!      `os_entropy`) or `seeded` (`_factory` only); the config is `Clone`
+//!      and a `LearnerFactory`.
+//!    - `arms` (K-armed: `select`, `observe(arm, reward)`, `pulls`, `k`;
+//!      engine: `select_arm()`, `observe`, `pulls()`, `config().k`) or
+//!      `contextual` (a (k, d) decision set: `select(actions)`,
+//!      `observe(x, reward)`, `d`; engine: `select(&DecisionSet)`,
+//!      `observe(&[f64], f64)`, `config().d`).
+//!    - `counter`: a continual counter's `add`, `add_many`, `release`,
+//!      `_release_runs` and getters.
+//!    - `rounds`: an environment played round by round (fields `env`,
+//!      `set`, `t`): `next_round`, `reward`, `t`.
+//!    - `state` when the engine has `to_bytes()` and `from_bytes(&[u8])`
+//!      (this writes [`Snapshot`]), or `pickle` after a hand-written
+//!      `impl Snapshot` for a class with more fields; both need
+//!      `restore _restore_x` in the header (leave it out for a class that
+//!      does not pickle).
+//!
+//!    Plain getters that return the engine's method of the same name go
+//!    in an optional clause after the parts:
+//!    `shared [...], getters [psd_failures: u64, committed: Option<usize>];`.
+//!    Do not write a part's methods again in the block: PyO3 rejects a
+//!    duplicate name at compile time. rustfmt does not format inside a
+//!    macro call: keep the house layout (120 columns) by hand there.
 //! 3. Register it: `PyX::register(m)?` in the file's `register` (adds the
 //!    class and `_restore_x`); a new file also gets a line in `_core` below.
-//! 4. Stubs: add the class to `python/dpbandits/_core.pyi`, deriving from
-//!    the stub base classes of its parts, with only its own methods;
+//! 4. Stubs: add the class to `python/dpbandits/_core.pyi` as `@final`,
+//!    deriving from the stub-only protocols of its parts (`_Pickled`,
+//!    `_Learner`, `_SecureLearner`, `_Counter`), with its own methods and
+//!    `__new__` (not `__init__`); add its names to `__all__`.
 //!    `tests/test_typing.py` runs `mypy.stubtest` and fails on any drift.
 
 // PyO3 hands extracted arguments (array views, strings) to functions by
 // value; borrowing them is not an option the macros offer.
 #![allow(clippy::needless_pass_by_value)]
+// A Python function's keyword arguments are its Rust parameters, one to
+// one: constructors take many.
+#![allow(clippy::too_many_arguments)]
 
 /// What `to_bytes`, `from_bytes` and pickling of a class read and write:
 /// the whole state, node noise and generators included, so that a restored
@@ -92,14 +114,22 @@ pub(crate) trait Snapshot: Sized {
 /// documentation, "Adding an engine's bindings").
 macro_rules! engine_methods {
     (
-        $py:ident { $field:ident: $inner:ty }, restore $restore:ident, shared [$($part:ident),* $(,)?];
+        $py:ident { $field:ident: $inner:ty } $(, restore $restore:ident)?, shared [$($part:ident),* $(,)?]
+        $(, getters [$($getter:ident: $get:ty),* $(,)?])?;
         $($own:tt)*
     ) => {
-        engine_methods!(@part ($py, $field, $inner, $restore) [$($own)*] [] $($part)*);
+        engine_methods!(@part ($py, $field, $inner, [$($restore)?]) [$($own)*
+            $($(
+                #[getter]
+                fn $getter(&self) -> $get {
+                    self.$field.$getter()
+                }
+            )*)?
+        ] [] $($part)*);
     };
 
     // Every part written: the single `#[pymethods]` block, then the items.
-    (@part ($py:ident, $field:ident, $inner:ty, $restore:ident) [$($methods:tt)*] [$($items:tt)*]) => {
+    (@part ($py:ident, $field:ident, $inner:ty, [$($restore:ident)?]) [$($methods:tt)*] [$($items:tt)*]) => {
         #[::pyo3::pymethods]
         impl $py {
             $($methods)*
@@ -108,17 +138,17 @@ macro_rules! engine_methods {
         $($items)*
 
         impl $py {
-            /// Adds the class and its unpickling function to the module.
+            /// Adds the class (and its unpickling function) to the module.
             pub fn register(m: &::pyo3::Bound<'_, ::pyo3::types::PyModule>) -> ::pyo3::PyResult<()> {
                 use ::pyo3::types::PyModuleMethods;
-                m.add_class::<$py>()?;
-                m.add_function(::pyo3::wrap_pyfunction!($restore, m)?)
+                $(m.add_function(::pyo3::wrap_pyfunction!($restore, m)?)?;)?
+                m.add_class::<$py>()
             }
         }
     };
 
     // A learner engine: round, horizon, reseeding, its configuration.
-    (@part ($py:ident, $field:ident, $inner:ty, $restore:ident) [$($m:tt)*] [$($i:tt)*] learner $($rest:ident)*) => {
+    (@part ($py:ident, $field:ident, $inner:ty, $restore:tt) [$($m:tt)*] [$($i:tt)*] learner $($rest:ident)*) => {
         engine_methods!(@part ($py, $field, $inner, $restore) [$($m)*
             #[getter]
             fn t(&self) -> u64 {
@@ -153,18 +183,18 @@ macro_rules! engine_methods {
 
     // A learner without a secure mode: every replicate of the simulation
     // loop seeded.
-    (@part ($py:ident, $field:ident, $inner:ty, $restore:ident) [$($m:tt)*] [$($i:tt)*] seeded $($rest:ident)*) => {
+    (@part ($py:ident, $field:ident, $inner:ty, $restore:tt) [$($m:tt)*] [$($i:tt)*] seeded $($rest:ident)*) => {
         engine_methods!(@part ($py, $field, $inner, $restore) [$($m)*
             /// The configuration, for the simulation loop (one engine per replicate).
             fn _factory(&self) -> $crate::py::sim::PyLearnerFactory {
-                $crate::py::sim::PyLearnerFactory::new(self.$field.config().clone())
+                $crate::py::sim::PyLearnerFactory::with_entropy(self.$field.config().clone(), false)
             }
         ] [$($i)*] $($rest)*);
     };
 
     // A learner with a secure mode (privacy noise from the operating
     // system), which the simulation loop's replicates inherit.
-    (@part ($py:ident, $field:ident, $inner:ty, $restore:ident) [$($m:tt)*] [$($i:tt)*] secure $($rest:ident)*) => {
+    (@part ($py:ident, $field:ident, $inner:ty, $restore:tt) [$($m:tt)*] [$($i:tt)*] secure $($rest:ident)*) => {
         engine_methods!(@part ($py, $field, $inner, $restore) [$($m)*
             /// The configuration, for the simulation loop (one engine per replicate).
             fn _factory(&self) -> $crate::py::sim::PyLearnerFactory {
@@ -188,7 +218,7 @@ macro_rules! engine_methods {
 
     // A continual counter (tree or factorization): adding, releasing,
     // audit runs and the configuration getters.
-    (@part ($py:ident, $field:ident, $inner:ty, $restore:ident) [$($m:tt)*] [$($i:tt)*] counter $($rest:ident)*) => {
+    (@part ($py:ident, $field:ident, $inner:ty, $restore:tt) [$($m:tt)*] [$($i:tt)*] counter $($rest:ident)*) => {
         engine_methods!(@part ($py, $field, $inner, $restore) [$($m)*
             /// The lattice exponent j (None: floating-point noise).
             #[getter]
@@ -228,15 +258,23 @@ macro_rules! engine_methods {
             }
 
             /// Adds many values (first axis = rounds); releases the GIL.
-            fn add_many(&mut self, py: ::pyo3::Python<'_>, values: ::numpy::PyReadonlyArrayDyn<'_, f64>) -> ::pyo3::PyResult<()> {
+            fn add_many(
+                &mut self,
+                py: ::pyo3::Python<'_>,
+                values: ::numpy::PyReadonlyArrayDyn<'_, f64>,
+            ) -> ::pyo3::PyResult<()> {
                 let (_, data) = $crate::py::arrays::rows("values", &values, self.$field.shape())?;
                 let dim = self.$field.dim();
                 let inner = &mut self.$field;
-                $crate::py::errors::IntoPy::py_err(py.detach(|| data.chunks_exact(dim).try_for_each(|row| inner.add(row))))
+                let added = py.detach(|| data.chunks_exact(dim).try_for_each(|row| inner.add(row)));
+                $crate::py::errors::IntoPy::py_err(added)
             }
 
             /// The current noisy prefix sum.
-            fn release<'py>(&self, py: ::pyo3::Python<'py>) -> ::pyo3::PyResult<::pyo3::Bound<'py, ::numpy::PyArrayDyn<f64>>> {
+            fn release<'py>(
+                &self,
+                py: ::pyo3::Python<'py>,
+            ) -> ::pyo3::PyResult<::pyo3::Bound<'py, ::numpy::PyArrayDyn<f64>>> {
                 use ::numpy::{IntoPyArray, PyArrayMethods};
                 self.$field.release().to_vec().into_pyarray(py).reshape(self.$field.shape().to_vec())
             }
@@ -269,9 +307,94 @@ macro_rules! engine_methods {
         ] [$($i)*] $($rest)*);
     };
 
+    // A K-armed learner: arms in, rewards back.
+    (@part ($py:ident, $field:ident, $inner:ty, $restore:tt) [$($m:tt)*] [$($i:tt)*] arms $($rest:ident)*) => {
+        engine_methods!(@part ($py, $field, $inner, $restore) [$($m)*
+            /// The arm to pull this round.
+            fn select(&mut self) -> ::pyo3::PyResult<usize> {
+                $crate::py::errors::IntoPy::py_err(self.$field.select_arm())
+            }
+
+            /// Records the reward of pulling `arm`.
+            fn observe(&mut self, arm: usize, reward: f64) -> ::pyo3::PyResult<()> {
+                $crate::py::errors::IntoPy::py_err(self.$field.observe(arm, reward))
+            }
+
+            /// Pulls of each arm that the index statistics count.
+            fn pulls<'py>(&self, py: ::pyo3::Python<'py>) -> ::pyo3::Bound<'py, ::numpy::PyArray1<u64>> {
+                ::numpy::IntoPyArray::into_pyarray(self.$field.pulls().to_vec(), py)
+            }
+
+            #[getter]
+            fn k(&self) -> usize {
+                self.$field.config().k
+            }
+        ] [$($i)*] $($rest)*);
+    };
+
+    // A contextual linear learner: a (k, d) decision set in, the played
+    // row's features and reward back.
+    (@part ($py:ident, $field:ident, $inner:ty, $restore:tt) [$($m:tt)*] [$($i:tt)*] contextual $($rest:ident)*) => {
+        engine_methods!(@part ($py, $field, $inner, $restore) [$($m)*
+            #[getter]
+            fn d(&self) -> usize {
+                self.$field.config().d
+            }
+
+            /// Index of the action (row of `actions`) to play.
+            fn select(&mut self, actions: ::numpy::PyReadonlyArrayDyn<'_, f64>) -> ::pyo3::PyResult<usize> {
+                let set = $crate::py::learners::decision_set(&actions, self.$field.config().d)?;
+                $crate::py::errors::IntoPy::py_err(self.$field.select(&set))
+            }
+
+            /// Records the played features `x` and its reward.
+            fn observe(&mut self, x: ::numpy::PyReadonlyArrayDyn<'_, f64>, reward: f64) -> ::pyo3::PyResult<()> {
+                let (shape, data) = $crate::py::arrays::row_major(&x);
+                $crate::py::arrays::expect_shape("x", &shape, &[self.$field.config().d])?;
+                $crate::py::errors::IntoPy::py_err(self.$field.observe(&data, reward))
+            }
+
+        ] [$($i)*] $($rest)*);
+    };
+
+    // An environment played round by round from Python (fields `env`,
+    // `set`: the current decision set, `t`: the round).
+    (@part ($py:ident, $field:ident, $inner:ty, $restore:tt) [$($m:tt)*] [$($i:tt)*] rounds $($rest:ident)*) => {
+        engine_methods!(@part ($py, $field, $inner, $restore) [$($m)*
+            /// The next round's decision set, shape (k, d).
+            fn next_round<'py>(
+                &mut self,
+                py: ::pyo3::Python<'py>,
+            ) -> ::pyo3::PyResult<::pyo3::Bound<'py, ::numpy::PyArray2<f64>>> {
+                use ::numpy::{IntoPyArray, PyArrayMethods};
+                self.t += 1;
+                let drawn = $crate::env::Environment::next_round(&mut self.$field, self.t, &mut self.set);
+                $crate::py::errors::IntoPy::py_err(drawn)?;
+                self.set.features.clone().into_pyarray(py).reshape([self.set.k, self.set.d])
+            }
+
+            /// Reward of `index` in the current round.
+            fn reward(&mut self, index: usize) -> ::pyo3::PyResult<f64> {
+                if self.t == 0 {
+                    let e = $crate::error::Error::State("call next_round() before reward()".into());
+                    return Err($crate::py::errors::to_py(e));
+                }
+                match $crate::py::errors::IntoPy::py_err($crate::env::Environment::feedback(&mut self.$field, index))? {
+                    $crate::env::Feedback::Reward(y) => Ok(y),
+                    $crate::env::Feedback::Losses(_) => unreachable!("bandit environment"),
+                }
+            }
+
+            #[getter]
+            fn t(&self) -> u64 {
+                self.t
+            }
+        ] [$($i)*] $($rest)*);
+    };
+
     // A class that wraps one core value with `to_bytes`/`from_bytes`:
     // its snapshot is that value's, and it pickles.
-    (@part ($py:ident, $field:ident, $inner:ty, $restore:ident) [$($m:tt)*] [$($i:tt)*] state $($rest:ident)*) => {
+    (@part ($py:ident, $field:ident, $inner:ty, $restore:tt) [$($m:tt)*] [$($i:tt)*] state $($rest:ident)*) => {
         engine_methods!(@part ($py, $field, $inner, $restore) [$($m)*] [$($i)*
             impl $crate::py::Snapshot for $py {
                 fn snapshot(&self) -> Vec<u8> {
@@ -286,8 +409,8 @@ macro_rules! engine_methods {
     };
 
     // `to_bytes`, `from_bytes` and pickling through the class's `Snapshot`.
-    (@part ($py:ident, $field:ident, $inner:ty, $restore:ident) [$($m:tt)*] [$($i:tt)*] pickle $($rest:ident)*) => {
-        engine_methods!(@part ($py, $field, $inner, $restore) [$($m)*
+    (@part ($py:ident, $field:ident, $inner:ty, [$restore:ident]) [$($m:tt)*] [$($i:tt)*] pickle $($rest:ident)*) => {
+        engine_methods!(@part ($py, $field, $inner, [$restore]) [$($m)*
             /// Serialized state (node noise and generators included).
             fn to_bytes<'py>(&self, py: ::pyo3::Python<'py>) -> ::pyo3::Bound<'py, ::pyo3::types::PyBytes> {
                 ::pyo3::types::PyBytes::new(py, &$crate::py::Snapshot::snapshot(self))

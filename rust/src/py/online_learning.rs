@@ -5,7 +5,7 @@ use numpy::{IntoPyArray, PyArray1, PyReadonlyArrayDyn};
 use pyo3::prelude::*;
 
 use super::arrays::{expect_shape, row_major};
-use super::errors::IntoPy;
+use super::errors::{unknown, IntoPy};
 use super::mechanisms::{noise_spec, seeds};
 use super::sim::PyEnvironmentFactory;
 use crate::env::{DecisionSet, Environment, LossEnv, LossEnvConfig, LossSequence};
@@ -20,7 +20,7 @@ fn geometry(name: &str) -> PyResult<Geometry> {
         "simplex" => Ok(Geometry::Simplex),
         "ball" => Ok(Geometry::Ball),
         "cube" => Ok(Geometry::Cube),
-        _ => Err(Error::invalid("geometry", format!("must be 'simplex', 'ball' or 'cube', got {name:?}"))).py_err(),
+        _ => unknown("geometry", "'simplex', 'ball' or 'cube'", name),
     }
 }
 
@@ -51,11 +51,11 @@ pub struct PyFollowTheLeader {
 }
 
 engine_methods! {
-    PyFollowTheLeader { inner: FollowTheLeader }, restore _restore_follow_the_leader, shared [learner, secure, state];
+    PyFollowTheLeader { inner: FollowTheLeader }, restore _restore_follow_the_leader, shared [learner, secure, state],
+    getters [noise_terms: u32];
 
     #[new]
     #[pyo3(signature = (n, horizon, geometry, noise_kind, noise_params, *, eta=None, clip=true, seed=None))]
-    #[allow(clippy::too_many_arguments)]
     fn new(
         n: usize,
         horizon: u64,
@@ -98,11 +98,6 @@ engine_methods! {
         let l = vector("losses", &losses, self.inner.config().n)?;
         self.inner.observe(&l).py_err()
     }
-
-    #[getter]
-    fn noise_terms(&self) -> u32 {
-        self.inner.noise_terms()
-    }
 }
 
 /// EXP2 with exploration behind the private bandit reduction (Alg. 4, Alg. 5).
@@ -116,7 +111,6 @@ engine_methods! {
 
     #[new]
     #[pyo3(signature = (n, horizon, eta, gamma, *, noise_scale=None, clip=true, seed=None, lattice_exponent=None))]
-    #[allow(clippy::too_many_arguments)]
     fn new(
         n: usize,
         horizon: u64,
