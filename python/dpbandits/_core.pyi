@@ -140,6 +140,38 @@ class _Counter(_Pickled, Protocol):
         """``runs`` independent runs on ``values`` (rounds first): every release,
         shape (runs, rounds, *shape). Fresh counters only; for privacy audits."""
 
+class _Arms(Protocol):
+    """A K-armed learner (part ``arms``)."""
+
+    def select(self) -> int:
+        """The arm to pull this round."""
+    def observe(self, arm: int, reward: float) -> None:
+        """Records the reward of pulling ``arm``."""
+    def pulls(self) -> NDArray[np.uint64]:
+        """Pulls of each arm that the index statistics count (released phases for phased engines)."""
+    @property
+    def k(self) -> int: ...
+
+class _Contextual(Protocol):
+    """A contextual linear learner (part ``contextual``)."""
+
+    def select(self, actions: NDArray[np.float64]) -> int:
+        """Index of the row of ``actions`` (k, d) to play."""
+    def observe(self, x: NDArray[np.float64], reward: float) -> None:
+        """Records a played row and its reward (bounds enforced)."""
+    @property
+    def d(self) -> int: ...
+
+class _Rounds(Protocol):
+    """An environment played round by round (part ``rounds``)."""
+
+    def next_round(self) -> NDArray[np.float64]:
+        """The next round's (k, d) decision set."""
+    def reward(self, index: int) -> float:
+        """Reward of ``index`` in the current round."""
+    @property
+    def t(self) -> int: ...
+
 # --- samplers (rust/src/noise/) ---------------------------------------------
 
 def sample_laplace(scale: float, count: int, seed: int | None = None) -> NDArray[np.float64]:
@@ -245,7 +277,7 @@ def core_set(
 # --- learners (rust/src/policy/) --------------------------------------------
 
 @final
-class LinUcbEngine(_SecureLearner):
+class LinUcbEngine(_Contextual, _SecureLearner):
     """LinUCB with changing regularizers (Shariff & Sheffet Alg. 1).
 
     Exactly one of ``regularizer`` (exact statistics, non-private) and
@@ -282,23 +314,17 @@ class LinUcbEngine(_SecureLearner):
         theta: Sequence[float] = ...,
         omega: Sequence[float] = ...,
     ) -> Self: ...
-    def select(self, actions: NDArray[np.float64]) -> int:
-        """Index of the row of ``actions`` (k, d) with the largest UCB."""
     def ucb(self, actions: NDArray[np.float64]) -> NDArray[np.float64]:
         """UCB_t of every row of ``actions``."""
-    def observe(self, x: NDArray[np.float64], reward: float) -> None:
-        """Records a played row (bounds enforced)."""
     @property
     def psd_failures(self) -> int: ...
-    @property
-    def d(self) -> int: ...
     @staticmethod
     def from_bytes(state: bytes) -> LinUcbEngine: ...
 
 def _restore_linucb(state: bytes) -> LinUcbEngine: ...
 
 @final
-class MabEngine(_SecureLearner):
+class MabEngine(_Arms, _SecureLearner):
     """K-armed engine (rust/src/policy/mab.rs): UCB1 / private UCB
     (``index="ucb"``, ``noise_bound`` = the Lemma 5 term), App. D.1
     (``"empirical"``), Thompson sampling (``"thompson_beta"``,
@@ -324,25 +350,18 @@ class MabEngine(_SecureLearner):
         seed: int | None = None,
         phase_lattice_exponents: Sequence[int] = ...,
     ) -> Self: ...
-    def select(self) -> int:
-        """The arm to pull this round."""
-    def observe(self, arm: int, reward: float) -> None:
-        """Records the reward of pulling ``arm``."""
     def sums(self) -> NDArray[np.float64]:
         """Per-arm reward sums the index reads (released when private)."""
-    def pulls(self) -> NDArray[np.uint64]: ...
     def released_batch_means(self) -> NDArray[np.float64]: ...
     @property
     def phase(self) -> str: ...
-    @property
-    def k(self) -> int: ...
     @staticmethod
     def from_bytes(state: bytes) -> MabEngine: ...
 
 def _restore_mab(state: bytes) -> MabEngine: ...
 
 @final
-class MtContextualEngine(_SecureLearner):
+class MtContextualEngine(_Contextual, _SecureLearner):
     """Mishra & Thakurta Alg. 3 (``rule="ucb"``) / Alg. 4 (``"thompson"``):
     per-entry Laplace trees for A (scale ``noise_a``) and b (``noise_b``),
     fallback when the released A~ is not positive definite."""
@@ -362,16 +381,12 @@ class MtContextualEngine(_SecureLearner):
         clip: bool = True,
         seed: int | None = None,
     ) -> Self: ...
-    def select(self, actions: NDArray[np.float64]) -> int: ...
-    def observe(self, x: NDArray[np.float64], reward: float) -> None: ...
     def released(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """The released (A~, b~) the next selection reads."""
     @property
     def fallbacks(self) -> int: ...
     @property
     def last_fallback(self) -> bool: ...
-    @property
-    def d(self) -> int: ...
     @staticmethod
     def from_bytes(state: bytes) -> MtContextualEngine: ...
 
@@ -511,20 +526,14 @@ def _restore_scrible(state: bytes) -> ScribleEngine: ...
 # --- environments (rust/src/env/) -------------------------------------------
 
 @final
-class ShariffSheffetEnvEngine(_Pickled):
+class ShariffSheffetEnvEngine(_Rounds, _Pickled):
     """Shariff & Sheffet App. D environment, round by round."""
 
     def __new__(
         cls, d: int, k: int, gap: float, optimal_reward: float, reward: str, seed: int | None = None
     ) -> Self: ...
-    def next_round(self) -> NDArray[np.float64]:
-        """Draws the next (k, d) decision set."""
-    def reward(self, index: int) -> float:
-        """Realized reward of ``index`` this round."""
     def mean_rewards(self) -> NDArray[np.float64]: ...
     def theta(self) -> NDArray[np.float64]: ...
-    @property
-    def t(self) -> int: ...
     @staticmethod
     def from_bytes(state: bytes) -> ShariffSheffetEnvEngine: ...
     def _factory(self) -> EnvironmentFactory:
@@ -601,21 +610,17 @@ class LossEnvEngine:
     def _factory(self) -> EnvironmentFactory: ...
 
 @final
-class ReplayEnvEngine:
-    """Supervised-to-bandit replay of a labelled data set (rust/src/env/replay.rs)."""
+class ReplayEnvEngine(_Rounds):
+    """Supervised-to-bandit replay of a labelled data set (rust/src/env/replay.rs).
+    Each round's decision set is (k, k p), the disjoint encoding; the reward
+    is 1 for the true class, ``wrong_reward`` otherwise."""
 
     def __new__(
         cls, features: NDArray[np.float64], p: int, labels: Sequence[int], wrong_reward: float,
         seed: int | None = None,
     ) -> Self:
         """``features``: the n x p rows flattened row-major, each of norm <= 1."""
-    def next_round(self) -> NDArray[np.float64]:
-        """The next (k, k p) decision set (disjoint encoding)."""
-    def reward(self, index: int) -> float:
-        """1 for the true class, ``wrong_reward`` otherwise."""
     def mean_rewards(self) -> NDArray[np.float64]: ...
-    @property
-    def t(self) -> int: ...
     def state(self) -> bytes:
         """The round, position and generator (not the data)."""
     def set_state(self, state: bytes) -> None:
@@ -682,7 +687,7 @@ def sample_discrete_gaussian(sigma: float, exponent: int, count: int, seed: int 
     operating-system entropy when ``seed`` is None."""
 
 @final
-class PhasedMabEngine(_Learner):
+class PhasedMabEngine(_Arms, _Learner):
     """Phased K-armed engine (rust/src/policy/phased_mab.rs): one noisy
     release per phase. ``index``: "optimistic_kl" / "optimistic" (DP-KLUCB
     with ``divergence_epsilon``, KL-UCB, AdaP / AdaC with ``linear`` /
@@ -694,7 +699,9 @@ class PhasedMabEngine(_Learner):
     noise on 2^-``lattice_exponent`` (None: floating point), OS entropy
     with ``secure``. ``commit``: the chosen arm plays its whole phase
     (False: a decision every round, each arm's phase released when its
-    pull count reaches the phase end). Every constant comes from
+    pull count reaches the phase end). ``select`` returns the committed
+    arm inside a phase; ``observe`` ends the phase when due; ``pulls``
+    counts released phases. Every constant comes from
     dpbandits.privacy.azize."""
 
     def __new__(
@@ -722,22 +729,14 @@ class PhasedMabEngine(_Learner):
         bounds: str = "clip",
         seed: int | None = None,
     ) -> Self: ...
-    def select(self) -> int:
-        """The arm to pull this round (the committed arm inside a phase)."""
-    def observe(self, arm: int, reward: float) -> None:
-        """Records the reward of pulling ``arm``; ends the phase when due."""
     def sums(self) -> NDArray[np.float64]:
         """Per arm, the sum of its released phase sums (normalised rewards)."""
-    def pulls(self) -> NDArray[np.uint64]:
-        """Per arm, the pulls in released phases."""
     def releases(self) -> NDArray[np.float64]:
         """Rows (arm, first round, last round, length, released noisy sum), one per phase."""
     def tie_ranks(self) -> NDArray[np.uint32]:
         """The tie-break rank of each arm (lower wins a tie)."""
     def active(self) -> NDArray[np.bool_]:
         """Arms not eliminated (DP-SE)."""
-    @property
-    def k(self) -> int: ...
     def _audit_runs(self, rewards: Sequence[float], round: int, count: int, seed: int) -> NDArray[np.float64]:
         """``count`` fresh engines fed ``rewards``; the release of the phase containing ``round`` (NaN if none)."""
     @staticmethod
