@@ -37,7 +37,7 @@ import numbers
 from dataclasses import dataclass
 
 from dpbandits._validation import in_open_unit, positive, positive_int
-from dpbandits.mechanisms import SymmetricGaussianNoise, WishartNoise
+from dpbandits.noise import SymmetricGaussianNoise, WishartNoise
 from dpbandits.privacy.composition import advanced_composition_epsilon, zcdp_to_dp_epsilon
 from dpbandits.privacy.confidence import RegularizerBounds
 from dpbandits.privacy.guarantees import Guarantee
