@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -31,6 +30,18 @@ from dpbandits import _core
 from dpbandits._sizes import check_bytes, format_bytes
 from dpbandits._validation import float_array, positive, positive_int, seed_or_none
 from dpbandits.errors import AllocationError, StateError
+from dpbandits.noise import (
+    SPECS_BY_KIND,
+    GaussianNoise,
+    LaplaceNoise,
+    NoiseSpec,
+    SymmetricGaussianNoise,
+    WishartNoise,
+    ZeroNoise,
+)
+from dpbandits.privacy.calibration import tree_depth
+from dpbandits.privacy.factorization import blt_parameters, counter_choice
+from dpbandits.privacy.secure import capped_lattice_exponent, lattice_exponent
 
 __all__ = [
     "GaussianNoise",
@@ -45,84 +56,6 @@ __all__ = [
     "symmetric_gaussian",
     "wishart",
 ]
-
-
-@dataclass(frozen=True)
-class ZeroNoise:
-    """No noise: an exact counter (non-private learners, tests)."""
-
-    def _wire(self) -> tuple[str, list[float]]:
-        return "zero", []
-
-
-@dataclass(frozen=True)
-class LaplaceNoise:
-    """i.i.d. Laplace(0, ``scale``) in every entry (Mishra & Thakurta App. A:
-    ``scale = log T / epsilon`` for a sensitivity-1 count)."""
-
-    scale: float
-
-    def __post_init__(self) -> None:
-        positive("scale", self.scale)
-
-    def _wire(self) -> tuple[str, list[float]]:
-        return "laplace", [float(self.scale)]
-
-
-@dataclass(frozen=True)
-class GaussianNoise:
-    """i.i.d. N(0, ``sigma``^2) in every entry (Agarwal & Singh Thm. A.1)."""
-
-    sigma: float
-
-    def __post_init__(self) -> None:
-        positive("sigma", self.sigma)
-
-    def _wire(self) -> tuple[str, list[float]]:
-        return "gaussian", [float(self.sigma)]
-
-
-@dataclass(frozen=True)
-class SymmetricGaussianNoise:
-    """(Z + Z^T)/sqrt(2) with Z_ij ~ N(0, ``sigma``^2) i.i.d. (Shariff & Sheffet
-    §4.2): off-diagonal entries have variance sigma^2, diagonal 2 sigma^2.
-    Needs a square (p, p) counter shape."""
-
-    sigma: float
-
-    def __post_init__(self) -> None:
-        positive("sigma", self.sigma)
-
-    def _wire(self) -> tuple[str, list[float]]:
-        return "symmetric_gaussian", [float(self.sigma)]
-
-
-@dataclass(frozen=True)
-class WishartNoise:
-    """W_p(``scale`` * I, ``df``) (Shariff & Sheffet §4.1, Thm. 8). For the
-    paper's mechanism ``scale`` is Ltilde**2 (not Ltilde). ``df`` must exceed
-    p - 1. Sampled by the Bartlett decomposition: cost independent of df."""
-
-    scale: float
-    df: float
-
-    def __post_init__(self) -> None:
-        positive("scale", self.scale)
-        positive("df", self.df)
-
-    def _wire(self) -> tuple[str, list[float]]:
-        return "wishart", [float(self.scale), float(self.df)]
-
-
-NoiseSpec = ZeroNoise | LaplaceNoise | GaussianNoise | SymmetricGaussianNoise | WishartNoise
-
-_SPECS: dict[str, Callable[[Sequence[float]], NoiseSpec]] = {
-    "zero": lambda p: ZeroNoise(),
-    "laplace": lambda p: LaplaceNoise(p[0]),
-    "gaussian": lambda p: GaussianNoise(p[0]),
-    "symmetric_gaussian": lambda p: SymmetricGaussianNoise(p[0]),
-    "wishart": lambda p: WishartNoise(p[0], p[1]),
-}
 
 
 # Largest array of draws or values made in one call, in bytes (2 GiB).
@@ -258,14 +191,12 @@ class TreeCounter:
                     f"invalid argument `sampler`: exact discrete (lattice) sampling covers Laplace and Gaussian "
                     f"noise, not {type(noise).__name__}"
                 )
-            from dpbandits.privacy.secure import capped_lattice_exponent
 
             # Sums of up to `horizon` values of the noise's magnitude (or 1)
             # stay exact; larger values are refused by add().
             exponent = capped_lattice_exponent(params[0], _horizon(horizon) * max(1.0, params[0]))
         seed = seed_or_none("seed", seed)
         if counter != "binary":
-            from dpbandits.privacy.factorization import blt_parameters, counter_choice
 
             family = {"gaussian": "gaussian", "symmetric_gaussian": "gaussian", "zero": "gaussian"}
             counter_choice(counter, family.get(kind, kind))
@@ -363,7 +294,7 @@ class TreeCounter:
         """The per-node noise spec (its scale as drawn: rounded up to whole
         lattice steps for lattice noise)."""
         kind, params = self._inner.noise
-        return _SPECS[kind.removeprefix("lattice_")](params[:1] if kind.startswith("lattice_") else params)
+        return SPECS_BY_KIND[kind.removeprefix("lattice_")](params[:1] if kind.startswith("lattice_") else params)
 
     @property
     def max_noise_terms(self) -> int:
@@ -371,9 +302,6 @@ class TreeCounter:
         a factorization counter: n, every draw enters every later release)."""
         if self.counter != "binary":
             return self.horizon
-        # Imported here: the privacy package imports this module.
-        from dpbandits.privacy.calibration import tree_depth
-
         return tree_depth(self.horizon)
 
     @property
@@ -488,7 +416,6 @@ def laplace(
     dims, n = _count(size)
     scale = positive("scale", scale)
     if _secure_flag(secure):
-        from dpbandits.privacy.secure import lattice_exponent
 
         out = _core.sample_discrete_laplace(scale, lattice_exponent(scale), n, seed_or_none("seed", seed))
     else:
@@ -509,7 +436,6 @@ def gaussian(
     dims, n = _count(size)
     sigma = positive("sigma", sigma)
     if _secure_flag(secure):
-        from dpbandits.privacy.secure import lattice_exponent
 
         out = _core.sample_discrete_gaussian(sigma, lattice_exponent(sigma), n, seed_or_none("seed", seed))
     else:

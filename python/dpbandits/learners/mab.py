@@ -32,8 +32,10 @@ from dpbandits.privacy.mishra_thakurta import (
     GapSchedule,
     gap_estimation_schedule,
     lemma5_noise_bound,
+    lemma5_noise_bound_checked,
     lemma9_first_batch_horizon,
     private_ucb_node_scale,
+    private_ucb_node_scale_checked,
     realized_tree_epsilon,
 )
 from dpbandits.privacy.mishra_thakurta import reported_epsilon as _reported_epsilon
@@ -274,8 +276,10 @@ class PrivateUCB(KArmedLearner):
         if confidence not in ("lemma5", "empirical"):
             raise ValueError(f"invalid argument `confidence`: must be 'lemma5' or 'empirical', got {confidence!r}")
         self.confidence = confidence
-        self.node_scale = private_ucb_node_scale(self.k, self.horizon, self.epsilon, self.width, self.calibration)
-        self.noise_bound = lemma5_noise_bound(self.node_scale, self.k, self.horizon, self.gamma, self.calibration)
+        # Every argument was validated above, once: the formulas trust them.
+        k, n, cal = self.k, self.horizon, self.calibration
+        self.node_scale = private_ucb_node_scale_checked(k, n, self.epsilon, self.width, cal)
+        self.noise_bound = lemma5_noise_bound_checked(self.node_scale, k, n, self.gamma, cal)
         kind, params = self.noise_wire = _laplace_wire(self.node_scale, lo, hi, self.sampler, self.horizon)
         self._engine = _core.MabEngine(
             self.k, self.horizon, index="ucb" if confidence == "lemma5" else "empirical",
@@ -380,8 +384,9 @@ class PrivateThompsonSampling(KArmedLearner):
             raise TypeError(f"invalid argument `gap_estimation`: expected a bool, got {gap_estimation!r}")
         self.gap_estimation = gap_estimation
         tree_epsilon = self.epsilon / 2.0 if gap_estimation else self.epsilon
-        self.node_scale = private_ucb_node_scale(self.k, self.horizon, tree_epsilon, 1.0, self.calibration)
-        self.noise_bound = lemma5_noise_bound(self.node_scale, self.k, self.horizon, self.gamma, self.calibration)
+        k, n, cal = self.k, self.horizon, self.calibration
+        self.node_scale = private_ucb_node_scale_checked(k, n, tree_epsilon, 1.0, cal)
+        self.noise_bound = lemma5_noise_bound_checked(self.node_scale, k, n, self.gamma, cal)
         self.schedule: GapSchedule | None = None
         phases = None
         exponents: list[int] = []

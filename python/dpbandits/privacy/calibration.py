@@ -37,7 +37,7 @@ import numbers
 from dataclasses import dataclass
 
 from dpbandits._validation import in_open_unit, positive, positive_int
-from dpbandits.mechanisms import SymmetricGaussianNoise, WishartNoise
+from dpbandits.noise import SymmetricGaussianNoise, WishartNoise
 from dpbandits.privacy.composition import advanced_composition_epsilon, zcdp_to_dp_epsilon
 from dpbandits.privacy.confidence import RegularizerBounds
 from dpbandits.privacy.guarantees import Guarantee
@@ -156,13 +156,21 @@ def laplace_tree_scale(
     n = positive_int("horizon", horizon)
     epsilon = positive("epsilon", epsilon)
     sensitivity = positive("sensitivity", sensitivity)
-    if calibration == "paper":
-        if n < 2:
-            raise ValueError("invalid argument `horizon`: the paper's log2(T) is 0 for T = 1")
-        return _finite_scale(sensitivity * math.log2(n) / epsilon, "scale")
-    if calibration == "tight":
-        return _finite_scale(sensitivity * tree_levels(n) / epsilon, "scale")
-    raise ValueError(f"invalid argument `calibration`: must be 'paper' or 'tight', got {calibration!r}")
+    if calibration not in ("paper", "tight"):
+        raise ValueError(f"invalid argument `calibration`: must be 'paper' or 'tight', got {calibration!r}")
+    if calibration == "paper" and n < 2:
+        raise ValueError("invalid argument `horizon`: the paper's log2(T) is 0 for T = 1")
+    return laplace_tree_scale_checked(n, epsilon, sensitivity, calibration)
+
+
+def laplace_tree_scale_checked(n: int, epsilon: float, sensitivity: float, calibration: str) -> float:
+    """:func:`laplace_tree_scale` on arguments its caller validated at its own
+    public boundary (an integer n >= 2, or >= 1 for "tight"; finite positive
+    floats; "paper" or "tight"): the formula alone, nothing checked twice.
+    The result is still checked to be a finite scale (an overflow of the
+    arithmetic, not an input error)."""
+    levels = math.log2(n) if calibration == "paper" else n.bit_length()
+    return _finite_scale(sensitivity * levels / epsilon, "scale")
 
 
 def _finite_scale(value: float, what: str) -> float:

@@ -33,7 +33,7 @@ import math
 from dataclasses import dataclass
 
 from dpbandits._validation import in_open_unit, positive, positive_int
-from dpbandits.privacy.calibration import laplace_tree_scale, tree_levels
+from dpbandits.privacy.calibration import laplace_tree_scale, laplace_tree_scale_checked, tree_levels
 
 __all__ = [
     "GapSchedule",
@@ -67,7 +67,11 @@ def nodes_per_release(horizon: int, calibration: str = "paper") -> float:
     leaf lies in and popcount(t) for t <= T. ``horizon`` T >= 2.
     """
     n = positive_int("horizon", horizon, minimum=2)
-    return math.log2(n) if _calibration(calibration) == "paper" else float(tree_levels(n))
+    return _nodes(n, _calibration(calibration))
+
+
+def _nodes(n: int, calibration: str) -> float:
+    return math.log2(n) if calibration == "paper" else float(n.bit_length())
 
 
 def private_ucb_node_scale(
@@ -94,6 +98,13 @@ def private_ucb_node_scale(
         return laplace_tree_scale(horizon, epsilon / k, width, "paper")
     positive_int("horizon", horizon, minimum=2)
     return laplace_tree_scale(horizon, epsilon, width, "tight")
+
+
+def private_ucb_node_scale_checked(k: int, n: int, epsilon: float, width: float, calibration: str) -> float:
+    """:func:`private_ucb_node_scale` on arguments the learner validated at
+    its public boundary (integers k >= 1, n >= 2; finite positive floats;
+    "paper" or "tight")."""
+    return laplace_tree_scale_checked(n, epsilon / k if calibration == "paper" else epsilon, width, calibration)
 
 
 def realized_tree_epsilon(horizon: int, scale: float, sensitivity: float) -> float:
@@ -127,8 +138,16 @@ def lemma5_noise_bound(
     b = positive("scale", scale)
     k = positive_int("k", k)
     gamma = in_open_unit("gamma", gamma)
-    nodes = nodes_per_release(horizon, calibration)
-    return nodes * b * math.log(k * horizon * nodes / gamma)
+    nodes_per_release(horizon, calibration)
+    return lemma5_noise_bound_checked(b, k, horizon, gamma, calibration)
+
+
+def lemma5_noise_bound_checked(scale: float, k: int, n: int, gamma: float, calibration: str) -> float:
+    """:func:`lemma5_noise_bound` on arguments the learner validated at its
+    public boundary (scale > 0, integers k >= 1, n >= 2, 0 < gamma < 1,
+    "paper" or "tight")."""
+    nodes = _nodes(n, calibration)
+    return nodes * scale * math.log(k * n * nodes / gamma)
 
 
 def lemma9_batch_size(k: int, horizon: int, epsilon: float, gap: float) -> int:

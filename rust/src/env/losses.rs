@@ -30,10 +30,9 @@
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use super::{DecisionSet, Environment, Feedback};
+use super::geometry::enforce_bounds;
+use super::{DecisionSet, Environment, Feedback, Geometry};
 use crate::error::{check_finite, try_filled, Error, Result};
-use crate::policy::follow_the_leader::enforce_bounds;
-use crate::policy::Geometry;
 use crate::rng::{SeedSequence, SimulationRng};
 
 /// How the loss vectors are generated.

@@ -7,6 +7,7 @@
 //! learning (feedback is a loss vector over all actions).
 
 pub(crate) mod circle;
+pub mod geometry;
 pub mod k_armed;
 pub mod linear_bandit;
 pub mod losses;
@@ -14,8 +15,8 @@ pub mod replay;
 pub mod shariff_sheffet;
 
 use crate::error::Result;
-use crate::policy::Geometry;
 
+pub use geometry::Geometry;
 pub use k_armed::{ArmReward, KArmedBandit, KArmedConfig};
 pub use linear_bandit::{LinearBanditConfig, LinearBanditEnv};
 pub use losses::{LossEnv, LossEnvConfig, LossSequence};
@@ -101,7 +102,8 @@ pub trait Environment: Send {
     fn regret(&self, index: usize) -> Option<f64>;
 
     /// The current round's loss vector (one entry per action), for
-    /// full-information learners ([`crate::policy::Learner::full_information`]).
+    /// full-information learners (those whose `Learner::full_information`
+    /// is true; the simulation loop asks).
     /// `None` (the default) for environments that only give bandit rewards.
     fn losses(&self) -> Option<&[f64]> {
         None
@@ -109,7 +111,7 @@ pub trait Environment: Send {
 
     /// The convex decision set X whose points this environment scores
     /// (online linear optimization, Agarwal & Singh §2), for learners that
-    /// play points ([`crate::policy::Learner::point_geometry`]). `None` (the
+    /// play points (`Learner::point_geometry`). `None` (the
     /// default): decisions are indices of the decision set only.
     fn point_geometry(&self) -> Option<Geometry> {
         None

@@ -28,33 +28,12 @@
 use serde::{Deserialize, Serialize};
 
 use super::Learner;
-use crate::env::{DecisionSet, Feedback};
+use crate::env::geometry::enforce_bounds;
+use crate::env::{DecisionSet, Feedback, Geometry};
 use crate::error::{check_finite, try_filled, Error, Result};
 use crate::noise::NoiseSpec;
 use crate::rng::{SeedSequence, StreamRng};
 use crate::tree::{ceil_log2, TreeCounter};
-
-/// The decision set X of Agarwal & Singh §2 and the loss set it pairs with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Geometry {
-    /// Simplex Delta_N, losses in [0, 1]^N.
-    Simplex,
-    /// Unit Euclidean ball, losses with ||l||_2 <= 1.
-    Ball,
-    /// Cube [-1, 1]^N, losses with ||l||_1 <= 1.
-    Cube,
-}
-
-impl Geometry {
-    /// The decision set's name in messages and in the Python API.
-    pub fn name(self) -> &'static str {
-        match self {
-            Geometry::Simplex => "simplex",
-            Geometry::Ball => "ball",
-            Geometry::Cube => "cube",
-        }
-    }
-}
 
 /// How x_t is chosen from L~_{t-1}.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -258,40 +237,6 @@ impl FollowTheLeader {
             _ => Err(Error::Decode("unknown follow-the-leader state version".into())),
         }
     }
-}
-
-/// Clips `l` into the geometry's loss set, or refuses it (`clip == false`).
-pub(crate) fn enforce_bounds(geometry: Geometry, clip: bool, l: &mut [f64]) -> Result<()> {
-    const TOL: f64 = 1e-12;
-    match geometry {
-        Geometry::Simplex => {
-            if let Some(v) = l.iter().find(|v| !(0.0..=1.0).contains(*v)) {
-                if !clip {
-                    return Err(Error::invalid("losses", format!("entries must lie in [0, 1], got {v}")));
-                }
-                for v in l.iter_mut() {
-                    *v = v.clamp(0.0, 1.0);
-                }
-            }
-        }
-        Geometry::Ball | Geometry::Cube => {
-            let norm = if geometry == Geometry::Ball {
-                l.iter().map(|v| v * v).sum::<f64>().sqrt()
-            } else {
-                l.iter().map(|v| v.abs()).sum::<f64>()
-            };
-            if norm > 1.0 + TOL {
-                if !clip {
-                    let which = if geometry == Geometry::Ball { "||losses||_2" } else { "||losses||_1" };
-                    return Err(Error::invalid("losses", format!("{which} must be <= 1, got {norm}")));
-                }
-                for v in l.iter_mut() {
-                    *v /= norm;
-                }
-            }
-        }
-    }
-    Ok(())
 }
 
 /// x = argmin_{x in X} eta <x, big_l> + R(x) (or <x, big_l> for FTPL).

@@ -17,8 +17,9 @@ pub mod ucb_scores;
 use crate::env::{DecisionSet, Feedback};
 use crate::error::Result;
 
+pub use crate::env::Geometry;
 pub use exp2::{Exp2, Exp2Config};
-pub use follow_the_leader::{FollowTheLeader, FollowTheLeaderConfig, Geometry, LeaderRule};
+pub use follow_the_leader::{FollowTheLeader, FollowTheLeaderConfig, LeaderRule};
 pub use linucb::{BoundsPolicy, InputBounds, LinUcb, LinUcbConfig, Radius, Statistics};
 pub use mab::{Mab, MabConfig, MabIndex, MabStatistics, Phases, RewardPolicy, RewardRange};
 pub use mt_contextual::{ContextualRule, MtContextual, MtContextualConfig};

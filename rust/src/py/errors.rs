@@ -35,6 +35,11 @@ pub fn to_py(err: Error) -> PyErr {
     }
 }
 
+/// The error for the name `got` of argument `name` outside `choices`.
+pub fn unknown<T>(name: &'static str, choices: &str, got: &str) -> PyResult<T> {
+    Err(to_py(Error::invalid(name, format!("must be {choices}, got {got:?}"))))
+}
+
 /// `Result` of the core, as a `PyResult`.
 pub trait IntoPy<T> {
     fn py_err(self) -> PyResult<T>;

@@ -1,17 +1,13 @@
 //! Bindings for the K-armed engines, the K-armed environments and the
 //! Mishra–Thakurta contextual engine.
 
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArrayDyn};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyTuple};
 
-use super::arrays::{expect_shape, row_major};
-use super::errors::IntoPy;
-use super::learners::decision_set;
+use super::errors::{unknown, IntoPy};
 use super::mechanisms::{noise_spec, seeds};
-use super::sim::{PyEnvironmentFactory, PyLearnerFactory};
+use super::sim::PyEnvironmentFactory;
 use crate::env::{ArmReward, Environment, Feedback, KArmedBandit, KArmedConfig};
-use crate::error::Error;
 use crate::policy::mab::Phase;
 use crate::policy::{
     BoundsPolicy, ContextualRule, InputBounds, Learner, Mab, MabConfig, MabIndex, MabStatistics, MtContextual,
@@ -24,13 +20,13 @@ type PhaseLists = (Vec<f64>, Vec<u64>, Vec<f64>, Vec<u64>);
 /// A released (A~, b~) pair as arrays.
 type Released<'py> = (Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<f64>>);
 
-fn reward_policy(name: &str) -> PyResult<RewardPolicy> {
+/// The reward-bounds policy from its Python name.
+pub fn reward_policy(name: &str) -> PyResult<RewardPolicy> {
     match name {
         "clip" => Ok(RewardPolicy::Clip),
         "error" => Ok(RewardPolicy::Error),
         "unchecked" => Ok(RewardPolicy::Unchecked),
-        _ => Err(Error::invalid("bounds", format!("must be \"clip\", \"error\" or \"unchecked\", got {name:?}")))
-            .py_err(),
+        _ => unknown("bounds", r#""clip", "error" or "unchecked""#, name),
     }
 }
 
@@ -40,12 +36,12 @@ pub struct PyMab {
     inner: Mab,
 }
 
-#[pymethods]
-impl PyMab {
+engine_methods! {
+    PyMab { inner: Mab }, restore _restore_mab, shared [arms, learner, secure, state];
+
     #[new]
     #[pyo3(signature = (k, horizon, *, index="ucb", noise_bound=0.0, noise_kind=None, noise_params=Vec::new(),
                         lo=0.0, hi=1.0, bounds="clip", phases=None, seed=None, phase_lattice_exponents=Vec::new()))]
-    #[allow(clippy::too_many_arguments)]
     fn new(
         k: usize,
         horizon: u64,
@@ -65,13 +61,7 @@ impl PyMab {
             "empirical" => MabIndex::Empirical,
             "thompson_beta" => MabIndex::ThompsonBeta,
             "thompson_gaussian" => MabIndex::ThompsonGaussian,
-            _ => {
-                return Err(Error::invalid(
-                    "index",
-                    format!("must be ucb, empirical, thompson_beta or thompson_gaussian, got {index:?}"),
-                ))
-                .py_err()
-            }
+            _ => return unknown("index", "ucb, empirical, thompson_beta or thompson_gaussian", index),
         };
         let statistics = match noise_kind {
             None => MabStatistics::Exact,
@@ -95,24 +85,9 @@ impl PyMab {
         Ok(PyMab { inner: Mab::new(config, &seeds(seed)?).py_err()? })
     }
 
-    /// The arm to pull this round.
-    fn select(&mut self) -> PyResult<usize> {
-        self.inner.select_arm().py_err()
-    }
-
-    /// Records the reward of pulling `arm`.
-    fn observe(&mut self, arm: usize, reward: f64) -> PyResult<()> {
-        self.inner.observe(arm, reward).py_err()
-    }
-
     /// The per-arm reward sums the index reads (released ones when private).
     fn sums<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
         self.inner.sums().into_pyarray(py)
-    }
-
-    /// Pulls of each arm counted by the index statistics.
-    fn pulls<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u64>> {
-        self.inner.pulls().to_vec().into_pyarray(py)
     }
 
     /// Released noisy batch means of the gap-estimation phase (batches x k).
@@ -132,71 +107,6 @@ impl PyMab {
             Phase::Index => "index",
         }
     }
-
-    #[getter]
-    fn t(&self) -> u64 {
-        self.inner.t()
-    }
-
-    #[getter]
-    fn k(&self) -> usize {
-        self.inner.config().k
-    }
-
-    #[getter]
-    fn horizon(&self) -> u64 {
-        self.inner.config().horizon
-    }
-
-    /// The configuration, for the simulation loop (one engine per replicate).
-    fn _factory(&self) -> PyLearnerFactory {
-        PyLearnerFactory::with_entropy(self.inner.config().clone(), self.inner.os_entropy())
-    }
-
-    /// Every privacy noise draw from the operating system from now on
-    /// (secure mode; before the first round).
-    fn use_os_entropy(&mut self) -> PyResult<()> {
-        self.inner.use_os_entropy().py_err()
-    }
-
-    /// Whether privacy noise comes from the operating system.
-    #[getter]
-    fn os_entropy(&self) -> bool {
-        self.inner.os_entropy()
-    }
-    /// Draws all future noise from a new root (`None`: operating-system entropy).
-    #[pyo3(signature = (seed=None))]
-    fn reseed(&mut self, seed: Option<u64>) -> PyResult<()> {
-        self.inner.reseed(&seeds(seed)?);
-        Ok(())
-    }
-
-    /// The configuration this engine was built with, as plain values
-    /// (`as_json`: their JSON text); see `dpbandits.checkpoint`; read-only.
-    #[pyo3(signature = (as_json=false))]
-    fn noise_parameters<'py>(&self, py: Python<'py>, as_json: bool) -> PyResult<Bound<'py, PyAny>> {
-        super::config_values(py, self.inner.config(), as_json)
-    }
-
-    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, &self.inner.to_bytes())
-    }
-
-    #[staticmethod]
-    fn from_bytes(state: &[u8]) -> PyResult<Self> {
-        Ok(PyMab { inner: Mab::from_bytes(state).py_err()? })
-    }
-
-    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let restore = py.import("dpbandits._core")?.getattr("_restore_mab")?;
-        (restore, (self.to_bytes(py),)).into_pyobject(py)
-    }
-}
-
-/// Unpickling entry point for `MabEngine`.
-#[pyfunction]
-fn _restore_mab(state: &[u8]) -> PyResult<PyMab> {
-    PyMab::from_bytes(state)
 }
 
 /// Mishra & Thakurta Alg. 3 / Alg. 4 engine; built by `dpbandits.learners.mishra_thakurta`.
@@ -205,12 +115,13 @@ pub struct PyMtContextual {
     inner: MtContextual,
 }
 
-#[pymethods]
-impl PyMtContextual {
+engine_methods! {
+    PyMtContextual { inner: MtContextual }, restore _restore_mt_contextual, shared [contextual, learner, secure, state],
+    getters [fallbacks: u64, last_fallback: bool];
+
     #[new]
     #[pyo3(signature = (d, horizon, *, rule="ucb", alpha=1.0, noise_kind="zero", noise_a=Vec::new(), noise_b=Vec::new(),
                         l=1.0, b_tilde=1.0, clip=true, seed=None))]
-    #[allow(clippy::too_many_arguments)]
     fn new(
         d: usize,
         horizon: u64,
@@ -227,7 +138,7 @@ impl PyMtContextual {
         let rule = match rule {
             "ucb" => ContextualRule::Ucb { alpha },
             "thompson" => ContextualRule::Thompson { alpha },
-            _ => return Err(Error::invalid("rule", format!("must be \"ucb\" or \"thompson\", got {rule:?}"))).py_err(),
+            _ => return unknown("rule", r#""ucb" or "thompson""#, rule),
         };
         let bounds = InputBounds { l, b_tilde, policy: if clip { BoundsPolicy::Clip } else { BoundsPolicy::Error } };
         let config = MtContextualConfig {
@@ -241,99 +152,12 @@ impl PyMtContextual {
         Ok(PyMtContextual { inner: MtContextual::new(config, &seeds(seed)?).py_err()? })
     }
 
-    /// Index of the action (row of `actions`) to play.
-    fn select(&mut self, actions: PyReadonlyArrayDyn<'_, f64>) -> PyResult<usize> {
-        let set = decision_set(&actions, self.inner.config().d)?;
-        self.inner.select(&set).py_err()
-    }
-
-    /// Records the played features `x` and its reward.
-    fn observe(&mut self, x: PyReadonlyArrayDyn<'_, f64>, reward: f64) -> PyResult<()> {
-        let (shape, data) = row_major(&x);
-        expect_shape("x", &shape, &[self.inner.config().d])?;
-        self.inner.observe(&data, reward).py_err()
-    }
-
     /// The released (A~, b~) the next selection reads.
     fn released<'py>(&self, py: Python<'py>) -> PyResult<Released<'py>> {
         let d = self.inner.config().d;
         let (a, b) = self.inner.released();
         Ok((a.into_pyarray(py).reshape([d, d])?, b.into_pyarray(py)))
     }
-
-    #[getter]
-    fn fallbacks(&self) -> u64 {
-        self.inner.fallbacks()
-    }
-
-    #[getter]
-    fn last_fallback(&self) -> bool {
-        self.inner.last_fallback()
-    }
-
-    #[getter]
-    fn t(&self) -> u64 {
-        self.inner.t()
-    }
-
-    #[getter]
-    fn d(&self) -> usize {
-        self.inner.config().d
-    }
-
-    #[getter]
-    fn horizon(&self) -> u64 {
-        self.inner.config().horizon
-    }
-
-    /// The configuration, for the simulation loop.
-    fn _factory(&self) -> PyLearnerFactory {
-        PyLearnerFactory::with_entropy(*self.inner.config(), self.inner.os_entropy())
-    }
-
-    /// Every privacy noise draw from the operating system from now on
-    /// (secure mode; before the first round).
-    fn use_os_entropy(&mut self) -> PyResult<()> {
-        self.inner.use_os_entropy().py_err()
-    }
-
-    /// Whether privacy noise comes from the operating system.
-    #[getter]
-    fn os_entropy(&self) -> bool {
-        self.inner.os_entropy()
-    }
-    #[pyo3(signature = (seed=None))]
-    fn reseed(&mut self, seed: Option<u64>) -> PyResult<()> {
-        self.inner.reseed(&seeds(seed)?);
-        Ok(())
-    }
-
-    /// The configuration this engine was built with, as plain values
-    /// (`as_json`: their JSON text); see `dpbandits.checkpoint`; read-only.
-    #[pyo3(signature = (as_json=false))]
-    fn noise_parameters<'py>(&self, py: Python<'py>, as_json: bool) -> PyResult<Bound<'py, PyAny>> {
-        super::config_values(py, self.inner.config(), as_json)
-    }
-
-    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, &self.inner.to_bytes())
-    }
-
-    #[staticmethod]
-    fn from_bytes(state: &[u8]) -> PyResult<Self> {
-        Ok(PyMtContextual { inner: MtContextual::from_bytes(state).py_err()? })
-    }
-
-    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let restore = py.import("dpbandits._core")?.getattr("_restore_mt_contextual")?;
-        (restore, (self.to_bytes(py),)).into_pyobject(py)
-    }
-}
-
-/// Unpickling entry point for `MtContextualEngine`.
-#[pyfunction]
-fn _restore_mt_contextual(state: &[u8]) -> PyResult<PyMtContextual> {
-    PyMtContextual::from_bytes(state)
 }
 
 /// Bernoulli or Gaussian K-armed bandit, usable arm by arm from Python.
@@ -342,8 +166,9 @@ pub struct PyKArmedBandit {
     env: KArmedBandit,
 }
 
-#[pymethods]
-impl PyKArmedBandit {
+engine_methods! {
+    PyKArmedBandit { env: KArmedBandit }, restore _restore_k_armed_bandit, shared [state];
+
     #[new]
     #[pyo3(signature = (means, sigma=None, seed=None))]
     fn new(means: Vec<f64>, sigma: Option<f64>, seed: Option<u64>) -> PyResult<Self> {
@@ -372,34 +197,11 @@ impl PyKArmedBandit {
     fn _factory(&self) -> PyEnvironmentFactory {
         PyEnvironmentFactory::new(self.env.config().clone())
     }
-
-    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, &self.env.to_bytes())
-    }
-
-    #[staticmethod]
-    fn from_bytes(state: &[u8]) -> PyResult<Self> {
-        Ok(PyKArmedBandit { env: KArmedBandit::from_bytes(state).py_err()? })
-    }
-
-    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let restore = py.import("dpbandits._core")?.getattr("_restore_k_armed_bandit")?;
-        (restore, (self.to_bytes(py),)).into_pyobject(py)
-    }
-}
-
-/// Unpickling entry point for `KArmedBanditEngine`.
-#[pyfunction]
-fn _restore_k_armed_bandit(state: &[u8]) -> PyResult<PyKArmedBandit> {
-    PyKArmedBandit::from_bytes(state)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyMab>()?;
-    m.add_function(wrap_pyfunction!(_restore_mab, m)?)?;
-    m.add_class::<PyMtContextual>()?;
-    m.add_function(wrap_pyfunction!(_restore_mt_contextual, m)?)?;
-    m.add_class::<PyKArmedBandit>()?;
-    m.add_function(wrap_pyfunction!(_restore_k_armed_bandit, m)?)?;
+    PyMab::register(m)?;
+    PyMtContextual::register(m)?;
+    PyKArmedBandit::register(m)?;
     Ok(())
 }

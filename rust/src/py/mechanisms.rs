@@ -2,7 +2,6 @@
 
 use numpy::{IntoPyArray, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyTuple};
 
 use super::arrays::{expect_shape, row_major, zeroed};
 use super::errors::IntoPy;
@@ -70,7 +69,7 @@ fn lattice_exponent(j: f64) -> PyResult<i32> {
     }
 }
 
-fn noise_kind(spec: NoiseSpec) -> (&'static str, Vec<f64>) {
+pub fn noise_kind(spec: NoiseSpec) -> (&'static str, Vec<f64>) {
     match spec {
         NoiseSpec::Zero => ("zero", vec![]),
         NoiseSpec::Laplace { scale } => ("laplace", vec![scale]),
@@ -92,62 +91,39 @@ fn noise_kind(spec: NoiseSpec) -> (&'static str, Vec<f64>) {
     }
 }
 
+/// Sampler output: an array of draws.
+pub type Draws<'py> = PyResult<Bound<'py, PyArrayDyn<f64>>>;
+
+/// `dims[0]` draws of shape `dims[1..]`, written by `fill` from `rng` into
+/// one fresh buffer; the GIL released for large draws.
+pub fn draws<'py, R: Send>(
+    py: Python<'py>,
+    mut rng: R,
+    dims: &[usize],
+    fill: impl FnOnce(&mut R, &mut [f64]) + Send,
+) -> Draws<'py> {
+    let mut v = zeroed(dims[0], dims[1..].iter().product())?;
+    let out = run(py, v.len(), move || {
+        fill(&mut rng, &mut v);
+        v
+    });
+    out.into_pyarray(py).reshape(dims.to_vec())
+}
+
 /// `count` i.i.d. Laplace(0, scale) draws.
 #[pyfunction]
 #[pyo3(signature = (scale, count, seed=None))]
-fn sample_laplace(py: Python<'_>, scale: f64, count: usize, seed: Option<u64>) -> PyResult<Bound<'_, PyArrayDyn<f64>>> {
+fn sample_laplace(py: Python<'_>, scale: f64, count: usize, seed: Option<u64>) -> Draws<'_> {
     NoiseSpec::Laplace { scale }.validate(&[]).py_err()?;
-    let mut rng = seeds(seed)?.stream("sampler");
-    let mut v = zeroed(count, 1)?;
-    let out = run(py, count, move || {
-        fill_laplace(&mut rng, scale, &mut v);
-        v
-    });
-    out.into_pyarray(py).reshape(vec![count])
+    draws(py, seeds(seed)?.stream("sampler"), &[count], |rng, v| fill_laplace(rng, scale, v))
 }
 
 /// `count` i.i.d. N(0, sigma^2) draws.
 #[pyfunction]
 #[pyo3(signature = (sigma, count, seed=None))]
-fn sample_gaussian(
-    py: Python<'_>,
-    sigma: f64,
-    count: usize,
-    seed: Option<u64>,
-) -> PyResult<Bound<'_, PyArrayDyn<f64>>> {
+fn sample_gaussian(py: Python<'_>, sigma: f64, count: usize, seed: Option<u64>) -> Draws<'_> {
     NoiseSpec::Gaussian { sigma }.validate(&[]).py_err()?;
-    let mut rng = seeds(seed)?.stream("sampler");
-    let mut v = zeroed(count, 1)?;
-    let out = run(py, count, move || {
-        fill_gaussian(&mut rng, sigma, &mut v);
-        v
-    });
-    out.into_pyarray(py).reshape(vec![count])
-}
-
-/// `count` symmetric Gaussian p x p matrices (Z + Z^T)/sqrt(2).
-#[pyfunction]
-#[pyo3(signature = (sigma, p, count, seed=None))]
-fn sample_symmetric_gaussian(
-    py: Python<'_>,
-    sigma: f64,
-    p: usize,
-    count: usize,
-    seed: Option<u64>,
-) -> PyResult<Bound<'_, PyArrayDyn<f64>>> {
-    NoiseSpec::Gaussian { sigma }.validate(&[]).py_err()?;
-    if p == 0 {
-        return Err(Error::invalid("p", "must be >= 1")).py_err();
-    }
-    let mut rng = seeds(seed)?.stream("sampler");
-    let mut v = zeroed(count, p.checked_mul(p).ok_or_else(|| Error::invalid("p", "too large")).py_err()?)?;
-    let out = run(py, v.len(), move || {
-        for chunk in v.chunks_exact_mut(p * p) {
-            fill_symmetric_gaussian(&mut rng, sigma, p, chunk);
-        }
-        v
-    });
-    out.into_pyarray(py).reshape(vec![count, p, p])
+    draws(py, seeds(seed)?.stream("sampler"), &[count], |rng, v| fill_gaussian(rng, sigma, v))
 }
 
 /// `count` draws of W_p(scale_matrix, df) by the Bartlett decomposition.
@@ -159,20 +135,28 @@ fn sample_wishart<'py>(
     df: f64,
     count: usize,
     seed: Option<u64>,
-) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+) -> Draws<'py> {
     let (shape, s) = row_major(&scale_matrix);
     let p = shape.first().copied().unwrap_or(0);
     expect_shape("scale_matrix", &shape, &[p, p])?;
     let sampler = WishartSampler::new(&s, p, df).py_err()?;
-    let mut rng = seeds(seed)?.stream("sampler");
-    let mut v = zeroed(count, p * p)?;
-    let out = run(py, v.len(), move || {
-        for chunk in v.chunks_exact_mut(p * p) {
-            sampler.sample_into(&mut rng, chunk);
-        }
-        v
-    });
-    out.into_pyarray(py).reshape(vec![count, p, p])
+    draws(py, seeds(seed)?.stream("sampler"), &[count, p, p], |rng, v| {
+        v.chunks_exact_mut(p * p).for_each(|m| sampler.sample_into(rng, m));
+    })
+}
+
+/// `count` symmetric Gaussian p x p matrices (Z + Z^T)/sqrt(2).
+#[pyfunction]
+#[pyo3(signature = (sigma, p, count, seed=None))]
+fn sample_symmetric_gaussian(py: Python<'_>, sigma: f64, p: usize, count: usize, seed: Option<u64>) -> Draws<'_> {
+    NoiseSpec::Gaussian { sigma }.validate(&[]).py_err()?;
+    if p == 0 {
+        return Err(Error::invalid("p", "must be >= 1")).py_err();
+    }
+    let p2 = p.checked_mul(p).ok_or_else(|| Error::invalid("p", "too large")).py_err()?;
+    draws(py, seeds(seed)?.stream("sampler"), &[count, p, p], |rng, v| {
+        v.chunks_exact_mut(p2).for_each(|m| fill_symmetric_gaussian(rng, sigma, p, m));
+    })
 }
 
 /// (level, first leaf, last leaf, noisy sum) of one node.
@@ -184,11 +168,12 @@ pub struct PyTreeCounter {
     inner: TreeCounter,
 }
 
-#[pymethods]
-impl PyTreeCounter {
+engine_methods! {
+    PyTreeCounter { inner: TreeCounter }, restore _restore_tree_counter, shared [counter, state],
+    getters [padded: bool, pad_to: u32];
+
     #[new]
     #[pyo3(signature = (shape, horizon, noise_kind, noise_params, seed=None, padded=false, pad_to=None, secure_exponent=None, os_entropy=false))]
-    #[allow(clippy::too_many_arguments)]
     fn new(
         shape: Vec<usize>,
         horizon: u64,
@@ -216,71 +201,6 @@ impl PyTreeCounter {
         Ok(PyTreeCounter { inner })
     }
 
-    /// The lattice exponent j (None: floating-point noise).
-    #[getter]
-    fn secure_exponent(&self) -> Option<i32> {
-        self.inner.secure_exponent()
-    }
-
-    /// Whether draws come from the operating system.
-    #[getter]
-    fn os_entropy(&self) -> bool {
-        self.inner.os_entropy()
-    }
-
-    /// `runs` independent runs on `values` (first axis = rounds): every
-    /// release, shape (runs, rounds, *shape). For privacy audits; the
-    /// counter must be fresh and stays at t = 0. Releases the GIL.
-    fn _release_runs<'py>(
-        &mut self,
-        py: Python<'py>,
-        values: PyReadonlyArrayDyn<'py, f64>,
-        runs: usize,
-    ) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
-        let (shape, data) = row_major(&values);
-        if shape.len() != self.inner.shape().len() + 1 || &shape[1..] != self.inner.shape() {
-            let mut want = vec![shape.first().copied().unwrap_or(0)];
-            want.extend_from_slice(self.inner.shape());
-            expect_shape("values", &shape, &want)?;
-        }
-        let inner = &mut self.inner;
-        let out = py.detach(|| inner.release_runs(&data, runs)).py_err()?;
-        let mut dims = vec![runs, shape[0]];
-        dims.extend_from_slice(self.inner.shape());
-        out.into_pyarray(py).reshape(dims)
-    }
-
-    /// Adds the next value (an array of the counter's shape).
-    fn add(&mut self, value: PyReadonlyArrayDyn<'_, f64>) -> PyResult<()> {
-        let (shape, data) = row_major(&value);
-        expect_shape("value", &shape, self.inner.shape())?;
-        self.inner.add(&data).py_err()
-    }
-
-    /// Adds many values (first axis = rounds); releases the GIL.
-    fn add_many(&mut self, py: Python<'_>, values: PyReadonlyArrayDyn<'_, f64>) -> PyResult<()> {
-        let (shape, data) = row_major(&values);
-        if shape.len() != self.inner.shape().len() + 1 || &shape[1..] != self.inner.shape() {
-            let mut want = vec![shape.first().copied().unwrap_or(0)];
-            want.extend_from_slice(self.inner.shape());
-            expect_shape("values", &shape, &want)?;
-        }
-        let dim = self.inner.dim();
-        let inner = &mut self.inner;
-        py.detach(|| {
-            for row in data.chunks_exact(dim) {
-                inner.add(row)?;
-            }
-            Ok(())
-        })
-        .py_err()
-    }
-
-    /// The current noisy prefix sum.
-    fn release<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
-        self.inner.release().to_vec().into_pyarray(py).reshape(self.inner.shape().to_vec())
-    }
-
     /// (level, first_leaf, last_leaf, noisy_sum) of the live nodes.
     fn live_nodes<'py>(&self, py: Python<'py>) -> PyResult<Vec<LiveNode<'py>>> {
         self.inner
@@ -291,63 +211,6 @@ impl PyTreeCounter {
             })
             .collect()
     }
-
-    #[getter]
-    fn t(&self) -> u64 {
-        self.inner.t()
-    }
-
-    #[getter]
-    fn noise_terms(&self) -> u32 {
-        self.inner.noise_terms()
-    }
-
-    #[getter]
-    fn horizon(&self) -> u64 {
-        self.inner.horizon()
-    }
-
-    #[getter]
-    fn shape(&self) -> Vec<usize> {
-        self.inner.shape().to_vec()
-    }
-
-    #[getter]
-    fn padded(&self) -> bool {
-        self.inner.padded()
-    }
-
-    #[getter]
-    fn pad_to(&self) -> u32 {
-        self.inner.pad_to()
-    }
-
-    /// (kind, params) of the node noise.
-    #[getter]
-    fn noise(&self) -> (&'static str, Vec<f64>) {
-        noise_kind(self.inner.noise())
-    }
-
-    /// Serialized state (node noise and generator included).
-    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, &self.inner.to_bytes())
-    }
-
-    #[staticmethod]
-    fn from_bytes(state: &[u8]) -> PyResult<Self> {
-        Ok(PyTreeCounter { inner: TreeCounter::from_bytes(state).py_err()? })
-    }
-
-    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let restore = py.import("dpbandits._core")?.getattr("_restore_tree_counter")?;
-        (restore, (self.to_bytes(py),)).into_pyobject(py)
-    }
-}
-
-/// Unpickling entry point for `TreeCounter`.
-#[pyfunction]
-fn _restore_tree_counter(state: &[u8]) -> PyResult<PyTreeCounter> {
-    PyTreeCounter::from_bytes(state)
 }
 
 /// The encoder of a factorization counter from its Python name and BLT
@@ -375,11 +238,12 @@ pub struct PyFactorizationCounter {
     inner: FactorizationCounter,
 }
 
-#[pymethods]
-impl PyFactorizationCounter {
+engine_methods! {
+    PyFactorizationCounter { inner: FactorizationCounter }, restore _restore_factorization_counter,
+    shared [counter, state];
+
     #[new]
     #[pyo3(signature = (shape, horizon, noise_kind, noise_params, factorization_kind, theta=Vec::new(), omega=Vec::new(), seed=None, secure_exponent=None, os_entropy=false))]
-    #[allow(clippy::too_many_arguments)]
     fn new(
         shape: Vec<usize>,
         horizon: u64,
@@ -403,16 +267,6 @@ impl PyFactorizationCounter {
         Ok(PyFactorizationCounter { inner })
     }
 
-    #[getter]
-    fn secure_exponent(&self) -> Option<i32> {
-        self.inner.secure_exponent()
-    }
-
-    #[getter]
-    fn os_entropy(&self) -> bool {
-        self.inner.os_entropy()
-    }
-
     /// ("sqrt" | "blt", theta, omega).
     #[getter]
     fn factorization(&self) -> (&'static str, Vec<f64>, Vec<f64>) {
@@ -427,104 +281,12 @@ impl PyFactorizationCounter {
         self.inner.factorization().encoder(n).into_pyarray(py)
     }
 
-    fn _release_runs<'py>(
-        &mut self,
-        py: Python<'py>,
-        values: PyReadonlyArrayDyn<'py, f64>,
-        runs: usize,
-    ) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
-        let (shape, data) = row_major(&values);
-        if shape.len() != self.inner.shape().len() + 1 || &shape[1..] != self.inner.shape() {
-            let mut want = vec![shape.first().copied().unwrap_or(0)];
-            want.extend_from_slice(self.inner.shape());
-            expect_shape("values", &shape, &want)?;
-        }
-        let inner = &mut self.inner;
-        let out = py.detach(|| inner.release_runs(&data, runs)).py_err()?;
-        let mut dims = vec![runs, shape[0]];
-        dims.extend_from_slice(self.inner.shape());
-        out.into_pyarray(py).reshape(dims)
-    }
-
-    fn add(&mut self, value: PyReadonlyArrayDyn<'_, f64>) -> PyResult<()> {
-        let (shape, data) = row_major(&value);
-        expect_shape("value", &shape, self.inner.shape())?;
-        self.inner.add(&data).py_err()
-    }
-
-    fn add_many(&mut self, py: Python<'_>, values: PyReadonlyArrayDyn<'_, f64>) -> PyResult<()> {
-        let (shape, data) = row_major(&values);
-        if shape.len() != self.inner.shape().len() + 1 || &shape[1..] != self.inner.shape() {
-            let mut want = vec![shape.first().copied().unwrap_or(0)];
-            want.extend_from_slice(self.inner.shape());
-            expect_shape("values", &shape, &want)?;
-        }
-        let dim = self.inner.dim();
-        let inner = &mut self.inner;
-        py.detach(|| {
-            for row in data.chunks_exact(dim) {
-                inner.add(row)?;
-            }
-            Ok(())
-        })
-        .py_err()
-    }
-
-    fn release<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
-        self.inner.release().to_vec().into_pyarray(py).reshape(self.inner.shape().to_vec())
-    }
-
-    #[getter]
-    fn t(&self) -> u64 {
-        self.inner.t()
-    }
-
-    #[getter]
-    fn noise_terms(&self) -> u32 {
-        self.inner.noise_terms()
-    }
-
-    #[getter]
-    fn horizon(&self) -> u64 {
-        self.inner.horizon()
-    }
-
-    #[getter]
-    fn shape(&self) -> Vec<usize> {
-        self.inner.shape().to_vec()
-    }
-
     /// Factorization counters never pad.
     #[getter]
     #[allow(clippy::unused_self)]
     fn padded(&self) -> bool {
         false
     }
-
-    #[getter]
-    fn noise(&self) -> (&'static str, Vec<f64>) {
-        noise_kind(self.inner.noise())
-    }
-
-    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, &self.inner.to_bytes())
-    }
-
-    #[staticmethod]
-    fn from_bytes(state: &[u8]) -> PyResult<Self> {
-        Ok(PyFactorizationCounter { inner: FactorizationCounter::from_bytes(state).py_err()? })
-    }
-
-    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let restore = py.import("dpbandits._core")?.getattr("_restore_factorization_counter")?;
-        (restore, (self.to_bytes(py),)).into_pyobject(py)
-    }
-}
-
-/// Unpickling entry point for `FactorizationCounter`.
-#[pyfunction]
-fn _restore_factorization_counter(state: &[u8]) -> PyResult<PyFactorizationCounter> {
-    PyFactorizationCounter::from_bytes(state)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -532,9 +294,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sample_gaussian, m)?)?;
     m.add_function(wrap_pyfunction!(sample_symmetric_gaussian, m)?)?;
     m.add_function(wrap_pyfunction!(sample_wishart, m)?)?;
-    m.add_function(wrap_pyfunction!(_restore_tree_counter, m)?)?;
-    m.add_class::<PyTreeCounter>()?;
-    m.add_function(wrap_pyfunction!(_restore_factorization_counter, m)?)?;
-    m.add_class::<PyFactorizationCounter>()?;
+    PyTreeCounter::register(m)?;
+    PyFactorizationCounter::register(m)?;
     Ok(())
 }

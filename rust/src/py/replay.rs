@@ -1,13 +1,13 @@
 //! Bindings for the supervised-to-bandit replay environment.
 
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1};
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use super::errors::IntoPy;
 use super::mechanisms::seeds;
 use super::sim::PyEnvironmentFactory;
-use crate::env::{DecisionSet, Environment, Feedback, ReplayConfig, ReplayEnv};
+use crate::env::{DecisionSet, ReplayConfig, ReplayEnv};
 use crate::error::Error;
 
 /// Replay of a labelled data set, usable round by round from Python and
@@ -19,8 +19,9 @@ pub struct PyReplayEnv {
     t: u64,
 }
 
-#[pymethods]
-impl PyReplayEnv {
+engine_methods! {
+    PyReplayEnv { env: ReplayEnv }, shared [rounds];
+
     /// `features`: the n x p rows flattened (row-major); `labels`: n class
     /// indices; `wrong_reward`: 0 or -1.
     #[new]
@@ -43,45 +44,19 @@ impl PyReplayEnv {
         PyEnvironmentFactory::new(self.env.config())
     }
 
-    /// The next round's decision set, shape (k, k p).
-    fn next_round<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        self.t += 1;
-        self.env.next_round(self.t, &mut self.set).py_err()?;
-        let arr = self.set.features.clone().into_pyarray(py);
-        arr.reshape([self.set.k, self.set.d])
-    }
-
-    /// Reward of `index` in the current round.
-    fn reward(&mut self, index: usize) -> PyResult<f64> {
-        if self.t == 0 {
-            return Err(Error::State("call next_round() before reward()".into())).py_err();
-        }
-        match self.env.feedback(index).py_err()? {
-            Feedback::Reward(y) => Ok(y),
-            Feedback::Losses(_) => unreachable!("bandit environment"),
-        }
-    }
-
     /// Rewards of every arm in the current round.
     fn mean_rewards<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
         self.env.means().into_pyarray(py)
     }
 
-    #[getter]
-    fn t(&self) -> u64 {
-        self.t
-    }
-
     /// The round and the replay's position and generator (not the data).
     fn state<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        let state = (self.t, self.set.features.clone(), self.env.state_bytes());
-        PyBytes::new(py, &postcard::to_stdvec(&state).expect("plain data"))
+        PyBytes::new(py, &crate::state::encode(&(self.t, &self.set.features, self.env.state_bytes())))
     }
 
     /// Continues from `state` (written by `state()` of a replay of the same data).
     fn set_state(&mut self, state: &[u8]) -> PyResult<()> {
-        let (t, features, env): (u64, Vec<f64>, Vec<u8>) =
-            postcard::from_bytes(state).map_err(|e| Error::Decode(e.to_string())).py_err()?;
+        let (t, features, env): (u64, Vec<f64>, Vec<u8>) = crate::state::decode(state).py_err()?;
         if features.len() != self.set.features.len() {
             return Err(Error::Decode("replay state does not match the data".into())).py_err();
         }
@@ -93,6 +68,6 @@ impl PyReplayEnv {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyReplayEnv>()?;
+    PyReplayEnv::register(m)?;
     Ok(())
 }

@@ -1,11 +1,9 @@
 //! Bindings for the secure (exact discrete) samplers of `noise/secure.rs`.
 
-use numpy::{IntoPyArray, PyArrayDyn, PyArrayMethods};
 use pyo3::prelude::*;
 
-use super::arrays::zeroed;
 use super::errors::IntoPy;
-use super::mechanisms::seeds;
+use super::mechanisms::{draws, seeds, Draws};
 use crate::error::check_positive;
 use crate::noise::secure::{OsEntropy, SecureNoise};
 use crate::noise::NoiseSpec;
@@ -13,42 +11,19 @@ use crate::noise::NoiseSpec;
 /// `count` draws of `spec` made exact on the lattice 2^-`exponent`; from
 /// the operating system when `seed` is None, else from the seeded stream
 /// "secure-sampler" (tests and reproduction).
-fn draw(
-    py: Python<'_>,
-    spec: NoiseSpec,
-    exponent: i32,
-    count: usize,
-    seed: Option<u64>,
-) -> PyResult<Bound<'_, PyArrayDyn<f64>>> {
+fn draw(py: Python<'_>, spec: NoiseSpec, exponent: i32, count: usize, seed: Option<u64>) -> Draws<'_> {
     let secure = SecureNoise::new(spec, exponent).py_err()?;
-    let mut v = zeroed(count, 1)?;
-    let out = if let Some(s) = seed {
-        let mut rng = seeds(Some(s))?.stream("secure-sampler");
-        py.detach(move || {
-            secure.sample_into(&mut rng, 0, &mut v);
-            v
-        })
-    } else {
-        let mut rng = OsEntropy::new().py_err()?;
-        py.detach(move || {
-            secure.sample_into(&mut rng, 0, &mut v);
-            v
-        })
-    };
-    out.into_pyarray(py).reshape(vec![count])
+    match seed {
+        Some(s) => draws(py, seeds(Some(s))?.stream("secure-sampler"), &[count], |r, v| secure.sample_into(r, 0, v)),
+        None => draws(py, OsEntropy::new().py_err()?, &[count], |rng, v| secure.sample_into(rng, 0, v)),
+    }
 }
 
 /// `count` discrete Laplace draws: integers k times 2^-exponent with
 /// P[k] ∝ exp(-|k| / t), t = ceil(scale * 2^exponent).
 #[pyfunction]
 #[pyo3(signature = (scale, exponent, count, seed=None))]
-fn sample_discrete_laplace(
-    py: Python<'_>,
-    scale: f64,
-    exponent: i32,
-    count: usize,
-    seed: Option<u64>,
-) -> PyResult<Bound<'_, PyArrayDyn<f64>>> {
+fn sample_discrete_laplace(py: Python<'_>, scale: f64, exponent: i32, count: usize, seed: Option<u64>) -> Draws<'_> {
     check_positive("scale", scale).py_err()?;
     draw(py, NoiseSpec::Laplace { scale }, exponent, count, seed)
 }
@@ -57,13 +32,7 @@ fn sample_discrete_laplace(
 /// P[k] ∝ exp(-k^2 / (2 s^2)), s = ceil(sigma * 2^exponent).
 #[pyfunction]
 #[pyo3(signature = (sigma, exponent, count, seed=None))]
-fn sample_discrete_gaussian(
-    py: Python<'_>,
-    sigma: f64,
-    exponent: i32,
-    count: usize,
-    seed: Option<u64>,
-) -> PyResult<Bound<'_, PyArrayDyn<f64>>> {
+fn sample_discrete_gaussian(py: Python<'_>, sigma: f64, exponent: i32, count: usize, seed: Option<u64>) -> Draws<'_> {
     check_positive("sigma", sigma).py_err()?;
     draw(py, NoiseSpec::Gaussian { sigma }, exponent, count, seed)
 }

@@ -74,18 +74,12 @@ pub struct PyLearnerFactory {
 }
 
 impl PyLearnerFactory {
-    pub fn new(inner: impl LearnerFactory + 'static) -> Self {
-        PyLearnerFactory { inner: Arc::new(inner) }
-    }
-
-    /// As [`PyLearnerFactory::new`]; with `os_entropy`, every replicate
-    /// draws its privacy noise from the operating system (secure mode).
+    /// The factory of `inner`; with `os_entropy`, every replicate draws its
+    /// privacy noise from the operating system (secure mode).
     pub fn with_entropy(inner: impl LearnerFactory + 'static, os_entropy: bool) -> Self {
-        if os_entropy {
-            PyLearnerFactory::new(OsEntropyFactory(inner))
-        } else {
-            PyLearnerFactory::new(inner)
-        }
+        let inner: Arc<dyn LearnerFactory> =
+            if os_entropy { Arc::new(OsEntropyFactory(inner)) } else { Arc::new(inner) };
+        PyLearnerFactory { inner }
     }
 }
 
@@ -152,7 +146,6 @@ type Replicate = (Vec<Box<dyn Learner>>, Box<dyn Environment>);
 /// seconds[replicates]).
 #[pyfunction]
 #[pyo3(signature = (learners, env, horizon, env_seeds, learner_seeds, record_every, progress=None))]
-#[allow(clippy::too_many_arguments)]
 fn simulate_builtin<'py>(
     py: Python<'py>,
     learners: Vec<PyRef<'py, PyLearnerFactory>>,
@@ -308,7 +301,6 @@ impl crate::env::Environment for PythonEnvironment {
 /// rounds, seconds).
 #[pyfunction]
 #[pyo3(signature = (learner, factory, horizon, env_seeds, learner_seeds, record_every, progress=None))]
-#[allow(clippy::too_many_arguments)]
 fn simulate_python_env<'py>(
     py: Python<'py>,
     learner: PyRef<'py, PyLearnerFactory>,
