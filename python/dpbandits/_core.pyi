@@ -255,6 +255,86 @@ class LinUcbEngine:
 
 def _restore_linucb(state: bytes) -> LinUcbEngine: ...
 
+class TrustLinUcbEngine:
+    """LinUCB on released sums of users' reports (local / shuffle model;
+    rust/src/policy/linucb_trust.rs). Each user's report is the upper
+    triangle of x x^T and y x; ``batch`` users per released sum. Exactly
+    one privatizer: none (``noise_kind`` and ``shuffle_sum`` both None, no
+    privacy), ``noise_kind``/``noise_params`` (per-coordinate noise on each
+    report, rounded to the lattice for lattice kinds), or ``shuffle_sum``
+    (CJMP21's scalar sum per coordinate, coordinates in [-range, range]).
+    V = S_k + (regularizer + 2 upsilon_rate sqrt(k)) I and beta as in
+    ``dpbandits.privacy.linucb_trust`` Eq. (LT6).
+    """
+
+    def __init__(
+        self,
+        d: int,
+        horizon: int,
+        *,
+        batch: int,
+        regularizer: float,
+        upsilon_rate: float,
+        noise_sd: float,
+        log_offset: float,
+        s: float,
+        gamma_rate: float,
+        l: float = 1.0,
+        b_tilde: float = 1.0,
+        clip: bool = True,
+        seed: int | None = None,
+        noise_kind: str | None = None,
+        noise_params: Sequence[float] = ...,
+        shuffle_sum: Sequence[float] | None = None,
+        range: float = 1.0,
+    ) -> None: ...
+    def select(self, actions: NDArray[np.float64]) -> int:
+        """Index of the row of ``actions`` (k, d) with the largest UCB."""
+    def ucb(self, actions: NDArray[np.float64]) -> NDArray[np.float64]:
+        """UCB of every row of ``actions``."""
+    def observe(self, x: NDArray[np.float64], reward: float) -> None:
+        """Records a played row (bounds enforced, then privatized)."""
+    def estimates(self) -> tuple[NDArray[np.float64], float]:
+        """(theta~, beta) of the coming round, from released sums only."""
+    def released(self) -> NDArray[np.float64]:
+        """S_k, the released sum of reports (m = d(d+1)/2 + d coordinates)."""
+    def _report_runs(self, x: NDArray[np.float64], reward: float, count: int) -> NDArray[np.float64]:
+        """``count`` runs of one user's randomizer on (x, reward), shape (count, m) (audits)."""
+    def _batch_release_runs(
+        self, xs: NDArray[np.float64], rewards: NDArray[np.float64], count: int
+    ) -> NDArray[np.float64]:
+        """``count`` released sums of the batch (xs, rewards) through randomizer, shuffler and analyzer (audits)."""
+    @property
+    def t(self) -> int: ...
+    @property
+    def batches(self) -> int: ...
+    @property
+    def psd_failures(self) -> int: ...
+    @property
+    def d(self) -> int: ...
+    @property
+    def horizon(self) -> int: ...
+    @overload
+    def noise_parameters(self, as_json: Literal[False] = False) -> dict[str, Any]:
+        """The configuration this engine was built with, as plain values (checkpoint verification)."""
+    @overload
+    def noise_parameters(self, as_json: Literal[True]) -> str: ...
+    def to_bytes(self) -> bytes: ...
+    @staticmethod
+    def from_bytes(state: bytes) -> TrustLinUcbEngine: ...
+    def __reduce__(self) -> tuple[Callable[[bytes], TrustLinUcbEngine], tuple[bytes]]: ...
+    def use_os_entropy(self) -> None:
+        """Every privacy noise draw from the operating system from now on (secure mode)."""
+    @property
+    def os_entropy(self) -> bool:
+        """Whether privacy noise comes from the operating system."""
+    def reseed(self, seed: int | None = None) -> None:
+        """Draws all future noise from a new root (None: operating-system entropy)."""
+    def _factory(self) -> LearnerFactory:
+        """The configuration, for the simulation loop."""
+
+def _restore_trust_linucb(state: bytes) -> TrustLinUcbEngine: ...
+
 class MabEngine:
     """K-armed engine (rust/src/policy/mab.rs): UCB1 / private UCB
     (``index="ucb"``, ``noise_bound`` = the Lemma 5 term), App. D.1

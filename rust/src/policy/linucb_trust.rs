@@ -405,77 +405,141 @@ impl TrustLinUcb {
         }
         self.check_budget()?;
         self.ensure_workspace();
-        let mut y = y;
         let w = &mut self.work;
-        w.x.copy_from_slice(x);
-        self.config.bounds.enforce(&mut w.x, &mut y)?;
-        let mut pos = 0;
-        for i in 0..d {
-            for j in i..d {
-                w.z[pos] = w.x[i] * w.x[j];
-                pos += 1;
-            }
-        }
-        for i in 0..d {
-            w.z[pos + i] = y * w.x[i];
-        }
-        match self.config.privatizer {
-            ReportPrivatizer::Exact => {
-                for (p, z) in self.pending.iter_mut().zip(&w.z) {
-                    *p += z;
-                }
-            }
-            ReportPrivatizer::Noisy { noise } => {
-                // On a lattice the report enters rounded, so sums of
-                // reports are exact lattice values (a no-op for floats).
-                let limit = MAX_EXACT_STEPS / 4.0 / self.config.horizon as f64;
-                noise.round_input("x", &mut w.z, limit)?;
-                let rng = self.noise.source()?;
-                for (p, z) in self.pending.iter_mut().zip(&w.z) {
-                    *p += z + noise.sample(rng);
-                }
-            }
-            ReportPrivatizer::BitSum { coefficients, range } => {
-                let g = coefficients.rounding_levels(self.config.batch);
-                let rng = self.noise.source()?;
-                for (p, z) in self.pending.iter_mut().zip(&w.z) {
-                    *p += round_to_bits((z + range) / (2.0 * range), g, rng) as f64;
-                }
-            }
-        }
+        privatize(&self.config, &mut self.noise, x, y, &mut w.x, &mut w.z, &mut self.pending)?;
         self.t += 1;
         self.in_batch += 1;
         if self.in_batch == self.config.batch {
-            self.release_batch()?;
+            analyze(&self.config, &mut self.noise, &self.pending, &mut self.released)?;
+            self.pending.fill(0.0);
+            self.in_batch = 0;
+            self.batches += 1;
+            self.work.current = false;
         }
         Ok(())
     }
 
-    /// The analyzer: the batch's sum joins S_k.
-    fn release_batch(&mut self) -> Result<()> {
-        let n = self.config.batch;
-        match self.config.privatizer {
-            ReportPrivatizer::Exact | ReportPrivatizer::Noisy { .. } => {
-                for (s, p) in self.released.iter_mut().zip(&self.pending) {
-                    *s += p;
-                }
+    /// `count` independent runs of one user's randomizer on (x, y)
+    /// (row-major `count` x m; for `BitSum` the rounded counts), drawn
+    /// from this engine's noise generator by the code path of
+    /// [`TrustLinUcb::observe`] (for audits; the engine's statistics are
+    /// untouched).
+    pub fn report_runs(&mut self, x: &[f64], y: f64, count: usize) -> Result<Vec<f64>> {
+        let d = self.config.d;
+        if x.len() != d {
+            return Err(Error::invalid("x", format!("expected {d} entries, got {}", x.len())));
+        }
+        let m = report_len(d);
+        let mut out = crate::error::try_with_capacity::<f64>("count", count.saturating_mul(m))?;
+        out.resize(count * m, 0.0);
+        let (mut xs, mut z) = (vec![0.0; d], vec![0.0; m]);
+        for row in out.chunks_mut(m) {
+            privatize(&self.config, &mut self.noise, x, y, &mut xs, &mut z, row)?;
+        }
+        Ok(out)
+    }
+
+    /// `count` independent runs of a whole batch: users (rows of `xs`,
+    /// row-major n x d, with rewards `ys`) through the randomizer, the
+    /// shuffler and the analyzer; returns the released sums (`count` x m).
+    /// n must be the batch size (the protocol's constants depend on it).
+    pub fn batch_release_runs(&mut self, xs: &[f64], ys: &[f64], count: usize) -> Result<Vec<f64>> {
+        let d = self.config.d;
+        let n = ys.len();
+        if xs.len() != n * d || n as u64 != self.config.batch {
+            return Err(Error::invalid(
+                "xs",
+                format!("need batch_size = {} users of d = {d} features and one reward each", self.config.batch),
+            ));
+        }
+        let m = report_len(d);
+        let mut out = crate::error::try_with_capacity::<f64>("count", count.saturating_mul(m))?;
+        out.resize(count * m, 0.0);
+        let (mut xb, mut z, mut pending) = (vec![0.0; d], vec![0.0; m], vec![0.0; m]);
+        for row in out.chunks_mut(m) {
+            pending.fill(0.0);
+            for (x, &y) in xs.chunks(d).zip(ys) {
+                privatize(&self.config, &mut self.noise, x, y, &mut xb, &mut z, &mut pending)?;
             }
-            ReportPrivatizer::BitSum { coefficients, range } => {
-                let params = coefficients.parameters(n)?;
-                let rng = self.noise.source()?;
-                for (s, p) in self.released.iter_mut().zip(&self.pending) {
-                    let sum01 = analyze_bits(*p as u64, n, &params, rng)?;
-                    // [0, 1] back to [-range, range]: z = 2 range v - range.
-                    *s += 2.0 * range * sum01 - range * n as f64;
-                }
+            analyze(&self.config, &mut self.noise, &pending, row)?;
+        }
+        Ok(out)
+    }
+}
+
+/// One user's randomizer: bounds on (x, y), the report z (`xb`, `z`
+/// scratch), its privatized form added into `out`.
+fn privatize(
+    config: &TrustLinUcbConfig,
+    noise: &mut NoiseRng,
+    x: &[f64],
+    y: f64,
+    xb: &mut [f64],
+    z: &mut [f64],
+    out: &mut [f64],
+) -> Result<()> {
+    let d = config.d;
+    let mut y = y;
+    xb.copy_from_slice(x);
+    config.bounds.enforce(xb, &mut y)?;
+    let mut pos = 0;
+    for i in 0..d {
+        for j in i..d {
+            z[pos] = xb[i] * xb[j];
+            pos += 1;
+        }
+    }
+    for i in 0..d {
+        z[pos + i] = y * xb[i];
+    }
+    match config.privatizer {
+        ReportPrivatizer::Exact => {
+            for (p, v) in out.iter_mut().zip(z.iter()) {
+                *p += v;
             }
         }
-        self.pending.fill(0.0);
-        self.in_batch = 0;
-        self.batches += 1;
-        self.work.current = false;
-        Ok(())
+        ReportPrivatizer::Noisy { noise: spec } => {
+            // On a lattice the report enters rounded, so sums of reports
+            // are exact lattice values (a no-op for floating-point noise).
+            let limit = MAX_EXACT_STEPS / 4.0 / config.horizon as f64;
+            spec.round_input("x", z, limit)?;
+            let rng = noise.source()?;
+            for (p, v) in out.iter_mut().zip(z.iter()) {
+                *p += v + spec.sample(rng);
+            }
+        }
+        ReportPrivatizer::BitSum { coefficients, range } => {
+            let g = coefficients.rounding_levels(config.batch);
+            let rng = noise.source()?;
+            for (p, v) in out.iter_mut().zip(z.iter()) {
+                *p += round_to_bits((v + range) / (2.0 * range), g, rng) as f64;
+            }
+        }
     }
+    Ok(())
+}
+
+/// The analyzer: the released sum of a batch whose (privatized) reports
+/// sum to `pending`, added into `out`.
+fn analyze(config: &TrustLinUcbConfig, noise: &mut NoiseRng, pending: &[f64], out: &mut [f64]) -> Result<()> {
+    match config.privatizer {
+        ReportPrivatizer::Exact | ReportPrivatizer::Noisy { .. } => {
+            for (s, p) in out.iter_mut().zip(pending) {
+                *s += p;
+            }
+        }
+        ReportPrivatizer::BitSum { coefficients, range } => {
+            let n = config.batch;
+            let params = coefficients.parameters(n)?;
+            let rng = noise.source()?;
+            for (s, p) in out.iter_mut().zip(pending) {
+                let sum01 = analyze_bits(*p as u64, n, &params, rng)?;
+                // [0, 1] back to [-range, range]: z = 2 range v - range.
+                *s += 2.0 * range * sum01 - range * n as f64;
+            }
+        }
+    }
+    Ok(())
 }
 
 impl Learner for TrustLinUcb {
