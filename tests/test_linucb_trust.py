@@ -336,7 +336,7 @@ def test_audit_local_randomizer_meets_its_claim_and_half_noise_is_flagged() -> N
 
     ok = audit(mechanism_of(lr), epsilon=eps, delta=delta, n=N, seed=11)
     print("[audit] local randomizer:", ok)
-    assert ok.eps_lb <= eps
+    assert ok.epsilon_lower_bound <= eps
     # Planted bug: the engine given half the calibrated sigma (as if the
     # sensitivity had been halved).
     sigma = lr.describe()["scale"]
@@ -352,7 +352,7 @@ def test_audit_local_randomizer_meets_its_claim_and_half_noise_is_flagged() -> N
                                           noise_params=half.wire()[1])
     flagged = audit(mechanism_of(bug), epsilon=eps, delta=delta, n=N, seed=12)
     print("[audit] local randomizer, half sigma:", flagged)
-    assert flagged.eps_lb > eps
+    assert flagged.epsilon_lower_bound > eps
 
 
 @pytest.mark.slow
@@ -372,7 +372,7 @@ def test_audit_shuffle_analyzer_output_meets_its_claim_and_dropped_blanket_bits_
 
     ok = audit(mechanism_of(lr), epsilon=eps, delta=delta, n=N, seed=21)
     print("[audit] shuffle vector sum:", ok)
-    assert ok.eps_lb <= eps
+    assert ok.epsilon_lower_bound <= eps
     # Planted bug: the users' blanket Ber(p) bits dropped (b = 1 bit with
     # p ~ 1e-12 instead of the Lemma 3.1 count): the analyzer's output is
     # then the rounded sum alone.
@@ -386,4 +386,20 @@ def test_audit_shuffle_analyzer_output_meets_its_claim_and_dropped_blanket_bits_
                                           shuffle_sum=[2.0, 4.0, 1e-12, 1e-13], range=1.0)
     flagged = audit(mechanism_of(bug), epsilon=eps, delta=delta, n=N, seed=22)
     print("[audit] shuffle vector sum without blanket bits:", flagged)
-    assert flagged.eps_lb > eps
+    assert flagged.epsilon_lower_bound > eps
+
+
+def test_exact_binomial_delta_matches_brute_force_and_beats_lemma_3_1() -> None:
+    from scipy import stats
+
+    from dpbandits.privacy.linucb_trust import binomial_shift_delta, exact_blanket_coefficients
+    from dpbandits.privacy.shuffle_sum import shuffle_sum_coefficients
+
+    for N, p, k, eps in [(200, 0.5, 3, 0.3), (1000, 0.3, 7, 0.8), (50, 0.45, 1, 0.05)]:
+        y = np.arange(-k, N + k + 1)
+        a, c = stats.binom.pmf(y, N, p), stats.binom.pmf(y - k, N, p)
+        brute = max(np.maximum(a - math.exp(eps) * c, 0).sum(), np.maximum(c - math.exp(eps) * a, 0).sum())
+        assert binomial_shift_delta(eps, N, p, k) == pytest.approx(brute, rel=1e-9, abs=1e-15)
+    coef = exact_blanket_coefficients(0.1, 0.01, 64)
+    lemma = shuffle_sum_coefficients(0.1, 0.01)
+    assert coef[2] < lemma[2] / 10  # Lemma 3.1's blanket is >10x the exact need here

@@ -34,6 +34,8 @@ from dpbandits.learners.online import OnlineLearner, as_decision_set
 from dpbandits.privacy.guarantees import Guarantee
 from dpbandits.privacy.linucb_trust import (
     amplified_local_epsilon,
+    coefficients_error_sd,
+    exact_blanket_coefficients,
     lattice_report_noise,
     local_gaussian_sigma,
     local_laplace_scale,
@@ -250,8 +252,10 @@ class ShuffleLinUCB(_TrustLinUCB):
     - ``"vector-sum"`` (default): each of the m report coordinates is one
       run of CJMP21's scalar sum (Alg. 1, Lemma 3.1 parameters) at
       (epsilon_0, delta_0) of Eq. (LT5) (``calibration="paper"``: the
-      advanced-composition split; ``"tight"``: the largest eps_0 the better
-      of basic/advanced composition allows). Messages are bits; the
+      advanced-composition split and Lemma 3.1's blanket bits;
+      ``"tight"``: the largest eps_0 the better of basic/advanced
+      composition allows and the exact binomial-mechanism bit count of
+      Eq. (LT8); :meth:`describe` reports both error scales). Messages are bits; the
       released value is an exact function of integer counts, so there is no
       floating-point variant (``sampler`` must be ``"lattice"``).
     - ``"amplification"``: each user adds Laplace noise at eps_0 of the
@@ -323,11 +327,20 @@ class ShuffleLinUCB(_TrustLinUCB):
                 if calibration not in ("tight", "paper"):
                     raise ValueError(f"invalid argument `calibration`: must be 'tight' or 'paper', got {calibration!r}")
                 e0, d0 = vector_sum_coordinate_budget(self.epsilon, delta, self.d, calibration)
-                coefficients = list(shuffle_sum_coefficients(e0, d0))
-                term_sd = vector_sum_error_sd(e0, d0, batch, c_z)
-                self._describe.update(epsilon0=e0, delta0=d0, coordinates=report_dimension(self.d))
+                lemma = shuffle_sum_coefficients(e0, d0)
+                lemma_sd = vector_sum_error_sd(e0, d0, batch, c_z)
+                if calibration == "tight":
+                    coef = exact_blanket_coefficients(e0, d0, batch)
+                    term_sd = coefficients_error_sd(coef, batch, c_z)
+                    bits_basis = "blanket bits from the exact binomial-mechanism delta at the batch size (Eq. (LT8))"
+                else:
+                    coef, term_sd = lemma, lemma_sd
+                    bits_basis = "blanket bits of CJMP21 Lemma 3.1"
+                coefficients = list(coef)
+                self._describe.update(epsilon0=e0, delta0=d0, coordinates=report_dimension(self.d),
+                                      coefficients=coefficients, error_sd=term_sd, error_sd_lemma_3_1=lemma_sd)
                 basis = ("each report coordinate (Eq. (LT1)) summed per batch by the shuffled scalar sum of Cheu, "
-                         f"Joseph, Mao & Peng 2021 (Alg. 1, Lemma 3.1) at (eps0, delta0) = ({e0:.6g}, {d0:.3g}), "
+                         f"Joseph, Mao & Peng 2021 (Alg. 1) at (eps0, delta0) = ({e0:.6g}, {d0:.3g}), {bits_basis}, "
                          "composed over the coordinates (Eq. (LT5)); parallel composition over batches "
                          "(Chowdhury & Zhou 2022); bit messages, binomial noise from rand_distr's integer sampler")
                 sampler_kind = "mixed"

@@ -53,6 +53,16 @@ Equations (numbered here, "LT"):
       rho_max = lambda + 3 Upsilon_k; ||h_k|| <= sigma (sqrt(d) +
       sqrt(2 ln(2T/alpha))) sqrt(k) and gamma_k = that / sqrt(rho_min);
       beta of Shariff & Sheffet Prop. 4 with these bounds.
+(LT8) exact blanket-bit count ("tight" vector sum): the analyzer sees, per
+      coordinate, R + Binomial(N, p) with R the users' rounded values; one
+      user moves R by at most g, so each coordinate is the binomial
+      mechanism with integer sensitivity g, whose exact delta(eps_0) is a
+      difference of binomial tails (the likelihood ratio of Binomial(N, p)
+      and its shift is monotone): :func:`binomial_shift_delta`. "tight"
+      takes the smallest blanket-bit constant c_b (p ~ 1/2) with
+      delta(eps_0) <= delta_0 at the actual batch size, instead of CJMP21
+      Lemma 3.1's c_b = 180 ln(2/delta_0) / eps_0^2 (loose by a factor of
+      about 40 in variance at eps_0 ~ 0.08, delta_0 = 0.0025).
 (LT7) shuffle batch size: B = ceil(T^{3/5}) (M = T / B batches), the
       balance of the batching cost B against the noise cost sqrt(T)
       M^{1/4} that gives the T^{3/5} rate of the abstract (the paper's
@@ -62,8 +72,11 @@ Equations (numbered here, "LT"):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
+
+import numpy as np
 
 from dpbandits._validation import in_open_unit, positive, positive_int
 from dpbandits.privacy.analytic_gaussian import analytic_gaussian_sigma
@@ -93,6 +106,9 @@ __all__ = [
     "vector_sum_coordinate_budget",
     "vector_sum_error_sd",
     "amplified_local_epsilon",
+    "binomial_shift_delta",
+    "coefficients_error_sd",
+    "exact_blanket_coefficients",
     "lattice_report_noise",
 ]
 
@@ -222,6 +238,90 @@ def vector_sum_error_sd(epsilon0: float, delta0: float, batch: int, c_z: float) 
     [-c_z, c_z])."""
     p = shuffle_sum_parameters(epsilon0, delta0, batch)
     return 2.0 * positive("c_z", c_z) * math.sqrt(p.b * p.n * p.p * (1 - p.p) + p.n / 4.0) / p.g
+
+
+def _engine_parameters(coefficients: tuple[float, float, float, float], n: int) -> tuple[int, int, float]:
+    """(g, b, p) exactly as the engine evaluates them (ShuffleSumCoefficients::parameters)."""
+    g_sqrt_n, g_min, bits, ones = coefficients
+    nf = float(n)
+    g = max(math.ceil(g_sqrt_n * math.sqrt(nf)), math.ceil(g_min))
+    b = math.ceil(bits * g * g / nf)
+    return g, b, ones * g * g / (b * nf)
+
+
+def _log_ratio(y: int, shift: int, N: int, p: float) -> float:
+    """ln P(X = y) - ln P(X = y - shift), X ~ Binomial(N, p), by the
+    product of consecutive pmf ratios (accurate for N ~ 1e12)."""
+    j = np.arange(shift, dtype=np.float64)
+    return float(np.sum(np.log((N - y + 1.0 + j) / (y - j))) + shift * math.log(p / (1.0 - p)))
+
+
+def _first(pred: Callable[[int], bool], lo: int, hi: int) -> int:
+    """Smallest y in [lo, hi] with pred(y) (pred monotone), hi + 1 if none."""
+    hi += 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if pred(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def binomial_shift_delta(epsilon: float, N: int, p: float, shift: int) -> float:
+    """Exact delta(epsilon) between X and X + ``shift``, X ~ Binomial(N, p),
+    both directions (Eq. (LT8)): the likelihood ratio P(X = y) / P(X = y -
+    shift) decreases in y, so each hockey-stick divergence is a difference
+    of two binomial tails at the crossing point. N, shift integers >= 1,
+    0 < p < 1."""
+    from scipy import stats
+
+    eps = positive("epsilon", epsilon)
+    N, shift = positive_int("N", N), positive_int("shift", shift)
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"invalid argument `p`: must be in (0, 1), got {p!r}")
+    b = stats.binom(N, p)
+    y1 = _first(lambda y: _log_ratio(y, shift, N, p) <= eps, shift, N)
+    d1 = b.cdf(y1 - 1) - math.exp(eps) * b.cdf(y1 - 1 - shift)
+    y2 = _first(lambda y: _log_ratio(y, shift, N, p) < -eps, shift, N)
+    d2 = b.sf(y2 - shift - 1) - math.exp(eps) * b.sf(y2 - 1)
+    return max(float(d1), float(d2), 0.0)
+
+
+def exact_blanket_coefficients(epsilon0: float, delta0: float, batch: int) -> tuple[float, float, float, float]:
+    """Engine coefficients (g_sqrt_n = 2, g_min = 4, c_b, c_b / 2) with the
+    smallest c_b whose binomial mechanism at the batch size meets
+    (epsilon0, delta0) exactly (Eq. (LT8)); the result is re-checked."""
+    e0 = positive("epsilon0", epsilon0)
+    d0 = in_open_unit("delta0", delta0)
+    n = positive_int("batch", batch)
+
+    def ok(bits: float) -> bool:
+        g, b, p = _engine_parameters((2.0, 4.0, bits, bits / 2.0), n)
+        return binomial_shift_delta(e0, b * n, p, g) <= d0
+
+    hi = 180.0 * math.log(2.0 / d0) / e0**2  # CJMP21 Lemma 3.1's c_b
+    if not ok(hi):
+        hi *= 4.0
+        if not ok(hi):
+            raise ValueError(f"invalid argument `epsilon0`: no blanket-bit count found for {epsilon0!r}")
+    lo = hi / 1e4
+    for _ in range(60):
+        mid = math.sqrt(lo * hi)
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+        if hi / lo < 1.0 + 1e-6:
+            break
+    return (2.0, 4.0, hi, hi / 2.0)
+
+
+def coefficients_error_sd(coefficients: tuple[float, float, float, float], batch: int, c_z: float) -> float:
+    """Standard deviation of one released coordinate's error for engine
+    coefficients (binomial noise plus worst-case rounding), in value units."""
+    g, b, p = _engine_parameters(coefficients, positive_int("batch", batch))
+    return 2.0 * positive("c_z", c_z) * math.sqrt(b * batch * p * (1 - p) + batch / 4.0) / g
 
 
 def amplified_local_epsilon(epsilon: float, delta: float, batch: int, method: str) -> float:
