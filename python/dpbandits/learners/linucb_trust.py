@@ -82,7 +82,9 @@ def _regularizer(value: float) -> float:
 class _TrustLinUCB(OnlineLearner):
     _engine: _core.TrustLinUcbEngine
     horizon: int
+    regularizer: float
     _guarantee: Guarantee
+    _describe: dict[str, Any]
 
     def _build(
         self, *, batch: int, term_sd: float, alpha: float, sigma: float, S: float, L: float, B_tilde: float,
@@ -199,7 +201,7 @@ class LocalLinUCB(_TrustLinUCB):
             if delta is not None:
                 raise ValueError("invalid argument `delta`: epsilon=None (noise off) takes no delta")
             self._guarantee = Guarantee.none("LocalLinUCB with noise off (epsilon=None)")
-            self._describe: dict[str, Any] = {}
+            self._describe = {}
         else:
             if noise == "gaussian":
                 if delta is None:
@@ -311,7 +313,7 @@ class ShuffleLinUCB(_TrustLinUCB):
         coefficients: list[float] | None = None
         c_z = report_range(L, B_tilde)
         term_sd = 0.0
-        self._describe: dict[str, Any] = {"batch_size": batch, "protocol": protocol}
+        self._describe = {"batch_size": batch, "protocol": protocol}
         if self.epsilon is None:
             if delta is not None:
                 raise ValueError("invalid argument `delta`: epsilon=None (noise off) takes no delta")

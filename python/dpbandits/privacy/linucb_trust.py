@@ -93,7 +93,12 @@ from dpbandits.privacy.shuffle_sum import shuffle_sum_parameters
 
 __all__ = [
     "TrustRadiusConstants",
+    "amplified_local_epsilon",
+    "binomial_shift_delta",
     "classical_gaussian_sigma",
+    "coefficients_error_sd",
+    "exact_blanket_coefficients",
+    "lattice_report_noise",
     "local_gaussian_sigma",
     "local_laplace_scale",
     "report_dimension",
@@ -105,11 +110,6 @@ __all__ = [
     "trust_radius",
     "vector_sum_coordinate_budget",
     "vector_sum_error_sd",
-    "amplified_local_epsilon",
-    "binomial_shift_delta",
-    "coefficients_error_sd",
-    "exact_blanket_coefficients",
-    "lattice_report_noise",
 ]
 
 LocalCalibration = Literal["tight", "classical"]

@@ -591,7 +591,12 @@ mod tests {
             privatizer,
             regularizer: 1.0,
             upsilon_rate: 0.0,
-            radius: TrustRadius { noise_sd: 1.0, log_offset: 2.0 * (2.0 * horizon as f64).ln(), s: 1.0, gamma_rate: 0.0 },
+            radius: TrustRadius {
+                noise_sd: 1.0,
+                log_offset: 2.0 * (2.0 * horizon as f64).ln(),
+                s: 1.0,
+                gamma_rate: 0.0,
+            },
             bounds: bounds(),
         }
     }
@@ -648,7 +653,7 @@ mod tests {
         let priv_ = ReportPrivatizer::BitSum { coefficients, range: 1.0 };
         let seeds = SeedSequence::from_seed(13);
         let mut e = TrustLinUcb::new(config(1, 200_000, n, priv_), &seeds).unwrap();
-        let reps = 2000;
+        let reps = 2000u32;
         let (mut s1, mut s2) = (0.0, 0.0);
         let mut prev = 0.0;
         for _ in 0..reps {
@@ -661,11 +666,11 @@ mod tests {
             s1 += err;
             s2 += err * err;
         }
-        let mean = s1 / reps as f64;
-        let var = s2 / reps as f64 - mean * mean;
+        let mean = s1 / f64::from(reps);
+        let var = s2 / f64::from(reps) - mean * mean;
         let bound = 4.0 * ((p.b * n) as f64 * p.p * (1.0 - p.p) + n as f64 / 4.0) / (p.g * p.g) as f64;
         let noise_var = 4.0 * (p.b * n) as f64 * p.p * (1.0 - p.p) / (p.g * p.g) as f64;
-        assert!(mean.abs() < 5.0 * (bound / reps as f64).sqrt(), "mean {mean}");
+        assert!(mean.abs() < 5.0 * (bound / f64::from(reps)).sqrt(), "mean {mean}");
         assert!(var > 0.8 * noise_var && var < 1.2 * bound, "var {var}, noise {noise_var}, bound {bound}");
     }
 

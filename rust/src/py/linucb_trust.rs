@@ -23,7 +23,7 @@ pub struct PyTrustLinUcb {
     inner: TrustLinUcb,
 }
 
-fn to_array2<'py>(py: Python<'py>, data: Vec<f64>, cols: usize) -> PyResult<Bound<'py, PyArray2<f64>>> {
+fn to_array2(py: Python<'_>, data: Vec<f64>, cols: usize) -> PyResult<Bound<'_, PyArray2<f64>>> {
     let rows = data.len().checked_div(cols).unwrap_or(0);
     numpy::ndarray::Array2::from_shape_vec((rows, cols), data)
         .map(|a| a.into_pyarray(py))
@@ -58,10 +58,9 @@ impl PyTrustLinUcb {
         let privatizer = match (noise_kind, shuffle_sum) {
             (None, None) => ReportPrivatizer::Exact,
             (Some(kind), None) => ReportPrivatizer::Noisy { noise: noise_spec(kind, &noise_params)? },
-            (None, Some([g_sqrt_n, g_min, bits, ones])) => ReportPrivatizer::BitSum {
-                coefficients: ShuffleSumCoefficients { g_sqrt_n, g_min, bits, ones },
-                range,
-            },
+            (None, Some([g_sqrt_n, g_min, bits, ones])) => {
+                ReportPrivatizer::BitSum { coefficients: ShuffleSumCoefficients { g_sqrt_n, g_min, bits, ones }, range }
+            }
             (Some(_), Some(_)) => {
                 return Err(crate::error::Error::invalid("noise_kind", "give noise_kind or shuffle_sum, not both"))
                     .py_err()
