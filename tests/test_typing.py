@@ -19,3 +19,16 @@ def test_mypy_finds_no_error_in_the_package() -> None:
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert "Success: no issues found" in done.stdout
+
+
+def test_the_stubs_match_the_extension() -> None:
+    """``mypy.stubtest`` imports ``dpbandits._core`` and compares every
+    class, method, signature (names, kinds, defaults), property and
+    ``__all__`` with ``_core.pyi``: zero errors, so the stubs cannot drift
+    from the bindings."""
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy.stubtest", "dpbandits._core"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "Success: no issues found" in done.stdout

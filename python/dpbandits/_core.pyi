@@ -1,6 +1,10 @@
 """Type stubs of the Rust extension ``dpbandits._core`` (rust/src/py/).
 
-Hand-written: keep in step with the #[pyfunction]s and #[pyclass]es. Users
+Hand-written, checked by ``mypy.stubtest`` (tests/test_typing.py): every
+class, signature, default and ``__all__`` entry must match the extension.
+The surface that ``engine_methods!`` shares in Rust is written once here
+too, as stub-only protocols (``_Pickled``, ``_Learner``, ...) the engine
+classes derive from. Users
 should prefer the Python wrappers (``dpbandits.mechanisms``,
 ``dpbandits.design``, ``dpbandits.learners``), which validate arguments and
 document the papers' equations; these functions assume float64 input and
@@ -8,18 +12,135 @@ raise ValueError (or a ``dpbandits.errors`` subclass) on bad values.
 """
 
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, overload
+from typing import Any, Literal, Protocol, final, overload
 
 import numpy as np
 from numpy.typing import NDArray
+from typing_extensions import Self
 
 __version__: str
+__all__ = [
+    "EliminationEngine",
+    "EnvironmentFactory",
+    "Exp2Engine",
+    "FactorizationCounter",
+    "FollowTheLeaderEngine",
+    "KArmedBanditEngine",
+    "LearnerFactory",
+    "LinUcbEngine",
+    "LinearBanditEnvEngine",
+    "LossEnvEngine",
+    "MabEngine",
+    "MtContextualEngine",
+    "PhasedMabEngine",
+    "ReplayEnvEngine",
+    "ScribleEngine",
+    "ShariffSheffetEnvEngine",
+    "TreeCounter",
+    "TrustLinUcbEngine",
+    "__version__",
+    "_restore_elimination",
+    "_restore_exp2",
+    "_restore_factorization_counter",
+    "_restore_follow_the_leader",
+    "_restore_k_armed_bandit",
+    "_restore_linear_bandit_env",
+    "_restore_linucb",
+    "_restore_mab",
+    "_restore_mt_contextual",
+    "_restore_phased_mab",
+    "_restore_scrible",
+    "_restore_shariff_sheffet_env",
+    "_restore_tree_counter",
+    "_restore_trust_linucb",
+    "core_set",
+    "kernel_build",
+    "sample_discrete_gaussian",
+    "sample_discrete_laplace",
+    "sample_gaussian",
+    "sample_laplace",
+    "sample_symmetric_gaussian",
+    "sample_wishart",
+    "simulate_builtin",
+    "simulate_python_env",
+]
 
 def kernel_build() -> str:
     """Which build of the hot kernels runs: ``"avx2-fma"`` (chosen at
     import when the CPU has AVX2 and FMA) or ``"baseline"`` (x86-64 SSE2;
     forced by ``DPBANDITS_CPU_DISPATCH=baseline`` for runs reproducible bit
     for bit across CPUs)."""
+
+# --- shared surfaces (rust/src/py/mod.rs, engine_methods!) ------------------
+# Stub-only protocols: the methods every engine of a kind has, written once
+# here as the macro writes them once in Rust. They do not exist at runtime.
+
+class _Pickled(Protocol):
+    """A class whose whole state round-trips through bytes and pickle."""
+
+    def to_bytes(self) -> bytes:
+        """Whole state, node noise and generators included (secret as the data)."""
+    def __reduce__(self) -> tuple[Callable[[bytes], Self], tuple[bytes]]: ...
+
+class _Learner(_Pickled, Protocol):
+    """The surface every learner engine shares."""
+
+    @property
+    def t(self) -> int: ...
+    @property
+    def horizon(self) -> int: ...
+    def reseed(self, seed: int | None = None) -> None:
+        """Draws all future noise from a new root (None: operating-system
+        entropy); past releases are unchanged."""
+    @overload
+    def noise_parameters(self, as_json: Literal[False] = False) -> dict[str, Any]:
+        """The configuration this engine was built with (noise law and
+        scales, lattice exponents, shift, padding, horizon, bounds,
+        confidence constants) as nested plain values, or (``as_json``) the
+        JSON text of them; read-only. Checkpoint loading compares it with
+        the engine built from the header."""
+    @overload
+    def noise_parameters(self, as_json: Literal[True]) -> str: ...
+    def _factory(self) -> LearnerFactory:
+        """The configuration, for the simulation loop (one engine per replicate)."""
+
+class _SecureLearner(_Learner, Protocol):
+    """A learner with a secure mode: privacy noise from the operating system."""
+
+    def use_os_entropy(self) -> None:
+        """Every privacy noise draw from the operating system from now on (secure mode)."""
+    @property
+    def os_entropy(self) -> bool:
+        """Whether privacy noise comes from the operating system."""
+
+class _Counter(_Pickled, Protocol):
+    """The surface both continual counters share."""
+
+    def add(self, value: NDArray[np.float64]) -> None:
+        """Adds the next value (shape must equal the counter's)."""
+    def add_many(self, values: NDArray[np.float64]) -> None:
+        """Adds values[0], values[1], ... (first axis = rounds); GIL released."""
+    def release(self) -> NDArray[np.float64]:
+        """The noisy prefix sum after the last addition."""
+    @property
+    def t(self) -> int: ...
+    @property
+    def noise_terms(self) -> int: ...
+    @property
+    def horizon(self) -> int: ...
+    @property
+    def shape(self) -> list[int]: ...
+    @property
+    def noise(self) -> tuple[str, list[float]]: ...
+    @property
+    def os_entropy(self) -> bool:
+        """Whether draws come from the operating system."""
+    @property
+    def secure_exponent(self) -> int | None:
+        """Secure mode: lattice exponent j (values are multiples of 2^-j); None otherwise."""
+    def _release_runs(self, values: NDArray[np.float64], runs: int) -> NDArray[np.float64]:
+        """``runs`` independent runs on ``values`` (rounds first): every release,
+        shape (runs, rounds, *shape). Fresh counters only; for privacy audits."""
 
 # --- samplers (rust/src/noise/) ---------------------------------------------
 
@@ -42,11 +163,12 @@ def sample_wishart(
 
 # --- tree counters (rust/src/tree.rs) ---------------------------------------
 
-class TreeCounter:
+@final
+class TreeCounter(_Counter):
     """Continual-release counter (binary mechanism); see dpbandits.mechanisms.TreeCounter."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         shape: Sequence[int],
         horizon: int,
         noise_kind: str,
@@ -56,52 +178,25 @@ class TreeCounter:
         pad_to: int | None = None,
         secure_exponent: int | None = None,
         os_entropy: bool = False,
-    ) -> None: ...
-    def add(self, value: NDArray[np.float64]) -> None:
-        """Adds the next value (shape must equal the counter's)."""
-    def add_many(self, values: NDArray[np.float64]) -> None:
-        """Adds values[0], values[1], ... (first axis = rounds); GIL released."""
-    def release(self) -> NDArray[np.float64]:
-        """The noisy prefix sum after the last addition."""
+    ) -> Self: ...
     def live_nodes(self) -> list[tuple[int, int, int, NDArray[np.float64]]]:
         """(level, first_leaf, last_leaf, noisy_sum) of the current decomposition."""
-    @property
-    def t(self) -> int: ...
-    @property
-    def noise_terms(self) -> int: ...
-    @property
-    def horizon(self) -> int: ...
-    @property
-    def shape(self) -> list[int]: ...
     @property
     def padded(self) -> bool: ...
     @property
     def pad_to(self) -> int: ...
-    @property
-    def noise(self) -> tuple[str, list[float]]: ...
-    @property
-    def os_entropy(self) -> bool:
-        """Whether draws come from the operating system."""
-    @property
-    def secure_exponent(self) -> int | None:
-        """Secure mode: lattice exponent j (values are multiples of 2^-j); None otherwise."""
-    def _release_runs(self, values: NDArray[np.float64], runs: int) -> NDArray[np.float64]:
-        """``runs`` independent runs on ``values`` (rounds first): every release,
-        shape (runs, rounds, *shape). Fresh counters only; for privacy audits."""
-    def to_bytes(self) -> bytes:
-        """Whole state, node noise and generator included (secret as the data)."""
     @staticmethod
     def from_bytes(state: bytes) -> TreeCounter: ...
-    def __reduce__(self) -> tuple[Callable[[bytes], TreeCounter], tuple[bytes]]: ...
 
 def _restore_tree_counter(state: bytes) -> TreeCounter: ...
 
-class FactorizationCounter:
+@final
+class FactorizationCounter(_Counter):
     """Continual counter by a Toeplitz factorization A = B C (rust/src/counter/factorization.rs);
     see dpbandits.mechanisms.TreeCounter(counter="sqrt" | "blt")."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         shape: Sequence[int],
         horizon: int,
         noise_kind: str,
@@ -112,43 +207,16 @@ class FactorizationCounter:
         seed: int | None = None,
         secure_exponent: int | None = None,
         os_entropy: bool = False,
-    ) -> None: ...
-    def add(self, value: NDArray[np.float64]) -> None:
-        """Adds the next value (shape must equal the counter's)."""
-    def add_many(self, values: NDArray[np.float64]) -> None:
-        """Adds values[0], values[1], ... (first axis = rounds); GIL released."""
-    def release(self) -> NDArray[np.float64]:
-        """The noisy prefix sum after the last addition."""
+    ) -> Self: ...
     def encoder(self, n: int) -> NDArray[np.float64]:
         """The first ``n`` encoder coefficients c_0..c_{n-1}."""
     @property
     def factorization(self) -> tuple[str, list[float], list[float]]:
         """("sqrt" | "blt", theta, omega)."""
     @property
-    def t(self) -> int: ...
-    @property
-    def noise_terms(self) -> int: ...
-    @property
-    def horizon(self) -> int: ...
-    @property
-    def shape(self) -> list[int]: ...
-    @property
     def padded(self) -> bool: ...
-    @property
-    def noise(self) -> tuple[str, list[float]]: ...
-    @property
-    def os_entropy(self) -> bool:
-        """Whether draws come from the operating system."""
-    @property
-    def secure_exponent(self) -> int | None:
-        """Lattice exponent j of the encoded release (None: floating-point noise)."""
-    def _release_runs(self, values: NDArray[np.float64], runs: int) -> NDArray[np.float64]:
-        """``runs`` independent runs on ``values``: every release, shape (runs, rounds, *shape)."""
-    def to_bytes(self) -> bytes:
-        """Whole state (buffers, history, generator); secret as the data."""
     @staticmethod
     def from_bytes(state: bytes) -> FactorizationCounter: ...
-    def __reduce__(self) -> tuple[Callable[[bytes], FactorizationCounter], tuple[bytes]]: ...
 
 def _restore_factorization_counter(state: bytes) -> FactorizationCounter: ...
 
@@ -157,7 +225,7 @@ def _restore_factorization_counter(state: bytes) -> FactorizationCounter: ...
 def core_set(
     actions: NDArray[np.float64],
     stop_at: float | None = None,
-    max_iter: int = 10000,
+    max_iter: int = ...,
     reduce_support: bool = True,
 ) -> tuple[NDArray[np.int64], NDArray[np.float64], float, int, float]:
     """Frank-Wolfe core set of the rows of ``actions`` (Hanna et al., App. A).
@@ -178,7 +246,8 @@ def core_set(
 
 # --- learners (rust/src/policy/) --------------------------------------------
 
-class LinUcbEngine:
+@final
+class LinUcbEngine(_SecureLearner):
     """LinUCB with changing regularizers (Shariff & Sheffet Alg. 1).
 
     Exactly one of ``regularizer`` (exact statistics, non-private) and
@@ -192,8 +261,8 @@ class LinUcbEngine:
     when ``clip``, else rejected.
     """
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         d: int,
         horizon: int,
         *,
@@ -214,7 +283,7 @@ class LinUcbEngine:
         counter: str | None = None,
         theta: Sequence[float] = ...,
         omega: Sequence[float] = ...,
-    ) -> None: ...
+    ) -> Self: ...
     def select(self, actions: NDArray[np.float64]) -> int:
         """Index of the row of ``actions`` (k, d) with the largest UCB."""
     def ucb(self, actions: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -222,40 +291,16 @@ class LinUcbEngine:
     def observe(self, x: NDArray[np.float64], reward: float) -> None:
         """Records a played row (bounds enforced)."""
     @property
-    def t(self) -> int: ...
-    @property
     def psd_failures(self) -> int: ...
     @property
     def d(self) -> int: ...
-    @property
-    def horizon(self) -> int: ...
-    @overload
-    def noise_parameters(self, as_json: Literal[False] = False) -> dict[str, Any]:
-        """The configuration this engine was built with (noise law and
-        scales, lattice exponents, shift, padding, horizon, bounds,
-        confidence constants) as nested plain values, or (``as_json``) the
-        JSON text of them; read-only. Checkpoint loading compares it with
-        the engine built from the header."""
-    @overload
-    def noise_parameters(self, as_json: Literal[True]) -> str: ...
-    def to_bytes(self) -> bytes: ...
     @staticmethod
     def from_bytes(state: bytes) -> LinUcbEngine: ...
-    def __reduce__(self) -> tuple[Callable[[bytes], LinUcbEngine], tuple[bytes]]: ...
-    def use_os_entropy(self) -> None:
-        """Every privacy noise draw from the operating system from now on (secure mode)."""
-    @property
-    def os_entropy(self) -> bool:
-        """Whether privacy noise comes from the operating system."""
-    def reseed(self, seed: int | None = None) -> None:
-        """Draws all future noise from a new root (None: operating-system
-        entropy); past releases are unchanged."""
-    def _factory(self) -> LearnerFactory:
-        """The configuration, for the simulation loop."""
 
 def _restore_linucb(state: bytes) -> LinUcbEngine: ...
 
-class TrustLinUcbEngine:
+@final
+class TrustLinUcbEngine(_SecureLearner):
     """LinUCB on released sums of users' reports (local / shuffle model;
     rust/src/policy/linucb_trust.rs). Each user's report is the upper
     triangle of x x^T and y x; ``batch`` users per released sum. Exactly
@@ -267,8 +312,8 @@ class TrustLinUcbEngine:
     ``dpbandits.privacy.linucb_trust`` Eq. (LT6).
     """
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         d: int,
         horizon: int,
         *,
@@ -287,7 +332,7 @@ class TrustLinUcbEngine:
         noise_params: Sequence[float] = ...,
         shuffle_sum: Sequence[float] | None = None,
         range: float = 1.0,
-    ) -> None: ...
+    ) -> Self: ...
     def select(self, actions: NDArray[np.float64]) -> int:
         """Index of the row of ``actions`` (k, d) with the largest UCB."""
     def ucb(self, actions: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -305,37 +350,18 @@ class TrustLinUcbEngine:
     ) -> NDArray[np.float64]:
         """``count`` released sums of the batch (xs, rewards) through randomizer, shuffler and analyzer (audits)."""
     @property
-    def t(self) -> int: ...
-    @property
     def batches(self) -> int: ...
     @property
     def psd_failures(self) -> int: ...
     @property
     def d(self) -> int: ...
-    @property
-    def horizon(self) -> int: ...
-    @overload
-    def noise_parameters(self, as_json: Literal[False] = False) -> dict[str, Any]:
-        """The configuration this engine was built with, as plain values (checkpoint verification)."""
-    @overload
-    def noise_parameters(self, as_json: Literal[True]) -> str: ...
-    def to_bytes(self) -> bytes: ...
     @staticmethod
     def from_bytes(state: bytes) -> TrustLinUcbEngine: ...
-    def __reduce__(self) -> tuple[Callable[[bytes], TrustLinUcbEngine], tuple[bytes]]: ...
-    def use_os_entropy(self) -> None:
-        """Every privacy noise draw from the operating system from now on (secure mode)."""
-    @property
-    def os_entropy(self) -> bool:
-        """Whether privacy noise comes from the operating system."""
-    def reseed(self, seed: int | None = None) -> None:
-        """Draws all future noise from a new root (None: operating-system entropy)."""
-    def _factory(self) -> LearnerFactory:
-        """The configuration, for the simulation loop."""
 
 def _restore_trust_linucb(state: bytes) -> TrustLinUcbEngine: ...
 
-class MabEngine:
+@final
+class MabEngine(_SecureLearner):
     """K-armed engine (rust/src/policy/mab.rs): UCB1 / private UCB
     (``index="ucb"``, ``noise_bound`` = the Lemma 5 term), App. D.1
     (``"empirical"``), Thompson sampling (``"thompson_beta"``,
@@ -345,8 +371,8 @@ class MabEngine:
     pulling. Rewards outside [lo, hi]: ``bounds`` "clip", "error" or
     "unchecked" (non-private only)."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         k: int,
         horizon: int,
         *,
@@ -360,7 +386,7 @@ class MabEngine:
         phases: tuple[Sequence[float], Sequence[int], Sequence[float], Sequence[int]] | None = None,
         seed: int | None = None,
         phase_lattice_exponents: Sequence[int] = ...,
-    ) -> None: ...
+    ) -> Self: ...
     def select(self) -> int:
         """The arm to pull this round."""
     def observe(self, arm: int, reward: float) -> None:
@@ -372,41 +398,20 @@ class MabEngine:
     @property
     def phase(self) -> str: ...
     @property
-    def t(self) -> int: ...
-    @property
     def k(self) -> int: ...
-    @property
-    def horizon(self) -> int: ...
-    def use_os_entropy(self) -> None:
-        """Every privacy noise draw from the operating system from now on (secure mode)."""
-    @property
-    def os_entropy(self) -> bool:
-        """Whether privacy noise comes from the operating system."""
-    def reseed(self, seed: int | None = None) -> None: ...
-    @overload
-    def noise_parameters(self, as_json: Literal[False] = False) -> dict[str, Any]:
-        """The configuration this engine was built with (noise law and
-        scales, lattice exponents, shift, padding, horizon, bounds,
-        confidence constants) as nested plain values, or (``as_json``) the
-        JSON text of them; read-only. Checkpoint loading compares it with
-        the engine built from the header."""
-    @overload
-    def noise_parameters(self, as_json: Literal[True]) -> str: ...
-    def to_bytes(self) -> bytes: ...
     @staticmethod
     def from_bytes(state: bytes) -> MabEngine: ...
-    def __reduce__(self) -> tuple[Callable[[bytes], MabEngine], tuple[bytes]]: ...
-    def _factory(self) -> LearnerFactory: ...
 
 def _restore_mab(state: bytes) -> MabEngine: ...
 
-class MtContextualEngine:
+@final
+class MtContextualEngine(_SecureLearner):
     """Mishra & Thakurta Alg. 3 (``rule="ucb"``) / Alg. 4 (``"thompson"``):
     per-entry Laplace trees for A (scale ``noise_a``) and b (``noise_b``),
     fallback when the released A~ is not positive definite."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         d: int,
         horizon: int,
         *,
@@ -419,7 +424,7 @@ class MtContextualEngine:
         b_tilde: float = 1.0,
         clip: bool = True,
         seed: int | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     def select(self, actions: NDArray[np.float64]) -> int: ...
     def observe(self, x: NDArray[np.float64], reward: float) -> None: ...
     def released(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -429,35 +434,14 @@ class MtContextualEngine:
     @property
     def last_fallback(self) -> bool: ...
     @property
-    def t(self) -> int: ...
-    @property
     def d(self) -> int: ...
-    @property
-    def horizon(self) -> int: ...
-    def use_os_entropy(self) -> None:
-        """Every privacy noise draw from the operating system from now on (secure mode)."""
-    @property
-    def os_entropy(self) -> bool:
-        """Whether privacy noise comes from the operating system."""
-    def reseed(self, seed: int | None = None) -> None: ...
-    @overload
-    def noise_parameters(self, as_json: Literal[False] = False) -> dict[str, Any]:
-        """The configuration this engine was built with (noise law and
-        scales, lattice exponents, shift, padding, horizon, bounds,
-        confidence constants) as nested plain values, or (``as_json``) the
-        JSON text of them; read-only. Checkpoint loading compares it with
-        the engine built from the header."""
-    @overload
-    def noise_parameters(self, as_json: Literal[True]) -> str: ...
-    def to_bytes(self) -> bytes: ...
     @staticmethod
     def from_bytes(state: bytes) -> MtContextualEngine: ...
-    def __reduce__(self) -> tuple[Callable[[bytes], MtContextualEngine], tuple[bytes]]: ...
-    def _factory(self) -> LearnerFactory: ...
 
 def _restore_mt_contextual(state: bytes) -> MtContextualEngine: ...
 
-class EliminationEngine:
+@final
+class EliminationEngine(_SecureLearner):
     """Batched elimination with core sets (Hanna et al. Alg. 1-3).
 
     ``batch_lengths`` are the nominal q^i; ``gamma`` one row
@@ -473,8 +457,8 @@ class EliminationEngine:
     [``reward_min``, ``reward_max``] are clipped when ``clip``, else refused.
     """
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         actions: NDArray[np.float64],
         horizon: int,
         batch_lengths: Sequence[float],
@@ -489,7 +473,7 @@ class EliminationEngine:
         seed: int | None = None,
         shuffle_sum: Sequence[float] | None = None,
         lattice_exponents: Sequence[int] = ...,
-    ) -> None: ...
+    ) -> Self: ...
     def select(self) -> int:
         """Row of the action set to play this round."""
     def select_set(self, actions: NDArray[np.float64]) -> int:
@@ -499,10 +483,6 @@ class EliminationEngine:
     def update(self, index: int, reward: float) -> None:
         """Reward of the last selected action."""
     @property
-    def t(self) -> int: ...
-    @property
-    def horizon(self) -> int: ...
-    @property
     def batch_index(self) -> int: ...
     @property
     def committed(self) -> int | None: ...
@@ -510,33 +490,17 @@ class EliminationEngine:
         """The surviving set A_i."""
     def history(self) -> list[dict[str, object]]:
         """One dict of released data per finished batch."""
-    def _factory(self) -> LearnerFactory: ...
-    def use_os_entropy(self) -> None:
-        """Every privacy noise draw from the operating system from now on (secure mode)."""
-    @property
-    def os_entropy(self) -> bool:
-        """Whether privacy noise comes from the operating system."""
-    def reseed(self, seed: int | None = None) -> None: ...
-    @overload
-    def noise_parameters(self, as_json: Literal[False] = False) -> dict[str, Any]:
-        """The configuration this engine was built with (noise law and
-        scales, lattice exponents, shift, padding, horizon, bounds,
-        confidence constants) as nested plain values, or (``as_json``) the
-        JSON text of them; read-only. Checkpoint loading compares it with
-        the engine built from the header."""
-    @overload
-    def noise_parameters(self, as_json: Literal[True]) -> str: ...
-    def to_bytes(self) -> bytes: ...
     @staticmethod
     def from_bytes(state: bytes) -> EliminationEngine: ...
 
 def _restore_elimination(state: bytes) -> EliminationEngine: ...
 
-class FollowTheLeaderEngine:
+@final
+class FollowTheLeaderEngine(_SecureLearner):
     """Private FTRL / FTPL (Agarwal & Singh Alg. 1 / 3); see dpbandits.PrivateFTRL, PrivateFTPL."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         n: int,
         horizon: int,
         geometry: str,
@@ -546,7 +510,7 @@ class FollowTheLeaderEngine:
         eta: float | None = None,
         clip: bool = True,
         seed: int | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     def select(self) -> int:
         """An index drawn from the decision (simplex only)."""
     def decision(self) -> NDArray[np.float64]: ...
@@ -554,39 +518,18 @@ class FollowTheLeaderEngine:
         """The noisy prefix sum L~_t the decision is computed from."""
     def observe(self, losses: NDArray[np.float64]) -> None: ...
     @property
-    def t(self) -> int: ...
-    @property
     def noise_terms(self) -> int: ...
-    @property
-    def horizon(self) -> int: ...
-    def _factory(self) -> LearnerFactory: ...
-    def use_os_entropy(self) -> None:
-        """Every privacy noise draw from the operating system from now on (secure mode)."""
-    @property
-    def os_entropy(self) -> bool:
-        """Whether privacy noise comes from the operating system."""
-    def reseed(self, seed: int | None = None) -> None: ...
-    @overload
-    def noise_parameters(self, as_json: Literal[False] = False) -> dict[str, Any]:
-        """The configuration this engine was built with (noise law and
-        scales, lattice exponents, shift, padding, horizon, bounds,
-        confidence constants) as nested plain values, or (``as_json``) the
-        JSON text of them; read-only. Checkpoint loading compares it with
-        the engine built from the header."""
-    @overload
-    def noise_parameters(self, as_json: Literal[True]) -> str: ...
-    def to_bytes(self) -> bytes: ...
     @staticmethod
     def from_bytes(state: bytes) -> FollowTheLeaderEngine: ...
-    def __reduce__(self) -> tuple[Callable[[bytes], FollowTheLeaderEngine], tuple[bytes]]: ...
 
 def _restore_follow_the_leader(state: bytes) -> FollowTheLeaderEngine: ...
 
-class Exp2Engine:
+@final
+class Exp2Engine(_SecureLearner):
     """EXP2 with exploration behind the private reduction (Alg. 4/5); see dpbandits.EXP2."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         n: int,
         horizon: int,
         eta: float,
@@ -596,42 +539,22 @@ class Exp2Engine:
         clip: bool = True,
         seed: int | None = None,
         lattice_exponent: int | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     def select(self) -> int: ...
     def probabilities(self) -> NDArray[np.float64]: ...
     def observe(self, index: int, loss: float) -> None: ...
-    @property
-    def t(self) -> int: ...
-    @property
-    def horizon(self) -> int: ...
-    def _factory(self) -> LearnerFactory: ...
-    def use_os_entropy(self) -> None:
-        """Every privacy noise draw from the operating system from now on (secure mode)."""
-    @property
-    def os_entropy(self) -> bool:
-        """Whether privacy noise comes from the operating system."""
-    def reseed(self, seed: int | None = None) -> None: ...
-    @overload
-    def noise_parameters(self, as_json: Literal[False] = False) -> dict[str, Any]:
-        """The configuration this engine was built with (noise law and
-        scales, lattice exponents, shift, padding, horizon, bounds,
-        confidence constants) as nested plain values, or (``as_json``) the
-        JSON text of them; read-only. Checkpoint loading compares it with
-        the engine built from the header."""
-    @overload
-    def noise_parameters(self, as_json: Literal[True]) -> str: ...
-    def to_bytes(self) -> bytes: ...
     @staticmethod
     def from_bytes(state: bytes) -> Exp2Engine: ...
-    def __reduce__(self) -> tuple[Callable[[bytes], Exp2Engine], tuple[bytes]]: ...
 
 def _restore_exp2(state: bytes) -> Exp2Engine: ...
 
-class ScribleEngine:
-    """SCRiBLe over the unit ball behind the private reduction (Thm 4.5); see dpbandits.SCRiBLe."""
+@final
+class ScribleEngine(_Learner):
+    """SCRiBLe over the unit ball behind the private reduction (Thm 4.5); see dpbandits.SCRiBLe.
+    In the simulation loop (``_factory()``) it plays points of the ball."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         n: int,
         horizon: int,
         eta: float,
@@ -639,41 +562,24 @@ class ScribleEngine:
         noise_scale: float | None = None,
         clip: bool = True,
         seed: int | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     def select(self) -> NDArray[np.float64]: ...
     def iterate(self) -> NDArray[np.float64]: ...
     def observe(self, loss: float) -> None: ...
-    @property
-    def t(self) -> int: ...
-    @property
-    def horizon(self) -> int: ...
-    def _factory(self) -> LearnerFactory:
-        """The configuration, for the simulation loop (plays points of the ball)."""
-    def reseed(self, seed: int | None = None) -> None: ...
-    @overload
-    def noise_parameters(self, as_json: Literal[False] = False) -> dict[str, Any]:
-        """The configuration this engine was built with (noise law and
-        scales, lattice exponents, shift, padding, horizon, bounds,
-        confidence constants) as nested plain values, or (``as_json``) the
-        JSON text of them; read-only. Checkpoint loading compares it with
-        the engine built from the header."""
-    @overload
-    def noise_parameters(self, as_json: Literal[True]) -> str: ...
-    def to_bytes(self) -> bytes: ...
     @staticmethod
     def from_bytes(state: bytes) -> ScribleEngine: ...
-    def __reduce__(self) -> tuple[Callable[[bytes], ScribleEngine], tuple[bytes]]: ...
 
 def _restore_scrible(state: bytes) -> ScribleEngine: ...
 
 # --- environments (rust/src/env/) -------------------------------------------
 
-class ShariffSheffetEnvEngine:
+@final
+class ShariffSheffetEnvEngine(_Pickled):
     """Shariff & Sheffet App. D environment, round by round."""
 
-    def __init__(
-        self, d: int, k: int, gap: float, optimal_reward: float, reward: str, seed: int | None = None
-    ) -> None: ...
+    def __new__(
+        cls, d: int, k: int, gap: float, optimal_reward: float, reward: str, seed: int | None = None
+    ) -> Self: ...
     def next_round(self) -> NDArray[np.float64]:
         """Draws the next (k, d) decision set."""
     def reward(self, index: int) -> float:
@@ -682,50 +588,46 @@ class ShariffSheffetEnvEngine:
     def theta(self) -> NDArray[np.float64]: ...
     @property
     def t(self) -> int: ...
-    def to_bytes(self) -> bytes: ...
     @staticmethod
     def from_bytes(state: bytes) -> ShariffSheffetEnvEngine: ...
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[bytes], ShariffSheffetEnvEngine], tuple[bytes]]: ...
     def _factory(self) -> EnvironmentFactory:
         """The configuration, for the simulation loop."""
 
 def _restore_shariff_sheffet_env(state: bytes) -> ShariffSheffetEnvEngine: ...
 
-class KArmedBanditEngine:
+@final
+class KArmedBanditEngine(_Pickled):
     """Bernoulli (``sigma=None``) or Gaussian K-armed bandit (rust/src/env/k_armed.rs)."""
 
-    def __init__(self, means: Sequence[float], sigma: float | None = None, seed: int | None = None) -> None: ...
+    def __new__(cls, means: Sequence[float], sigma: float | None = None, seed: int | None = None) -> Self: ...
     def pull(self, arm: int) -> float:
         """Realized reward of pulling ``arm``."""
     def means(self) -> NDArray[np.float64]: ...
-    def to_bytes(self) -> bytes: ...
     @staticmethod
     def from_bytes(state: bytes) -> KArmedBanditEngine: ...
-    def __reduce__(self) -> tuple[Callable[[bytes], KArmedBanditEngine], tuple[bytes]]: ...
     def _factory(self) -> EnvironmentFactory: ...
 
 def _restore_k_armed_bandit(state: bytes) -> KArmedBanditEngine: ...
 
-class LinearBanditEnvEngine:
+@final
+class LinearBanditEnvEngine(_Pickled):
     """Hanna et al. Sec. VI: fixed K x d actions (given or uniform on the
     sphere), theta* uniform on the sphere, +-1 rewards with mean <a, theta*>."""
 
-    def __init__(
-        self, k: int, d: int, actions: NDArray[np.float64] | None = None, seed: int | None = None
-    ) -> None: ...
+    def __new__(
+        cls, k: int, d: int, actions: NDArray[np.float64] | None = None, seed: int | None = None
+    ) -> Self: ...
     def _factory(self) -> EnvironmentFactory: ...
     def actions(self) -> NDArray[np.float64]: ...
     def theta(self) -> NDArray[np.float64]: ...
     def mean_rewards(self) -> NDArray[np.float64]: ...
     def reward(self, index: int) -> float: ...
-    def to_bytes(self) -> bytes: ...
     @staticmethod
     def from_bytes(state: bytes) -> LinearBanditEnvEngine: ...
 
 def _restore_linear_bandit_env(state: bytes) -> LinearBanditEnvEngine: ...
 
+@final
 class LossEnvEngine:
     """Loss-sequence environments (rust/src/env/losses.rs); see dpbandits.envs.losses."""
 
@@ -761,13 +663,14 @@ class LossEnvEngine:
     def n(self) -> int: ...
     def _factory(self) -> EnvironmentFactory: ...
 
+@final
 class ReplayEnvEngine:
     """Supervised-to-bandit replay of a labelled data set (rust/src/env/replay.rs)."""
 
-    def __init__(
-        self, features: NDArray[np.float64], p: int, labels: Sequence[int], wrong_reward: float,
+    def __new__(
+        cls, features: NDArray[np.float64], p: int, labels: Sequence[int], wrong_reward: float,
         seed: int | None = None,
-    ) -> None:
+    ) -> Self:
         """``features``: the n x p rows flattened row-major, each of norm <= 1."""
     def next_round(self) -> NDArray[np.float64]:
         """The next (k, k p) decision set (disjoint encoding)."""
@@ -785,6 +688,7 @@ class ReplayEnvEngine:
 
 # --- simulation (rust/src/sim.rs) -------------------------------------------
 
+@final
 class LearnerFactory:
     """A learner configuration the simulation loop instantiates once per
     replicate (from any engine's ``_factory()``)."""
@@ -792,6 +696,7 @@ class LearnerFactory:
     @property
     def horizon(self) -> int: ...
 
+@final
 class EnvironmentFactory:
     """A built-in environment's configuration the simulation loop
     instantiates once per replicate (from ``_factory()``)."""
@@ -839,7 +744,8 @@ def sample_discrete_gaussian(sigma: float, exponent: int, count: int, seed: int 
     s = ceil(sigma * 2^exponent) in [1, 2^21] (Canonne-Kamath-Steinke Alg. 3);
     operating-system entropy when ``seed`` is None."""
 
-class PhasedMabEngine:
+@final
+class PhasedMabEngine(_Learner):
     """Phased K-armed engine (rust/src/policy/phased_mab.rs): one noisy
     release per phase. ``index``: "optimistic_kl" / "optimistic" (DP-KLUCB
     with ``divergence_epsilon``, KL-UCB, AdaP / AdaC with ``linear`` /
@@ -854,8 +760,8 @@ class PhasedMabEngine:
     pull count reaches the phase end). Every constant comes from
     dpbandits.privacy.azize."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         k: int,
         horizon: int,
         *,
@@ -878,7 +784,7 @@ class PhasedMabEngine:
         hi: float = 1.0,
         bounds: str = "clip",
         seed: int | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     def select(self) -> int:
         """The arm to pull this round (the committed arm inside a phase)."""
     def observe(self, arm: int, reward: float) -> None:
@@ -894,23 +800,10 @@ class PhasedMabEngine:
     def active(self) -> NDArray[np.bool_]:
         """Arms not eliminated (DP-SE)."""
     @property
-    def t(self) -> int: ...
-    @property
     def k(self) -> int: ...
-    @property
-    def horizon(self) -> int: ...
     def _audit_runs(self, rewards: Sequence[float], round: int, count: int, seed: int) -> NDArray[np.float64]:
         """``count`` fresh engines fed ``rewards``; the release of the phase containing ``round`` (NaN if none)."""
-    def reseed(self, seed: int | None = None) -> None: ...
-    @overload
-    def noise_parameters(self, as_json: Literal[False] = False) -> dict[str, Any]:
-        """The configuration this engine was built with, as plain values (``as_json``: JSON text)."""
-    @overload
-    def noise_parameters(self, as_json: Literal[True]) -> str: ...
-    def to_bytes(self) -> bytes: ...
     @staticmethod
     def from_bytes(state: bytes) -> PhasedMabEngine: ...
-    def __reduce__(self) -> tuple[Callable[[bytes], PhasedMabEngine], tuple[bytes]]: ...
-    def _factory(self) -> LearnerFactory: ...
 
 def _restore_phased_mab(state: bytes) -> PhasedMabEngine: ...

@@ -27,6 +27,18 @@ pub fn expect_shape(name: &str, shape: &[usize], want: &[usize]) -> PyResult<()>
     }
 }
 
+/// The entries of `values`, a stack (first axis = rounds) of arrays of
+/// shape `each`, in row-major order, with the number of rounds.
+pub fn rows(name: &str, values: &PyReadonlyArrayDyn<'_, f64>, each: &[usize]) -> PyResult<(usize, Vec<f64>)> {
+    let (shape, data) = row_major(values);
+    let rounds = shape.first().copied().unwrap_or(0);
+    if shape.len() != each.len() + 1 || &shape[1..] != each {
+        let want: Vec<usize> = std::iter::once(rounds).chain(each.iter().copied()).collect();
+        expect_shape(name, &shape, &want)?;
+    }
+    Ok((rounds, data))
+}
+
 /// A zeroed buffer of `count * each` floats, or MemoryError / ValueError
 /// instead of an abort when the size is impossible.
 pub fn zeroed(count: usize, each: usize) -> PyResult<Vec<f64>> {

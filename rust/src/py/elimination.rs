@@ -3,12 +3,12 @@
 
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArrayDyn};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use pyo3::types::{PyDict, PyList};
 
 use super::arrays::{expect_shape, row_major};
 use super::errors::IntoPy;
 use super::mechanisms::seeds;
-use super::sim::{PyEnvironmentFactory, PyLearnerFactory};
+use super::sim::PyEnvironmentFactory;
 use crate::env::{LinearBanditConfig, LinearBanditEnv};
 use crate::error::Error;
 use crate::policy::elimination::{
@@ -46,8 +46,9 @@ pub struct PyElimination {
     inner: Elimination,
 }
 
-#[pymethods]
-impl PyElimination {
+engine_methods! {
+    PyElimination { inner: Elimination }, restore _restore_elimination, shared [learner, secure, state];
+
     #[new]
     #[pyo3(signature = (actions, horizon, batch_lengths, gamma, log_offset, privatizer_kind, noise_scales, exploration, reward_min, reward_max, clip, seed=None, shuffle_sum=None, lattice_exponents=Vec::new()))]
     #[allow(clippy::too_many_arguments)]
@@ -122,11 +123,6 @@ impl PyElimination {
         self.inner.observe(index, reward).py_err()
     }
 
-    #[getter]
-    fn t(&self) -> u64 {
-        self.inner.t()
-    }
-
     /// (g, b, p) of the shuffled sum over `n` users (privatizer
     /// "shuffle-sum" only), as the engine evaluates them.
     fn shuffle_sum_parameters(&self, n: u64) -> PyResult<(u64, u64, f64)> {
@@ -137,11 +133,6 @@ impl PyElimination {
             }
             _ => Err(Error::State("the engine's privatizer is not shuffle-sum".into())).py_err(),
         }
-    }
-
-    #[getter]
-    fn horizon(&self) -> u64 {
-        self.inner.config().horizon
     }
 
     #[getter]
@@ -179,57 +170,6 @@ impl PyElimination {
         }
         Ok(list)
     }
-
-    /// The configuration, for the simulation loop (one engine per replicate).
-    fn _factory(&self) -> PyLearnerFactory {
-        PyLearnerFactory::with_entropy(self.inner.config().clone(), self.inner.os_entropy())
-    }
-
-    /// Every privacy noise draw from the operating system from now on
-    /// (secure mode; before the first round).
-    fn use_os_entropy(&mut self) -> PyResult<()> {
-        self.inner.use_os_entropy().py_err()
-    }
-
-    /// Whether privacy noise comes from the operating system.
-    #[getter]
-    fn os_entropy(&self) -> bool {
-        self.inner.os_entropy()
-    }
-    /// Draws all future noise and permutations from a new root (`None`:
-    /// operating-system entropy). Past releases are unchanged.
-    #[pyo3(signature = (seed=None))]
-    fn reseed(&mut self, seed: Option<u64>) -> PyResult<()> {
-        self.inner.reseed(&seeds(seed)?);
-        Ok(())
-    }
-
-    /// The configuration this engine was built with, as plain values
-    /// (`as_json`: their JSON text); see `dpbandits.checkpoint`; read-only.
-    #[pyo3(signature = (as_json=false))]
-    fn noise_parameters<'py>(&self, py: Python<'py>, as_json: bool) -> PyResult<Bound<'py, PyAny>> {
-        super::config_values(py, self.inner.config(), as_json)
-    }
-
-    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, &self.inner.to_bytes())
-    }
-
-    #[staticmethod]
-    fn from_bytes(state: &[u8]) -> PyResult<Self> {
-        Ok(PyElimination { inner: Elimination::from_bytes(state).py_err()? })
-    }
-
-    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let restore = py.import("dpbandits._core")?.getattr("_restore_elimination")?;
-        (restore, (self.to_bytes(py),)).into_pyobject(py)
-    }
-}
-
-/// Unpickling entry point for `EliminationEngine`.
-#[pyfunction]
-fn _restore_elimination(state: &[u8]) -> PyResult<PyElimination> {
-    PyElimination::from_bytes(state)
 }
 
 /// Sec. VI's linear bandit, usable round by round from Python.
@@ -238,8 +178,9 @@ pub struct PyLinearBanditEnv {
     env: LinearBanditEnv,
 }
 
-#[pymethods]
-impl PyLinearBanditEnv {
+engine_methods! {
+    PyLinearBanditEnv { env: LinearBanditEnv }, restore _restore_linear_bandit_env, shared [state];
+
     #[new]
     #[pyo3(signature = (k, d, actions=None, seed=None))]
     fn new(k: usize, d: usize, actions: Option<PyReadonlyArrayDyn<'_, f64>>, seed: Option<u64>) -> PyResult<Self> {
@@ -281,32 +222,10 @@ impl PyLinearBanditEnv {
     fn reward(&mut self, index: usize) -> PyResult<f64> {
         self.env.draw(index).py_err()
     }
-
-    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, &self.env.to_bytes())
-    }
-
-    #[staticmethod]
-    fn from_bytes(state: &[u8]) -> PyResult<Self> {
-        Ok(PyLinearBanditEnv { env: LinearBanditEnv::from_bytes(state).py_err()? })
-    }
-
-    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let restore = py.import("dpbandits._core")?.getattr("_restore_linear_bandit_env")?;
-        (restore, (self.to_bytes(py),)).into_pyobject(py)
-    }
-}
-
-/// Unpickling entry point for `LinearBanditEnvEngine`.
-#[pyfunction]
-fn _restore_linear_bandit_env(state: &[u8]) -> PyResult<PyLinearBanditEnv> {
-    PyLinearBanditEnv::from_bytes(state)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyElimination>()?;
-    m.add_function(wrap_pyfunction!(_restore_elimination, m)?)?;
-    m.add_class::<PyLinearBanditEnv>()?;
-    m.add_function(wrap_pyfunction!(_restore_linear_bandit_env, m)?)?;
+    PyElimination::register(m)?;
+    PyLinearBanditEnv::register(m)?;
     Ok(())
 }

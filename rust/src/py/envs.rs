@@ -2,7 +2,6 @@
 
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyTuple};
 
 use super::errors::IntoPy;
 use super::mechanisms::seeds;
@@ -26,8 +25,9 @@ pub struct PyShariffSheffetEnv {
     t: u64,
 }
 
-#[pymethods]
-impl PyShariffSheffetEnv {
+engine_methods! {
+    PyShariffSheffetEnv { env: ShariffSheffetEnv }, restore _restore_shariff_sheffet_env, shared [pickle];
+
     #[new]
     #[pyo3(signature = (d, k, gap, optimal_reward, reward, seed=None))]
     fn new(d: usize, k: usize, gap: f64, optimal_reward: f64, reward: &str, seed: Option<u64>) -> PyResult<Self> {
@@ -74,40 +74,27 @@ impl PyShariffSheffetEnv {
     fn t(&self) -> u64 {
         self.t
     }
+}
 
-    /// Serialized state: the round, the current decision set and the
-    /// generators, so a restored environment continues identically.
-    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        let state = (self.t, self.set.features.clone(), self.env.to_bytes());
-        PyBytes::new(py, &postcard::to_stdvec(&state).expect("plain data"))
+/// The round, the current decision set and the generators, so that a
+/// restored environment continues identically.
+impl super::Snapshot for PyShariffSheffetEnv {
+    fn snapshot(&self) -> Vec<u8> {
+        crate::state::encode(&(self.t, &self.set.features, self.env.to_bytes()))
     }
 
-    #[staticmethod]
-    fn from_bytes(state: &[u8]) -> PyResult<Self> {
-        let (t, features, env): (u64, Vec<f64>, Vec<u8>) =
-            postcard::from_bytes(state).map_err(|e| Error::Decode(e.to_string())).py_err()?;
-        let env = ShariffSheffetEnv::from_bytes(&env).py_err()?;
+    fn restore(state: &[u8]) -> crate::Result<Self> {
+        let (t, features, env): (u64, Vec<f64>, Vec<u8>) = crate::state::decode(state)?;
+        let env = ShariffSheffetEnv::from_bytes(&env)?;
         let (d, k) = (env.dim(), env.num_actions());
         if features.len() != d * k {
-            return Err(Error::Decode("inconsistent environment state".into())).py_err();
+            return Err(Error::Decode("inconsistent environment state".into()));
         }
         Ok(PyShariffSheffetEnv { env, set: DecisionSet { k, d, features }, t })
     }
-
-    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let restore = py.import("dpbandits._core")?.getattr("_restore_shariff_sheffet_env")?;
-        (restore, (self.to_bytes(py),)).into_pyobject(py)
-    }
-}
-
-/// Unpickling entry point for `ShariffSheffetEnvEngine`.
-#[pyfunction]
-fn _restore_shariff_sheffet_env(state: &[u8]) -> PyResult<PyShariffSheffetEnv> {
-    PyShariffSheffetEnv::from_bytes(state)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyShariffSheffetEnv>()?;
-    m.add_function(wrap_pyfunction!(_restore_shariff_sheffet_env, m)?)?;
+    PyShariffSheffetEnv::register(m)?;
     Ok(())
 }

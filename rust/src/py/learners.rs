@@ -2,12 +2,10 @@
 
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArrayDyn};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyTuple};
 
 use super::arrays::{expect_shape, row_major};
 use super::errors::IntoPy;
 use super::mechanisms::{noise_spec, seeds};
-use super::sim::PyLearnerFactory;
 use crate::counter::FactorSpec;
 use crate::env::DecisionSet;
 use crate::error::Error;
@@ -28,8 +26,9 @@ pub struct PyLinUcb {
     pub(crate) inner: LinUcb,
 }
 
-#[pymethods]
-impl PyLinUcb {
+engine_methods! {
+    PyLinUcb { inner: LinUcb }, restore _restore_linucb, shared [learner, secure, state];
+
     #[new]
     #[pyo3(signature = (d, horizon, *, regularizer=None, refactor_every=64, noise_kind=None, noise_params=Vec::new(), shift=0.0, pad_to=0,
                         beta_noise_sd=1.0, beta_log_offset=0.0, beta_offset=0.0, beta_constant=None, l=1.0, b_tilde=1.0, clip=true, seed=None,
@@ -112,16 +111,6 @@ impl PyLinUcb {
     }
 
     #[getter]
-    fn t(&self) -> u64 {
-        self.inner.t()
-    }
-
-    /// The configuration, for the simulation loop (one engine per replicate).
-    fn _factory(&self) -> PyLearnerFactory {
-        PyLearnerFactory::with_entropy(*self.inner.config(), self.inner.os_entropy())
-    }
-
-    #[getter]
     fn psd_failures(&self) -> u64 {
         self.inner.psd_failures()
     }
@@ -130,61 +119,9 @@ impl PyLinUcb {
     fn d(&self) -> usize {
         self.inner.config().d
     }
-
-    #[getter]
-    fn horizon(&self) -> u64 {
-        self.inner.config().horizon
-    }
-
-    /// Every privacy noise draw from the operating system from now on
-    /// (secure mode; before the first round).
-    fn use_os_entropy(&mut self) -> PyResult<()> {
-        self.inner.use_os_entropy().py_err()
-    }
-
-    /// Whether privacy noise comes from the operating system.
-    #[getter]
-    fn os_entropy(&self) -> bool {
-        self.inner.os_entropy()
-    }
-    /// Draws all future noise from a new root (`None`: operating-system
-    /// entropy). Past releases are unchanged.
-    #[pyo3(signature = (seed=None))]
-    fn reseed(&mut self, seed: Option<u64>) -> PyResult<()> {
-        self.inner.reseed(&seeds(seed)?);
-        Ok(())
-    }
-
-    /// The configuration this engine was built with, as plain values
-    /// (`as_json`: their JSON text); see `dpbandits.checkpoint`; read-only.
-    #[pyo3(signature = (as_json=false))]
-    fn noise_parameters<'py>(&self, py: Python<'py>, as_json: bool) -> PyResult<Bound<'py, PyAny>> {
-        super::config_values(py, self.inner.config(), as_json)
-    }
-
-    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, &self.inner.to_bytes())
-    }
-
-    #[staticmethod]
-    fn from_bytes(state: &[u8]) -> PyResult<Self> {
-        Ok(PyLinUcb { inner: LinUcb::from_bytes(state).py_err()? })
-    }
-
-    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let restore = py.import("dpbandits._core")?.getattr("_restore_linucb")?;
-        (restore, (self.to_bytes(py),)).into_pyobject(py)
-    }
-}
-
-/// Unpickling entry point for `LinUcbEngine`.
-#[pyfunction]
-fn _restore_linucb(state: &[u8]) -> PyResult<PyLinUcb> {
-    PyLinUcb::from_bytes(state)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyLinUcb>()?;
-    m.add_function(wrap_pyfunction!(_restore_linucb, m)?)?;
+    PyLinUcb::register(m)?;
     Ok(())
 }

@@ -1,15 +1,14 @@
 //! Bindings for the local / shuffle LinUCB engine
-//! (`crate::policy::linucb_trust`), in the style of `learners.rs`.
+//! (`crate::policy::linucb_trust`): its own methods; the shared learner
+//! surface comes from `engine_methods!` (see `py/mod.rs`).
 
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArrayDyn};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyTuple};
 
 use super::arrays::{expect_shape, row_major};
 use super::errors::IntoPy;
 use super::learners::decision_set;
 use super::mechanisms::{noise_spec, seeds};
-use super::sim::PyLearnerFactory;
 use crate::policy::elimination::ShuffleSumCoefficients;
 use crate::policy::linucb_trust::report_len;
 use crate::policy::{
@@ -30,8 +29,9 @@ fn to_array2(py: Python<'_>, data: Vec<f64>, cols: usize) -> PyResult<Bound<'_, 
         .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))
 }
 
-#[pymethods]
-impl PyTrustLinUcb {
+engine_methods! {
+    PyTrustLinUcb { inner: TrustLinUcb }, restore _restore_trust_linucb, shared [learner, secure, state];
+
     #[new]
     #[pyo3(signature = (d, horizon, *, batch, regularizer, upsilon_rate, noise_sd, log_offset, s, gamma_rate, l=1.0, b_tilde=1.0,
                         clip=true, seed=None, noise_kind=None, noise_params=Vec::new(), shuffle_sum=None, range=1.0))]
@@ -146,11 +146,6 @@ impl PyTrustLinUcb {
     }
 
     #[getter]
-    fn t(&self) -> u64 {
-        self.inner.t()
-    }
-
-    #[getter]
     fn batches(&self) -> u64 {
         self.inner.batches()
     }
@@ -165,63 +160,8 @@ impl PyTrustLinUcb {
         self.inner.config().d
     }
 
-    #[getter]
-    fn horizon(&self) -> u64 {
-        self.inner.config().horizon
-    }
-
-    /// The configuration, for the simulation loop (one engine per replicate).
-    fn _factory(&self) -> PyLearnerFactory {
-        PyLearnerFactory::with_entropy(*self.inner.config(), self.inner.os_entropy())
-    }
-
-    /// Every privacy noise draw from the operating system from now on.
-    fn use_os_entropy(&mut self) -> PyResult<()> {
-        self.inner.use_os_entropy().py_err()
-    }
-
-    #[getter]
-    fn os_entropy(&self) -> bool {
-        self.inner.os_entropy()
-    }
-
-    /// Draws all future noise from a new root (`None`: OS entropy).
-    #[pyo3(signature = (seed=None))]
-    fn reseed(&mut self, seed: Option<u64>) -> PyResult<()> {
-        self.inner.reseed(&seeds(seed)?);
-        Ok(())
-    }
-
-    /// The configuration this engine was built with, as plain values
-    /// (`as_json`: their JSON text); see `dpbandits.checkpoint`.
-    #[pyo3(signature = (as_json=false))]
-    fn noise_parameters<'py>(&self, py: Python<'py>, as_json: bool) -> PyResult<Bound<'py, PyAny>> {
-        super::config_values(py, self.inner.config(), as_json)
-    }
-
-    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, &self.inner.to_bytes())
-    }
-
-    #[staticmethod]
-    fn from_bytes(state: &[u8]) -> PyResult<Self> {
-        Ok(PyTrustLinUcb { inner: TrustLinUcb::from_bytes(state).py_err()? })
-    }
-
-    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let restore = py.import("dpbandits._core")?.getattr("_restore_trust_linucb")?;
-        (restore, (self.to_bytes(py),)).into_pyobject(py)
-    }
-}
-
-/// Unpickling entry point for `TrustLinUcbEngine`.
-#[pyfunction]
-fn _restore_trust_linucb(state: &[u8]) -> PyResult<PyTrustLinUcb> {
-    PyTrustLinUcb::from_bytes(state)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyTrustLinUcb>()?;
-    m.add_function(wrap_pyfunction!(_restore_trust_linucb, m)?)?;
-    Ok(())
+    PyTrustLinUcb::register(m)
 }

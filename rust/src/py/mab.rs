@@ -3,13 +3,12 @@
 
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArrayDyn};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyTuple};
 
 use super::arrays::{expect_shape, row_major};
 use super::errors::IntoPy;
 use super::learners::decision_set;
 use super::mechanisms::{noise_spec, seeds};
-use super::sim::{PyEnvironmentFactory, PyLearnerFactory};
+use super::sim::PyEnvironmentFactory;
 use crate::env::{ArmReward, Environment, Feedback, KArmedBandit, KArmedConfig};
 use crate::error::Error;
 use crate::policy::mab::Phase;
@@ -40,8 +39,9 @@ pub struct PyMab {
     inner: Mab,
 }
 
-#[pymethods]
-impl PyMab {
+engine_methods! {
+    PyMab { inner: Mab }, restore _restore_mab, shared [learner, secure, state];
+
     #[new]
     #[pyo3(signature = (k, horizon, *, index="ucb", noise_bound=0.0, noise_kind=None, noise_params=Vec::new(),
                         lo=0.0, hi=1.0, bounds="clip", phases=None, seed=None, phase_lattice_exponents=Vec::new()))]
@@ -134,69 +134,9 @@ impl PyMab {
     }
 
     #[getter]
-    fn t(&self) -> u64 {
-        self.inner.t()
-    }
-
-    #[getter]
     fn k(&self) -> usize {
         self.inner.config().k
     }
-
-    #[getter]
-    fn horizon(&self) -> u64 {
-        self.inner.config().horizon
-    }
-
-    /// The configuration, for the simulation loop (one engine per replicate).
-    fn _factory(&self) -> PyLearnerFactory {
-        PyLearnerFactory::with_entropy(self.inner.config().clone(), self.inner.os_entropy())
-    }
-
-    /// Every privacy noise draw from the operating system from now on
-    /// (secure mode; before the first round).
-    fn use_os_entropy(&mut self) -> PyResult<()> {
-        self.inner.use_os_entropy().py_err()
-    }
-
-    /// Whether privacy noise comes from the operating system.
-    #[getter]
-    fn os_entropy(&self) -> bool {
-        self.inner.os_entropy()
-    }
-    /// Draws all future noise from a new root (`None`: operating-system entropy).
-    #[pyo3(signature = (seed=None))]
-    fn reseed(&mut self, seed: Option<u64>) -> PyResult<()> {
-        self.inner.reseed(&seeds(seed)?);
-        Ok(())
-    }
-
-    /// The configuration this engine was built with, as plain values
-    /// (`as_json`: their JSON text); see `dpbandits.checkpoint`; read-only.
-    #[pyo3(signature = (as_json=false))]
-    fn noise_parameters<'py>(&self, py: Python<'py>, as_json: bool) -> PyResult<Bound<'py, PyAny>> {
-        super::config_values(py, self.inner.config(), as_json)
-    }
-
-    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, &self.inner.to_bytes())
-    }
-
-    #[staticmethod]
-    fn from_bytes(state: &[u8]) -> PyResult<Self> {
-        Ok(PyMab { inner: Mab::from_bytes(state).py_err()? })
-    }
-
-    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let restore = py.import("dpbandits._core")?.getattr("_restore_mab")?;
-        (restore, (self.to_bytes(py),)).into_pyobject(py)
-    }
-}
-
-/// Unpickling entry point for `MabEngine`.
-#[pyfunction]
-fn _restore_mab(state: &[u8]) -> PyResult<PyMab> {
-    PyMab::from_bytes(state)
 }
 
 /// Mishra & Thakurta Alg. 3 / Alg. 4 engine; built by `dpbandits.learners.mishra_thakurta`.
@@ -205,8 +145,9 @@ pub struct PyMtContextual {
     inner: MtContextual,
 }
 
-#[pymethods]
-impl PyMtContextual {
+engine_methods! {
+    PyMtContextual { inner: MtContextual }, restore _restore_mt_contextual, shared [learner, secure, state];
+
     #[new]
     #[pyo3(signature = (d, horizon, *, rule="ucb", alpha=1.0, noise_kind="zero", noise_a=Vec::new(), noise_b=Vec::new(),
                         l=1.0, b_tilde=1.0, clip=true, seed=None))]
@@ -272,68 +213,9 @@ impl PyMtContextual {
     }
 
     #[getter]
-    fn t(&self) -> u64 {
-        self.inner.t()
-    }
-
-    #[getter]
     fn d(&self) -> usize {
         self.inner.config().d
     }
-
-    #[getter]
-    fn horizon(&self) -> u64 {
-        self.inner.config().horizon
-    }
-
-    /// The configuration, for the simulation loop.
-    fn _factory(&self) -> PyLearnerFactory {
-        PyLearnerFactory::with_entropy(*self.inner.config(), self.inner.os_entropy())
-    }
-
-    /// Every privacy noise draw from the operating system from now on
-    /// (secure mode; before the first round).
-    fn use_os_entropy(&mut self) -> PyResult<()> {
-        self.inner.use_os_entropy().py_err()
-    }
-
-    /// Whether privacy noise comes from the operating system.
-    #[getter]
-    fn os_entropy(&self) -> bool {
-        self.inner.os_entropy()
-    }
-    #[pyo3(signature = (seed=None))]
-    fn reseed(&mut self, seed: Option<u64>) -> PyResult<()> {
-        self.inner.reseed(&seeds(seed)?);
-        Ok(())
-    }
-
-    /// The configuration this engine was built with, as plain values
-    /// (`as_json`: their JSON text); see `dpbandits.checkpoint`; read-only.
-    #[pyo3(signature = (as_json=false))]
-    fn noise_parameters<'py>(&self, py: Python<'py>, as_json: bool) -> PyResult<Bound<'py, PyAny>> {
-        super::config_values(py, self.inner.config(), as_json)
-    }
-
-    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, &self.inner.to_bytes())
-    }
-
-    #[staticmethod]
-    fn from_bytes(state: &[u8]) -> PyResult<Self> {
-        Ok(PyMtContextual { inner: MtContextual::from_bytes(state).py_err()? })
-    }
-
-    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let restore = py.import("dpbandits._core")?.getattr("_restore_mt_contextual")?;
-        (restore, (self.to_bytes(py),)).into_pyobject(py)
-    }
-}
-
-/// Unpickling entry point for `MtContextualEngine`.
-#[pyfunction]
-fn _restore_mt_contextual(state: &[u8]) -> PyResult<PyMtContextual> {
-    PyMtContextual::from_bytes(state)
 }
 
 /// Bernoulli or Gaussian K-armed bandit, usable arm by arm from Python.
@@ -342,8 +224,9 @@ pub struct PyKArmedBandit {
     env: KArmedBandit,
 }
 
-#[pymethods]
-impl PyKArmedBandit {
+engine_methods! {
+    PyKArmedBandit { env: KArmedBandit }, restore _restore_k_armed_bandit, shared [state];
+
     #[new]
     #[pyo3(signature = (means, sigma=None, seed=None))]
     fn new(means: Vec<f64>, sigma: Option<f64>, seed: Option<u64>) -> PyResult<Self> {
@@ -372,34 +255,11 @@ impl PyKArmedBandit {
     fn _factory(&self) -> PyEnvironmentFactory {
         PyEnvironmentFactory::new(self.env.config().clone())
     }
-
-    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, &self.env.to_bytes())
-    }
-
-    #[staticmethod]
-    fn from_bytes(state: &[u8]) -> PyResult<Self> {
-        Ok(PyKArmedBandit { env: KArmedBandit::from_bytes(state).py_err()? })
-    }
-
-    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let restore = py.import("dpbandits._core")?.getattr("_restore_k_armed_bandit")?;
-        (restore, (self.to_bytes(py),)).into_pyobject(py)
-    }
-}
-
-/// Unpickling entry point for `KArmedBanditEngine`.
-#[pyfunction]
-fn _restore_k_armed_bandit(state: &[u8]) -> PyResult<PyKArmedBandit> {
-    PyKArmedBandit::from_bytes(state)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyMab>()?;
-    m.add_function(wrap_pyfunction!(_restore_mab, m)?)?;
-    m.add_class::<PyMtContextual>()?;
-    m.add_function(wrap_pyfunction!(_restore_mt_contextual, m)?)?;
-    m.add_class::<PyKArmedBandit>()?;
-    m.add_function(wrap_pyfunction!(_restore_k_armed_bandit, m)?)?;
+    PyMab::register(m)?;
+    PyMtContextual::register(m)?;
+    PyKArmedBandit::register(m)?;
     Ok(())
 }

@@ -2,7 +2,6 @@
 
 use numpy::{IntoPyArray, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyTuple};
 
 use super::arrays::{expect_shape, row_major, zeroed};
 use super::errors::IntoPy;
@@ -70,7 +69,7 @@ fn lattice_exponent(j: f64) -> PyResult<i32> {
     }
 }
 
-fn noise_kind(spec: NoiseSpec) -> (&'static str, Vec<f64>) {
+pub fn noise_kind(spec: NoiseSpec) -> (&'static str, Vec<f64>) {
     match spec {
         NoiseSpec::Zero => ("zero", vec![]),
         NoiseSpec::Laplace { scale } => ("laplace", vec![scale]),
@@ -184,8 +183,9 @@ pub struct PyTreeCounter {
     inner: TreeCounter,
 }
 
-#[pymethods]
-impl PyTreeCounter {
+engine_methods! {
+    PyTreeCounter { inner: TreeCounter }, restore _restore_tree_counter, shared [counter, state];
+
     #[new]
     #[pyo3(signature = (shape, horizon, noise_kind, noise_params, seed=None, padded=false, pad_to=None, secure_exponent=None, os_entropy=false))]
     #[allow(clippy::too_many_arguments)]
@@ -216,71 +216,6 @@ impl PyTreeCounter {
         Ok(PyTreeCounter { inner })
     }
 
-    /// The lattice exponent j (None: floating-point noise).
-    #[getter]
-    fn secure_exponent(&self) -> Option<i32> {
-        self.inner.secure_exponent()
-    }
-
-    /// Whether draws come from the operating system.
-    #[getter]
-    fn os_entropy(&self) -> bool {
-        self.inner.os_entropy()
-    }
-
-    /// `runs` independent runs on `values` (first axis = rounds): every
-    /// release, shape (runs, rounds, *shape). For privacy audits; the
-    /// counter must be fresh and stays at t = 0. Releases the GIL.
-    fn _release_runs<'py>(
-        &mut self,
-        py: Python<'py>,
-        values: PyReadonlyArrayDyn<'py, f64>,
-        runs: usize,
-    ) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
-        let (shape, data) = row_major(&values);
-        if shape.len() != self.inner.shape().len() + 1 || &shape[1..] != self.inner.shape() {
-            let mut want = vec![shape.first().copied().unwrap_or(0)];
-            want.extend_from_slice(self.inner.shape());
-            expect_shape("values", &shape, &want)?;
-        }
-        let inner = &mut self.inner;
-        let out = py.detach(|| inner.release_runs(&data, runs)).py_err()?;
-        let mut dims = vec![runs, shape[0]];
-        dims.extend_from_slice(self.inner.shape());
-        out.into_pyarray(py).reshape(dims)
-    }
-
-    /// Adds the next value (an array of the counter's shape).
-    fn add(&mut self, value: PyReadonlyArrayDyn<'_, f64>) -> PyResult<()> {
-        let (shape, data) = row_major(&value);
-        expect_shape("value", &shape, self.inner.shape())?;
-        self.inner.add(&data).py_err()
-    }
-
-    /// Adds many values (first axis = rounds); releases the GIL.
-    fn add_many(&mut self, py: Python<'_>, values: PyReadonlyArrayDyn<'_, f64>) -> PyResult<()> {
-        let (shape, data) = row_major(&values);
-        if shape.len() != self.inner.shape().len() + 1 || &shape[1..] != self.inner.shape() {
-            let mut want = vec![shape.first().copied().unwrap_or(0)];
-            want.extend_from_slice(self.inner.shape());
-            expect_shape("values", &shape, &want)?;
-        }
-        let dim = self.inner.dim();
-        let inner = &mut self.inner;
-        py.detach(|| {
-            for row in data.chunks_exact(dim) {
-                inner.add(row)?;
-            }
-            Ok(())
-        })
-        .py_err()
-    }
-
-    /// The current noisy prefix sum.
-    fn release<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
-        self.inner.release().to_vec().into_pyarray(py).reshape(self.inner.shape().to_vec())
-    }
-
     /// (level, first_leaf, last_leaf, noisy_sum) of the live nodes.
     fn live_nodes<'py>(&self, py: Python<'py>) -> PyResult<Vec<LiveNode<'py>>> {
         self.inner
@@ -293,26 +228,6 @@ impl PyTreeCounter {
     }
 
     #[getter]
-    fn t(&self) -> u64 {
-        self.inner.t()
-    }
-
-    #[getter]
-    fn noise_terms(&self) -> u32 {
-        self.inner.noise_terms()
-    }
-
-    #[getter]
-    fn horizon(&self) -> u64 {
-        self.inner.horizon()
-    }
-
-    #[getter]
-    fn shape(&self) -> Vec<usize> {
-        self.inner.shape().to_vec()
-    }
-
-    #[getter]
     fn padded(&self) -> bool {
         self.inner.padded()
     }
@@ -321,33 +236,6 @@ impl PyTreeCounter {
     fn pad_to(&self) -> u32 {
         self.inner.pad_to()
     }
-
-    /// (kind, params) of the node noise.
-    #[getter]
-    fn noise(&self) -> (&'static str, Vec<f64>) {
-        noise_kind(self.inner.noise())
-    }
-
-    /// Serialized state (node noise and generator included).
-    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, &self.inner.to_bytes())
-    }
-
-    #[staticmethod]
-    fn from_bytes(state: &[u8]) -> PyResult<Self> {
-        Ok(PyTreeCounter { inner: TreeCounter::from_bytes(state).py_err()? })
-    }
-
-    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let restore = py.import("dpbandits._core")?.getattr("_restore_tree_counter")?;
-        (restore, (self.to_bytes(py),)).into_pyobject(py)
-    }
-}
-
-/// Unpickling entry point for `TreeCounter`.
-#[pyfunction]
-fn _restore_tree_counter(state: &[u8]) -> PyResult<PyTreeCounter> {
-    PyTreeCounter::from_bytes(state)
 }
 
 /// The encoder of a factorization counter from its Python name and BLT
@@ -375,8 +263,9 @@ pub struct PyFactorizationCounter {
     inner: FactorizationCounter,
 }
 
-#[pymethods]
-impl PyFactorizationCounter {
+engine_methods! {
+    PyFactorizationCounter { inner: FactorizationCounter }, restore _restore_factorization_counter, shared [counter, state];
+
     #[new]
     #[pyo3(signature = (shape, horizon, noise_kind, noise_params, factorization_kind, theta=Vec::new(), omega=Vec::new(), seed=None, secure_exponent=None, os_entropy=false))]
     #[allow(clippy::too_many_arguments)]
@@ -403,16 +292,6 @@ impl PyFactorizationCounter {
         Ok(PyFactorizationCounter { inner })
     }
 
-    #[getter]
-    fn secure_exponent(&self) -> Option<i32> {
-        self.inner.secure_exponent()
-    }
-
-    #[getter]
-    fn os_entropy(&self) -> bool {
-        self.inner.os_entropy()
-    }
-
     /// ("sqrt" | "blt", theta, omega).
     #[getter]
     fn factorization(&self) -> (&'static str, Vec<f64>, Vec<f64>) {
@@ -427,104 +306,12 @@ impl PyFactorizationCounter {
         self.inner.factorization().encoder(n).into_pyarray(py)
     }
 
-    fn _release_runs<'py>(
-        &mut self,
-        py: Python<'py>,
-        values: PyReadonlyArrayDyn<'py, f64>,
-        runs: usize,
-    ) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
-        let (shape, data) = row_major(&values);
-        if shape.len() != self.inner.shape().len() + 1 || &shape[1..] != self.inner.shape() {
-            let mut want = vec![shape.first().copied().unwrap_or(0)];
-            want.extend_from_slice(self.inner.shape());
-            expect_shape("values", &shape, &want)?;
-        }
-        let inner = &mut self.inner;
-        let out = py.detach(|| inner.release_runs(&data, runs)).py_err()?;
-        let mut dims = vec![runs, shape[0]];
-        dims.extend_from_slice(self.inner.shape());
-        out.into_pyarray(py).reshape(dims)
-    }
-
-    fn add(&mut self, value: PyReadonlyArrayDyn<'_, f64>) -> PyResult<()> {
-        let (shape, data) = row_major(&value);
-        expect_shape("value", &shape, self.inner.shape())?;
-        self.inner.add(&data).py_err()
-    }
-
-    fn add_many(&mut self, py: Python<'_>, values: PyReadonlyArrayDyn<'_, f64>) -> PyResult<()> {
-        let (shape, data) = row_major(&values);
-        if shape.len() != self.inner.shape().len() + 1 || &shape[1..] != self.inner.shape() {
-            let mut want = vec![shape.first().copied().unwrap_or(0)];
-            want.extend_from_slice(self.inner.shape());
-            expect_shape("values", &shape, &want)?;
-        }
-        let dim = self.inner.dim();
-        let inner = &mut self.inner;
-        py.detach(|| {
-            for row in data.chunks_exact(dim) {
-                inner.add(row)?;
-            }
-            Ok(())
-        })
-        .py_err()
-    }
-
-    fn release<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
-        self.inner.release().to_vec().into_pyarray(py).reshape(self.inner.shape().to_vec())
-    }
-
-    #[getter]
-    fn t(&self) -> u64 {
-        self.inner.t()
-    }
-
-    #[getter]
-    fn noise_terms(&self) -> u32 {
-        self.inner.noise_terms()
-    }
-
-    #[getter]
-    fn horizon(&self) -> u64 {
-        self.inner.horizon()
-    }
-
-    #[getter]
-    fn shape(&self) -> Vec<usize> {
-        self.inner.shape().to_vec()
-    }
-
     /// Factorization counters never pad.
     #[getter]
     #[allow(clippy::unused_self)]
     fn padded(&self) -> bool {
         false
     }
-
-    #[getter]
-    fn noise(&self) -> (&'static str, Vec<f64>) {
-        noise_kind(self.inner.noise())
-    }
-
-    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, &self.inner.to_bytes())
-    }
-
-    #[staticmethod]
-    fn from_bytes(state: &[u8]) -> PyResult<Self> {
-        Ok(PyFactorizationCounter { inner: FactorizationCounter::from_bytes(state).py_err()? })
-    }
-
-    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let restore = py.import("dpbandits._core")?.getattr("_restore_factorization_counter")?;
-        (restore, (self.to_bytes(py),)).into_pyobject(py)
-    }
-}
-
-/// Unpickling entry point for `FactorizationCounter`.
-#[pyfunction]
-fn _restore_factorization_counter(state: &[u8]) -> PyResult<PyFactorizationCounter> {
-    PyFactorizationCounter::from_bytes(state)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -532,9 +319,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sample_gaussian, m)?)?;
     m.add_function(wrap_pyfunction!(sample_symmetric_gaussian, m)?)?;
     m.add_function(wrap_pyfunction!(sample_wishart, m)?)?;
-    m.add_function(wrap_pyfunction!(_restore_tree_counter, m)?)?;
-    m.add_class::<PyTreeCounter>()?;
-    m.add_function(wrap_pyfunction!(_restore_factorization_counter, m)?)?;
-    m.add_class::<PyFactorizationCounter>()?;
+    PyTreeCounter::register(m)?;
+    PyFactorizationCounter::register(m)?;
     Ok(())
 }

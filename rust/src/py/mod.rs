@@ -1,9 +1,321 @@
 //! Python bindings (`dpbandits._core`). Conversion, shape checks and GIL
 //! release only: every computation is a call into the pure-Rust core.
+//!
+//! # The shared engine surface, written once
+//!
+//! Every engine class shares part of its Python surface: learners have
+//! `t`, `horizon`, `reseed`, `noise_parameters` and `_factory` (and, with a
+//! secure mode, `use_os_entropy` and `os_entropy`); counters have `add`,
+//! `add_many`, `release`, `_release_runs` and their getters; everything
+//! that checkpoints has `to_bytes`, `from_bytes`, `__reduce__` and a
+//! `_restore_*` function. The declarative macro `engine_methods!` writes
+//! these once: it takes a class's own methods and the names of the shared
+//! parts it has, and emits the class's single `#[pymethods]` block with
+//! both, its unpickling function and its `register`.
+//!
+//! Why a `macro_rules!` and not the alternatives (PyO3 0.27):
+//! - `multiple-pymethods` (several `#[pymethods]` blocks per class) pulls
+//!   in the `inventory` crate, which collects the blocks at load time
+//!   through linker sections; the PyO3 guide says it is not supported on
+//!   every platform (e.g. Wasm) and is off by default for fewer
+//!   dependencies and faster compilation. The macro needs nothing beyond
+//!   the PyO3 we build and keeps one `#[pymethods]` block per class.
+//! - One generic binding over an engine trait is not possible as such:
+//!   `#[pyclass]` types may not have generic parameters (the guide's
+//!   advice for that case is this very pattern, a macro that expands to a
+//!   concrete class per type). Type erasure (`Box<dyn Engine>` behind one
+//!   class) would lose each engine's own methods and Python type.
+//! - The macro expands to the same code we wrote by hand, so build time
+//!   and the abi3 wheel (`abi3-py310`) are unchanged; it uses only the
+//!   public PyO3 API (`#[pymethods]`, `#[pyfunction]`, `IntoPyObject`).
+//!   The core engines need no binding trait: the parts call the engines'
+//!   methods by name (`to_bytes`, `from_bytes`, `reseed`, `config`, ...), so
+//!   the core stays free of Python concerns.
+//!
+//! # Adding an engine's bindings
+//!
+//! 1. Declare the class as plain code, one field holding the core engine:
+//!    ```ignore
+//!    /// What it is (paper, algorithm); built by `dpbandits.learners.x`.
+//!    #[pyclass(module = "dpbandits._core", name = "XEngine")]
+//!    pub struct PyX {
+//!        inner: X,
+//!    }
+//!    ```
+//! 2. Write its methods inside the macro, after a header naming the field,
+//!    the unpickling function (new name, `_restore_x`) and the shared parts:
+//!    ```ignore
+//!    engine_methods! {
+//!        PyX { inner: X }, restore _restore_x, shared [learner, secure, state];
+//!
+//!        #[new]
+//!        #[pyo3(signature = (k, horizon, *, seed=None))]
+//!        fn new(k: usize, horizon: u64, seed: Option<u64>) -> PyResult<Self> { ... }
+//!
+//!        fn select(&mut self) -> PyResult<usize> { ... }
+//!    }
+//!    ```
+//!    Parts: `learner` (getters `t`, `horizon`; `reseed`,
+//!    `noise_parameters`: the engine has `t()`, `config()` with a
+//!    `horizon` field and serde `Serialize`, `reseed(&SeedSequence)`),
+//!    then exactly one of `secure` (`_factory` with the entropy mode,
+//!    `use_os_entropy`, `os_entropy`) or `seeded` (`_factory` only); the
+//!    config must implement `LearnerFactory`. `counter` for continual
+//!    counters. `state` when the engine has `to_bytes()` and
+//!    `from_bytes(&[u8])` (this writes [`Snapshot`]), or `pickle` after a
+//!    hand-written `impl Snapshot` for a class with more than one field.
+//!    Do not write the methods of a part again in the block: PyO3 rejects
+//!    a duplicate name at compile time.
+//! 3. Register it: `PyX::register(m)?` in the file's `register` (adds the
+//!    class and `_restore_x`); a new file also gets a line in `_core` below.
+//! 4. Stubs: add the class to `python/dpbandits/_core.pyi`, deriving from
+//!    the stub base classes of its parts, with only its own methods;
+//!    `tests/test_typing.py` runs `mypy.stubtest` and fails on any drift.
 
 // PyO3 hands extracted arguments (array views, strings) to functions by
 // value; borrowing them is not an option the macros offer.
 #![allow(clippy::needless_pass_by_value)]
+
+/// What `to_bytes`, `from_bytes` and pickling of a class read and write:
+/// the whole state, node noise and generators included, so that a restored
+/// object continues exactly. `engine_methods!` writes it for a class that
+/// wraps one core value (part `state`); a class with more fields writes it
+/// by hand and asks for part `pickle`.
+pub(crate) trait Snapshot: Sized {
+    fn snapshot(&self) -> Vec<u8>;
+    fn restore(state: &[u8]) -> crate::Result<Self>;
+}
+
+/// The one `#[pymethods]` block of an engine class: the class's own
+/// methods, then the shared surface named in `shared [...]`; with it the
+/// class's unpickling function and `register` (see the module
+/// documentation, "Adding an engine's bindings").
+macro_rules! engine_methods {
+    (
+        $py:ident { $field:ident: $inner:ty }, restore $restore:ident, shared [$($part:ident),* $(,)?];
+        $($own:tt)*
+    ) => {
+        engine_methods!(@part ($py, $field, $inner, $restore) [$($own)*] [] $($part)*);
+    };
+
+    // Every part written: the single `#[pymethods]` block, then the items.
+    (@part ($py:ident, $field:ident, $inner:ty, $restore:ident) [$($methods:tt)*] [$($items:tt)*]) => {
+        #[::pyo3::pymethods]
+        impl $py {
+            $($methods)*
+        }
+
+        $($items)*
+
+        impl $py {
+            /// Adds the class and its unpickling function to the module.
+            pub fn register(m: &::pyo3::Bound<'_, ::pyo3::types::PyModule>) -> ::pyo3::PyResult<()> {
+                use ::pyo3::types::PyModuleMethods;
+                m.add_class::<$py>()?;
+                m.add_function(::pyo3::wrap_pyfunction!($restore, m)?)
+            }
+        }
+    };
+
+    // A learner engine: round, horizon, reseeding, its configuration.
+    (@part ($py:ident, $field:ident, $inner:ty, $restore:ident) [$($m:tt)*] [$($i:tt)*] learner $($rest:ident)*) => {
+        engine_methods!(@part ($py, $field, $inner, $restore) [$($m)*
+            #[getter]
+            fn t(&self) -> u64 {
+                self.$field.t()
+            }
+
+            #[getter]
+            fn horizon(&self) -> u64 {
+                self.$field.config().horizon
+            }
+
+            /// Draws all future noise from a new root (`None`: operating-system
+            /// entropy). Past releases are unchanged.
+            #[pyo3(signature = (seed=None))]
+            fn reseed(&mut self, seed: Option<u64>) -> ::pyo3::PyResult<()> {
+                self.$field.reseed(&$crate::py::mechanisms::seeds(seed)?);
+                Ok(())
+            }
+
+            /// The configuration this engine was built with, as plain values
+            /// (`as_json`: their JSON text); see `dpbandits.checkpoint`; read-only.
+            #[pyo3(signature = (as_json=false))]
+            fn noise_parameters<'py>(
+                &self,
+                py: ::pyo3::Python<'py>,
+                as_json: bool,
+            ) -> ::pyo3::PyResult<::pyo3::Bound<'py, ::pyo3::PyAny>> {
+                $crate::py::config_values(py, self.$field.config(), as_json)
+            }
+        ] [$($i)*] $($rest)*);
+    };
+
+    // A learner without a secure mode: every replicate of the simulation
+    // loop seeded.
+    (@part ($py:ident, $field:ident, $inner:ty, $restore:ident) [$($m:tt)*] [$($i:tt)*] seeded $($rest:ident)*) => {
+        engine_methods!(@part ($py, $field, $inner, $restore) [$($m)*
+            /// The configuration, for the simulation loop (one engine per replicate).
+            fn _factory(&self) -> $crate::py::sim::PyLearnerFactory {
+                $crate::py::sim::PyLearnerFactory::new(self.$field.config().clone())
+            }
+        ] [$($i)*] $($rest)*);
+    };
+
+    // A learner with a secure mode (privacy noise from the operating
+    // system), which the simulation loop's replicates inherit.
+    (@part ($py:ident, $field:ident, $inner:ty, $restore:ident) [$($m:tt)*] [$($i:tt)*] secure $($rest:ident)*) => {
+        engine_methods!(@part ($py, $field, $inner, $restore) [$($m)*
+            /// The configuration, for the simulation loop (one engine per replicate).
+            fn _factory(&self) -> $crate::py::sim::PyLearnerFactory {
+                let config = self.$field.config().clone();
+                $crate::py::sim::PyLearnerFactory::with_entropy(config, self.$field.os_entropy())
+            }
+
+            /// Every privacy noise draw from the operating system from now on
+            /// (secure mode; before the first round).
+            fn use_os_entropy(&mut self) -> ::pyo3::PyResult<()> {
+                $crate::py::errors::IntoPy::py_err(self.$field.use_os_entropy())
+            }
+
+            /// Whether privacy noise comes from the operating system.
+            #[getter]
+            fn os_entropy(&self) -> bool {
+                self.$field.os_entropy()
+            }
+        ] [$($i)*] $($rest)*);
+    };
+
+    // A continual counter (tree or factorization): adding, releasing,
+    // audit runs and the configuration getters.
+    (@part ($py:ident, $field:ident, $inner:ty, $restore:ident) [$($m:tt)*] [$($i:tt)*] counter $($rest:ident)*) => {
+        engine_methods!(@part ($py, $field, $inner, $restore) [$($m)*
+            /// The lattice exponent j (None: floating-point noise).
+            #[getter]
+            fn secure_exponent(&self) -> Option<i32> {
+                self.$field.secure_exponent()
+            }
+
+            /// Whether draws come from the operating system.
+            #[getter]
+            fn os_entropy(&self) -> bool {
+                self.$field.os_entropy()
+            }
+
+            /// `runs` independent runs on `values` (first axis = rounds): every
+            /// release, shape (runs, rounds, *shape). For privacy audits; the
+            /// counter must be fresh and stays at t = 0. Releases the GIL.
+            fn _release_runs<'py>(
+                &mut self,
+                py: ::pyo3::Python<'py>,
+                values: ::numpy::PyReadonlyArrayDyn<'py, f64>,
+                runs: usize,
+            ) -> ::pyo3::PyResult<::pyo3::Bound<'py, ::numpy::PyArrayDyn<f64>>> {
+                use ::numpy::{IntoPyArray, PyArrayMethods};
+                let (rounds, data) = $crate::py::arrays::rows("values", &values, self.$field.shape())?;
+                let inner = &mut self.$field;
+                let out = $crate::py::errors::IntoPy::py_err(py.detach(|| inner.release_runs(&data, runs)))?;
+                let mut dims = vec![runs, rounds];
+                dims.extend_from_slice(self.$field.shape());
+                out.into_pyarray(py).reshape(dims)
+            }
+
+            /// Adds the next value (an array of the counter's shape).
+            fn add(&mut self, value: ::numpy::PyReadonlyArrayDyn<'_, f64>) -> ::pyo3::PyResult<()> {
+                let (shape, data) = $crate::py::arrays::row_major(&value);
+                $crate::py::arrays::expect_shape("value", &shape, self.$field.shape())?;
+                $crate::py::errors::IntoPy::py_err(self.$field.add(&data))
+            }
+
+            /// Adds many values (first axis = rounds); releases the GIL.
+            fn add_many(&mut self, py: ::pyo3::Python<'_>, values: ::numpy::PyReadonlyArrayDyn<'_, f64>) -> ::pyo3::PyResult<()> {
+                let (_, data) = $crate::py::arrays::rows("values", &values, self.$field.shape())?;
+                let dim = self.$field.dim();
+                let inner = &mut self.$field;
+                $crate::py::errors::IntoPy::py_err(py.detach(|| data.chunks_exact(dim).try_for_each(|row| inner.add(row))))
+            }
+
+            /// The current noisy prefix sum.
+            fn release<'py>(&self, py: ::pyo3::Python<'py>) -> ::pyo3::PyResult<::pyo3::Bound<'py, ::numpy::PyArrayDyn<f64>>> {
+                use ::numpy::{IntoPyArray, PyArrayMethods};
+                self.$field.release().to_vec().into_pyarray(py).reshape(self.$field.shape().to_vec())
+            }
+
+            #[getter]
+            fn t(&self) -> u64 {
+                self.$field.t()
+            }
+
+            #[getter]
+            fn noise_terms(&self) -> u32 {
+                self.$field.noise_terms()
+            }
+
+            #[getter]
+            fn horizon(&self) -> u64 {
+                self.$field.horizon()
+            }
+
+            #[getter]
+            fn shape(&self) -> Vec<usize> {
+                self.$field.shape().to_vec()
+            }
+
+            /// (kind, params) of the noise.
+            #[getter]
+            fn noise(&self) -> (&'static str, Vec<f64>) {
+                $crate::py::mechanisms::noise_kind(self.$field.noise())
+            }
+        ] [$($i)*] $($rest)*);
+    };
+
+    // A class that wraps one core value with `to_bytes`/`from_bytes`:
+    // its snapshot is that value's, and it pickles.
+    (@part ($py:ident, $field:ident, $inner:ty, $restore:ident) [$($m:tt)*] [$($i:tt)*] state $($rest:ident)*) => {
+        engine_methods!(@part ($py, $field, $inner, $restore) [$($m)*] [$($i)*
+            impl $crate::py::Snapshot for $py {
+                fn snapshot(&self) -> Vec<u8> {
+                    self.$field.to_bytes()
+                }
+
+                fn restore(state: &[u8]) -> $crate::Result<Self> {
+                    Ok($py { $field: <$inner>::from_bytes(state)? })
+                }
+            }
+        ] pickle $($rest)*);
+    };
+
+    // `to_bytes`, `from_bytes` and pickling through the class's `Snapshot`.
+    (@part ($py:ident, $field:ident, $inner:ty, $restore:ident) [$($m:tt)*] [$($i:tt)*] pickle $($rest:ident)*) => {
+        engine_methods!(@part ($py, $field, $inner, $restore) [$($m)*
+            /// Serialized state (node noise and generators included).
+            fn to_bytes<'py>(&self, py: ::pyo3::Python<'py>) -> ::pyo3::Bound<'py, ::pyo3::types::PyBytes> {
+                ::pyo3::types::PyBytes::new(py, &$crate::py::Snapshot::snapshot(self))
+            }
+
+            /// The object `to_bytes` was called on, continuing exactly.
+            #[staticmethod]
+            fn from_bytes(state: &[u8]) -> ::pyo3::PyResult<Self> {
+                $crate::py::errors::IntoPy::py_err(<Self as $crate::py::Snapshot>::restore(state))
+            }
+
+            fn __reduce__<'py>(
+                &self,
+                py: ::pyo3::Python<'py>,
+            ) -> ::pyo3::PyResult<::pyo3::Bound<'py, ::pyo3::types::PyTuple>> {
+                use ::pyo3::types::PyAnyMethods;
+                let restore = py.import("dpbandits._core")?.getattr(stringify!($restore))?;
+                ::pyo3::IntoPyObject::into_pyobject((restore, (self.to_bytes(py),)), py)
+            }
+        ] [$($i)*
+            #[doc = concat!("Unpickling entry point for `", stringify!($py), "`.")]
+            #[::pyo3::pyfunction]
+            fn $restore(state: &[u8]) -> ::pyo3::PyResult<$py> {
+                $py::from_bytes(state)
+            }
+        ] $($rest)*);
+    };
+}
 
 mod arrays;
 mod design;

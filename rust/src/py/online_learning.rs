@@ -3,12 +3,11 @@
 
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArrayDyn};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyTuple};
 
 use super::arrays::{expect_shape, row_major};
 use super::errors::IntoPy;
 use super::mechanisms::{noise_spec, seeds};
-use super::sim::{PyEnvironmentFactory, PyLearnerFactory};
+use super::sim::PyEnvironmentFactory;
 use crate::env::{DecisionSet, Environment, LossEnv, LossEnvConfig, LossSequence};
 use crate::error::Error;
 use crate::noise::NoiseSpec;
@@ -45,19 +44,15 @@ fn vector(name: &str, values: &PyReadonlyArrayDyn<'_, f64>, n: usize) -> PyResul
     Ok(data)
 }
 
-fn reduce<'py>(py: Python<'py>, restore: &str, state: Vec<u8>) -> PyResult<Bound<'py, PyTuple>> {
-    let f = py.import("dpbandits._core")?.getattr(restore)?;
-    (f, (PyBytes::new(py, &state),)).into_pyobject(py)
-}
-
 /// Private FTRL / FTPL engine (Agarwal & Singh Alg. 1 / Alg. 3).
 #[pyclass(module = "dpbandits._core", name = "FollowTheLeaderEngine")]
 pub struct PyFollowTheLeader {
     inner: FollowTheLeader,
 }
 
-#[pymethods]
-impl PyFollowTheLeader {
+engine_methods! {
+    PyFollowTheLeader { inner: FollowTheLeader }, restore _restore_follow_the_leader, shared [learner, secure, state];
+
     #[new]
     #[pyo3(signature = (n, horizon, geometry, noise_kind, noise_params, *, eta=None, clip=true, seed=None))]
     #[allow(clippy::too_many_arguments)]
@@ -105,67 +100,9 @@ impl PyFollowTheLeader {
     }
 
     #[getter]
-    fn t(&self) -> u64 {
-        self.inner.t()
-    }
-
-    #[getter]
     fn noise_terms(&self) -> u32 {
         self.inner.noise_terms()
     }
-
-    #[getter]
-    fn horizon(&self) -> u64 {
-        self.inner.config().horizon
-    }
-
-    /// The configuration, for the simulation loop (simplex learners play
-    /// indices drawn from x_t, ball and cube learners the point x_t).
-    fn _factory(&self) -> PyLearnerFactory {
-        PyLearnerFactory::with_entropy(*self.inner.config(), self.inner.os_entropy())
-    }
-
-    /// Every privacy noise draw from the operating system from now on
-    /// (secure mode; before the first round).
-    fn use_os_entropy(&mut self) -> PyResult<()> {
-        self.inner.use_os_entropy().py_err()
-    }
-
-    /// Whether privacy noise comes from the operating system.
-    #[getter]
-    fn os_entropy(&self) -> bool {
-        self.inner.os_entropy()
-    }
-    #[pyo3(signature = (seed=None))]
-    fn reseed(&mut self, seed: Option<u64>) -> PyResult<()> {
-        self.inner.reseed(&seeds(seed)?);
-        Ok(())
-    }
-
-    /// The configuration this engine was built with, as plain values
-    /// (`as_json`: their JSON text); see `dpbandits.checkpoint`; read-only.
-    #[pyo3(signature = (as_json=false))]
-    fn noise_parameters<'py>(&self, py: Python<'py>, as_json: bool) -> PyResult<Bound<'py, PyAny>> {
-        super::config_values(py, self.inner.config(), as_json)
-    }
-
-    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, &self.inner.to_bytes())
-    }
-
-    #[staticmethod]
-    fn from_bytes(state: &[u8]) -> PyResult<Self> {
-        Ok(PyFollowTheLeader { inner: FollowTheLeader::from_bytes(state).py_err()? })
-    }
-
-    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        reduce(py, "_restore_follow_the_leader", self.inner.to_bytes())
-    }
-}
-
-#[pyfunction]
-fn _restore_follow_the_leader(state: &[u8]) -> PyResult<PyFollowTheLeader> {
-    PyFollowTheLeader::from_bytes(state)
 }
 
 /// EXP2 with exploration behind the private bandit reduction (Alg. 4, Alg. 5).
@@ -174,8 +111,9 @@ pub struct PyExp2 {
     inner: Exp2,
 }
 
-#[pymethods]
-impl PyExp2 {
+engine_methods! {
+    PyExp2 { inner: Exp2 }, restore _restore_exp2, shared [learner, secure, state];
+
     #[new]
     #[pyo3(signature = (n, horizon, eta, gamma, *, noise_scale=None, clip=true, seed=None, lattice_exponent=None))]
     #[allow(clippy::too_many_arguments)]
@@ -207,62 +145,6 @@ impl PyExp2 {
     fn observe(&mut self, index: usize, loss: f64) -> PyResult<()> {
         self.inner.observe(index, loss).py_err()
     }
-
-    #[getter]
-    fn t(&self) -> u64 {
-        self.inner.t()
-    }
-
-    #[getter]
-    fn horizon(&self) -> u64 {
-        self.inner.config().horizon
-    }
-
-    fn _factory(&self) -> PyLearnerFactory {
-        PyLearnerFactory::with_entropy(*self.inner.config(), self.inner.os_entropy())
-    }
-
-    /// Every privacy noise draw from the operating system from now on
-    /// (secure mode; before the first round).
-    fn use_os_entropy(&mut self) -> PyResult<()> {
-        self.inner.use_os_entropy().py_err()
-    }
-
-    /// Whether privacy noise comes from the operating system.
-    #[getter]
-    fn os_entropy(&self) -> bool {
-        self.inner.os_entropy()
-    }
-    #[pyo3(signature = (seed=None))]
-    fn reseed(&mut self, seed: Option<u64>) -> PyResult<()> {
-        self.inner.reseed(&seeds(seed)?);
-        Ok(())
-    }
-
-    /// The configuration this engine was built with, as plain values
-    /// (`as_json`: their JSON text); see `dpbandits.checkpoint`; read-only.
-    #[pyo3(signature = (as_json=false))]
-    fn noise_parameters<'py>(&self, py: Python<'py>, as_json: bool) -> PyResult<Bound<'py, PyAny>> {
-        super::config_values(py, self.inner.config(), as_json)
-    }
-
-    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, &self.inner.to_bytes())
-    }
-
-    #[staticmethod]
-    fn from_bytes(state: &[u8]) -> PyResult<Self> {
-        Ok(PyExp2 { inner: Exp2::from_bytes(state).py_err()? })
-    }
-
-    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        reduce(py, "_restore_exp2", self.inner.to_bytes())
-    }
-}
-
-#[pyfunction]
-fn _restore_exp2(state: &[u8]) -> PyResult<PyExp2> {
-    PyExp2::from_bytes(state)
 }
 
 /// SCRiBLe over the unit ball behind the private bandit reduction (Thm 4.5).
@@ -271,8 +153,9 @@ pub struct PyScrible {
     inner: Scrible,
 }
 
-#[pymethods]
-impl PyScrible {
+engine_methods! {
+    PyScrible { inner: Scrible }, restore _restore_scrible, shared [learner, seeded, state];
+
     #[new]
     #[pyo3(signature = (n, horizon, eta, *, noise_scale=None, clip=true, seed=None))]
     fn new(
@@ -301,52 +184,6 @@ impl PyScrible {
     fn observe(&mut self, loss: f64) -> PyResult<()> {
         self.inner.observe(loss).py_err()
     }
-
-    #[getter]
-    fn t(&self) -> u64 {
-        self.inner.t()
-    }
-
-    #[getter]
-    fn horizon(&self) -> u64 {
-        self.inner.config().horizon
-    }
-
-    /// The configuration, for the simulation loop (plays points of the ball).
-    fn _factory(&self) -> PyLearnerFactory {
-        PyLearnerFactory::new(*self.inner.config())
-    }
-
-    #[pyo3(signature = (seed=None))]
-    fn reseed(&mut self, seed: Option<u64>) -> PyResult<()> {
-        self.inner.reseed(&seeds(seed)?);
-        Ok(())
-    }
-
-    /// The configuration this engine was built with, as plain values
-    /// (`as_json`: their JSON text); see `dpbandits.checkpoint`; read-only.
-    #[pyo3(signature = (as_json=false))]
-    fn noise_parameters<'py>(&self, py: Python<'py>, as_json: bool) -> PyResult<Bound<'py, PyAny>> {
-        super::config_values(py, self.inner.config(), as_json)
-    }
-
-    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, &self.inner.to_bytes())
-    }
-
-    #[staticmethod]
-    fn from_bytes(state: &[u8]) -> PyResult<Self> {
-        Ok(PyScrible { inner: Scrible::from_bytes(state).py_err()? })
-    }
-
-    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        reduce(py, "_restore_scrible", self.inner.to_bytes())
-    }
-}
-
-#[pyfunction]
-fn _restore_scrible(state: &[u8]) -> PyResult<PyScrible> {
-    PyScrible::from_bytes(state)
 }
 
 /// A loss-sequence environment, round by round from Python.
@@ -462,12 +299,9 @@ impl PyLossEnv {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyFollowTheLeader>()?;
-    m.add_class::<PyExp2>()?;
-    m.add_class::<PyScrible>()?;
+    PyFollowTheLeader::register(m)?;
+    PyExp2::register(m)?;
+    PyScrible::register(m)?;
     m.add_class::<PyLossEnv>()?;
-    m.add_function(wrap_pyfunction!(_restore_follow_the_leader, m)?)?;
-    m.add_function(wrap_pyfunction!(_restore_exp2, m)?)?;
-    m.add_function(wrap_pyfunction!(_restore_scrible, m)?)?;
     Ok(())
 }

@@ -4,11 +4,9 @@
 
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyTuple};
 
 use super::errors::IntoPy;
 use super::mechanisms::seeds;
-use super::sim::PyLearnerFactory;
 use crate::error::Error;
 use crate::policy::mab::{RewardPolicy, RewardRange};
 use crate::policy::phased_mab::{NoiseSampler, PhaseSchedule, PhasedIndex, PhasedMab, PhasedMabConfig, ReleaseNoise};
@@ -95,8 +93,9 @@ pub struct PyPhasedMab {
     inner: PhasedMab,
 }
 
-#[pymethods]
-impl PyPhasedMab {
+engine_methods! {
+    PyPhasedMab { inner: PhasedMab }, restore _restore_phased_mab, shared [learner, seeded, state];
+
     #[new]
     #[pyo3(signature = (k, horizon, *, index="optimistic_kl", divergence_epsilon=None, explore=1.0, linear=0.0,
                         root=0.0, reward_var=1.0, noise_var=0.0, alpha=2.0, forget=false, epochs=None,
@@ -190,23 +189,8 @@ impl PyPhasedMab {
     }
 
     #[getter]
-    fn t(&self) -> u64 {
-        self.inner.t()
-    }
-
-    #[getter]
     fn k(&self) -> usize {
         self.inner.config().k
-    }
-
-    #[getter]
-    fn horizon(&self) -> u64 {
-        self.inner.config().horizon
-    }
-
-    /// The configuration, for the simulation loop (one engine per replicate).
-    fn _factory(&self) -> PyLearnerFactory {
-        PyLearnerFactory::new(self.inner.config().clone())
     }
 
     /// Audit runs: `count` fresh engines fed `rewards` (round i gets
@@ -223,44 +207,9 @@ impl PyPhasedMab {
         let out = py.detach(|| PhasedMab::audit_runs(&config, &rewards, round, count, seed)).py_err()?;
         Ok(out.into_pyarray(py))
     }
-
-    /// Draws all future noise from a new root (`None`: operating-system entropy).
-    #[pyo3(signature = (seed=None))]
-    fn reseed(&mut self, seed: Option<u64>) -> PyResult<()> {
-        self.inner.reseed(&seeds(seed)?);
-        Ok(())
-    }
-
-    /// The configuration this engine was built with, as plain values
-    /// (`as_json`: their JSON text); see `dpbandits.checkpoint`; read-only.
-    #[pyo3(signature = (as_json=false))]
-    fn noise_parameters<'py>(&self, py: Python<'py>, as_json: bool) -> PyResult<Bound<'py, PyAny>> {
-        super::config_values(py, self.inner.config(), as_json)
-    }
-
-    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, &self.inner.to_bytes())
-    }
-
-    #[staticmethod]
-    fn from_bytes(state: &[u8]) -> PyResult<Self> {
-        Ok(PyPhasedMab { inner: PhasedMab::from_bytes(state).py_err()? })
-    }
-
-    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let restore = py.import("dpbandits._core")?.getattr("_restore_phased_mab")?;
-        (restore, (self.to_bytes(py),)).into_pyobject(py)
-    }
-}
-
-/// Unpickling entry point for `PhasedMabEngine`.
-#[pyfunction]
-fn _restore_phased_mab(state: &[u8]) -> PyResult<PyPhasedMab> {
-    PyPhasedMab::from_bytes(state)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyPhasedMab>()?;
-    m.add_function(wrap_pyfunction!(_restore_phased_mab, m)?)?;
+    PyPhasedMab::register(m)?;
     Ok(())
 }
