@@ -115,6 +115,13 @@ class _TrustLinUCB(OnlineLearner):
         with self.lock:
             return self._engine.ucb(actions)
 
+    def released_sums(self) -> NDArray[np.float64]:
+        """S_k: the sum of the released batch sums the server holds (the
+        upper triangle of the Gram part row by row, then the y x part;
+        Eq. (LT1)). Everything the learner decides from."""
+        with self.lock:
+            return self._engine.released()
+
     @property
     def batches(self) -> int:
         """Batches whose sum the server has received (k)."""
