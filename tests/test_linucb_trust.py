@@ -174,6 +174,18 @@ def _numpy_batched_linucb(sets: np.ndarray, rewards_of, batch: int, lam: float, 
     return choices
 
 
+def test_shuffle_with_noise_off_and_batches_of_one_plays_as_linucb() -> None:
+    n, k, d = 1000, 25, 5
+    sets, theta = _contexts(9, n, k, d)
+    a, b = LinUCB(d, n, seed=0), ShuffleLinUCB(d, n, batch_size=1, seed=0)
+    for t in range(n):
+        i = a.select(sets[t])
+        assert b.select(sets[t]) == i, f"round {t}"
+        r = float(np.clip(sets[t][i] @ theta, -1, 1))
+        a.update(r)
+        b.update(r)
+
+
 def test_shuffle_with_noise_off_plays_the_batched_schedule() -> None:
     n, k, d, batch = 1500, 25, 5, 37
     sets, theta = _contexts(5, n, k, d)

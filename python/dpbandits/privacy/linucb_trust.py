@@ -160,8 +160,8 @@ def local_gaussian_sigma(
 
     ``"tight"``: the analytic Gaussian mechanism (Balle & Wang 2018) on
     Delta_2 of Eq. (LT2); with ``lattice`` the discrete-Gaussian allowance
-    of the m coordinates (:func:`dpbandits.privacy.secure.discrete_gaussian_delta_allowance`)
-    is reserved from delta first. ``"classical"``: Dwork & Roth Thm A.1
+    of the m coordinates (:func:`dpbandits.privacy.secure.discrete_gaussian_delta_allowance`
+    at 2^10 steps, the coarsest lattice used) is reserved from delta first. ``"classical"``: Dwork & Roth Thm A.1
     (epsilon < 1), the calibration Gaussian-mechanism papers of 2020 quote.
     """
     delta = in_open_unit("delta", delta)
@@ -171,7 +171,9 @@ def local_gaussian_sigma(
     if calibration != "tight":
         raise ValueError(f"invalid argument `calibration`: must be 'tight' or 'classical', got {calibration!r}")
     if lattice:
-        delta -= discrete_gaussian_delta_allowance(epsilon, report_dimension(d))
+        # At the coarsest lattice the samplers accept (2^10 steps per sigma,
+        # secure.capped_lattice_exponent), so long horizons are covered too.
+        delta -= discrete_gaussian_delta_allowance(epsilon, report_dimension(d), steps=2.0**10)
     return analytic_gaussian_sigma(epsilon, delta, sens)
 
 
