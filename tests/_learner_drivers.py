@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from dpbandits.learners.elimination import ContextualEliminationBandit, EliminationLinearBandit
+from dpbandits.learners.linucb_trust import LocalLinUCB, ShuffleLinUCB
 from dpbandits.learners.mab import UCB1, PrivateThompsonSampling, PrivateUCB, ThompsonSampling
 from dpbandits.learners.mishra_thakurta import PrivateContextualThompsonSampling, PrivateContextualUCB
 from dpbandits.learners.online_learning import EXP2, PrivateFTPL, PrivateFTRL, SCRiBLe
@@ -45,6 +46,12 @@ def _contextual_step(lr: Any, t: int) -> tuple[Any, bytes]:
     lr.update(_u(t, i))
     a, b = lr.released()
     return i, np.asarray(a).tobytes() + np.asarray(b).tobytes()
+
+
+def _trust_step(lr: Any, t: int) -> tuple[Any, bytes]:
+    i = lr.select(_ctx(t))
+    lr.update(_u(t, i, -1.0, 1.0))
+    return i, lr.released_sums().tobytes()
 
 
 def _elim_step(lr: Any, t: int) -> tuple[Any, bytes]:
@@ -100,4 +107,6 @@ DRIVERS: dict[str, tuple[Callable[[int, int | None], Any], Callable[[Any, int], 
     "PrivateFTPL": (lambda h, s: PrivateFTPL(K, h, 1.0, 1e-3, seed=s), _ftl_step),
     "EXP2": (lambda h, s: EXP2(K, h, 1.0, seed=s), _exp2_step),
     "SCRiBLe": (lambda h, s: SCRiBLe(K, h, 1.0, seed=s), _scrible_step),
+    "LocalLinUCB": (lambda h, s: LocalLinUCB(D, h, 1.0, 0.1, seed=s), _trust_step),
+    "ShuffleLinUCB": (lambda h, s: ShuffleLinUCB(D, h, 1.0, 0.1, batch_size=min(h, 4), seed=s), _trust_step),
 }

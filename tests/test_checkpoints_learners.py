@@ -58,7 +58,8 @@ def test_corrupted_and_truncated_files_are_refused(name: str, tmp_path: Path) ->
 
 def _select(lr):  # type: ignore[no-untyped-def]
     name = type(lr).__name__
-    if name in ("PrivateContextualUCB", "PrivateContextualThompsonSampling", "ContextualEliminationBandit"):
+    if name in ("PrivateContextualUCB", "PrivateContextualThompsonSampling", "ContextualEliminationBandit",
+                "LocalLinUCB", "ShuffleLinUCB"):
         from _learner_drivers import _ctx
 
         return lr.select(_ctx(999))

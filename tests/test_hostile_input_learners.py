@@ -29,6 +29,7 @@ from dpbandits.envs.losses import LossArray, StochasticLosses, SwitchingBestExpe
 from dpbandits.envs.replay import ReplayEnv
 from dpbandits.errors import StateError
 from dpbandits.learners.elimination import ContextualEliminationBandit, EliminationLinearBandit
+from dpbandits.learners.linucb_trust import LocalLinUCB, ShuffleLinUCB
 from dpbandits.learners.mab import UCB1, PrivateThompsonSampling, PrivateUCB, ThompsonSampling
 from dpbandits.learners.mishra_thakurta import PrivateContextualThompsonSampling, PrivateContextualUCB
 from dpbandits.learners.online_learning import EXP2, PrivateFTPL, PrivateFTRL, SCRiBLe
@@ -74,6 +75,12 @@ LEARNERS: dict[type, tuple[dict[str, Any], list[str]]] = {
                   ["n", "horizon", "epsilon", "delta", "geometry", "calibration", "bounds", "seed"]),
     EXP2: ({"n": 3, "horizon": 20, "epsilon": 1.0}, ["n", "horizon", "epsilon", "bounds", "seed"]),
     SCRiBLe: ({"n": 3, "horizon": 20, "epsilon": 1.0}, ["n", "horizon", "epsilon", "calibration", "bounds", "seed"]),
+    LocalLinUCB: ({"d": 2, "horizon": 20, "epsilon": 1.0, "delta": 0.1},
+                  ["d", "horizon", "epsilon", "delta", "noise", "calibration", "regularizer", "alpha", "sigma", "S",
+                   "L", "B_tilde", "bounds", "seed", "sampler"]),
+    ShuffleLinUCB: ({"d": 2, "horizon": 20, "epsilon": 1.0, "delta": 0.1},
+                    ["d", "horizon", "epsilon", "delta", "protocol", "calibration", "shuffle_method", "batch_size",
+                     "regularizer", "alpha", "sigma", "S", "L", "B_tilde", "bounds", "seed", "sampler"]),
 }
 STEP = {
     UCB1: "UCB1", ThompsonSampling: "ThompsonSampling", PrivateUCB: "PrivateUCB",
@@ -81,6 +88,7 @@ STEP = {
     PrivateContextualThompsonSampling: "PrivateContextualThompsonSampling",
     EliminationLinearBandit: "EliminationLinearBandit", ContextualEliminationBandit: "ContextualEliminationBandit",
     PrivateFTRL: "PrivateFTRL", PrivateFTPL: "PrivateFTPL", EXP2: "EXP2", SCRiBLe: "SCRiBLe",
+    LocalLinUCB: "LocalLinUCB", ShuffleLinUCB: "ShuffleLinUCB",
 }
 
 
@@ -142,7 +150,7 @@ def _method_calls(cls: type, lr: Any, bad: Any) -> list[tuple[str, Any]]:
     if cls in (UCB1, ThompsonSampling, PrivateUCB, PrivateThompsonSampling, EliminationLinearBandit, EXP2,
                SCRiBLe):
         calls.append(("update(bad) after select", lambda: (lr.select(), lr.update(bad))))
-    if cls in (PrivateContextualUCB, PrivateContextualThompsonSampling):
+    if cls in (PrivateContextualUCB, PrivateContextualThompsonSampling, LocalLinUCB, ShuffleLinUCB):
         calls += [("select(bad)", lambda: lr.select(bad)),
                   ("update(bad) after select", lambda: (lr.select(np.eye(2)), lr.update(bad))),
                   ("update(bad, 0.5)", lambda: lr.update(bad, 0.5)),
@@ -158,6 +166,8 @@ def _method_calls(cls: type, lr: Any, bad: Any) -> list[tuple[str, Any]]:
         calls.append(("update(bad)", lambda: lr.update(bad)))
     if cls in (PrivateFTRL, PrivateFTPL, EXP2, SCRiBLe):
         calls.append(("reseed(bad)", lambda: lr.reseed(bad)))
+    if cls in (LocalLinUCB, ShuffleLinUCB):
+        calls.append(("ucb(bad)", lambda: lr.ucb(bad)))
     return calls
 
 

@@ -36,6 +36,7 @@ from dpbandits.learners import (
     EliminationLinearBandit,
     JointDPLinUCB,
     LinUCB,
+    LocalLinUCB,
     PrivateContextualThompsonSampling,
     PrivateContextualUCB,
     PrivateFTPL,
@@ -43,6 +44,7 @@ from dpbandits.learners import (
     PrivateThompsonSampling,
     PrivateUCB,
     SCRiBLe,
+    ShuffleLinUCB,
     ThompsonSampling,
 )
 from dpbandits.sim import SimulationResult, simulate, simulate_many
@@ -67,6 +69,7 @@ __all__ = [
     "JointDPLinUCB",
     "LinUCB",
     "LinearBanditEnv",
+    "LocalLinUCB",
     "LossArray",
     "PrivateContextualThompsonSampling",
     "PrivateContextualUCB",
@@ -76,6 +79,7 @@ __all__ = [
     "PrivateUCB",
     "SCRiBLe",
     "ShariffSheffetEnv",
+    "ShuffleLinUCB",
     "SimulationResult",
     "StochasticLosses",
     "SweepResult",

@@ -37,6 +37,7 @@ __all__ = [
     "ScribleEngine",
     "ShariffSheffetEnvEngine",
     "TreeCounter",
+    "TrustLinUcbEngine",
     "__version__",
     "_restore_elimination",
     "_restore_exp2",
@@ -51,6 +52,7 @@ __all__ = [
     "_restore_scrible",
     "_restore_shariff_sheffet_env",
     "_restore_tree_counter",
+    "_restore_trust_linucb",
     "core_set",
     "kernel_build",
     "sample_discrete_gaussian",
@@ -322,6 +324,67 @@ class LinUcbEngine(_Contextual, _SecureLearner):
     def from_bytes(state: bytes) -> LinUcbEngine: ...
 
 def _restore_linucb(state: bytes) -> LinUcbEngine: ...
+
+@final
+class TrustLinUcbEngine(_SecureLearner):
+    """LinUCB on released sums of users' reports (local / shuffle model;
+    rust/src/policy/linucb_trust.rs). Each user's report is the upper
+    triangle of x x^T and y x; ``batch`` users per released sum. Exactly
+    one privatizer: none (``noise_kind`` and ``shuffle_sum`` both None, no
+    privacy), ``noise_kind``/``noise_params`` (per-coordinate noise on each
+    report, rounded to the lattice for lattice kinds), or ``shuffle_sum``
+    (CJMP21's scalar sum per coordinate, coordinates in [-range, range]).
+    V = S_k + (regularizer + 2 upsilon_rate sqrt(k)) I and beta as in
+    ``dpbandits.privacy.linucb_trust`` Eq. (LT6).
+    """
+
+    def __new__(
+        cls,
+        d: int,
+        horizon: int,
+        *,
+        batch: int,
+        regularizer: float,
+        upsilon_rate: float,
+        noise_sd: float,
+        log_offset: float,
+        s: float,
+        gamma_rate: float,
+        l: float = 1.0,
+        b_tilde: float = 1.0,
+        clip: bool = True,
+        seed: int | None = None,
+        noise_kind: str | None = None,
+        noise_params: Sequence[float] = ...,
+        shuffle_sum: Sequence[float] | None = None,
+        range: float = 1.0,
+    ) -> Self: ...
+    def select(self, actions: NDArray[np.float64]) -> int:
+        """Index of the row of ``actions`` (k, d) with the largest UCB."""
+    def ucb(self, actions: NDArray[np.float64]) -> NDArray[np.float64]:
+        """UCB of every row of ``actions``."""
+    def observe(self, x: NDArray[np.float64], reward: float) -> None:
+        """Records a played row (bounds enforced, then privatized)."""
+    def estimates(self) -> tuple[NDArray[np.float64], float]:
+        """(theta~, beta) of the coming round, from released sums only."""
+    def released(self) -> NDArray[np.float64]:
+        """S_k, the released sum of reports (m = d(d+1)/2 + d coordinates)."""
+    def _report_runs(self, x: NDArray[np.float64], reward: float, count: int) -> NDArray[np.float64]:
+        """``count`` runs of one user's randomizer on (x, reward), shape (count, m) (audits)."""
+    def _batch_release_runs(
+        self, xs: NDArray[np.float64], rewards: NDArray[np.float64], count: int
+    ) -> NDArray[np.float64]:
+        """``count`` released sums of the batch (xs, rewards) through randomizer, shuffler and analyzer (audits)."""
+    @property
+    def batches(self) -> int: ...
+    @property
+    def psd_failures(self) -> int: ...
+    @property
+    def d(self) -> int: ...
+    @staticmethod
+    def from_bytes(state: bytes) -> TrustLinUcbEngine: ...
+
+def _restore_trust_linucb(state: bytes) -> TrustLinUcbEngine: ...
 
 @final
 class MabEngine(_Arms, _SecureLearner):

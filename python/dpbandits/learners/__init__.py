@@ -6,6 +6,7 @@ and ``privacy`` (a :class:`dpbandits.privacy.Guarantee`).
 
 from dpbandits.learners.elimination import ContextualEliminationBandit, EliminationLinearBandit
 from dpbandits.learners.linucb import JointDPLinUCB, LinUCB
+from dpbandits.learners.linucb_trust import LocalLinUCB, ShuffleLinUCB
 from dpbandits.learners.mab import UCB1, PrivateThompsonSampling, PrivateUCB, ThompsonSampling
 from dpbandits.learners.mishra_thakurta import PrivateContextualThompsonSampling, PrivateContextualUCB
 from dpbandits.learners.online_learning import EXP2, PrivateFTPL, PrivateFTRL, SCRiBLe
@@ -37,6 +38,7 @@ __all__ = [
     "EliminationLinearBandit",
     "JointDPLinUCB",
     "LinUCB",
+    "LocalLinUCB",
     "PrivateContextualThompsonSampling",
     "PrivateContextualUCB",
     "PrivateFTPL",
@@ -44,5 +46,6 @@ __all__ = [
     "PrivateThompsonSampling",
     "PrivateUCB",
     "SCRiBLe",
+    "ShuffleLinUCB",
     "ThompsonSampling",
 ]

@@ -446,6 +446,7 @@ mod elimination;
 mod envs;
 mod errors;
 mod learners;
+mod linucb_trust;
 mod mab;
 mod mechanisms;
 mod online_learning;
@@ -496,6 +497,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     mechanisms::register(m)?;
     design::register(m)?;
     learners::register(m)?;
+    linucb_trust::register(m)?;
     envs::register(m)?;
     sim::register(m)?;
     mab::register(m)?;
