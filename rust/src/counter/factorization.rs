@@ -46,6 +46,8 @@ use crate::error::{check_finite, Error, Result};
 use crate::noise::secure::{EntropyCell, SecureKind};
 use crate::noise::NoiseSpec;
 use crate::rng::{SeedSequence, StreamRng};
+use super::smooth_binary;
+use crate::noise::secure::MAX_EXACT_STEPS;
 use crate::tree::{release_runs_buffer, MAX_STATE_ENTRIES, MAX_VALUE};
 
 /// The encoder C of A = B C (see the module documentation).
@@ -55,6 +57,12 @@ pub enum Factorization {
     Sqrt,
     /// c_0 = 1, c_k = sum_i omega_i theta_i^(k-1) for k >= 1.
     Blt { theta: Vec<f64>, omega: Vec<f64> },
+    /// The smooth binary mechanism (Andersson & Pagh 2023): a binary tree
+    /// of `height` levels read only at leaves of weight `ones`
+    /// ([`super::smooth_binary`]). Not Toeplitz: C is the 0/1 incidence of
+    /// read nodes and leaves, B sums the `ones` nodes of each query. Serves
+    /// Laplace as well as Gaussian noise.
+    SmoothBinary { height: u32, ones: u32 },
 }
 
 /// Most BLT buffers accepted.
@@ -64,9 +72,11 @@ pub const MAX_BLT_BUFFERS: usize = 16;
 pub const MAX_SPEC_BUFFERS: usize = 8;
 
 /// A [`Factorization`] in a fixed-size (`Copy`) form, for engine
-/// configurations: `buffers == 0` is `Sqrt`, else the first `buffers`
-/// (at most [`MAX_SPEC_BUFFERS`]) entries of `theta` and `omega` are the
-/// BLT pairs.
+/// configurations: `buffers == 0` is `Sqrt`, [`SMOOTH_SPEC_TAG`] is
+/// `SmoothBinary` with (height, ones) in `theta[0]`, `theta[1]` (exact
+/// small integers; keeps the serialized layout of older configurations),
+/// else the first `buffers` (at most [`MAX_SPEC_BUFFERS`]) entries of
+/// `theta` and `omega` are the BLT pairs.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FactorSpec {
     buffers: u8,
@@ -79,6 +89,11 @@ impl FactorSpec {
     pub fn new(factor: &Factorization) -> Result<Self> {
         factor.validate()?;
         let mut spec = FactorSpec { buffers: 0, theta: [0.0; MAX_SPEC_BUFFERS], omega: [0.0; MAX_SPEC_BUFFERS] };
+        if let Factorization::SmoothBinary { height, ones } = factor {
+            spec.buffers = SMOOTH_SPEC_TAG;
+            spec.theta[0] = f64::from(*height);
+            spec.theta[1] = f64::from(*ones);
+        }
         if let Factorization::Blt { theta, omega } = factor {
             if theta.len() > MAX_SPEC_BUFFERS {
                 return Err(Error::invalid("blt", format!("engines take at most {MAX_SPEC_BUFFERS} BLT buffers")));
@@ -94,6 +109,9 @@ impl FactorSpec {
     pub fn factorization(&self) -> Factorization {
         match self.buffers as usize {
             0 => Factorization::Sqrt,
+            d if d == SMOOTH_SPEC_TAG as usize => {
+                Factorization::SmoothBinary { height: self.theta[0] as u32, ones: self.theta[1] as u32 }
+            }
             d => Factorization::Blt {
                 theta: self.theta[..d.min(MAX_BLT_BUFFERS)].to_vec(),
                 omega: self.omega[..d.min(MAX_BLT_BUFFERS)].to_vec(),
@@ -101,6 +119,9 @@ impl FactorSpec {
         }
     }
 }
+
+/// `FactorSpec::buffers` value marking the smooth binary mechanism.
+pub const SMOOTH_SPEC_TAG: u8 = u8::MAX;
 
 /// Unit roundoff of f64.
 const UNIT_ROUNDOFF: f64 = f64::EPSILON / 2.0;
@@ -124,6 +145,7 @@ impl Factorization {
     pub fn validate(&self) -> Result<()> {
         match self {
             Factorization::Sqrt => Ok(()),
+            Factorization::SmoothBinary { height, ones } => smooth_binary::validate(*height, *ones, 0),
             Factorization::Blt { theta, omega } => {
                 if theta.is_empty() || theta.len() != omega.len() || theta.len() > MAX_BLT_BUFFERS {
                     return Err(Error::invalid(
@@ -142,15 +164,27 @@ impl Factorization {
     /// Buffers of the noise shape the BLT form holds (0 for `Sqrt`).
     pub fn buffers(&self) -> usize {
         match self {
-            Factorization::Sqrt => 0,
+            Factorization::Sqrt | Factorization::SmoothBinary { .. } => 0,
             Factorization::Blt { theta, .. } => theta.len(),
         }
     }
 
-    /// The first `n` encoder coefficients c_0..c_{n-1} (tests, accounting).
+    /// Rows of the noise shape in the counter's `dec` state: the BLT
+    /// buffers, or one node noise per tree level (smooth binary).
+    fn state_rows(&self) -> usize {
+        match self {
+            Factorization::SmoothBinary { height, .. } => *height as usize,
+            f => f.buffers(),
+        }
+    }
+
+
+    /// The first `n` encoder coefficients c_0..c_{n-1} (tests, accounting);
+    /// empty for the smooth binary mechanism (not Toeplitz).
     pub fn encoder(&self, n: usize) -> Vec<f64> {
         match self {
             Factorization::Sqrt => sqrt_coefficients(n),
+            Factorization::SmoothBinary { .. } => Vec::new(),
             Factorization::Blt { theta, omega } => {
                 let mut c = Vec::with_capacity(n);
                 let mut pow: Vec<f64> = vec![1.0; theta.len()];
@@ -179,6 +213,8 @@ impl Factorization {
     fn fp_error_factor(&self, n: u64) -> f64 {
         let n = n as f64;
         let bound = match self {
+            // Inputs are rounded directly (no encoder arithmetic).
+            Factorization::SmoothBinary { .. } => 0.0,
             Factorization::Sqrt => {
                 // sum_{k < n} c_k <= 2 sqrt(n / pi) + 1.
                 let sum_c = 2.0 * (n / std::f64::consts::PI).sqrt() + 1.0;
@@ -206,9 +242,11 @@ pub struct FactorizationCounter {
     noise: NoiseSpec,
     factor: Factorization,
     t: u64,
-    /// Float noise: the exact prefix sum. Lattice: unused (empty).
+    /// Float noise: the exact prefix sum. Lattice: unused (empty), except
+    /// for the smooth binary mechanism (the prefix sum of rounded inputs).
     exact: Vec<f64>,
     /// Float noise: the decoded noise (B z)_t; lattice: the release.
+    /// Smooth binary: the sum of the read nodes' noise.
     decoded: Vec<f64>,
     /// Sqrt: past inputs (lattice only), `t x dim`.
     past_x: Vec<f64>,
@@ -217,6 +255,7 @@ pub struct FactorizationCounter {
     /// BLT: buffers of the encoder on x (lattice only), `d x dim`.
     enc: Vec<f64>,
     /// BLT: buffers of C^{-1} on z (float) or w (lattice), `d x dim`.
+    /// Smooth binary: the noise of the node read at each level, `height x dim`.
     dec: Vec<f64>,
     release: Vec<f64>,
     rng: StreamRng,
@@ -227,6 +266,9 @@ pub struct FactorizationCounter {
     draw: Vec<f64>,
     #[serde(skip)]
     coeffs: Vec<f64>,
+    /// Smooth binary: the query leaf b_{t+1} (a function of t; not state).
+    #[serde(skip)]
+    leaf: u64,
 }
 
 /// First byte of a serialized factorization counter (tree states start with
@@ -262,8 +304,11 @@ impl FactorizationCounter {
             return Err(Error::invalid("shape", format!("dimensions must be >= 1, got {shape:?}")));
         }
         noise.validate(shape)?;
-        check_noise(noise)?;
+        check_noise(noise, &factor)?;
         factor.validate()?;
+        if let Factorization::SmoothBinary { height, ones } = factor {
+            smooth_binary::validate(height, ones, horizon)?;
+        }
         let dim = shape.iter().try_fold(1usize, |a, &s| a.checked_mul(s)).ok_or_else(|| too_large(shape))?;
         let side = match shape {
             [p, q] if p == q => *p,
@@ -276,8 +321,9 @@ impl FactorizationCounter {
                     usize::try_from(horizon).ok().and_then(|h| h.checked_mul(dim)).ok_or_else(|| too_large(shape))?;
                 (h, 0)
             }
-            Factorization::Blt { theta, .. } => (0, theta.len() * dim),
+            f => (0, f.state_rows() * dim),
         };
+        let smooth = matches!(factor, Factorization::SmoothBinary { .. });
         let entries = hist.saturating_mul(2).saturating_add(bufs.saturating_mul(2));
         if entries > MAX_STATE_ENTRIES {
             return Err(too_large(shape));
@@ -290,11 +336,11 @@ impl FactorizationCounter {
             noise,
             factor,
             t: 0,
-            exact: if lattice { Vec::new() } else { zeros(dim, shape)? },
+            exact: if lattice && !smooth { Vec::new() } else { zeros(dim, shape)? },
             decoded: zeros(dim, shape)?,
             past_x: Vec::new(),
             past_w: Vec::new(),
-            enc: if lattice { zeros(bufs, shape)? } else { Vec::new() },
+            enc: if lattice && !smooth { zeros(bufs, shape)? } else { Vec::new() },
             dec: zeros(bufs, shape)?,
             release: zeros(dim, shape)?,
             rng: seeds.stream("tree"),
@@ -302,6 +348,7 @@ impl FactorizationCounter {
             entropy: EntropyCell::default(),
             draw: zeros(dim, shape)?,
             coeffs: Vec::new(),
+            leaf: 0,
         };
         c.prepare();
         Ok(c)
@@ -315,6 +362,9 @@ impl FactorizationCounter {
         if matches!(self.factor, Factorization::Sqrt) && self.coeffs.len() as u64 != self.horizon {
             self.coeffs = sqrt_coefficients(self.horizon as usize);
         }
+        if let Factorization::SmoothBinary { height, ones } = self.factor {
+            self.leaf = smooth_binary::leaf_at(height, ones, self.t);
+        }
     }
 
     /// This (fresh) counter with lattice noise on 2^-`exponent` (see the
@@ -325,7 +375,7 @@ impl FactorizationCounter {
         }
         if self.noise.lattice().is_none() {
             self.noise = self.noise.on_lattice(exponent)?;
-            if self.noise.lattice().is_some() {
+            if self.noise.lattice().is_some() && !matches!(self.factor, Factorization::SmoothBinary { .. }) {
                 self.exact = Vec::new();
                 self.enc = vec![0.0; self.dec.len()];
             }
@@ -362,6 +412,10 @@ impl FactorizationCounter {
     /// Largest |input entry| in lattice steps for which the floating-point
     /// evaluation of (C x)_t errs by at most a quarter step.
     fn lattice_input_limit(&self) -> f64 {
+        if let Factorization::SmoothBinary { .. } = self.factor {
+            // Exact sums: `horizon` inputs plus noise stay below 2^53 steps.
+            return MAX_EXACT_STEPS / 4.0 / self.horizon as f64;
+        }
         0.25 / (self.factor.fp_error_factor(self.horizon) * UNIT_ROUNDOFF)
     }
 
@@ -400,6 +454,9 @@ impl FactorizationCounter {
             self.entropy.get()?;
         }
         self.prepare();
+        if let Factorization::SmoothBinary { .. } = self.factor {
+            return self.add_smooth_binary(value);
+        }
         // One draw of the noise shape for this step, never redrawn.
         if self.os_entropy {
             self.noise.sample_into(self.entropy.get()?, self.side, &mut self.draw);
@@ -425,6 +482,8 @@ impl FactorizationCounter {
                             *d += u;
                         }
                     }
+                    // Stepped by `add_smooth_binary`.
+                    Factorization::SmoothBinary { .. } => {}
                 }
                 for ((r, e), d) in self.release.iter_mut().zip(&self.exact).zip(&self.decoded) {
                     *r = e + d;
@@ -443,6 +502,7 @@ impl FactorizationCounter {
                         w.copy_from_slice(value);
                         blt_forward_step(theta, omega, &mut self.enc, &mut w, dim);
                     }
+                    Factorization::SmoothBinary { .. } => {}
                 }
                 for (wi, z) in w.iter_mut().zip(&self.draw) {
                     *wi = (*wi * up).round() * step + z;
@@ -459,10 +519,77 @@ impl FactorizationCounter {
                             *d += u;
                         }
                     }
+                    Factorization::SmoothBinary { .. } => {}
                 }
                 self.release.copy_from_slice(&self.decoded);
             }
         }
+        self.t += 1;
+        Ok(())
+    }
+
+    /// The smooth binary step: x_{t+1} enters the prefix sum (it sits at
+    /// leaf b_{t+1}, below the next query b_{t+2}); the nodes of b_{t+1}
+    /// at and below the highest bit where it differs from b_{t+2} leave the
+    /// release, and b_{t+2}'s nodes there enter it, each with a fresh draw
+    /// (all its leaves are b_{t+1} or earlier: it is complete).
+    fn add_smooth_binary(&mut self, value: &[f64]) -> Result<()> {
+        let dim = self.dim;
+        match self.noise.lattice() {
+            Some(s) => {
+                let mut rounded = value.to_vec();
+                s.to_lattice("value", &mut rounded, self.lattice_input_limit())?;
+                for (e, v) in self.exact.iter_mut().zip(&rounded) {
+                    *e += v;
+                }
+            }
+            None => {
+                for (e, v) in self.exact.iter_mut().zip(value) {
+                    *e += v;
+                }
+            }
+        }
+        let old = self.leaf;
+        let new = smooth_binary::next_leaf(old);
+        let top = 63 - (old ^ new).leading_zeros();
+        // Re-summing every node bounds floating-point drift of the live
+        // total; below level 4 it moves by the few changed nodes.
+        let incremental = top < 4;
+        for level in 0..=top as usize {
+            let node = &mut self.dec[level * dim..(level + 1) * dim];
+            if incremental && old >> level & 1 == 1 {
+                for (d, z) in self.decoded.iter_mut().zip(node.iter()) {
+                    *d -= z;
+                }
+            }
+            if new >> level & 1 == 1 {
+                if self.os_entropy {
+                    self.noise.sample_into(self.entropy.get()?, self.side, node);
+                } else {
+                    self.noise.sample_into(&mut self.rng, self.side, node);
+                }
+                if incremental {
+                    for (d, z) in self.decoded.iter_mut().zip(node.iter()) {
+                        *d += z;
+                    }
+                }
+            }
+        }
+        if !incremental {
+            self.decoded.fill(0.0);
+            let mut bits = new;
+            while bits != 0 {
+                let level = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                for (d, z) in self.decoded.iter_mut().zip(&self.dec[level * dim..(level + 1) * dim]) {
+                    *d += z;
+                }
+            }
+        }
+        for ((r, e), d) in self.release.iter_mut().zip(&self.exact).zip(&self.decoded) {
+            *r = e + d;
+        }
+        self.leaf = new;
         self.t += 1;
         Ok(())
     }
@@ -491,6 +618,7 @@ impl FactorizationCounter {
         }
         self.past_x.clear();
         self.past_w.clear();
+        self.prepare();
     }
 
     /// The release after the last addition (zeros before any).
@@ -531,9 +659,13 @@ impl FactorizationCounter {
     }
 
     /// Noise draws mixed into the current release: t (every step's draw
-    /// enters with its decoder coefficient).
+    /// enters with its decoder coefficient); smooth binary: `ones` nodes
+    /// (0 before any addition).
     pub fn noise_terms(&self) -> u32 {
-        u32::try_from(self.t).unwrap_or(u32::MAX)
+        match self.factor {
+            Factorization::SmoothBinary { ones, .. } if self.t > 0 => ones,
+            _ => u32::try_from(self.t).unwrap_or(u32::MAX),
+        }
     }
 
     /// The whole state (buffers, history, generator). As secret as the data.
@@ -558,8 +690,9 @@ impl FactorizationCounter {
     }
 
     fn check_consistent(&self) -> Result<()> {
-        let lattice = self.noise.lattice().is_some();
-        let bufs = self.factor.buffers() * self.dim;
+        let smooth = matches!(self.factor, Factorization::SmoothBinary { .. });
+        let lattice = self.noise.lattice().is_some() && !smooth;
+        let bufs = self.factor.state_rows() * self.dim;
         let hist = self.t as usize * self.dim;
         let sqrt = matches!(self.factor, Factorization::Sqrt);
         let ok = self.shape.iter().try_fold(1usize, |a, &s| a.checked_mul(s)) == Some(self.dim)
@@ -574,8 +707,12 @@ impl FactorizationCounter {
                     0
                 })
             && self.factor.validate().is_ok()
+            && match self.factor {
+                Factorization::SmoothBinary { height, ones } => smooth_binary::validate(height, ones, self.horizon).is_ok(),
+                _ => true,
+            }
             && self.noise.validate(&self.shape).is_ok()
-            && check_noise(self.noise).is_ok()
+            && check_noise(self.noise, &self.factor).is_ok()
             && self.t <= self.horizon
             && self.exact.len() == if lattice { 0 } else { self.dim }
             && self.decoded.len() == self.dim
@@ -596,9 +733,13 @@ fn too_large(shape: &[usize]) -> Error {
     Error::invalid("shape", format!("{shape:?} is too large for the counter's state"))
 }
 
-/// Gaussian (or zero) noise only.
-fn check_noise(noise: NoiseSpec) -> Result<()> {
+/// Gaussian (or zero) noise only; the smooth binary mechanism also serves
+/// Laplace noise (its L1 column norm is at most height - ones).
+fn check_noise(noise: NoiseSpec, factor: &Factorization) -> Result<()> {
+    let smooth = matches!(factor, Factorization::SmoothBinary { .. });
     let ok = match noise {
+        NoiseSpec::Laplace { .. } if smooth => true,
+        NoiseSpec::Lattice(_) if smooth => true,
         NoiseSpec::Zero | NoiseSpec::Gaussian { .. } | NoiseSpec::SymmetricGaussian { .. } => true,
         NoiseSpec::Lattice(s) => !matches!(s.kind(), SecureKind::Laplace { .. }),
         NoiseSpec::Laplace { .. } | NoiseSpec::Wishart { .. } => false,
@@ -668,6 +809,10 @@ mod tests {
         }
     }
 
+    fn smooth() -> Factorization {
+        Factorization::SmoothBinary { height: 12, ones: 6 }
+    }
+
     fn stream(n: usize, dim: usize) -> Vec<Vec<f64>> {
         (0..n).map(|t| (0..dim).map(|i| ((t * 31 + i * 7) % 13) as f64 - 6.0).collect()).collect()
     }
@@ -685,7 +830,7 @@ mod tests {
 
     #[test]
     fn zero_noise_releases_the_prefix_sum() {
-        for factor in [Factorization::Sqrt, blt4()] {
+        for factor in [Factorization::Sqrt, blt4(), smooth()] {
             let xs = stream(300, 2);
             let mut c =
                 FactorizationCounter::new(&[2], 300, NoiseSpec::Zero, factor.clone(), &SeedSequence::from_seed(1))
@@ -760,7 +905,7 @@ mod tests {
 
     #[test]
     fn round_trip_mid_stream_continues_identically() {
-        for factor in [Factorization::Sqrt, blt4()] {
+        for factor in [Factorization::Sqrt, blt4(), smooth()] {
             for lattice in [false, true] {
                 let n = 200u64;
                 let xs = stream(n as usize, 9);
@@ -790,6 +935,49 @@ mod tests {
         }
         assert!(FactorizationCounter::from_bytes(&[b'F', 9]).is_err());
         assert!(FactorizationCounter::from_bytes(&[3, 1]).is_err());
+    }
+
+    #[test]
+    fn smooth_binary_releases_sum_the_query_leafs_nodes() {
+        // Reference: the authors' loop (mechanism_noise_generation.py):
+        // moving from leaf l1 to l2, every level up to the highest
+        // differing bit drops l1's node and draws l2's, lowest level first.
+        let (h, w, n) = (10u32, 5u32, 251u64);
+        for noise in [NoiseSpec::Gaussian { sigma: 1.0 }, NoiseSpec::Laplace { scale: 0.5 }] {
+            let f = Factorization::SmoothBinary { height: h, ones: w };
+            let mut c = FactorizationCounter::new(&[2], n, noise, f, &SeedSequence::from_seed(8)).unwrap();
+            let mut rng = SeedSequence::from_seed(8).stream("tree");
+            let mut nodes = vec![[0.0f64; 2]; h as usize];
+            let mut leaf = smooth_binary::leaf_at(h, w, 0);
+            let xs = stream(n as usize, 2);
+            let mut sum = [0.0; 2];
+            for x in &xs {
+                c.add(x).unwrap();
+                let next = smooth_binary::next_leaf(leaf);
+                for level in 0..=(63 - (leaf ^ next).leading_zeros()) {
+                    if next >> level & 1 == 1 {
+                        let mut z = [0.0; 2];
+                        noise.sample_into(&mut rng, 0, &mut z);
+                        nodes[level as usize] = z;
+                    }
+                }
+                leaf = next;
+                sum[0] += x[0];
+                sum[1] += x[1];
+                assert_eq!(leaf.count_ones(), w);
+                assert_eq!(c.noise_terms(), w);
+                for e in 0..2 {
+                    let noise: f64 = (0..h).filter(|l| leaf >> l & 1 == 1).map(|l| nodes[l as usize][e]).sum();
+                    assert!((c.release()[e] - sum[e] - noise).abs() < 1e-9, "t = {}", c.t());
+                }
+            }
+            assert!(c.add(&[0.0, 0.0]).is_err());
+        }
+        // Too few leaves of weight 5 in 10 levels for 252 steps.
+        let f = Factorization::SmoothBinary { height: 10, ones: 5 };
+        assert!(FactorizationCounter::new(&[], 252, NoiseSpec::Zero, f, &SeedSequence::from_seed(0)).is_err());
+        let spec = FactorSpec::new(&smooth()).unwrap();
+        assert_eq!(spec.factorization(), smooth());
     }
 
     #[test]

@@ -4,7 +4,11 @@
 //! - [`CounterKind::Binary`]: the binary tree mechanism ([`TreeCounter`],
 //!   `crate::tree`), any noise, serialized exactly as before;
 //! - [`CounterKind::Sqrt`] and [`CounterKind::Blt`]: factorizations of the
-//!   prefix-sum matrix with Gaussian noise ([`FactorizationCounter`]).
+//!   prefix-sum matrix with Gaussian noise ([`FactorizationCounter`]);
+//! - the smooth binary mechanism (`Factorization::SmoothBinary`,
+//!   [`smooth_binary`]): a binary tree read at leaves of fixed weight,
+//!   Laplace or Gaussian noise, O(log T) memory, served by the same
+//!   [`FactorizationCounter`] state.
 //!
 //! Learners that release prefix sums hold a [`ContinualCounter`] and do not
 //! care which one it is; the noise scale for each kind comes from
@@ -12,6 +16,7 @@
 //! `factorization.py`).
 
 pub mod factorization;
+pub mod smooth_binary;
 
 use serde::{Deserialize, Serialize};
 
