@@ -97,8 +97,9 @@ class TreeCounter:
 def _restore_tree_counter(state: bytes) -> TreeCounter: ...
 
 class FactorizationCounter:
-    """Continual counter by a Toeplitz factorization A = B C (rust/src/counter/factorization.rs);
-    see dpbandits.mechanisms.TreeCounter(counter="sqrt" | "blt")."""
+    """Continual counter by a factorization A = B C (rust/src/counter/factorization.rs): Toeplitz
+    ("sqrt", "blt" with ``theta``, ``omega``) or the smooth binary mechanism ("smooth-binary" with
+    ``theta`` = [height, ones]); see dpbandits.mechanisms.TreeCounter(counter=...)."""
 
     def __init__(
         self,
@@ -120,10 +121,10 @@ class FactorizationCounter:
     def release(self) -> NDArray[np.float64]:
         """The noisy prefix sum after the last addition."""
     def encoder(self, n: int) -> NDArray[np.float64]:
-        """The first ``n`` encoder coefficients c_0..c_{n-1}."""
+        """The first ``n`` encoder coefficients c_0..c_{n-1} (empty for "smooth-binary")."""
     @property
     def factorization(self) -> tuple[str, list[float], list[float]]:
-        """("sqrt" | "blt", theta, omega)."""
+        """("sqrt" | "blt" | "smooth-binary", theta, omega)."""
     @property
     def t(self) -> int: ...
     @property
@@ -186,8 +187,8 @@ class LinUcbEngine:
     ``shift`` added to the top-left block of each release, releases padded to
     ``pad_to`` node draws) must be given. beta_t is
     ``beta_noise_sd * sqrt(max(0, beta_log_offset + log det V_t)) + beta_offset``,
-    or ``beta_constant``. ``counter`` "sqrt" or "blt" (with ``theta``,
-    ``omega``) releases the statistics by a factorization counter instead
+    or ``beta_constant``. ``counter`` "sqrt", "blt" (with ``theta``,
+    ``omega``) or "smooth-binary" (``theta`` = [height, ones]) releases the statistics by a factorization counter instead
     of the tree (rust/src/counter/). Rows (x, y) are clipped to ||x|| <= l, |y| <= b_tilde
     when ``clip``, else rejected.
     """

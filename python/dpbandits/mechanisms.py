@@ -214,7 +214,14 @@ class TreeCounter:
         raise ValueError) and no padding. With lattice noise the exact
         lattice object is the encoded release round(C x) + z and the
         prefix sums are its post-processing, so they are not themselves
-        lattice multiples (see that module).
+        lattice multiples (see that module). ``"smooth-binary"``: the smooth
+        binary mechanism (Andersson & Pagh 2023,
+        :mod:`dpbandits.privacy.smooth_binary`): a binary tree of height H
+        read only at leaves of weight w, (H, w) chosen for the horizon and
+        the noise family; Laplace or Gaussian noise, every release sums
+        exactly w node draws (no padding needed), one input touches at most
+        H - w nodes (scale the noise by that column norm), O(H) memory.
+        Its lattice releases are exact lattice sums, like the tree's.
 
     Pickled counters carry the exact node sums and the generator state:
     treat a pickle like the raw data.
@@ -232,7 +239,7 @@ class TreeCounter:
         padded: bool = False,
         secure: bool = False,
         sampler: Literal["lattice", "float"] | None = None,
-        counter: Literal["binary", "sqrt", "blt"] = "binary",
+        counter: Literal["binary", "smooth-binary", "sqrt", "blt"] = "binary",
     ) -> None:
         if not hasattr(noise, "_wire"):
             raise TypeError(f"invalid argument `noise`: expected a noise spec, got {noise!r}")
@@ -270,16 +277,29 @@ class TreeCounter:
             family = {"gaussian": "gaussian", "symmetric_gaussian": "gaussian", "zero": "gaussian"}
             counter_choice(counter, family.get(kind, kind))
             if padded:
-                raise ValueError("invalid argument `padded`: only counter='binary' pads its releases")
-            blt = blt_parameters(_horizon(horizon))
-            theta, omega = (list(blt[0]), list(blt[1])) if counter == "blt" else ([], [])
+                raise ValueError(
+                    "invalid argument `padded`: only counter='binary' pads its releases (smooth-binary "
+                    "releases already sum the same number of draws at every step)"
+                )
+            theta: list[float] = []
+            omega: list[float] = []
+            if counter == "blt":
+                blt = blt_parameters(_horizon(horizon))
+                theta, omega = list(blt[0]), list(blt[1])
+            elif counter == "smooth-binary":
+                from dpbandits.privacy.smooth_binary import smooth_binary_shape
+
+                tree = smooth_binary_shape(_horizon(horizon), "laplace" if kind == "laplace" else "gaussian")
+                theta = [float(tree.height), float(tree.ones)]
             self._inner = _core.FactorizationCounter(
                 list(_shape(shape)), _horizon(horizon), kind, params, counter, theta, omega, seed,
                 exponent, secure and seed is None,
             )
             return
         if not isinstance(counter, str) or counter != "binary":
-            raise ValueError(f"invalid argument `counter`: must be 'binary', 'sqrt' or 'blt', got {counter!r}")
+            raise ValueError(
+                f"invalid argument `counter`: must be 'binary', 'smooth-binary', 'sqrt' or 'blt', got {counter!r}"
+            )
         self._inner = _core.TreeCounter(
             list(_shape(shape)),
             _horizon(horizon),
@@ -330,7 +350,7 @@ class TreeCounter:
 
     @property
     def counter(self) -> str:
-        """"binary", "sqrt" or "blt"."""
+        """"binary", "smooth-binary", "sqrt" or "blt"."""
         if isinstance(self._inner, _core.TreeCounter):
             return "binary"
         return str(self._inner.factorization[0])
@@ -368,7 +388,10 @@ class TreeCounter:
     @property
     def max_noise_terms(self) -> int:
         """m = 1 + ceil(log2 n), the bound on noise terms per release (for
-        a factorization counter: n, every draw enters every later release)."""
+        a factorization counter: n, every draw enters every later release;
+        smooth binary: w, every release sums exactly w node draws)."""
+        if self.counter == "smooth-binary":
+            return int(self._inner.factorization[1][1])
         if self.counter != "binary":
             return self.horizon
         # Imported here: the privacy package imports this module.

@@ -75,6 +75,7 @@ __all__ = [
     "BLT_4",
     "BLT_BY_LOG2_HORIZON",
     "COUNTERS",
+    "COUNTERS_BY_FAMILY",
     "Counter",
     "FactorizationNoise",
     "binary_release_variances",
@@ -90,10 +91,19 @@ __all__ = [
     "sqrt_coefficients",
 ]
 
-Counter = Literal["binary", "sqrt", "blt"]
+Counter = Literal["binary", "smooth-binary", "sqrt", "blt"]
 
 #: The counters a learner or TreeCounter accepts.
-COUNTERS: tuple[str, ...] = ("binary", "sqrt", "blt")
+COUNTERS: tuple[str, ...] = ("binary", "smooth-binary", "sqrt", "blt")
+
+#: The counters that serve each noise family (factorizations: Gaussian only,
+#: their L1 column norms grow like sqrt(T); the smooth binary mechanism,
+#: :mod:`dpbandits.privacy.smooth_binary`, serves Laplace and Gaussian).
+COUNTERS_BY_FAMILY: dict[str, tuple[str, ...]] = {
+    "gaussian": ("binary", "smooth-binary", "sqrt", "blt"),
+    "laplace": ("binary", "smooth-binary"),
+    "wishart": ("binary",),
+}
 
 #: (theta, omega) of the four-buffer BLT encoder fitted at T = 2^20 (see
 #: the module docstring).
@@ -131,14 +141,19 @@ def blt_parameters(horizon: int) -> tuple[tuple[float, ...], tuple[float, ...]]:
 
 def counter_choice(counter: str, noise_family: str = "gaussian") -> str:
     """Validates ``counter`` for noise of ``noise_family`` ("gaussian",
-    "laplace", "wishart"): factorizations serve Gaussian noise only (their
-    L1 column norms grow like sqrt(T), far worse than the tree's log T)."""
-    if counter not in COUNTERS:
+    "laplace", "wishart") by :data:`COUNTERS_BY_FAMILY`: factorizations
+    serve Gaussian noise only (their L1 column norms grow like sqrt(T), far
+    worse than the tree's log T); Wishart noise only the binary tree."""
+    if not isinstance(counter, str) or counter not in COUNTERS:
         raise ValueError(f"invalid argument `counter`: must be one of {COUNTERS}, got {counter!r}")
-    if counter != "binary" and noise_family != "gaussian":
+    allowed = COUNTERS_BY_FAMILY.get(noise_family, ("binary",))
+    if counter not in allowed:
+        why = "Gaussian noise only (its sensitivity is an L2 column norm)" if counter in ("sqrt", "blt") else (
+            "Laplace or Gaussian noise only"
+        )
         raise ValueError(
-            f"invalid argument `counter`: {counter!r} serves Gaussian noise only (its sensitivity is an L2 "
-            f"column norm); {noise_family} noise needs counter='binary'"
+            f"invalid argument `counter`: {counter!r} serves {why}; {noise_family} noise needs counter in "
+            f"{allowed}"
         )
     return counter
 

@@ -42,12 +42,12 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::smooth_binary;
 use crate::error::{check_finite, Error, Result};
+use crate::noise::secure::MAX_EXACT_STEPS;
 use crate::noise::secure::{EntropyCell, SecureKind};
 use crate::noise::NoiseSpec;
 use crate::rng::{SeedSequence, StreamRng};
-use super::smooth_binary;
-use crate::noise::secure::MAX_EXACT_STEPS;
 use crate::tree::{release_runs_buffer, MAX_STATE_ENTRIES, MAX_VALUE};
 
 /// The encoder C of A = B C (see the module documentation).
@@ -177,7 +177,6 @@ impl Factorization {
             f => f.buffers(),
         }
     }
-
 
     /// The first `n` encoder coefficients c_0..c_{n-1} (tests, accounting);
     /// empty for the smooth binary mechanism (not Toeplitz).
@@ -551,7 +550,7 @@ impl FactorizationCounter {
         }
         let old = self.leaf;
         let new = smooth_binary::next_leaf(old);
-        let top = 63 - (old ^ new).leading_zeros();
+        let top = (old ^ new).ilog2();
         // Re-summing every node bounds floating-point drift of the live
         // total; below level 4 it moves by the few changed nodes.
         let incremental = top < 4;
@@ -708,7 +707,9 @@ impl FactorizationCounter {
                 })
             && self.factor.validate().is_ok()
             && match self.factor {
-                Factorization::SmoothBinary { height, ones } => smooth_binary::validate(height, ones, self.horizon).is_ok(),
+                Factorization::SmoothBinary { height, ones } => {
+                    smooth_binary::validate(height, ones, self.horizon).is_ok()
+                }
                 _ => true,
             }
             && self.noise.validate(&self.shape).is_ok()
@@ -738,8 +739,7 @@ fn too_large(shape: &[usize]) -> Error {
 fn check_noise(noise: NoiseSpec, factor: &Factorization) -> Result<()> {
     let smooth = matches!(factor, Factorization::SmoothBinary { .. });
     let ok = match noise {
-        NoiseSpec::Laplace { .. } if smooth => true,
-        NoiseSpec::Lattice(_) if smooth => true,
+        NoiseSpec::Laplace { .. } | NoiseSpec::Lattice(_) if smooth => true,
         NoiseSpec::Zero | NoiseSpec::Gaussian { .. } | NoiseSpec::SymmetricGaussian { .. } => true,
         NoiseSpec::Lattice(s) => !matches!(s.kind(), SecureKind::Laplace { .. }),
         NoiseSpec::Laplace { .. } | NoiseSpec::Wishart { .. } => false,
@@ -954,7 +954,7 @@ mod tests {
             for x in &xs {
                 c.add(x).unwrap();
                 let next = smooth_binary::next_leaf(leaf);
-                for level in 0..=(63 - (leaf ^ next).leading_zeros()) {
+                for level in 0..=(leaf ^ next).ilog2() {
                     if next >> level & 1 == 1 {
                         let mut z = [0.0; 2];
                         noise.sample_into(&mut rng, 0, &mut z);
