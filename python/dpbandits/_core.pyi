@@ -188,8 +188,8 @@ class LinUcbEngine:
     ``pad_to`` node draws) must be given. beta_t is
     ``beta_noise_sd * sqrt(max(0, beta_log_offset + log det V_t)) + beta_offset``,
     or ``beta_constant``. ``counter`` "sqrt", "blt" (with ``theta``,
-    ``omega``) or "smooth-binary" (``theta`` = [height, ones]) releases the statistics by a factorization counter instead
-    of the tree (rust/src/counter/). Rows (x, y) are clipped to ||x|| <= l, |y| <= b_tilde
+    ``omega``) or "smooth-binary" (``theta`` = [height, ones]) releases the statistics by a
+    factorization counter instead of the tree (rust/src/counter/). Rows (x, y) are clipped to ||x|| <= l, |y| <= b_tilde
     when ``clip``, else rejected.
     """
 

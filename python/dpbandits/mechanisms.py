@@ -272,7 +272,7 @@ class TreeCounter:
             exponent = capped_lattice_exponent(params[0], _horizon(horizon) * max(1.0, params[0]))
         seed = seed_or_none("seed", seed)
         if counter != "binary":
-            from dpbandits.privacy.factorization import blt_parameters, counter_choice
+            from dpbandits.privacy.factorization import counter_choice, counter_parameters
 
             family = {"gaussian": "gaussian", "symmetric_gaussian": "gaussian", "zero": "gaussian"}
             counter_choice(counter, family.get(kind, kind))
@@ -281,16 +281,8 @@ class TreeCounter:
                     "invalid argument `padded`: only counter='binary' pads its releases (smooth-binary "
                     "releases already sum the same number of draws at every step)"
                 )
-            theta: list[float] = []
-            omega: list[float] = []
-            if counter == "blt":
-                blt = blt_parameters(_horizon(horizon))
-                theta, omega = list(blt[0]), list(blt[1])
-            elif counter == "smooth-binary":
-                from dpbandits.privacy.smooth_binary import smooth_binary_shape
-
-                tree = smooth_binary_shape(_horizon(horizon), "laplace" if kind == "laplace" else "gaussian")
-                theta = [float(tree.height), float(tree.ones)]
+            family_of_tree = "laplace" if kind == "laplace" else "gaussian"
+            theta, omega = counter_parameters(counter, _horizon(horizon), family_of_tree)
             self._inner = _core.FactorizationCounter(
                 list(_shape(shape)), _horizon(horizon), kind, params, counter, theta, omega, seed,
                 exponent, secure and seed is None,
@@ -390,8 +382,9 @@ class TreeCounter:
         """m = 1 + ceil(log2 n), the bound on noise terms per release (for
         a factorization counter: n, every draw enters every later release;
         smooth binary: w, every release sums exactly w node draws)."""
-        if self.counter == "smooth-binary":
-            return int(self._inner.factorization[1][1])
+        inner = self._inner
+        if isinstance(inner, _core.FactorizationCounter) and inner.factorization[0] == "smooth-binary":
+            return int(inner.factorization[1][1])
         if self.counter != "binary":
             return self.horizon
         # Imported here: the privacy package imports this module.

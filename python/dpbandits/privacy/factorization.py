@@ -81,6 +81,7 @@ __all__ = [
     "binary_release_variances",
     "blt_parameters",
     "counter_choice",
+    "counter_parameters",
     "decoder_coefficients",
     "encoder_coefficients",
     "factorization_gaussian_sigma",
@@ -158,6 +159,23 @@ def counter_choice(counter: str, noise_family: str = "gaussian") -> str:
     return counter
 
 
+def counter_parameters(counter: str, horizon: int, noise_family: str = "gaussian") -> tuple[list[float], list[float]]:
+    """The (theta, omega) the engine takes for ``counter`` at ``horizon``:
+    the BLT pairs (:func:`blt_parameters`), [height, ones] of the smooth
+    binary tree for ``noise_family``
+    (:func:`dpbandits.privacy.smooth_binary.smooth_binary_shape`), else empty."""
+    horizon = positive_int("horizon", horizon)
+    if counter == "blt":
+        theta, omega = blt_parameters(horizon)
+        return list(theta), list(omega)
+    if counter == "smooth-binary":
+        from dpbandits.privacy.smooth_binary import smooth_binary_shape
+
+        tree = smooth_binary_shape(horizon, noise_family)
+        return [float(tree.height), float(tree.ones)], []
+    return [], []
+
+
 def sqrt_coefficients(n: int) -> NDArray[np.float64]:
     """c_0..c_{n-1} of (F3): c_k = binom(2k, k) / 4^k = c_{k-1} (2k - 1) / (2k)."""
     n = positive_int("n", n)
@@ -215,11 +233,16 @@ def _sqrt_sum_of_squares(horizon: int) -> float:
 
 def max_column_norm(counter: str, horizon: int) -> float:
     """(F1): the largest L2 column norm of the encoder over ``horizon`` steps
-    (binary: sqrt(floor(log2 T) + 1)). BLT in closed form:
+    (binary: sqrt(floor(log2 T) + 1); smooth binary: sqrt(H - w) of the
+    Gaussian tree :func:`dpbandits.privacy.smooth_binary.smooth_binary_shape` picks). BLT in closed form:
     1 + sum_{i,j} omega_i omega_j (1 - (theta_i theta_j)^(T-1)) / (1 - theta_i theta_j)."""
     horizon = positive_int("horizon", horizon)
     if counter == "binary":
         return math.sqrt(horizon.bit_length())
+    if counter == "smooth-binary":
+        from dpbandits.privacy.smooth_binary import smooth_binary_column_norm
+
+        return smooth_binary_column_norm(horizon, "gaussian")
     if counter == "sqrt":
         return math.sqrt(_sqrt_sum_of_squares(horizon))
     if counter == "blt":
@@ -236,10 +259,14 @@ def max_column_norm(counter: str, horizon: int) -> float:
 def max_release_variance(counter: str, horizon: int) -> float:
     """max_t Var_t / sigma^2 of (F2) over t <= ``horizon``: sum_{k<T} b_k^2
     (the sums grow with t), in chunks for long horizons; binary: the
-    largest popcount, floor(log2(T + 1))."""
+    largest popcount, floor(log2(T + 1)); smooth binary: w, at every t."""
     horizon = positive_int("horizon", horizon)
     if counter == "binary":
         return float((horizon + 1).bit_length() - 1)
+    if counter == "smooth-binary":
+        from dpbandits.privacy.smooth_binary import smooth_binary_release_variance
+
+        return smooth_binary_release_variance(horizon, "gaussian")
     if counter == "sqrt":
         return _sqrt_sum_of_squares(horizon)
     if counter == "blt":
@@ -283,6 +310,8 @@ def release_variances(counter: str, horizon: int) -> NDArray[np.float64]:
     horizon = positive_int("horizon", horizon)
     if counter == "binary":
         return binary_release_variances(horizon)
+    if counter == "smooth-binary":
+        return np.full(horizon, max_release_variance(counter, horizon))
     b = decoder_coefficients(counter, horizon)
     return np.cumsum(b * b)
 
