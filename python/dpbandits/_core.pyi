@@ -281,6 +281,9 @@ class MabEngine:
         phases: tuple[Sequence[float], Sequence[int], Sequence[float], Sequence[int]] | None = None,
         seed: int | None = None,
         phase_lattice_exponents: Sequence[int] = ...,
+        counter: str | None = None,
+        theta: Sequence[float] = ...,
+        omega: Sequence[float] = ...,
     ) -> None: ...
     def select(self) -> int:
         """The arm to pull this round."""
@@ -340,6 +343,9 @@ class MtContextualEngine:
         b_tilde: float = 1.0,
         clip: bool = True,
         seed: int | None = None,
+        counter: str | None = None,
+        theta: Sequence[float] = ...,
+        omega: Sequence[float] = ...,
     ) -> None: ...
     def select(self, actions: NDArray[np.float64]) -> int: ...
     def observe(self, x: NDArray[np.float64], reward: float) -> None: ...
@@ -467,6 +473,9 @@ class FollowTheLeaderEngine:
         eta: float | None = None,
         clip: bool = True,
         seed: int | None = None,
+        counter: str | None = None,
+        theta: Sequence[float] = ...,
+        omega: Sequence[float] = ...,
     ) -> None: ...
     def select(self) -> int:
         """An index drawn from the decision (simplex only)."""

@@ -101,6 +101,29 @@ impl ContinualCounter {
         each!(self, c => c.os_entropy())
     }
 
+    /// Noise draws in the current release (see the kinds' `noise_terms`).
+    pub fn noise_terms(&self) -> u32 {
+        each!(self, c => c.noise_terms())
+    }
+
+    /// A fresh counter of an engine configuration's choice: the binary tree
+    /// (padded to `pad_to` draws, 0 for none) when `factor` is `None`,
+    /// else the factorization it describes (no padding).
+    pub fn of_choice(
+        shape: &[usize],
+        horizon: u64,
+        noise: NoiseSpec,
+        factor: Option<FactorSpec>,
+        pad_to: u32,
+        seeds: &SeedSequence,
+    ) -> Result<Self> {
+        let kind = match factor {
+            None => CounterKind::Binary { pad_to },
+            Some(f) => CounterKind::Factorization(f.factorization()),
+        };
+        Self::new(shape, horizon, noise, kind, seeds)
+    }
+
     pub fn use_os_entropy(&mut self) -> Result<()> {
         each!(self, c => c.use_os_entropy())
     }

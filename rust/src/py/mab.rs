@@ -10,6 +10,7 @@ use super::errors::IntoPy;
 use super::learners::decision_set;
 use super::mechanisms::{noise_spec, seeds};
 use super::sim::{PyEnvironmentFactory, PyLearnerFactory};
+use crate::counter::FactorSpec;
 use crate::env::{ArmReward, Environment, Feedback, KArmedBandit, KArmedConfig};
 use crate::error::Error;
 use crate::policy::mab::Phase;
@@ -44,7 +45,8 @@ pub struct PyMab {
 impl PyMab {
     #[new]
     #[pyo3(signature = (k, horizon, *, index="ucb", noise_bound=0.0, noise_kind=None, noise_params=Vec::new(),
-                        lo=0.0, hi=1.0, bounds="clip", phases=None, seed=None, phase_lattice_exponents=Vec::new()))]
+                        lo=0.0, hi=1.0, bounds="clip", phases=None, seed=None, phase_lattice_exponents=Vec::new(),
+                        counter=None, theta=Vec::new(), omega=Vec::new()))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         k: usize,
@@ -59,6 +61,9 @@ impl PyMab {
         phases: Option<PhaseLists>,
         seed: Option<u64>,
         phase_lattice_exponents: Vec<i32>,
+        counter: Option<&str>,
+        theta: Vec<f64>,
+        omega: Vec<f64>,
     ) -> PyResult<Self> {
         let index = match index {
             "ucb" => MabIndex::Ucb { noise_bound },
@@ -75,7 +80,14 @@ impl PyMab {
         };
         let statistics = match noise_kind {
             None => MabStatistics::Exact,
-            Some(kind) => MabStatistics::Tree { noise: noise_spec(kind, &noise_params)? },
+            Some(kind) => match counter {
+                None | Some("binary") => MabStatistics::Tree { noise: noise_spec(kind, &noise_params)? },
+                // Another counter per arm (see `dpbandits.privacy.factorization`).
+                Some(c) => MabStatistics::Factorized {
+                    noise: noise_spec(kind, &noise_params)?,
+                    factor: FactorSpec::new(&super::mechanisms::factorization(c, theta, omega)?).py_err()?,
+                },
+            },
         };
         let phases = phases.map(|(gaps, batch_sizes, batch_scales, random_pulls)| Phases {
             gaps,
@@ -209,7 +221,7 @@ pub struct PyMtContextual {
 impl PyMtContextual {
     #[new]
     #[pyo3(signature = (d, horizon, *, rule="ucb", alpha=1.0, noise_kind="zero", noise_a=Vec::new(), noise_b=Vec::new(),
-                        l=1.0, b_tilde=1.0, clip=true, seed=None))]
+                        l=1.0, b_tilde=1.0, clip=true, seed=None, counter=None, theta=Vec::new(), omega=Vec::new()))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         d: usize,
@@ -223,7 +235,14 @@ impl PyMtContextual {
         b_tilde: f64,
         clip: bool,
         seed: Option<u64>,
+        counter: Option<&str>,
+        theta: Vec<f64>,
+        omega: Vec<f64>,
     ) -> PyResult<Self> {
+        let counter = match counter {
+            None | Some("binary") => None,
+            Some(c) => Some(FactorSpec::new(&super::mechanisms::factorization(c, theta, omega)?).py_err()?),
+        };
         let rule = match rule {
             "ucb" => ContextualRule::Ucb { alpha },
             "thompson" => ContextualRule::Thompson { alpha },
@@ -237,6 +256,7 @@ impl PyMtContextual {
             noise_a: noise_spec(noise_kind, &noise_a)?,
             noise_b: noise_spec(noise_kind, &noise_b)?,
             bounds,
+            counter,
         };
         Ok(PyMtContextual { inner: MtContextual::new(config, &seeds(seed)?).py_err()? })
     }

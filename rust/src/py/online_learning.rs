@@ -9,6 +9,7 @@ use super::arrays::{expect_shape, row_major};
 use super::errors::IntoPy;
 use super::mechanisms::{noise_spec, seeds};
 use super::sim::{PyEnvironmentFactory, PyLearnerFactory};
+use crate::counter::FactorSpec;
 use crate::env::{DecisionSet, Environment, LossEnv, LossEnvConfig, LossSequence};
 use crate::error::Error;
 use crate::noise::NoiseSpec;
@@ -59,7 +60,7 @@ pub struct PyFollowTheLeader {
 #[pymethods]
 impl PyFollowTheLeader {
     #[new]
-    #[pyo3(signature = (n, horizon, geometry, noise_kind, noise_params, *, eta=None, clip=true, seed=None))]
+    #[pyo3(signature = (n, horizon, geometry, noise_kind, noise_params, *, eta=None, clip=true, seed=None, counter=None, theta=Vec::new(), omega=Vec::new()))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         n: usize,
@@ -70,7 +71,15 @@ impl PyFollowTheLeader {
         eta: Option<f64>,
         clip: bool,
         seed: Option<u64>,
+        counter: Option<&str>,
+        theta: Vec<f64>,
+        omega: Vec<f64>,
     ) -> PyResult<Self> {
+        // A counter other than the padded tree (see `dpbandits.privacy.factorization`).
+        let counter = match counter {
+            None | Some("binary") => None,
+            Some(kind) => Some(FactorSpec::new(&super::mechanisms::factorization(kind, theta, omega)?).py_err()?),
+        };
         let rule = eta.map_or(LeaderRule::Perturbed, |eta| LeaderRule::Regularized { eta });
         let config = FollowTheLeaderConfig {
             n,
@@ -79,6 +88,7 @@ impl PyFollowTheLeader {
             rule,
             noise: noise_spec(noise_kind, &noise_params)?,
             clip,
+            counter,
         };
         Ok(PyFollowTheLeader { inner: FollowTheLeader::new(config, &seeds(seed)?).py_err()? })
     }
