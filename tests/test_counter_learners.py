@@ -91,14 +91,21 @@ def test_ftrl_smooth_binary_release_variance_is_w_laplace_draws() -> None:
     assert abs(ms - want) < 5 * want * math.sqrt((2 + 3 / 17) / n), (ms, want)
 
 
-def test_ftrl_counter_errors_and_binary_default() -> None:
+def test_ftrl_counter_errors_and_defaults() -> None:
     with pytest.raises(ValueError, match="counter"):
         PrivateFTRL(4, T, 1.0, counter="blt")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="calibration"):
         PrivateFTRL(4, T, 1.0, counter="smooth-binary", calibration="paper")
-    a, b = PrivateFTRL(4, T, 1.0, seed=3), PrivateFTRL(4, T, 1.0, seed=3, counter="binary")
-    assert a.counter == "binary" and a.noise_scale == b.noise_scale
+    # Default: smooth binary under the (default) tight calibration, the
+    # paper's tree under the paper's calibration.
+    a, b = PrivateFTRL(4, T, 1.0, seed=3), PrivateFTRL(4, T, 1.0, seed=3, counter="smooth-binary")
+    assert a.counter == "smooth-binary" and a.noise_scale == b.noise_scale
     assert pickle.dumps(a._engine) == pickle.dumps(b._engine)
+    assert PrivateFTRL(4, T, 1.0, calibration="paper").counter == "binary"
+    assert PrivateFTPL(4, T, 1.0, 1e-3).counter == "smooth-binary"
+    assert PrivateFTPL(4, T, 1.0, 1e-3, calibration="paper").counter == "binary"
+    assert PrivateContextualUCB(2, T, 1.0).counter == "smooth-binary"
+    assert PrivateContextualUCB(2, T, 1.0, calibration="paper").counter == "binary"
 
 
 # --- PrivateFTPL --------------------------------------------------------------
@@ -121,7 +128,7 @@ def test_ftpl_smooth_binary_privacy_term_by_hand() -> None:
     # (simplex Delta_2 = sqrt(4) = 2), against the tree's sqrt(10) * 2 / mu*.
     eps, delta = 0.05, 1e-3
     lrn = PrivateFTPL(4, T, eps, delta, counter="smooth-binary", sampler="float")
-    tree = PrivateFTPL(4, T, eps, delta, sampler="float")
+    tree = PrivateFTPL(4, T, eps, delta, sampler="float", counter="binary")
     shape = smooth_binary_shape(T, "gaussian")
     assert lrn.sigma == pytest.approx(math.sqrt(shape.zeros) * 2.0 / gaussian_mu(eps, delta), rel=1e-9)
     assert tree.sigma == pytest.approx(math.sqrt(10) * 2.0 / gaussian_mu(eps, delta), rel=1e-9)

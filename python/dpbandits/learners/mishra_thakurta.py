@@ -31,7 +31,7 @@ from dpbandits import _core
 from dpbandits._sizes import MAX_TREE_ENTRIES, check_bytes, check_tree_entries, tree_bytes
 from dpbandits._validation import epsilon_range, non_negative, positive, positive_int, seed_or_none
 from dpbandits.learners.online import OnlineLearner
-from dpbandits.privacy.factorization import counter_choice, counter_parameters
+from dpbandits.privacy.factorization import counter_choice, counter_parameters, default_counter
 from dpbandits.privacy.guarantees import Guarantee
 from dpbandits.privacy.mishra_thakurta import (
     contextual_entry_epsilon,
@@ -61,7 +61,7 @@ class _MishraThakurtaContextual(OnlineLearner):
         seed: int | None = None,
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
-        counter: Literal["binary", "smooth-binary"] = "binary",
+        counter: Literal["binary", "smooth-binary"] | None = None,
     ) -> None:
         self._args = {
             "d": d, "horizon": horizon, "epsilon": epsilon, "alpha": alpha, "L": L, "B": B,
@@ -87,7 +87,7 @@ class _MishraThakurtaContextual(OnlineLearner):
             raise ValueError(f"invalid argument `calibration`: must be 'paper' or 'tight', got {calibration!r}")
         self.calibration = calibration
         self.entry_epsilon = contextual_entry_epsilon(self.epsilon, self.d)
-        self.counter = counter_choice(counter, "laplace")
+        self.counter = counter_choice(default_counter(counter, calibration), "laplace")
         self.scale_a, self.scale_b = contextual_node_scales(
             self.d, self.horizon, self.epsilon, self.L, self.B, calibration, counter=self.counter
         )
@@ -163,7 +163,10 @@ class PrivateContextualUCB(_MishraThakurtaContextual):
     (default: node scales from the exact node count, so the reported epsilon
     is the requested one) or ``"paper"`` (the appendix's log2 T count, for
     reproduction; it meets only epsilon tree_levels(T) / log2 T, which
-    ``privacy`` reports).
+    ``privacy`` reports). ``counter``: ``"smooth-binary"`` (the default
+    with ``"tight"``; not in the paper: the entry sums by the smooth binary
+    mechanism, Andersson & Pagh 2023, :mod:`dpbandits.privacy.smooth_binary`)
+    or ``"binary"`` (the appendix's trees; the default with ``"paper"``).
     """
 
     _rule = "ucb"

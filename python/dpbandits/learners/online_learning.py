@@ -54,7 +54,7 @@ from dpbandits.privacy.agarwal_singh import (
     loss_sensitivity_l2,
     scrible_parameters,
 )
-from dpbandits.privacy.factorization import counter_choice, counter_parameters, max_column_norm
+from dpbandits.privacy.factorization import counter_choice, counter_parameters, default_counter, max_column_norm
 from dpbandits.privacy.secure import lattice_gaussian, lattice_laplace, sampler_choice
 
 __all__ = ["EXP2", "PrivateFTPL", "PrivateFTRL", "SCRiBLe"]
@@ -154,12 +154,14 @@ class PrivateFTRL(_FollowTheLeaderBase):
     bounds:
         ``"clip"`` losses into the loss set, or ``"error"``.
     counter:
-        ``"binary"`` (default: TreeBasedAgg, Alg. 2, the padded tree) or
-        ``"smooth-binary"`` (not in the paper; Andersson & Pagh 2023,
-        :mod:`dpbandits.privacy.smooth_binary`; ``calibration="tight"``):
-        every release sums the same number w of draws without padding, one
-        loss vector reaches H - w nodes; at T = 2^20 the release variance at
-        the same epsilon is 0.11x the padded tree's. ``privacy`` names it.
+        ``"smooth-binary"`` (the default with ``calibration="tight"``; not
+        in the paper; Andersson & Pagh 2023,
+        :mod:`dpbandits.privacy.smooth_binary`): every release sums the same
+        number w of draws without padding, one loss vector reaches H - w
+        nodes; at T = 2^20 the release variance at the same epsilon is 0.11x
+        the padded tree's. ``"binary"`` (the default with
+        ``calibration="paper"``; select it to reproduce the paper):
+        TreeBasedAgg, Alg. 2, the padded tree. ``privacy`` names it.
     """
 
     @epsilon_range
@@ -175,7 +177,7 @@ class PrivateFTRL(_FollowTheLeaderBase):
         seed: int | None = None,
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
-        counter: Literal["binary", "smooth-binary"] = "binary",
+        counter: Literal["binary", "smooth-binary"] | None = None,
     ) -> None:
         self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         self.sampler = sampler_choice(sampler)
@@ -183,7 +185,7 @@ class PrivateFTRL(_FollowTheLeaderBase):
         self.n = positive_int("n", n)
         self.horizon = positive_int("horizon", horizon, minimum=2)
         _check_n(self.n, self.horizon, vectors=3)
-        self.counter = counter_choice(counter, "laplace")
+        self.counter = counter_choice(default_counter(counter, calibration), "laplace")
         self.eta = ftrl_eta(self.geometry, self.n, self.horizon) if eta is None else positive("eta", eta)  # type: ignore[arg-type]
         if epsilon is None:
             self._privacy = Guarantee.none("non-private FTRL (Agarwal & Singh 2017, Alg. 1 without noise)")
@@ -230,11 +232,13 @@ class PrivateFTPL(_FollowTheLeaderBase):
 
     ``epsilon``/``delta``: (epsilon, delta)-DP of the loss sequence
     (delta in (0, 1)); ``epsilon=None``: non-private FTPL (sigma = the
-    regret term). ``counter``: ``"binary"`` (default, the padded tree),
-    ``"smooth-binary"``, ``"sqrt"`` or ``"blt"`` (not in the paper;
-    ``calibration="tight"``; see
-    :func:`dpbandits.privacy.agarwal_singh.ftpl_sigma`). Other parameters
-    as :class:`PrivateFTRL`.
+    regret term). ``counter``: ``"smooth-binary"`` (the default with
+    ``calibration="tight"``: O(log T) memory, every release w draws),
+    ``"sqrt"`` or ``"blt"`` (less noise still, but their lattice accounting
+    covers all T N encoded coordinates and fails for large epsilon), or
+    ``"binary"`` (the padded tree; the default with ``calibration="paper"``)
+    (not in the paper; see :func:`dpbandits.privacy.agarwal_singh.ftpl_sigma`).
+    Other parameters as :class:`PrivateFTRL`.
     """
 
     @epsilon_range
@@ -250,7 +254,7 @@ class PrivateFTPL(_FollowTheLeaderBase):
         seed: int | None = None,
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
-        counter: Literal["binary", "smooth-binary", "sqrt", "blt"] = "binary",
+        counter: Literal["binary", "smooth-binary", "sqrt", "blt"] | None = None,
     ) -> None:
         self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         self.sampler = sampler_choice(sampler)
@@ -258,7 +262,7 @@ class PrivateFTPL(_FollowTheLeaderBase):
         self.n = positive_int("n", n)
         self.horizon = positive_int("horizon", horizon, minimum=2)
         _check_n(self.n, self.horizon, vectors=3)
-        self.counter = counter_choice(counter, "gaussian")
+        self.counter = counter_choice(default_counter(counter, calibration), "gaussian")
         if epsilon is not None and delta is None:
             raise ValueError("invalid argument `delta`: private FTPL (Gaussian noise) needs delta in (0, 1)")
         lattice = epsilon is not None and self.sampler == "lattice"

@@ -205,10 +205,13 @@ impl Factorization {
     /// F with |fl((C x)_t) - (C x)_t| <= F u max|x| for t <= n (u the unit
     /// roundoff): a first-order bound with a factor 2 of margin. Dense:
     /// a dot product of n terms errs by <= n u sum_k |c_k| |x|. BLT: with
-    /// m_i = min(n, 1 / (1 - theta_i)), the buffer S_i = theta_i S_i + x
-    /// holds at most m_i max|x| and each update errs by <= 2 u max|S_i|,
-    /// errors decaying by theta_i, so |err S_i| <= 2 u m_i^2 max|x|; the
-    /// output combination adds (d + 2) u (1 + sum_i omega_i m_i) max|x|.
+    /// m_i = min(n, 1 / (1 - theta_i)), the double-double buffer
+    /// S_i = theta_i S_i + x holds at most m_i max|x|; an update's product
+    /// and sum errors are exact (FMA, TwoSum) and only theta lo, the tail
+    /// sum and the renormalization round, each by <= u^2 max|S_i| up to
+    /// lower order, so an update errs by <= 4 u^2 max|S_i| and, errors
+    /// decaying by theta_i, |err S_i| <= 4 u^2 m_i^2 max|x|; the output
+    /// combination (in double) adds (d + 2) u (1 + sum_i omega_i m_i) max|x|.
     fn fp_error_factor(&self, n: u64) -> f64 {
         let n = n as f64;
         let bound = match self {
@@ -222,7 +225,7 @@ impl Factorization {
             Factorization::Blt { theta, omega } => {
                 let d = theta.len() as f64;
                 let m = |t: &f64| n.min(1.0 / (1.0 - t));
-                let buffers: f64 = theta.iter().zip(omega).map(|(t, w)| 2.0 * w * m(t) * m(t)).sum();
+                let buffers: f64 = theta.iter().zip(omega).map(|(t, w)| 4.0 * UNIT_ROUNDOFF * w * m(t) * m(t)).sum();
                 let gain: f64 = 1.0 + theta.iter().zip(omega).map(|(t, w)| w * m(t)).sum::<f64>();
                 buffers + (d + 2.0) * gain
             }
@@ -251,7 +254,8 @@ pub struct FactorizationCounter {
     past_x: Vec<f64>,
     /// Sqrt: past noise draws z (float) or encoded releases w (lattice).
     past_w: Vec<f64>,
-    /// BLT: buffers of the encoder on x (lattice only), `d x dim`.
+    /// BLT: buffers of the encoder on x (lattice only) in double-double
+    /// precision: `d x dim` high parts, then `d x dim` low parts.
     enc: Vec<f64>,
     /// BLT: buffers of C^{-1} on z (float) or w (lattice), `d x dim`.
     /// Smooth binary: the noise of the node read at each level, `height x dim`.
@@ -273,7 +277,9 @@ pub struct FactorizationCounter {
 /// First byte of a serialized factorization counter (tree states start with
 /// their version, 3): 'F'.
 pub const FACTOR_STATE_TAG: u8 = b'F';
-const FACTOR_STATE_VERSION: u8 = 1;
+/// 2: double-double BLT encoder buffers (lattice). Version-1 states are
+/// read unless they hold single-precision lattice BLT buffers.
+const FACTOR_STATE_VERSION: u8 = 2;
 
 fn zeros(len: usize, shape: &[usize]) -> Result<Vec<f64>> {
     let mut v = Vec::new();
@@ -339,7 +345,7 @@ impl FactorizationCounter {
             decoded: zeros(dim, shape)?,
             past_x: Vec::new(),
             past_w: Vec::new(),
-            enc: if lattice && !smooth { zeros(bufs, shape)? } else { Vec::new() },
+            enc: if lattice && !smooth { zeros(2 * bufs, shape)? } else { Vec::new() },
             dec: zeros(bufs, shape)?,
             release: zeros(dim, shape)?,
             rng: seeds.stream("tree"),
@@ -361,8 +367,12 @@ impl FactorizationCounter {
         if matches!(self.factor, Factorization::Sqrt) && self.coeffs.len() as u64 != self.horizon {
             self.coeffs = sqrt_coefficients(self.horizon as usize);
         }
+        // The query leaf b_{t+1} (never 0: it has `ones` >= 1 set bits) is
+        // unranked from t only when missing (new, restored, restarted).
         if let Factorization::SmoothBinary { height, ones } = self.factor {
-            self.leaf = smooth_binary::leaf_at(height, ones, self.t);
+            if self.leaf == 0 {
+                self.leaf = smooth_binary::leaf_at(height, ones, self.t);
+            }
         }
     }
 
@@ -376,7 +386,7 @@ impl FactorizationCounter {
             self.noise = self.noise.on_lattice(exponent)?;
             if self.noise.lattice().is_some() && !matches!(self.factor, Factorization::SmoothBinary { .. }) {
                 self.exact = Vec::new();
-                self.enc = vec![0.0; self.dec.len()];
+                self.enc = vec![0.0; 2 * self.dec.len()];
             }
         }
         self.with_os_entropy(os_entropy)
@@ -536,9 +546,11 @@ impl FactorizationCounter {
         let dim = self.dim;
         match self.noise.lattice() {
             Some(s) => {
-                let mut rounded = value.to_vec();
-                s.to_lattice("value", &mut rounded, self.lattice_input_limit())?;
-                for (e, v) in self.exact.iter_mut().zip(&rounded) {
+                // `draw` is free here (node noise is drawn into `dec`).
+                let limit = self.lattice_input_limit();
+                self.draw.copy_from_slice(value);
+                s.to_lattice("value", &mut self.draw, limit)?;
+                for (e, v) in self.exact.iter_mut().zip(&self.draw) {
                     *e += v;
                 }
             }
@@ -617,6 +629,7 @@ impl FactorizationCounter {
         }
         self.past_x.clear();
         self.past_w.clear();
+        self.leaf = 0;
         self.prepare();
     }
 
@@ -683,6 +696,19 @@ impl FactorizationCounter {
                 c.prepare();
                 Ok(c)
             }
+            [FACTOR_STATE_TAG, 1, body @ ..] => {
+                let mut c: FactorizationCounter = crate::state::decode(body)?;
+                if !c.enc.is_empty() {
+                    return Err(Error::Decode(
+                        "a version-1 lattice BLT counter state (single-precision encoder buffers) cannot continue \
+                         under this version's error bound; this version writes version 2"
+                            .into(),
+                    ));
+                }
+                c.check_consistent()?;
+                c.prepare();
+                Ok(c)
+            }
             [FACTOR_STATE_TAG, v, ..] => Err(Error::Decode(format!("unknown factorization counter state version {v}"))),
             _ => Err(Error::Decode("not a factorization counter state".into())),
         }
@@ -719,7 +745,7 @@ impl FactorizationCounter {
             && self.decoded.len() == self.dim
             && self.release.len() == self.dim
             && self.dec.len() == bufs
-            && self.enc.len() == if lattice { bufs } else { 0 }
+            && self.enc.len() == if lattice { 2 * bufs } else { 0 }
             && self.past_w.len() == if sqrt { hist } else { 0 }
             && self.past_x.len() == if sqrt && lattice { hist } else { 0 };
         if ok {
@@ -771,13 +797,50 @@ fn toeplitz_row(c: &[f64], hist: &[f64], dim: usize, t: usize, out: &mut [f64]) 
 
 /// In place v <- (C v)_t with buffers S_i (sum_{s<t} theta_i^(t-1-s) v_s):
 /// (C v)_t = v_t + sum_i omega_i S_i; then S_i <- theta_i S_i + v_t.
+///
+/// The buffers are double-double (hi + lo, `bufs` = hi parts then lo
+/// parts): the product's error is exact by FMA and the sum's by TwoSum, so
+/// an update errs by O(u^2 |S_i|) instead of O(u |S_i|); with decay rates
+/// 1 - theta_i near 1e-7 (long-horizon fits) single-precision buffers
+/// would accumulate O(u / (1 - theta)^2) relative error, far more than the
+/// quarter lattice step the privacy accounting allows
+/// ([`Factorization::fp_error_factor`]).
 fn blt_forward_step(theta: &[f64], omega: &[f64], bufs: &mut [f64], v: &mut [f64], dim: usize) {
-    let x = v.to_vec();
-    for ((s, th), w) in bufs.chunks_exact_mut(dim).zip(theta).zip(omega) {
-        for ((o, si), xi) in v.iter_mut().zip(s.iter_mut()).zip(&x) {
-            *o += w * *si;
-            *si = th * *si + xi;
+    let d = theta.len();
+    let (hi, lo) = bufs.split_at_mut(d * dim);
+    for j in 0..dim {
+        let x = v[j];
+        let mut out = x;
+        for i in 0..d {
+            let (h, l) = (&mut hi[i * dim + j], &mut lo[i * dim + j]);
+            out += omega[i] * (*h + *l);
+            // S <- theta S + x in double-double.
+            let p = theta[i] * *h;
+            let p_err = theta[i].mul_add(*h, -p);
+            let (s, e) = two_sum(p, x);
+            let tail = p_err + theta[i] * *l + e;
+            let (nh, nl) = fast_two_sum(s, tail);
+            *h = nh;
+            *l = nl;
         }
+        v[j] = out;
+    }
+}
+
+/// (s, e) with s = fl(a + b) and s + e = a + b exactly (Knuth).
+fn two_sum(a: f64, b: f64) -> (f64, f64) {
+    let s = a + b;
+    let bb = s - a;
+    (s, (a - (s - bb)) + (b - bb))
+}
+
+/// As [`two_sum`] for |a| >= |b| or a = 0 (Dekker); renormalizes hi + lo.
+fn fast_two_sum(a: f64, b: f64) -> (f64, f64) {
+    if a.abs() >= b.abs() {
+        let s = a + b;
+        (s, b - (s - a))
+    } else {
+        two_sum(a, b)
     }
 }
 
@@ -991,6 +1054,30 @@ mod tests {
         assert!(FactorizationCounter::new(&[], 8, lap, blt4(), &seeds).is_err());
         let bad = Factorization::Blt { theta: vec![1.0], omega: vec![0.1] };
         assert!(FactorizationCounter::new(&[], 8, NoiseSpec::Zero, bad, &seeds).is_err());
+    }
+
+    #[test]
+    fn long_memory_blt_takes_learner_sized_inputs_on_the_lattice() {
+        // The fit of `BLT_BY_LOG2_HORIZON[26]` (1 - theta down to 4e-8) at
+        // n = 5e7 on the lattice 2^-17: double-double buffers keep the
+        // encoder's error bound below a quarter step for |x| up to far
+        // beyond the learners' inputs (|x x^T| <= Ltilde^2 = 2).
+        let f = Factorization::Blt {
+            theta: vec![0.958_515_900_4, 0.999_551_347_9, 0.999_995_251_1, 0.999_999_956_4],
+            omega: vec![0.268_429_707_8, 0.029_111_295_7, 0.002_994_391_088, 0.000_347_953_858_5],
+        };
+        let c = FactorizationCounter::new(
+            &[],
+            50_000_000,
+            NoiseSpec::Gaussian { sigma: 6.0 },
+            f,
+            &SeedSequence::from_seed(1),
+        )
+        .unwrap()
+        .into_secure(17, false)
+        .unwrap();
+        let limit = c.lattice_input_limit() * 2f64.powi(-17);
+        assert!(limit > 1e3, "{limit}");
     }
 
     #[test]
