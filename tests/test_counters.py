@@ -135,7 +135,7 @@ def test_blt_fitted_per_horizon_at_the_d2_horizon() -> None:
 def test_every_tabulated_blt_meets_the_target_at_its_horizon(k: int) -> None:
     n = 2**k
     theta, omega = BLT_BY_LOG2_HORIZON[k]
-    assert len(theta) <= 16 and all(0.0 <= t < 1.0 for t in theta)
+    assert len(theta) == len(omega) <= 16 and all(0.0 <= t < 1.0 for t in theta) and min(omega) >= 0.0
     binary = max_column_norm("binary", n) ** 2 * max_release_variance("binary", n)
     assert max_column_norm("blt", n) ** 2 * max_release_variance("blt", n) / binary <= 0.12
 
