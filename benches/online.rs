@@ -38,6 +38,7 @@ fn ftrl() -> FollowTheLeader {
         rule: LeaderRule::Regularized { eta },
         noise: NoiseSpec::Laplace { scale: N as f64 * 30.0 },
         clip: true,
+        counter: None,
     };
     FollowTheLeader::new(config, &SeedSequence::from_seed(2)).unwrap()
 }
@@ -116,6 +117,7 @@ fn bench(c: &mut Criterion) {
             rule: LeaderRule::Regularized { eta: (2.0 / T as f64).sqrt() },
             noise: NoiseSpec::Laplace { scale: 2.0 * 3f64.sqrt() * 30.0 },
             clip: true,
+            counter: None,
         },
         &SeedSequence::from_seed(2),
     )

@@ -63,21 +63,41 @@ fn blt4() -> Factorization {
     }
 }
 
-/// Per-step cost of the streaming (BLT) counter against the binary tree
-/// (issue 20 target: <= 2x), scalar and 6 x 6, float and lattice noise.
+/// The smooth binary trees `dpbandits.privacy.smooth_binary.smooth_binary_shape`
+/// picks at n = 5e7: Gaussian (29, 12), Laplace (46, 39).
+const SMOOTH_GAUSSIAN: Factorization = Factorization::SmoothBinary { height: 29, ones: 12 };
+const SMOOTH_LAPLACE: Factorization = Factorization::SmoothBinary { height: 46, ones: 39 };
+
+/// Per-step cost of the streaming counters (BLT, smooth binary) against the
+/// binary tree (issue 20 target: <= 2x), scalar and 6 x 6, float and
+/// lattice noise; Laplace noise: smooth binary against the tree.
 fn counters(c: &mut Criterion) {
     let mut group = c.benchmark_group("counter_step_horizon_5e7");
     group.throughput(Throughput::Elements(1));
-    for (shape, noise) in
-        [(vec![], NoiseSpec::Gaussian { sigma: 1.0 }), (vec![P, P], NoiseSpec::SymmetricGaussian { sigma: 1.0 })]
-    {
+    for (shape, noise) in [
+        (vec![], NoiseSpec::Gaussian { sigma: 1.0 }),
+        (vec![P, P], NoiseSpec::SymmetricGaussian { sigma: 1.0 }),
+        (vec![], NoiseSpec::Laplace { scale: 1.0 }),
+        (vec![P, P], NoiseSpec::Laplace { scale: 1.0 }),
+    ] {
+        let laplace = matches!(noise, NoiseSpec::Laplace { .. });
         let dim: usize = shape.iter().product();
         let value = if dim == 1 { vec![0.5] } else { round_value() };
         for lattice in [false, true] {
             let noise = if lattice { noise.on_lattice(19).expect("valid lattice") } else { noise };
-            for (name, kind) in
-                [("binary", CounterKind::Binary { pad_to: 0 }), ("blt", CounterKind::Factorization(blt4()))]
-            {
+            let kinds = if laplace {
+                vec![
+                    ("binary_laplace", CounterKind::Binary { pad_to: 0 }),
+                    ("smooth_binary_laplace", CounterKind::Factorization(SMOOTH_LAPLACE)),
+                ]
+            } else {
+                vec![
+                    ("binary", CounterKind::Binary { pad_to: 0 }),
+                    ("blt", CounterKind::Factorization(blt4())),
+                    ("smooth_binary", CounterKind::Factorization(SMOOTH_GAUSSIAN)),
+                ]
+            };
+            for (name, kind) in kinds {
                 let seeds = SeedSequence::from_seed(4);
                 let fresh =
                     || ContinualCounter::new(&shape, HORIZON, noise, kind.clone(), &seeds).expect("valid counter");

@@ -101,6 +101,9 @@ JDP_FORGERIES = {
     "L": ({}, ("L", 0.5)),
     "B_tilde": ({}, ("B_tilde", 0.5)),
     "alpha": ({}, ("alpha", 0.5)),
+    "counter": ({"calibration": "tight"}, ("counter", "smooth-binary")),
+    "counter-back": ({"calibration": "tight", "counter": "smooth-binary"}, ("counter", "binary")),
+    "counter-blt": ({"calibration": "tight", "counter": "smooth-binary"}, ("counter", "blt")),
 }
 
 
@@ -165,6 +168,9 @@ def _edits(learner: LearnerBase) -> dict[str, Any]:
         if key in args and args[key] is not None:
             default = params[key].default if key in params else None
             edits[key] = _flipped(args[key], default)
+    if args.get("counter") is not None:
+        # Another counter changes the noise scale (or is refused outright).
+        edits["counter"] = "smooth-binary" if args["counter"] == "binary" else "binary"
     return {k: v for k, v in edits.items() if v != args.get(k)}
 
 

@@ -19,7 +19,9 @@ from dpbandits.privacy.calibration import tree_levels
 
 @pytest.mark.parametrize("horizon", [2, 3, 8, 100, 1000])
 def test_every_release_carries_exactly_ceil_log2_t_draws(horizon: int) -> None:
-    learner = dp.PrivateFTRL(3, horizon, 1.0, seed=1)
+    # The paper's TreeBasedAgg (the default counter under tight calibration
+    # is the smooth binary mechanism: tests/test_counter_learners.py).
+    learner = dp.PrivateFTRL(3, horizon, 1.0, seed=1, counter="binary")
     want = max(1, math.ceil(math.log2(horizon)))
     assert learner.noise_terms == want  # L~_0 of Alg. 1 lines 2-3
     for _ in range(horizon):
@@ -82,7 +84,7 @@ def test_ftrl_without_noise_is_the_non_private_ftrl_decision_for_decision(geomet
 
 
 def test_private_ftrl_reads_the_noisy_release_and_reports_pure_dp() -> None:
-    learner = dp.PrivateFTRL(4, 1000, 0.5, seed=2)
+    learner = dp.PrivateFTRL(4, 1000, 0.5, seed=2, counter="binary")
     g = learner.privacy
     assert (g.model, g.epsilon, g.delta) == ("central", 0.5, 0.0)
     assert g.protects == "the loss sequence (one round's loss vector)"

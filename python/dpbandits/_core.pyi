@@ -224,8 +224,9 @@ def _restore_tree_counter(state: bytes) -> TreeCounter: ...
 
 @final
 class FactorizationCounter(_Counter):
-    """Continual counter by a Toeplitz factorization A = B C (rust/src/counter/factorization.rs);
-    see dpbandits.mechanisms.TreeCounter(counter="sqrt" | "blt")."""
+    """Continual counter by a factorization A = B C (rust/src/counter/factorization.rs): Toeplitz
+    ("sqrt", "blt" with ``theta``, ``omega``) or the smooth binary mechanism ("smooth-binary" with
+    ``theta`` = [height, ones]); see dpbandits.mechanisms.TreeCounter(counter=...)."""
 
     def __new__(
         cls,
@@ -241,10 +242,10 @@ class FactorizationCounter(_Counter):
         os_entropy: bool = False,
     ) -> Self: ...
     def encoder(self, n: int) -> NDArray[np.float64]:
-        """The first ``n`` encoder coefficients c_0..c_{n-1}."""
+        """The first ``n`` encoder coefficients c_0..c_{n-1} (empty for "smooth-binary")."""
     @property
     def factorization(self) -> tuple[str, list[float], list[float]]:
-        """("sqrt" | "blt", theta, omega)."""
+        """("sqrt" | "blt" | "smooth-binary", theta, omega)."""
     @property
     def padded(self) -> bool: ...
     @staticmethod
@@ -287,9 +288,9 @@ class LinUcbEngine(_Contextual, _SecureLearner):
     ``shift`` added to the top-left block of each release, releases padded to
     ``pad_to`` node draws) must be given. beta_t is
     ``beta_noise_sd * sqrt(max(0, beta_log_offset + log det V_t)) + beta_offset``,
-    or ``beta_constant``. ``counter`` "sqrt" or "blt" (with ``theta``,
-    ``omega``) releases the statistics by a factorization counter instead
-    of the tree (rust/src/counter/). Rows (x, y) are clipped to ||x|| <= l, |y| <= b_tilde
+    or ``beta_constant``. ``counter`` "sqrt", "blt" (with ``theta``,
+    ``omega``) or "smooth-binary" (``theta`` = [height, ones]) releases the statistics by a
+    factorization counter instead of the tree (rust/src/counter/). Rows (x, y) are clipped to ||x|| <= l, |y| <= b_tilde
     when ``clip``, else rejected.
     """
 
@@ -412,6 +413,9 @@ class MabEngine(_Arms, _SecureLearner):
         phases: tuple[Sequence[float], Sequence[int], Sequence[float], Sequence[int]] | None = None,
         seed: int | None = None,
         phase_lattice_exponents: Sequence[int] = ...,
+        counter: str | None = None,
+        theta: Sequence[float] = ...,
+        omega: Sequence[float] = ...,
     ) -> Self: ...
     def sums(self) -> NDArray[np.float64]:
         """Per-arm reward sums the index reads (released when private)."""
@@ -443,6 +447,9 @@ class MtContextualEngine(_Contextual, _SecureLearner):
         b_tilde: float = 1.0,
         clip: bool = True,
         seed: int | None = None,
+        counter: str | None = None,
+        theta: Sequence[float] = ...,
+        omega: Sequence[float] = ...,
     ) -> Self: ...
     def released(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """The released (A~, b~) the next selection reads."""
@@ -525,6 +532,9 @@ class FollowTheLeaderEngine(_SecureLearner):
         eta: float | None = None,
         clip: bool = True,
         seed: int | None = None,
+        counter: str | None = None,
+        theta: Sequence[float] = ...,
+        omega: Sequence[float] = ...,
     ) -> Self: ...
     def select(self) -> int:
         """An index drawn from the decision (simplex only)."""

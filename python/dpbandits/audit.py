@@ -47,10 +47,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
+from dpbandits import _core
 from dpbandits._validation import in_open_unit, non_negative, positive, positive_int, seed_or_none
 from dpbandits.mechanisms import GaussianNoise, LaplaceNoise, TreeCounter, WishartNoise
 
@@ -62,6 +64,7 @@ __all__ = [
     "factorization_mechanism",
     "gaussian_tree_mechanism",
     "laplace_tree_mechanism",
+    "smooth_binary_mechanism",
     "wishart_node_mechanism",
 ]
 
@@ -384,6 +387,60 @@ def factorization_mechanism(
             y = k._release_runs(x[side], min(chunk, count - start))
             d = np.diff(y, axis=1, prepend=0.0)
             out[start : start + y.shape[0]] = d @ weights
+        return out
+
+    return mechanism
+
+
+def smooth_binary_mechanism(
+    horizon: int,
+    noise: Literal["gaussian", "laplace"],
+    scale: float,
+    sensitivity: float = 1.0,
+    secure: bool = False,
+    height: int | None = None,
+    ones: int | None = None,
+) -> Mechanism:
+    """A scalar smooth binary counter (Andersson & Pagh 2023; tree of
+    ``height`` levels read at leaves of weight ``ones``, default the shape
+    :func:`dpbandits.privacy.smooth_binary.smooth_binary_shape` picks for
+    ``horizon`` and ``noise``) with node noise N(0, ``scale``^2) or
+    Laplace(``scale``), on two streams of ``horizon`` values differing at
+    one step by ``sensitivity``. The releases y = A x + B z are reduced to
+    s = a^T y, a = (B B^T)^{-1} A e_s: the sufficient statistic of the
+    releases' Gaussian privacy loss (for Laplace nodes a valid, not optimal,
+    statistic). The differing step s is the one whose releases reveal the
+    most (largest e_s^T A^T (B B^T)^{-1} A e_s). ``secure``: lattice noise."""
+    from dpbandits.privacy.smooth_binary import smooth_binary_matrices, smooth_binary_shape
+
+    horizon = positive_int("horizon", horizon)
+    if height is None or ones is None:
+        shape = smooth_binary_shape(horizon, noise)
+        height, ones = shape.height, shape.ones
+    B, _ = smooth_binary_matrices(height, ones, horizon)
+    A = np.tril(np.ones((horizon, horizon)))
+    weights = np.linalg.solve(B @ B.T, A)  # column s: (B B^T)^{-1} A e_s
+    step = int(np.argmax(np.einsum("ts,ts->s", A, weights)))
+    a = weights[:, step]
+    x = [np.zeros(horizon), np.zeros(horizon)]
+    x[1][step] = sensitivity
+    spec = GaussianNoise(sigma=scale) if noise == "gaussian" else LaplaceNoise(scale=scale)
+    kind, params = spec._wire()
+    exponent = None
+    if secure:
+        from dpbandits.privacy.secure import capped_lattice_exponent
+
+        exponent = capped_lattice_exponent(params[0], horizon * max(1.0, params[0]))
+
+    def mechanism(side: int, count: int, seed: int) -> NDArray[np.float64]:
+        out = np.empty(count)
+        chunk = 1 << 17
+        k = _core.FactorizationCounter(
+            [], horizon, kind, params, "smooth-binary", [float(height), float(ones)], [], seed, exponent, False
+        )
+        for start in range(0, count, chunk):
+            y = k._release_runs(x[side], min(chunk, count - start))
+            out[start : start + y.shape[0]] = y @ a
         return out
 
     return mechanism

@@ -147,7 +147,14 @@ class TreeCounter:
         raise ValueError) and no padding. With lattice noise the exact
         lattice object is the encoded release round(C x) + z and the
         prefix sums are its post-processing, so they are not themselves
-        lattice multiples (see that module).
+        lattice multiples (see that module). ``"smooth-binary"``: the smooth
+        binary mechanism (Andersson & Pagh 2023,
+        :mod:`dpbandits.privacy.smooth_binary`): a binary tree of height H
+        read only at leaves of weight w, (H, w) chosen for the horizon and
+        the noise family; Laplace or Gaussian noise, every release sums
+        exactly w node draws (no padding needed), one input touches at most
+        H - w nodes (scale the noise by that column norm), O(H) memory.
+        Its lattice releases are exact lattice sums, like the tree's.
 
     Pickled counters carry the exact node sums and the generator state:
     treat a pickle like the raw data.
@@ -165,7 +172,7 @@ class TreeCounter:
         padded: bool = False,
         secure: bool = False,
         sampler: Literal["lattice", "float"] | None = None,
-        counter: Literal["binary", "sqrt", "blt"] = "binary",
+        counter: Literal["binary", "smooth-binary", "sqrt", "blt"] = "binary",
     ) -> None:
         if not hasattr(noise, "_wire"):
             raise TypeError(f"invalid argument `noise`: expected a noise spec, got {noise!r}")
@@ -197,20 +204,26 @@ class TreeCounter:
             exponent = capped_lattice_exponent(params[0], _horizon(horizon) * max(1.0, params[0]))
         seed = seed_or_none("seed", seed)
         if counter != "binary":
+            from dpbandits.privacy.factorization import counter_choice, counter_parameters
 
             family = {"gaussian": "gaussian", "symmetric_gaussian": "gaussian", "zero": "gaussian"}
             counter_choice(counter, family.get(kind, kind))
             if padded:
-                raise ValueError("invalid argument `padded`: only counter='binary' pads its releases")
-            blt = blt_parameters(_horizon(horizon))
-            theta, omega = (list(blt[0]), list(blt[1])) if counter == "blt" else ([], [])
+                raise ValueError(
+                    "invalid argument `padded`: only counter='binary' pads its releases (smooth-binary "
+                    "releases already sum the same number of draws at every step)"
+                )
+            family_of_tree = "laplace" if kind == "laplace" else "gaussian"
+            theta, omega = counter_parameters(counter, _horizon(horizon), family_of_tree)
             self._inner = _core.FactorizationCounter(
                 list(_shape(shape)), _horizon(horizon), kind, params, counter, theta, omega, seed,
                 exponent, secure and seed is None,
             )
             return
         if not isinstance(counter, str) or counter != "binary":
-            raise ValueError(f"invalid argument `counter`: must be 'binary', 'sqrt' or 'blt', got {counter!r}")
+            raise ValueError(
+                f"invalid argument `counter`: must be 'binary', 'smooth-binary', 'sqrt' or 'blt', got {counter!r}"
+            )
         self._inner = _core.TreeCounter(
             list(_shape(shape)),
             _horizon(horizon),
@@ -261,7 +274,7 @@ class TreeCounter:
 
     @property
     def counter(self) -> str:
-        """"binary", "sqrt" or "blt"."""
+        """"binary", "smooth-binary", "sqrt" or "blt"."""
         if isinstance(self._inner, _core.TreeCounter):
             return "binary"
         return str(self._inner.factorization[0])
@@ -299,7 +312,11 @@ class TreeCounter:
     @property
     def max_noise_terms(self) -> int:
         """m = 1 + ceil(log2 n), the bound on noise terms per release (for
-        a factorization counter: n, every draw enters every later release)."""
+        a factorization counter: n, every draw enters every later release;
+        smooth binary: w, every release sums exactly w node draws)."""
+        inner = self._inner
+        if isinstance(inner, _core.FactorizationCounter) and inner.factorization[0] == "smooth-binary":
+            return int(inner.factorization[1][1])
         if self.counter != "binary":
             return self.horizon
         return tree_depth(self.horizon)

@@ -369,6 +369,7 @@ mod tests {
                 rule: LeaderRule::Regularized { eta: 0.05 },
                 noise: NoiseSpec::Laplace { scale: 3.0 },
                 clip: true,
+                counter: None,
             };
             FollowTheLeader::new(config, &SeedSequence::from_seed(4)).unwrap()
         }

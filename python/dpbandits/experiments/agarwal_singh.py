@@ -125,10 +125,10 @@ def point_learners(horizon: int) -> dict[str, dict[str, Any]]:
     cube: dict[str, Any] = {}
     for eps in (None, *EPSILONS):
         ball[f"PrivateFTRL-ball {_label(eps)}"] = (PrivateFTRL, {"n": SCRIBLE_N, "horizon": horizon, "epsilon": eps,
-                                                                 "geometry": "ball"})
+                                                                 "geometry": "ball", "counter": "binary"})
         ball[f"SCRiBLe {_label(eps)}"] = (SCRiBLe, {"n": SCRIBLE_N, "horizon": horizon, "epsilon": eps})
         cube[f"PrivateFTRL-cube {_label(eps)}"] = (PrivateFTRL, {"n": SCRIBLE_N, "horizon": horizon, "epsilon": eps,
-                                                                 "geometry": "cube"})
+                                                                 "geometry": "cube", "counter": "binary"})
     return {"ball3": ball, "cube3": cube}
 
 
@@ -139,9 +139,12 @@ def _label(eps: float | None) -> str:
 def learners(horizon: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for eps in (None, *EPSILONS):
-        out[f"PrivateFTRL {_label(eps)}"] = (PrivateFTRL, {"n": N, "horizon": horizon, "epsilon": eps})
+        # The paper's TreeBasedAgg (Alg. 2): counter="binary" for reproduction.
+        out[f"PrivateFTRL {_label(eps)}"] = (PrivateFTRL, {"n": N, "horizon": horizon, "epsilon": eps,
+                                                          "counter": "binary"})
         out[f"PrivateFTPL {_label(eps)}"] = (PrivateFTPL, {"n": N, "horizon": horizon, "epsilon": eps,
-                                                          "delta": None if eps is None else FTPL_DELTA})
+                                                          "delta": None if eps is None else FTPL_DELTA,
+                                                          "counter": "binary"})
         out[f"EXP2 {_label(eps)}"] = (EXP2, {"n": N, "horizon": horizon, "epsilon": eps})
     return out
 

@@ -27,6 +27,7 @@ from dpbandits._sizes import check_bytes, tree_bytes
 from dpbandits._validation import epsilon_range, in_open_unit, positive, positive_int, real, seed_or_none
 from dpbandits.errors import LinearRegretWarning, StateError
 from dpbandits.learners.online import LearnerBase
+from dpbandits.privacy.factorization import counter_choice, counter_parameters
 from dpbandits.privacy.guarantees import Guarantee
 from dpbandits.privacy.mishra_thakurta import (
     GapSchedule,
@@ -240,6 +241,11 @@ class PrivateUCB(KArmedLearner):
     reports the requested epsilon, or the exactly accounted one
     (tree_levels(T) w / b) when that is larger (paper calibration, k = 1).
 
+    ``counter="smooth-binary"`` (``calibration="tight"``; not in the
+    paper): each arm's sums by the smooth binary mechanism (Andersson &
+    Pagh 2023, :mod:`dpbandits.privacy.smooth_binary`): a reward reaches
+    H - w nodes, every release sums w; ``privacy`` names it.
+
     ``k`` >= 1, ``horizon`` T >= 2, ``epsilon`` > 0, 0 < ``gamma`` < 1
     (default 1/T).
     """
@@ -258,11 +264,12 @@ class PrivateUCB(KArmedLearner):
         seed: int | None = None,
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
+        counter: Literal["binary", "smooth-binary"] = "binary",
     ) -> None:
         self._args = {
             "k": k, "horizon": horizon, "epsilon": epsilon, "gamma": gamma, "confidence": confidence,
             "reward_range": reward_range, "bounds": bounds, "calibration": calibration, "seed": seed,
-            "sampler": sampler, "secure": secure,
+            "sampler": sampler, "secure": secure, "counter": counter,
         }
         self.sampler = sampler_choice(sampler)
         self.k = positive_int("k", k)
@@ -277,24 +284,31 @@ class PrivateUCB(KArmedLearner):
             raise ValueError(f"invalid argument `confidence`: must be 'lemma5' or 'empirical', got {confidence!r}")
         self.confidence = confidence
         # Every argument was validated above, once: the formulas trust them.
+        self.counter = counter_choice(counter, "laplace")
         k, n, cal = self.k, self.horizon, self.calibration
-        self.node_scale = private_ucb_node_scale_checked(k, n, self.epsilon, self.width, cal)
-        self.noise_bound = lemma5_noise_bound_checked(self.node_scale, k, n, self.gamma, cal)
+        self.node_scale = private_ucb_node_scale_checked(k, n, self.epsilon, self.width, cal, self.counter)
+        self.noise_bound = lemma5_noise_bound_checked(self.node_scale, k, n, self.gamma, cal, self.counter)
         kind, params = self.noise_wire = _laplace_wire(self.node_scale, lo, hi, self.sampler, self.horizon)
+        theta, omega = counter_parameters(self.counter, self.horizon, "laplace")
         self._engine = _core.MabEngine(
             self.k, self.horizon, index="ucb" if confidence == "lemma5" else "empirical",
             noise_bound=self.noise_bound, noise_kind=kind, noise_params=params,
             lo=lo, hi=hi, bounds=_bounds(bounds), seed=seed_or_none("seed", seed),
+            counter=self.counter, theta=theta, omega=omega,
         )
         self._use_secure(secure, self.sampler)
 
     @property
     def privacy(self) -> Guarantee:
         """epsilon-DP of the rewards (Mishra & Thakurta Alg. 1, App. A)."""
-        realized = realized_tree_epsilon(self.horizon, self.node_scale, self.width)
+        realized = realized_tree_epsilon(self.horizon, self.node_scale, self.width, counter=self.counter)
+        basis = "Mishra & Thakurta 2015, Alg. 1 + App. A (per-arm Laplace trees); exact node count"
+        if self.counter != "binary":
+            basis += ("; per-arm sums by the smooth binary mechanism (Andersson & Pagh 2023), H - w nodes per "
+                      "reward (dpbandits.privacy.smooth_binary)")
         return self._secure_guarantee(Guarantee(
             model="central", epsilon=_reported_epsilon(self.epsilon, realized), delta=0.0, protects="rewards",
-            basis="Mishra & Thakurta 2015, Alg. 1 + App. A (per-arm Laplace trees); exact node count",
+            basis=basis,
             calibration=self.calibration,  # type: ignore[arg-type]
             sampler=self.sampler,
         ))

@@ -31,6 +31,7 @@ from dpbandits import _core
 from dpbandits._sizes import MAX_TREE_ENTRIES, check_bytes, check_tree_entries, tree_bytes
 from dpbandits._validation import epsilon_range, non_negative, positive, positive_int, seed_or_none
 from dpbandits.learners.online import OnlineLearner
+from dpbandits.privacy.factorization import counter_choice, counter_parameters, default_counter
 from dpbandits.privacy.guarantees import Guarantee
 from dpbandits.privacy.mishra_thakurta import (
     contextual_entry_epsilon,
@@ -60,11 +61,12 @@ class _MishraThakurtaContextual(OnlineLearner):
         seed: int | None = None,
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
+        counter: Literal["binary", "smooth-binary"] | None = None,
     ) -> None:
         self._args = {
             "d": d, "horizon": horizon, "epsilon": epsilon, "alpha": alpha, "L": L, "B": B,
             "bounds": bounds, "calibration": calibration, "seed": seed, "sampler": sampler,
-            "secure": secure,
+            "secure": secure, "counter": counter,
         }
         self.sampler = sampler_choice(sampler)
         self.d = positive_int("d", d)
@@ -85,8 +87,9 @@ class _MishraThakurtaContextual(OnlineLearner):
             raise ValueError(f"invalid argument `calibration`: must be 'paper' or 'tight', got {calibration!r}")
         self.calibration = calibration
         self.entry_epsilon = contextual_entry_epsilon(self.epsilon, self.d)
+        self.counter = counter_choice(default_counter(counter, calibration), "laplace")
         self.scale_a, self.scale_b = contextual_node_scales(
-            self.d, self.horizon, self.epsilon, self.L, self.B, calibration
+            self.d, self.horizon, self.epsilon, self.L, self.B, calibration, counter=self.counter
         )
         kind, params_a, params_b = "laplace", [self.scale_a], [self.scale_b]
         if self.sampler == "lattice":
@@ -101,6 +104,7 @@ class _MishraThakurtaContextual(OnlineLearner):
             self.d, self.horizon, rule=self._rule, alpha=self.alpha, noise_kind=kind,
             noise_a=params_a, noise_b=params_b, l=self.L, b_tilde=self.B,
             clip=bounds == "clip", seed=seed_or_none("seed", seed),
+            counter=self.counter, theta=counter_parameters(self.counter, self.horizon, "laplace")[0],
         )
         self._use_secure(secure, self.sampler)
         self._pending = None
@@ -130,12 +134,18 @@ class _MishraThakurtaContextual(OnlineLearner):
         log2 T count), which is what is reported. Joint DP (as Shariff &
         Sheffet Claim 7): round t's choice also reads round t's own contexts.
         """
-        realized = contextual_realized_epsilon(self.d, self.horizon, self.scale_a, self.scale_b, self.L, self.B)
+        realized = contextual_realized_epsilon(
+            self.d, self.horizon, self.scale_a, self.scale_b, self.L, self.B, counter=self.counter
+        )
+        basis = ("Mishra & Thakurta 2015, Alg. 3/4 line 2 (per-entry Laplace trees, eps0 = 2 eps/(d^2+3d)); "
+                 "exact node count")
+        if self.counter != "binary":
+            basis += ("; entry sums by the smooth binary mechanism (Andersson & Pagh 2023), H - w nodes per round "
+                      "(dpbandits.privacy.smooth_binary)")
         return self._secure_guarantee(Guarantee(
             model="joint", epsilon=_reported_epsilon(self.epsilon, realized), delta=0.0,
             protects="contexts and rewards",
-            basis="Mishra & Thakurta 2015, Alg. 3/4 line 2 (per-entry Laplace trees, eps0 = 2 eps/(d^2+3d)); "
-                  "exact node count",
+            basis=basis,
             calibration=self.calibration,  # type: ignore[arg-type]
             sampler=self.sampler,
         ))
@@ -153,7 +163,10 @@ class PrivateContextualUCB(_MishraThakurtaContextual):
     (default: node scales from the exact node count, so the reported epsilon
     is the requested one) or ``"paper"`` (the appendix's log2 T count, for
     reproduction; it meets only epsilon tree_levels(T) / log2 T, which
-    ``privacy`` reports).
+    ``privacy`` reports). ``counter``: ``"smooth-binary"`` (the default
+    with ``"tight"``; not in the paper: the entry sums by the smooth binary
+    mechanism, Andersson & Pagh 2023, :mod:`dpbandits.privacy.smooth_binary`)
+    or ``"binary"`` (the appendix's trees; the default with ``"paper"``).
     """
 
     _rule = "ucb"

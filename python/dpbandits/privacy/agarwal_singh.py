@@ -105,7 +105,8 @@ class LaplaceCalibration:
 
 
 def ftrl_laplace_scale(
-    geometry: Geometry, n: int, horizon: int, epsilon: float, calibration: Calibration = "tight"
+    geometry: Geometry, n: int, horizon: int, epsilon: float, calibration: Calibration = "tight",
+    counter: str = "binary",
 ) -> LaplaceCalibration:
     """Laplace scale lambda of every draw of TreeBasedAgg for private FTRL.
 
@@ -121,12 +122,30 @@ def ftrl_laplace_scale(
     nothing. The guarantee reports the epsilon actually met,
     Delta_1 * tree_levels(T) / lambda (pure, central DP of the loss
     sequence). ``horizon`` >= 2 for "paper" (log2 1 = 0).
+
+    ``counter="smooth-binary"`` (``"tight"`` only; not in the paper): the
+    prefix sums come from the smooth binary mechanism
+    (:mod:`dpbandits.privacy.smooth_binary`), whose releases all sum w
+    draws (identically distributed, as Alg. 2 asks, without padding) and
+    whose nodes a loss vector reaches number H - w (its L1 column norm):
+    lambda = Delta_1 (H - w) / epsilon.
     """
+    from dpbandits.privacy.factorization import counter_choice
+
     n = positive_int("n", n)
     T = positive_int("horizon", horizon)
     epsilon = positive("epsilon", epsilon)
     sensitivity = loss_sensitivity_l1(geometry, n)
     levels = tree_levels(T)
+    if counter_choice(counter, "laplace") != "binary":
+        from dpbandits.privacy.smooth_binary import smooth_binary_column_norm
+
+        if _calibration(calibration) != "tight":
+            raise ValueError(
+                f"invalid argument `calibration`: counter={counter!r} needs calibration='tight' (the paper's "
+                "formula is the tree's)"
+            )
+        levels = round(smooth_binary_column_norm(T, "laplace"))
     if _calibration(calibration) == "paper":
         if T < 2:
             raise ValueError("invalid argument `horizon`: the paper's log2(T) is 0 for T = 1")
@@ -135,6 +154,9 @@ def ftrl_laplace_scale(
         scale = sensitivity * levels / epsilon
     met = sensitivity * levels / scale
     basis = "Agarwal & Singh 2017, Thm 3.1 / Cor. 3.2 (Laplace tree, Lemma 3.3)"
+    if counter != "binary":
+        basis += ("; prefix sums by the smooth binary mechanism (Andersson & Pagh 2023), L1 column norm H - w "
+                  "(dpbandits.privacy.smooth_binary)")
     return LaplaceCalibration(
         scale=scale,
         guarantee=Guarantee("central", met, 0.0, protects=PROTECTS, basis=basis, calibration=calibration),
@@ -173,6 +195,7 @@ def ftpl_sigma(
     delta: float | None = None,
     calibration: Calibration = "tight",
     sampler: str = "float",
+    counter: str = "binary",
 ) -> tuple[float, Guarantee]:
     """Gaussian sigma of every draw of TreeBasedAgg for private FTPL (Thm 3.5).
 
@@ -196,24 +219,55 @@ def ftpl_sigma(
     allowance) instead; the exact accounting then reserves
     :func:`dpbandits.privacy.secure.discrete_gaussian_delta_allowance` of
     delta for the tree_levels(T) N coordinates a loss vector reaches.
+
+    ``counter`` (``"tight"`` only for other than ``"binary"``; not in the
+    paper): ``"smooth-binary"``, ``"sqrt"`` or ``"blt"`` release the prefix
+    sums by that counter (:mod:`dpbandits.privacy.factorization`): the
+    privacy term is its column norm times Delta_2 over mu*(epsilon, delta)
+    (coordinates reached: (H - w) N for smooth binary, T N for the Toeplitz
+    encoders), and the regret term is rescaled by sqrt(log2 T / V), V the
+    counter's largest release variance in draws, so that the released
+    perturbation's size stays the paper's.
     """
+    from dpbandits.privacy.factorization import (
+        counter_choice,
+        factorization_gaussian_sigma,
+        max_column_norm,
+        max_release_variance,
+    )
+
     n = positive_int("n", n)
     T = positive_int("horizon", horizon, minimum=2)
+    counter = counter_choice(counter, "gaussian")
     y2 = loss_set_l2_norm(geometry, n)
     log_t = math.log2(T)
     regret_term = y2 * math.sqrt(T / (math.sqrt(n) * log_t))
+    if counter != "binary":
+        regret_term *= math.sqrt(log_t / max_release_variance(counter, T))
     if epsilon is None:
         return regret_term, Guarantee.none("non-private FTPL (Agarwal & Singh 2017, Alg. 3)")
     epsilon = positive("epsilon", epsilon)
     delta = in_open_unit("delta", 0.0 if delta is None else delta)
-    needed = gaussian_tree_sigma(T, epsilon, delta, loss_sensitivity_l2(geometry, n), calibration="tight")
+    sens = loss_sensitivity_l2(geometry, n)
+
+    def privacy_sigma(budget: float) -> float:
+        if counter == "binary":
+            return gaussian_tree_sigma(T, epsilon, budget, sens, calibration="tight")
+        return factorization_gaussian_sigma(counter, T, epsilon, budget, sens)
+
+    needed = privacy_sigma(delta)
     if sampler == "lattice":
         # Reserve the discreteness allowance; halved steps: a sigma that
         # crosses a power of two changes the lattice exponent.
         steps = math.ldexp(needed, capped_lattice_exponent(needed, float(T))) / 2.0
-        allowance = discrete_gaussian_delta_allowance(epsilon, tree_levels(T) * n, steps)
-        needed = gaussian_tree_sigma(T, epsilon, delta - allowance, loss_sensitivity_l2(geometry, n),
-                                     calibration="tight")
+        reached = {"binary": tree_levels(T), "smooth-binary": round(max_column_norm(counter, T) ** 2)}.get(counter, T)
+        allowance = discrete_gaussian_delta_allowance(epsilon, reached * n, steps)
+        needed = privacy_sigma(delta - allowance)
+    if counter != "binary" and _calibration(calibration) != "tight":
+        raise ValueError(
+            f"invalid argument `calibration`: counter={counter!r} needs calibration='tight' (the paper's "
+            "formula is the tree's)"
+        )
     if _calibration(calibration) == "paper":
         privacy_term = y2 * log_t * math.log(log_t / delta) / epsilon
         if privacy_term < needed:
@@ -225,6 +279,9 @@ def ftpl_sigma(
     else:
         privacy_term = needed
     basis = "Agarwal & Singh 2017, Thm 3.5 / Thm A.1 (Gaussian tree)"
+    if counter != "binary":
+        basis += (f"; prefix sums by the {counter!r} counter instead of the tree, sensitivity = its max column "
+                  "norm x Delta_2 (dpbandits.privacy.factorization); exact Gaussian accounting")
     guarantee = Guarantee("central", epsilon, delta, protects=PROTECTS, basis=basis, calibration=calibration,
                           sampler=sampler)  # type: ignore[arg-type]
     return max(regret_term, privacy_term), guarantee

@@ -319,7 +319,15 @@ class GaussianCalibration(_TreeCalibration):
         else:
             basis = ("Shariff & Sheffet 2018, Claim 7 + §4.2 (tree-based mechanism, symmetrized "
                      "Gaussian noise, zCDP composition per footnote 5)")
-        if self.counter != "binary":
+        if self.counter == "smooth-binary":
+            basis = ("Shariff & Sheffet 2018, Claim 7; M_t released by the smooth binary mechanism "
+                     "(Andersson & Pagh 2023) instead of the tree: each row reaches at most H - w nodes, "
+                     "sensitivity = Ltilde^2 sqrt(H - w) (dpbandits.privacy.smooth_binary); exact Gaussian "
+                     "accounting (Balle & Wang 2018 Thm 8)")
+            if self.sampler == "lattice":
+                basis += ("; discrete Gaussian on a lattice, inputs rounded "
+                          "(dpbandits.privacy.secure.lattice_gaussian, discrete_gaussian_delta_allowance)")
+        elif self.counter != "binary":
             basis = ("Shariff & Sheffet 2018, Claim 7; M_t released by the "
                      f"{self.counter!r} factorization counter instead of the tree (Gaussian mechanism on the encoded "
                      "stream, sensitivity = Ltilde^2 x the encoder's max column norm, "
@@ -548,7 +556,18 @@ def _factorized_gaussian(
     sigma = factorization_gaussian_sigma(counter, n, epsilon, delta, l_tilde_sq)
     lattice_exponent = None
     accounted_sigma = sigma
-    if sampler == "lattice":
+    if sampler == "lattice" and counter == "smooth-binary":
+        # As the binary tree: inputs rounded to the lattice enter the nodes,
+        # one row reaches H - w = norm^2 nodes of p (p + 1) / 2 coordinates.
+        steps = math.ldexp(sigma, capped_lattice_exponent(sigma, n * l_tilde_sq)) / 2.0
+        reached = round(norm * norm) * p * (p + 1) // 2
+        allowance = discrete_gaussian_delta_allowance(epsilon, reached, steps)
+        sigma = accounted_sigma = factorization_gaussian_sigma(counter, n, epsilon, delta - allowance, l_tilde_sq)
+        lattice = lattice_gaussian(
+            sigma, l_tilde_sq, dim=(d + 1) ** 2 / 2.0, kind="symmetric_gaussian", sum_bound=n * l_tilde_sq
+        )
+        sigma, lattice_exponent = lattice.scale, lattice.exponent
+    elif sampler == "lattice":
         steps = math.ldexp(sigma, capped_lattice_exponent(sigma, n * l_tilde_sq)) / 2.0
         allowance = discrete_gaussian_delta_allowance(epsilon, n * p * (p + 1) // 2, steps)
         if not allowance < delta / 2:

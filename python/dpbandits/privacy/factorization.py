@@ -75,14 +75,19 @@ __all__ = [
     "BLT_4",
     "BLT_BY_LOG2_HORIZON",
     "COUNTERS",
+    "COUNTERS_BY_FAMILY",
     "Counter",
     "FactorizationNoise",
     "binary_release_variances",
+    "blt_max_release_variance",
     "blt_parameters",
     "counter_choice",
+    "counter_parameters",
     "decoder_coefficients",
+    "default_counter",
     "encoder_coefficients",
     "factorization_gaussian_sigma",
+    "fit_blt_parameters",
     "lattice_factorization_sensitivity",
     "max_column_norm",
     "max_release_variance",
@@ -90,10 +95,19 @@ __all__ = [
     "sqrt_coefficients",
 ]
 
-Counter = Literal["binary", "sqrt", "blt"]
+Counter = Literal["binary", "smooth-binary", "sqrt", "blt"]
 
 #: The counters a learner or TreeCounter accepts.
-COUNTERS: tuple[str, ...] = ("binary", "sqrt", "blt")
+COUNTERS: tuple[str, ...] = ("binary", "smooth-binary", "sqrt", "blt")
+
+#: The counters that serve each noise family (factorizations: Gaussian only,
+#: their L1 column norms grow like sqrt(T); the smooth binary mechanism,
+#: :mod:`dpbandits.privacy.smooth_binary`, serves Laplace and Gaussian).
+COUNTERS_BY_FAMILY: dict[str, tuple[str, ...]] = {
+    "gaussian": ("binary", "smooth-binary", "sqrt", "blt"),
+    "laplace": ("binary", "smooth-binary"),
+    "wishart": ("binary",),
+}
 
 #: (theta, omega) of the four-buffer BLT encoder fitted at T = 2^20 (see
 #: the module docstring).
@@ -103,14 +117,31 @@ BLT_4: tuple[tuple[float, ...], tuple[float, ...]] = (
 )
 
 #: Four-buffer BLT encoders fitted at T = 2^k (k -> (theta, omega)); see
-#: :func:`blt_parameters`. Only T = 2^20 so far: the exact objective at
-#: longer horizons costs seconds per evaluation, and a partial-fraction
-#: closed form tried for it was numerically ill-conditioned (poles near 1).
-#: At T = 5e7 :data:`BLT_4` still gives 0.33x the tree's max variance
-#: (tests/test_counters.py prints it); a fit for that horizon should do
-#: better.
+#: :func:`blt_parameters`. Fit (:func:`fit_blt_parameters`, run once, the
+#: results tabulated here): Nelder-Mead (scipy, adaptive) on
+#: (log(1 - theta_i), log omega_i) minimising
+#: log(max_column_norm^2 * max_t Var_t) at T = 2^k, both exact: the column
+#: norm in closed form, the release variance by the finite-horizon Gramian
+#: of the decoder's state-space form (:func:`blt_max_release_variance`,
+#: O(d^3 log T) by doubling), from geometrically spaced decay rates
+#: 1 - theta in [2 / T, 0.4], four rounds of restarts from the best point.
+#: 2^20 keeps the previous session's fit (:data:`BLT_4`, 0.0753x the tree).
+#: Fits for 2^16, 2^18, 2^22, 2^24 and beyond 2^26 were not run (a horizon
+#: between tabulated ones takes the next larger fit). The long-memory fits
+#: (1 - theta ~ 4e-8 at 2^26) need the engine's double-double encoder
+#: buffers on the lattice (rust/src/counter/factorization.rs).
+#: The trailing comment of each entry is its ratio to the binary tree's
+#: max variance at T = 2^k.
 BLT_BY_LOG2_HORIZON: dict[int, tuple[tuple[float, ...], tuple[float, ...]]] = {
-    20: BLT_4,
+    10: ((0.5627954839, 0.9218360516, 0.9889009697, 0.9992293192),
+         (0.230562429, 0.1600495536, 0.0689715692, 0.03715651436)),  # 0.0974x
+    12: ((0.6684023823, 0.9605157192, 0.9960497191, 0.9997748409),
+         (0.2814193895, 0.1396293012, 0.04735542688, 0.0204660112)),  # 0.0885x
+    14: ((0.7523678398, 0.9800342625, 0.9985841572, 0.9999345696),
+         (0.3144709537, 0.1163158225, 0.0320592219, 0.01125718034)),  # 0.0825x
+    20: BLT_4,  # 0.0753x
+    26: ((0.9585159004, 0.9995513479, 0.9999952511, 0.9999999564),
+         (0.2684297078, 0.0291112957, 0.002994391088, 0.0003479538585)),  # 0.0728x
 }
 
 
@@ -129,18 +160,114 @@ def blt_parameters(horizon: int) -> tuple[tuple[float, ...], tuple[float, ...]]:
     return BLT_BY_LOG2_HORIZON[keys[-1]]
 
 
+def blt_max_release_variance(theta: tuple[float, ...], omega: tuple[float, ...], horizon: int) -> float:
+    """max_t sum_{k<t} b_k^2 = sum_{k<T} b_k^2 of the BLT (theta, omega) by
+    its state space: with buffers S (S_1 = 1) and the running sum b,
+    S_{t+1} = (diag(theta) - 1 omega^T) S_t, b_t = b_{t-1} - omega^T S_t
+    (t >= 1, b_0 = 1), so b_t = h^T F^{t-1} z_1 and the sum is
+    1 + h^T (sum_{j < T-1} F^j z_1 z_1^T F^{jT}) h, accumulated by binary
+    doubling (O(d^3 log T); the fitting objective of :data:`BLT_BY_LOG2_HORIZON`,
+    checked against the chunked recursion in the tests)."""
+    horizon = positive_int("horizon", horizon)
+    F, z1, h = _blt_state_space(np.asarray(theta, dtype=np.float64), np.asarray(omega, dtype=np.float64))
+    total, power = np.zeros_like(F), np.eye(F.shape[0])
+    block, block_power = np.outer(z1, z1), F.copy()
+    m = horizon - 1
+    while m:
+        if m & 1:
+            total = total + power @ block @ power.T
+            power = power @ block_power
+        block = block + block_power @ block @ block_power.T
+        block_power = block_power @ block_power
+        m >>= 1
+    return float(1.0 + h @ total @ h)
+
+
+def _blt_column_norm_sq(theta: NDArray[np.float64], omega: NDArray[np.float64], horizon: int) -> float:
+    tt = np.outer(theta, theta)
+    return float(1.0 + np.sum(np.outer(omega, omega) * -np.expm1((horizon - 1) * np.log(tt)) / (1.0 - tt)))
+
+
+def fit_blt_parameters(
+    horizon: int, buffers: int = 4, rounds: int = 4
+) -> tuple[tuple[float, ...], tuple[float, ...], float]:
+    """(theta, omega, column_norm^2 * max variance) of a ``buffers``-buffer
+    BLT fitted at ``horizon`` (the method of :data:`BLT_BY_LOG2_HORIZON`;
+    seconds to minutes: run offline, tabulate)."""
+    from scipy.optimize import minimize
+
+    horizon = positive_int("horizon", horizon, minimum=2)
+    d = positive_int("buffers", buffers)
+
+    def objective(p: NDArray[np.float64]) -> float:
+        theta, omega = 1.0 - np.exp(p[:d]), np.exp(p[d:])
+        if np.any(theta >= 1.0) or np.any(theta < 0.0):
+            return 1e30
+        value = _blt_column_norm_sq(theta, omega, horizon) * blt_max_release_variance(
+            tuple(theta), tuple(omega), horizon
+        )
+        return math.log(value) if value > 0.0 and math.isfinite(value) else 1e30
+
+    rates = np.geomspace(0.4, 2.0 / horizon, d)
+    point = np.concatenate([np.log(rates), np.log(np.sqrt(rates) * 0.6)])
+    best = None
+    for _ in range(positive_int("rounds", rounds)):
+        res = minimize(objective, point, method="Nelder-Mead",
+                       options={"maxfev": 4000 * d, "xatol": 1e-9, "fatol": 1e-12, "adaptive": True})
+        point = res.x
+        if best is None or res.fun < best.fun:
+            best = res
+    assert best is not None
+    theta, omega = 1.0 - np.exp(best.x[:d]), np.exp(best.x[d:])
+    return tuple(float(v) for v in theta), tuple(float(v) for v in omega), math.exp(best.fun)
+
+
+def default_counter(counter: str | None, calibration: str) -> str:
+    """``counter``, or when None the default of the learners whose tight
+    calibration is the default (PrivateFTRL, PrivateFTPL, the Mishra–Thakurta
+    contextual learners): ``"smooth-binary"`` under ``calibration="tight"``
+    (less noise than the tree for Laplace and Gaussian noise at every
+    horizon, O(log T) memory, every release the same law), ``"binary"``
+    under ``"paper"`` (the published mechanism, for reproduction)."""
+    if counter is not None:
+        return counter
+    return "smooth-binary" if calibration == "tight" else "binary"
+
+
 def counter_choice(counter: str, noise_family: str = "gaussian") -> str:
     """Validates ``counter`` for noise of ``noise_family`` ("gaussian",
-    "laplace", "wishart"): factorizations serve Gaussian noise only (their
-    L1 column norms grow like sqrt(T), far worse than the tree's log T)."""
-    if counter not in COUNTERS:
+    "laplace", "wishart") by :data:`COUNTERS_BY_FAMILY`: factorizations
+    serve Gaussian noise only (their L1 column norms grow like sqrt(T), far
+    worse than the tree's log T); Wishart noise only the binary tree."""
+    if not isinstance(counter, str) or counter not in COUNTERS:
         raise ValueError(f"invalid argument `counter`: must be one of {COUNTERS}, got {counter!r}")
-    if counter != "binary" and noise_family != "gaussian":
+    allowed = COUNTERS_BY_FAMILY.get(noise_family, ("binary",))
+    if counter not in allowed:
+        why = "Gaussian noise only (its sensitivity is an L2 column norm)" if counter in ("sqrt", "blt") else (
+            "Laplace or Gaussian noise only"
+        )
         raise ValueError(
-            f"invalid argument `counter`: {counter!r} serves Gaussian noise only (its sensitivity is an L2 "
-            f"column norm); {noise_family} noise needs counter='binary'"
+            f"invalid argument `counter`: {counter!r} serves {why}; {noise_family} noise needs counter in "
+            f"{allowed}"
         )
     return counter
+
+
+def counter_parameters(counter: str, horizon: int, noise_family: str = "gaussian") -> tuple[list[float], list[float]]:
+    """The (theta, omega) the engine takes for ``counter`` at ``horizon``:
+    the BLT pairs (:func:`blt_parameters`), [height, ones] of the smooth
+    binary tree for ``noise_family``
+    (:func:`dpbandits.privacy.smooth_binary.smooth_binary_shape`), else empty."""
+    horizon = positive_int("horizon", horizon)
+    if counter == "blt":
+        theta, omega = blt_parameters(horizon)
+        return list(theta), list(omega)
+    if counter == "smooth-binary":
+        from dpbandits.privacy.smooth_binary import smooth_binary_shape
+
+        tree = smooth_binary_shape(horizon, noise_family)
+        return [float(tree.height), float(tree.ones)], []
+    return [], []
 
 
 def sqrt_coefficients(n: int) -> NDArray[np.float64]:
@@ -166,19 +293,49 @@ def encoder_coefficients(counter: str, n: int, horizon: int | None = None) -> ND
 
 def decoder_coefficients(counter: str, n: int, horizon: int | None = None) -> NDArray[np.float64]:
     """The first column b_0..b_{n-1} of B = A C^{-1}: the running sum of
-    u = C^{-1} e_1 (for "sqrt", b = c exactly). BLT: u by the rational
-    generating function of C (scipy.signal.lfilter, exact recursion)."""
+    u = C^{-1} e_1 (for "sqrt", b = c exactly). BLT: by the decoder's
+    state-space recursion (:func:`blt_max_release_variance`), in blocks of
+    matrix powers; not through the rational transfer function, whose
+    polynomial coefficients lose all precision when theta is within 1e-7
+    of 1 (the long-horizon fits)."""
     n = positive_int("n", n)
     if counter == "sqrt":
         return sqrt_coefficients(n)
     if counter == "blt":
-        from scipy.signal import lfilter
-
-        num, den = _blt_rational(horizon or n)
-        e1 = np.zeros(n)
-        e1[0] = 1.0
-        return np.cumsum(lfilter(den, num, e1))
+        theta, omega = blt_parameters(horizon or n)
+        return _blt_decoder(np.asarray(theta), np.asarray(omega), n)
     raise ValueError(f"invalid argument `counter`: no decoder for {counter!r}")
+
+
+def _blt_state_space(theta: NDArray[np.float64], omega: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
+    """(F, z_1, h): b_t = h^T F^{t-1} z_1 for t >= 1 (b_0 = 1); see
+    :func:`blt_max_release_variance`."""
+    d = theta.size
+    F = np.zeros((d + 1, d + 1))
+    F[:d, :d] = np.diag(theta) - np.outer(np.ones(d), omega)
+    F[d, :d] = -omega
+    F[d, d] = 1.0
+    return F, np.ones(d + 1), np.concatenate([-omega, [1.0]])
+
+
+def _blt_decoder(theta: NDArray[np.float64], omega: NDArray[np.float64], n: int) -> NDArray[np.float64]:
+    F, z, h = _blt_state_space(theta, omega)
+    block = min(4096, max(1, n))
+    rows = np.empty((block, F.shape[0]))
+    r = h.copy()
+    for j in range(block):
+        rows[j] = r
+        r = r @ F
+    step = np.linalg.matrix_power(F, block)
+    out = np.empty(n)
+    out[0] = 1.0
+    t = 1
+    while t < n:
+        m = min(block, n - t)
+        out[t : t + m] = rows[:m] @ z
+        z = step @ z
+        t += m
+    return out
 
 
 _CHUNK = 1 << 20
@@ -200,11 +357,16 @@ def _sqrt_sum_of_squares(horizon: int) -> float:
 
 def max_column_norm(counter: str, horizon: int) -> float:
     """(F1): the largest L2 column norm of the encoder over ``horizon`` steps
-    (binary: sqrt(floor(log2 T) + 1)). BLT in closed form:
+    (binary: sqrt(floor(log2 T) + 1); smooth binary: sqrt(H - w) of the
+    Gaussian tree :func:`dpbandits.privacy.smooth_binary.smooth_binary_shape` picks). BLT in closed form:
     1 + sum_{i,j} omega_i omega_j (1 - (theta_i theta_j)^(T-1)) / (1 - theta_i theta_j)."""
     horizon = positive_int("horizon", horizon)
     if counter == "binary":
         return math.sqrt(horizon.bit_length())
+    if counter == "smooth-binary":
+        from dpbandits.privacy.smooth_binary import smooth_binary_column_norm
+
+        return smooth_binary_column_norm(horizon, "gaussian")
     if counter == "sqrt":
         return math.sqrt(_sqrt_sum_of_squares(horizon))
     if counter == "blt":
@@ -221,46 +383,20 @@ def max_column_norm(counter: str, horizon: int) -> float:
 def max_release_variance(counter: str, horizon: int) -> float:
     """max_t Var_t / sigma^2 of (F2) over t <= ``horizon``: sum_{k<T} b_k^2
     (the sums grow with t), in chunks for long horizons; binary: the
-    largest popcount, floor(log2(T + 1))."""
+    largest popcount, floor(log2(T + 1)); smooth binary: w, at every t."""
     horizon = positive_int("horizon", horizon)
     if counter == "binary":
         return float((horizon + 1).bit_length() - 1)
+    if counter == "smooth-binary":
+        from dpbandits.privacy.smooth_binary import smooth_binary_release_variance
+
+        return smooth_binary_release_variance(horizon, "gaussian")
     if counter == "sqrt":
         return _sqrt_sum_of_squares(horizon)
     if counter == "blt":
-        from scipy.signal import lfilter, lfilter_zi
-
-        num, den = _blt_rational(horizon)
-        zi = lfilter_zi(den, num) * 0.0
-        total, carry, start = 0.0, 0.0, 0
-        while start < horizon:
-            n = min(_CHUNK, horizon - start)
-            e = np.zeros(n)
-            if start == 0:
-                e[0] = 1.0
-            u, zi = lfilter(den, num, e, zi=zi)
-            b = carry + np.cumsum(u)
-            carry = float(b[-1])
-            total += math.fsum(b * b)
-            start += n
-        return total
+        theta, omega = blt_parameters(horizon)
+        return blt_max_release_variance(theta, omega, horizon)
     raise ValueError(f"invalid argument `counter`: unknown counter {counter!r}")
-
-
-def _blt_rational(horizon: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """(N, D) with c(x) = 1 + sum_i omega_i x / (1 - theta_i x) = N(x) / D(x)."""
-    theta, omega = blt_parameters(horizon)
-    den = np.array([1.0])
-    for th in theta:
-        den = np.convolve(den, [1.0, -th])
-    num = den.copy()
-    for i, w in enumerate(omega):
-        part = np.array([0.0, w])
-        for j, th in enumerate(theta):
-            if j != i:
-                part = np.convolve(part, [1.0, -th])
-        num = num + np.pad(part, (0, len(num) - len(part)))
-    return num, den
 
 
 def release_variances(counter: str, horizon: int) -> NDArray[np.float64]:
@@ -268,6 +404,8 @@ def release_variances(counter: str, horizon: int) -> NDArray[np.float64]:
     horizon = positive_int("horizon", horizon)
     if counter == "binary":
         return binary_release_variances(horizon)
+    if counter == "smooth-binary":
+        return np.full(horizon, max_release_variance(counter, horizon))
     b = decoder_coefficients(counter, horizon)
     return np.cumsum(b * b)
 

@@ -74,8 +74,33 @@ def _nodes(n: int, calibration: str) -> float:
     return math.log2(n) if calibration == "paper" else float(n.bit_length())
 
 
+def _smooth_binary(counter: str, calibration: str) -> bool:
+    """Whether ``counter`` is the smooth binary mechanism (validated for
+    Laplace noise; it needs ``calibration="tight"``: the paper's formulas
+    are the tree's)."""
+    from dpbandits.privacy.factorization import counter_choice
+
+    if counter_choice(counter, "laplace") == "binary":
+        return False
+    if _calibration(calibration) != "tight":
+        raise ValueError(
+            f"invalid argument `calibration`: counter={counter!r} needs calibration='tight' (the paper's formula "
+            "is the tree's)"
+        )
+    return True
+
+
+def smooth_binary_nodes(horizon: int) -> tuple[int, int]:
+    """(nodes a reward reaches, nodes a release sums) = (H - w, w) of the
+    Laplace smooth binary tree for ``horizon`` (:mod:`dpbandits.privacy.smooth_binary`)."""
+    from dpbandits.privacy.smooth_binary import smooth_binary_shape
+
+    shape = smooth_binary_shape(horizon, "laplace")
+    return shape.zeros, shape.ones
+
+
 def private_ucb_node_scale(
-    k: int, horizon: int, epsilon: float, width: float = 1.0, calibration: str = "paper"
+    k: int, horizon: int, epsilon: float, width: float = 1.0, calibration: str = "paper", counter: str = "binary",
 ) -> float:
     """Laplace scale of every node of every arm's tree (Private UCB, Alg. 1).
 
@@ -90,28 +115,41 @@ def private_ucb_node_scale(
     composition of Laplace mechanisms, no factor k (the paper's k composes
     the k trees as if one reward could enter all of them).
 
+    ``counter="smooth-binary"`` (``"tight"`` only; not in the paper): each
+    arm's sums come from the smooth binary mechanism (Andersson & Pagh
+    2023), a reward reaches H - w nodes: w_r (H - w) / epsilon.
+
     ``k`` >= 1 arms, ``horizon`` T >= 2, ``epsilon`` > 0, ``width`` > 0.
     """
     k = positive_int("k", k)
     epsilon = positive("epsilon", epsilon)
+    if _smooth_binary(counter, calibration):
+        reached, _ = smooth_binary_nodes(positive_int("horizon", horizon, minimum=2))
+        return positive("width", width) * reached / epsilon
     if _calibration(calibration) == "paper":
         return laplace_tree_scale(horizon, epsilon / k, width, "paper")
     positive_int("horizon", horizon, minimum=2)
     return laplace_tree_scale(horizon, epsilon, width, "tight")
 
 
-def private_ucb_node_scale_checked(k: int, n: int, epsilon: float, width: float, calibration: str) -> float:
+def private_ucb_node_scale_checked(
+    k: int, n: int, epsilon: float, width: float, calibration: str, counter: str = "binary"
+) -> float:
     """:func:`private_ucb_node_scale` on arguments the learner validated at
     its public boundary (integers k >= 1, n >= 2; finite positive floats;
-    "paper" or "tight")."""
+    "paper" or "tight"; a counter name)."""
+    if _smooth_binary(counter, calibration):
+        return width * smooth_binary_nodes(n)[0] / epsilon
     return laplace_tree_scale_checked(n, epsilon / k if calibration == "paper" else epsilon, width, calibration)
 
 
-def realized_tree_epsilon(horizon: int, scale: float, sensitivity: float) -> float:
+def realized_tree_epsilon(horizon: int, scale: float, sensitivity: float, counter: str = "binary") -> float:
     """The exact pure-DP epsilon of one Laplace tree with node scale ``scale``
     over leaves of L1 sensitivity ``sensitivity``: tree_levels(T) * s / b
-    (a leaf reaches tree_levels(T) nodes; pure DP adds)."""
-    return tree_levels(horizon) * positive("sensitivity", sensitivity) / positive("scale", scale)
+    (a leaf reaches tree_levels(T) nodes; pure DP adds); smooth binary:
+    (H - w) s / b."""
+    reached = smooth_binary_nodes(horizon)[0] if counter == "smooth-binary" else tree_levels(horizon)
+    return reached * positive("sensitivity", sensitivity) / positive("scale", scale)
 
 
 def reported_epsilon(requested: float, realized: float) -> float:
@@ -122,7 +160,7 @@ def reported_epsilon(requested: float, realized: float) -> float:
 
 
 def lemma5_noise_bound(
-    scale: float, k: int, horizon: int, gamma: float, calibration: str = "paper"
+    scale: float, k: int, horizon: int, gamma: float, calibration: str = "paper", counter: str = "binary",
 ) -> float:
     """Bound on |Noise_a(t)| for all arms and rounds, w.p. >= 1 - gamma (Lemma 5).
 
@@ -131,7 +169,7 @@ def lemma5_noise_bound(
     nodes, k arms and T rounds, |Noise| <= N b ln(k T N / gamma). With the
     paper's N = log2 T and b = k log2 T / epsilon this is App. B.1's
     k log2^2 T ln(k T log2 T / gamma) / epsilon. ``"tight"`` uses
-    N = tree_levels(T).
+    N = tree_levels(T); the smooth binary counter N = w.
 
     ``scale`` b > 0, ``k`` >= 1, ``horizon`` T >= 2, 0 < ``gamma`` < 1.
     """
@@ -139,14 +177,18 @@ def lemma5_noise_bound(
     k = positive_int("k", k)
     gamma = in_open_unit("gamma", gamma)
     nodes_per_release(horizon, calibration)
-    return lemma5_noise_bound_checked(b, k, horizon, gamma, calibration)
+    return lemma5_noise_bound_checked(b, k, horizon, gamma, calibration, counter)
 
 
-def lemma5_noise_bound_checked(scale: float, k: int, n: int, gamma: float, calibration: str) -> float:
+def lemma5_noise_bound_checked(
+    scale: float, k: int, n: int, gamma: float, calibration: str, counter: str = "binary"
+) -> float:
     """:func:`lemma5_noise_bound` on arguments the learner validated at its
     public boundary (scale > 0, integers k >= 1, n >= 2, 0 < gamma < 1,
-    "paper" or "tight")."""
+    "paper" or "tight"; a counter name)."""
     nodes = _nodes(n, calibration)
+    if _smooth_binary(counter, calibration):
+        nodes = float(smooth_binary_nodes(n)[1])  # every release sums exactly w nodes
     return nodes * scale * math.log(k * n * nodes / gamma)
 
 
@@ -271,7 +313,8 @@ def contextual_entry_epsilon(epsilon: float, d: int) -> float:
 
 
 def contextual_node_scales(
-    d: int, horizon: int, epsilon: float, L: float = 1.0, B: float = 1.0, calibration: str = "paper"
+    d: int, horizon: int, epsilon: float, L: float = 1.0, B: float = 1.0, calibration: str = "paper",
+    counter: str = "binary",
 ) -> tuple[float, float]:
     """(scale of every A_ij tree's nodes, scale of every b_i tree's nodes).
 
@@ -282,6 +325,10 @@ def contextual_node_scales(
     |z_i z_j| <= (z_i^2 + z_j^2) / 2 <= L^2 / 2, so an A entry changes by at
     most L^2; |z_i y| <= L B, so a b entry changes by at most 2 L B.
 
+    ``counter="smooth-binary"`` (``"tight"`` only; not in the paper): the
+    entry sums by the smooth binary mechanism, a round reaches H - w nodes
+    of each entry's counter: scale = sensitivity (H - w) / eps0.
+
     ``d`` >= 1, ``horizon`` T >= 2, ``epsilon``, ``L``, ``B`` > 0.
     """
     eps0 = contextual_entry_epsilon(epsilon, d)
@@ -289,6 +336,9 @@ def contextual_node_scales(
     B = positive("B", B)
     _calibration(calibration)
     positive_int("horizon", horizon, minimum=2)
+    if _smooth_binary(counter, calibration):
+        reached, _ = smooth_binary_nodes(horizon)
+        return L * L * reached / eps0, 2.0 * L * B * reached / eps0
     return (
         laplace_tree_scale(horizon, eps0, L * L, calibration),
         laplace_tree_scale(horizon, eps0, 2.0 * L * B, calibration),
@@ -296,7 +346,7 @@ def contextual_node_scales(
 
 
 def contextual_realized_epsilon(
-    d: int, horizon: int, scale_a: float, scale_b: float, L: float = 1.0, B: float = 1.0
+    d: int, horizon: int, scale_a: float, scale_b: float, L: float = 1.0, B: float = 1.0, counter: str = "binary",
 ) -> float:
     """The exact pure-DP epsilon of Alg. 3/4's trees with node scales
     (``scale_a``, ``scale_b``): basic composition of the d(d+1)/2 A-entry
@@ -309,8 +359,8 @@ def contextual_realized_epsilon(
     d = positive_int("d", d)
     L = positive("L", L)
     B = positive("B", B)
-    return (d * (d + 1) / 2) * realized_tree_epsilon(horizon, scale_a, L * L) + d * realized_tree_epsilon(
-        horizon, scale_b, 2.0 * L * B
+    return (d * (d + 1) / 2) * realized_tree_epsilon(horizon, scale_a, L * L, counter) + d * realized_tree_epsilon(
+        horizon, scale_b, 2.0 * L * B, counter
     )
 
 

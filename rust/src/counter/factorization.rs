@@ -42,7 +42,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::smooth_binary;
 use crate::error::{check_finite, Error, Result};
+use crate::noise::secure::MAX_EXACT_STEPS;
 use crate::noise::secure::{EntropyCell, SecureKind};
 use crate::noise::NoiseSpec;
 use crate::rng::{SeedSequence, StreamRng};
@@ -55,6 +57,12 @@ pub enum Factorization {
     Sqrt,
     /// c_0 = 1, c_k = sum_i omega_i theta_i^(k-1) for k >= 1.
     Blt { theta: Vec<f64>, omega: Vec<f64> },
+    /// The smooth binary mechanism (Andersson & Pagh 2023): a binary tree
+    /// of `height` levels read only at leaves of weight `ones`
+    /// ([`super::smooth_binary`]). Not Toeplitz: C is the 0/1 incidence of
+    /// read nodes and leaves, B sums the `ones` nodes of each query. Serves
+    /// Laplace as well as Gaussian noise.
+    SmoothBinary { height: u32, ones: u32 },
 }
 
 /// Most BLT buffers accepted.
@@ -64,9 +72,11 @@ pub const MAX_BLT_BUFFERS: usize = 16;
 pub const MAX_SPEC_BUFFERS: usize = 8;
 
 /// A [`Factorization`] in a fixed-size (`Copy`) form, for engine
-/// configurations: `buffers == 0` is `Sqrt`, else the first `buffers`
-/// (at most [`MAX_SPEC_BUFFERS`]) entries of `theta` and `omega` are the
-/// BLT pairs.
+/// configurations: `buffers == 0` is `Sqrt`, [`SMOOTH_SPEC_TAG`] is
+/// `SmoothBinary` with (height, ones) in `theta[0]`, `theta[1]` (exact
+/// small integers; keeps the serialized layout of older configurations),
+/// else the first `buffers` (at most [`MAX_SPEC_BUFFERS`]) entries of
+/// `theta` and `omega` are the BLT pairs.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FactorSpec {
     buffers: u8,
@@ -79,6 +89,11 @@ impl FactorSpec {
     pub fn new(factor: &Factorization) -> Result<Self> {
         factor.validate()?;
         let mut spec = FactorSpec { buffers: 0, theta: [0.0; MAX_SPEC_BUFFERS], omega: [0.0; MAX_SPEC_BUFFERS] };
+        if let Factorization::SmoothBinary { height, ones } = factor {
+            spec.buffers = SMOOTH_SPEC_TAG;
+            spec.theta[0] = f64::from(*height);
+            spec.theta[1] = f64::from(*ones);
+        }
         if let Factorization::Blt { theta, omega } = factor {
             if theta.len() > MAX_SPEC_BUFFERS {
                 return Err(Error::invalid("blt", format!("engines take at most {MAX_SPEC_BUFFERS} BLT buffers")));
@@ -94,6 +109,9 @@ impl FactorSpec {
     pub fn factorization(&self) -> Factorization {
         match self.buffers as usize {
             0 => Factorization::Sqrt,
+            d if d == SMOOTH_SPEC_TAG as usize => {
+                Factorization::SmoothBinary { height: self.theta[0] as u32, ones: self.theta[1] as u32 }
+            }
             d => Factorization::Blt {
                 theta: self.theta[..d.min(MAX_BLT_BUFFERS)].to_vec(),
                 omega: self.omega[..d.min(MAX_BLT_BUFFERS)].to_vec(),
@@ -101,6 +119,9 @@ impl FactorSpec {
         }
     }
 }
+
+/// `FactorSpec::buffers` value marking the smooth binary mechanism.
+pub const SMOOTH_SPEC_TAG: u8 = u8::MAX;
 
 /// Unit roundoff of f64.
 const UNIT_ROUNDOFF: f64 = f64::EPSILON / 2.0;
@@ -124,6 +145,7 @@ impl Factorization {
     pub fn validate(&self) -> Result<()> {
         match self {
             Factorization::Sqrt => Ok(()),
+            Factorization::SmoothBinary { height, ones } => smooth_binary::validate(*height, *ones, 0),
             Factorization::Blt { theta, omega } => {
                 if theta.is_empty() || theta.len() != omega.len() || theta.len() > MAX_BLT_BUFFERS {
                     return Err(Error::invalid(
@@ -142,15 +164,26 @@ impl Factorization {
     /// Buffers of the noise shape the BLT form holds (0 for `Sqrt`).
     pub fn buffers(&self) -> usize {
         match self {
-            Factorization::Sqrt => 0,
+            Factorization::Sqrt | Factorization::SmoothBinary { .. } => 0,
             Factorization::Blt { theta, .. } => theta.len(),
         }
     }
 
-    /// The first `n` encoder coefficients c_0..c_{n-1} (tests, accounting).
+    /// Rows of the noise shape in the counter's `dec` state: the BLT
+    /// buffers, or one node noise per tree level (smooth binary).
+    fn state_rows(&self) -> usize {
+        match self {
+            Factorization::SmoothBinary { height, .. } => *height as usize,
+            f => f.buffers(),
+        }
+    }
+
+    /// The first `n` encoder coefficients c_0..c_{n-1} (tests, accounting);
+    /// empty for the smooth binary mechanism (not Toeplitz).
     pub fn encoder(&self, n: usize) -> Vec<f64> {
         match self {
             Factorization::Sqrt => sqrt_coefficients(n),
+            Factorization::SmoothBinary { .. } => Vec::new(),
             Factorization::Blt { theta, omega } => {
                 let mut c = Vec::with_capacity(n);
                 let mut pow: Vec<f64> = vec![1.0; theta.len()];
@@ -172,13 +205,18 @@ impl Factorization {
     /// F with |fl((C x)_t) - (C x)_t| <= F u max|x| for t <= n (u the unit
     /// roundoff): a first-order bound with a factor 2 of margin. Dense:
     /// a dot product of n terms errs by <= n u sum_k |c_k| |x|. BLT: with
-    /// m_i = min(n, 1 / (1 - theta_i)), the buffer S_i = theta_i S_i + x
-    /// holds at most m_i max|x| and each update errs by <= 2 u max|S_i|,
-    /// errors decaying by theta_i, so |err S_i| <= 2 u m_i^2 max|x|; the
-    /// output combination adds (d + 2) u (1 + sum_i omega_i m_i) max|x|.
+    /// m_i = min(n, 1 / (1 - theta_i)), the double-double buffer
+    /// S_i = theta_i S_i + x holds at most m_i max|x|; an update's product
+    /// and sum errors are exact (FMA, TwoSum) and only theta lo, the tail
+    /// sum and the renormalization round, each by <= u^2 max|S_i| up to
+    /// lower order, so an update errs by <= 4 u^2 max|S_i| and, errors
+    /// decaying by theta_i, |err S_i| <= 4 u^2 m_i^2 max|x|; the output
+    /// combination (in double) adds (d + 2) u (1 + sum_i omega_i m_i) max|x|.
     fn fp_error_factor(&self, n: u64) -> f64 {
         let n = n as f64;
         let bound = match self {
+            // Inputs are rounded directly (no encoder arithmetic).
+            Factorization::SmoothBinary { .. } => 0.0,
             Factorization::Sqrt => {
                 // sum_{k < n} c_k <= 2 sqrt(n / pi) + 1.
                 let sum_c = 2.0 * (n / std::f64::consts::PI).sqrt() + 1.0;
@@ -187,7 +225,7 @@ impl Factorization {
             Factorization::Blt { theta, omega } => {
                 let d = theta.len() as f64;
                 let m = |t: &f64| n.min(1.0 / (1.0 - t));
-                let buffers: f64 = theta.iter().zip(omega).map(|(t, w)| 2.0 * w * m(t) * m(t)).sum();
+                let buffers: f64 = theta.iter().zip(omega).map(|(t, w)| 4.0 * UNIT_ROUNDOFF * w * m(t) * m(t)).sum();
                 let gain: f64 = 1.0 + theta.iter().zip(omega).map(|(t, w)| w * m(t)).sum::<f64>();
                 buffers + (d + 2.0) * gain
             }
@@ -206,17 +244,21 @@ pub struct FactorizationCounter {
     noise: NoiseSpec,
     factor: Factorization,
     t: u64,
-    /// Float noise: the exact prefix sum. Lattice: unused (empty).
+    /// Float noise: the exact prefix sum. Lattice: unused (empty), except
+    /// for the smooth binary mechanism (the prefix sum of rounded inputs).
     exact: Vec<f64>,
     /// Float noise: the decoded noise (B z)_t; lattice: the release.
+    /// Smooth binary: the sum of the read nodes' noise.
     decoded: Vec<f64>,
     /// Sqrt: past inputs (lattice only), `t x dim`.
     past_x: Vec<f64>,
     /// Sqrt: past noise draws z (float) or encoded releases w (lattice).
     past_w: Vec<f64>,
-    /// BLT: buffers of the encoder on x (lattice only), `d x dim`.
+    /// BLT: buffers of the encoder on x (lattice only) in double-double
+    /// precision: `d x dim` high parts, then `d x dim` low parts.
     enc: Vec<f64>,
     /// BLT: buffers of C^{-1} on z (float) or w (lattice), `d x dim`.
+    /// Smooth binary: the noise of the node read at each level, `height x dim`.
     dec: Vec<f64>,
     release: Vec<f64>,
     rng: StreamRng,
@@ -227,12 +269,17 @@ pub struct FactorizationCounter {
     draw: Vec<f64>,
     #[serde(skip)]
     coeffs: Vec<f64>,
+    /// Smooth binary: the query leaf b_{t+1} (a function of t; not state).
+    #[serde(skip)]
+    leaf: u64,
 }
 
 /// First byte of a serialized factorization counter (tree states start with
 /// their version, 3): 'F'.
 pub const FACTOR_STATE_TAG: u8 = b'F';
-const FACTOR_STATE_VERSION: u8 = 1;
+/// 2: double-double BLT encoder buffers (lattice). Version-1 states are
+/// read unless they hold single-precision lattice BLT buffers.
+const FACTOR_STATE_VERSION: u8 = 2;
 
 fn zeros(len: usize, shape: &[usize]) -> Result<Vec<f64>> {
     let mut v = Vec::new();
@@ -262,8 +309,11 @@ impl FactorizationCounter {
             return Err(Error::invalid("shape", format!("dimensions must be >= 1, got {shape:?}")));
         }
         noise.validate(shape)?;
-        check_noise(noise)?;
+        check_noise(noise, &factor)?;
         factor.validate()?;
+        if let Factorization::SmoothBinary { height, ones } = factor {
+            smooth_binary::validate(height, ones, horizon)?;
+        }
         let dim = shape.iter().try_fold(1usize, |a, &s| a.checked_mul(s)).ok_or_else(|| too_large(shape))?;
         let side = match shape {
             [p, q] if p == q => *p,
@@ -276,8 +326,9 @@ impl FactorizationCounter {
                     usize::try_from(horizon).ok().and_then(|h| h.checked_mul(dim)).ok_or_else(|| too_large(shape))?;
                 (h, 0)
             }
-            Factorization::Blt { theta, .. } => (0, theta.len() * dim),
+            f => (0, f.state_rows() * dim),
         };
+        let smooth = matches!(factor, Factorization::SmoothBinary { .. });
         let entries = hist.saturating_mul(2).saturating_add(bufs.saturating_mul(2));
         if entries > MAX_STATE_ENTRIES {
             return Err(too_large(shape));
@@ -290,11 +341,11 @@ impl FactorizationCounter {
             noise,
             factor,
             t: 0,
-            exact: if lattice { Vec::new() } else { zeros(dim, shape)? },
+            exact: if lattice && !smooth { Vec::new() } else { zeros(dim, shape)? },
             decoded: zeros(dim, shape)?,
             past_x: Vec::new(),
             past_w: Vec::new(),
-            enc: if lattice { zeros(bufs, shape)? } else { Vec::new() },
+            enc: if lattice && !smooth { zeros(2 * bufs, shape)? } else { Vec::new() },
             dec: zeros(bufs, shape)?,
             release: zeros(dim, shape)?,
             rng: seeds.stream("tree"),
@@ -302,6 +353,7 @@ impl FactorizationCounter {
             entropy: EntropyCell::default(),
             draw: zeros(dim, shape)?,
             coeffs: Vec::new(),
+            leaf: 0,
         };
         c.prepare();
         Ok(c)
@@ -315,6 +367,13 @@ impl FactorizationCounter {
         if matches!(self.factor, Factorization::Sqrt) && self.coeffs.len() as u64 != self.horizon {
             self.coeffs = sqrt_coefficients(self.horizon as usize);
         }
+        // The query leaf b_{t+1} (never 0: it has `ones` >= 1 set bits) is
+        // unranked from t only when missing (new, restored, restarted).
+        if let Factorization::SmoothBinary { height, ones } = self.factor {
+            if self.leaf == 0 {
+                self.leaf = smooth_binary::leaf_at(height, ones, self.t);
+            }
+        }
     }
 
     /// This (fresh) counter with lattice noise on 2^-`exponent` (see the
@@ -325,9 +384,9 @@ impl FactorizationCounter {
         }
         if self.noise.lattice().is_none() {
             self.noise = self.noise.on_lattice(exponent)?;
-            if self.noise.lattice().is_some() {
+            if self.noise.lattice().is_some() && !matches!(self.factor, Factorization::SmoothBinary { .. }) {
                 self.exact = Vec::new();
-                self.enc = vec![0.0; self.dec.len()];
+                self.enc = vec![0.0; 2 * self.dec.len()];
             }
         }
         self.with_os_entropy(os_entropy)
@@ -362,6 +421,10 @@ impl FactorizationCounter {
     /// Largest |input entry| in lattice steps for which the floating-point
     /// evaluation of (C x)_t errs by at most a quarter step.
     fn lattice_input_limit(&self) -> f64 {
+        if let Factorization::SmoothBinary { .. } = self.factor {
+            // Exact sums: `horizon` inputs plus noise stay below 2^53 steps.
+            return MAX_EXACT_STEPS / 4.0 / self.horizon as f64;
+        }
         0.25 / (self.factor.fp_error_factor(self.horizon) * UNIT_ROUNDOFF)
     }
 
@@ -400,6 +463,9 @@ impl FactorizationCounter {
             self.entropy.get()?;
         }
         self.prepare();
+        if let Factorization::SmoothBinary { .. } = self.factor {
+            return self.add_smooth_binary(value);
+        }
         // One draw of the noise shape for this step, never redrawn.
         if self.os_entropy {
             self.noise.sample_into(self.entropy.get()?, self.side, &mut self.draw);
@@ -425,6 +491,8 @@ impl FactorizationCounter {
                             *d += u;
                         }
                     }
+                    // Stepped by `add_smooth_binary`.
+                    Factorization::SmoothBinary { .. } => {}
                 }
                 for ((r, e), d) in self.release.iter_mut().zip(&self.exact).zip(&self.decoded) {
                     *r = e + d;
@@ -443,6 +511,7 @@ impl FactorizationCounter {
                         w.copy_from_slice(value);
                         blt_forward_step(theta, omega, &mut self.enc, &mut w, dim);
                     }
+                    Factorization::SmoothBinary { .. } => {}
                 }
                 for (wi, z) in w.iter_mut().zip(&self.draw) {
                     *wi = (*wi * up).round() * step + z;
@@ -459,10 +528,79 @@ impl FactorizationCounter {
                             *d += u;
                         }
                     }
+                    Factorization::SmoothBinary { .. } => {}
                 }
                 self.release.copy_from_slice(&self.decoded);
             }
         }
+        self.t += 1;
+        Ok(())
+    }
+
+    /// The smooth binary step: x_{t+1} enters the prefix sum (it sits at
+    /// leaf b_{t+1}, below the next query b_{t+2}); the nodes of b_{t+1}
+    /// at and below the highest bit where it differs from b_{t+2} leave the
+    /// release, and b_{t+2}'s nodes there enter it, each with a fresh draw
+    /// (all its leaves are b_{t+1} or earlier: it is complete).
+    fn add_smooth_binary(&mut self, value: &[f64]) -> Result<()> {
+        let dim = self.dim;
+        match self.noise.lattice() {
+            Some(s) => {
+                // `draw` is free here (node noise is drawn into `dec`).
+                let limit = self.lattice_input_limit();
+                self.draw.copy_from_slice(value);
+                s.to_lattice("value", &mut self.draw, limit)?;
+                for (e, v) in self.exact.iter_mut().zip(&self.draw) {
+                    *e += v;
+                }
+            }
+            None => {
+                for (e, v) in self.exact.iter_mut().zip(value) {
+                    *e += v;
+                }
+            }
+        }
+        let old = self.leaf;
+        let new = smooth_binary::next_leaf(old);
+        let top = (old ^ new).ilog2();
+        // Re-summing every node bounds floating-point drift of the live
+        // total; below level 4 it moves by the few changed nodes.
+        let incremental = top < 4;
+        for level in 0..=top as usize {
+            let node = &mut self.dec[level * dim..(level + 1) * dim];
+            if incremental && old >> level & 1 == 1 {
+                for (d, z) in self.decoded.iter_mut().zip(node.iter()) {
+                    *d -= z;
+                }
+            }
+            if new >> level & 1 == 1 {
+                if self.os_entropy {
+                    self.noise.sample_into(self.entropy.get()?, self.side, node);
+                } else {
+                    self.noise.sample_into(&mut self.rng, self.side, node);
+                }
+                if incremental {
+                    for (d, z) in self.decoded.iter_mut().zip(node.iter()) {
+                        *d += z;
+                    }
+                }
+            }
+        }
+        if !incremental {
+            self.decoded.fill(0.0);
+            let mut bits = new;
+            while bits != 0 {
+                let level = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                for (d, z) in self.decoded.iter_mut().zip(&self.dec[level * dim..(level + 1) * dim]) {
+                    *d += z;
+                }
+            }
+        }
+        for ((r, e), d) in self.release.iter_mut().zip(&self.exact).zip(&self.decoded) {
+            *r = e + d;
+        }
+        self.leaf = new;
         self.t += 1;
         Ok(())
     }
@@ -491,6 +629,8 @@ impl FactorizationCounter {
         }
         self.past_x.clear();
         self.past_w.clear();
+        self.leaf = 0;
+        self.prepare();
     }
 
     /// The release after the last addition (zeros before any).
@@ -531,9 +671,13 @@ impl FactorizationCounter {
     }
 
     /// Noise draws mixed into the current release: t (every step's draw
-    /// enters with its decoder coefficient).
+    /// enters with its decoder coefficient); smooth binary: `ones` nodes
+    /// (0 before any addition).
     pub fn noise_terms(&self) -> u32 {
-        u32::try_from(self.t).unwrap_or(u32::MAX)
+        match self.factor {
+            Factorization::SmoothBinary { ones, .. } if self.t > 0 => ones,
+            _ => u32::try_from(self.t).unwrap_or(u32::MAX),
+        }
     }
 
     /// The whole state (buffers, history, generator). As secret as the data.
@@ -552,14 +696,28 @@ impl FactorizationCounter {
                 c.prepare();
                 Ok(c)
             }
+            [FACTOR_STATE_TAG, 1, body @ ..] => {
+                let mut c: FactorizationCounter = crate::state::decode(body)?;
+                if !c.enc.is_empty() {
+                    return Err(Error::Decode(
+                        "a version-1 lattice BLT counter state (single-precision encoder buffers) cannot continue \
+                         under this version's error bound; this version writes version 2"
+                            .into(),
+                    ));
+                }
+                c.check_consistent()?;
+                c.prepare();
+                Ok(c)
+            }
             [FACTOR_STATE_TAG, v, ..] => Err(Error::Decode(format!("unknown factorization counter state version {v}"))),
             _ => Err(Error::Decode("not a factorization counter state".into())),
         }
     }
 
     fn check_consistent(&self) -> Result<()> {
-        let lattice = self.noise.lattice().is_some();
-        let bufs = self.factor.buffers() * self.dim;
+        let smooth = matches!(self.factor, Factorization::SmoothBinary { .. });
+        let lattice = self.noise.lattice().is_some() && !smooth;
+        let bufs = self.factor.state_rows() * self.dim;
         let hist = self.t as usize * self.dim;
         let sqrt = matches!(self.factor, Factorization::Sqrt);
         let ok = self.shape.iter().try_fold(1usize, |a, &s| a.checked_mul(s)) == Some(self.dim)
@@ -574,14 +732,20 @@ impl FactorizationCounter {
                     0
                 })
             && self.factor.validate().is_ok()
+            && match self.factor {
+                Factorization::SmoothBinary { height, ones } => {
+                    smooth_binary::validate(height, ones, self.horizon).is_ok()
+                }
+                _ => true,
+            }
             && self.noise.validate(&self.shape).is_ok()
-            && check_noise(self.noise).is_ok()
+            && check_noise(self.noise, &self.factor).is_ok()
             && self.t <= self.horizon
             && self.exact.len() == if lattice { 0 } else { self.dim }
             && self.decoded.len() == self.dim
             && self.release.len() == self.dim
             && self.dec.len() == bufs
-            && self.enc.len() == if lattice { bufs } else { 0 }
+            && self.enc.len() == if lattice { 2 * bufs } else { 0 }
             && self.past_w.len() == if sqrt { hist } else { 0 }
             && self.past_x.len() == if sqrt && lattice { hist } else { 0 };
         if ok {
@@ -596,9 +760,12 @@ fn too_large(shape: &[usize]) -> Error {
     Error::invalid("shape", format!("{shape:?} is too large for the counter's state"))
 }
 
-/// Gaussian (or zero) noise only.
-fn check_noise(noise: NoiseSpec) -> Result<()> {
+/// Gaussian (or zero) noise only; the smooth binary mechanism also serves
+/// Laplace noise (its L1 column norm is at most height - ones).
+fn check_noise(noise: NoiseSpec, factor: &Factorization) -> Result<()> {
+    let smooth = matches!(factor, Factorization::SmoothBinary { .. });
     let ok = match noise {
+        NoiseSpec::Laplace { .. } | NoiseSpec::Lattice(_) if smooth => true,
         NoiseSpec::Zero | NoiseSpec::Gaussian { .. } | NoiseSpec::SymmetricGaussian { .. } => true,
         NoiseSpec::Lattice(s) => !matches!(s.kind(), SecureKind::Laplace { .. }),
         NoiseSpec::Laplace { .. } | NoiseSpec::Wishart { .. } => false,
@@ -630,13 +797,50 @@ fn toeplitz_row(c: &[f64], hist: &[f64], dim: usize, t: usize, out: &mut [f64]) 
 
 /// In place v <- (C v)_t with buffers S_i (sum_{s<t} theta_i^(t-1-s) v_s):
 /// (C v)_t = v_t + sum_i omega_i S_i; then S_i <- theta_i S_i + v_t.
+///
+/// The buffers are double-double (hi + lo, `bufs` = hi parts then lo
+/// parts): the product's error is exact by FMA and the sum's by TwoSum, so
+/// an update errs by O(u^2 |S_i|) instead of O(u |S_i|); with decay rates
+/// 1 - theta_i near 1e-7 (long-horizon fits) single-precision buffers
+/// would accumulate O(u / (1 - theta)^2) relative error, far more than the
+/// quarter lattice step the privacy accounting allows
+/// ([`Factorization::fp_error_factor`]).
 fn blt_forward_step(theta: &[f64], omega: &[f64], bufs: &mut [f64], v: &mut [f64], dim: usize) {
-    let x = v.to_vec();
-    for ((s, th), w) in bufs.chunks_exact_mut(dim).zip(theta).zip(omega) {
-        for ((o, si), xi) in v.iter_mut().zip(s.iter_mut()).zip(&x) {
-            *o += w * *si;
-            *si = th * *si + xi;
+    let d = theta.len();
+    let (hi, lo) = bufs.split_at_mut(d * dim);
+    for j in 0..dim {
+        let x = v[j];
+        let mut out = x;
+        for i in 0..d {
+            let (h, l) = (&mut hi[i * dim + j], &mut lo[i * dim + j]);
+            out += omega[i] * (*h + *l);
+            // S <- theta S + x in double-double.
+            let p = theta[i] * *h;
+            let p_err = theta[i].mul_add(*h, -p);
+            let (s, e) = two_sum(p, x);
+            let tail = p_err + theta[i] * *l + e;
+            let (nh, nl) = fast_two_sum(s, tail);
+            *h = nh;
+            *l = nl;
         }
+        v[j] = out;
+    }
+}
+
+/// (s, e) with s = fl(a + b) and s + e = a + b exactly (Knuth).
+fn two_sum(a: f64, b: f64) -> (f64, f64) {
+    let s = a + b;
+    let bb = s - a;
+    (s, (a - (s - bb)) + (b - bb))
+}
+
+/// As [`two_sum`] for |a| >= |b| or a = 0 (Dekker); renormalizes hi + lo.
+fn fast_two_sum(a: f64, b: f64) -> (f64, f64) {
+    if a.abs() >= b.abs() {
+        let s = a + b;
+        (s, b - (s - a))
+    } else {
+        two_sum(a, b)
     }
 }
 
@@ -668,6 +872,10 @@ mod tests {
         }
     }
 
+    fn smooth() -> Factorization {
+        Factorization::SmoothBinary { height: 12, ones: 6 }
+    }
+
     fn stream(n: usize, dim: usize) -> Vec<Vec<f64>> {
         (0..n).map(|t| (0..dim).map(|i| ((t * 31 + i * 7) % 13) as f64 - 6.0).collect()).collect()
     }
@@ -685,7 +893,7 @@ mod tests {
 
     #[test]
     fn zero_noise_releases_the_prefix_sum() {
-        for factor in [Factorization::Sqrt, blt4()] {
+        for factor in [Factorization::Sqrt, blt4(), smooth()] {
             let xs = stream(300, 2);
             let mut c =
                 FactorizationCounter::new(&[2], 300, NoiseSpec::Zero, factor.clone(), &SeedSequence::from_seed(1))
@@ -760,7 +968,7 @@ mod tests {
 
     #[test]
     fn round_trip_mid_stream_continues_identically() {
-        for factor in [Factorization::Sqrt, blt4()] {
+        for factor in [Factorization::Sqrt, blt4(), smooth()] {
             for lattice in [false, true] {
                 let n = 200u64;
                 let xs = stream(n as usize, 9);
@@ -793,6 +1001,49 @@ mod tests {
     }
 
     #[test]
+    fn smooth_binary_releases_sum_the_query_leafs_nodes() {
+        // Reference: the authors' loop (mechanism_noise_generation.py):
+        // moving from leaf l1 to l2, every level up to the highest
+        // differing bit drops l1's node and draws l2's, lowest level first.
+        let (h, w, n) = (10u32, 5u32, 251u64);
+        for noise in [NoiseSpec::Gaussian { sigma: 1.0 }, NoiseSpec::Laplace { scale: 0.5 }] {
+            let f = Factorization::SmoothBinary { height: h, ones: w };
+            let mut c = FactorizationCounter::new(&[2], n, noise, f, &SeedSequence::from_seed(8)).unwrap();
+            let mut rng = SeedSequence::from_seed(8).stream("tree");
+            let mut nodes = vec![[0.0f64; 2]; h as usize];
+            let mut leaf = smooth_binary::leaf_at(h, w, 0);
+            let xs = stream(n as usize, 2);
+            let mut sum = [0.0; 2];
+            for x in &xs {
+                c.add(x).unwrap();
+                let next = smooth_binary::next_leaf(leaf);
+                for level in 0..=(leaf ^ next).ilog2() {
+                    if next >> level & 1 == 1 {
+                        let mut z = [0.0; 2];
+                        noise.sample_into(&mut rng, 0, &mut z);
+                        nodes[level as usize] = z;
+                    }
+                }
+                leaf = next;
+                sum[0] += x[0];
+                sum[1] += x[1];
+                assert_eq!(leaf.count_ones(), w);
+                assert_eq!(c.noise_terms(), w);
+                for e in 0..2 {
+                    let noise: f64 = (0..h).filter(|l| leaf >> l & 1 == 1).map(|l| nodes[l as usize][e]).sum();
+                    assert!((c.release()[e] - sum[e] - noise).abs() < 1e-9, "t = {}", c.t());
+                }
+            }
+            assert!(c.add(&[0.0, 0.0]).is_err());
+        }
+        // Too few leaves of weight 5 in 10 levels for 252 steps.
+        let f = Factorization::SmoothBinary { height: 10, ones: 5 };
+        assert!(FactorizationCounter::new(&[], 252, NoiseSpec::Zero, f, &SeedSequence::from_seed(0)).is_err());
+        let spec = FactorSpec::new(&smooth()).unwrap();
+        assert_eq!(spec.factorization(), smooth());
+    }
+
+    #[test]
     fn laplace_and_wishart_noise_are_refused() {
         let seeds = SeedSequence::from_seed(0);
         for noise in [NoiseSpec::Laplace { scale: 1.0 }, NoiseSpec::Wishart { scale: 1.0, df: 5.0 }] {
@@ -803,6 +1054,30 @@ mod tests {
         assert!(FactorizationCounter::new(&[], 8, lap, blt4(), &seeds).is_err());
         let bad = Factorization::Blt { theta: vec![1.0], omega: vec![0.1] };
         assert!(FactorizationCounter::new(&[], 8, NoiseSpec::Zero, bad, &seeds).is_err());
+    }
+
+    #[test]
+    fn long_memory_blt_takes_learner_sized_inputs_on_the_lattice() {
+        // The fit of `BLT_BY_LOG2_HORIZON[26]` (1 - theta down to 4e-8) at
+        // n = 5e7 on the lattice 2^-17: double-double buffers keep the
+        // encoder's error bound below a quarter step for |x| up to far
+        // beyond the learners' inputs (|x x^T| <= Ltilde^2 = 2).
+        let f = Factorization::Blt {
+            theta: vec![0.958_515_900_4, 0.999_551_347_9, 0.999_995_251_1, 0.999_999_956_4],
+            omega: vec![0.268_429_707_8, 0.029_111_295_7, 0.002_994_391_088, 0.000_347_953_858_5],
+        };
+        let c = FactorizationCounter::new(
+            &[],
+            50_000_000,
+            NoiseSpec::Gaussian { sigma: 6.0 },
+            f,
+            &SeedSequence::from_seed(1),
+        )
+        .unwrap()
+        .into_secure(17, false)
+        .unwrap();
+        let limit = c.lattice_input_limit() * 2f64.powi(-17);
+        assert!(limit > 1e3, "{limit}");
     }
 
     #[test]

@@ -4,7 +4,11 @@
 //! - [`CounterKind::Binary`]: the binary tree mechanism ([`TreeCounter`],
 //!   `crate::tree`), any noise, serialized exactly as before;
 //! - [`CounterKind::Sqrt`] and [`CounterKind::Blt`]: factorizations of the
-//!   prefix-sum matrix with Gaussian noise ([`FactorizationCounter`]).
+//!   prefix-sum matrix with Gaussian noise ([`FactorizationCounter`]);
+//! - the smooth binary mechanism (`Factorization::SmoothBinary`,
+//!   [`smooth_binary`]): a binary tree read at leaves of fixed weight,
+//!   Laplace or Gaussian noise, O(log T) memory, served by the same
+//!   [`FactorizationCounter`] state.
 //!
 //! Learners that release prefix sums hold a [`ContinualCounter`] and do not
 //! care which one it is; the noise scale for each kind comes from
@@ -12,6 +16,7 @@
 //! `factorization.py`).
 
 pub mod factorization;
+pub mod smooth_binary;
 
 use serde::{Deserialize, Serialize};
 
@@ -94,6 +99,29 @@ impl ContinualCounter {
 
     pub fn os_entropy(&self) -> bool {
         each!(self, c => c.os_entropy())
+    }
+
+    /// Noise draws in the current release (see the kinds' `noise_terms`).
+    pub fn noise_terms(&self) -> u32 {
+        each!(self, c => c.noise_terms())
+    }
+
+    /// A fresh counter of an engine configuration's choice: the binary tree
+    /// (padded to `pad_to` draws, 0 for none) when `factor` is `None`,
+    /// else the factorization it describes (no padding).
+    pub fn of_choice(
+        shape: &[usize],
+        horizon: u64,
+        noise: NoiseSpec,
+        factor: Option<FactorSpec>,
+        pad_to: u32,
+        seeds: &SeedSequence,
+    ) -> Result<Self> {
+        let kind = match factor {
+            None => CounterKind::Binary { pad_to },
+            Some(f) => CounterKind::Factorization(f.factorization()),
+        };
+        Self::new(shape, horizon, noise, kind, seeds)
     }
 
     pub fn use_os_entropy(&mut self) -> Result<()> {

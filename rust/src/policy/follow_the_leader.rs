@@ -28,12 +28,13 @@
 use serde::{Deserialize, Serialize};
 
 use super::Learner;
+use crate::counter::{ContinualCounter, FactorSpec, Factorization};
 use crate::env::geometry::enforce_bounds;
 use crate::env::{DecisionSet, Feedback, Geometry};
 use crate::error::{check_finite, try_filled, Error, Result};
 use crate::noise::NoiseSpec;
 use crate::rng::{SeedSequence, StreamRng};
-use crate::tree::{ceil_log2, TreeCounter};
+use crate::tree::ceil_log2;
 
 /// How x_t is chosen from L~_{t-1}.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -57,6 +58,11 @@ pub struct FollowTheLeaderConfig {
     pub noise: NoiseSpec,
     /// Out-of-range losses are clipped (true) or refused (false).
     pub clip: bool,
+    /// The counter of the prefix sums: `None` for TreeBasedAgg (Alg. 2,
+    /// padded binary tree), else a factorization counter (smooth binary for
+    /// Laplace or Gaussian noise; sqrt / BLT for Gaussian), whose noise
+    /// scale the privacy layer set for it.
+    pub counter: Option<FactorSpec>,
 }
 
 impl FollowTheLeaderConfig {
@@ -91,7 +97,7 @@ impl crate::sim::LearnerFactory for FollowTheLeaderConfig {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct FollowTheLeader {
     config: FollowTheLeaderConfig,
-    tree: TreeCounter,
+    tree: ContinualCounter,
     /// L~_0 of Alg. 1 line 3.
     initial: Vec<f64>,
     /// The current decision x_{t+1}.
@@ -100,17 +106,20 @@ pub struct FollowTheLeader {
     scratch: Vec<f64>,
 }
 
-const STATE_VERSION: u8 = 1;
+/// 2: the counter is a [`ContinualCounter`] (1: always the padded tree).
+const STATE_VERSION: u8 = 2;
 
 impl FollowTheLeader {
     /// A fresh engine: tree noise from `seeds`' `"tree"` stream, L~_0 from
     /// `"initial_noise"`, index sampling from `"sampling"`.
     pub fn new(config: FollowTheLeaderConfig, seeds: &SeedSequence) -> Result<Self> {
         config.validate()?;
-        let tree = TreeCounter::new(&[config.n], config.horizon, config.noise, true, seeds)?;
+        let pad_to = ceil_log2(config.horizon).max(1);
+        let tree =
+            ContinualCounter::of_choice(&[config.n], config.horizon, config.noise, config.counter, pad_to, seeds)?;
         // Alg. 1 lines 2-3: L~_0 is the sum of ceil(log T) draws of D, the
         // same count as every padded release (max(1, .) for T = 1).
-        let draws = ceil_log2(config.horizon).max(1);
+        let draws = initial_draws(&config);
         let mut initial = try_filled("n", config.n, 0.0)?;
         let mut draw = try_filled("n", config.n, 0.0)?;
         let mut rng = seeds.stream("initial_noise");
@@ -130,6 +139,13 @@ impl FollowTheLeader {
         };
         engine.refresh();
         Ok(engine)
+    }
+
+    /// Draws summed into L~_0 (Alg. 1 lines 2-3): as many as every padded
+    /// release (tree), every smooth binary release, or the first release
+    /// of a Toeplitz factorization (one).
+    fn initial_draws(&self) -> u32 {
+        initial_draws(&self.config)
     }
 
     pub fn config(&self) -> &FollowTheLeaderConfig {
@@ -155,10 +171,12 @@ impl FollowTheLeader {
         }
     }
 
-    /// Noise draws in the current release (exactly max(1, ceil(log2 T))).
+    /// Noise draws in the current release: exactly max(1, ceil(log2 T))
+    /// with the padded tree, `ones` with the smooth binary mechanism (L~_0
+    /// included); t with a Toeplitz factorization (every draw enters).
     pub fn noise_terms(&self) -> u32 {
         if self.tree.t() == 0 {
-            ceil_log2(self.config.horizon).max(1)
+            self.initial_draws()
         } else {
             self.tree.noise_terms()
         }
@@ -234,8 +252,24 @@ impl FollowTheLeader {
                 }
                 Ok(e)
             }
+            Some((1, _)) => Err(Error::Decode(
+                "follow-the-leader state version 1 was written before the engine took a counter choice; this \
+                 version reads version 2"
+                    .into(),
+            )),
             _ => Err(Error::Decode("unknown follow-the-leader state version".into())),
         }
+    }
+}
+
+/// See [`FollowTheLeader::initial_draws`]: the smooth binary mechanism's
+/// releases all sum `ones` draws; a Toeplitz factorization's first release
+/// one (c_0 = b_0 = 1).
+fn initial_draws(config: &FollowTheLeaderConfig) -> u32 {
+    match config.counter.map(|f| f.factorization()) {
+        None => ceil_log2(config.horizon).max(1),
+        Some(Factorization::SmoothBinary { ones, .. }) => ones,
+        Some(_) => 1,
     }
 }
 
@@ -335,7 +369,28 @@ mod tests {
     use super::*;
 
     fn config(geometry: Geometry, rule: LeaderRule, noise: NoiseSpec) -> FollowTheLeaderConfig {
-        FollowTheLeaderConfig { n: 4, horizon: 100, geometry, rule, noise, clip: true }
+        FollowTheLeaderConfig { n: 4, horizon: 100, geometry, rule, noise, clip: true, counter: None }
+    }
+
+    #[test]
+    fn smooth_binary_releases_carry_exactly_ones_draws() {
+        let smooth = Factorization::SmoothBinary { height: 9, ones: 4 }; // binom(9, 4) = 126 leaves
+        let c = FollowTheLeaderConfig {
+            horizon: 100,
+            counter: Some(FactorSpec::new(&smooth).unwrap()),
+            ..config(Geometry::Simplex, LeaderRule::Regularized { eta: 0.1 }, NoiseSpec::Laplace { scale: 1.0 })
+        };
+        let mut e = FollowTheLeader::new(c, &SeedSequence::from_seed(1)).unwrap();
+        assert_eq!(e.noise_terms(), 4);
+        for _ in 0..100 {
+            e.observe(&[0.5; 4]).unwrap();
+            assert_eq!(e.noise_terms(), 4);
+        }
+        let back = FollowTheLeader::from_bytes(&e.to_bytes()).unwrap();
+        assert_eq!(back.released(), e.released());
+        let mut old = e.to_bytes();
+        old[0] = 1;
+        assert!(FollowTheLeader::from_bytes(&old).unwrap_err().to_string().contains("version 1"));
     }
 
     #[test]

@@ -17,6 +17,7 @@ use rand_distr::{Beta, Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
 
 use super::Learner;
+use crate::counter::{FactorSpec, FactorizationCounter};
 use crate::env::{DecisionSet, Feedback};
 use crate::error::{check_finite, try_filled, try_with_capacity, Error, Result};
 use crate::noise::secure::{NoiseRng, MAX_EXACT_STEPS};
@@ -78,6 +79,10 @@ pub enum MabStatistics {
     /// One tree counter per arm over that arm's rewards (leaf j = the
     /// arm's j-th reward), node noise `noise` (Mishra & Thakurta App. A).
     Tree { noise: NoiseSpec },
+    /// One counter per arm of the factorization `factor` (the smooth
+    /// binary mechanism for Laplace noise), noise `noise` as the privacy
+    /// layer set it for that counter (appended: older states decode).
+    Factorized { noise: NoiseSpec, factor: FactorSpec },
 }
 
 /// The index played each round.
@@ -160,6 +165,7 @@ pub enum Phase {
 enum Sums {
     Exact(Vec<f64>),
     Tree(Vec<TreeCounter>),
+    Counters(Vec<FactorizationCounter>),
 }
 
 /// The K-armed engine.
@@ -244,6 +250,20 @@ impl Mab {
                 }
                 Sums::Tree(trees)
             }
+            MabStatistics::Factorized { noise, factor } => {
+                let mut counters = try_with_capacity("k", k)?;
+                for a in 0..k {
+                    let seeds = seeds.child("mab/arm", a as u64);
+                    counters.push(FactorizationCounter::new(
+                        &[],
+                        config.horizon,
+                        noise,
+                        factor.factorization(),
+                        &seeds,
+                    )?);
+                }
+                Sums::Counters(counters)
+            }
         };
         let phase = if config.phases.is_some() { Phase::Gap { batch: 0, done: 0 } } else { Phase::Index };
         Ok(Mab {
@@ -291,6 +311,7 @@ impl Mab {
         match &self.sums {
             Sums::Exact(s) => s.clone(),
             Sums::Tree(trees) => trees.iter().map(|tr| tr.release()[0]).collect(),
+            Sums::Counters(cs) => cs.iter().map(|c| c.release()[0]).collect(),
         }
     }
 
@@ -298,6 +319,7 @@ impl Mab {
         match &self.sums {
             Sums::Exact(s) => s[a],
             Sums::Tree(trees) => trees[a].release()[0],
+            Sums::Counters(cs) => cs[a].release()[0],
         }
     }
 
@@ -471,6 +493,7 @@ impl Mab {
         match &mut self.sums {
             Sums::Exact(s) => s[arm] += value,
             Sums::Tree(trees) => trees[arm].add(&[value])?,
+            Sums::Counters(cs) => cs[arm].add(&[value])?,
         }
         self.pulls[arm] += 1;
         if let (MabIndex::Ucb { noise_bound }, true) = (self.config.index, self.ucb_cache.len() == self.config.k) {
@@ -518,10 +541,18 @@ impl Mab {
 
     /// Draws future noise (trees, sampling, gap estimation) from `seeds`.
     pub fn reseed(&mut self, seeds: &SeedSequence) {
-        if let Sums::Tree(trees) = &mut self.sums {
-            for (a, tr) in trees.iter_mut().enumerate() {
-                tr.reseed(&seeds.child("mab/arm", a as u64));
+        match &mut self.sums {
+            Sums::Tree(trees) => {
+                for (a, tr) in trees.iter_mut().enumerate() {
+                    tr.reseed(&seeds.child("mab/arm", a as u64));
+                }
             }
+            Sums::Counters(cs) => {
+                for (a, c) in cs.iter_mut().enumerate() {
+                    c.reseed(&seeds.child("mab/arm", a as u64));
+                }
+            }
+            Sums::Exact(_) => {}
         }
         self.rng = seeds.stream("mab/sampling");
         self.noise.reseed(seeds.stream("mab/noise"));
@@ -530,10 +561,18 @@ impl Mab {
     /// Every privacy noise draw from the operating system from now on
     /// (secure mode; before the first round).
     pub fn use_os_entropy(&mut self) -> Result<()> {
-        if let Sums::Tree(trees) = &mut self.sums {
-            for tree in trees.iter_mut() {
-                tree.use_os_entropy()?;
+        match &mut self.sums {
+            Sums::Tree(trees) => {
+                for tree in trees.iter_mut() {
+                    tree.use_os_entropy()?;
+                }
             }
+            Sums::Counters(cs) => {
+                for c in cs.iter_mut() {
+                    c.use_os_entropy()?;
+                }
+            }
+            Sums::Exact(_) => {}
         }
         self.noise.use_os_entropy()
     }
@@ -557,6 +596,7 @@ impl Mab {
         let sums = match &m.sums {
             Sums::Exact(v) => v.len(),
             Sums::Tree(v) => v.len(),
+            Sums::Counters(v) => v.len(),
         };
         if sums != k || m.pulls.len() != k || m.batch_sums.len() != k || m.released_means.iter().any(|r| r.len() != k) {
             return Err(Error::Decode("inconsistent K-armed state".into()));

@@ -27,12 +27,12 @@ use serde::{Deserialize, Serialize};
 
 use super::linucb::InputBounds;
 use super::Learner;
+use crate::counter::{ContinualCounter, FactorSpec};
 use crate::env::{DecisionSet, Feedback};
 use crate::error::{Error, Result};
 use crate::linalg::Cholesky;
 use crate::noise::NoiseSpec;
 use crate::rng::{SeedSequence, StreamRng};
-use crate::tree::TreeCounter;
 
 /// UCB (Alg. 3) or Thompson sampling (Alg. 4), with the explore/exploit
 /// multiplier alpha.
@@ -54,6 +54,10 @@ pub struct MtContextualConfig {
     pub noise_b: NoiseSpec,
     /// ||z|| <= L and |y| <= B (B = `b_tilde`), clipped or refused.
     pub bounds: InputBounds,
+    /// The counter of A's and b's prefix sums: `None` for the binary tree
+    /// (App. A), else a factorization counter (the smooth binary mechanism
+    /// for Laplace noise) whose noise the privacy layer set for it.
+    pub counter: Option<FactorSpec>,
 }
 
 /// The engine of Alg. 3 / Alg. 4.
@@ -61,8 +65,8 @@ pub struct MtContextualConfig {
 pub struct MtContextual {
     config: MtContextualConfig,
     /// Upper-triangle entries of A, row by row.
-    tree_a: TreeCounter,
-    tree_b: TreeCounter,
+    tree_a: ContinualCounter,
+    tree_b: ContinualCounter,
     t: u64,
     /// Rounds whose released A~ was not positive definite (fallback taken).
     fallbacks: u64,
@@ -111,9 +115,9 @@ impl MtContextual {
             .filter(|_| d.checked_mul(d).is_some())
             .map(|v| v / 2)
             .ok_or_else(|| Error::Allocation { name: "d", what: format!("a {d} x {d} matrix (overflow)") })?;
-        let tree_a =
-            TreeCounter::new(&[tri], config.horizon, config.noise_a, false, &seeds.child("mt-contextual/A", 0))?;
-        let tree_b = TreeCounter::new(&[d], config.horizon, config.noise_b, false, &seeds.child("mt-contextual/b", 0))?;
+        let (n, f) = (config.horizon, config.counter);
+        let tree_a = ContinualCounter::of_choice(&[tri], n, config.noise_a, f, 0, &seeds.child("mt-contextual/A", 0))?;
+        let tree_b = ContinualCounter::of_choice(&[d], n, config.noise_b, f, 0, &seeds.child("mt-contextual/b", 0))?;
         Ok(MtContextual {
             config,
             tree_a,
@@ -389,6 +393,7 @@ mod tests {
             noise_a: spec,
             noise_b: spec,
             bounds: InputBounds { l: 1.0, b_tilde: 1.0, policy: BoundsPolicy::Clip },
+            counter: None,
         }
     }
 

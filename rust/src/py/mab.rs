@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 use super::errors::{unknown, IntoPy};
 use super::mechanisms::{noise_spec, seeds};
 use super::sim::PyEnvironmentFactory;
+use crate::counter::FactorSpec;
 use crate::env::{ArmReward, Environment, Feedback, KArmedBandit, KArmedConfig};
 use crate::policy::mab::Phase;
 use crate::policy::{
@@ -41,7 +42,8 @@ engine_methods! {
 
     #[new]
     #[pyo3(signature = (k, horizon, *, index="ucb", noise_bound=0.0, noise_kind=None, noise_params=Vec::new(),
-                        lo=0.0, hi=1.0, bounds="clip", phases=None, seed=None, phase_lattice_exponents=Vec::new()))]
+                        lo=0.0, hi=1.0, bounds="clip", phases=None, seed=None, phase_lattice_exponents=Vec::new(),
+                        counter=None, theta=Vec::new(), omega=Vec::new()))]
     fn new(
         k: usize,
         horizon: u64,
@@ -55,6 +57,9 @@ engine_methods! {
         phases: Option<PhaseLists>,
         seed: Option<u64>,
         phase_lattice_exponents: Vec<i32>,
+        counter: Option<&str>,
+        theta: Vec<f64>,
+        omega: Vec<f64>,
     ) -> PyResult<Self> {
         let index = match index {
             "ucb" => MabIndex::Ucb { noise_bound },
@@ -65,7 +70,14 @@ engine_methods! {
         };
         let statistics = match noise_kind {
             None => MabStatistics::Exact,
-            Some(kind) => MabStatistics::Tree { noise: noise_spec(kind, &noise_params)? },
+            Some(kind) => match counter {
+                None | Some("binary") => MabStatistics::Tree { noise: noise_spec(kind, &noise_params)? },
+                // Another counter per arm (see `dpbandits.privacy.factorization`).
+                Some(c) => MabStatistics::Factorized {
+                    noise: noise_spec(kind, &noise_params)?,
+                    factor: FactorSpec::new(&super::mechanisms::factorization(c, theta, omega)?).py_err()?,
+                },
+            },
         };
         let phases = phases.map(|(gaps, batch_sizes, batch_scales, random_pulls)| Phases {
             gaps,
@@ -121,7 +133,7 @@ engine_methods! {
 
     #[new]
     #[pyo3(signature = (d, horizon, *, rule="ucb", alpha=1.0, noise_kind="zero", noise_a=Vec::new(), noise_b=Vec::new(),
-                        l=1.0, b_tilde=1.0, clip=true, seed=None))]
+                        l=1.0, b_tilde=1.0, clip=true, seed=None, counter=None, theta=Vec::new(), omega=Vec::new()))]
     fn new(
         d: usize,
         horizon: u64,
@@ -134,7 +146,14 @@ engine_methods! {
         b_tilde: f64,
         clip: bool,
         seed: Option<u64>,
+        counter: Option<&str>,
+        theta: Vec<f64>,
+        omega: Vec<f64>,
     ) -> PyResult<Self> {
+        let counter = match counter {
+            None | Some("binary") => None,
+            Some(c) => Some(FactorSpec::new(&super::mechanisms::factorization(c, theta, omega)?).py_err()?),
+        };
         let rule = match rule {
             "ucb" => ContextualRule::Ucb { alpha },
             "thompson" => ContextualRule::Thompson { alpha },
@@ -148,6 +167,7 @@ engine_methods! {
             noise_a: noise_spec(noise_kind, &noise_a)?,
             noise_b: noise_spec(noise_kind, &noise_b)?,
             bounds,
+            counter,
         };
         Ok(PyMtContextual { inner: MtContextual::new(config, &seeds(seed)?).py_err()? })
     }

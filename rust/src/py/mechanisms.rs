@@ -213,16 +213,31 @@ engine_methods! {
     }
 }
 
-/// The encoder of a factorization counter from its Python name and BLT
-/// parameters: "sqrt" or "blt" (with `theta`, `omega`).
+/// The encoder of a factorization counter from its Python name and
+/// parameters: "sqrt", "blt" (with `theta`, `omega`) or "smooth-binary"
+/// (`theta` = [height, ones]).
 pub fn factorization(kind: &str, theta: Vec<f64>, omega: Vec<f64>) -> PyResult<Factorization> {
-    let f = match kind {
-        "sqrt" if theta.is_empty() && omega.is_empty() => Factorization::Sqrt,
-        "blt" => Factorization::Blt { theta, omega },
+    let f = match (kind, &theta[..]) {
+        ("sqrt", []) if omega.is_empty() => Factorization::Sqrt,
+        ("blt", _) => Factorization::Blt { theta, omega },
+        ("smooth-binary", &[h, w])
+            if omega.is_empty()
+                && h.fract() == 0.0
+                && w.fract() == 0.0
+                && h >= 0.0
+                && w >= 0.0
+                && h < 64.0
+                && w < 64.0 =>
+        {
+            Factorization::SmoothBinary { height: h as u32, ones: w as u32 }
+        }
         _ => {
             return Err(Error::invalid(
                 "counter",
-                format!("unknown factorization {kind:?} (\"sqrt\" without parameters, or \"blt\")"),
+                format!(
+                    "unknown factorization {kind:?} (\"sqrt\" without parameters, \"blt\", or \"smooth-binary\" \
+                     with [height, ones])"
+                ),
             ))
             .py_err()
         }
@@ -267,12 +282,15 @@ engine_methods! {
         Ok(PyFactorizationCounter { inner })
     }
 
-    /// ("sqrt" | "blt", theta, omega).
+    /// ("sqrt" | "blt" | "smooth-binary", theta, omega).
     #[getter]
     fn factorization(&self) -> (&'static str, Vec<f64>, Vec<f64>) {
         match self.inner.factorization() {
             Factorization::Sqrt => ("sqrt", Vec::new(), Vec::new()),
             Factorization::Blt { theta, omega } => ("blt", theta.clone(), omega.clone()),
+            Factorization::SmoothBinary { height, ones } => {
+                ("smooth-binary", vec![f64::from(*height), f64::from(*ones)], Vec::new())
+            }
         }
     }
 

@@ -8,6 +8,7 @@ use super::arrays::{expect_shape, row_major};
 use super::errors::{unknown, IntoPy};
 use super::mechanisms::{noise_spec, seeds};
 use super::sim::PyEnvironmentFactory;
+use crate::counter::FactorSpec;
 use crate::env::{DecisionSet, Environment, LossEnv, LossEnvConfig, LossSequence};
 use crate::error::Error;
 use crate::noise::NoiseSpec;
@@ -55,7 +56,7 @@ engine_methods! {
     getters [noise_terms: u32];
 
     #[new]
-    #[pyo3(signature = (n, horizon, geometry, noise_kind, noise_params, *, eta=None, clip=true, seed=None))]
+    #[pyo3(signature = (n, horizon, geometry, noise_kind, noise_params, *, eta=None, clip=true, seed=None, counter=None, theta=Vec::new(), omega=Vec::new()))]
     fn new(
         n: usize,
         horizon: u64,
@@ -65,7 +66,15 @@ engine_methods! {
         eta: Option<f64>,
         clip: bool,
         seed: Option<u64>,
+        counter: Option<&str>,
+        theta: Vec<f64>,
+        omega: Vec<f64>,
     ) -> PyResult<Self> {
+        // A counter other than the padded tree (see `dpbandits.privacy.factorization`).
+        let counter = match counter {
+            None | Some("binary") => None,
+            Some(kind) => Some(FactorSpec::new(&super::mechanisms::factorization(kind, theta, omega)?).py_err()?),
+        };
         let rule = eta.map_or(LeaderRule::Perturbed, |eta| LeaderRule::Regularized { eta });
         let config = FollowTheLeaderConfig {
             n,
@@ -74,6 +83,7 @@ engine_methods! {
             rule,
             noise: noise_spec(noise_kind, &noise_params)?,
             clip,
+            counter,
         };
         Ok(PyFollowTheLeader { inner: FollowTheLeader::new(config, &seeds(seed)?).py_err()? })
     }
