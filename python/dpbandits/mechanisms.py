@@ -40,7 +40,7 @@ from dpbandits.noise import (
     ZeroNoise,
 )
 from dpbandits.privacy.calibration import tree_depth
-from dpbandits.privacy.factorization import blt_parameters, counter_choice
+from dpbandits.privacy.factorization import counter_choice, counter_parameters
 from dpbandits.privacy.secure import capped_lattice_exponent, lattice_exponent
 
 __all__ = [
@@ -204,8 +204,6 @@ class TreeCounter:
             exponent = capped_lattice_exponent(params[0], _horizon(horizon) * max(1.0, params[0]))
         seed = seed_or_none("seed", seed)
         if counter != "binary":
-            from dpbandits.privacy.factorization import counter_choice, counter_parameters
-
             family = {"gaussian": "gaussian", "symmetric_gaussian": "gaussian", "zero": "gaussian"}
             counter_choice(counter, family.get(kind, kind))
             if padded:
