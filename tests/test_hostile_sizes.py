@@ -75,6 +75,13 @@ CASES: dict[str, list[tuple[str, str, bool]]] = {
     "LinUCB": [("d", "dp.LinUCB({v}, 100)", True),
                ("horizon", "l = dp.LinUCB(3, {v}); l.select(np.eye(3)); l.update(0.5)", False),
                ("refactor_every", "l = dp.LinUCB(3, 100, refactor_every={v}); l.select(np.eye(3))", False)],
+    "LocalLinUCB": [
+        ("d", "dp.LocalLinUCB({v}, 100, 1.0, 0.1)", True),
+        ("horizon", "l = dp.LocalLinUCB(3, {v}, 1.0, 0.1); l.select(np.eye(3)); l.update(0.5)", False)],
+    "ShuffleLinUCB": [
+        ("d", "dp.ShuffleLinUCB({v}, 100, 1.0, 0.1)", True),
+        ("horizon", "l = dp.ShuffleLinUCB(3, {v}, 1.0, 0.1); l.select(np.eye(3)); l.update(0.5)", False),
+        ("batch_size", "l = dp.ShuffleLinUCB(3, 1000, 1.0, 0.1, batch_size={v}); l.select(np.eye(3))", False)],
     "JointDPLinUCB": [
         ("d", "dp.JointDPLinUCB({v}, 100, 1.0, 0.1)", True),
         ("horizon", "l = dp.JointDPLinUCB(3, {v}, 1.0, 0.1); l.select(np.eye(3)); l.update(0.5)", False)],

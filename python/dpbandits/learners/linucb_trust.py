@@ -29,6 +29,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import _core
+from dpbandits._sizes import check_bytes
 from dpbandits._validation import positive, positive_int, seed_or_none
 from dpbandits.learners.online import OnlineLearner, as_decision_set
 from dpbandits.privacy.guarantees import Guarantee
@@ -77,6 +78,15 @@ def _regularizer(value: float) -> float:
     if not math.isfinite(1.0 / lam):
         raise ValueError(f"invalid argument `regularizer`: {value!r} is too small (1/lambda overflows)")
     return lam
+
+
+
+def _check_report_size(d: int) -> None:
+    """AllocationError naming ``d`` before any formula or buffer uses it: the
+    engine holds the released sum and a report of m = d(d+1)/2 + d
+    coordinates and two d x d matrices (a lower bound on its memory)."""
+    m = d * (d + 1) // 2 + d
+    check_bytes("d", d, 8 * (2 * d * d + 2 * m), f"the {m}-coordinate reports and the d x d matrices")
 
 
 class _TrustLinUCB(OnlineLearner):
@@ -196,6 +206,7 @@ class LocalLinUCB(_TrustLinUCB):
         self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         self.d = positive_int("d", d)
         self.horizon = positive_int("horizon", horizon, minimum=2)
+        _check_report_size(self.d)
         self.regularizer = _regularizer(regularizer)
         self.sampler = sampler_choice(sampler)
         a = _alpha(alpha, self.horizon)
@@ -301,6 +312,7 @@ class ShuffleLinUCB(_TrustLinUCB):
         self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         self.d = positive_int("d", d)
         self.horizon = positive_int("horizon", horizon, minimum=2)
+        _check_report_size(self.d)
         self.regularizer = _regularizer(regularizer)
         self.sampler = sampler_choice(sampler)
         a = _alpha(alpha, self.horizon)
