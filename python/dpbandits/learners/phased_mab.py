@@ -55,6 +55,7 @@ from dpbandits._validation import delta_in_unit, positive, positive_int, real, s
 from dpbandits.learners.mab import KArmedLearner, _bounds, _reward_range
 from dpbandits.privacy.azize import (
     adac_index_coefficients,
+    adaptive_min_phase,
     adap_index_coefficients,
     dp_se_schedule,
     dp_ts_variances,
@@ -174,10 +175,31 @@ class PhasedLearner(KArmedLearner):
 class _LaplacePhased(PhasedLearner):
     """Common constructor of the epsilon-DP phased learners."""
 
+    phase_floor: float | None = None
+    min_phase: int | None = None
+
     def _laplace(self, epsilon: float) -> None:
         self.epsilon = positive("epsilon", epsilon)
         self.noise_scale = phase_laplace_scale(self.epsilon)
         self._noise_kind = "laplace"
+
+    def _grid(self, alpha: float, phase_floor: float | None) -> dict[str, Any]:
+        """The phase grid's engine arguments: geometric with ratio
+        ``alpha``, or (``phase_floor`` given) the adaptive grid whose phases
+        are at least :func:`~dpbandits.privacy.azize.adaptive_min_phase`
+        pulls long (effective ratio max(alpha, 1 + min_phase / n))."""
+        self.alpha = _alpha(alpha)
+        if phase_floor is None:
+            return {"alpha": self.alpha}
+        assert self.epsilon is not None
+        self.phase_floor = positive("phase_floor", phase_floor)
+        self.min_phase = adaptive_min_phase(self.epsilon, self.phase_floor)
+        return {"alpha": self.alpha, "min_len": self.min_phase}
+
+    def _grid_basis(self) -> str:
+        if self.min_phase is None:
+            return f"geometric phases, ratio {self.alpha:g}"
+        return f"adaptive phases, ratio max({self.alpha:g}, 1 + {self.min_phase} / n)"
 
 
 class DPKLUCB(_LaplacePhased):
@@ -236,24 +258,26 @@ class DPKLUCB(_LaplacePhased):
         sampler: Sampler = "lattice",
         secure: bool = False,
         seed: int | None = None,
+        phase_floor: float | None = None,
     ) -> None:
         self._args = {
             "k": k, "horizon": horizon, "epsilon": epsilon, "alpha": alpha, "explore": explore,
             "reward_range": reward_range, "bounds": bounds, "sampler": sampler, "secure": secure, "seed": seed,
+            "phase_floor": phase_floor,
         }
         self._laplace(epsilon)
-        self.alpha = _alpha(alpha)
+        grid = self._grid(alpha, phase_floor)
         self.explore = real("explore", explore)
         if not (math.isfinite(self.explore) and self.explore >= 0):
             raise ValueError(f"invalid argument `explore`: must be finite and >= 0, got {explore!r}")
         self._build(k, horizon, reward_range, _bounds(bounds), seed, sampler, secure,
                     index="optimistic_kl", divergence_epsilon=self.epsilon, explore=self.explore,
-                    alpha=self.alpha, forget=False)
+                    forget=False, **grid)
 
     @property
     def privacy(self) -> Guarantee:
         """epsilon-DP of the rewards (Azize et al. 2025; parallel composition)."""
-        return self._laplace_guarantee("Azize et al. 2025, DP-KLUCB")
+        return self._laplace_guarantee(f"Azize et al. 2025, DP-KLUCB ({self._grid_basis()})")
 
 
 class DPIMED(_LaplacePhased):
@@ -283,20 +307,21 @@ class DPIMED(_LaplacePhased):
         sampler: Sampler = "lattice",
         secure: bool = False,
         seed: int | None = None,
+        phase_floor: float | None = None,
     ) -> None:
         self._args = {
             "k": k, "horizon": horizon, "epsilon": epsilon, "alpha": alpha, "reward_range": reward_range,
-            "bounds": bounds, "sampler": sampler, "secure": secure, "seed": seed,
+            "bounds": bounds, "sampler": sampler, "secure": secure, "seed": seed, "phase_floor": phase_floor,
         }
         self._laplace(epsilon)
-        self.alpha = _alpha(alpha)
+        grid = self._grid(alpha, phase_floor)
         self._build(k, horizon, reward_range, _bounds(bounds), seed, sampler, secure,
-                    index="imed", divergence_epsilon=self.epsilon, alpha=self.alpha, forget=False)
+                    index="imed", divergence_epsilon=self.epsilon, forget=False, **grid)
 
     @property
     def privacy(self) -> Guarantee:
         """epsilon-DP of the rewards (Azize et al. 2025; parallel composition)."""
-        return self._laplace_guarantee("Azize et al. 2025, DP-IMED")
+        return self._laplace_guarantee(f"Azize et al. 2025, DP-IMED ({self._grid_basis()})")
 
 
 class _AdaP(_LaplacePhased):
@@ -539,21 +564,23 @@ class DPTS(_LaplacePhased):
         sampler: Sampler = "lattice",
         secure: bool = False,
         seed: int | None = None,
+        phase_floor: float | None = None,
     ) -> None:
         self._args = {
             "k": k, "horizon": horizon, "epsilon": epsilon, "alpha": alpha, "reward_var": reward_var,
             "reward_range": reward_range, "bounds": bounds, "sampler": sampler, "secure": secure, "seed": seed,
+            "phase_floor": phase_floor,
         }
         self._laplace(epsilon)
-        self.alpha = _alpha(alpha)
+        grid = self._grid(alpha, phase_floor)
         reward_var, noise_var = dp_ts_variances(self.epsilon, reward_var)  # type: ignore[arg-type]
         self._build(k, horizon, reward_range, _bounds(bounds), seed, sampler, secure, index="thompson",
-                    reward_var=reward_var, noise_var=noise_var, alpha=self.alpha, forget=False, commit=False)
+                    reward_var=reward_var, noise_var=noise_var, forget=False, commit=False, **grid)
 
     @property
     def privacy(self) -> Guarantee:
         """epsilon-DP of the rewards (phases + Laplace, parallel composition)."""
-        return self._laplace_guarantee("phased Thompson sampling after Hu & Hegde 2022")
+        return self._laplace_guarantee(f"phased Thompson sampling after Hu & Hegde 2022 ({self._grid_basis()})")
 
 
 class KLUCB(PhasedLearner):
