@@ -130,8 +130,18 @@ def test_adaptive_min_phase_by_hand() -> None:
     assert azize.adaptive_min_phase(1.0, 2.0) == 2
     assert azize.adaptive_min_phase(1.0, 0.5) == 1  # ceil(0.5), never below one pull
     assert azize.adaptive_min_phase(0.3, 1.0) == 4  # ceil(3.33)
+    assert azize.adaptive_min_phase(0.01, 4.0, horizon=100) == 100  # 400 capped at the horizon
+    assert azize.adaptive_min_phase(1e-320, 4.0, horizon=7) == 7  # 4 / 1e-320 = inf, capped
     with pytest.raises(ValueError, match="floor"):
         azize.adaptive_min_phase(1.0, 0.0)
+
+
+def test_dpklucb_defaults_to_the_adaptive_grid() -> None:
+    learner = DPKLUCB(5, 1000, 0.5)
+    assert (learner.alpha, learner.phase_floor, learner.min_phase) == (1.1, 4.0, 8)
+    paper = DPKLUCB(5, 1000, 0.5, alpha=1.5, phase_floor=None)
+    assert paper.min_phase is None and "geometric phases, ratio 1.5" in paper.privacy.basis
+    assert DPKLUCB(5, 3, 0.01).min_phase == 3  # a floor of 400 pulls, capped at the horizon
 
 
 def test_adaptive_grid_lengths() -> None:
@@ -527,15 +537,15 @@ def _dp_se_small(eps: float):  # type: ignore[no-untyped-def]
 
 
 AUDITED = {
+    # the default: the adaptive grid (alpha 1.1, phases of >= 4 pulls at eps = 1)
     "DPKLUCB": lambda: (lambda lr: (lr, lr._engine))(DPKLUCB(3, 40, 1.0, seed=0)),
+    "DPKLUCB geometric": lambda: (lambda lr: (lr, lr._engine))(DPKLUCB(3, 40, 1.0, alpha=1.5, phase_floor=None,
+                                                                      seed=0)),
     "DPIMED": lambda: (lambda lr: (lr, lr._engine))(DPIMED(3, 40, 1.0, seed=0)),
     "AdaPKLUCB": lambda: (lambda lr: (lr, lr._engine))(AdaPKLUCB(3, 40, 1.0, seed=0)),
     "AdaCKLUCB": lambda: (lambda lr: (lr, lr._engine))(AdaCKLUCB(3, 40, 0.5, delta=1e-6, seed=0)),
     "DPTS": lambda: (lambda lr: (lr, lr._engine))(DPTS(3, 40, 1.0, seed=0)),
     "DPSE": lambda: _dp_se_small(1.0),
-    # the adaptive grid: phases of at least 2 pulls at eps = 1 (alpha 1.1)
-    "DPKLUCB adaptive": lambda: (lambda lr: (lr, lr._engine))(DPKLUCB(3, 40, 1.0, alpha=1.1, phase_floor=2.0,
-                                                                     seed=0)),
     "DPTS adaptive": lambda: (lambda lr: (lr, lr._engine))(DPTS(3, 40, 1.0, alpha=1.1, phase_floor=2.0, seed=0)),
 }
 

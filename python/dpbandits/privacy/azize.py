@@ -228,9 +228,10 @@ class DPSESchedule:
     gaps: tuple[float, ...]
 
 
-def adaptive_min_phase(epsilon: float, floor: float) -> int:
+def adaptive_min_phase(epsilon: float, floor: float, horizon: int | None = None) -> int:
     """The shortest phase of the adaptive schedule: ceil(floor / epsilon)
-    pulls (at least 1).
+    pulls (at least 1; at most ``horizon`` when given: a longer phase could
+    not end anyway).
 
     Why: a phase of l pulls releases its sum with Laplace(1/epsilon) noise,
     i.e. its average with Laplace(1 / (epsilon l)); with l >= floor /
@@ -242,7 +243,13 @@ def adaptive_min_phase(epsilon: float, floor: float) -> int:
     """
     eps = positive("epsilon", epsilon)
     f = positive("floor", floor)
-    return max(1, math.ceil(f / eps))
+    ratio = f / eps
+    cap = positive_int("horizon", horizon) if horizon is not None else None
+    if cap is not None and not ratio < cap:
+        return cap
+    if not math.isfinite(ratio):
+        raise ValueError(f"invalid argument `floor`: floor / epsilon = {ratio} is not a finite phase length")
+    return max(1, math.ceil(ratio))
 
 
 def dp_se_schedule(k: int, horizon: int, epsilon: float, beta: float | None = None) -> DPSESchedule:
