@@ -695,6 +695,7 @@ impl PhasedMab {
         if self.bounds.value.len() != k {
             self.bounds = IndexBounds { value: vec![0.0; k], until: vec![0; k], pulls: vec![0; k], lead: None };
         }
+        let mut top = usize::MAX;
         let mut v = f64::NEG_INFINITY;
         for a in 0..k {
             if a == lead {
@@ -707,35 +708,64 @@ impl PhasedMab {
                 // Valid for about t / 256 rounds: the bound's slack stays
                 // small against the gaps between indices, and a refresh (a
                 // bisection) comes every t / 256 rounds only.
-                let until = t1 + (t1 >> 8).max(1);
-                let (m, n, _) = self.stats(a);
-                self.bounds.value[a] = kl_upper(m, explore * (until as f64).ln() / n, eps);
-                self.bounds.until[a] = until;
-                self.bounds.pulls[a] = self.pulls[a];
+                self.refresh_bound(a, t1 + (t1 >> 8).max(1), explore, eps);
             }
-            v = v.max(self.bounds.value[a]);
-        }
-        let w = v + 2e-12;
-        if w >= 1.0 {
-            return None;
+            if self.bounds.value[a] > v {
+                v = self.bounds.value[a];
+                top = a;
+            }
         }
         let (m, n, _) = self.stats(lead);
         // The leader's certificate for threshold w (from an earlier round)
         // settles it without a logarithm ...
         if let Some(cert) = self.bounds.lead {
-            if cert.arm == lead && w <= cert.w && cert.holds(m, n) {
+            let w = v + 2e-12;
+            if m >= w || (cert.arm == lead && w <= cert.w && cert.holds(m, n)) {
                 return Some(lead);
             }
         }
-        // ... else a fresh one (c_log at this round).
+        // ... else a fresh one (c_log at this round). When the runner-up's
+        // bound is in the way, its window shrinks (a tighter bound) before
+        // giving up: a near-tie then costs one bisection now and then, not
+        // a scoring of every arm every round.
         let c_log = explore * (t1 as f64).ln();
-        if m >= w {
-            return Some(lead);
+        for _ in 0..3 {
+            let w = v + 2e-12;
+            if w >= 1.0 {
+                return None;
+            }
+            if m >= w {
+                // The index is at least the mean.
+                return Some(lead);
+            }
+            let d = d_eps(m, w, eps);
+            if d <= c_log / n - D_MARGIN {
+                self.bounds.lead = LeadCertificate::new(lead, w, m, n, d, c_log, eps);
+                return Some(lead);
+            }
+            let window = (self.bounds.until[top] - t1) / 16;
+            if window == 0 && self.bounds.until[top] == t1 {
+                break;
+            }
+            self.refresh_bound(top, t1 + window, explore, eps);
+            v = f64::NEG_INFINITY;
+            for a in (0..k).filter(|&a| a != lead) {
+                if self.bounds.value[a] > v {
+                    v = self.bounds.value[a];
+                    top = a;
+                }
+            }
         }
-        let d = d_eps(m, w, eps);
-        let wins = d <= c_log / n - D_MARGIN;
-        self.bounds.lead = if wins { LeadCertificate::new(lead, w, m, n, d, c_log, eps) } else { None };
-        wins.then_some(lead)
+        self.bounds.lead = None;
+        None
+    }
+
+    /// Arm `a`'s index bound for the rounds up to `until`.
+    fn refresh_bound(&mut self, a: usize, until: u64, explore: f64, eps: Option<f64>) {
+        let (m, n, _) = self.stats(a);
+        self.bounds.value[a] = kl_upper(m, explore * (until as f64).ln() / n, eps);
+        self.bounds.until[a] = until;
+        self.bounds.pulls[a] = self.pulls[a];
     }
 
     /// Best score; ties to fewer pulls, then to the lower tie rank (ties
@@ -929,6 +959,9 @@ impl PhasedMab {
 
     /// One noise draw (in lattice steps for the lattice sampler).
     fn draw(&mut self) -> Result<f64> {
+        if matches!(self.config.noise, ReleaseNoise::Zero) {
+            return Ok(0.0);
+        }
         let secure = self.config.secure;
         let rng: &mut dyn RngCore = if secure { self.entropy.get()? } else { &mut self.rng };
         Ok(match (self.lattice, self.config.noise) {
