@@ -67,7 +67,7 @@ fn episodes(c: &mut Criterion) {
             ),
         ),
         ("dp_klucb_adaptive", n, {
-            // The default grid: alpha 1.1, phases of >= ceil(4 / eps) = 4 pulls.
+            // The default grid: alpha 1.2, phases of >= ceil(4 / eps) = 4 pulls.
             let mut c = config(
                 n,
                 PhasedIndex::Optimistic {
@@ -82,7 +82,7 @@ fn episodes(c: &mut Criterion) {
                 true,
                 true,
             );
-            c.schedule = PhaseSchedule::Adaptive { alpha: 1.1, min_len: 4, forget: false };
+            c.schedule = PhaseSchedule::Adaptive { alpha: 1.2, min_len: 4, forget: false };
             c
         }),
         ("dp_ts", n, config(n, PhasedIndex::Thompson { reward_var: 0.25, noise_var: 2.0 }, 1.5, false, true, false)),

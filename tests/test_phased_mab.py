@@ -138,7 +138,7 @@ def test_adaptive_min_phase_by_hand() -> None:
 
 def test_dpklucb_defaults_to_the_adaptive_grid() -> None:
     learner = DPKLUCB(5, 1000, 0.5)
-    assert (learner.alpha, learner.phase_floor, learner.min_phase) == (1.1, 4.0, 8)
+    assert (learner.alpha, learner.phase_floor, learner.min_phase) == (1.2, 4.0, 8)
     paper = DPKLUCB(5, 1000, 0.5, alpha=1.5, phase_floor=None)
     assert paper.min_phase is None and "geometric phases, ratio 1.5" in paper.privacy.basis
     assert DPKLUCB(5, 3, 0.01).min_phase == 3  # a floor of 400 pulls, capped at the horizon
@@ -537,7 +537,7 @@ def _dp_se_small(eps: float):  # type: ignore[no-untyped-def]
 
 
 AUDITED = {
-    # the default: the adaptive grid (alpha 1.1, phases of >= 4 pulls at eps = 1)
+    # the default: the adaptive grid (alpha 1.2, phases of >= 4 pulls at eps = 1)
     "DPKLUCB": lambda: (lambda lr: (lr, lr._engine))(DPKLUCB(3, 40, 1.0, seed=0)),
     "DPKLUCB geometric": lambda: (lambda lr: (lr, lr._engine))(DPKLUCB(3, 40, 1.0, alpha=1.5, phase_floor=None,
                                                                       seed=0)),

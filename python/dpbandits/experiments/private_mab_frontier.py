@@ -56,7 +56,7 @@ ALPHAS = (1.1, 1.5, 2.0)
 #: T = 10^7 runs (instance I1 only): the targets' epsilons and the phased learners.
 LONG_EPSILONS = (0.1, 0.5, 1.0)
 #: DPKLUCB's default grid: (alpha, phase_floor) of the adaptive schedule.
-ADAPTIVE = (1.1, 4.0)
+ADAPTIVE = (1.2, 4.0)
 #: The library's default private K-armed learner (best on this leaderboard):
 #: DPKLUCB with its default adaptive grid.
 DEFAULT = "DP-KLUCB adaptive"
@@ -65,7 +65,7 @@ DEFAULT = "DP-KLUCB adaptive"
 def _private(k: int, horizon: int, eps: float, long_run: bool) -> dict[str, tuple[type, dict[str, Any]]]:
     base = {"k": k, "horizon": horizon}
     out: dict[str, tuple[type, dict[str, Any]]] = {}
-    # The adaptive grid (DPKLUCB's default: alpha 1.1, phases of >= ceil(4 / eps) pulls) beside fixed ratios.
+    # The adaptive grid (DPKLUCB's default: alpha 1.2, phases of >= ceil(4 / eps) pulls) beside fixed ratios.
     out["DP-KLUCB adaptive"] = (DPKLUCB, {**base, "epsilon": eps, "alpha": ADAPTIVE[0], "phase_floor": ADAPTIVE[1]})
     for a in ALPHAS:
         out[f"DP-KLUCB a={a:g}"] = (DPKLUCB, {**base, "epsilon": eps, "alpha": a, "phase_floor": None})
