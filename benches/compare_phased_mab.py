@@ -170,7 +170,8 @@ def learner_speeds(T: int, repeats: int) -> None:
             dp.simulate(learner, env, horizon=T, seeds=[r], record_every=T)
             wall.append(time.perf_counter() - t0)
             cpu.append(time.process_time() - c0)
-        print(f"  {name:34s} wall {T / statistics.median(wall) / 1e6:6.1f}   cpu {T / statistics.median(cpu) / 1e6:6.1f}")
+        w, c = T / statistics.median(wall) / 1e6, T / statistics.median(cpu) / 1e6
+        print(f"  {name:34s} wall {w:6.1f}   cpu {c:6.1f}")
 
 
 def main() -> None:

@@ -55,8 +55,8 @@ from dpbandits._validation import delta_in_unit, positive, positive_int, real, s
 from dpbandits.learners.mab import KArmedLearner, _bounds, _reward_range
 from dpbandits.privacy.azize import (
     adac_index_coefficients,
-    adaptive_min_phase,
     adap_index_coefficients,
+    adaptive_min_phase,
     dp_se_schedule,
     dp_ts_variances,
     lattice_gaussian_rho,

@@ -57,8 +57,8 @@ from dpbandits.privacy.secure import lattice_exponent
 __all__ = [
     "DPSESchedule",
     "adac_index_coefficients",
-    "adaptive_min_phase",
     "adap_index_coefficients",
+    "adaptive_min_phase",
     "azize2025_lower_bound",
     "azize_basu2022_lower_bound",
     "d_eps",
