@@ -263,8 +263,10 @@ class DPKLUCB(_LaplacePhased):
     654.8 +- 18.1, fresh seeds 50-149: 115.0 +- 2.7 / 164.7 +- 3.5 /
     675.1 +- 19.5, no run above 2% of T; the paper's grid on seeds 0-49:
     alpha = 1.5 132.6 / 189.0 / 722.6, alpha = 2 153.3 / 205.6 / 776.3,
-    alpha = 1.1 5,276 / 6,782 / 2,936. T = 10^7 and the other instances:
-    REPRODUCTION.md (private-mab-frontier).
+    alpha = 1.1 5,276 / 6,782 / 2,936. T = 10^7, seeds 0-49: default
+    136.5 +- 4.8 / 190.7 +- 4.6 / 768.1 +- 17.7 (no run above 2% of T;
+    bound 124 / 168 / 672), alpha = 1.5 153.3 / 216.0 / 854.6. The other
+    instances: REPRODUCTION.md (private-mab-frontier).
 
     Open choices (the stored paper text we could reach has no algorithm
     box; these are ours): the phase grids above (first phase: one pull, or
