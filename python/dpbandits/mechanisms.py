@@ -115,6 +115,7 @@ class WishartNoise:
 
 
 NoiseSpec = ZeroNoise | LaplaceNoise | GaussianNoise | SymmetricGaussianNoise | WishartNoise
+"""Any per-node noise specification a :class:`TreeCounter` accepts."""
 
 _SPECS: dict[str, Callable[[Sequence[float]], NoiseSpec]] = {
     "zero": lambda p: ZeroNoise(),
@@ -348,14 +349,17 @@ class TreeCounter:
 
     @property
     def horizon(self) -> int:
+        """The most values the counter accepts (its calibrated horizon)."""
         return self._inner.horizon
 
     @property
     def shape(self) -> tuple[int, ...]:
+        """Shape of each counted value (and of each release)."""
         return tuple(self._inner.shape)
 
     @property
     def padded(self) -> bool:
+        """Whether every release is topped up to a fixed number of noise draws."""
         return self._inner.padded
 
     @property

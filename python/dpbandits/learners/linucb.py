@@ -40,6 +40,7 @@ __all__ = ["JointDPLinUCB", "LinUCB"]
 
 Bounds = Literal["clip", "error"]
 RadiusForm = Literal["log_det", "upper_bound"]
+"""Prop. 4's radius form (see :mod:`dpbandits.privacy.confidence`)."""
 
 
 def _bounds_policy(bounds: str) -> bool:

@@ -336,6 +336,7 @@ class EXP2(LearnerBase):
 
     @property
     def t(self) -> int:
+        """Rounds observed."""
         return int(self._engine.t)
 
     @property
@@ -402,6 +403,7 @@ class SCRiBLe(LearnerBase):
 
     @property
     def t(self) -> int:
+        """Rounds observed."""
         return int(self._engine.t)
 
     @property

@@ -91,6 +91,7 @@ __all__ = [
 ]
 
 Counter = Literal["binary", "sqrt", "blt"]
+"""A continual counter: the binary tree, the square-root factorization or BLT."""
 
 #: The counters a learner or TreeCounter accepts.
 COUNTERS: tuple[str, ...] = ("binary", "sqrt", "blt")

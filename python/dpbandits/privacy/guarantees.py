@@ -25,7 +25,9 @@ from dpbandits._validation import positive
 __all__ = ["CalibrationKind", "Guarantee", "PrivacyModel"]
 
 PrivacyModel = Literal["none", "central", "joint", "local", "shuffle"]
+"""Whose view a guarantee constrains (:data:`dpbandits.privacy.notions.PRIVACY_MODELS`)."""
 CalibrationKind = Literal["paper", "tight", "none"]
+"""Which calibration produced the noise: the paper's formula, the tight one, or none (non-private)."""
 
 _MODELS = ("none", "central", "joint", "local", "shuffle")
 _CALIBRATIONS = ("paper", "tight", "none")
