@@ -219,6 +219,20 @@ class TreeCounter:
 
     Pickled counters carry the exact node sums and the generator state:
     treat a pickle like the raw data.
+
+    Examples
+    --------
+    A binary-tree counter of scalars with Laplace(2) node noise (the scale
+    comes from ``dpbandits.privacy``; here a bare number):
+
+    >>> from dpbandits.mechanisms import LaplaceNoise, TreeCounter
+    >>> counter = TreeCounter((), horizon=8, noise=LaplaceNoise(scale=2.0), seed=0)
+    >>> for value in [1.0, 0.0, 1.0]:
+    ...     counter.add(value)
+    >>> counter.t, counter.noise_terms  # 3 = 0b11: two noisy nodes
+    (3, 2)
+    >>> counter.release() == counter.release()  # node noise is drawn once and stored
+    True
     """
 
     __slots__ = ("_inner",)

@@ -150,6 +150,18 @@ class PrivateFTRL(_FollowTheLeaderBase):
         (:func:`dpbandits.privacy.agarwal_singh.ftrl_eta`).
     bounds:
         ``"clip"`` losses into the loss set, or ``"error"``.
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> learner = dp.PrivateFTRL(n=4, horizon=1000, epsilon=1.0, seed=0)
+    >>> expert = learner.select()
+    >>> learner.update([0.2, 0.9, 0.5, 0.5])  # every expert's loss this round
+    >>> learner.t, learner.privacy.epsilon
+    (1, 1.0)
+    >>> res = dp.simulate(learner, dp.StochasticLosses([0.4, 0.5, 0.5, 0.5]), seeds=2)
+    >>> res.final_regret.shape
+    (2,)
     """
 
     @epsilon_range

@@ -222,6 +222,13 @@ class DPKLUCB(_LaplacePhased):
     ``k`` >= 1, ``horizon`` >= 1, ``epsilon`` > 0, ``alpha`` > 1,
     ``explore`` >= 0, ``reward_range`` finite lo < hi, ``bounds`` 'clip'
     or 'error', ``sampler`` 'lattice' (default) or 'float'.
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> res = dp.simulate(dp.DPKLUCB(k=3, horizon=5000, epsilon=1.0), dp.BernoulliBandit([0.9, 0.5, 0.4]), seeds=2)
+    >>> res.final_regret.shape, res.guarantee.epsilon, res.guarantee.delta
+    ((2,), 1.0, 0.0)
     """
 
     def __init__(

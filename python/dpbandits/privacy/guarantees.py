@@ -7,9 +7,9 @@ value: frozen, comparable, printable on one line.
 
 >>> from dpbandits.privacy import Guarantee
 >>> g = Guarantee("joint", 1.0, 0.1, protects="contexts and rewards",
-...               basis="Shariff & Sheffet 2018, Claim 7")
+...               basis="Shariff & Sheffet 2018, Claim 7", sampler="lattice")
 >>> print(g)
-(1, 0.1)-joint DP of contexts and rewards [Shariff & Sheffet 2018, Claim 7; paper calibration]
+(1, 0.1)-joint DP of contexts and rewards [Shariff & Sheffet 2018, Claim 7; paper calibration; exact lattice noise]
 >>> print(Guarantee.none())
 not private [non-private learner]
 """
