@@ -45,7 +45,8 @@ def workloads() -> dict[str, tuple[Any, dict[str, Any]]]:
         "KLUCB": (bern, dict(learner=dp.KLUCB(k, n_k))),
         "ThompsonSampling": (bern, dict(learner=dp.ThompsonSampling(k, n_k))),
         "PrivateUCB (tight)": (bern, dict(learner=dp.PrivateUCB(k, n_k, 1.0, calibration="tight"))),
-        "PrivateThompsonSampling": (bern, dict(learner=dp.PrivateThompsonSampling(k, n_k, 1.0))),
+        "PrivateThompsonSampling (no gap estimation)": (bern, dict(learner=dp.PrivateThompsonSampling(
+            k, n_k, 1.0, gap_estimation=False))),
         "DPKLUCB": (bern, dict(learner=dp.DPKLUCB(k, n_k, 1.0))),
         "DPIMED": (bern, dict(learner=dp.DPIMED(k, n_k, 1.0))),
         "AdaPUCB": (bern, dict(learner=dp.AdaPUCB(k, n_k, 1.0))),
