@@ -130,16 +130,19 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=1_000_000)
     ap.add_argument("--seeds", type=int, default=2)
     ap.add_argument("--gaps", type=float, nargs="+", default=[0.0, 0.1])
+    ap.add_argument("--schemes", nargs="+", choices=["persistent", "fresh"], default=["persistent", "fresh"])
     ap.add_argument("--code-constants", action="store_true",
                     help="also run the persistent tree with the authors' code's constants")
     args = ap.parse_args()
     makers = {"paper": shariff_sheffet_wishart, "code": authors_code_wishart}
-    variants = [("persistent", "paper"), ("fresh", "paper")] + ([("persistent", "code")] if args.code_constants else [])
+    variants = [(scheme, "paper") for scheme in args.schemes] + (
+        [("persistent", "code")] if args.code_constants else [])
     runs = [(scheme, consts, shift, g, s) for (scheme, consts), shift, g, s
             in itertools.product(variants, (True, False), args.gaps, range(args.seeds))]
     cals = {(c, sh): makers[c](5, N_CALIBRATED, 1.0, 0.1, shift=sh) for c in makers for sh in (True, False)}
     rng = np.random.default_rng(20181002)
-    groups = {scheme: [i for i, r in enumerate(runs) if r[0] == scheme] for scheme in ("persistent", "fresh")}
+    groups = {scheme: [i for i, r in enumerate(runs) if r[0] == scheme] for scheme in ("persistent", "fresh")
+              if any(r[0] == scheme for r in runs)}
     trees = {scheme: make_tree(scheme, [cals[(runs[i][1], runs[i][2])] for i in idx], rng)
              for scheme, idx in groups.items()}
     radii = [confidence_radius(cals[(r[1], r[2])], sigma=1.0, S=1.0, form="log_det") for r in runs]
