@@ -375,8 +375,12 @@ def test_released_sums_are_exact_lattice_multiples(make) -> None:  # type: ignor
     step = 2.0 ** -learner.lattice_exponent
     assert np.all(np.mod(rel[:, 4], step) == 0.0)
     assert "lattice" in learner.privacy.basis
+    # The guarantee's sampler field says how the noise is drawn, once
+    # (it used to say "float" for lattice noise as well).
+    assert learner.privacy.sampler == "lattice" and "not protected" not in str(learner.privacy)
     float_learner = make(seed=1, sampler="float")
-    assert "NOT protected" in float_learner.privacy.basis
+    assert float_learner.privacy.sampler == "float"
+    assert str(float_learner.privacy).count("not protected against low-bit attacks") == 1
 
 
 @pytest.mark.parametrize("make", ALL)

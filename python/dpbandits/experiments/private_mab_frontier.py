@@ -90,6 +90,7 @@ def _private(k: int, horizon: int, eps: float, long_run: bool) -> dict[str, tupl
 
 
 def learners(k: int, horizon: int, epsilons: tuple[float, ...], long_run: bool = False) -> dict[str, Any]:
+    """Every K-armed learner of the leaderboard at each epsilon, label -> (class, arguments)."""
     out: dict[str, Any] = {"UCB1": (UCB1, {"k": k, "horizon": horizon}),
                            "TS": (ThompsonSampling, {"k": k, "horizon": horizon}),
                            "KL-UCB": (KLUCB, {"k": k, "horizon": horizon})}
