@@ -11,8 +11,14 @@ phases per run), not per round; its "rounds per second" are therefore not
 a per-round loop's. The numba version does the same per round (one
 Bernoulli draw per round, like the library), jit-compiled.
 
+``--learners`` instead times every phased learner in ``simulate`` at
+K = 5 (the issue's target: >= 20 M rounds/s each): median of
+``--repeats`` runs of one seed, in wall-clock and in process CPU time (the
+second is what to read on a shared, loaded machine: the simulation runs on
+one core and the caller sleeps until it finishes).
+
 Run from the repository root: ``python3 benches/compare_phased_mab.py``
-(``--horizon``, ``--repeats``).
+(``--horizon``, ``--repeats``, ``--learners``).
 """
 
 from __future__ import annotations
@@ -138,14 +144,48 @@ def _numba_loop():  # type: ignore[no-untyped-def]
     return run
 
 
+def learner_speeds(T: int, repeats: int) -> None:
+    """Rounds per second of each phased learner in ``simulate`` (K = 5, eps = 1)."""
+    import statistics
+
+    env = dp.BernoulliBandit(MEANS.tolist())
+    makers = {
+        "DPKLUCB (default: adaptive grid)": lambda: dp.DPKLUCB(5, T, 1.0),
+        "DPKLUCB alpha 1.5": lambda: dp.DPKLUCB(5, T, 1.0, alpha=1.5, phase_floor=None),
+        "DPIMED": lambda: dp.DPIMED(5, T, 1.0),
+        "AdaPUCB": lambda: dp.AdaPUCB(5, T, 1.0),
+        "AdaPKLUCB": lambda: dp.AdaPKLUCB(5, T, 1.0),
+        "AdaCUCB": lambda: dp.AdaCUCB(5, T, 0.5),
+        "AdaCKLUCB": lambda: dp.AdaCKLUCB(5, T, 0.5),
+        "DPSE": lambda: dp.DPSE(5, T, 1.0),
+        "DPTS": lambda: dp.DPTS(5, T, 1.0),
+        "KLUCB": lambda: dp.KLUCB(5, T),
+    }
+    print(f"simulate, K = 5, T = {T:,}, median of {repeats} runs (M rounds/s)")
+    for name, make in makers.items():
+        wall, cpu = [], []
+        for r in range(repeats):
+            learner = make()
+            t0, c0 = time.perf_counter(), time.process_time()
+            dp.simulate(learner, env, horizon=T, seeds=[r], record_every=T)
+            wall.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)
+        w, c = T / statistics.median(wall) / 1e6, T / statistics.median(cpu) / 1e6
+        print(f"  {name:34s} wall {w:6.1f}   cpu {c:6.1f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--horizon", type=int, default=10_000_000)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--learners", action="store_true", help="time every phased learner in simulate")
     args = ap.parse_args()
     T = args.horizon
+    if args.learners:
+        learner_speeds(T, args.repeats)
+        return
     env = dp.BernoulliBandit(MEANS.tolist())
-    learner = dp.DPKLUCB(5, T, 1.0)
+    learner = dp.DPKLUCB(5, T, 1.0, alpha=1.5, phase_floor=None)  # the algorithm of the loops below
     rows = {}
     lib = []
     for r in range(args.repeats):

@@ -14,6 +14,7 @@ from dpbandits.privacy.agarwal_singh import (
     loss_sensitivity_l1,
     loss_sensitivity_l2,
     scrible_parameters,
+    scrible_regret_bound,
 )
 
 
@@ -109,6 +110,19 @@ def test_thm_4_5_step_size() -> None:
     assert paper.scale == pytest.approx(1.0)  # ||Y||_1 / eps = sqrt(4) / 2
     assert paper.guarantee.epsilon == pytest.approx(4.0)  # sensitivity 2 sqrt(N) = 4 over lambda 1
     assert scrible_parameters(4, 1000, None).eta == pytest.approx(math.sqrt(math.log(1000) / 32000))
+
+
+def test_thm_4_5_explicit_regret_bound() -> None:
+    # App. D's last line before the O, plus P(F) T <= 1. N = 4, T = 1000,
+    # eps = 2, tight lambda = 2: M^2 + lambda^2 N ||X||^2 = 1 + 16 = 17; with
+    # the theorem's eta the first two terms are each
+    # sqrt(2 * 16 * 1000 * ln 1000 * 17) = 1938.5094; the third is
+    # 8 * 2 * 1 * sqrt(4) * ln 4000 = 265.4096; + 2M + 1 = 3.
+    assert scrible_regret_bound(4, 1000, 2.0) == pytest.approx(2 * 1938.5094 + 265.4096 + 3.0, rel=1e-6)
+    # Non-private (lambda = 0): 2 sqrt(2 * 16 * 1000 * ln 1000) + 3.
+    assert scrible_regret_bound(4, 1000, None) == pytest.approx(2 * 470.1576 + 3.0, rel=1e-6)
+    # The paper's lambda (sqrt(N)/eps = 1) gives a smaller bound than the tight one.
+    assert scrible_regret_bound(4, 1000, 2.0, "paper") < scrible_regret_bound(4, 1000, 2.0)
 
 
 def test_bad_inputs_name_the_argument() -> None:

@@ -124,6 +124,42 @@ def test_noise_scales_and_lattice_guarantees_by_hand() -> None:
     assert 5 * sum(s.pulls) >= 10**6
 
 
+def test_adaptive_min_phase_by_hand() -> None:
+    assert azize.adaptive_min_phase(0.1, 2.0) == 20
+    assert azize.adaptive_min_phase(0.5, 2.0) == 4
+    assert azize.adaptive_min_phase(1.0, 2.0) == 2
+    assert azize.adaptive_min_phase(1.0, 0.5) == 1  # ceil(0.5), never below one pull
+    assert azize.adaptive_min_phase(0.3, 1.0) == 4  # ceil(3.33)
+    assert azize.adaptive_min_phase(0.01, 4.0, horizon=100) == 100  # 400 capped at the horizon
+    assert azize.adaptive_min_phase(1e-320, 4.0, horizon=7) == 7  # 4 / 1e-320 = inf, capped
+    with pytest.raises(ValueError, match="floor"):
+        azize.adaptive_min_phase(1.0, 0.0)
+
+
+def test_dpklucb_defaults_to_the_adaptive_grid() -> None:
+    learner = DPKLUCB(5, 1000, 0.5)
+    assert (learner.alpha, learner.phase_floor, learner.min_phase) == (1.2, 4.0, 8)
+    paper = DPKLUCB(5, 1000, 0.5, alpha=1.5, phase_floor=None)
+    assert paper.min_phase is None and "geometric phases, ratio 1.5" in paper.privacy.basis
+    assert DPKLUCB(5, 3, 0.01).min_phase == 3  # a floor of 400 pulls, capped at the horizon
+
+
+def test_adaptive_grid_lengths() -> None:
+    """DP-KLUCB(phase_floor=2) at eps = 0.1: every released phase is at
+    least 20 pulls, and the phase ends follow the grid of _grid_step."""
+    learner = DPKLUCB(5, 20_000, 0.1, alpha=1.1, phase_floor=2.0, seed=3)
+    assert learner.min_phase == 20 and "adaptive phases" in learner.privacy.basis
+    _play(learner, 20_000)
+    rel = learner.releases()
+    assert np.all(rel[:, 3] >= 20)
+    for arm in range(5):
+        lens = rel[rel[:, 0] == arm, 3].astype(int)
+        x, pulls = np.ones(5), np.zeros(5, dtype=np.int64)
+        for length in lens:
+            assert length == _grid_step(x, pulls, arm, 1.1, 20)
+            pulls[arm] += length
+
+
 # --------------------------------------------------------------------------
 # With the noise off: decision for decision against NumPy
 # --------------------------------------------------------------------------
@@ -141,6 +177,7 @@ def _reference(kind: str, table: np.ndarray, ranks: np.ndarray, **p) -> list[int
     phase ends; ties to fewer pulls, then to the lower tie rank."""
     T, k = table.shape
     alpha = p.get("alpha", 2.0)
+    min_len = p.get("min_len")
     pulls = np.zeros(k, dtype=np.int64)
     x = np.ones(k)
     s_all = np.zeros(k)
@@ -170,11 +207,7 @@ def _reference(kind: str, table: np.ndarray, ranks: np.ndarray, **p) -> list[int
                     base = m + math.sqrt(p["explore"] * ln_t / (2 * n))
                 score[a] = base + p.get("linear", 0.0) * ln_t / n + p.get("root", 0.0) * math.sqrt(ln_t) / n
         arm = min(range(k), key=lambda a: (-score[a], pulls[a], ranks[a]))
-        if pulls[arm] == 0 or alpha == 0.0:
-            length = 1
-        else:
-            x[arm] *= alpha
-            length = max(pulls[arm] + 1, math.ceil(x[arm])) - pulls[arm]
+        length = _grid_step(x, pulls, arm, alpha, min_len)
         length = min(length, T - t)
         phase = table[t:t + length, arm]
         out += [arm] * length
@@ -183,6 +216,24 @@ def _reference(kind: str, table: np.ndarray, ranks: np.ndarray, **p) -> list[int
         s_all[arm] += phase.sum()
         last[arm], last_n[arm] = phase.sum(), length
     return out
+
+
+def _grid_step(x: np.ndarray, pulls: np.ndarray, arm: int, alpha: float, min_len: int | None) -> int:
+    """The next phase length of ``arm`` (x updated): geometric
+    n' = max(n + 1, ceil(x alpha)); adaptive (``min_len``)
+    n' = max(n + min_len, ceil(x alpha)), x <- max(x alpha, n')."""
+    n = int(pulls[arm])
+    if min_len is None:
+        if n == 0 or alpha == 0.0:
+            return 1
+        x[arm] *= alpha
+        return max(n + 1, math.ceil(x[arm])) - n
+    if n == 0:
+        return min_len
+    x[arm] *= alpha
+    target = max(n + min_len, math.ceil(x[arm]))
+    x[arm] = max(x[arm], float(target))
+    return target - n
 
 
 def _engine_decisions(engine, table: np.ndarray) -> list[int]:  # type: ignore[no-untyped-def]
@@ -211,6 +262,10 @@ CASES = {
     "AdaCKLUCB": (dict(index="optimistic_kl", explore=3.1, root=2.5, alpha=1.1, forget=True),
                   ("kl", dict(explore=3.1, root=2.5, alpha=1.1, forget=True))),
     "KLUCB": (dict(index="optimistic_kl", explore=1.0, alpha=0.0), ("kl", dict(explore=1.0, alpha=0.0))),
+    "DPKLUCB adaptive": (dict(index="optimistic_kl", divergence_epsilon=0.5, explore=1.0, alpha=1.1, min_len=4),
+                         ("kl", dict(eps=0.5, explore=1.0, alpha=1.1, min_len=4))),
+    "DPIMED adaptive": (dict(index="imed", divergence_epsilon=1.0, alpha=1.2, min_len=3),
+                        ("imed", dict(eps=1.0, alpha=1.2, min_len=3))),
 }
 
 
@@ -223,7 +278,8 @@ def test_noise_off_decisions_equal_numpy(name: str, table: np.ndarray) -> None:
     assert _engine_decisions(engine, table) == want
 
 
-def _reference_uncommitted(table: np.ndarray, ranks: np.ndarray, alpha: float) -> list[int]:
+def _reference_uncommitted(table: np.ndarray, ranks: np.ndarray, alpha: float,
+                           min_len: int | None = None) -> list[int]:
     """DP-TS with vanishing posterior variance: a greedy decision every
     round on the released means; each arm's open phase (the same grid) is
     released when the arm's pull count reaches its end."""
@@ -239,11 +295,7 @@ def _reference_uncommitted(table: np.ndarray, ranks: np.ndarray, alpha: float) -
         score = [np.inf if rel_n[a] == 0 else min(max(rel_s[a] / rel_n[a], 0.0), 1.0) for a in range(k)]
         arm = min(range(k), key=lambda a: (-score[a], rel_n[a], ranks[a]))
         if open_len[arm] == 0:
-            if rel_n[arm] == 0:
-                open_len[arm] = 1
-            else:
-                x[arm] *= alpha
-                open_len[arm] = max(rel_n[arm] + 1, math.ceil(x[arm])) - rel_n[arm]
+            open_len[arm] = _grid_step(x, rel_n, arm, alpha, min_len)
         open_sum[arm] += table[t, arm]
         open_done[arm] += 1
         if open_done[arm] == open_len[arm]:
@@ -255,10 +307,11 @@ def _reference_uncommitted(table: np.ndarray, ranks: np.ndarray, alpha: float) -
     return out
 
 
-def test_noise_off_dp_ts_equals_numpy(table: np.ndarray) -> None:
+@pytest.mark.parametrize("min_len", [None, 5])
+def test_noise_off_dp_ts_equals_numpy(table: np.ndarray, min_len: int | None) -> None:
     engine = _core.PhasedMabEngine(5, T_REF, index="thompson", reward_var=1e-300, noise_var=0.0, alpha=1.5,
-                                   commit=False, noise="zero", seed=4)
-    want = _reference_uncommitted(table, engine.tie_ranks(), 1.5)
+                                   commit=False, noise="zero", seed=4, min_len=min_len)
+    want = _reference_uncommitted(table, engine.tie_ranks(), 1.5, min_len)
     assert _engine_decisions(engine, table) == want
 
 
@@ -322,8 +375,12 @@ def test_released_sums_are_exact_lattice_multiples(make) -> None:  # type: ignor
     step = 2.0 ** -learner.lattice_exponent
     assert np.all(np.mod(rel[:, 4], step) == 0.0)
     assert "lattice" in learner.privacy.basis
+    # The guarantee's sampler field says how the noise is drawn, once
+    # (it used to say "float" for lattice noise as well).
+    assert learner.privacy.sampler == "lattice" and "not protected" not in str(learner.privacy)
     float_learner = make(seed=1, sampler="float")
-    assert "NOT protected" in float_learner.privacy.basis
+    assert float_learner.privacy.sampler == "float"
+    assert str(float_learner.privacy).count("not protected against low-bit attacks") == 1
 
 
 @pytest.mark.parametrize("make", ALL)
@@ -356,6 +413,8 @@ def test_guarantees() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "name"),
     [
+        (dict(phase_floor=0.0), "phase_floor"),
+        (dict(phase_floor=float("nan")), "phase_floor"),
         (dict(k=0), "k"),
         (dict(k=10**12), "k"),
         (dict(horizon=0), "horizon"),
@@ -388,6 +447,15 @@ def test_rewards_outside_the_range_are_clipped_or_refused() -> None:
         clip.update(y)
         ref.update(min(max(y, 0.0), 1.0))
     np.testing.assert_array_equal(clip.releases(), ref.releases())
+
+
+def test_klucb_keeps_no_per_round_records() -> None:
+    """KL-UCB (phases of one round, no noise) records no releases: one
+    record per round would hold 40 bytes x T."""
+    learner = KLUCB(3, 500, seed=0)
+    _play(learner, 500)
+    assert learner.releases().shape == (0, 5)
+    assert learner._engine.pulls().sum() == 500
 
 
 def test_committed_arm_is_enforced_and_horizon_ends() -> None:
@@ -473,12 +541,16 @@ def _dp_se_small(eps: float):  # type: ignore[no-untyped-def]
 
 
 AUDITED = {
+    # the default: the adaptive grid (alpha 1.2, phases of >= 4 pulls at eps = 1)
     "DPKLUCB": lambda: (lambda lr: (lr, lr._engine))(DPKLUCB(3, 40, 1.0, seed=0)),
+    "DPKLUCB geometric": lambda: (lambda lr: (lr, lr._engine))(DPKLUCB(3, 40, 1.0, alpha=1.5, phase_floor=None,
+                                                                      seed=0)),
     "DPIMED": lambda: (lambda lr: (lr, lr._engine))(DPIMED(3, 40, 1.0, seed=0)),
     "AdaPKLUCB": lambda: (lambda lr: (lr, lr._engine))(AdaPKLUCB(3, 40, 1.0, seed=0)),
     "AdaCKLUCB": lambda: (lambda lr: (lr, lr._engine))(AdaCKLUCB(3, 40, 0.5, delta=1e-6, seed=0)),
     "DPTS": lambda: (lambda lr: (lr, lr._engine))(DPTS(3, 40, 1.0, seed=0)),
     "DPSE": lambda: _dp_se_small(1.0),
+    "DPTS adaptive": lambda: (lambda lr: (lr, lr._engine))(DPTS(3, 40, 1.0, alpha=1.1, phase_floor=2.0, seed=0)),
 }
 
 
@@ -504,6 +576,22 @@ def test_audit_flags_half_noise() -> None:
                                   noise_param=scale, lattice_exponent=lattice_exponent(scale), seed=0)
     res = audit(_phase_release(buggy, REWARDS, 9), epsilon=eps, n=AUDIT_N, seed=2)
     print(f"[audit] half noise: {res}")
+    assert res.epsilon_lower_bound > eps
+
+
+@pytest.mark.slow
+def test_audit_flags_half_noise_on_the_adaptive_grid() -> None:
+    """The adaptive grid's audit is not vacuous: the same mechanism with
+    half the noise (the planted bug) is flagged."""
+    eps = 1.0
+    scale = azize.phase_laplace_scale(eps) / 2
+    from dpbandits.privacy.secure import lattice_exponent
+
+    buggy = _core.PhasedMabEngine(3, 40, index="optimistic_kl", divergence_epsilon=eps, alpha=1.1,
+                                  min_len=azize.adaptive_min_phase(eps, 2.0), noise="laplace", noise_param=scale,
+                                  lattice_exponent=lattice_exponent(scale), seed=0)
+    res = audit(_phase_release(buggy, REWARDS, 9), epsilon=eps, n=AUDIT_N, seed=3)
+    print(f"[audit] adaptive grid, half noise: {res}")
     assert res.epsilon_lower_bound > eps
 
 

@@ -22,8 +22,8 @@ def test_frontier_quick_run_writes_figure_and_table(tmp_path: Path) -> None:
     with (folder / f"{NAME}.csv").open() as fh:
         rows = list(csv.DictReader(fh))
     learners = {r["learner"] for r in rows}
-    assert {"DP-KLUCB a=1.5", "DP-IMED a=1.1", "AdaP-KLUCB", "AdaC-UCB", "DP-SE", "DPTS a=2", "KL-UCB",
-            "PrivateUCB tight", "UCB1", "TS"} <= learners
+    assert {"DP-KLUCB adaptive", "DP-KLUCB a=1.5", "DP-IMED a=1.1", "AdaP-KLUCB", "AdaC-UCB", "DP-SE", "DPTS a=2",
+            "KL-UCB", "PrivateUCB tight", "UCB1", "TS"} <= learners
     assert {"mean", "se", "median", "frac_above_2pct_T", "lb_azize2025_thm1"} <= set(rows[0])
     data = json.loads((folder / f"{NAME}.json").read_text())
     assert data["meta"]["quick"] is True and data["comparison"]

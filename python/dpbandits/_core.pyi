@@ -767,7 +767,9 @@ class PhasedMabEngine(_Arms, _Learner):
     ``root`` privacy terms), "imed" (DP-IMED), "thompson" (phased private
     Thompson sampling), "elimination" (DP-SE, with ``epochs`` = (pulls,
     gaps)). Geometric phases of ratio ``alpha`` (0: one round) with
-    ``forget`` (last phase only). ``noise`` "zero", "laplace" (scale
+    ``forget`` (last phase only); with ``min_len`` the adaptive grid
+    (phases of at least ``min_len`` pulls, effective ratio
+    max(alpha, 1 + min_len / n)). ``noise`` "zero", "laplace" (scale
     ``noise_param``) or "gaussian" (sigma ``noise_param``), exact lattice
     noise on 2^-``lattice_exponent`` (None: floating point), OS entropy
     with ``secure``. ``commit``: the chosen arm plays its whole phase
@@ -791,6 +793,7 @@ class PhasedMabEngine(_Arms, _Learner):
         noise_var: float = 0.0,
         alpha: float = 2.0,
         forget: bool = False,
+        min_len: int | None = None,
         epochs: tuple[Sequence[int], Sequence[float]] | None = None,
         noise: str = "zero",
         noise_param: float = 0.0,

@@ -188,6 +188,16 @@ def audit(
         one-sided Clopper–Pearson bound at 1 - (1 - confidence)/2).
     seed:
         Root of the per-phase, per-side seeds handed to ``mechanism``.
+
+    Examples
+    --------
+    Audit a Laplace tree counter calibrated for 1-DP (each leaf lies in 3
+    nodes of a tree of horizon 4, so scale 3 / epsilon):
+
+    >>> from dpbandits.audit import audit, laplace_tree_mechanism
+    >>> result = audit(laplace_tree_mechanism(horizon=4, scale=3.0), epsilon=1.0, n=20_000, seed=1)
+    >>> result.passed, result.epsilon_lower_bound < 1.0
+    (True, True)
     """
     epsilon = positive("epsilon", epsilon)
     delta = non_negative("delta", delta)

@@ -145,6 +145,7 @@ def _guarantee_footnotes(results: dict[str, SimulationResult]) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    """``dpbandits run``: the App. D.2 job (table, CSV/JSON and figure); returns the exit status."""
     plot = not args.no_plot
     if plot and importlib.util.find_spec("matplotlib") is None:
         # Said before computing, not after: the numbers are still saved.
@@ -196,6 +197,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``dpbandits`` argument parser (sub-commands ``run`` and ``reproduce``)."""
     parser = argparse.ArgumentParser(
         prog="dpbandits", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -255,6 +257,7 @@ def _add_reproduce(sub: Any) -> None:
 
 
 def reproduce_command(args: argparse.Namespace) -> int:
+    """``dpbandits reproduce``: list or run registered experiments; returns the exit status."""
     from dpbandits.experiments import experiments, reproduce
 
     found = experiments()
@@ -277,6 +280,7 @@ def reproduce_command(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``dpbandits`` console script."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -158,6 +158,20 @@ class TreeCounter:
 
     Pickled counters carry the exact node sums and the generator state:
     treat a pickle like the raw data.
+
+    Examples
+    --------
+    A binary-tree counter of scalars with Laplace(2) node noise (the scale
+    comes from ``dpbandits.privacy``; here a bare number):
+
+    >>> from dpbandits.mechanisms import LaplaceNoise, TreeCounter
+    >>> counter = TreeCounter((), horizon=8, noise=LaplaceNoise(scale=2.0), seed=0)
+    >>> for value in [1.0, 0.0, 1.0]:
+    ...     counter.add(value)
+    >>> counter.t, counter.noise_terms  # 3 = 0b11: two noisy nodes
+    (3, 2)
+    >>> counter.release() == counter.release()  # node noise is drawn once and stored
+    True
     """
 
     __slots__ = ("_inner",)
@@ -290,14 +304,17 @@ class TreeCounter:
 
     @property
     def horizon(self) -> int:
+        """The most values the counter accepts (its calibrated horizon)."""
         return self._inner.horizon
 
     @property
     def shape(self) -> tuple[int, ...]:
+        """Shape of each counted value (and of each release)."""
         return tuple(self._inner.shape)
 
     @property
     def padded(self) -> bool:
+        """Whether every release is topped up to a fixed number of noise draws."""
         return self._inner.padded
 
     @property

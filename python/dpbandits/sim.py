@@ -327,6 +327,18 @@ def simulate(
         Show a progress bar on stderr; or a callable, called (at most five
         times a second, and once at the end) with the number of
         learner-rounds done so far.
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> learner = dp.JointDPLinUCB(d=5, horizon=2000, epsilon=1.0, delta=0.1)
+    >>> res = dp.simulate(learner, dp.ShariffSheffetEnv(d=5, gap=0.1), seeds=3)
+    >>> res.final_regret.shape, res.seeds.tolist()
+    ((3,), [0, 1, 2])
+    >>> res.regret.shape  # one row per seed, one column per record point (every horizon/200 rounds)
+    (3, 200)
+    >>> res.guarantee.model, res.guarantee.epsilon
+    ('joint', 1.0)
     """
     return simulate_many({repr(learner): learner}, env, horizon, seeds, record_every, progress)[repr(learner)]
 
@@ -355,6 +367,14 @@ def simulate_many(
     ``horizon`` (at most the smallest): nothing is truncated silently.
     Other arguments as for :func:`simulate`; ``learners`` maps labels to
     learners.
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> learners = {"UCB1": dp.UCB1(k=3, horizon=1000), "private": dp.PrivateUCB(k=3, horizon=1000, epsilon=1.0)}
+    >>> res = dp.simulate_many(learners, dp.BernoulliBandit([0.9, 0.5, 0.4]), seeds=2)
+    >>> sorted(res), res["private"].final_regret.shape
+    (['UCB1', 'private'], (2,))
     """
     if not learners:
         raise ValueError("invalid argument `learners`: give at least one learner")

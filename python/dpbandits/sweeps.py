@@ -566,6 +566,18 @@ def sweep(
         ``"raise"`` (default): a damaged cell file raises
         :class:`CorruptCellError`; ``"recompute"``: it is moved aside and
         the cell runs again.
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> grid = {f"eps{e}": {"learners": {"ucb": dp.PrivateUCB(k=3, horizon=500, epsilon=e)},
+    ...                     "env": dp.BernoulliBandit([0.9, 0.5, 0.4]), "meta": {"epsilon": e}}
+    ...         for e in (0.5, 2.0)}
+    >>> res = dp.sweep(grid, seeds=2, n_jobs=1, progress=False)
+    >>> sorted(res.results())
+    [('eps0.5', 'ucb'), ('eps2.0', 'ucb')]
+    >>> res.results()[("eps2.0", "ucb")].final_regret.shape
+    (2,)
     """
     _check_backend(backend)
     try:

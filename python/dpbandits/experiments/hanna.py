@@ -75,6 +75,7 @@ def _per_instance_finals(results: dict[tuple[str, str], Any], labels: list[str],
 
 
 def fig2a_learners(actions: list[list[float]], horizon: int) -> dict[str, Any]:
+    """Fig. 2a's learners on ``actions``, label -> (class, arguments)."""
     out: dict[str, Any] = {"non-private": (EliminationLinearBandit, {"actions": actions, "horizon": horizon})}
     for eps in FIG2A_EPS:
         for model in MODELS + EXTRA_MODELS:
@@ -185,6 +186,7 @@ def _per_eps_verdict(agree: list[float], differ: list[float]) -> str:
 
 
 def fig2b_learners(actions: list[list[float]], horizon: int) -> dict[str, Any]:
+    """Fig. 2b's learners on ``actions``, label -> (class, arguments)."""
     out: dict[str, Any] = {}
     for exploration in ("core_set", "uniform"):
         base = {"actions": actions, "horizon": horizon, "exploration": exploration}

@@ -9,9 +9,11 @@ with the lower bounds of Azize & Basu 2022 (Thm 3) and Azize et al. 2025
 
 Full run: T = 10^6 on every instance and epsilon in {0.01, 0.1, 0.25,
 0.5, 1}, 20 seeds; T = 10^7 on the first instance at epsilon in {0.1,
-0.5, 1} for DP-KLUCB (alpha 1.5 and 2), DP-IMED and DPTS (alpha 1.5),
-AdaP-KLUCB, UCB1 and TS (the other learners at 10^7 take hours on a
-shared two-core machine; their 10^6 rows show where they stand).
+0.5, 1} for DP-KLUCB (the adaptive grid, alpha 1.5 and 2), DP-IMED and
+DPTS (alpha 1.5), AdaP-KLUCB, PrivateUCB (paper and tight),
+PrivateThompsonSampling (with and without gap estimation), UCB1, KL-UCB
+and TS (the other phased variants at 10^7 add hours on a shared two-core
+machine; their 10^6 rows show where they stand).
 ``--quick``: T = 2 * 10^4, epsilon in {0.1, 1}, two instances, 2 seeds.
 The zCDP learners run at rho = eps^2 / 2 (the rho that eps-DP implies,
 Bun & Steinke Prop. 1.4), so they sit in the same column.
@@ -53,15 +55,20 @@ EPSILONS = (0.01, 0.1, 0.25, 0.5, 1.0)
 ALPHAS = (1.1, 1.5, 2.0)
 #: T = 10^7 runs (instance I1 only): the targets' epsilons and the phased learners.
 LONG_EPSILONS = (0.1, 0.5, 1.0)
-#: The library's default private K-armed learner (best on this leaderboard).
-DEFAULT = "DP-KLUCB a=1.5"
+#: DPKLUCB's default grid: (alpha, phase_floor) of the adaptive schedule.
+ADAPTIVE = (1.2, 4.0)
+#: The library's default private K-armed learner (best on this leaderboard):
+#: DPKLUCB with its default adaptive grid.
+DEFAULT = "DP-KLUCB adaptive"
 
 
 def _private(k: int, horizon: int, eps: float, long_run: bool) -> dict[str, tuple[type, dict[str, Any]]]:
     base = {"k": k, "horizon": horizon}
     out: dict[str, tuple[type, dict[str, Any]]] = {}
+    # The adaptive grid (DPKLUCB's default: alpha 1.2, phases of >= ceil(4 / eps) pulls) beside fixed ratios.
+    out["DP-KLUCB adaptive"] = (DPKLUCB, {**base, "epsilon": eps, "alpha": ADAPTIVE[0], "phase_floor": ADAPTIVE[1]})
     for a in ALPHAS:
-        out[f"DP-KLUCB a={a:g}"] = (DPKLUCB, {**base, "epsilon": eps, "alpha": a})
+        out[f"DP-KLUCB a={a:g}"] = (DPKLUCB, {**base, "epsilon": eps, "alpha": a, "phase_floor": None})
         out[f"DP-IMED a={a:g}"] = (DPIMED, {**base, "epsilon": eps, "alpha": a})
         out[f"DPTS a={a:g}"] = (DPTS, {**base, "epsilon": eps, "alpha": a})
     out["AdaP-UCB"] = (AdaPUCB, {**base, "epsilon": eps})
@@ -69,22 +76,24 @@ def _private(k: int, horizon: int, eps: float, long_run: bool) -> dict[str, tupl
     out["AdaC-UCB"] = (AdaCUCB, {**base, "rho": eps * eps / 2})
     out["AdaC-KLUCB"] = (AdaCKLUCB, {**base, "rho": eps * eps / 2})
     out["DP-SE"] = (DPSE, {**base, "epsilon": eps})
+    out["PrivateUCB paper"] = (PrivateUCB, {**base, "epsilon": eps})
+    out["PrivateUCB tight"] = (PrivateUCB, {**base, "epsilon": eps, "calibration": "tight"})
+    out["PrivateTS noGap"] = (PrivateThompsonSampling, {**base, "epsilon": eps, "gap_estimation": False})
     if long_run:
-        keep = ("DP-KLUCB a=1.5", "DP-KLUCB a=2", "DP-IMED a=1.5", "DPTS a=1.5", "AdaP-KLUCB")
+        # Gap estimation can start within 10^7 rounds (it warns and plays linearly at 10^6).
+        out["PrivateTS default"] = (PrivateThompsonSampling, {**base, "epsilon": eps})
+        keep = ("DP-KLUCB adaptive", "DP-KLUCB a=1.5", "DP-KLUCB a=2", "DP-IMED a=1.5", "DPTS a=1.5", "AdaP-KLUCB",
+                "PrivateUCB paper", "PrivateUCB tight", "PrivateTS noGap", "PrivateTS default")
         return {label: spec for label, spec in out.items() if label in keep}
-    if not long_run:
-        out["PrivateUCB paper"] = (PrivateUCB, {**base, "epsilon": eps})
-        out["PrivateUCB tight"] = (PrivateUCB, {**base, "epsilon": eps, "calibration": "tight"})
-        out["PrivateUCB empirical"] = (PrivateUCB, {**base, "epsilon": eps, "confidence": "empirical"})
-        out["PrivateTS noGap"] = (PrivateThompsonSampling, {**base, "epsilon": eps, "gap_estimation": False})
+    out["PrivateUCB empirical"] = (PrivateUCB, {**base, "epsilon": eps, "confidence": "empirical"})
     return out
 
 
 def learners(k: int, horizon: int, epsilons: tuple[float, ...], long_run: bool = False) -> dict[str, Any]:
+    """Every K-armed learner of the leaderboard at each epsilon, label -> (class, arguments)."""
     out: dict[str, Any] = {"UCB1": (UCB1, {"k": k, "horizon": horizon}),
-                           "TS": (ThompsonSampling, {"k": k, "horizon": horizon})}
-    if not long_run:
-        out["KL-UCB"] = (KLUCB, {"k": k, "horizon": horizon})
+                           "TS": (ThompsonSampling, {"k": k, "horizon": horizon}),
+                           "KL-UCB": (KLUCB, {"k": k, "horizon": horizon})}
     for eps in epsilons:
         for label, spec in _private(k, horizon, eps, long_run).items():
             out[f"{label} eps={eps:g}"] = spec
@@ -159,7 +168,7 @@ def private_mab_frontier(opts: RunOptions) -> Report:
         dk = final(main, f"{DEFAULT} eps={eps:g}")
         lb = azize2025_lower_bound(INSTANCES["I1"], eps, n)
         ref = reference.get(eps)
-        report.compare(f"DP-KLUCB (default alpha 1.5) regret at T = {n:,}, eps = {eps:g}, instance I1",
+        report.compare(f"DP-KLUCB (default: adaptive grid) regret at T = {n:,}, eps = {eps:g}, instance I1",
                        f"about {ref:,.0f} (alpha 2, NumPy reference); Thm 1 bound {lb:,.0f}" if ref and not quick
                        else f"Thm 1 bound {lb:,.0f}",
                        f"{dk:,.0f} ({dk / lb:.2f}x the bound)",
@@ -182,7 +191,7 @@ def private_mab_frontier(opts: RunOptions) -> Report:
         plt = _plt()
         fig, ax = plt.subplots(1, 1, figsize=(12, 6), dpi=150)
         x = np.array(epsilons)
-        families = [DEFAULT, "DP-KLUCB a=2", "DP-IMED a=1.5", "DPTS a=1.5", "AdaP-KLUCB", "AdaP-UCB",
+        families = [DEFAULT, "DP-KLUCB a=1.5", "DP-KLUCB a=2", "DP-IMED a=1.5", "DPTS a=1.5", "AdaP-KLUCB", "AdaP-UCB",
                     "AdaC-KLUCB", "DP-SE", "PrivateUCB tight", "PrivateUCB paper", "PrivateTS noGap"]
         for i, fam in enumerate(families):
             ys, es = [], []

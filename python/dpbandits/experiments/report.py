@@ -83,6 +83,7 @@ class Report:
         self._start = time.perf_counter()
 
     def add_row(self, **row: Any) -> None:
+        """One row of the results table (column name -> value)."""
         self.rows.append(row)
 
     def compare(self, claim: str, paper: str, measured: str, verdict: str) -> None:
@@ -90,6 +91,7 @@ class Report:
         self.comparison.append({"claim": claim, "paper": paper, "measured": measured, "verdict": verdict})
 
     def command(self) -> str:
+        """The ``dpbandits reproduce`` command line that reruns this report."""
         parts = ["dpbandits reproduce", self.name]
         if self.opts.quick:
             parts.append("--quick")

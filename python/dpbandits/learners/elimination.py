@@ -130,6 +130,17 @@ class EliminationLinearBandit(LearnerBase):
     seed:
         None: operating-system entropy (deployment); an int reproduces the
         noise and the shuffler's permutations.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dpbandits as dp
+    >>> actions = np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]])
+    >>> learner = dp.EliminationLinearBandit(actions, horizon=10_000, privacy="central", epsilon=1.0, seed=0)
+    >>> i = learner.select()
+    >>> learner.update(0.5)
+    >>> learner.t, learner.privacy.model
+    (1, 'central')
     """
 
     @epsilon_range

@@ -40,6 +40,7 @@ __all__ = ["JointDPLinUCB", "LinUCB"]
 
 Bounds = Literal["clip", "error"]
 RadiusForm = Literal["log_det", "upper_bound"]
+"""Prop. 4's radius form (see :mod:`dpbandits.privacy.confidence`)."""
 
 
 def _bounds_policy(bounds: str) -> bool:
@@ -110,6 +111,18 @@ class LinUCB(_LinUCBBase):
         reproducible online and mixed with each replicate seed in a
         simulation. (This learner draws no noise; the seed only fixes how
         its replicates are labelled.)
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> learner = dp.LinUCB(d=5, horizon=1000, seed=0)
+    >>> env = dp.ShariffSheffetEnv(d=5, gap=0.1, seed=0)
+    >>> i = learner.select(env.decision_set(1))
+    >>> 0 <= i < 25
+    True
+    >>> learner.update(env.reward(1, i))
+    >>> learner.privacy.model
+    'none'
     """
 
 
@@ -203,6 +216,23 @@ class JointDPLinUCB(_LinUCBBase):
     :func:`dpbandits.simulate` None means the replicate seed alone and an
     integer is mixed with each replicate seed (:mod:`dpbandits.sim`).
     Copying a learner copies its generator: see :meth:`fork`.
+
+    Examples
+    --------
+    Online, round by round (``simulate`` runs whole replicates in Rust):
+
+    >>> import dpbandits as dp
+    >>> learner = dp.JointDPLinUCB(d=5, horizon=1000, epsilon=1.0, delta=0.1, seed=0)
+    >>> env = dp.ShariffSheffetEnv(d=5, gap=0.1, seed=0)
+    >>> for t in range(1, 11):
+    ...     i = learner.select(env.decision_set(t))
+    ...     learner.update(env.reward(t, i))
+    >>> learner.t
+    10
+    >>> print(learner.privacy)  # doctest: +ELLIPSIS
+    (1, 0.1)-joint DP ... of contexts and rewards [Shariff & Sheffet 2018, Claim 7 + §4.2 ...; exact lattice noise]
+    >>> dp.JointDPLinUCB(5, 1000, 1.0, 0.1, noise="wishart").calibration.m  # tree depth 1 + ceil(log2 n)
+    11
     """
 
 

@@ -248,6 +248,17 @@ class PrivateUCB(KArmedLearner):
 
     ``k`` >= 1, ``horizon`` T >= 2, ``epsilon`` > 0, 0 < ``gamma`` < 1
     (default 1/T).
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> learner = dp.PrivateUCB(k=3, horizon=1000, epsilon=1.0, calibration="tight", seed=0)
+    >>> env = dp.BernoulliBandit([0.9, 0.5, 0.4], seed=0)
+    >>> for _ in range(100):
+    ...     arm = learner.select()
+    ...     learner.update(env.pull(arm))
+    >>> learner.t, learner.privacy.model, learner.privacy.epsilon
+    (100, 'central', 1.0)
     """
 
     @epsilon_range

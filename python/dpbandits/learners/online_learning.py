@@ -162,6 +162,18 @@ class PrivateFTRL(_FollowTheLeaderBase):
         the padded tree's. ``"binary"`` (the default with
         ``calibration="paper"``; select it to reproduce the paper):
         TreeBasedAgg, Alg. 2, the padded tree. ``privacy`` names it.
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> learner = dp.PrivateFTRL(n=4, horizon=1000, epsilon=1.0, seed=0)
+    >>> expert = learner.select()
+    >>> learner.update([0.2, 0.9, 0.5, 0.5])  # every expert's loss this round
+    >>> learner.t, learner.privacy.epsilon
+    (1, 1.0)
+    >>> res = dp.simulate(learner, dp.StochasticLosses([0.4, 0.5, 0.5, 0.5]), seeds=2)
+    >>> res.final_regret.shape
+    (2,)
     """
 
     @epsilon_range
@@ -364,6 +376,7 @@ class EXP2(LearnerBase):
 
     @property
     def t(self) -> int:
+        """Rounds observed."""
         return int(self._engine.t)
 
     @property
@@ -430,6 +443,7 @@ class SCRiBLe(LearnerBase):
 
     @property
     def t(self) -> int:
+        """Rounds observed."""
         return int(self._engine.t)
 
     @property

@@ -56,6 +56,7 @@ from dpbandits.learners.mab import KArmedLearner, _bounds, _reward_range
 from dpbandits.privacy.azize import (
     adac_index_coefficients,
     adap_index_coefficients,
+    adaptive_min_phase,
     dp_se_schedule,
     dp_ts_variances,
     lattice_gaussian_rho,
@@ -82,8 +83,6 @@ __all__ = [
 
 Sampler = Literal["lattice", "float"]
 Bounds = Literal["clip", "error"]
-
-_FLOAT_WARNING = "floating-point noise: NOT protected against low-bit attacks (Mironov 2012)"
 
 
 def _alpha(alpha: float) -> float:
@@ -155,7 +154,7 @@ class PhasedLearner(KArmedLearner):
 
     def _basis(self, text: str) -> str:
         if self.sampler == "float":
-            return f"{text}; {_FLOAT_WARNING}"
+            return text  # the guarantee's sampler field says what floating-point noise gives up
         how = "OS entropy" if self._secure_mode else "seeded ChaCha stream"
         return f"{text}; exact discrete noise on the lattice 2^-{self.lattice_exponent} ({how})"
 
@@ -167,28 +166,59 @@ class PhasedLearner(KArmedLearner):
         return Guarantee(
             model="central", epsilon=eps, delta=0.0, protects="rewards",
             basis=self._basis(basis + "; Laplace(1/eps) per phase sum, parallel composition over phases"),
-            calibration="paper",
+            calibration="paper", sampler=self.sampler,  # type: ignore[arg-type]
         )
 
 
 class _LaplacePhased(PhasedLearner):
     """Common constructor of the epsilon-DP phased learners."""
 
+    phase_floor: float | None = None
+    min_phase: int | None = None
+
     def _laplace(self, epsilon: float) -> None:
         self.epsilon = positive("epsilon", epsilon)
         self.noise_scale = phase_laplace_scale(self.epsilon)
         self._noise_kind = "laplace"
 
+    def _grid(self, alpha: float, phase_floor: float | None, horizon: int) -> dict[str, Any]:
+        """The phase grid's engine arguments: geometric with ratio
+        ``alpha``, or (``phase_floor`` given) the adaptive grid whose phases
+        are at least :func:`~dpbandits.privacy.azize.adaptive_min_phase`
+        pulls long (effective ratio max(alpha, 1 + min_phase / n))."""
+        self.alpha = _alpha(alpha)
+        if phase_floor is None:
+            return {"alpha": self.alpha}
+        assert self.epsilon is not None
+        self.phase_floor = positive("phase_floor", phase_floor)
+        self.min_phase = adaptive_min_phase(self.epsilon, self.phase_floor, positive_int("horizon", horizon))
+        return {"alpha": self.alpha, "min_len": self.min_phase}
+
+    def _grid_basis(self) -> str:
+        if self.min_phase is None:
+            return f"geometric phases, ratio {self.alpha:g}"
+        return f"adaptive phases, ratio max({self.alpha:g}, 1 + {self.min_phase} / n)"
+
 
 class DPKLUCB(_LaplacePhased):
     """DP-KLUCB (Azize, Wu, Honda, Orabona, Ito & Basu 2025, arXiv
     2505.05613): KL-UCB in arm-dependent geometric phases with a Laplace
-    release per phase and no forgetting.
+    release per phase and no forgetting; by default on our adaptive phase
+    grid (below). The library's default private K-armed learner: best on
+    the ``private-mab-frontier`` leaderboard (REPRODUCTION.md).
 
-    Schedule: each arm's phases end when its pull count reaches
-    n_0 = 1, n_l = max(n_{l-1} + 1, ceil(alpha^l)) (alpha^l computed by
-    repeated multiplication); at a decision (no phase running) every arm is
-    scored and the best one is committed for its whole next phase.
+    Schedule (``phase_floor=None``, the paper's grid): each arm's phases
+    end when its pull count reaches n_0 = 1,
+    n_l = max(n_{l-1} + 1, ceil(alpha^l)) (alpha^l computed by repeated
+    multiplication). Adaptive grid (``phase_floor`` = f; the default is
+    f = 4 with alpha = 1.2): the first phase has L = ceil(f / epsilon)
+    pulls (:func:`dpbandits.privacy.azize.adaptive_min_phase`, at most the
+    horizon), then an arm at pull count n ends its next phase at
+    n' = max(n + L, ceil(x alpha)), x <- max(x alpha, n') (x_0 = 1): the
+    effective ratio is max(alpha, 1 + L / n), long phases while n is small
+    and ratio alpha once n >= L / (alpha - 1). At a decision (no phase
+    running) every arm is scored and the best one is committed for its
+    whole next phase.
     Index: with S~_a the sum of arm a's released phase sums, N_a its pulls
     in released phases, m_a = clip(S~_a / N_a, 0, 1),
     U_a = max{y in [m_a, 1] : N_a d_eps(m_a, y) <= explore ln t}
@@ -196,10 +226,50 @@ class DPKLUCB(_LaplacePhased):
     of the paper's lower bound (:func:`dpbandits.privacy.azize.d_eps`).
     The paper's regret is within a factor alpha of its Thm 1 lower bound.
 
+    Why the adaptive grid (beyond the paper). A small ratio brings the
+    regret closer to the bound (the factor alpha), but the paper's grid
+    starts with one-pull phases (about 25 at alpha = 1.1), each with its own
+    Laplace(1/epsilon) draw: their sum, of standard deviation about
+    7 / epsilon against a few dozen rewards, can bury the best arm for
+    most of the horizon (fixed alpha = 1.1 on the instance below: mean
+    5,276 at eps = 1, runs up to 127,000, 4-6% of runs above 2% of T). A
+    phase of at least f / epsilon pulls releases its average with Laplace
+    noise of scale at most 1 / f per pull, the size of a reward's own
+    deviation, whatever epsilon; once n >= L / (alpha - 1) the grid is the
+    paper's at ratio alpha, where its factor alpha applies. alpha = 1.1
+    with the same floor is a little better on average on the instance
+    below but kept rare tails on near-tie instances (1 run in 30 above 2%
+    of T on I2 / I4 / H10 at eps in {0.01, 0.1, 0.25}); 1.2 had none there
+    but one run at 2.05% of T (H10, eps = 0.01, where fixed alpha = 1.5 had
+    4 in 30).
+
+    Privacy of the adaptive grid (as of the paper's): the end of an arm's
+    next phase is a fixed function of its pull count in released phases
+    and of public constants (alpha, f, epsilon, the horizon); which arm
+    plays is decided from released sums only, so the phases are fixed by
+    earlier releases; each reward enters exactly one phase sum, released
+    once with its own Laplace(1/epsilon) draw (sensitivity 1); by parallel
+    composition over disjoint phases the releases are epsilon-DP, and every
+    decision is post-processing. Checked by the audits of the exact released
+    sums in tests/test_phased_mab.py (default grid and DPTS on the adaptive
+    grid: eps_lb 0.996 and 0.988 against a claim of 1; the adaptive grid
+    with half the noise is flagged).
+
+    Measured (5 arms 0.75, 0.625, 0.5, 0.375, 0.25; T = 10^6; mean +- se;
+    Thm 1 lower bound 106 / 144 / 576 at eps = 1 / 0.5 / 0.1):
+    default (alpha 1.2, f = 4), seeds 0-49: 116.0 +- 4.6 / 164.8 +- 4.2 /
+    654.8 +- 18.1, fresh seeds 50-149: 115.0 +- 2.7 / 164.7 +- 3.5 /
+    675.1 +- 19.5, no run above 2% of T; the paper's grid on seeds 0-49:
+    alpha = 1.5 132.6 / 189.0 / 722.6, alpha = 2 153.3 / 205.6 / 776.3,
+    alpha = 1.1 5,276 / 6,782 / 2,936. T = 10^7, seeds 0-49: default
+    136.5 +- 4.8 / 190.7 +- 4.6 / 768.1 +- 17.7 (no run above 2% of T;
+    bound 124 / 168 / 672), alpha = 1.5 153.3 / 216.0 / 854.6. The other
+    instances: REPRODUCTION.md (private-mab-frontier).
+
     Open choices (the stored paper text we could reach has no algorithm
-    box; these are ours): phase grid as above (first phase one pull, so
-    initialisation = one phase of one pull per arm, arms without a
-    release have index +inf); the arm is committed for its phase; the
+    box; these are ours): the phase grids above (first phase: one pull, or
+    L pulls on the adaptive grid; arms without a release have index
+    +inf); the arm is committed for its phase; the
     exploration function is explore * ln t with t the round of the
     decision (no ln ln t term; ``explore`` = 1); ties go to the arm with
     fewer pulls, then to a random order drawn once from the seed
@@ -210,18 +280,17 @@ class DPKLUCB(_LaplacePhased):
     docstring; ``privacy`` reports the exact lattice epsilon
     2^j / ceil(2^j / epsilon) <= epsilon.
 
-    Measured (5 arms 0.75, 0.625, 0.5, 0.375, 0.25; 50 seeds; mean regret,
-    REPRODUCTION.md): alpha = 1.5 (the default) 136 / 198 / 729 at
-    T = 10^6 and 158 / 229 / 842 at T = 10^7 for eps = 1 / 0.5 / 0.1, no
-    run above 2% of T (Thm 1 lower bound 106 / 144 / 575 at 10^6).
-    alpha = 2: 159 / 212 / 792 at 10^6. alpha = 1.1 has heavy tails (many
-    one-pull phases early, each with its own Laplace draw, whose sum can
-    bury the best arm): 452 / 14,964 / 13,858 at 10^6, 14% of runs above
-    2% of T at eps = 0.5; hence the default 1.5.
-
     ``k`` >= 1, ``horizon`` >= 1, ``epsilon`` > 0, ``alpha`` > 1,
     ``explore`` >= 0, ``reward_range`` finite lo < hi, ``bounds`` 'clip'
-    or 'error', ``sampler`` 'lattice' (default) or 'float'.
+    or 'error', ``sampler`` 'lattice' (default) or 'float',
+    ``phase_floor`` > 0 or None (the paper's grid).
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> res = dp.simulate(dp.DPKLUCB(k=3, horizon=5000, epsilon=1.0), dp.BernoulliBandit([0.9, 0.5, 0.4]), seeds=2)
+    >>> res.final_regret.shape, res.guarantee.epsilon, res.guarantee.delta
+    ((2,), 1.0, 0.0)
     """
 
     def __init__(
@@ -229,31 +298,33 @@ class DPKLUCB(_LaplacePhased):
         k: int,
         horizon: int,
         epsilon: float,
-        alpha: float = 1.5,
+        alpha: float = 1.2,
         explore: float = 1.0,
         reward_range: Sequence[float] = (0.0, 1.0),
         bounds: Bounds = "clip",
         sampler: Sampler = "lattice",
         secure: bool = False,
         seed: int | None = None,
+        phase_floor: float | None = 4.0,
     ) -> None:
         self._args = {
             "k": k, "horizon": horizon, "epsilon": epsilon, "alpha": alpha, "explore": explore,
             "reward_range": reward_range, "bounds": bounds, "sampler": sampler, "secure": secure, "seed": seed,
+            "phase_floor": phase_floor,
         }
         self._laplace(epsilon)
-        self.alpha = _alpha(alpha)
+        grid = self._grid(alpha, phase_floor, horizon)
         self.explore = real("explore", explore)
         if not (math.isfinite(self.explore) and self.explore >= 0):
             raise ValueError(f"invalid argument `explore`: must be finite and >= 0, got {explore!r}")
         self._build(k, horizon, reward_range, _bounds(bounds), seed, sampler, secure,
                     index="optimistic_kl", divergence_epsilon=self.epsilon, explore=self.explore,
-                    alpha=self.alpha, forget=False)
+                    forget=False, **grid)
 
     @property
     def privacy(self) -> Guarantee:
         """epsilon-DP of the rewards (Azize et al. 2025; parallel composition)."""
-        return self._laplace_guarantee("Azize et al. 2025, DP-KLUCB")
+        return self._laplace_guarantee(f"Azize et al. 2025, DP-KLUCB ({self._grid_basis()})")
 
 
 class DPIMED(_LaplacePhased):
@@ -283,20 +354,21 @@ class DPIMED(_LaplacePhased):
         sampler: Sampler = "lattice",
         secure: bool = False,
         seed: int | None = None,
+        phase_floor: float | None = None,
     ) -> None:
         self._args = {
             "k": k, "horizon": horizon, "epsilon": epsilon, "alpha": alpha, "reward_range": reward_range,
-            "bounds": bounds, "sampler": sampler, "secure": secure, "seed": seed,
+            "bounds": bounds, "sampler": sampler, "secure": secure, "seed": seed, "phase_floor": phase_floor,
         }
         self._laplace(epsilon)
-        self.alpha = _alpha(alpha)
+        grid = self._grid(alpha, phase_floor, horizon)
         self._build(k, horizon, reward_range, _bounds(bounds), seed, sampler, secure,
-                    index="imed", divergence_epsilon=self.epsilon, alpha=self.alpha, forget=False)
+                    index="imed", divergence_epsilon=self.epsilon, forget=False, **grid)
 
     @property
     def privacy(self) -> Guarantee:
         """epsilon-DP of the rewards (Azize et al. 2025; parallel composition)."""
-        return self._laplace_guarantee("Azize et al. 2025, DP-IMED")
+        return self._laplace_guarantee(f"Azize et al. 2025, DP-IMED ({self._grid_basis()})")
 
 
 class _AdaP(_LaplacePhased):
@@ -409,7 +481,7 @@ class _AdaC(PhasedLearner):
             protects="rewards",
             basis=self._basis(f"Azize & Basu 2024 ({self._name}); Gaussian sigma = 1/sqrt(2 rho) per phase "
                               "sum, parallel composition; zCDP -> (eps, delta) by Bun & Steinke Prop. 1.3"),
-            calibration="paper",
+            calibration="paper", sampler=self.sampler,  # type: ignore[arg-type]
         )
 
 
@@ -539,21 +611,23 @@ class DPTS(_LaplacePhased):
         sampler: Sampler = "lattice",
         secure: bool = False,
         seed: int | None = None,
+        phase_floor: float | None = None,
     ) -> None:
         self._args = {
             "k": k, "horizon": horizon, "epsilon": epsilon, "alpha": alpha, "reward_var": reward_var,
             "reward_range": reward_range, "bounds": bounds, "sampler": sampler, "secure": secure, "seed": seed,
+            "phase_floor": phase_floor,
         }
         self._laplace(epsilon)
-        self.alpha = _alpha(alpha)
+        grid = self._grid(alpha, phase_floor, horizon)
         reward_var, noise_var = dp_ts_variances(self.epsilon, reward_var)  # type: ignore[arg-type]
         self._build(k, horizon, reward_range, _bounds(bounds), seed, sampler, secure, index="thompson",
-                    reward_var=reward_var, noise_var=noise_var, alpha=self.alpha, forget=False, commit=False)
+                    reward_var=reward_var, noise_var=noise_var, forget=False, commit=False, **grid)
 
     @property
     def privacy(self) -> Guarantee:
         """epsilon-DP of the rewards (phases + Laplace, parallel composition)."""
-        return self._laplace_guarantee("phased Thompson sampling after Hu & Hegde 2022")
+        return self._laplace_guarantee(f"phased Thompson sampling after Hu & Hegde 2022 ({self._grid_basis()})")
 
 
 class KLUCB(PhasedLearner):

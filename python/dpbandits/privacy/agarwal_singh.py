@@ -47,12 +47,15 @@ __all__ = [
     "loss_set_l1_norm",
     "loss_set_l2_norm",
     "scrible_parameters",
+    "scrible_regret_bound",
 ]
 
 Geometry = Literal["simplex", "ball", "cube"]
+"""Decision set of an online learner: the simplex (experts), the unit ball or the unit cube."""
 Calibration = Literal["paper", "tight"]
 
 PROTECTS = "the loss sequence (one round's loss vector)"
+"""What the online learners' guarantees protect (Def. 2.1's neighbouring loss sequences)."""
 _GEOMETRIES = ("simplex", "ball", "cube")
 
 
@@ -361,3 +364,34 @@ def scrible_parameters(
         )
     eta = math.sqrt(nu * math.log(T) / (2.0 * n**2 * T * (m**2 + lam**2 * n * x2**2)))
     return BanditParameters(scale=lam, eta=eta, gamma=0.0, guarantee=guarantee)
+
+
+def scrible_regret_bound(n: int, horizon: int, epsilon: float | None, calibration: Calibration = "tight") -> float:
+    """Thm 4.5's regret bound for private SCRiBLe over the unit ball, explicit.
+
+    Thm 4.5 states only O(sqrt(T log T) sqrt(N^2 nu (M^2 + N ||X||_2^2
+    ||Y||_1^2 / eps^2))). Its proof (App. D, last two lines before the O)
+    gives, on the event F-bar that every ||Z_t||_2^2 < 10 lambda^2 N
+    log^2(NT),
+
+        E[Regret | F-bar] <= 2 eta T N^2 (M^2 + lambda^2 N ||X||_2^2)
+                             + nu log(T) / eta + 8 lambda ||X||_2 sqrt(N) log(NT) + 2M,
+
+    and E[Regret] <= E[Regret | F-bar] + P(F) T with P(F) <= 1/T (Eq. (9)),
+    so + 1. With the theorem's eta (:func:`scrible_parameters`) the first
+    two terms are equal, each sqrt(2 nu N^2 T log T (M^2 + lambda^2 N
+    ||X||_2^2)). Evaluated with nu = 1, M = 1, ||X||_2 = 1 and the lambda of
+    the learner's ``calibration`` (natural logarithms; the proof's
+    sqrt(log^2 NT) is log NT). ``epsilon=None``: lambda = 0, the non-private
+    SCRiBLe's bound from the same lines (Abernethy, Hazan & Rakhlin 2012,
+    Thm 5.1 as restated in Thm D.1). ``n`` >= 1, ``horizon`` >= 2.
+
+    >>> round(scrible_regret_bound(3, 100, None), 6)   # 2 sqrt(2 * 9 * 100 ln 100) + 2 + 1
+    185.091256
+    """
+    p = scrible_parameters(n, horizon, epsilon, calibration)
+    T, lam, eta = positive_int("horizon", horizon, minimum=2), p.scale, p.eta
+    nu, m, x2 = 1.0, 1.0, 1.0
+    spread = m**2 + lam**2 * n * x2**2
+    return (2.0 * eta * T * n**2 * spread + nu * math.log(T) / eta
+            + 8.0 * lam * x2 * math.sqrt(n) * math.log(n * T) + 2.0 * m + 1.0)

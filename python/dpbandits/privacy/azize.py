@@ -20,6 +20,8 @@
   elimination gaps (:func:`dp_se_schedule`);
 - the phased private Thompson sampling's posterior variances
   (:func:`dp_ts_variances`);
+- the floor of the adaptive phase schedule (ours, beyond the papers:
+  :func:`adaptive_min_phase`);
 - the exact guarantee of lattice noise on a sum of rewards in [0, 1]
   (:func:`lattice_laplace_epsilon`, :func:`lattice_gaussian_rho`).
 
@@ -56,6 +58,7 @@ __all__ = [
     "DPSESchedule",
     "adac_index_coefficients",
     "adap_index_coefficients",
+    "adaptive_min_phase",
     "azize2025_lower_bound",
     "azize_basu2022_lower_bound",
     "d_eps",
@@ -223,6 +226,30 @@ class DPSESchedule:
 
     pulls: tuple[int, ...]
     gaps: tuple[float, ...]
+
+
+def adaptive_min_phase(epsilon: float, floor: float, horizon: int | None = None) -> int:
+    """The shortest phase of the adaptive schedule: ceil(floor / epsilon)
+    pulls (at least 1; at most ``horizon`` when given: a longer phase could
+    not end anyway).
+
+    Why: a phase of l pulls releases its sum with Laplace(1/epsilon) noise,
+    i.e. its average with Laplace(1 / (epsilon l)); with l >= floor /
+    epsilon that is at most Laplace(1 / floor) per phase average, the size
+    of one reward's deviation for floor ~ 1, whatever epsilon. (Ours, not in
+    Azize et al. 2025; a data-independent constant, so it does not touch the
+    privacy argument.) Examples: epsilon = 0.1, floor = 2: 20 pulls;
+    epsilon = 1: 2.
+    """
+    eps = positive("epsilon", epsilon)
+    f = positive("floor", floor)
+    ratio = f / eps
+    cap = positive_int("horizon", horizon) if horizon is not None else None
+    if cap is not None and not ratio < cap:
+        return cap
+    if not math.isfinite(ratio):
+        raise ValueError(f"invalid argument `floor`: floor / epsilon = {ratio} is not a finite phase length")
+    return max(1, math.ceil(ratio))
 
 
 def dp_se_schedule(k: int, horizon: int, epsilon: float, beta: float | None = None) -> DPSESchedule:

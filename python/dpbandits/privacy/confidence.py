@@ -40,6 +40,7 @@ __all__ = [
 ]
 
 RadiusForm = Literal["log_det", "upper_bound"]
+"""Prop. 4's radius: ``"log_det"`` (beta_t from ln det V_t) or ``"upper_bound"`` (Thm 5's beta-bar_n)."""
 
 #: The largest exploration bonus beta ||x||_{V^-1} a radius may give any
 #: admissible action (||x|| <= L): UCBs stay finite with room to spare

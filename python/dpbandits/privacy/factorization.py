@@ -96,6 +96,7 @@ __all__ = [
 ]
 
 Counter = Literal["binary", "smooth-binary", "sqrt", "blt"]
+"""A continual counter: the binary tree, the smooth binary mechanism, the square-root factorization or BLT."""
 
 #: The counters a learner or TreeCounter accepts.
 COUNTERS: tuple[str, ...] = ("binary", "smooth-binary", "sqrt", "blt")

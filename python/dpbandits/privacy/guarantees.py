@@ -7,9 +7,9 @@ value: frozen, comparable, printable on one line.
 
 >>> from dpbandits.privacy import Guarantee
 >>> g = Guarantee("joint", 1.0, 0.1, protects="contexts and rewards",
-...               basis="Shariff & Sheffet 2018, Claim 7")
+...               basis="Shariff & Sheffet 2018, Claim 7", sampler="lattice")
 >>> print(g)
-(1, 0.1)-joint DP of contexts and rewards [Shariff & Sheffet 2018, Claim 7; paper calibration]
+(1, 0.1)-joint DP of contexts and rewards [Shariff & Sheffet 2018, Claim 7; paper calibration; exact lattice noise]
 >>> print(Guarantee.none())
 not private [non-private learner]
 """
@@ -25,7 +25,9 @@ from dpbandits._validation import positive
 __all__ = ["CalibrationKind", "Guarantee", "PrivacyModel"]
 
 PrivacyModel = Literal["none", "central", "joint", "local", "shuffle"]
+"""Whose view a guarantee constrains (:data:`dpbandits.privacy.notions.PRIVACY_MODELS`)."""
 CalibrationKind = Literal["paper", "tight", "none"]
+"""Which calibration produced the noise: the paper's formula, the tight one, or none (non-private)."""
 
 _MODELS = ("none", "central", "joint", "local", "shuffle")
 _CALIBRATIONS = ("paper", "tight", "none")

@@ -44,6 +44,7 @@ from dpbandits.privacy.conversion import (
 __all__ = ["PRIVACY_MODELS", "ZCDP", "ApproxDP", "PureDP", "ZCDPConversion"]
 
 ZCDPConversion = Literal["cks", "bun-steinke"]
+"""zCDP -> (epsilon, delta) conversion: Canonne-Kamath-Steinke 2020 or Bun-Steinke 2016 Prop. 1.3."""
 
 PRIVACY_MODELS = types.MappingProxyType({
     "central": (

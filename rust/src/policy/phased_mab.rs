@@ -98,6 +98,16 @@ pub enum PhaseSchedule {
     /// released mean is below the best released mean minus `gaps[e]` are
     /// eliminated. The last entry repeats.
     Epochs { pulls: Vec<u64>, gaps: Vec<f64> },
+    /// Geometric phases with a floor on their length (the adaptive ratio
+    /// of `dpbandits.learners.phased_mab`): an arm at pull count n >= 1
+    /// ends its next phase at n_next = max(n + `min_len`, ceil(x alpha)),
+    /// and x becomes max(x alpha, n_next) (x_0 = 1): the effective ratio
+    /// n_next / n is max(alpha, 1 + `min_len` / n), long phases while the
+    /// count is small (one noise draw per `min_len` pulls at least) and
+    /// ratio alpha once n >= `min_len` / (alpha - 1). A data-independent
+    /// function of the pull count, as the plain geometric grid.
+    /// `min_len` = 1 is not the plain grid (x follows n here).
+    Adaptive { alpha: f64, min_len: u64, forget: bool },
 }
 
 /// Everything a [`PhasedMab`] needs, as plain numbers.
@@ -188,6 +198,86 @@ pub struct PhasedMab {
     rng: StreamRng,
     #[serde(skip)]
     entropy: EntropyCell,
+    /// Derived from the configuration (set by [`PhasedMab::derive`]).
+    #[serde(skip)]
+    fast: Derived,
+    /// KL-UCB's upper bounds of the indices (a cache: speed only).
+    #[serde(skip)]
+    bounds: IndexBounds,
+}
+
+/// What the hot path reads from the configuration, worked out once.
+#[derive(Clone, Copy, Debug, Default)]
+struct Derived {
+    /// The index reads the last phase only (AdaP, AdaC).
+    forget: bool,
+    /// The reward range is [0, 1] (normalising is the identity).
+    unit: bool,
+    /// Releases are recorded (not for phases of one round without noise:
+    /// KL-UCB would keep one record per round).
+    record: bool,
+}
+
+/// Per arm, an upper bound `value` of its KL-UCB index at every round up
+/// to `until`, valid while its released pull count is `pulls`; and the
+/// leader's certificate.
+#[derive(Clone, Debug, Default)]
+struct IndexBounds {
+    value: Vec<f64>,
+    until: Vec<u64>,
+    pulls: Vec<u64>,
+    lead: Option<LeadCertificate>,
+}
+
+/// Proof material that the leader's index exceeds `w`, checked each round
+/// without a logarithm: d(m, w) <= `d_ref` + `slope` (`m_ref` - m) for m in
+/// [`m_lo`, `m_ref`] (|d d(x, w) / dx| <= `slope` there: it decreases in x
+/// up to w, and is at most eps for d_eps), and d(m, w) decreases in m; the
+/// threshold c is at least `c_log` / n (ln t only grows).
+#[derive(Clone, Copy, Debug)]
+struct LeadCertificate {
+    arm: usize,
+    w: f64,
+    d_ref: f64,
+    m_ref: f64,
+    m_lo: f64,
+    slope: f64,
+    c_log: f64,
+}
+
+impl LeadCertificate {
+    /// From d = d(m, w) at the leader's mean m over n pulls. The range
+    /// [m_lo, m] is a few steps 1/n wide: the slope bound stays close to
+    /// the slope at m, so the certificate survives many pulls.
+    fn new(arm: usize, w: f64, m: f64, n: f64, d: f64, c_log: f64, eps: Option<f64>) -> Option<Self> {
+        if !(m > 0.0 && m < w) {
+            return None;
+        }
+        let m_lo = (m - 16.0 / n).max(0.5 * m);
+        let kl_slope = (m_lo * (1.0 - w) / (w * (1.0 - m_lo))).ln().abs();
+        let slope = eps.map_or(kl_slope, |e| e.min(kl_slope)) * (1.0 + 1e-12);
+        Some(LeadCertificate { arm, w, d_ref: d, m_ref: m, m_lo, slope, c_log })
+    }
+
+    /// The leader's index provably exceeds `w` at mean `m` over `n` pulls.
+    fn holds(&self, m: f64, n: f64) -> bool {
+        if m >= self.w {
+            return true;
+        }
+        m >= self.m_lo && self.d_ref + self.slope * (self.m_ref - m).max(0.0) <= self.c_log / n - D_MARGIN
+    }
+}
+
+/// round(x) for 0 <= x < 2^52 without a library call (half away from zero,
+/// as `f64::round`): x - trunc(x) is exact there.
+#[inline]
+fn round_nonnegative(x: f64) -> i64 {
+    let f = x as i64;
+    if x - f as f64 >= 0.5 {
+        f + 1
+    } else {
+        f
+    }
 }
 
 fn kl_bernoulli(x: f64, y: f64) -> f64 {
@@ -232,8 +322,96 @@ pub fn d_eps(x: f64, y: f64, eps: Option<f64>) -> f64 {
     }
 }
 
+/// d_eps(x, y) for x <= y and its derivative in y (kl: (y - x) / (y (1 - y));
+/// the closed-form branch: (1 - e^-eps) / (1 - y + y e^-eps)).
+fn d_eps_slope(x: f64, y: f64, eps: Option<f64>) -> (f64, f64) {
+    let kl = |x: f64, y: f64| (kl_bernoulli(x, y), (y - x) / (y * (1.0 - y)));
+    let Some(eps) = eps else { return kl(x, y) };
+    let e = (-eps).exp();
+    let den = 1.0 - y + y * e;
+    if x >= y * e / den {
+        kl(x, y)
+    } else {
+        ((-eps * x - den.ln()).max(0.0), (1.0 - e) / den)
+    }
+}
+
+/// Bounds the rounding error of a computed d_eps (its terms are at most
+/// ln 1e15 ~ 35 in size): a predicate d <= c is decided by a value at least
+/// this far from c.
+const D_MARGIN: f64 = 1e-13;
+
+/// A bracket (a, b) of the root of d(m, .) = c with d(m, a) <= c - margin
+/// and d(m, b) > c + margin, from Newton's method on the convex increasing
+/// d(m, .) (None when it fails: the caller bisects without it).
+fn kl_bracket(m: f64, c: f64, eps: Option<f64>) -> Option<(f64, f64)> {
+    let mut y = (m + (0.5 * c).sqrt()).min(0.5 * (1.0 + m)).max(m + 0.5 * (1.0 - m) * f64::EPSILON);
+    for _ in 0..30 {
+        let (d, slope) = d_eps_slope(m, y, eps);
+        if !(slope.is_finite() && slope > 0.0 && d.is_finite()) {
+            return None;
+        }
+        let mut next = y - (d - c) / slope;
+        if next <= m {
+            next = 0.5 * (m + y);
+        } else if next >= 1.0 {
+            next = 0.5 * (y + 1.0);
+        }
+        let done = (next - y).abs() <= 1e-13;
+        y = next;
+        if done {
+            break;
+        }
+    }
+    for delta in [4e-12, 1e-9] {
+        let (a, b) = (y - delta, y + delta);
+        if a > m && b < 1.0 && d_eps(m, a, eps) <= c - D_MARGIN && d_eps(m, b, eps) > c + D_MARGIN {
+            return Some((a, b));
+        }
+    }
+    None
+}
+
 /// max{y in [m, 1] : d(m, y) <= c} by bisection (d(m, .) increases on [m, 1]).
+///
+/// The bisection's mids are decided without evaluating d where a Newton
+/// bracket (a, b) of the root settles them (mid <= a: d <= c; mid >= b:
+/// d > c, with a margin above rounding): the same path, hence the same
+/// value, as evaluating d at every mid, for a handful of evaluations
+/// instead of about forty.
 pub fn kl_upper(m: f64, c: f64, eps: Option<f64>) -> f64 {
+    if c <= 0.0 {
+        return m;
+    }
+    if d_eps(m, 1.0, eps) <= c {
+        return 1.0;
+    }
+    let (a, b) = kl_bracket(m, c, eps).unwrap_or((f64::NEG_INFINITY, f64::INFINITY));
+    let (mut lo, mut hi) = (m, 1.0);
+    for _ in 0..60 {
+        let mid = 0.5 * (lo + hi);
+        let below = if mid <= a {
+            true
+        } else if mid >= b {
+            false
+        } else {
+            d_eps(m, mid, eps) <= c
+        };
+        if below {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+        if hi - lo < 1e-12 {
+            break;
+        }
+    }
+    lo
+}
+
+/// [`kl_upper`] evaluating d at every mid (the reference its bracket must match).
+#[cfg(test)]
+fn kl_upper_plain(m: f64, c: f64, eps: Option<f64>) -> f64 {
     if c <= 0.0 {
         return m;
     }
@@ -336,8 +514,29 @@ impl PhasedMab {
             releases: Vec::new(),
             rng,
             entropy: EntropyCell::default(),
+            fast: Derived::default(),
+            bounds: IndexBounds::default(),
             config,
-        })
+        }
+        .derive())
+    }
+
+    /// Fills the fields derived from the configuration (after `new` and
+    /// after decoding a checkpoint).
+    #[allow(clippy::float_cmp)]
+    fn derive(mut self) -> Self {
+        let (forget, one_round) = match self.config.schedule {
+            PhaseSchedule::Geometric { alpha, forget } => (forget, alpha == 0.0),
+            PhaseSchedule::Adaptive { forget, .. } => (forget, false),
+            PhaseSchedule::Epochs { .. } => (false, false),
+        };
+        let r = &self.config.rewards;
+        self.fast = Derived {
+            forget,
+            unit: r.lo == 0.0 && r.hi == 1.0,
+            record: !(one_round && matches!(self.config.noise, ReleaseNoise::Zero)),
+        };
+        self
     }
 
     pub fn config(&self) -> &PhasedMabConfig {
@@ -383,20 +582,31 @@ impl PhasedMab {
     /// one round, an exact sentinel).
     #[allow(clippy::float_cmp)]
     fn next_len(&self, arm: usize) -> (u64, f64) {
-        let PhaseSchedule::Geometric { alpha, .. } = self.config.schedule else { unreachable!() };
         let n = self.pulls[arm];
-        if alpha == 0.0 || n == 0 {
-            return (1, self.grid_x[arm]);
+        match self.config.schedule {
+            PhaseSchedule::Geometric { alpha, .. } => {
+                if alpha == 0.0 || n == 0 {
+                    return (1, self.grid_x[arm]);
+                }
+                let x = self.grid_x[arm] * alpha;
+                let target = (n + 1).max(x.ceil() as u64);
+                (target - n, x)
+            }
+            PhaseSchedule::Adaptive { alpha, min_len, .. } => {
+                if n == 0 {
+                    return (min_len, self.grid_x[arm]);
+                }
+                let x = self.grid_x[arm] * alpha;
+                let target = (n + min_len).max(x.ceil() as u64);
+                (target - n, x.max(target as f64))
+            }
+            PhaseSchedule::Epochs { .. } => unreachable!("epochs have no per-arm grid"),
         }
-        let x = self.grid_x[arm] * alpha;
-        let target = (n + 1).max(x.ceil() as u64);
-        (target - n, x)
     }
 
     /// The mean, its count and its number of releases, as the index reads them.
     fn stats(&self, a: usize) -> (f64, f64, f64) {
-        let forget = matches!(self.config.schedule, PhaseSchedule::Geometric { forget: true, .. });
-        if forget {
+        if self.fast.forget {
             let n = self.last_len[a] as f64;
             ((self.last_value[a] / n).clamp(0.0, 1.0), n, 1.0)
         } else {
@@ -471,6 +681,93 @@ impl PhasedMab {
         out
     }
 
+    /// KL-UCB's arm when the leader `lead` wins outright, without scoring
+    /// the others: each other arm's index is bounded by its cached upper
+    /// bound (its index at a later round `until`; the index grows with ln t
+    /// and the bisection is monotone in its threshold), refreshed when the
+    /// round passes `until` or the arm's releases change; when the
+    /// leader's index provably exceeds every bound (d(m, v + 2e-12) <= c
+    /// with a rounding margin puts the bisection's result above v + 1e-12)
+    /// no other arm can win or tie. None: score as usual.
+    fn lazy_leader(&mut self, lead: usize, explore: f64, eps: Option<f64>) -> Option<usize> {
+        let k = self.config.k;
+        let t1 = self.t + 1;
+        if self.bounds.value.len() != k {
+            self.bounds = IndexBounds { value: vec![0.0; k], until: vec![0; k], pulls: vec![0; k], lead: None };
+        }
+        let mut top = usize::MAX;
+        let mut v = f64::NEG_INFINITY;
+        for a in 0..k {
+            if a == lead {
+                continue;
+            }
+            if self.pulls[a] == 0 {
+                return None;
+            }
+            if self.bounds.until[a] < t1 || self.bounds.pulls[a] != self.pulls[a] {
+                // Valid for about t / 256 rounds: the bound's slack stays
+                // small against the gaps between indices, and a refresh (a
+                // bisection) comes every t / 256 rounds only.
+                self.refresh_bound(a, t1 + (t1 >> 8).max(1), explore, eps);
+            }
+            if self.bounds.value[a] > v {
+                v = self.bounds.value[a];
+                top = a;
+            }
+        }
+        let (m, n, _) = self.stats(lead);
+        // The leader's certificate for threshold w (from an earlier round)
+        // settles it without a logarithm ...
+        if let Some(cert) = self.bounds.lead {
+            let w = v + 2e-12;
+            if m >= w || (cert.arm == lead && w <= cert.w && cert.holds(m, n)) {
+                return Some(lead);
+            }
+        }
+        // ... else a fresh one (c_log at this round). When the runner-up's
+        // bound is in the way, its window shrinks (a tighter bound) before
+        // giving up: a near-tie then costs one bisection now and then, not
+        // a scoring of every arm every round.
+        let c_log = explore * (t1 as f64).ln();
+        for _ in 0..3 {
+            let w = v + 2e-12;
+            if w >= 1.0 {
+                return None;
+            }
+            if m >= w {
+                // The index is at least the mean.
+                return Some(lead);
+            }
+            let d = d_eps(m, w, eps);
+            if d <= c_log / n - D_MARGIN {
+                self.bounds.lead = LeadCertificate::new(lead, w, m, n, d, c_log, eps);
+                return Some(lead);
+            }
+            let window = (self.bounds.until[top] - t1) / 16;
+            if window == 0 && self.bounds.until[top] == t1 {
+                break;
+            }
+            self.refresh_bound(top, t1 + window, explore, eps);
+            v = f64::NEG_INFINITY;
+            for a in (0..k).filter(|&a| a != lead) {
+                if self.bounds.value[a] > v {
+                    v = self.bounds.value[a];
+                    top = a;
+                }
+            }
+        }
+        self.bounds.lead = None;
+        None
+    }
+
+    /// Arm `a`'s index bound for the rounds up to `until`.
+    fn refresh_bound(&mut self, a: usize, until: u64, explore: f64, eps: Option<f64>) {
+        let (m, n, _) = self.stats(a);
+        self.bounds.value[a] = kl_upper(m, explore * (until as f64).ln() / n, eps);
+        self.bounds.until[a] = until;
+        self.bounds.pulls[a] = self.pulls[a];
+    }
+
     /// Best score; ties to fewer pulls, then to the lower tie rank (ties
     /// are exact equalities by design, e.g. several indices capped at 1).
     #[allow(clippy::float_cmp)]
@@ -499,16 +796,22 @@ impl PhasedMab {
     #[allow(clippy::float_cmp)]
     fn decide(&mut self) {
         let (arm, len) = match &self.config.schedule {
-            PhaseSchedule::Geometric { .. } => {
-                let scores = match self.config.index {
+            PhaseSchedule::Geometric { .. } | PhaseSchedule::Adaptive { .. } => {
+                let arm = match self.config.index {
                     PhasedIndex::Optimistic { kl: true, divergence_epsilon, explore, linear, root }
                         if linear == 0.0 && root == 0.0 && self.pulls[self.last_arm] > 0 =>
                     {
-                        self.scores_kl_filtered(self.last_arm, explore, divergence_epsilon)
+                        let lead = self.last_arm;
+                        self.lazy_leader(lead, explore, divergence_epsilon).unwrap_or_else(|| {
+                            let scores = self.scores_kl_filtered(lead, explore, divergence_epsilon);
+                            self.argmax(&scores)
+                        })
                     }
-                    _ => self.scores(),
+                    _ => {
+                        let scores = self.scores();
+                        self.argmax(&scores)
+                    }
                 };
-                let arm = self.argmax(&scores);
                 let (len, x) = self.next_len(arm);
                 if self.pulls[arm] > 0 {
                     self.grid_x[arm] = x;
@@ -550,21 +853,19 @@ impl PhasedMab {
             return a;
         }
         let a = if let PhasedIndex::Thompson { .. } = self.config.index {
-            // The hot path: one draw per arm from the cached posteriors.
+            // The hot path: one draw per arm from the cached posteriors
+            // (slices zipped: no bounds checks; the tie rule is read only
+            // on an exact tie).
             let mut best = 0;
             let mut best_score = f64::NEG_INFINITY;
-            for b in 0..self.config.k {
-                let score = if self.pulls[b] == 0 {
-                    f64::INFINITY
-                } else {
-                    self.post_mean[b] + self.post_sd[b] * standard_normal(&mut self.rng)
-                };
-                let better = score > best_score
-                    || (score == best_score
-                        && (self.pulls[b], self.tie_rank[b]) < (self.pulls[best], self.tie_rank[best]));
-                if better {
+            let rng = &mut self.rng;
+            for (b, ((&mean, &sd), &pulls)) in self.post_mean.iter().zip(&self.post_sd).zip(&self.pulls).enumerate() {
+                let score = if pulls == 0 { f64::INFINITY } else { mean + sd * standard_normal(rng) };
+                if score > best_score {
                     best = b;
                     best_score = score;
+                } else if score == best_score && (pulls, self.tie_rank[b]) < (self.pulls[best], self.tie_rank[best]) {
+                    best = b;
                 }
             }
             best
@@ -584,6 +885,7 @@ impl PhasedMab {
     }
 
     /// Records the reward of pulling `arm` (range policy applied).
+    #[allow(clippy::float_cmp)] // exact lattice points
     pub fn observe(&mut self, arm: usize, reward: f64) -> Result<()> {
         let k = self.config.k;
         if arm >= k {
@@ -606,7 +908,8 @@ impl PhasedMab {
             }
             _ => reward.clamp(r.lo, r.hi),
         };
-        let u = ((y - r.lo) / (r.hi - r.lo)).clamp(0.0, 1.0);
+        // On [0, 1] the normalisation is the identity (no division).
+        let u = if self.fast.unit { y } else { ((y - r.lo) / (r.hi - r.lo)).clamp(0.0, 1.0) };
         let cur = if self.config.commit {
             let cur = self.current.as_mut().expect("decided above");
             if arm != cur.arm {
@@ -629,7 +932,14 @@ impl PhasedMab {
             &mut self.open[arm]
         };
         if self.lattice.is_some() {
-            cur.steps += (u * self.up).round() as i64;
+            // 0 and 1 (Bernoulli rewards) are lattice points: no rounding.
+            cur.steps += if u == 1.0 {
+                self.up as i64
+            } else if u == 0.0 {
+                0
+            } else {
+                round_nonnegative(u * self.up)
+            };
         } else {
             cur.sum += u;
         }
@@ -649,6 +959,9 @@ impl PhasedMab {
 
     /// One noise draw (in lattice steps for the lattice sampler).
     fn draw(&mut self) -> Result<f64> {
+        if matches!(self.config.noise, ReleaseNoise::Zero) {
+            return Ok(0.0);
+        }
         let secure = self.config.secure;
         let rng: &mut dyn RngCore = if secure { self.entropy.get()? } else { &mut self.rng };
         Ok(match (self.lattice, self.config.noise) {
@@ -671,7 +984,9 @@ impl PhasedMab {
             None => cur.sum + noise,
         };
         let a = cur.arm;
-        self.releases.push(Release { arm: a, start: cur.start, end: self.t - 1, len: cur.len, value });
+        if self.fast.record {
+            self.releases.push(Release { arm: a, start: cur.start, end: self.t - 1, len: cur.len, value });
+        }
         self.pulls[a] += cur.len;
         self.phases[a] += 1;
         self.released_sum[a] += value;
@@ -715,7 +1030,7 @@ impl PhasedMab {
     }
 
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        crate::state::decode(bytes)
+        crate::state::decode::<Self>(bytes).map(Self::derive)
     }
 
     /// For audits: `count` independent runs (seeds `seed`, run index) that
@@ -785,6 +1100,20 @@ fn check_rules(config: &PhasedMabConfig) -> Result<()> {
                 return Err(Error::invalid("alpha", format!("must be > 1 (or 0: phases of one round), got {alpha}")));
             }
         }
+        (PhaseSchedule::Adaptive { alpha, min_len, .. }, index) => {
+            if matches!(index, PhasedIndex::Elimination) {
+                return Err(Error::invalid("schedule", "elimination needs the epoch schedule"));
+            }
+            if !(alpha.is_finite() && *alpha > 1.0) {
+                return Err(Error::invalid("alpha", format!("must be > 1, got {alpha}")));
+            }
+            if *min_len == 0 || *min_len > config.horizon {
+                return Err(Error::invalid(
+                    "min_len",
+                    format!("must lie in [1, horizon = {}], got {min_len}", config.horizon),
+                ));
+            }
+        }
         (PhaseSchedule::Epochs { pulls, gaps }, index) => {
             if !matches!(index, PhasedIndex::Elimination) {
                 return Err(Error::invalid("schedule", "the epoch schedule needs the elimination rule"));
@@ -848,7 +1177,7 @@ impl Learner for PhasedMab {
 #[allow(clippy::float_cmp)] // exact values are the point of these tests
 mod tests {
     use super::*;
-    use crate::env::{ArmReward, KArmedBandit, KArmedConfig};
+    use crate::env::{ArmReward, Environment, KArmedBandit, KArmedConfig};
     use crate::sim::run_episode;
 
     fn config(
@@ -891,6 +1220,89 @@ mod tests {
         assert!(kl_upper(0.5, 10.0, Some(1.0)) == 1.0);
         let u = kl_upper(0.5, 0.1, None);
         assert!((kl_bernoulli(0.5, u) - 0.1).abs() < 1e-9);
+    }
+
+    #[test]
+    fn bracketed_bisection_equals_the_plain_one() {
+        let mut rng = SeedSequence::from_seed(9).stream("test");
+        for i in 0..200_000 {
+            let m: f64 = if i % 7 == 0 { 0.0 } else { rng.random() };
+            let c = 10f64.powf(-8.0 + 9.0 * rng.random::<f64>());
+            let eps = if i % 2 == 0 { None } else { Some(10f64.powf(-2.0 + 2.5 * rng.random::<f64>())) };
+            assert_eq!(kl_upper(m, c, eps).to_bits(), kl_upper_plain(m, c, eps).to_bits(), "m {m} c {c} eps {eps:?}");
+        }
+    }
+
+    /// KL-UCB (phases of one round, no noise) and DP-KLUCB: every decision
+    /// of the cached / filtered scheme equals the argmax of all the scores.
+    #[test]
+    fn lazy_kl_decisions_equal_full_scoring() {
+        for (alpha, eps, means) in [
+            (0.0, None, vec![0.75, 0.625, 0.5, 0.375, 0.25]),
+            (0.0, None, vec![0.5, 0.45, 0.45, 0.45]),
+            (1.5, Some(0.5), vec![0.75, 0.7, 0.7, 0.7, 0.7]),
+        ] {
+            let mut cfg = config(
+                PhasedIndex::Optimistic { kl: true, divergence_epsilon: eps, explore: 1.0, linear: 0.0, root: 0.0 },
+                PhaseSchedule::Geometric { alpha, forget: false },
+                ReleaseNoise::Zero,
+                NoiseSampler::Float,
+            );
+            cfg.k = means.len();
+            cfg.horizon = 300_000;
+            let seeds = SeedSequence::from_seed(5);
+            let mut e = PhasedMab::new(cfg, &seeds).unwrap();
+            let mut env = KArmedBandit::new(KArmedConfig { means, reward: ArmReward::Bernoulli }, &seeds).unwrap();
+            let mut set = DecisionSet::default();
+            let mut lazy = 0;
+            for t in 1..=300_000u64 {
+                env.next_round(t, &mut set).unwrap();
+                let want = if e.current.is_none() {
+                    let s = e.scores();
+                    Some(e.argmax(&s))
+                } else {
+                    None
+                };
+                let a = e.select_arm().unwrap();
+                if let Some(w) = want {
+                    assert_eq!(a, w, "round {t}");
+                    lazy += 1;
+                }
+                let mut y = [0.0];
+                env.shared_rewards(&[a], &mut y).unwrap();
+                e.observe(a, y[0]).unwrap();
+            }
+            assert!(lazy > 100);
+        }
+    }
+
+    #[test]
+    fn adaptive_grid_floors_the_phase_length() {
+        let mut cfg = dpklucb(1.0);
+        cfg.schedule = PhaseSchedule::Adaptive { alpha: 1.1, min_len: 4, forget: false };
+        let mut e = PhasedMab::new(cfg, &SeedSequence::from_seed(1)).unwrap();
+        for _ in 0..5000 {
+            let a = e.select_arm().unwrap();
+            e.observe(a, 0.3).unwrap();
+        }
+        for a in 0..3 {
+            let mut n = 0u64;
+            let mut x = 1.0f64;
+            for (l, rel) in e.releases().iter().filter(|r| r.arm == a).enumerate() {
+                // n_next = max(n + 4, ceil(x 1.1)), x <- max(x 1.1, n_next); the first phase 4 pulls.
+                let want = if l == 0 {
+                    4
+                } else {
+                    let target = (n + 4).max((x * 1.1).ceil() as u64);
+                    x = (x * 1.1).max(target as f64);
+                    target - n
+                };
+                assert_eq!(rel.len, want, "arm {a} phase {l}");
+                n += rel.len;
+            }
+        }
+        let lens: Vec<u64> = e.releases().iter().map(|r| r.len).collect();
+        assert!(lens.iter().all(|&l| l >= 4) && lens.iter().any(|&l| l > 40), "{lens:?}");
     }
 
     #[test]

@@ -22,7 +22,7 @@ engine_methods! {
 
     #[new]
     #[pyo3(signature = (k, horizon, *, index="optimistic_kl", divergence_epsilon=None, explore=1.0, linear=0.0,
-                        root=0.0, reward_var=1.0, noise_var=0.0, alpha=2.0, forget=false, epochs=None,
+                        root=0.0, reward_var=1.0, noise_var=0.0, alpha=2.0, forget=false, min_len=None, epochs=None,
                         noise="zero", noise_param=0.0, lattice_exponent=None, secure=false, commit=true, lo=0.0, hi=1.0,
                         bounds="clip", seed=None))]
     fn new(
@@ -37,6 +37,7 @@ engine_methods! {
         noise_var: f64,
         alpha: f64,
         forget: bool,
+        min_len: Option<u64>,
         epochs: Option<(Vec<u64>, Vec<f64>)>,
         noise: &str,
         noise_param: f64,
@@ -59,7 +60,10 @@ engine_methods! {
         };
         let schedule = match epochs {
             Some((pulls, gaps)) => PhaseSchedule::Epochs { pulls, gaps },
-            None => PhaseSchedule::Geometric { alpha, forget },
+            None => match min_len {
+                Some(min_len) => PhaseSchedule::Adaptive { alpha, min_len, forget },
+                None => PhaseSchedule::Geometric { alpha, forget },
+            },
         };
         let noise = match noise {
             "zero" => ReleaseNoise::Zero,
