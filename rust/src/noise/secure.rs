@@ -867,10 +867,16 @@ pub fn round_to_lattice(values: &mut [f64], up: f64, down: f64) {
 /// built from the bits when 2^e is a normal double: `powi` is a library
 /// call (a loop of multiplications) made for every noise value.
 fn pow2(e: i32) -> f64 {
-    if (-1022..=1023).contains(&e) {
+    // No `powi` even in a cold branch: the compiler hoisted that call above
+    // the range test (measured: one library call per use).
+    if e > 1023 {
+        f64::INFINITY
+    } else if e >= -1022 {
         f64::from_bits(((1023 + e) as u64) << 52)
+    } else if e >= -1074 {
+        f64::from_bits(1u64 << (e + 1074)) // subnormal
     } else {
-        2f64.powi(e)
+        0.0
     }
 }
 
@@ -1077,9 +1083,15 @@ mod tests {
 
     #[test]
     fn pow2_is_powi() {
-        for e in -1100..=1100 {
+        for e in -1023..=1100 {
             assert_eq!(pow2(e).to_bits(), 2f64.powi(e).to_bits(), "e = {e}");
         }
+        // Below, powi computes 1 / 2^-e and underflows to 0 from e = -1024;
+        // pow2 keeps the exact subnormal powers, then 0 below 2^-1074.
+        for e in -1074..-1023 {
+            assert_eq!(pow2(e) * 2f64.powi(600) * 2f64.powi(600), 2f64.powi(e + 1200), "e = {e}");
+        }
+        assert_eq!(pow2(-1075), 0.0);
     }
 
     #[test]

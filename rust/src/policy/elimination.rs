@@ -537,8 +537,9 @@ impl Elimination {
             // stay exact lattice values and a local report is one.
             Privatizer::CentralSum => self.rounded_reward(y)?,
             Privatizer::LocalReward | Privatizer::ShuffledReward => {
+                // One noise specification for the rounding and the draw.
                 let noise = self.config.batch_noise(self.batch_index)?;
-                self.rounded_reward(y)? + noise.sample(self.noise.source()?)
+                self.rounded_on(noise, y)? + noise.sample(self.noise.source()?)
             }
             // Alg. 4 / CJMP21 R_1D at the user: x in [0, 1], rounded to
             // {0, ..., g}; the sum holds the count of rounding one-bits.
@@ -656,9 +657,15 @@ impl Elimination {
     /// A reward rounded to batch i's noise lattice (unchanged for
     /// floating-point noise).
     fn rounded_reward(&self, y: f64) -> Result<f64> {
+        self.rounded_on(self.config.batch_noise(self.batch_index)?, y)
+    }
+
+    /// A reward rounded to the lattice of `noise` (unchanged for
+    /// floating-point noise).
+    fn rounded_on(&self, noise: NoiseSpec, y: f64) -> Result<f64> {
         let mut v = [y];
         let limit = MAX_EXACT_STEPS / 4.0 / self.config.horizon as f64;
-        self.config.batch_noise(self.batch_index)?.round_input("reward", &mut v, limit)?;
+        noise.round_input("reward", &mut v, limit)?;
         Ok(v[0])
     }
 
