@@ -93,6 +93,7 @@ class WishartNoise:
 
 
 NoiseSpec = ZeroNoise | LaplaceNoise | GaussianNoise | SymmetricGaussianNoise | WishartNoise
+"""Any node noise a continual counter can add (the union of the specs above)."""
 
 # The spec of each wire kind the Rust counters report.
 SPECS_BY_KIND: dict[str, Callable[[Sequence[float]], NoiseSpec]] = {

@@ -90,6 +90,7 @@ class SmoothBinaryShape:
 
     @property
     def zeros(self) -> int:
+        """H - w: the nodes that cover one leaf (an input reaches this many)."""
         return self.height - self.ones
 
 
