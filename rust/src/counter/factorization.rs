@@ -45,7 +45,7 @@ use serde::{Deserialize, Serialize};
 use super::smooth_binary;
 use crate::error::{check_finite, Error, Result};
 use crate::noise::secure::MAX_EXACT_STEPS;
-use crate::noise::secure::{EntropyCell, SecureKind};
+use crate::noise::secure::{round_to_integer, EntropyCell, SecureKind};
 use crate::noise::NoiseSpec;
 use crate::rng::{SeedSequence, StreamRng};
 use crate::tree::{release_runs_buffer, MAX_STATE_ENTRIES, MAX_VALUE};
@@ -499,7 +499,8 @@ impl FactorizationCounter {
                 }
             }
             Some(s) => {
-                let (up, step) = (2f64.powi(s.exponent()), s.step());
+                // 1/step is exact (a power of two); no library call per step.
+                let (up, step) = (1.0 / s.step(), s.step());
                 // w_t = round_g((C x)_t) + z_t (exact lattice value).
                 let mut w = vec![0.0; dim];
                 match &self.factor {
@@ -514,7 +515,7 @@ impl FactorizationCounter {
                     Factorization::SmoothBinary { .. } => {}
                 }
                 for (wi, z) in w.iter_mut().zip(&self.draw) {
-                    *wi = (*wi * up).round() * step + z;
+                    *wi = round_to_integer(*wi * up) * step + z;
                 }
                 // release = (B w)_t, post-processing.
                 match &self.factor {

@@ -500,20 +500,25 @@ thread_local! {
 }
 
 /// `f` applied to the sampler of `shape`, built on first use in this
-/// thread.
+/// thread. A hit runs `f` under the cache's shared borrow (no reference
+/// count traffic: this is paid per released value); a miss builds the
+/// table and caches it unless an enclosing call holds the cache (nested
+/// calls for the two laws of a symmetric matrix).
 #[inline]
 pub fn with_sampler<T>(shape: Shape, f: impl FnOnce(&CellSampler) -> T) -> T {
-    let found = CACHE.with(|cache| cache.borrow().iter().find(|(s, _)| *s == shape).map(|(_, c)| Rc::clone(c)));
-    let sampler = found.unwrap_or_else(|| {
+    CACHE.with(|cache| {
+        let hit = cache.borrow();
+        if let Some((_, sampler)) = hit.iter().find(|(s, _)| *s == shape) {
+            return f(sampler);
+        }
+        drop(hit);
         let built = Rc::new(CellSampler::new(shape));
-        CACHE.with(|cache| {
-            let mut cache = cache.borrow_mut();
+        if let Ok(mut cache) = cache.try_borrow_mut() {
             cache.insert(0, (shape, Rc::clone(&built)));
             cache.truncate(CACHE_SIZE);
-        });
-        built
-    });
-    f(&sampler)
+        }
+        f(&built)
+    })
 }
 
 #[cfg(test)]
