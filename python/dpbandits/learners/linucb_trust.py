@@ -96,6 +96,19 @@ class _TrustLinUCB(OnlineLearner):
     _guarantee: Guarantee
     _describe: dict[str, Any]
 
+    def _common(
+        self, d: int, horizon: int, regularizer: float, sampler: str, alpha: float | None, L: float, B_tilde: float,
+    ) -> tuple[float, float, float]:
+        """The arguments both trust models share, validated once (d checked
+        against memory before anything uses it): sets ``d``, ``horizon``,
+        ``regularizer``, ``sampler``; returns (alpha, L, B_tilde)."""
+        self.d = positive_int("d", d)
+        self.horizon = positive_int("horizon", horizon, minimum=2)
+        _check_report_size(self.d)
+        self.regularizer = _regularizer(regularizer)
+        self.sampler = sampler_choice(sampler)
+        return _alpha(alpha, self.horizon), positive("L", L), positive("B_tilde", B_tilde)
+
     def _build(
         self, *, batch: int, term_sd: float, alpha: float, sigma: float, S: float, L: float, B_tilde: float,
         bounds: str, seed: int | None, noise: tuple[str, list[float]] | None = None,
@@ -204,13 +217,7 @@ class LocalLinUCB(_TrustLinUCB):
         secure: bool = False,
     ) -> None:
         self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
-        self.d = positive_int("d", d)
-        self.horizon = positive_int("horizon", horizon, minimum=2)
-        _check_report_size(self.d)
-        self.regularizer = _regularizer(regularizer)
-        self.sampler = sampler_choice(sampler)
-        a = _alpha(alpha, self.horizon)
-        L, B_tilde = positive("L", L), positive("B_tilde", B_tilde)
+        a, L, B_tilde = self._common(d, horizon, regularizer, sampler, alpha, L, B_tilde)
         self.epsilon = None if epsilon is None else positive("epsilon", epsilon)
         self.delta = delta
         wire: tuple[str, list[float]] | None = None
@@ -310,13 +317,7 @@ class ShuffleLinUCB(_TrustLinUCB):
         secure: bool = False,
     ) -> None:
         self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
-        self.d = positive_int("d", d)
-        self.horizon = positive_int("horizon", horizon, minimum=2)
-        _check_report_size(self.d)
-        self.regularizer = _regularizer(regularizer)
-        self.sampler = sampler_choice(sampler)
-        a = _alpha(alpha, self.horizon)
-        L, B_tilde = positive("L", L), positive("B_tilde", B_tilde)
+        a, L, B_tilde = self._common(d, horizon, regularizer, sampler, alpha, L, B_tilde)
         batch = shuffle_batch_size(self.horizon) if batch_size is None else positive_int("batch_size", batch_size)
         if batch > self.horizon:
             raise ValueError(f"invalid argument `batch_size`: must be <= horizon = {self.horizon}, got {batch}")

@@ -537,26 +537,12 @@ impl Learner for LinUcb {
     fn select(&mut self, set: &DecisionSet) -> Result<usize> {
         self.check_set(set)?;
         self.score_set(set);
-        let mut best = 0;
-        let mut best_score = f64::NEG_INFINITY;
-        for (i, &s) in self.work.scores[..set.k].iter().enumerate() {
-            // Strict comparison: ties go to the lowest index.
-            if s > best_score {
-                best_score = s;
-                best = i;
-            }
-        }
-        Ok(best)
+        Ok(super::first_argmax(&self.work.scores[..set.k]))
     }
 
     fn update(&mut self, set: &DecisionSet, index: usize, feedback: Feedback<'_>) -> Result<()> {
-        if index >= set.k {
-            return Err(Error::invalid("index", format!("must be < {}, got {index}", set.k)));
-        }
-        match feedback {
-            Feedback::Reward(y) => self.observe(set.action(index), y),
-            Feedback::Losses(_) => Err(Error::invalid("feedback", "LinUCB takes bandit feedback (a reward)")),
-        }
+        let (x, y) = super::played_reward(set, index, feedback, "LinUCB ")?;
+        self.observe(x, y)
     }
 }
 

@@ -27,6 +27,38 @@ pub use mab::{Mab, MabConfig, MabIndex, MabStatistics, Phases, RewardPolicy, Rew
 pub use mt_contextual::{ContextualRule, MtContextual, MtContextualConfig};
 pub use scrible::{Scrible, ScribleConfig};
 
+/// The index of the largest score; ties go to the lowest index (strict
+/// comparison), as every UCB-type learner here breaks them.
+pub(crate) fn first_argmax(scores: &[f64]) -> usize {
+    let (mut best, mut best_score) = (0, f64::NEG_INFINITY);
+    for (i, &s) in scores.iter().enumerate() {
+        if s > best_score {
+            best_score = s;
+            best = i;
+        }
+    }
+    best
+}
+
+/// The played action and its reward, for learners that take bandit
+/// feedback: `index` checked against `set`, full-information feedback
+/// refused naming `who`.
+pub(crate) fn played_reward<'a>(
+    set: &'a DecisionSet,
+    index: usize,
+    feedback: Feedback<'_>,
+    who: &str,
+) -> Result<(&'a [f64], f64)> {
+    use crate::error::Error;
+    if index >= set.k {
+        return Err(Error::invalid("index", format!("must be < {}, got {index}", set.k)));
+    }
+    match feedback {
+        Feedback::Reward(y) => Ok((set.action(index), y)),
+        Feedback::Losses(_) => Err(Error::invalid("feedback", format!("{who}takes bandit feedback (a reward)"))),
+    }
+}
+
 /// A sequential decision maker.
 pub trait Learner: Send {
     /// The index of the action played in `set`.

@@ -355,25 +355,12 @@ impl Learner for MtContextual {
         if self.last_fallback {
             self.fallbacks += 1;
         }
-        let mut best = 0;
-        let mut best_score = f64::NEG_INFINITY;
-        for (i, &s) in scores.iter().enumerate() {
-            if s > best_score {
-                best_score = s;
-                best = i;
-            }
-        }
-        Ok(best)
+        Ok(super::first_argmax(&scores))
     }
 
     fn update(&mut self, set: &DecisionSet, index: usize, feedback: Feedback<'_>) -> Result<()> {
-        if index >= set.k {
-            return Err(Error::invalid("index", format!("must be < {}, got {index}", set.k)));
-        }
-        match feedback {
-            Feedback::Reward(y) => self.observe(set.action(index), y),
-            Feedback::Losses(_) => Err(Error::invalid("feedback", "takes bandit feedback (a reward)")),
-        }
+        let (x, y) = super::played_reward(set, index, feedback, "")?;
+        self.observe(x, y)
     }
 }
 
