@@ -428,6 +428,16 @@ impl FactorizationCounter {
         0.25 / (self.factor.fp_error_factor(self.horizon) * UNIT_ROUNDOFF)
     }
 
+    fn check_room(&self) -> Result<()> {
+        if self.t >= self.horizon {
+            return Err(Error::State(format!(
+                "the counter's horizon of {} additions is used up; the noise was calibrated for it",
+                self.horizon
+            )));
+        }
+        Ok(())
+    }
+
     /// Adds the value of round t + 1 and updates the release.
     pub fn add(&mut self, value: &[f64]) -> Result<()> {
         if value.len() != self.dim {
@@ -436,29 +446,30 @@ impl FactorizationCounter {
                 format!("expected {} entries (shape {:?}), got {}", self.dim, self.shape, value.len()),
             ));
         }
-        check_finite("value", value)?;
-        if let Some(v) = value.iter().find(|v| v.abs() > MAX_VALUE) {
-            return Err(Error::invalid("value", format!("entries must have magnitude <= {MAX_VALUE:e}, got {v:e}")));
-        }
-        if self.t >= self.horizon {
-            return Err(Error::State(format!(
-                "the counter's horizon of {} additions is used up; the noise was calibrated for it",
-                self.horizon
-            )));
-        }
         let lattice = self.noise.lattice();
-        if let Some(s) = lattice {
-            let limit = self.lattice_input_limit() * s.step();
-            if let Some(v) = value.iter().find(|v| v.abs() > limit) {
+        let limit = lattice.map_or(f64::INFINITY, |s| self.lattice_input_limit() * s.step());
+        // One branch-free pass for the common case (NaN fails the
+        // comparison); the checks are told apart only when it fails.
+        let bound = MAX_VALUE.min(limit);
+        if !value.iter().fold(true, |ok, v| ok & (v.abs() <= bound)) {
+            check_finite("value", value)?;
+            if let Some(v) = value.iter().find(|v| v.abs() > MAX_VALUE) {
                 return Err(Error::invalid(
                     "value",
-                    format!(
-                        "{v} is too large for an exact lattice encoding (|entries| <= {limit:e}, so that the \
-                         floating-point encoder errs by at most a quarter step)"
-                    ),
+                    format!("entries must have magnitude <= {MAX_VALUE:e}, got {v:e}"),
                 ));
             }
+            self.check_room()?;
+            let v = value.iter().find(|v| v.abs() > limit).expect("an entry failed the bound");
+            return Err(Error::invalid(
+                "value",
+                format!(
+                    "{v} is too large for an exact lattice encoding (|entries| <= {limit:e}, so that the \
+                     floating-point encoder errs by at most a quarter step)"
+                ),
+            ));
         }
+        self.check_room()?;
         if self.os_entropy {
             self.entropy.get()?;
         }
@@ -567,23 +578,33 @@ impl FactorizationCounter {
         // Re-summing every node bounds floating-point drift of the live
         // total; below level 4 it moves by the few changed nodes.
         let incremental = top < 4;
-        for level in 0..=top as usize {
-            let node = &mut self.dec[level * dim..(level + 1) * dim];
-            if incremental && old >> level & 1 == 1 {
-                for (d, z) in self.decoded.iter_mut().zip(node.iter()) {
+        if incremental {
+            for level in (0..=top as usize).filter(|l| old >> l & 1 == 1) {
+                for (d, z) in self.decoded.iter_mut().zip(&self.dec[level * dim..(level + 1) * dim]) {
                     *d -= z;
                 }
             }
-            if new >> level & 1 == 1 {
-                if self.os_entropy {
-                    self.noise.sample_into(self.entropy.get()?, self.side, node);
-                } else {
-                    self.noise.sample_into(&mut self.rng, self.side, node);
-                }
-                if incremental {
-                    for (d, z) in self.decoded.iter_mut().zip(node.iter()) {
-                        *d += z;
-                    }
+        }
+        // The entering nodes: each run of adjacent levels in one call when
+        // the noise is entrywise (a call per node costs about as much as a
+        // draw), node by node for matrix noise.
+        let entering = new & ((2u64 << top) - 1);
+        let mut bits = entering;
+        while bits != 0 {
+            let low = bits.trailing_zeros() as usize;
+            let high = if self.noise.is_entrywise() { low + (bits >> low).trailing_ones() as usize } else { low + 1 };
+            bits &= !(((1u64 << (high - low)) - 1) << low);
+            let nodes = &mut self.dec[low * dim..high * dim];
+            if self.os_entropy {
+                self.noise.sample_into(self.entropy.get()?, self.side, nodes);
+            } else {
+                self.noise.sample_into(&mut self.rng, self.side, nodes);
+            }
+        }
+        if incremental {
+            for level in (0..=top as usize).filter(|l| entering >> l & 1 == 1) {
+                for (d, z) in self.decoded.iter_mut().zip(&self.dec[level * dim..(level + 1) * dim]) {
+                    *d += z;
                 }
             }
         }

@@ -124,11 +124,20 @@ pub struct CellSampler {
     sign_shift: u32,
     offset_shift: u32,
     threshold: Vec<u64>,
-    alias: Vec<u32>,
+    /// Per column c, [alias(c), c]: the item is `outcome[2 c + keep]`, an
+    /// address computed from the threshold test instead of a branch on it
+    /// (a coin flip per draw that mispredicts about half the time; the
+    /// compiler turns a select on it back into a branch).
+    outcome: Vec<u32>,
     /// Certified bounds on theta_c = F rho(c w) / W_c per cell, widened by
     /// the floating-point margin and scaled by 2^value_bits (the units of
     /// the uniform's digits in the first word).
     theta: Vec<(f64, f64)>,
+    /// Per cell, the first test at the cell's largest delta (its last
+    /// offset) in integer digits: a draw whose digits lie below it passes
+    /// the first test at every offset of the cell (see `accept`), so it is
+    /// accepted without evaluating delta.
+    sure: Vec<u64>,
     weight: Vec<u64>,
     /// F = factor_mant 2^factor_exp.
     factor_mant: u64,
@@ -140,6 +149,18 @@ pub struct CellSampler {
     /// Digits of the uniform in the first word.
     value_bits: u32,
     tail: Tail,
+}
+
+/// delta (den) = q(m) - q(c w) for the magnitude m = c w + o, exactly: o
+/// for the Laplace, o (2 c w + o) for the Gaussian (below 2^51, so exact as
+/// a double, and the signed conversion is one instruction).
+#[inline(always)]
+#[allow(clippy::inline_always)] // in the loop of `CellSampler::fill_scaled`
+fn delta_num(shape: Shape, m: u64, offset: u64) -> f64 {
+    (match shape {
+        Shape::Laplace { .. } => offset,
+        Shape::Gaussian { .. } => offset * (2 * (m - offset) + offset),
+    }) as i64 as f64
 }
 
 /// Outward-rounded product of fixed-point bounds at `p` bits.
@@ -291,7 +312,7 @@ impl CellSampler {
         let value_bits = offset_shift;
         assert!(value_bits >= 8, "cell table: {value_bits} digits left for the uniform");
         let digit_scale = (1u64 << value_bits) as f64;
-        let theta = heads[..cells as usize]
+        let theta: Vec<(f64, f64)> = heads[..cells as usize]
             .iter()
             .zip(&weight)
             .map(|(h, &wc)| {
@@ -301,6 +322,17 @@ impl CellSampler {
             })
             .collect();
         let inv_den = 1.0 / shape.exponent_den() as f64;
+        let inv_den_up = inv_den * (1.0 + DELTA_MARGIN);
+        let sure = theta
+            .iter()
+            .enumerate()
+            .map(|(c, &(theta_lo, _))| {
+                let last = w - 1;
+                let d_up = delta_num(shape, (c as u64) * w + last, last) * inv_den_up;
+                // floor: digits < sure iff digits + 1 <= sure <= the bound.
+                ((1.0 - d_up) * theta_lo).max(0.0) as u64
+            })
+            .collect();
         CellSampler {
             shape,
             cell_bits,
@@ -310,12 +342,13 @@ impl CellSampler {
             sign_shift: 63 - column_bits - THRESHOLD_BITS,
             offset_shift,
             threshold,
-            alias,
+            outcome: alias.iter().enumerate().flat_map(|(c, &a)| [a, c as u32]).collect(),
             theta,
+            sure,
             weight,
             factor_mant,
             factor_exp,
-            inv_den_up: inv_den * (1.0 + DELTA_MARGIN),
+            inv_den_up,
             inv_den_down: inv_den * (1.0 - DELTA_MARGIN),
             value_bits,
             tail: Tail { start, scale: tail_scale, weight: tail_weight },
@@ -351,11 +384,8 @@ impl CellSampler {
         loop {
             let word = rng.next_u64();
             let column = (word >> self.column_shift) as usize;
-            let item = if (word >> self.threshold_shift) & (CAPACITY - 1) < self.threshold[column] {
-                column as u64
-            } else {
-                u64::from(self.alias[column])
-            };
+            let keep = (word >> self.threshold_shift) & (CAPACITY - 1) < self.threshold[column];
+            let item = u64::from(self.outcome[2 * column + usize::from(keep)]);
             if item < self.cells {
                 let negative = (word >> self.sign_shift) & 1 == 1;
                 let offset = (word >> self.offset_shift) & ((1 << self.cell_bits) - 1);
@@ -388,15 +418,17 @@ impl CellSampler {
         m: u64,
         digits: u64,
     ) -> bool {
-        // delta = q(m) - q(c w) exactly as num / den: o for the Laplace,
-        // o (2 c w + o) for the Gaussian (below 2^51: exact as a double).
-        let num = match self.shape {
-            Shape::Laplace { .. } => offset,
-            Shape::Gaussian { .. } => offset * (2 * (m - offset) + offset),
-        } as i64 as f64; // below 2^51: the signed conversion is one instruction
-                         // First test, a short chain of operations: 1 - delta <= exp(-delta),
-                         // with delta bounded above; it accepts all but about delta^2 / 2 of
-                         // the draws that the exact comparison accepts.
+        // The first test below is monotone in the offset (rounding is
+        // monotone), so passing it at the cell's last offset (`sure`,
+        // computed with the same operations) implies passing it here: the
+        // same decision, and no word more or less, for most draws.
+        if !FORCE_SLOW && digits < self.sure[cell] {
+            return true;
+        }
+        let num = delta_num(self.shape, m, offset);
+        // First test, a short chain of operations: 1 - delta <= exp(-delta),
+        // with delta bounded above; it accepts all but about delta^2 / 2 of
+        // the draws that the exact comparison accepts.
         let (theta_lo, theta_hi) = self.theta[cell];
         let d_up = num * self.inv_den_up;
         if !FORCE_SLOW && (digits + 1) as i64 as f64 <= (1.0 - d_up) * theta_lo {
@@ -539,6 +571,35 @@ mod tests {
         }
         for i in 0..4 {
             assert_eq!(mass[i], u128::from(weights[i]), "item {i}");
+        }
+    }
+
+    #[test]
+    fn the_integer_shortcut_implies_the_first_test() {
+        for shape in [
+            Shape::Laplace { t: 1 },
+            Shape::Laplace { t: 3 },
+            Shape::Laplace { t: 1000 },
+            Shape::Laplace { t: 1 << 20 },
+            Shape::Gaussian { var: 1 },
+            Shape::Gaussian { var: 9 },
+            Shape::Gaussian { var: 1_000_000 },
+            Shape::Gaussian { var: 1 << 40 },
+        ] {
+            let s = CellSampler::new(shape);
+            let w = 1u64 << s.cell_bits;
+            // It fires in the central cells (the far ones, of weight about
+            // one table unit, have theta near 0 and rarely come up).
+            assert!(s.sure[0] as f64 > 0.9 * s.theta[0].0, "{shape:?}: {} vs {}", s.sure[0], s.theta[0].0);
+            for (c, (&sure, &(theta_lo, _))) in s.sure.iter().zip(&s.theta).enumerate() {
+                for offset in [0, w / 2, w - 1] {
+                    let m = c as u64 * w + offset;
+                    let bound = (1.0 - delta_num(shape, m, offset) * s.inv_den_up) * theta_lo;
+                    // digits = sure - 1 passes the shortcut; the first test
+                    // must accept it too.
+                    assert!(sure as f64 <= bound, "{shape:?} cell {c} offset {offset}: {sure} > {bound}");
+                }
+            }
         }
     }
 

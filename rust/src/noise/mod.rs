@@ -193,6 +193,16 @@ impl NoiseSpec {
         }
     }
 
+    /// True when a draw into a buffer of several values' entries is the
+    /// same as one draw per value (independent entries: no matrix law).
+    pub fn is_entrywise(&self) -> bool {
+        match self {
+            NoiseSpec::Zero | NoiseSpec::Laplace { .. } | NoiseSpec::Gaussian { .. } => true,
+            NoiseSpec::SymmetricGaussian { .. } | NoiseSpec::Wishart { .. } => false,
+            NoiseSpec::Lattice(s) => !matches!(s.kind(), SecureKind::SymmetricGaussian { .. }),
+        }
+    }
+
     /// True when the spec adds no noise.
     pub fn is_zero(&self) -> bool {
         matches!(self, NoiseSpec::Zero)

@@ -827,6 +827,12 @@ pub fn discrete_gaussian_cks<R: RngCore + ?Sized>(rng: &mut R, var: u128) -> i64
     DiscreteGaussian::new(var).sample::<R, false>(rng)
 }
 
+/// 1.5 2^52: adding and subtracting it rounds any |y| < 2^51 to the
+/// nearest integer (see [`round_to_integer`]).
+const ROUNDING_SHIFT: f64 = 6_755_399_441_055_744.0;
+/// 2^51: below it, [`ROUNDING_SHIFT`] rounds exactly.
+const EXACT_BELOW: f64 = 2_251_799_813_685_248.0;
+
 /// The integer nearest to y (ties to even), as a double. For |y| < 2^51
 /// by adding and subtracting 1.5 2^52: the sum lies in [2^52, 2^53), where
 /// doubles are the integers, so the addition rounds y to an integer (in
@@ -838,10 +844,8 @@ pub fn discrete_gaussian_cks<R: RngCore + ?Sized>(rng: &mut R, var: u128) -> i64
 /// step, monotone).
 #[inline]
 pub fn round_to_integer(y: f64) -> f64 {
-    const SHIFT: f64 = 6_755_399_441_055_744.0; // 1.5 * 2^52
-    const EXACT_BELOW: f64 = 2_251_799_813_685_248.0; // 2^51
     if y.abs() < EXACT_BELOW {
-        (y + SHIFT) - SHIFT
+        (y + ROUNDING_SHIFT) - ROUNDING_SHIFT
     } else {
         y.round()
     }
@@ -850,11 +854,9 @@ pub fn round_to_integer(y: f64) -> f64 {
 /// values[i] = round(values[i] up) down, for up = 1/down a power of two;
 /// without a branch per value when every |values[i] up| < 2^51.
 pub fn round_to_lattice(values: &mut [f64], up: f64, down: f64) {
-    const SHIFT: f64 = 6_755_399_441_055_744.0; // 1.5 * 2^52, see `round_to_integer`
-    const EXACT_BELOW: f64 = 2_251_799_813_685_248.0; // 2^51
     if values.iter().fold(true, |ok, v| ok & ((*v * up).abs() < EXACT_BELOW)) {
         for v in values.iter_mut() {
-            *v = ((*v * up + SHIFT) - SHIFT) * down;
+            *v = ((*v * up + ROUNDING_SHIFT) - ROUNDING_SHIFT) * down;
         }
     } else {
         for v in values.iter_mut() {
@@ -1008,7 +1010,16 @@ impl SecureNoise {
                 ),
             ));
         }
-        round_to_lattice(values, up, self.step());
+        if bound <= EXACT_BELOW {
+            // The check above bounds every |v 2^j| below 2^51: round
+            // without `round_to_lattice`'s second pass over the values.
+            let down = self.step();
+            for v in values.iter_mut() {
+                *v = ((*v * up + ROUNDING_SHIFT) - ROUNDING_SHIFT) * down;
+            }
+        } else {
+            round_to_lattice(values, up, self.step());
+        }
         Ok(())
     }
 
