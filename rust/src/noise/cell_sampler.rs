@@ -163,6 +163,21 @@ fn delta_num(shape: Shape, m: u64, offset: u64) -> f64 {
     }) as i64 as f64
 }
 
+/// Per cell, the first test of `CellSampler::accept` at the cell's last
+/// offset (its largest delta), floored to an integer number of digits:
+/// digits < sure iff digits + 1 <= sure <= that bound.
+fn sure_digits(shape: Shape, w: u64, inv_den_up: f64, theta: &[(f64, f64)]) -> Vec<u64> {
+    let last = w - 1;
+    theta
+        .iter()
+        .enumerate()
+        .map(|(c, &(theta_lo, _))| {
+            let d_up = delta_num(shape, (c as u64) * w + last, last) * inv_den_up;
+            ((1.0 - d_up) * theta_lo).max(0.0) as u64
+        })
+        .collect()
+}
+
 /// Outward-rounded product of fixed-point bounds at `p` bits.
 fn mul_bounds(a: &Bounds, b: &Bounds, p: u32) -> Bounds {
     ((&a.0 * &b.0) >> p, ceil_shr(&(&a.1 * &b.1), p))
@@ -323,16 +338,7 @@ impl CellSampler {
             .collect();
         let inv_den = 1.0 / shape.exponent_den() as f64;
         let inv_den_up = inv_den * (1.0 + DELTA_MARGIN);
-        let sure = theta
-            .iter()
-            .enumerate()
-            .map(|(c, &(theta_lo, _))| {
-                let last = w - 1;
-                let d_up = delta_num(shape, (c as u64) * w + last, last) * inv_den_up;
-                // floor: digits < sure iff digits + 1 <= sure <= the bound.
-                ((1.0 - d_up) * theta_lo).max(0.0) as u64
-            })
-            .collect();
+        let sure = sure_digits(shape, w, inv_den_up, &theta);
         CellSampler {
             shape,
             cell_bits,
