@@ -9,6 +9,11 @@ site without being forked. Links in included text are written from the
 repository root (``docs/figures/x.png``, ``REPRODUCTION.md#...``); they are
 rewritten relative to the including page, and links to files that are not
 part of the site (source files, benches) become plain text.
+
+Docstrings use Sphinx roles (``:class:`X```, ``:func:`~m.f```) so that
+``help()`` and IDEs read well; mkdocstrings renders them verbatim, so
+:func:`on_page_content` drops the role and keeps the name as code (``~``
+keeps the last component, as Sphinx does).
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ DIRECTIVE = re.compile(r"^<!-- (include|include-code): ([^#\s]+)(?:#(.+?))? -->$
 LINK = re.compile(r"(!?)\[([^\]]*)\]\(([^)\s]+)\)")
 # Root files that are pages of the site under another name.
 PAGES = {"README.md": "index.md", "REPRODUCTION.md": "guide/experiments.md"}
+# A role as Markdown renders it: the role text, then the name as code.
+ROLE = re.compile(r":(?:py:)?(?:class|func|meth|attr|mod|data|exc|obj|const):<code>(~?)([^<]+)</code>")
 
 
 def _section(text: str, heading: str, source: str) -> str:
@@ -69,3 +76,17 @@ def on_page_markdown(markdown: str, page: Any, **_: Any) -> str:
         return _rewrite_links(text, page_dir)
 
     return DIRECTIVE.sub(expand, markdown)
+
+
+def strip_roles(html: str) -> str:
+    """``:class:<code>~a.B</code>`` -> ``<code>B</code>`` (see the module docstring)."""
+
+    def name(m: re.Match[str]) -> str:
+        short, target = m.groups()
+        return f"<code>{target.rsplit('.', 1)[-1] if short else target}</code>"
+
+    return ROLE.sub(name, html)
+
+
+def on_page_content(html: str, **_: Any) -> str:
+    return strip_roles(html)

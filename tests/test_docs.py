@@ -5,6 +5,7 @@ every link and every API entry generated from the docstrings."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -25,3 +26,19 @@ def test_docs_build_strict(tmp_path: Path) -> None:
     experiments = (site / "guide" / "experiments" / "index.html").read_text(encoding="utf-8")
     assert "shariff-sheffet-d2" in experiments  # REPRODUCTION.md is included
     assert (site / "figures" / "shariff-sheffet-d2.png").is_file()
+    # Sphinx roles of the docstrings do not reach the pages verbatim.
+    pages = [p.read_text(encoding="utf-8") for p in (site / "api").rglob("*.html")]
+    leftovers = [p for p in pages if re.search(r":(class|func|meth|attr|mod|exc):<code>", p)]
+    assert not leftovers, f"{len(leftovers)} API pages still show Sphinx roles"
+    assert "<code>PrivacyBudget</code>" in (site / "api" / "privacy" / "index.html").read_text(encoding="utf-8")
+
+
+def test_roles_become_code() -> None:
+    sys.path.insert(0, str(ROOT))
+    try:
+        from mkdocs_hooks import strip_roles
+    finally:
+        sys.path.remove(str(ROOT))
+    html = "see :class:<code>~dpbandits.errors.PrivacyBudgetError</code> and :func:<code>core_set</code>"
+    assert strip_roles(html) == "see <code>PrivacyBudgetError</code> and <code>core_set</code>"
+    assert strip_roles("a :ref:<code>x</code>") == "a :ref:<code>x</code>"  # other roles untouched
