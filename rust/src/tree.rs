@@ -31,9 +31,10 @@
 //!   and pad_to - popcount(t) padding draws (exactly pad_to, as with fresh
 //!   padding) and most of its noise persists from round to round, as in
 //!   the pan-private tree of Shariff & Sheffet's own code
-//!   (PrivateBandits.jl). The padding is data-independent either way, and
-//!   each release has the same law, so the privacy proof is unchanged;
-//!   only the correlation of the noise across rounds differs;
+//!   (PrivateBandits.jl). The padding is independent of the data either
+//!   way, so the releases are post-processing of the noisy nodes and the
+//!   privacy proof is unchanged; each release has the same law, so Prop.
+//!   9's bounds hold too; only the correlation across rounds differs;
 //! - no more than `horizon` values are accepted (the noise calibration
 //!   assumes at most that many).
 
@@ -643,8 +644,9 @@ impl TreeCounter {
     /// Replaces the generator of future node noise by the `"tree"` stream
     /// of `seeds`. Noise already drawn (completed nodes, this round's
     /// padding, persistent padding draws) is kept: it is part of the
-    /// released history. Used by `fork`: two copies of one counter must not add the same future
-    /// noise, or the difference of their releases would reveal their data.
+    /// released history. Used by `fork`: two copies of one counter must
+    /// not add the same future noise, or the difference of their releases
+    /// would reveal their data.
     pub fn reseed(&mut self, seeds: &SeedSequence) {
         self.rng = seeds.stream("tree");
     }
