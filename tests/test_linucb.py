@@ -657,6 +657,7 @@ LEARNERS = {
     "linucb": lambda n: LinUCB(3, n, seed=0),
     "gaussian": lambda n: JointDPLinUCB(3, n, 1.0, 0.1, seed=0),
     "wishart": lambda n: JointDPLinUCB(3, n, 1.0, 0.1, noise="wishart", seed=0),
+    "wishart-persistent": lambda n: JointDPLinUCB(3, n, 1.0, 0.1, noise="wishart", padding="persistent", seed=0),
 }
 
 

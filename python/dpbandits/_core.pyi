@@ -210,6 +210,7 @@ class TreeCounter(_Counter):
         pad_to: int | None = None,
         secure_exponent: int | None = None,
         os_entropy: bool = False,
+        padding: str = "fresh",
     ) -> Self: ...
     def live_nodes(self) -> list[tuple[int, int, int, NDArray[np.float64]]]:
         """(level, first_leaf, last_leaf, noisy_sum) of the current decomposition."""
@@ -217,6 +218,9 @@ class TreeCounter(_Counter):
     def padded(self) -> bool: ...
     @property
     def pad_to(self) -> int: ...
+    @property
+    def padding(self) -> str:
+        """How releases are padded: "fresh" (also when not padded) or "persistent"."""
     @staticmethod
     def from_bytes(state: bytes) -> TreeCounter: ...
 
@@ -286,7 +290,8 @@ class LinUcbEngine(_Contextual, _SecureLearner):
     Exactly one of ``regularizer`` (exact statistics, non-private) and
     ``noise_kind`` (statistics released by a (d+1) x (d+1) tree counter,
     ``shift`` added to the top-left block of each release, releases padded to
-    ``pad_to`` node draws) must be given. beta_t is
+    ``pad_to`` node draws, ``padding`` "fresh" every round or "persistent" per
+    tree level) must be given. beta_t is
     ``beta_noise_sd * sqrt(max(0, beta_log_offset + log det V_t)) + beta_offset``,
     or ``beta_constant``. ``counter`` "sqrt", "blt" (with ``theta``,
     ``omega``) or "smooth-binary" (``theta`` = [height, ones]) releases the statistics by a
@@ -305,6 +310,7 @@ class LinUcbEngine(_Contextual, _SecureLearner):
         noise_params: Sequence[float] = ...,
         shift: float = 0.0,
         pad_to: int = 0,
+        padding: str = "fresh",
         beta_noise_sd: float = 1.0,
         beta_log_offset: float = 0.0,
         beta_offset: float = 0.0,

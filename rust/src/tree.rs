@@ -25,6 +25,16 @@
 //!   reading the release twice cannot average its noise away. Other
 //!   targets are allowed ([`TreeCounter::with_padding`]): Shariff–Sheffet
 //!   Prop. 9 assumes every Wishart release sums exactly m node draws;
+//! - persistent padding ([`Padding::Persistent`]) keeps one padding draw
+//!   per tree level whose bit of t is 0, drawn when that bit becomes 0 and
+//!   discarded when it becomes 1, so a release sums popcount(t) node draws
+//!   and pad_to - popcount(t) padding draws (exactly pad_to, as with fresh
+//!   padding) and most of its noise persists from round to round, as in
+//!   the pan-private tree of Shariff & Sheffet's own code
+//!   (PrivateBandits.jl). The padding is independent of the data either
+//!   way, so the releases are post-processing of the noisy nodes and the
+//!   privacy proof is unchanged; each release has the same law, so Prop.
+//!   9's bounds hold too; only the correlation across rounds differs;
 //! - no more than `horizon` values are accepted (the noise calibration
 //!   assumes at most that many).
 
@@ -123,6 +133,36 @@ pub(crate) fn release_runs_buffer(t: u64, dim: usize, horizon: u64, values: &[f6
     Ok(out)
 }
 
+/// How a padded release is topped up to its fixed number of draws.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Padding {
+    /// The missing draws are drawn anew every round (Agarwal–Singh Alg. 2,
+    /// lines 4-6; Shariff–Sheffet as printed do not say how).
+    Fresh,
+    /// One draw per tree level whose bit of t is 0, kept while that bit
+    /// stays 0 (the pan-private tree of Shariff & Sheffet's code).
+    Persistent,
+}
+
+impl Padding {
+    /// The Python name (`"fresh"`, `"persistent"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Padding::Fresh => "fresh",
+            Padding::Persistent => "persistent",
+        }
+    }
+
+    /// The variant of a Python name.
+    pub fn from_name(name: &str) -> Result<Self> {
+        match name {
+            "fresh" => Ok(Padding::Fresh),
+            "persistent" => Ok(Padding::Persistent),
+            _ => Err(Error::invalid("padding", format!("must be \"fresh\" or \"persistent\", got {name:?}"))),
+        }
+    }
+}
+
 /// A node of the current decomposition, as released (noisy).
 #[derive(Clone, Debug, PartialEq)]
 pub struct NodeView<'a> {
@@ -151,7 +191,10 @@ pub struct TreeCounter {
     exact: Vec<f64>,
     /// Exact sum + noise of each level's newest node, `levels x dim`.
     noisy: Vec<f64>,
-    /// Sum of the padding draws of round t (padded variant only).
+    /// Sum of the padding draws of round t (padded variant only), then,
+    /// with persistent padding only, `pad_to` per-level draws (zero while
+    /// the level's bit of t is 1). One vector, so that counters with fresh
+    /// padding keep their serialized layout; its length tells the variant.
     padding: Vec<f64>,
     /// The current release: sum of the noisy nodes of t (+ padding).
     release: Vec<f64>,
@@ -205,6 +248,20 @@ impl TreeCounter {
         pad_to: u32,
         seeds: &SeedSequence,
     ) -> Result<Self> {
+        Self::with_padding_mode(shape, horizon, noise, pad_to, Padding::Fresh, seeds)
+    }
+
+    /// As [`TreeCounter::with_padding`], with the padding drawn as
+    /// `padding` says. Persistent padding needs a draw per tree level:
+    /// `pad_to` >= floor(log2 n) + 1 (m = 1 + ceil(log2 n) always is).
+    pub fn with_padding_mode(
+        shape: &[usize],
+        horizon: u64,
+        noise: NoiseSpec,
+        pad_to: u32,
+        padding: Padding,
+        seeds: &SeedSequence,
+    ) -> Result<Self> {
         if horizon == 0 {
             return Err(Error::invalid("horizon", "must be >= 1"));
         }
@@ -226,10 +283,21 @@ impl TreeCounter {
         let dim = checked_dim(shape).ok_or_else(|| too_large(shape))?;
         let side = matrix_side(shape);
         let levels = levels_for(horizon);
+        if padding == Padding::Persistent && (pad_to as usize) < levels {
+            return Err(Error::invalid(
+                "pad_to",
+                format!(
+                    "persistent padding keeps one draw per tree level: pad_to must be >= {levels} for {horizon} \
+                     rounds, got {pad_to}"
+                ),
+            ));
+        }
+        let slots = if padding == Padding::Persistent { pad_to as usize } else { 0 };
         let state = levels.checked_mul(dim).ok_or_else(|| too_large(shape))?;
+        let with_slots = (levels + slots).checked_mul(dim).ok_or_else(|| too_large(shape))?;
         // Bug fix (hostile-input fuzzing): with memory overcommit a huge
         // state "allocated" and the zero fill then got the process killed.
-        if state > MAX_STATE_ENTRIES {
+        if with_slots > MAX_STATE_ENTRIES {
             return Err(too_large(shape));
         }
         Ok(TreeCounter {
@@ -242,7 +310,7 @@ impl TreeCounter {
             t: 0,
             exact: zeros(state, shape)?,
             noisy: zeros(state, shape)?,
-            padding: zeros(dim, shape)?,
+            padding: zeros((1 + slots) * dim, shape)?,
             release: zeros(dim, shape)?,
             noise_terms: 0,
             rng: seeds.stream("tree"),
@@ -424,7 +492,7 @@ impl TreeCounter {
         let padded = self.pad_to > 0;
         if incremental {
             if padded {
-                for (r, p) in self.release.iter_mut().zip(&self.padding) {
+                for (r, p) in self.release.iter_mut().zip(&self.padding[..dim]) {
                     *r -= p;
                 }
             }
@@ -450,7 +518,10 @@ impl TreeCounter {
         }
         let tree_terms = self.t.count_ones();
         self.noise_terms = tree_terms;
-        if self.pad_to > 0 {
+        if self.pad_to > 0 && self.persistent() {
+            self.advance_persistent_padding(level, incremental)?;
+            self.noise_terms = self.pad_to;
+        } else if self.pad_to > 0 {
             let target = self.pad_to;
             self.padding.fill(0.0);
             let missing = target.saturating_sub(tree_terms);
@@ -498,7 +569,7 @@ impl TreeCounter {
         if incremental {
             let node = &self.noisy[level * dim..(level + 1) * dim];
             if padded {
-                for ((r, v), p) in self.release.iter_mut().zip(node).zip(&self.padding) {
+                for ((r, v), p) in self.release.iter_mut().zip(node).zip(&self.padding[..dim]) {
                     *r += v + p;
                 }
             } else {
@@ -513,9 +584,53 @@ impl TreeCounter {
         Ok(())
     }
 
+    /// Persistent padding after round t's addition, whose new node is at
+    /// `level`: bit `level` of t became 1 (its draw leaves the release) and
+    /// the bits below became 0 (each gets a new draw); at t = 1 every
+    /// level above 0 gets its first draw. The running sum is updated by
+    /// those few draws when `incremental`, else re-summed.
+    fn advance_persistent_padding(&mut self, level: usize, incremental: bool) -> Result<()> {
+        let dim = self.dim;
+        let (sum, slots) = self.padding.split_at_mut(dim);
+        let first = self.t == 1;
+        // pad_to >= levels (checked at construction and restore), so every
+        // bit of t <= n has a slot.
+        let leaving = &mut slots[level * dim..(level + 1) * dim];
+        if incremental && !first {
+            for (s, v) in sum.iter_mut().zip(leaving.iter()) {
+                *s -= v;
+            }
+        }
+        leaving.fill(0.0);
+        let redrawn = if first { 1..self.pad_to as usize } else { 0..level };
+        for j in redrawn {
+            let slot = &mut slots[j * dim..(j + 1) * dim];
+            Self::draw_noise(self.noise, self.os_entropy, &mut self.rng, &mut self.entropy, self.side, slot)?;
+            if incremental && !first {
+                for (s, v) in sum.iter_mut().zip(slot.iter()) {
+                    *s += v;
+                }
+            }
+        }
+        if !incremental || first {
+            sum.fill(0.0);
+            for slot in slots.chunks_exact(dim) {
+                for (s, v) in sum.iter_mut().zip(slot) {
+                    *s += v;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the padding is persistent (per-level draws are stored).
+    fn persistent(&self) -> bool {
+        self.padding.len() > self.dim
+    }
+
     fn recompute_release(&mut self) {
         let dim = self.dim;
-        self.release.copy_from_slice(&self.padding);
+        self.release.copy_from_slice(&self.padding[..dim]);
         let mut bits = self.t;
         while bits != 0 {
             let j = bits.trailing_zeros() as usize;
@@ -528,9 +643,10 @@ impl TreeCounter {
 
     /// Replaces the generator of future node noise by the `"tree"` stream
     /// of `seeds`. Noise already drawn (completed nodes, this round's
-    /// padding) is kept: it is part of the released history. Used by
-    /// `fork`: two copies of one counter must not add the same future
-    /// noise, or the difference of their releases would reveal their data.
+    /// padding, persistent padding draws) is kept: it is part of the
+    /// released history. Used by `fork`: two copies of one counter must
+    /// not add the same future noise, or the difference of their releases
+    /// would reveal their data.
     pub fn reseed(&mut self, seeds: &SeedSequence) {
         self.rng = seeds.stream("tree");
     }
@@ -579,6 +695,23 @@ impl TreeCounter {
     /// The number of draws every release is padded to (0: no padding).
     pub fn pad_to(&self) -> u32 {
         self.pad_to
+    }
+
+    /// How releases are padded (fresh when not padded at all).
+    pub fn padding_mode(&self) -> Padding {
+        if self.persistent() {
+            Padding::Persistent
+        } else {
+            Padding::Fresh
+        }
+    }
+
+    /// The persistent padding draw of tree level `level` in the current
+    /// release: `Some` with persistent padding, after the first addition,
+    /// while bit `level` of t is 0 (`level` < pad_to); else `None`.
+    pub fn padding_draw(&self, level: u32) -> Option<&[f64]> {
+        let live = self.persistent() && self.t > 0 && level < self.pad_to && (level >= 64 || self.t >> level & 1 == 0);
+        live.then(|| &self.padding[(1 + level as usize) * self.dim..(2 + level as usize) * self.dim])
     }
 
     /// The nodes of t's dyadic decomposition, highest level first, with
@@ -635,7 +768,8 @@ impl TreeCounter {
             && (self.pad_to == 0 || self.pad_to >= max_popcount(self.horizon))
             && self.exact.len() == levels * self.dim
             && self.noisy.len() == levels * self.dim
-            && self.padding.len() == self.dim
+            && (self.padding.len() == self.dim
+                || (self.pad_to as usize >= levels && self.padding.len() == (1 + self.pad_to as usize) * self.dim))
             && self.release.len() == self.dim
             && self.t <= self.horizon
             && self.noise.validate(&self.shape).is_ok();
@@ -912,6 +1046,205 @@ mod tests {
             let direct: Vec<f64> = (0..n).map(|_| (0..m).map(|_| crate::noise::laplace(&mut rng, 1.5)).sum()).collect();
             let d = ks_two_sample(by_gamma, direct);
             assert!(d < 1.95 * (2.0 / n as f64).sqrt(), "m = {m}: KS D = {d}");
+        }
+    }
+
+    fn persistent(n: u64, noise: NoiseSpec, shape: &[usize], seed: u64) -> TreeCounter {
+        let m = max_noise_terms(n);
+        TreeCounter::with_padding_mode(shape, n, noise, m, Padding::Persistent, &SeedSequence::from_seed(seed)).unwrap()
+    }
+
+    #[test]
+    fn persistent_padding_keeps_a_level_draw_while_its_bit_is_0() {
+        let n = 300u64;
+        let m = max_noise_terms(n);
+        let xs = stream(n as usize, 2);
+        let mut c = persistent(n, NoiseSpec::Gaussian { sigma: 1.0 }, &[2], 7);
+        assert_eq!(c.padding_mode(), Padding::Persistent);
+        let mut kept: Vec<Option<Vec<f64>>> = vec![None; m as usize];
+        let mut exact = [0.0; 2];
+        for x in &xs {
+            c.add(x).unwrap();
+            for (e, v) in exact.iter_mut().zip(x) {
+                *e += v;
+            }
+            let t = c.t();
+            assert_eq!(c.noise_terms(), m);
+            let mut noise = [0.0; 2];
+            for nd in c.live_nodes() {
+                for (s, v) in noise.iter_mut().zip(nd.noisy) {
+                    *s += v;
+                }
+            }
+            let mut padding_draws = 0;
+            for level in 0..m {
+                let draw = c.padding_draw(level);
+                let bit_is_0 = t >> level & 1 == 0;
+                assert_eq!(draw.is_some(), bit_is_0, "t = {t}, level {level}");
+                match (draw, &kept[level as usize]) {
+                    // A level whose bit was already 0 before this round keeps its draw.
+                    (Some(d), Some(old)) if (t - 1) >> level & 1 == 0 => {
+                        assert_eq!(d, &old[..], "t = {t}, level {level}");
+                    }
+                    _ => {}
+                }
+                kept[level as usize] = draw.map(<[f64]>::to_vec);
+                if let Some(d) = draw {
+                    padding_draws += 1;
+                    for (s, v) in noise.iter_mut().zip(d) {
+                        *s += v;
+                    }
+                }
+            }
+            assert_eq!(padding_draws + t.count_ones(), m);
+            for ((r, s), e) in c.release().iter().zip(noise).zip(exact) {
+                // live node values carry the exact sums; the rest is padding.
+                assert!((r - s).abs() < 1e-9, "t = {t}: {r} vs {s} (exact {e})");
+            }
+        }
+        assert_eq!(c.padding_draw(m), None);
+        // The fresh variant stores no per-level draws.
+        let f = TreeCounter::with_padding(&[], n, NoiseSpec::Zero, m, &SeedSequence::from_seed(7)).unwrap();
+        assert_eq!((f.padding_mode(), f.padding_draw(1)), (Padding::Fresh, None));
+    }
+
+    #[test]
+    fn persistent_padding_needs_a_draw_per_level() {
+        let seeds = SeedSequence::from_seed(1);
+        // n = 64: 7 levels; m = 7; Agarwal–Singh's 6 is too few.
+        assert!(TreeCounter::with_padding_mode(&[], 64, NoiseSpec::Zero, 6, Padding::Persistent, &seeds).is_err());
+        assert!(TreeCounter::with_padding_mode(&[], 64, NoiseSpec::Zero, 0, Padding::Persistent, &seeds).is_err());
+        assert!(TreeCounter::with_padding_mode(&[], 64, NoiseSpec::Zero, 7, Padding::Persistent, &seeds).is_ok());
+        assert_eq!(Padding::from_name("persistent").unwrap(), Padding::Persistent);
+        assert_eq!(Padding::from_name(Padding::Fresh.name()).unwrap(), Padding::Fresh);
+        assert!(Padding::from_name("sticky").is_err());
+    }
+
+    #[test]
+    fn persistent_gaussian_releases_carry_m_draws_and_share_them_across_rounds() {
+        // N(0, 1) nodes, n = 64, m = 7, zero data: each release is N(0, 7).
+        // Rounds 2 (binary 10) and 3 (11) share node 1 and, persistent, the
+        // draws of levels 2..6: Cov = 6 (fresh: 1, the node only).
+        let (n, runs) = (64u64, 6000usize);
+        let m = f64::from(max_noise_terms(n));
+        for (padding, shared) in [(Padding::Persistent, m - 1.0), (Padding::Fresh, 1.0)] {
+            let mut at = vec![Vec::with_capacity(runs); n as usize];
+            for r in 0..runs {
+                let seeds = SeedSequence::from_seed(1000 + r as u64);
+                let mut c = TreeCounter::with_padding_mode(
+                    &[],
+                    n,
+                    NoiseSpec::Gaussian { sigma: 1.0 },
+                    m as u32,
+                    padding,
+                    &seeds,
+                )
+                .unwrap();
+                for releases in &mut at {
+                    c.add(&[0.0]).unwrap();
+                    releases.push(c.release()[0]);
+                }
+            }
+            for t in [0usize, 1, 2, 7, 31, 62, 63] {
+                // sum v^2 / m ~ chi^2(runs): the variance estimate has sd m sqrt(2 / runs); 5 sd.
+                let var = at[t].iter().map(|v| v * v).sum::<f64>() / runs as f64;
+                assert!((var - m).abs() < 5.0 * m * (2.0 / runs as f64).sqrt(), "{padding:?} t = {}: {var}", t + 1);
+            }
+            // E[X Y] = shared, Var[X Y] = m^2 + shared^2 for jointly normal X, Y; 5 sd.
+            let cov = at[1].iter().zip(&at[2]).map(|(x, y)| x * y).sum::<f64>() / runs as f64;
+            let sd = ((m * m + shared * shared) / runs as f64).sqrt();
+            assert!((cov - shared).abs() < 5.0 * sd, "{padding:?}: Cov(R2, R3) = {cov}, want {shared}");
+        }
+    }
+
+    #[test]
+    fn persistent_wishart_releases_have_the_law_of_m_draws() {
+        // W_2(I, k) nodes, n = 16, m = 5: each release is W_2(I, 5k), whose
+        // diagonal entries have mean 5k and variance 2 (5k), and whose
+        // off-diagonal entry W_12 has E[W_12^2] = 5k, Var[W_12^2] = 2 (5k)^2 + 6 (5k).
+        let (n, k, runs) = (16u64, 3.0, 4000usize);
+        let m = f64::from(max_noise_terms(n));
+        let mk = m * k;
+        let mut diag = vec![0.0; n as usize];
+        let mut off2 = vec![0.0; n as usize];
+        for r in 0..runs {
+            let mut c = persistent(n, NoiseSpec::Wishart { scale: 1.0, df: k }, &[2, 2], 5000 + r as u64);
+            for t in 0..n as usize {
+                c.add(&[0.0; 4]).unwrap();
+                diag[t] += c.release()[0] / runs as f64;
+                off2[t] += c.release()[1].powi(2) / runs as f64;
+            }
+        }
+        for t in 0..n as usize {
+            let z_diag = (diag[t] - mk) / (2.0 * mk / runs as f64).sqrt();
+            let z_off = (off2[t] - mk) / ((2.0 * mk * mk + 6.0 * mk) / runs as f64).sqrt();
+            assert!(z_diag.abs() < 5.0 && z_off.abs() < 5.0, "t = {}: z = {z_diag}, {z_off}", t + 1);
+        }
+    }
+
+    #[test]
+    fn persistent_padding_round_trips_and_reseeds_like_the_nodes() {
+        let n = 500u64;
+        let xs = stream(n as usize, 9);
+        let noise = NoiseSpec::Wishart { scale: 2.0, df: 4.0 };
+        let mut a = persistent(n, noise, &[3, 3], 4);
+        for x in &xs[..123] {
+            a.add(x).unwrap();
+        }
+        let mut b = TreeCounter::from_bytes(&a.to_bytes()).unwrap();
+        assert_eq!(b.padding_mode(), Padding::Persistent);
+        assert_eq!(a.release(), b.release());
+        // Through serde inside another type too (engines' checkpoints).
+        let mut e: TreeCounter = crate::state::decode(&crate::state::encode(&a)).unwrap();
+        let mut fork = a.clone();
+        fork.reseed(&SeedSequence::from_seed(99));
+        for level in 0..max_noise_terms(n) {
+            assert_eq!(fork.padding_draw(level), a.padding_draw(level));
+        }
+        for x in &xs[123..] {
+            a.add(x).unwrap();
+            b.add(x).unwrap();
+            e.add(x).unwrap();
+            assert_eq!(a.release(), b.release());
+            assert_eq!(a.release(), e.release());
+        }
+        // 123 = 1111011b: level 2's draw survives round 124 in the fork, whose new draws differ.
+        let mut a2 = persistent(n, noise, &[3, 3], 4);
+        for x in &xs[..123] {
+            a2.add(x).unwrap();
+        }
+        let mut f2 = a2.clone();
+        f2.reseed(&SeedSequence::from_seed(99));
+        a2.add(&xs[123]).unwrap();
+        f2.add(&xs[123]).unwrap();
+        assert_eq!(a2.padding_draw(2), f2.padding_draw(2));
+        assert_ne!(a2.padding_draw(0), f2.padding_draw(0));
+        assert_ne!(a2.release(), f2.release());
+        // A persistent state with too few levels is refused.
+        let mut bad = persistent(n, noise, &[3, 3], 4);
+        bad.pad_to = 8;
+        bad.padding.truncate(9 * 9);
+        assert!(matches!(TreeCounter::from_bytes(&bad.to_bytes()), Err(Error::Decode(_))));
+    }
+
+    #[test]
+    fn persistent_padding_without_noise_is_the_exact_sum_and_on_a_lattice_stays_on_it() {
+        let n = 200u64;
+        let xs = stream(n as usize, 3);
+        let m = max_noise_terms(n);
+        let mut p = persistent(n, NoiseSpec::Zero, &[3], 1);
+        let mut f = TreeCounter::with_padding(&[3], n, NoiseSpec::Zero, m, &SeedSequence::from_seed(1)).unwrap();
+        let step = 2f64.powi(-20);
+        let spec = NoiseSpec::Laplace { scale: 1.0 }.on_lattice(20).unwrap();
+        let mut l = persistent(n, spec, &[3], 2);
+        for x in &xs {
+            p.add(x).unwrap();
+            f.add(x).unwrap();
+            l.add(x).unwrap();
+            assert_eq!(p.release(), f.release());
+            for v in l.release() {
+                assert_eq!((v / step).round() * step, *v);
+            }
         }
     }
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -199,6 +199,15 @@ class JointDPLinUCB(_LinUCBBase):
       :mod:`dpbandits.privacy.smooth_binary`): a binary tree read at leaves
       of weight w, O(log n) memory, 0.31x the tree's largest release
       variance at n = 2^20. ``learner.privacy`` names the counter.
+    - ``padding`` (Wishart noise only): a release of t sums popcount(t)
+      tree nodes and is topped up to m draws (Prop. 9 takes its noise to be
+      W(Ltilde^2 I, m k)). ``"fresh"`` (default) draws the m - popcount(t)
+      missing draws anew every round (the paper does not say how;
+      Agarwal & Singh's Alg. 2 does this); ``"persistent"`` keeps one draw
+      per tree level while that level's bit of t is 0, so most of the noise
+      persists from round to round, as in the pan-private tree of the
+      authors' code (PrivateBandits.jl). Each release has the same law
+      either way, hence the same guarantee (REPRODUCTION.md, App. D.2).
 
     Inputs the proof bounds (||x|| <= L, |y| <= B_tilde, Assumption 6) are
     enforced before they reach the tree: ``bounds="clip"`` (default) scales
@@ -257,11 +266,20 @@ class JointDPLinUCB(_LinUCBBase):
         sampler: Literal["lattice", "float"] | None = None,
         secure: bool = False,
         counter: Literal["binary", "smooth-binary", "sqrt", "blt"] = "binary",
+        padding: Literal["fresh", "persistent"] = "fresh",
     ) -> None:
         self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         self.d = positive_int("d", d)
         self.horizon = positive_int("horizon", horizon)
         self.epsilon = positive("epsilon", epsilon)
+        if padding not in ("fresh", "persistent"):
+            raise ValueError(f"invalid argument `padding`: must be 'fresh' or 'persistent', got {padding!r}")
+        if padding != "fresh" and noise != "wishart":
+            raise ValueError(
+                "invalid argument `padding`: only Wishart noise pads its releases (to m draws, Prop. 9); "
+                f"noise={noise!r} has no padding to keep"
+            )
+        self.padding = padding
         from dpbandits.privacy.factorization import counter_choice, counter_parameters
 
         self.counter = counter_choice(counter, "gaussian" if noise == "gaussian" else str(noise))
@@ -290,7 +308,7 @@ class JointDPLinUCB(_LinUCBBase):
         theta, omega = counter_parameters(self.counter, self.horizon, "gaussian")
         self._engine = _core.LinUcbEngine(
             self.d, self.horizon, noise_kind=kind, noise_params=params, shift=self._applied_shift,
-            pad_to=self._pad_to, counter=self.counter, theta=theta, omega=omega,
+            pad_to=self._pad_to, padding=self.padding, counter=self.counter, theta=theta, omega=omega,
             l=positive("L", L), b_tilde=positive("B_tilde", B_tilde), clip=_bounds_policy(bounds),
             seed=seed_or_none("seed", seed), **_radius_kwargs(self.radius),
         )
@@ -336,7 +354,15 @@ class JointDPLinUCB(_LinUCBBase):
     @property
     def privacy(self) -> Guarantee:
         """(epsilon, delta)-joint DP of every user's (context, reward)."""
-        return self._secure_guarantee(self.calibration.guarantee)
+        guarantee = self.calibration.guarantee
+        if self.padding == "persistent":
+            # Same law of every release (m draws), so the same guarantee; the basis says which tree.
+            guarantee = replace(
+                guarantee,
+                basis=f"{guarantee.basis}; persistent padding (one draw per tree level while its bit of t is 0, "
+                "the pan-private tree of the authors' code)",
+            )
+        return self._secure_guarantee(guarantee)
 
     @property
     def psd_failures(self) -> int:

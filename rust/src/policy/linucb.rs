@@ -26,7 +26,7 @@ use crate::error::{Error, Result};
 use crate::linalg::{Cholesky, RankOneInverse};
 use crate::noise::NoiseSpec;
 use crate::rng::SeedSequence;
-use crate::tree::TreeCounter;
+use crate::tree::{Padding, TreeCounter};
 
 /// What to do with an input outside the bounds the privacy proof assumes
 /// (||x|| <= L, |y| <= Btilde: Shariff & Sheffet Assumption 6).
@@ -122,6 +122,11 @@ pub enum StatisticsConfig {
     /// root or BLT) with per-step Gaussian noise `noise`; `shift` as for
     /// `Tree`. (Appended: older states keep their variant indices.)
     Factorized { noise: NoiseSpec, shift: f64, factor: FactorSpec },
+    /// As `Tree`, with the padding of every release kept per tree level
+    /// while that level's bit of t is 0 ([`Padding::Persistent`], the
+    /// pan-private tree of Shariff & Sheffet's code) instead of drawn anew
+    /// every round. (Appended, as `Factorized`.)
+    PersistentTree { noise: NoiseSpec, shift: f64, pad_to: u32 },
 }
 
 /// Everything a [`LinUcb`] engine needs, as plain numbers.
@@ -232,10 +237,16 @@ impl LinUcb {
                     log_det: d as f64 * regularizer.ln(),
                 }
             }
-            StatisticsConfig::Tree { noise, shift, pad_to } => {
+            StatisticsConfig::Tree { noise, shift, pad_to }
+            | StatisticsConfig::PersistentTree { noise, shift, pad_to } => {
                 crate::error::check_finite("shift", &[shift])?;
                 let p = d + 1;
-                let mut tree = TreeCounter::with_padding(&[p, p], config.horizon, noise, pad_to, seeds)?;
+                let padding = if matches!(config.statistics, StatisticsConfig::PersistentTree { .. }) {
+                    Padding::Persistent
+                } else {
+                    Padding::Fresh
+                };
+                let mut tree = TreeCounter::with_padding_mode(&[p, p], config.horizon, noise, pad_to, padding, seeds)?;
                 // A_1 = 0 (§4): the first leaf is the zero row, so that the
                 // release used in round 1 already carries node noise.
                 tree.add(&vec![0.0; p * p])?;
@@ -651,6 +662,58 @@ mod tests {
         // Sublinear: the second half costs far less than the first.
         assert!(last - first_half < 0.5 * first_half, "regret {first_half} then {last}");
         assert_eq!(trace.rounds, n);
+    }
+
+    #[test]
+    fn persistent_padding_plays_as_fresh_without_noise_and_round_trips_with_wishart_noise() {
+        let (d, n) = (3, 400u64);
+        let seeds = SeedSequence::from_seed(11);
+        let m = crate::tree::max_noise_terms(n);
+        let zero = |persistent: bool| {
+            let (noise, shift, pad_to) = (NoiseSpec::Zero, 1.0, m);
+            let s = if persistent {
+                StatisticsConfig::PersistentTree { noise, shift, pad_to }
+            } else {
+                StatisticsConfig::Tree { noise, shift, pad_to }
+            };
+            LinUcb::new(config(d, n, s), &seeds).unwrap()
+        };
+        let (mut fresh, mut kept) = (zero(false), zero(true));
+        let wishart = StatisticsConfig::PersistentTree {
+            noise: NoiseSpec::Wishart { scale: 2.0, df: 40.0 },
+            shift: -80.0 * f64::from(m),
+            pad_to: m,
+        };
+        let mut w = LinUcb::new(config(d, n, wishart), &seeds).unwrap();
+        let mut env = ShariffSheffetEnv::new(d, 9, 0.1, 0.75, RewardModel::PlusMinusOne, &seeds).unwrap();
+        let mut set = DecisionSet::default();
+        let mut restored: Option<LinUcb> = None;
+        for t in 1..n {
+            env.next_round(t, &mut set).unwrap();
+            let a = fresh.select(&set).unwrap();
+            assert_eq!(a, kept.select(&set).unwrap(), "round {t}");
+            let b = w.select(&set).unwrap();
+            if let Some(r) = restored.as_mut() {
+                assert_eq!(w.ucb(&set).unwrap(), r.ucb(&set).unwrap(), "round {t}");
+                assert_eq!(b, r.select(&set).unwrap());
+            }
+            let fb = env.feedback(a).unwrap();
+            fresh.update(&set, a, fb).unwrap();
+            kept.update(&set, a, fb).unwrap();
+            // The Wishart learner sees the same reward as the zero-noise
+            // pair (one draw a round from the environment).
+            w.update(&set, b, fb).unwrap();
+            if let Some(r) = restored.as_mut() {
+                r.update(&set, b, fb).unwrap();
+            }
+            if t == 150 {
+                restored = Some(LinUcb::from_bytes(&w.to_bytes()).unwrap());
+            }
+        }
+        match &w.stats {
+            Statistics::Tree { tree, .. } => assert_eq!(tree.padding_mode(), Padding::Persistent),
+            _ => panic!("a tree engine"),
+        }
     }
 
     #[test]

@@ -11,6 +11,7 @@ use crate::env::DecisionSet;
 use crate::error::Error;
 use crate::policy::linucb::StatisticsConfig;
 use crate::policy::{BoundsPolicy, InputBounds, Learner, LinUcb, LinUcbConfig, Radius};
+use crate::tree::Padding;
 
 /// A (k, d) float64 array as a decision set.
 pub fn decision_set(actions: &PyReadonlyArrayDyn<'_, f64>, d: usize) -> PyResult<DecisionSet> {
@@ -31,7 +32,7 @@ engine_methods! {
     getters [psd_failures: u64];
 
     #[new]
-    #[pyo3(signature = (d, horizon, *, regularizer=None, refactor_every=64, noise_kind=None, noise_params=Vec::new(), shift=0.0, pad_to=0,
+    #[pyo3(signature = (d, horizon, *, regularizer=None, refactor_every=64, noise_kind=None, noise_params=Vec::new(), shift=0.0, pad_to=0, padding="fresh",
                         beta_noise_sd=1.0, beta_log_offset=0.0, beta_offset=0.0, beta_constant=None, l=1.0, b_tilde=1.0, clip=true, seed=None,
                         counter=None, theta=Vec::new(), omega=Vec::new()))]
     fn new(
@@ -43,6 +44,7 @@ engine_methods! {
         noise_params: Vec<f64>,
         shift: f64,
         pad_to: u32,
+        padding: &str,
         beta_noise_sd: f64,
         beta_log_offset: f64,
         beta_offset: f64,
@@ -55,6 +57,14 @@ engine_methods! {
         theta: Vec<f64>,
         omega: Vec<f64>,
     ) -> PyResult<Self> {
+        let persistent = Padding::from_name(padding).py_err()? == Padding::Persistent;
+        if persistent && (pad_to == 0 || noise_kind.is_none() || counter.is_some_and(|c| c != "binary")) {
+            return Err(Error::invalid(
+                "padding",
+                "persistent padding needs the binary tree with noise and pad_to > 0 (only padded releases have padding)",
+            ))
+            .py_err();
+        }
         let statistics = match (noise_kind, regularizer) {
             // A factorization counter ("sqrt", "blt" with theta, omega) instead of the tree.
             (Some(kind), None) if counter.is_some_and(|c| c != "binary") => {
@@ -67,6 +77,9 @@ engine_methods! {
                     shift,
                     factor: FactorSpec::new(&factor).py_err()?,
                 }
+            }
+            (Some(kind), None) if persistent => {
+                StatisticsConfig::PersistentTree { noise: noise_spec(kind, &noise_params)?, shift, pad_to }
             }
             (Some(kind), None) => StatisticsConfig::Tree { noise: noise_spec(kind, &noise_params)?, shift, pad_to },
             (None, Some(regularizer)) => StatisticsConfig::Exact { regularizer, refactor_every },

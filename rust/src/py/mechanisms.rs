@@ -9,7 +9,7 @@ use crate::counter::{Factorization, FactorizationCounter};
 use crate::error::Error;
 use crate::noise::{fill_gaussian, fill_laplace, fill_symmetric_gaussian, NoiseSpec, SecureKind, WishartSampler};
 use crate::rng::SeedSequence;
-use crate::tree::TreeCounter;
+use crate::tree::{Padding, TreeCounter};
 
 /// Above this many draws the GIL is released while sampling.
 const DETACH_AT: usize = 4096;
@@ -173,7 +173,7 @@ engine_methods! {
     getters [padded: bool, pad_to: u32];
 
     #[new]
-    #[pyo3(signature = (shape, horizon, noise_kind, noise_params, seed=None, padded=false, pad_to=None, secure_exponent=None, os_entropy=false))]
+    #[pyo3(signature = (shape, horizon, noise_kind, noise_params, seed=None, padded=false, pad_to=None, secure_exponent=None, os_entropy=false, padding="fresh"))]
     fn new(
         shape: Vec<usize>,
         horizon: u64,
@@ -184,11 +184,15 @@ engine_methods! {
         pad_to: Option<u32>,
         secure_exponent: Option<i32>,
         os_entropy: bool,
+        padding: &str,
     ) -> PyResult<Self> {
         let spec = noise_spec(noise_kind, &noise_params)?;
-        let inner = match pad_to {
-            None => TreeCounter::new(&shape, horizon, spec, padded, &seeds(seed)?),
-            Some(p) => TreeCounter::with_padding(&shape, horizon, spec, p, &seeds(seed)?),
+        let inner = match (pad_to, Padding::from_name(padding).py_err()?) {
+            (None, Padding::Fresh) => TreeCounter::new(&shape, horizon, spec, padded, &seeds(seed)?),
+            (Some(p), mode) => TreeCounter::with_padding_mode(&shape, horizon, spec, p, mode, &seeds(seed)?),
+            (None, Padding::Persistent) => {
+                Err(Error::invalid("padding", "persistent padding needs pad_to (one draw per tree level)"))
+            }
         }
         .py_err()?;
         // Exact discrete noise on the lattice 2^-secure_exponent
@@ -199,6 +203,12 @@ engine_methods! {
         }
         .py_err()?;
         Ok(PyTreeCounter { inner })
+    }
+
+    /// How releases are padded: "fresh" (also when not padded) or "persistent".
+    #[getter]
+    fn padding(&self) -> &'static str {
+        self.inner.padding_mode().name()
     }
 
     /// (level, first_leaf, last_leaf, noisy_sum) of the live nodes.
