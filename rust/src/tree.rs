@@ -294,11 +294,21 @@ impl TreeCounter {
         }
         let slots = if padding == Padding::Persistent { pad_to as usize } else { 0 };
         let state = levels.checked_mul(dim).ok_or_else(|| too_large(shape))?;
-        let with_slots = (levels + slots).checked_mul(dim).ok_or_else(|| too_large(shape))?;
         // Bug fix (hostile-input fuzzing): with memory overcommit a huge
         // state "allocated" and the zero fill then got the process killed.
-        if with_slots > MAX_STATE_ENTRIES {
+        if state > MAX_STATE_ENTRIES {
             return Err(too_large(shape));
+        }
+        // Past that, only the persistent padding's slots can be too many.
+        let too_many_slots = || {
+            Error::invalid(
+                "pad_to",
+                format!("{pad_to} persistent padding draws of shape {shape:?} are too large for the counter's state"),
+            )
+        };
+        let with_slots = (levels + slots).checked_mul(dim).ok_or_else(too_many_slots)?;
+        if with_slots > MAX_STATE_ENTRIES {
+            return Err(too_many_slots());
         }
         Ok(TreeCounter {
             shape: shape.to_vec(),
@@ -1115,6 +1125,11 @@ mod tests {
         assert!(TreeCounter::with_padding_mode(&[], 64, NoiseSpec::Zero, 6, Padding::Persistent, &seeds).is_err());
         assert!(TreeCounter::with_padding_mode(&[], 64, NoiseSpec::Zero, 0, Padding::Persistent, &seeds).is_err());
         assert!(TreeCounter::with_padding_mode(&[], 64, NoiseSpec::Zero, 7, Padding::Persistent, &seeds).is_ok());
+        // A huge pad_to: an error naming it, before any allocation.
+        let err =
+            TreeCounter::with_padding_mode(&[1000, 1000], 64, NoiseSpec::Zero, u32::MAX, Padding::Persistent, &seeds)
+                .unwrap_err();
+        assert!(err.to_string().contains("pad_to"), "{err}");
         assert_eq!(Padding::from_name("persistent").unwrap(), Padding::Persistent);
         assert_eq!(Padding::from_name(Padding::Fresh.name()).unwrap(), Padding::Fresh);
         assert!(Padding::from_name("sticky").is_err());
