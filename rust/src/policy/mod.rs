@@ -40,6 +40,18 @@ pub(crate) fn first_argmax(scores: &[f64]) -> usize {
     best
 }
 
+/// A decision set of `d` features and at least one action.
+pub(crate) fn check_decision_set(set: &DecisionSet, d: usize) -> Result<()> {
+    use crate::error::Error;
+    if set.d != d {
+        return Err(Error::invalid("decision_set", format!("actions must have d = {d} features, got {}", set.d)));
+    }
+    if set.k == 0 {
+        return Err(Error::invalid("decision_set", "must hold at least one action"));
+    }
+    Ok(())
+}
+
 /// The played action and its reward, for learners that take bandit
 /// feedback: `index` checked against `set`, full-information feedback
 /// refused naming `who`.
