@@ -19,9 +19,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::ucb_scores::{lower_inverse, ucb_scores, InverseForm, FIXED_MAX_D};
-use super::Learner;
+use super::{Learner, UcbLearner};
 use crate::counter::{FactorSpec, FactorizationCounter};
-use crate::env::{DecisionSet, Feedback};
+use crate::env::DecisionSet;
 use crate::error::{Error, Result};
 use crate::linalg::{Cholesky, RankOneInverse};
 use crate::noise::NoiseSpec;
@@ -436,28 +436,9 @@ impl LinUcb {
         }
     }
 
-    /// UCB_t of every action of `set`, in order.
-    fn score_set(&mut self, set: &DecisionSet) -> &[f64] {
-        let beta = self.estimates();
-        let exact = match &self.stats {
-            Statistics::Exact { inv, .. } => Some(inv.inverse()),
-            Statistics::Tree { .. } | Statistics::Factorized { .. } => None,
-        };
-        self.work.est.score(set, beta, exact)
-    }
-
     /// UCB_t(x) of every action in `set`, in order (for inspection).
     pub fn ucb(&mut self, set: &DecisionSet) -> Result<Vec<f64>> {
-        self.check_set(set)?;
-        Ok(self.score_set(set).to_vec())
-    }
-
-    fn check_set(&self, set: &DecisionSet) -> Result<()> {
-        super::check_decision_set(set, self.config.d)?;
-        if self.t >= self.config.horizon {
-            return Err(Error::State(format!("the horizon of {} rounds is reached", self.config.horizon)));
-        }
-        Ok(())
+        Ok(UcbLearner::scores(self, set)?.to_vec())
     }
 
     /// Records (x, y) after enforcing the input bounds.
@@ -580,26 +561,33 @@ impl crate::sim::LearnerFactory for LinUcbConfig {
     }
 }
 
-impl Learner for LinUcb {
+impl UcbLearner for LinUcb {
+    fn scores(&mut self, set: &DecisionSet) -> Result<&[f64]> {
+        super::check_decision_set(set, self.config.d)?;
+        if self.t >= self.config.horizon {
+            return Err(Error::State(format!("the horizon of {} rounds is reached", self.config.horizon)));
+        }
+        let beta = self.estimates();
+        let exact = match &self.stats {
+            Statistics::Exact { inv, .. } => Some(inv.inverse()),
+            Statistics::Tree { .. } | Statistics::Factorized { .. } => None,
+        };
+        Ok(self.work.est.score(set, beta, exact))
+    }
+
+    fn observe(&mut self, x: &[f64], y: f64) -> Result<()> {
+        LinUcb::observe(self, x, y)
+    }
+
     fn use_os_entropy(&mut self) -> Result<()> {
         LinUcb::use_os_entropy(self)
-    }
-
-    fn select(&mut self, set: &DecisionSet) -> Result<usize> {
-        self.check_set(set)?;
-        Ok(super::first_argmax(self.score_set(set)))
-    }
-
-    fn update(&mut self, set: &DecisionSet, index: usize, feedback: Feedback<'_>) -> Result<()> {
-        let (x, y) = super::played_reward(set, index, feedback, "LinUCB ")?;
-        self.observe(x, y)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::env::{Environment, RewardModel, ShariffSheffetEnv};
+    use crate::env::{Environment, Feedback, RewardModel, ShariffSheffetEnv};
     use crate::sim::run_episode;
 
     fn config(d: usize, horizon: u64, statistics: StatisticsConfig) -> LinUcbConfig {

@@ -40,8 +40,8 @@ use serde::{Deserialize, Serialize};
 
 use super::elimination::{analyze_bits, round_to_bits, ShuffleSumCoefficients};
 use super::linucb::{InputBounds, ReleasedEstimates, MAX_DIMENSION};
-use super::Learner;
-use crate::env::{DecisionSet, Feedback};
+use super::{Learner, UcbLearner};
+use crate::env::DecisionSet;
 use crate::error::{check_finite, Error, Result};
 use crate::noise::secure::{NoiseRng, MAX_EXACT_STEPS};
 use crate::noise::NoiseSpec;
@@ -311,17 +311,6 @@ impl TrustLinUcb {
         w.current = true;
     }
 
-    /// UCB of every action of `set`, in order.
-    fn score_set(&mut self, set: &DecisionSet) -> &[f64] {
-        self.refresh();
-        self.work.est.score(set, self.work.beta, None)
-    }
-
-    fn check_set(&self, set: &DecisionSet) -> Result<()> {
-        super::check_decision_set(set, self.config.d)?;
-        self.check_budget()
-    }
-
     fn check_budget(&self) -> Result<()> {
         if self.t >= self.config.horizon {
             return Err(Error::State(format!(
@@ -334,8 +323,7 @@ impl TrustLinUcb {
 
     /// UCB of every action of `set`, in order (for inspection).
     pub fn ucb(&mut self, set: &DecisionSet) -> Result<Vec<f64>> {
-        self.check_set(set)?;
-        Ok(self.score_set(set).to_vec())
+        Ok(UcbLearner::scores(self, set)?.to_vec())
     }
 
     /// (theta~, beta) of the current round.
@@ -498,19 +486,20 @@ fn analyze(config: &TrustLinUcbConfig, noise: &mut NoiseRng, pending: &[f64], ou
     Ok(())
 }
 
-impl Learner for TrustLinUcb {
+impl UcbLearner for TrustLinUcb {
+    fn scores(&mut self, set: &DecisionSet) -> Result<&[f64]> {
+        super::check_decision_set(set, self.config.d)?;
+        self.check_budget()?;
+        self.refresh();
+        Ok(self.work.est.score(set, self.work.beta, None))
+    }
+
+    fn observe(&mut self, x: &[f64], y: f64) -> Result<()> {
+        TrustLinUcb::observe(self, x, y)
+    }
+
     fn use_os_entropy(&mut self) -> Result<()> {
         TrustLinUcb::use_os_entropy(self)
-    }
-
-    fn select(&mut self, set: &DecisionSet) -> Result<usize> {
-        self.check_set(set)?;
-        Ok(super::first_argmax(self.score_set(set)))
-    }
-
-    fn update(&mut self, set: &DecisionSet, index: usize, feedback: Feedback<'_>) -> Result<()> {
-        let (x, y) = super::played_reward(set, index, feedback, "LinUCB ")?;
-        self.observe(x, y)
     }
 }
 

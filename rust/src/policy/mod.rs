@@ -71,6 +71,35 @@ pub(crate) fn played_reward<'a>(
     }
 }
 
+/// A learner that plays the first maximum of its scores of the actions
+/// and learns from the played action's features and reward (LinUCB and the
+/// trust-model learners): its [`Learner`] implementation is this one.
+pub(crate) trait UcbLearner: Send {
+    /// Checks `set` (and that rounds are left) and scores its actions, in order.
+    fn scores(&mut self, set: &DecisionSet) -> Result<&[f64]>;
+
+    /// Learns from the played action's features `x` and reward `y`.
+    fn observe(&mut self, x: &[f64], y: f64) -> Result<()>;
+
+    /// As [`Learner::use_os_entropy`].
+    fn use_os_entropy(&mut self) -> Result<()>;
+}
+
+impl<T: UcbLearner> Learner for T {
+    fn use_os_entropy(&mut self) -> Result<()> {
+        UcbLearner::use_os_entropy(self)
+    }
+
+    fn select(&mut self, set: &DecisionSet) -> Result<usize> {
+        Ok(first_argmax(self.scores(set)?))
+    }
+
+    fn update(&mut self, set: &DecisionSet, index: usize, feedback: Feedback<'_>) -> Result<()> {
+        let (x, y) = played_reward(set, index, feedback, "LinUCB ")?;
+        UcbLearner::observe(self, x, y)
+    }
+}
+
 /// A sequential decision maker.
 pub trait Learner: Send {
     /// The index of the action played in `set`.
