@@ -611,16 +611,7 @@ mod tests {
             LinUcb::new(config(d, n, StatisticsConfig::Tree { noise: NoiseSpec::Zero, shift: rho, pad_to: 0 }), &seeds)
                 .unwrap();
         let mut env = ShariffSheffetEnv::new(d, 25, 0.1, 0.75, RewardModel::PlusMinusOne, &seeds).unwrap();
-        let mut set = DecisionSet::default();
-        for t in 1..=n {
-            env.next_round(t, &mut set).unwrap();
-            let a = exact.select(&set).unwrap();
-            let b = tree.select(&set).unwrap();
-            assert_eq!(a, b, "round {t}");
-            let fb = env.feedback(a).unwrap();
-            exact.update(&set, a, fb).unwrap();
-            tree.update(&set, b, fb).unwrap();
-        }
+        crate::policy::assert_same_play(&mut exact, &mut tree, &mut env, 1..=n, false);
         assert_eq!(tree.psd_failures(), 0);
     }
 
@@ -641,15 +632,7 @@ mod tests {
             let fact = StatisticsConfig::Factorized { noise: NoiseSpec::Zero, shift: 1.0, factor: spec };
             let mut f = LinUcb::new(config(d, n, fact), &seeds).unwrap();
             let mut env = ShariffSheffetEnv::new(d, 10, 0.1, 0.75, RewardModel::PlusMinusOne, &seeds).unwrap();
-            let mut set = DecisionSet::default();
-            for t in 1..=n {
-                env.next_round(t, &mut set).unwrap();
-                let a = tree.select(&set).unwrap();
-                assert_eq!(a, f.select(&set).unwrap(), "round {t}");
-                let fb = env.feedback(a).unwrap();
-                tree.update(&set, a, fb).unwrap();
-                f.update(&set, a, fb).unwrap();
-            }
+            crate::policy::assert_same_play(&mut tree, &mut f, &mut env, 1..=n, false);
             let noisy = StatisticsConfig::Factorized {
                 noise: NoiseSpec::SymmetricGaussian { sigma: 0.1 },
                 shift: 2.0,
@@ -657,21 +640,14 @@ mod tests {
             };
             let mut a = LinUcb::new(config(d, n, noisy), &seeds).unwrap();
             let mut env = ShariffSheffetEnv::new(d, 10, 0.1, 0.75, RewardModel::PlusMinusOne, &seeds).unwrap();
+            let mut set = DecisionSet::default();
             for t in 1..=50 {
                 env.next_round(t, &mut set).unwrap();
                 let i = a.select(&set).unwrap();
                 a.update(&set, i, env.feedback(i).unwrap()).unwrap();
             }
             let mut b = LinUcb::from_bytes(&a.to_bytes()).unwrap();
-            for t in 51..=200 {
-                env.next_round(t, &mut set).unwrap();
-                let i = a.select(&set).unwrap();
-                assert_eq!(i, b.select(&set).unwrap());
-                assert_eq!(a.ucb(&set).unwrap(), b.ucb(&set).unwrap());
-                let fb = env.feedback(i).unwrap();
-                a.update(&set, i, fb).unwrap();
-                b.update(&set, i, fb).unwrap();
-            }
+            crate::policy::assert_same_play(&mut a, &mut b, &mut env, 51..=200, true);
         }
     }
 

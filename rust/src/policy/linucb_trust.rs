@@ -546,15 +546,7 @@ mod tests {
         let mut exact = LinUcb::new(lin, &seeds).unwrap();
         let mut trust = TrustLinUcb::new(config(d, n, 1, ReportPrivatizer::Exact), &seeds).unwrap();
         let mut env = ShariffSheffetEnv::new(d, 25, 0.1, 0.75, RewardModel::PlusMinusOne, &seeds).unwrap();
-        let mut set = DecisionSet::default();
-        for t in 1..=n {
-            env.next_round(t, &mut set).unwrap();
-            let a = exact.select(&set).unwrap();
-            assert_eq!(a, trust.select(&set).unwrap(), "round {t}");
-            let fb = env.feedback(a).unwrap();
-            exact.update(&set, a, fb).unwrap();
-            trust.update(&set, a, fb).unwrap();
-        }
+        crate::policy::assert_same_play(&mut exact, &mut trust, &mut env, 1..=n, false);
     }
 
     #[test]
@@ -617,15 +609,7 @@ mod tests {
             a.update(&set, i, env.feedback(i).unwrap()).unwrap();
         }
         let mut b = TrustLinUcb::from_bytes(&a.to_bytes()).unwrap();
-        for t in 11..=60 {
-            env.next_round(t, &mut set).unwrap();
-            let i = a.select(&set).unwrap();
-            assert_eq!(i, b.select(&set).unwrap());
-            assert_eq!(a.ucb(&set).unwrap(), b.ucb(&set).unwrap());
-            let fb = env.feedback(i).unwrap();
-            a.update(&set, i, fb).unwrap();
-            b.update(&set, i, fb).unwrap();
-        }
+        crate::policy::assert_same_play(&mut a, &mut b, &mut env, 11..=60, true);
         // Released sums of lattice reports are lattice values.
         let step = 2f64.powi(-20);
         assert!(a.released().iter().all(|v| (v / step).fract() == 0.0));

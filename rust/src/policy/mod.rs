@@ -100,6 +100,33 @@ impl<T: UcbLearner> Learner for T {
     }
 }
 
+/// Plays `a` and `b` side by side on `env` over `rounds` (both told the
+/// reward of `a`'s action), asserting the same action every round and,
+/// with `same_scores`, the same scores to the bit.
+#[cfg(test)]
+pub(crate) fn assert_same_play<A: UcbLearner, B: UcbLearner>(
+    a: &mut A,
+    b: &mut B,
+    env: &mut impl crate::env::Environment,
+    rounds: std::ops::RangeInclusive<u64>,
+    same_scores: bool,
+) {
+    let mut set = DecisionSet::default();
+    for t in rounds {
+        env.next_round(t, &mut set).unwrap();
+        let sa = a.scores(&set).unwrap();
+        let sb = b.scores(&set).unwrap();
+        let i = first_argmax(sa);
+        assert_eq!(i, first_argmax(sb), "round {t}");
+        if same_scores {
+            assert_eq!(sa, sb, "round {t}");
+        }
+        let fb = env.feedback(i).unwrap();
+        Learner::update(a, &set, i, fb).unwrap();
+        Learner::update(b, &set, i, fb).unwrap();
+    }
+}
+
 /// A sequential decision maker.
 pub trait Learner: Send {
     /// The index of the action played in `set`.
