@@ -324,7 +324,7 @@ class LinUcbEngine(_Contextual, _SecureLearner):
         omega: Sequence[float] = ...,
     ) -> Self: ...
     def ucb(self, actions: NDArray[np.float64]) -> NDArray[np.float64]:
-        """UCB_t of every row of ``actions``."""
+        """UCB of every row of ``actions``."""
     @property
     def psd_failures(self) -> int: ...
     @staticmethod
@@ -333,7 +333,7 @@ class LinUcbEngine(_Contextual, _SecureLearner):
 def _restore_linucb(state: bytes) -> LinUcbEngine: ...
 
 @final
-class TrustLinUcbEngine(_SecureLearner):
+class TrustLinUcbEngine(_Contextual, _SecureLearner):
     """LinUCB on released sums of users' reports (local / shuffle model;
     rust/src/policy/linucb_trust.rs). Each user's report is the upper
     triangle of x x^T and y x; ``batch`` users per released sum. Exactly
@@ -366,12 +366,8 @@ class TrustLinUcbEngine(_SecureLearner):
         shuffle_sum: Sequence[float] | None = None,
         range: float = 1.0,
     ) -> Self: ...
-    def select(self, actions: NDArray[np.float64]) -> int:
-        """Index of the row of ``actions`` (k, d) with the largest UCB."""
     def ucb(self, actions: NDArray[np.float64]) -> NDArray[np.float64]:
         """UCB of every row of ``actions``."""
-    def observe(self, x: NDArray[np.float64], reward: float) -> None:
-        """Records a played row (bounds enforced, then privatized)."""
     def estimates(self) -> tuple[NDArray[np.float64], float]:
         """(theta~, beta) of the coming round, from released sums only."""
     def released(self) -> NDArray[np.float64]:
@@ -386,8 +382,6 @@ class TrustLinUcbEngine(_SecureLearner):
     def batches(self) -> int: ...
     @property
     def psd_failures(self) -> int: ...
-    @property
-    def d(self) -> int: ...
     @staticmethod
     def from_bytes(state: bytes) -> TrustLinUcbEngine: ...
 

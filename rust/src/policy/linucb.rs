@@ -19,9 +19,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::ucb_scores::{lower_inverse, ucb_scores, InverseForm, FIXED_MAX_D};
-use super::Learner;
+use super::{Learner, UcbLearner};
 use crate::counter::{FactorSpec, FactorizationCounter};
-use crate::env::{DecisionSet, Feedback};
+use crate::env::DecisionSet;
 use crate::error::{Error, Result};
 use crate::linalg::{Cholesky, RankOneInverse};
 use crate::noise::NoiseSpec;
@@ -184,16 +184,127 @@ pub struct LinUcb {
 /// Per-round buffers (no state: rebuilt on demand).
 #[derive(Clone, Debug, Default)]
 struct Workspace {
-    v: Vec<f64>,
-    u: Vec<f64>,
+    est: ReleasedEstimates,
+    row: Vec<f64>,
+    outer: Vec<f64>,
+}
+
+/// theta~ = V^{-1} u~ and the UCB scores from a released (V, u~): the
+/// per-round work of every engine that reads released statistics (this
+/// one's `Tree` and `Factorized` variants, the trust-model learners of
+/// `super::linucb_trust`). The engine writes V and u~ into `v` and `u`,
+/// then calls [`ReleasedEstimates::factor`].
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ReleasedEstimates {
+    pub(crate) v: Vec<f64>,
+    pub(crate) u: Vec<f64>,
     theta: Vec<f64>,
     chol: Option<Cholesky>,
-    /// L^{-1} of the current release's factor.
+    /// L^{-1} of the current factor (d <= `FIXED_MAX_D`: the unrolled kernels).
     factor_inv: Vec<f64>,
     /// Scores (first half) and means (second half) of the current set.
     scores: Vec<f64>,
-    row: Vec<f64>,
-    outer: Vec<f64>,
+}
+
+impl ReleasedEstimates {
+    pub(crate) fn new(d: usize) -> Self {
+        ReleasedEstimates {
+            v: vec![0.0; d * d],
+            u: vec![0.0; d],
+            theta: vec![0.0; d],
+            chol: None,
+            factor_inv: vec![0.0; d * d],
+            scores: Vec::new(),
+        }
+    }
+
+    /// Factors V and solves for theta~. When V is not positive definite
+    /// (a noisy release can fail to be), the last (V, u~) that factored is
+    /// used instead, or `fallback_diag` I and u~ = 0 before any did:
+    /// post-processing of earlier releases, no privacy cost. `last_good_*`
+    /// hold that pair (empty until one factors; state of the engine).
+    /// Returns false when it fell back.
+    pub(crate) fn factor(
+        &mut self,
+        last_good_v: &mut Vec<f64>,
+        last_good_u: &mut Vec<f64>,
+        fallback_diag: f64,
+    ) -> bool {
+        let d = self.u.len();
+        let ok = match self.chol.as_mut() {
+            Some(c) => c.refactor(&self.v).is_ok(),
+            None => match Cholesky::factor(&self.v, d) {
+                Ok(c) => {
+                    self.chol = Some(c);
+                    true
+                }
+                Err(_) => false,
+            },
+        };
+        if ok {
+            // Reuse the buffers: this runs every round.
+            last_good_v.clear();
+            last_good_v.extend_from_slice(&self.v);
+            last_good_u.clear();
+            last_good_u.extend_from_slice(&self.u);
+        } else {
+            if last_good_v.is_empty() {
+                self.v.fill(0.0);
+                for i in 0..d {
+                    self.v[i * d + i] = fallback_diag;
+                }
+                self.u.fill(0.0);
+            } else {
+                self.v.copy_from_slice(last_good_v);
+                self.u.copy_from_slice(last_good_u);
+            }
+            self.chol = Some(Cholesky::factor(&self.v, d).expect("fallback matrix is positive definite"));
+        }
+        let chol = self.chol.as_ref().expect("factor set above");
+        self.theta.copy_from_slice(&self.u);
+        chol.solve_in_place(&mut self.theta);
+        if d <= FIXED_MAX_D {
+            // Small d: F = L^-1 (d^3/6 flops) feeds the unrolled kernels.
+            lower_inverse(chol.lower(), chol.inv_diag(), d, &mut self.factor_inv);
+        }
+        ok
+    }
+
+    /// log det V of the last [`ReleasedEstimates::factor`].
+    pub(crate) fn log_det(&self) -> f64 {
+        self.chol.as_ref().expect("factored").log_det()
+    }
+
+    pub(crate) fn theta(&self) -> &[f64] {
+        &self.theta
+    }
+
+    /// UCB scores of every action of `set`, in order: with the factored V,
+    /// or with `exact_inverse` (a symmetric V^{-1} kept by the engine, with
+    /// theta~ written by [`ReleasedEstimates::set_theta`]).
+    pub(crate) fn score(&mut self, set: &DecisionSet, beta: f64, exact_inverse: Option<&[f64]>) -> &[f64] {
+        let d = self.u.len();
+        self.scores.resize(2 * set.k, 0.0);
+        let inverse = match exact_inverse {
+            Some(vinv) => InverseForm::Symmetric(vinv),
+            None if d <= FIXED_MAX_D => InverseForm::LowerFactor(&self.factor_inv),
+            // Larger d: one blocked forward substitution over all actions.
+            None => {
+                let chol = self.chol.as_ref().expect("factored");
+                InverseForm::Cholesky { lower: chol.lower(), inv_diag: chol.inv_diag() }
+            }
+        };
+        ucb_scores(inverse, &self.theta, beta, &set.features, d, &mut self.scores);
+        &self.scores[..set.k]
+    }
+
+    /// theta~ = `vinv` u for an engine that keeps V^{-1} itself.
+    pub(crate) fn set_theta(&mut self, vinv: &[f64], u: &[f64]) {
+        let d = self.u.len();
+        for i in 0..d {
+            self.theta[i] = (0..d).map(|j| vinv[i * d + j] * u[j]).sum();
+        }
+    }
 }
 
 /// Largest feature dimension an engine accepts: its (d + 1) x (d + 1)
@@ -292,14 +403,9 @@ impl LinUcb {
 
     fn ensure_workspace(&mut self) {
         let d = self.config.d;
-        if self.work.v.len() != d * d {
+        if self.work.row.len() != d + 1 {
             self.work = Workspace {
-                v: vec![0.0; d * d],
-                u: vec![0.0; d],
-                theta: vec![0.0; d],
-                chol: None,
-                factor_inv: vec![0.0; d * d],
-                scores: Vec::new(),
+                est: ReleasedEstimates::new(d),
                 row: vec![0.0; d + 1],
                 outer: vec![0.0; (d + 1) * (d + 1)],
             };
@@ -317,107 +423,33 @@ impl LinUcb {
         self.ensure_workspace();
         let d = self.config.d;
         let radius = self.config.radius;
+        let est = &mut self.work.est;
         match &self.stats {
             Statistics::Exact { inv, u, log_det } => {
-                let vinv = inv.inverse();
-                for i in 0..d {
-                    self.work.theta[i] = (0..d).map(|j| vinv[i * d + j] * u[j]).sum();
-                }
+                est.set_theta(inv.inverse(), u);
                 radius.at(*log_det)
             }
             noisy @ (Statistics::Tree { .. } | Statistics::Factorized { .. }) => {
                 let p = d + 1;
                 let (r, shift) = noisy.noisy_release().expect("a private variant");
                 for i in 0..d {
-                    self.work.v[i * d..(i + 1) * d].copy_from_slice(&r[i * p..i * p + d]);
-                    self.work.v[i * d + i] += shift;
-                    self.work.u[i] = r[i * p + d];
+                    est.v[i * d..(i + 1) * d].copy_from_slice(&r[i * p..i * p + d]);
+                    est.v[i * d + i] += shift;
+                    est.u[i] = r[i * p + d];
                 }
-                let ok = match self.work.chol.as_mut() {
-                    Some(c) => c.refactor(&self.work.v).is_ok(),
-                    None => match Cholesky::factor(&self.work.v, d) {
-                        Ok(c) => {
-                            self.work.chol = Some(c);
-                            true
-                        }
-                        Err(_) => false,
-                    },
-                };
-                if ok {
-                    // Reuse the buffers: this runs every round.
-                    self.last_good_v.clear();
-                    self.last_good_v.extend_from_slice(&self.work.v);
-                    self.last_good_u.clear();
-                    self.last_good_u.extend_from_slice(&self.work.u);
-                } else {
-                    if self.failure_counted_at != Some(self.t) {
-                        self.psd_failures += 1;
-                        self.failure_counted_at = Some(self.t);
-                    }
-                    if self.last_good_v.is_empty() {
-                        self.work.v.fill(0.0);
-                        for i in 0..d {
-                            self.work.v[i * d + i] = shift.abs().max(f64::MIN_POSITIVE);
-                        }
-                        self.work.u.fill(0.0);
-                    } else {
-                        self.work.v.copy_from_slice(&self.last_good_v);
-                        self.work.u.copy_from_slice(&self.last_good_u);
-                    }
-                    self.work.chol =
-                        Some(Cholesky::factor(&self.work.v, d).expect("fallback matrix is positive definite"));
+                let ok = est.factor(&mut self.last_good_v, &mut self.last_good_u, shift.abs().max(f64::MIN_POSITIVE));
+                if !ok && self.failure_counted_at != Some(self.t) {
+                    self.psd_failures += 1;
+                    self.failure_counted_at = Some(self.t);
                 }
-                let chol = self.work.chol.as_ref().expect("factor set above");
-                self.work.theta.copy_from_slice(&self.work.u);
-                chol.solve_in_place(&mut self.work.theta);
-                radius.at(chol.log_det())
+                radius.at(est.log_det())
             }
         }
-    }
-
-    /// UCB_t of every action of `set` into `self.work.scores[..k]`.
-    fn score_set(&mut self, set: &DecisionSet) {
-        let beta = self.estimates();
-        let d = self.config.d;
-        self.work.scores.resize(2 * set.k, 0.0);
-        let inverse = match &self.stats {
-            Statistics::Exact { inv, .. } => InverseForm::Symmetric(inv.inverse()),
-            Statistics::Tree { .. } | Statistics::Factorized { .. } => {
-                let chol = self.work.chol.as_ref().expect("estimates computed");
-                if d <= FIXED_MAX_D {
-                    // Small d: F = L^-1 (d^3/6 flops) feeds the unrolled kernels.
-                    lower_inverse(chol.lower(), chol.inv_diag(), d, &mut self.work.factor_inv);
-                    InverseForm::LowerFactor(&self.work.factor_inv)
-                } else {
-                    // Larger d: one blocked forward substitution over all actions.
-                    InverseForm::Cholesky { lower: chol.lower(), inv_diag: chol.inv_diag() }
-                }
-            }
-        };
-        ucb_scores(inverse, &self.work.theta, beta, &set.features, d, &mut self.work.scores);
     }
 
     /// UCB_t(x) of every action in `set`, in order (for inspection).
     pub fn ucb(&mut self, set: &DecisionSet) -> Result<Vec<f64>> {
-        self.check_set(set)?;
-        self.score_set(set);
-        Ok(self.work.scores[..set.k].to_vec())
-    }
-
-    fn check_set(&self, set: &DecisionSet) -> Result<()> {
-        if set.d != self.config.d {
-            return Err(Error::invalid(
-                "decision_set",
-                format!("actions must have d = {} features, got {}", self.config.d, set.d),
-            ));
-        }
-        if set.k == 0 {
-            return Err(Error::invalid("decision_set", "must hold at least one action"));
-        }
-        if self.t >= self.config.horizon {
-            return Err(Error::State(format!("the horizon of {} rounds is reached", self.config.horizon)));
-        }
-        Ok(())
+        Ok(UcbLearner::scores(self, set)?.to_vec())
     }
 
     /// Records (x, y) after enforcing the input bounds.
@@ -540,27 +572,33 @@ impl crate::sim::LearnerFactory for LinUcbConfig {
     }
 }
 
-impl Learner for LinUcb {
+impl UcbLearner for LinUcb {
+    fn scores(&mut self, set: &DecisionSet) -> Result<&[f64]> {
+        super::check_decision_set(set, self.config.d)?;
+        if self.t >= self.config.horizon {
+            return Err(Error::State(format!("the horizon of {} rounds is reached", self.config.horizon)));
+        }
+        let beta = self.estimates();
+        let exact = match &self.stats {
+            Statistics::Exact { inv, .. } => Some(inv.inverse()),
+            Statistics::Tree { .. } | Statistics::Factorized { .. } => None,
+        };
+        Ok(self.work.est.score(set, beta, exact))
+    }
+
+    fn observe(&mut self, x: &[f64], y: f64) -> Result<()> {
+        LinUcb::observe(self, x, y)
+    }
+
     fn use_os_entropy(&mut self) -> Result<()> {
         LinUcb::use_os_entropy(self)
-    }
-
-    fn select(&mut self, set: &DecisionSet) -> Result<usize> {
-        self.check_set(set)?;
-        self.score_set(set);
-        Ok(super::first_argmax(&self.work.scores[..set.k]))
-    }
-
-    fn update(&mut self, set: &DecisionSet, index: usize, feedback: Feedback<'_>) -> Result<()> {
-        let (x, y) = super::played_reward(set, index, feedback, "LinUCB ")?;
-        self.observe(x, y)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::env::{Environment, RewardModel, ShariffSheffetEnv};
+    use crate::env::{Environment, Feedback, RewardModel, ShariffSheffetEnv};
     use crate::sim::run_episode;
 
     fn config(d: usize, horizon: u64, statistics: StatisticsConfig) -> LinUcbConfig {
@@ -584,16 +622,7 @@ mod tests {
             LinUcb::new(config(d, n, StatisticsConfig::Tree { noise: NoiseSpec::Zero, shift: rho, pad_to: 0 }), &seeds)
                 .unwrap();
         let mut env = ShariffSheffetEnv::new(d, 25, 0.1, 0.75, RewardModel::PlusMinusOne, &seeds).unwrap();
-        let mut set = DecisionSet::default();
-        for t in 1..=n {
-            env.next_round(t, &mut set).unwrap();
-            let a = exact.select(&set).unwrap();
-            let b = tree.select(&set).unwrap();
-            assert_eq!(a, b, "round {t}");
-            let fb = env.feedback(a).unwrap();
-            exact.update(&set, a, fb).unwrap();
-            tree.update(&set, b, fb).unwrap();
-        }
+        crate::policy::assert_same_play(&mut exact, &mut tree, &mut env, 1..=n, false);
         assert_eq!(tree.psd_failures(), 0);
     }
 
@@ -614,15 +643,7 @@ mod tests {
             let fact = StatisticsConfig::Factorized { noise: NoiseSpec::Zero, shift: 1.0, factor: spec };
             let mut f = LinUcb::new(config(d, n, fact), &seeds).unwrap();
             let mut env = ShariffSheffetEnv::new(d, 10, 0.1, 0.75, RewardModel::PlusMinusOne, &seeds).unwrap();
-            let mut set = DecisionSet::default();
-            for t in 1..=n {
-                env.next_round(t, &mut set).unwrap();
-                let a = tree.select(&set).unwrap();
-                assert_eq!(a, f.select(&set).unwrap(), "round {t}");
-                let fb = env.feedback(a).unwrap();
-                tree.update(&set, a, fb).unwrap();
-                f.update(&set, a, fb).unwrap();
-            }
+            crate::policy::assert_same_play(&mut tree, &mut f, &mut env, 1..=n, false);
             let noisy = StatisticsConfig::Factorized {
                 noise: NoiseSpec::SymmetricGaussian { sigma: 0.1 },
                 shift: 2.0,
@@ -630,21 +651,14 @@ mod tests {
             };
             let mut a = LinUcb::new(config(d, n, noisy), &seeds).unwrap();
             let mut env = ShariffSheffetEnv::new(d, 10, 0.1, 0.75, RewardModel::PlusMinusOne, &seeds).unwrap();
+            let mut set = DecisionSet::default();
             for t in 1..=50 {
                 env.next_round(t, &mut set).unwrap();
                 let i = a.select(&set).unwrap();
                 a.update(&set, i, env.feedback(i).unwrap()).unwrap();
             }
             let mut b = LinUcb::from_bytes(&a.to_bytes()).unwrap();
-            for t in 51..=200 {
-                env.next_round(t, &mut set).unwrap();
-                let i = a.select(&set).unwrap();
-                assert_eq!(i, b.select(&set).unwrap());
-                assert_eq!(a.ucb(&set).unwrap(), b.ucb(&set).unwrap());
-                let fb = env.feedback(i).unwrap();
-                a.update(&set, i, fb).unwrap();
-                b.update(&set, i, fb).unwrap();
-            }
+            crate::policy::assert_same_play(&mut a, &mut b, &mut env, 51..=200, true);
         }
     }
 

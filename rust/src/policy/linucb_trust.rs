@@ -39,12 +39,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::elimination::{analyze_bits, round_to_bits, ShuffleSumCoefficients};
-use super::linucb::{InputBounds, MAX_DIMENSION};
-use super::ucb_scores::{lower_inverse, ucb_scores, InverseForm, FIXED_MAX_D};
-use super::Learner;
-use crate::env::{DecisionSet, Feedback};
+use super::linucb::{InputBounds, ReleasedEstimates, MAX_DIMENSION};
+use super::{Learner, UcbLearner};
+use crate::env::DecisionSet;
 use crate::error::{check_finite, Error, Result};
-use crate::linalg::Cholesky;
 use crate::noise::secure::{NoiseRng, MAX_EXACT_STEPS};
 use crate::noise::NoiseSpec;
 use crate::rng::SeedSequence;
@@ -171,15 +169,24 @@ pub struct TrustLinUcb {
 #[derive(Clone, Debug, Default)]
 struct Workspace {
     current: bool,
-    v: Vec<f64>,
-    u: Vec<f64>,
-    theta: Vec<f64>,
-    chol: Option<Cholesky>,
-    factor_inv: Vec<f64>,
+    est: ReleasedEstimates,
     beta: f64,
-    scores: Vec<f64>,
-    z: Vec<f64>,
+    report: ReportScratch,
+}
+
+/// One user's buffers: x after the bounds, the report z, its noise.
+#[derive(Clone, Debug, Default)]
+struct ReportScratch {
     x: Vec<f64>,
+    z: Vec<f64>,
+    drawn: Vec<f64>,
+}
+
+impl ReportScratch {
+    fn new(d: usize) -> Self {
+        let m = report_len(d);
+        ReportScratch { x: vec![0.0; d], z: vec![0.0; m], drawn: vec![0.0; m] }
+    }
 }
 
 impl TrustLinUcb {
@@ -265,19 +272,9 @@ impl TrustLinUcb {
 
     fn ensure_workspace(&mut self) {
         let d = self.config.d;
-        if self.work.v.len() != d * d {
-            self.work = Workspace {
-                current: false,
-                v: vec![0.0; d * d],
-                u: vec![0.0; d],
-                theta: vec![0.0; d],
-                chol: None,
-                factor_inv: vec![0.0; d * d],
-                beta: 0.0,
-                scores: Vec::new(),
-                z: vec![0.0; report_len(d)],
-                x: vec![0.0; d],
-            };
+        if self.work.report.x.len() != d {
+            self.work =
+                Workspace { current: false, est: ReleasedEstimates::new(d), beta: 0.0, report: ReportScratch::new(d) };
         }
     }
 
@@ -292,85 +289,26 @@ impl TrustLinUcb {
         let upsilon = self.config.upsilon_rate * k.sqrt();
         let shift = self.config.regularizer + 2.0 * upsilon;
         let w = &mut self.work;
+        let v = &mut w.est.v;
         let mut pos = 0;
         for i in 0..d {
             for j in i..d {
-                w.v[i * d + j] = self.released[pos];
-                w.v[j * d + i] = self.released[pos];
+                v[i * d + j] = self.released[pos];
+                v[j * d + i] = self.released[pos];
                 pos += 1;
             }
-            w.v[i * d + i] += shift;
+            v[i * d + i] += shift;
         }
-        w.u.copy_from_slice(&self.released[pos..pos + d]);
-        let ok = match w.chol.as_mut() {
-            Some(c) => c.refactor(&w.v).is_ok(),
-            None => match Cholesky::factor(&w.v, d) {
-                Ok(c) => {
-                    w.chol = Some(c);
-                    true
-                }
-                Err(_) => false,
-            },
-        };
-        if ok {
-            self.last_good_v.clear();
-            self.last_good_v.extend_from_slice(&w.v);
-            self.last_good_u.clear();
-            self.last_good_u.extend_from_slice(&w.u);
-        } else {
-            // Post-processing of an earlier release: no privacy cost.
+        w.est.u.copy_from_slice(&self.released[pos..pos + d]);
+        if !w.est.factor(&mut self.last_good_v, &mut self.last_good_u, shift) {
             self.psd_failures += 1;
-            if self.last_good_v.is_empty() {
-                w.v.fill(0.0);
-                for i in 0..d {
-                    w.v[i * d + i] = shift;
-                }
-                w.u.fill(0.0);
-            } else {
-                w.v.copy_from_slice(&self.last_good_v);
-                w.u.copy_from_slice(&self.last_good_u);
-            }
-            w.chol = Some(Cholesky::factor(&w.v, d).expect("fallback matrix is positive definite"));
-        }
-        let chol = w.chol.as_ref().expect("factor set above");
-        w.theta.copy_from_slice(&w.u);
-        chol.solve_in_place(&mut w.theta);
-        if d <= FIXED_MAX_D {
-            lower_inverse(chol.lower(), chol.inv_diag(), d, &mut w.factor_inv);
         }
         let r = self.config.radius;
         let rho_min = self.config.regularizer + upsilon;
         let rho_max = self.config.regularizer + 3.0 * upsilon;
-        let log_term = (r.log_offset + chol.log_det() - d as f64 * rho_min.ln()).max(0.0);
+        let log_term = (r.log_offset + w.est.log_det() - d as f64 * rho_min.ln()).max(0.0);
         w.beta = r.noise_sd * log_term.sqrt() + r.s * rho_max.sqrt() + r.gamma_rate * k.sqrt() / rho_min.sqrt();
         w.current = true;
-    }
-
-    fn score_set(&mut self, set: &DecisionSet) {
-        self.refresh();
-        let d = self.config.d;
-        let w = &mut self.work;
-        w.scores.resize(2 * set.k, 0.0);
-        let chol = w.chol.as_ref().expect("refreshed");
-        let inverse = if d <= FIXED_MAX_D {
-            InverseForm::LowerFactor(&w.factor_inv)
-        } else {
-            InverseForm::Cholesky { lower: chol.lower(), inv_diag: chol.inv_diag() }
-        };
-        ucb_scores(inverse, &w.theta, w.beta, &set.features, d, &mut w.scores);
-    }
-
-    fn check_set(&self, set: &DecisionSet) -> Result<()> {
-        if set.d != self.config.d {
-            return Err(Error::invalid(
-                "decision_set",
-                format!("actions must have d = {} features, got {}", self.config.d, set.d),
-            ));
-        }
-        if set.k == 0 {
-            return Err(Error::invalid("decision_set", "must hold at least one action"));
-        }
-        self.check_budget()
     }
 
     fn check_budget(&self) -> Result<()> {
@@ -385,15 +323,13 @@ impl TrustLinUcb {
 
     /// UCB of every action of `set`, in order (for inspection).
     pub fn ucb(&mut self, set: &DecisionSet) -> Result<Vec<f64>> {
-        self.check_set(set)?;
-        self.score_set(set);
-        Ok(self.work.scores[..set.k].to_vec())
+        Ok(UcbLearner::scores(self, set)?.to_vec())
     }
 
     /// (theta~, beta) of the current round.
     pub fn estimates(&mut self) -> (Vec<f64>, f64) {
         self.refresh();
-        (self.work.theta.clone(), self.work.beta)
+        (self.work.est.theta().to_vec(), self.work.beta)
     }
 
     /// User t's side: bounds, report, privatizer; then the server's side
@@ -405,13 +341,18 @@ impl TrustLinUcb {
         }
         self.check_budget()?;
         self.ensure_workspace();
-        let w = &mut self.work;
-        privatize(&self.config, &mut self.noise, x, y, &mut w.x, &mut w.z, &mut self.pending)?;
+        // A batch of one report released as it is (the local model) goes
+        // straight into S_k: the same sum without the pending buffer.
+        let direct = self.config.batch == 1 && !matches!(self.config.privatizer, ReportPrivatizer::BitSum { .. });
+        let into = if direct { &mut self.released } else { &mut self.pending };
+        privatize(&self.config, &mut self.noise, x, y, &mut self.work.report, into)?;
         self.t += 1;
         self.in_batch += 1;
         if self.in_batch == self.config.batch {
-            analyze(&self.config, &mut self.noise, &self.pending, &mut self.released)?;
-            self.pending.fill(0.0);
+            if !direct {
+                analyze(&self.config, &mut self.noise, &self.pending, &mut self.released)?;
+                self.pending.fill(0.0);
+            }
             self.in_batch = 0;
             self.batches += 1;
             self.work.current = false;
@@ -432,9 +373,9 @@ impl TrustLinUcb {
         let m = report_len(d);
         let mut out = crate::error::try_with_capacity::<f64>("count", count.saturating_mul(m))?;
         out.resize(count * m, 0.0);
-        let (mut xs, mut z) = (vec![0.0; d], vec![0.0; m]);
+        let mut scratch = ReportScratch::new(d);
         for row in out.chunks_mut(m) {
-            privatize(&self.config, &mut self.noise, x, y, &mut xs, &mut z, row)?;
+            privatize(&self.config, &mut self.noise, x, y, &mut scratch, row)?;
         }
         Ok(out)
     }
@@ -455,11 +396,11 @@ impl TrustLinUcb {
         let m = report_len(d);
         let mut out = crate::error::try_with_capacity::<f64>("count", count.saturating_mul(m))?;
         out.resize(count * m, 0.0);
-        let (mut xb, mut z, mut pending) = (vec![0.0; d], vec![0.0; m], vec![0.0; m]);
+        let (mut scratch, mut pending) = (ReportScratch::new(d), vec![0.0; m]);
         for row in out.chunks_mut(m) {
             pending.fill(0.0);
             for (x, &y) in xs.chunks(d).zip(ys) {
-                privatize(&self.config, &mut self.noise, x, y, &mut xb, &mut z, &mut pending)?;
+                privatize(&self.config, &mut self.noise, x, y, &mut scratch, &mut pending)?;
             }
             analyze(&self.config, &mut self.noise, &pending, row)?;
         }
@@ -467,30 +408,31 @@ impl TrustLinUcb {
     }
 }
 
-/// One user's randomizer: bounds on (x, y), the report z (`xb`, `z`
-/// scratch), its privatized form added into `out`.
+/// One user's randomizer: bounds on (x, y), the report z, its privatized
+/// form added into `out`.
 fn privatize(
     config: &TrustLinUcbConfig,
     noise: &mut NoiseRng,
     x: &[f64],
     y: f64,
-    xb: &mut [f64],
-    z: &mut [f64],
+    scratch: &mut ReportScratch,
     out: &mut [f64],
 ) -> Result<()> {
     let d = config.d;
+    let ReportScratch { x: xb, z, drawn } = scratch;
     let mut y = y;
     xb.copy_from_slice(x);
     config.bounds.enforce(xb, &mut y)?;
-    let mut pos = 0;
-    for i in 0..d {
-        for j in i..d {
-            z[pos] = xb[i] * xb[j];
-            pos += 1;
+    let (mut upper, yx) = z.split_at_mut(report_len(d) - d);
+    for (i, &xi) in xb.iter().enumerate() {
+        let (row, rest) = std::mem::take(&mut upper).split_at_mut(d - i);
+        for (zij, &xj) in row.iter_mut().zip(&xb[i..]) {
+            *zij = xi * xj;
         }
+        upper = rest;
     }
-    for i in 0..d {
-        z[pos + i] = y * xb[i];
+    for (zi, &xi) in yx.iter_mut().zip(xb.iter()) {
+        *zi = y * xi;
     }
     match config.privatizer {
         ReportPrivatizer::Exact => {
@@ -503,9 +445,11 @@ fn privatize(
             // are exact lattice values (a no-op for floating-point noise).
             let limit = MAX_EXACT_STEPS / 4.0 / config.horizon as f64;
             spec.round_input("x", z, limit)?;
-            let rng = noise.source()?;
-            for (p, v) in out.iter_mut().zip(z.iter()) {
-                *p += v + spec.sample(rng);
+            // The whole report's noise in one call: one sampler lookup per
+            // report, not per coordinate (the same draws, in the same order).
+            spec.sample_into(noise.source()?, 0, drawn);
+            for ((p, v), e) in out.iter_mut().zip(z.iter()).zip(drawn.iter()) {
+                *p += v + e;
             }
         }
         ReportPrivatizer::BitSum { coefficients, range } => {
@@ -542,20 +486,20 @@ fn analyze(config: &TrustLinUcbConfig, noise: &mut NoiseRng, pending: &[f64], ou
     Ok(())
 }
 
-impl Learner for TrustLinUcb {
+impl UcbLearner for TrustLinUcb {
+    fn scores(&mut self, set: &DecisionSet) -> Result<&[f64]> {
+        super::check_decision_set(set, self.config.d)?;
+        self.check_budget()?;
+        self.refresh();
+        Ok(self.work.est.score(set, self.work.beta, None))
+    }
+
+    fn observe(&mut self, x: &[f64], y: f64) -> Result<()> {
+        TrustLinUcb::observe(self, x, y)
+    }
+
     fn use_os_entropy(&mut self) -> Result<()> {
         TrustLinUcb::use_os_entropy(self)
-    }
-
-    fn select(&mut self, set: &DecisionSet) -> Result<usize> {
-        self.check_set(set)?;
-        self.score_set(set);
-        Ok(super::first_argmax(&self.work.scores[..set.k]))
-    }
-
-    fn update(&mut self, set: &DecisionSet, index: usize, feedback: Feedback<'_>) -> Result<()> {
-        let (x, y) = super::played_reward(set, index, feedback, "LinUCB ")?;
-        self.observe(x, y)
     }
 }
 
@@ -602,15 +546,7 @@ mod tests {
         let mut exact = LinUcb::new(lin, &seeds).unwrap();
         let mut trust = TrustLinUcb::new(config(d, n, 1, ReportPrivatizer::Exact), &seeds).unwrap();
         let mut env = ShariffSheffetEnv::new(d, 25, 0.1, 0.75, RewardModel::PlusMinusOne, &seeds).unwrap();
-        let mut set = DecisionSet::default();
-        for t in 1..=n {
-            env.next_round(t, &mut set).unwrap();
-            let a = exact.select(&set).unwrap();
-            assert_eq!(a, trust.select(&set).unwrap(), "round {t}");
-            let fb = env.feedback(a).unwrap();
-            exact.update(&set, a, fb).unwrap();
-            trust.update(&set, a, fb).unwrap();
-        }
+        crate::policy::assert_same_play(&mut exact, &mut trust, &mut env, 1..=n, false);
     }
 
     #[test]
@@ -673,15 +609,7 @@ mod tests {
             a.update(&set, i, env.feedback(i).unwrap()).unwrap();
         }
         let mut b = TrustLinUcb::from_bytes(&a.to_bytes()).unwrap();
-        for t in 11..=60 {
-            env.next_round(t, &mut set).unwrap();
-            let i = a.select(&set).unwrap();
-            assert_eq!(i, b.select(&set).unwrap());
-            assert_eq!(a.ucb(&set).unwrap(), b.ucb(&set).unwrap());
-            let fb = env.feedback(i).unwrap();
-            a.update(&set, i, fb).unwrap();
-            b.update(&set, i, fb).unwrap();
-        }
+        crate::policy::assert_same_play(&mut a, &mut b, &mut env, 11..=60, true);
         // Released sums of lattice reports are lattice values.
         let step = 2f64.powi(-20);
         assert!(a.released().iter().all(|v| (v / step).fract() == 0.0));

@@ -40,6 +40,18 @@ pub(crate) fn first_argmax(scores: &[f64]) -> usize {
     best
 }
 
+/// A decision set of `d` features and at least one action.
+pub(crate) fn check_decision_set(set: &DecisionSet, d: usize) -> Result<()> {
+    use crate::error::Error;
+    if set.d != d {
+        return Err(Error::invalid("decision_set", format!("actions must have d = {d} features, got {}", set.d)));
+    }
+    if set.k == 0 {
+        return Err(Error::invalid("decision_set", "must hold at least one action"));
+    }
+    Ok(())
+}
+
 /// The played action and its reward, for learners that take bandit
 /// feedback: `index` checked against `set`, full-information feedback
 /// refused naming `who`.
@@ -56,6 +68,62 @@ pub(crate) fn played_reward<'a>(
     match feedback {
         Feedback::Reward(y) => Ok((set.action(index), y)),
         Feedback::Losses(_) => Err(Error::invalid("feedback", format!("{who}takes bandit feedback (a reward)"))),
+    }
+}
+
+/// A learner that plays the first maximum of its scores of the actions
+/// and learns from the played action's features and reward (LinUCB and the
+/// trust-model learners): its [`Learner`] implementation is this one.
+pub(crate) trait UcbLearner: Send {
+    /// Checks `set` (and that rounds are left) and scores its actions, in order.
+    fn scores(&mut self, set: &DecisionSet) -> Result<&[f64]>;
+
+    /// Learns from the played action's features `x` and reward `y`.
+    fn observe(&mut self, x: &[f64], y: f64) -> Result<()>;
+
+    /// As [`Learner::use_os_entropy`].
+    fn use_os_entropy(&mut self) -> Result<()>;
+}
+
+impl<T: UcbLearner> Learner for T {
+    fn use_os_entropy(&mut self) -> Result<()> {
+        UcbLearner::use_os_entropy(self)
+    }
+
+    fn select(&mut self, set: &DecisionSet) -> Result<usize> {
+        Ok(first_argmax(self.scores(set)?))
+    }
+
+    fn update(&mut self, set: &DecisionSet, index: usize, feedback: Feedback<'_>) -> Result<()> {
+        let (x, y) = played_reward(set, index, feedback, "LinUCB ")?;
+        UcbLearner::observe(self, x, y)
+    }
+}
+
+/// Plays `a` and `b` side by side on `env` over `rounds` (both told the
+/// reward of `a`'s action), asserting the same action every round and,
+/// with `same_scores`, the same scores to the bit.
+#[cfg(test)]
+pub(crate) fn assert_same_play<A: UcbLearner, B: UcbLearner>(
+    a: &mut A,
+    b: &mut B,
+    env: &mut impl crate::env::Environment,
+    rounds: std::ops::RangeInclusive<u64>,
+    same_scores: bool,
+) {
+    let mut set = DecisionSet::default();
+    for t in rounds {
+        env.next_round(t, &mut set).unwrap();
+        let sa = a.scores(&set).unwrap();
+        let sb = b.scores(&set).unwrap();
+        let i = first_argmax(sa);
+        assert_eq!(i, first_argmax(sb), "round {t}");
+        if same_scores {
+            assert_eq!(sa, sb, "round {t}");
+        }
+        let fb = env.feedback(i).unwrap();
+        Learner::update(a, &set, i, fb).unwrap();
+        Learner::update(b, &set, i, fb).unwrap();
     }
 }
 

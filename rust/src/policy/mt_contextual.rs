@@ -282,15 +282,7 @@ impl MtContextual {
     }
 
     fn check_set(&self, set: &DecisionSet) -> Result<()> {
-        if set.d != self.config.d {
-            return Err(Error::invalid(
-                "decision_set",
-                format!("actions must have d = {} features, got {}", self.config.d, set.d),
-            ));
-        }
-        if set.k == 0 {
-            return Err(Error::invalid("decision_set", "must hold at least one action"));
-        }
+        super::check_decision_set(set, self.config.d)?;
         if self.t >= self.config.horizon {
             return Err(Error::State(format!("the horizon of {} rounds is reached", self.config.horizon)));
         }

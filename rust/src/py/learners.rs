@@ -1,6 +1,6 @@
 //! Bindings for learner engines.
 
-use numpy::{IntoPyArray, PyArray1, PyReadonlyArrayDyn};
+use numpy::PyReadonlyArrayDyn;
 use pyo3::prelude::*;
 
 use super::arrays::{expect_shape, row_major};
@@ -28,7 +28,7 @@ pub struct PyLinUcb {
 }
 
 engine_methods! {
-    PyLinUcb { inner: LinUcb }, restore _restore_linucb, shared [contextual, learner, secure, state],
+    PyLinUcb { inner: LinUcb }, restore _restore_linucb, shared [contextual, ucb, learner, secure, state],
     getters [psd_failures: u64];
 
     #[new]
@@ -98,16 +98,6 @@ engine_methods! {
         let bounds = InputBounds { l, b_tilde, policy: if clip { BoundsPolicy::Clip } else { BoundsPolicy::Error } };
         let config = LinUcbConfig { d, horizon, statistics, radius, bounds };
         Ok(PyLinUcb { inner: LinUcb::new(config, &seeds(seed)?).py_err()? })
-    }
-
-    /// UCB_t of every row of `actions`.
-    fn ucb<'py>(
-        &mut self,
-        py: Python<'py>,
-        actions: PyReadonlyArrayDyn<'py, f64>,
-    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let set = decision_set(&actions, self.inner.config().d)?;
-        Ok(self.inner.ucb(&set).py_err()?.into_pyarray(py))
     }
 }
 

@@ -7,7 +7,6 @@ use pyo3::prelude::*;
 
 use super::arrays::{expect_shape, row_major};
 use super::errors::IntoPy;
-use super::learners::decision_set;
 use super::mechanisms::{noise_spec, seeds};
 use crate::policy::elimination::ShuffleSumCoefficients;
 use crate::policy::linucb_trust::report_len;
@@ -30,7 +29,8 @@ fn to_array2(py: Python<'_>, data: Vec<f64>, cols: usize) -> PyResult<Bound<'_, 
 }
 
 engine_methods! {
-    PyTrustLinUcb { inner: TrustLinUcb }, restore _restore_trust_linucb, shared [learner, secure, state];
+    PyTrustLinUcb { inner: TrustLinUcb }, restore _restore_trust_linucb, shared [contextual, ucb, learner, secure, state],
+    getters [batches: u64, psd_failures: u64];
 
     #[new]
     #[pyo3(signature = (d, horizon, *, batch, regularizer, upsilon_rate, noise_sd, log_offset, s, gamma_rate, l=1.0, b_tilde=1.0,
@@ -79,30 +79,6 @@ engine_methods! {
         Ok(PyTrustLinUcb { inner: TrustLinUcb::new(config, &seeds(seed)?).py_err()? })
     }
 
-    /// Index of the action (row of `actions`) with the largest UCB.
-    fn select(&mut self, actions: PyReadonlyArrayDyn<'_, f64>) -> PyResult<usize> {
-        let set = decision_set(&actions, self.inner.config().d)?;
-        self.inner.select(&set).py_err()
-    }
-
-    /// UCB of every row of `actions`.
-    fn ucb<'py>(
-        &mut self,
-        py: Python<'py>,
-        actions: PyReadonlyArrayDyn<'py, f64>,
-    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let set = decision_set(&actions, self.inner.config().d)?;
-        Ok(self.inner.ucb(&set).py_err()?.into_pyarray(py))
-    }
-
-    /// Records the played features `x` and its reward (user's side, then
-    /// the server's when the batch completes).
-    fn observe(&mut self, x: PyReadonlyArrayDyn<'_, f64>, reward: f64) -> PyResult<()> {
-        let (shape, data) = row_major(&x);
-        expect_shape("x", &shape, &[self.inner.config().d])?;
-        self.inner.observe(&data, reward).py_err()
-    }
-
     /// (theta~, beta) of the coming round, from released sums only.
     fn estimates<'py>(&mut self, py: Python<'py>) -> (Bound<'py, PyArray1<f64>>, f64) {
         let (theta, beta) = self.inner.estimates();
@@ -144,22 +120,6 @@ engine_methods! {
         let out = py.detach(|| inner.batch_release_runs(&xdata, &ydata, count)).py_err()?;
         to_array2(py, out, report_len(self.inner.config().d))
     }
-
-    #[getter]
-    fn batches(&self) -> u64 {
-        self.inner.batches()
-    }
-
-    #[getter]
-    fn psd_failures(&self) -> u64 {
-        self.inner.psd_failures()
-    }
-
-    #[getter]
-    fn d(&self) -> usize {
-        self.inner.config().d
-    }
-
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -66,7 +66,8 @@
 //!      engine: `select_arm()`, `observe`, `pulls()`, `config().k`) or
 //!      `contextual` (a (k, d) decision set: `select(actions)`,
 //!      `observe(x, reward)`, `d`; engine: `select(&DecisionSet)`,
-//!      `observe(&[f64], f64)`, `config().d`).
+//!      `observe(&[f64], f64)`, `config().d`); with `ucb`, also
+//!      `ucb(actions)` (engine: `ucb(&DecisionSet)`).
 //!    - `counter`: a continual counter's `add`, `add_many`, `release`,
 //!      `_release_runs` and getters.
 //!    - `rounds`: an environment played round by round (fields `env`,
@@ -352,6 +353,23 @@ macro_rules! engine_methods {
                 let (shape, data) = $crate::py::arrays::row_major(&x);
                 $crate::py::arrays::expect_shape("x", &shape, &[self.$field.config().d])?;
                 $crate::py::errors::IntoPy::py_err(self.$field.observe(&data, reward))
+            }
+
+        ] [$($i)*] $($rest)*);
+    };
+
+    // A contextual learner's score of every action of a decision set.
+    (@part ($py:ident, $field:ident, $inner:ty, $restore:tt) [$($m:tt)*] [$($i:tt)*] ucb $($rest:ident)*) => {
+        engine_methods!(@part ($py, $field, $inner, $restore) [$($m)*
+            /// UCB of every row of `actions`.
+            fn ucb<'py>(
+                &mut self,
+                py: ::pyo3::Python<'py>,
+                actions: ::numpy::PyReadonlyArrayDyn<'py, f64>,
+            ) -> ::pyo3::PyResult<::pyo3::Bound<'py, ::numpy::PyArray1<f64>>> {
+                use ::numpy::IntoPyArray;
+                let set = $crate::py::learners::decision_set(&actions, self.$field.config().d)?;
+                Ok($crate::py::errors::IntoPy::py_err(self.$field.ucb(&set))?.into_pyarray(py))
             }
 
         ] [$($i)*] $($rest)*);
