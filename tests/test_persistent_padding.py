@@ -163,3 +163,21 @@ def test_persistent_padding_differs_from_fresh_with_noise() -> None:
 def test_learner_refuses_padding_it_cannot_apply(kwargs: dict, says: str) -> None:
     with pytest.raises(ValueError, match=says):
         JointDPLinUCB(3, 100, 1.0, 0.1, **kwargs)
+
+
+def test_public_tree_counter_takes_persistent_padding() -> None:
+    """dpbandits.mechanisms.TreeCounter(padded=True, padding="persistent"):
+    floor(log2 n) + 1 draws per release, the same as the engine's."""
+    from dpbandits.mechanisms import GaussianNoise, TreeCounter
+
+    public = TreeCounter((), N, GaussianNoise(sigma=1.0), seed=3, padded=True, padding="persistent", sampler="float")
+    engine = _core.TreeCounter([], N, "gaussian", [1.0], seed=3, pad_to=M, padding="persistent")
+    for t in range(N):
+        public.add(float(t % 2))
+        engine.add(np.asarray(float(t % 2)).reshape(()))
+        assert public.release() == float(engine.release()), t
+    assert public.noise_terms == M
+    with pytest.raises(ValueError, match="padded=True"):
+        TreeCounter((), N, GaussianNoise(sigma=1.0), seed=3, padding="persistent")
+    with pytest.raises(ValueError, match="`padding`"):
+        TreeCounter((), N, GaussianNoise(sigma=1.0), seed=3, padded=True, padding="sticky")  # type: ignore[arg-type]

@@ -118,6 +118,15 @@ class TreeCounter:
         Pad every release to exactly max(1, ceil(log2 n)) noise draws
         (Agarwal & Singh 2017, Alg. 2: identically distributed noise). The
         padding of round t is drawn once, when round t is added.
+    padding:
+        How a padded release gets its missing draws. ``"fresh"`` (default,
+        Alg. 2's rule): one new draw of the missing sum every round.
+        ``"persistent"`` (the pan-private tree of Shariff & Sheffet's own
+        code, REPRODUCTION.md "App. D.2 Wishart ordering"): one draw per
+        tree level whose bit of t is 0, kept while that bit stays 0, so
+        consecutive releases share most of their noise; every release then
+        carries floor(log2 n) + 1 draws (one per level). Same law of every
+        release, hence the same guarantee; needs ``padded=True``.
     sampler:
         The noise law. ``"lattice"`` (the default for Laplace, Gaussian and
         symmetric Gaussian noise): exact discrete noise on a power-of-two
@@ -187,7 +196,12 @@ class TreeCounter:
         secure: bool = False,
         sampler: Literal["lattice", "float"] | None = None,
         counter: Literal["binary", "smooth-binary", "sqrt", "blt"] = "binary",
+        padding: Literal["fresh", "persistent"] = "fresh",
     ) -> None:
+        if padding not in ("fresh", "persistent"):
+            raise ValueError(f"invalid argument `padding`: must be 'fresh' or 'persistent', got {padding!r}")
+        if padding == "persistent" and not padded:
+            raise ValueError("invalid argument `padding`: 'persistent' pads releases, so it needs padded=True")
         if not hasattr(noise, "_wire"):
             raise TypeError(f"invalid argument `noise`: expected a noise spec, got {noise!r}")
         if not isinstance(secure, bool):
@@ -243,9 +257,10 @@ class TreeCounter:
             params,
             seed,
             bool(padded),
-            None,
+            _horizon(horizon).bit_length() if padding == "persistent" else None,
             exponent,
             secure and seed is None,
+            padding,
         )
 
     def add(self, value: ArrayLike) -> None:
