@@ -206,31 +206,22 @@ def d2(opts: RunOptions) -> Report:
         report.compare(f"NonPrivate regret indistinguishable from the x axis (gap {g})", "yes",
                        f"{nm:,.0f} ({nm / max(gm, 1e-12):.2%} of Gaussian)",
                        "agrees" if nm < 0.05 * gm else "differs")
-    u0, w0 = finals[(0.0, "WishartUnshifted")], finals[(0.0, "Wishart")]
-    others0 = max(finals[(0.0, k)].mean() for k in ("NonPrivate", "Gaussian", "Wishart"))
-    report.compare("WishartUnshifted has the worst regret at gap 0", "yes (Fig. 4 left)",
-                   f"{u0.mean():,.0f} vs next worst {others0:,.0f}",
-                   "agrees" if u0.mean() > others0 else "differs")
-    u1, w1 = finals[(0.1, "WishartUnshifted")], finals[(0.1, "Wishart")]
-    t1 = _welch(u1, w1)
-    report.compare("WishartUnshifted statistically indistinguishable from Wishart at gap 0.1",
-                   "yes (Fig. 4 right)", f"{u1.mean():,.0f} vs {w1.mean():,.0f} (Welch t = {t1:.2f})",
-                   "agrees" if np.isfinite(t1) and abs(t1) < 2.0 else
-                   ("not testable with 1 seed" if not np.isfinite(t1) else "differs"))
-    report.data["welch_t_unshifted_vs_shifted"] = {"gap0": _welch(u0, w0), "gap0.1": t1}
-    # The same two claims with the authors' persistent padding (REPRODUCTION.md, App. D.2 Wishart ordering).
-    pu0, pw0 = finals[(0.0, "WishartUnshiftedPersistent")], finals[(0.0, "WishartPersistent")]
-    pothers0 = max(finals[(0.0, k)].mean() for k in ("NonPrivate", "Gaussian", "WishartPersistent"))
-    report.compare("with persistent padding: WishartUnshifted has the worst regret at gap 0", "yes (Fig. 4 left)",
-                   f"{pu0.mean():,.0f} vs next worst {pothers0:,.0f} (Welch t vs Wishart = {_welch(pu0, pw0):.2f})",
-                   "agrees" if pu0.mean() > pothers0 else "differs")
-    pu1, pw1 = finals[(0.1, "WishartUnshiftedPersistent")], finals[(0.1, "WishartPersistent")]
-    pt1 = _welch(pu1, pw1)
-    report.compare("with persistent padding: WishartUnshifted indistinguishable from Wishart at gap 0.1",
-                   "yes (Fig. 4 right)", f"{pu1.mean():,.0f} vs {pw1.mean():,.0f} (Welch t = {pt1:.2f})",
-                   "agrees" if np.isfinite(pt1) and abs(pt1) < 2.0 else
-                   ("not testable with 1 seed" if not np.isfinite(pt1) else "differs"))
-    report.data["welch_t_unshifted_vs_shifted_persistent"] = {"gap0": _welch(pu0, pw0), "gap0.1": pt1}
+    # Fig. 4's two Wishart claims, for the paper's tree and for the authors' persistent padding
+    # (REPRODUCTION.md, App. D.2 Wishart ordering).
+    for suffix, prefix in (("", ""), ("Persistent", "with persistent padding: ")):
+        u0, w0 = finals[(0.0, f"WishartUnshifted{suffix}")], finals[(0.0, f"Wishart{suffix}")]
+        others0 = max(finals[(0.0, k)].mean() for k in ("NonPrivate", "Gaussian", f"Wishart{suffix}"))
+        report.compare(f"{prefix}WishartUnshifted has the worst regret at gap 0", "yes (Fig. 4 left)",
+                       f"{u0.mean():,.0f} vs next worst {others0:,.0f} (Welch t vs Wishart = {_welch(u0, w0):.2f})",
+                       "agrees" if u0.mean() > others0 else "differs")
+        u1, w1 = finals[(0.1, f"WishartUnshifted{suffix}")], finals[(0.1, f"Wishart{suffix}")]
+        t1 = _welch(u1, w1)
+        report.compare(f"{prefix}WishartUnshifted indistinguishable from Wishart at gap 0.1",
+                       "yes (Fig. 4 right)", f"{u1.mean():,.0f} vs {w1.mean():,.0f} (Welch t = {t1:.2f})",
+                       "agrees" if np.isfinite(t1) and abs(t1) < 2.0 else
+                       ("not testable with 1 seed" if not np.isfinite(t1) else "differs"))
+        key = "welch_t_unshifted_vs_shifted" + ("_persistent" if suffix else "")
+        report.data[key] = {"gap0": _welch(u0, w0), "gap0.1": t1}
     if opts.quick:
         report.notes.append(f"--quick: n = {n:,} instead of 5e7; at this horizon the private learners are "
                             "still in their exploration phase, so the orderings are not the paper's test.")

@@ -560,7 +560,7 @@ pub fn with_sampler<T>(shape: Shape, f: impl FnOnce(&CellSampler) -> T) -> T {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -580,18 +580,23 @@ mod tests {
         }
     }
 
+    /// Laws the tests of the tables run on: scale 1 (cells of one
+    /// magnitude), small and large scales, an odd variance.
+    pub(crate) const TEST_SHAPES: [Shape; 9] = [
+        Shape::Laplace { t: 1 },
+        Shape::Laplace { t: 3 },
+        Shape::Laplace { t: 1000 },
+        Shape::Laplace { t: 1 << 20 },
+        Shape::Gaussian { var: 1 },
+        Shape::Gaussian { var: 9 },
+        Shape::Gaussian { var: 7 },
+        Shape::Gaussian { var: 1_000_000 },
+        Shape::Gaussian { var: 1 << 40 },
+    ];
+
     #[test]
     fn the_integer_shortcut_implies_the_first_test() {
-        for shape in [
-            Shape::Laplace { t: 1 },
-            Shape::Laplace { t: 3 },
-            Shape::Laplace { t: 1000 },
-            Shape::Laplace { t: 1 << 20 },
-            Shape::Gaussian { var: 1 },
-            Shape::Gaussian { var: 9 },
-            Shape::Gaussian { var: 1_000_000 },
-            Shape::Gaussian { var: 1 << 40 },
-        ] {
+        for shape in TEST_SHAPES {
             let s = CellSampler::new(shape);
             let w = 1u64 << s.cell_bits;
             // It fires in the central cells (the far ones, of weight about

@@ -1532,17 +1532,7 @@ mod tests {
 
     #[test]
     fn cell_tables_have_the_exact_laws() {
-        let shapes = [
-            Shape::Laplace { t: 1 },
-            Shape::Laplace { t: 3 },
-            Shape::Laplace { t: 1000 },
-            Shape::Laplace { t: 1 << 20 },
-            Shape::Gaussian { var: 1 },
-            Shape::Gaussian { var: 9 },
-            Shape::Gaussian { var: 7 },
-            Shape::Gaussian { var: 1_000_000 },
-            Shape::Gaussian { var: 1 << 40 },
-        ];
+        let shapes = cell_sampler::tests::TEST_SHAPES;
         for (i, shape) in shapes.into_iter().enumerate() {
             let draws = cell_draws(200 + i as u64, shape, None, FIT_DRAWS, false);
             assert_cell_law(&draws, shape, "cell table");
