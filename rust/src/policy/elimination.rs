@@ -397,6 +397,11 @@ pub struct Elimination {
     history: Vec<BatchRecord>,
     noise: NoiseRng,
     shuffler: StreamRng,
+    /// The current batch's noise specification and that batch's index,
+    /// built on first use in the batch: a lattice specification costs
+    /// about as much to build as a draw (a local report per round).
+    #[serde(skip)]
+    batch_spec: Option<(usize, NoiseSpec)>,
 }
 
 impl Elimination {
@@ -417,6 +422,7 @@ impl Elimination {
             history: Vec::new(),
             noise: NoiseRng::seeded(seeds.stream("elimination/noise")),
             shuffler: seeds.stream("elimination/shuffle"),
+            batch_spec: None,
         };
         engine.start_batch()?;
         Ok(engine)
@@ -535,10 +541,13 @@ impl Elimination {
             // On a lattice the reward enters rounded (monotone: a reward in
             // [lo, hi] stays in [round(lo), round(hi)]), so central sums
             // stay exact lattice values and a local report is one.
-            Privatizer::CentralSum => self.rounded_reward(y)?,
+            Privatizer::CentralSum => {
+                let noise = self.batch_noise()?;
+                self.rounded_on(noise, y)?
+            }
             Privatizer::LocalReward | Privatizer::ShuffledReward => {
                 // One noise specification for the rounding and the draw.
-                let noise = self.config.batch_noise(self.batch_index)?;
+                let noise = self.batch_noise()?;
                 self.rounded_on(noise, y)? + noise.sample(self.noise.source()?)
             }
             // Alg. 4 / CJMP21 R_1D at the user: x in [0, 1], rounded to
@@ -654,10 +663,16 @@ impl Elimination {
         Ok(())
     }
 
-    /// A reward rounded to batch i's noise lattice (unchanged for
-    /// floating-point noise).
-    fn rounded_reward(&self, y: f64) -> Result<f64> {
-        self.rounded_on(self.config.batch_noise(self.batch_index)?, y)
+    /// The current batch's noise specification (see `batch_spec`).
+    fn batch_noise(&mut self) -> Result<NoiseSpec> {
+        match self.batch_spec {
+            Some((i, spec)) if i == self.batch_index => Ok(spec),
+            _ => {
+                let spec = self.config.batch_noise(self.batch_index)?;
+                self.batch_spec = Some((self.batch_index, spec));
+                Ok(spec)
+            }
+        }
     }
 
     /// A reward rounded to the lattice of `noise` (unchanged for
