@@ -441,6 +441,13 @@ impl FactorizationCounter {
         0.25 / (self.factor.fp_error_factor(self.horizon) * UNIT_ROUNDOFF)
     }
 
+    fn cached_input_limit(&mut self) -> f64 {
+        match self.input_limit {
+            Some(v) => v,
+            None => *self.input_limit.insert(self.lattice_input_limit()),
+        }
+    }
+
     /// Adds the value of round t + 1 and updates the release.
     pub fn add(&mut self, value: &[f64]) -> Result<()> {
         if value.len() != self.dim {
@@ -461,11 +468,7 @@ impl FactorizationCounter {
         }
         let lattice = self.noise.lattice();
         if let Some(s) = lattice {
-            let steps = match self.input_limit {
-                Some(v) => v,
-                None => *self.input_limit.insert(self.lattice_input_limit()),
-            };
-            let limit = steps * s.step();
+            let limit = self.cached_input_limit() * s.step();
             if let Some(v) = value.iter().find(|v| v.abs() > limit) {
                 return Err(Error::invalid(
                     "value",
@@ -1107,6 +1110,7 @@ mod tests {
 
     #[test]
     fn forward_step_matches_the_fma_reference_bit_for_bit() {
+        use rand::Rng;
         // Long-memory fit (1 - theta ~ 5e-8) and the T = 2^20 fit, 6 x 6
         // inputs of mixed magnitudes (learner-sized and lattice-sized).
         let fits = [
@@ -1116,7 +1120,6 @@ mod tests {
                 _ => unreachable!(),
             },
         ];
-        use rand::Rng;
         let mut rng = SeedSequence::from_seed(9).stream("test");
         for (theta, omega) in fits {
             let dim = 36;
