@@ -2,6 +2,7 @@
 environment realizations (``simulate_many``).
 
     nice -n 10 python benches/counter_regret.py d2 --n 50000000 --seeds 2 [--sampler float]
+        [--counters blt] [--gaps 0.1] [--first-seed 4]
     nice -n 10 python benches/counter_regret.py mishra-thakurta --seeds 8
     nice -n 10 python benches/counter_regret.py agarwal-singh --seeds 8
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import Any
 
 import numpy as np
 
@@ -38,10 +40,12 @@ def _report(title: str, results: dict[str, dp.SimulationResult], started: float)
         print(f"{label:40s} mean {finals.mean():12,.1f}  se {se:10,.1f}  per seed {np.round(finals, 1).tolist()}")
 
 
-def d2(n: int, seeds: int, sampler: str) -> None:
-    for gap in (0.1, 0.0):
-        learners = {"LinUCB (non-private)": dp.LinUCB(5, n, regularizer=1.0)}
-        for counter in ("binary", "smooth-binary", "blt"):
+def d2(n: int, seeds: list[int], sampler: str, counters: list[str], gaps: list[float]) -> None:
+    for gap in gaps:
+        learners: dict[str, Any] = {}
+        if "none" in counters:
+            learners["LinUCB (non-private)"] = dp.LinUCB(5, n, regularizer=1.0)
+        for counter in (c for c in counters if c != "none"):
             learners[f"JDP tight {counter} ({sampler})"] = dp.JointDPLinUCB(
                 5, n, 1.0, 0.1, calibration="tight", counter=counter, sampler=sampler  # type: ignore[arg-type]
             )
@@ -50,7 +54,7 @@ def d2(n: int, seeds: int, sampler: str) -> None:
                 print(f"{label}: sigma {lrn.calibration.sigma:.4f}")
         started = time.time()
         res = dp.simulate_many(learners, ShariffSheffetEnv(d=5, k=25, gap=gap), seeds=seeds)
-        _report(f"D.2 n = {n:,}, gap {gap}, {seeds} seeds", res, started)
+        _report(f"D.2 n = {n:,}, gap {gap}, seeds {seeds}", res, started)
 
 
 def mishra_thakurta(seeds: int) -> None:
@@ -105,10 +109,15 @@ def main() -> None:
     ap.add_argument("which", choices=["d2", "mishra-thakurta", "agarwal-singh"])
     ap.add_argument("--n", type=float, default=5e7, help="D.2 horizon")
     ap.add_argument("--seeds", type=int, default=2)
+    ap.add_argument("--first-seed", type=int, default=0, help="D.2: seeds first-seed .. first-seed + seeds - 1")
     ap.add_argument("--sampler", choices=["lattice", "float"], default="lattice", help="D.2 noise law")
+    ap.add_argument("--counters", default="none,binary,smooth-binary,blt",
+                    help="D.2: comma-separated counters of the tight learner ('none': non-private LinUCB)")
+    ap.add_argument("--gaps", default="0.1,0", help="D.2: comma-separated gaps")
     args = ap.parse_args()
     if args.which == "d2":
-        d2(int(args.n), args.seeds, args.sampler)
+        d2(int(args.n), list(range(args.first_seed, args.first_seed + args.seeds)), args.sampler,
+           args.counters.split(","), [float(g) for g in args.gaps.split(",")])
     elif args.which == "mishra-thakurta":
         mishra_thakurta(args.seeds)
     else:

@@ -207,8 +207,9 @@ impl Factorization {
     /// a dot product of n terms errs by <= n u sum_k |c_k| |x|. BLT: with
     /// m_i = min(n, 1 / (1 - theta_i)), the double-double buffer
     /// S_i = theta_i S_i + x holds at most m_i max|x|; an update's product
-    /// and sum errors are exact (FMA, TwoSum) and only theta lo, the tail
-    /// sum and the renormalization round, each by <= u^2 max|S_i| up to
+    /// and sum errors are exact (Dekker's product, TwoSum) and only theta
+    /// lo, the tail sum and the renormalization round, each by <= u^2
+    /// max|S_i| up to
     /// lower order, so an update errs by <= 4 u^2 max|S_i| and, errors
     /// decaying by theta_i, |err S_i| <= 4 u^2 m_i^2 max|x|; the output
     /// combination (in double) adds (d + 2) u (1 + sum_i omega_i m_i) max|x|.
@@ -267,6 +268,13 @@ pub struct FactorizationCounter {
     entropy: EntropyCell,
     #[serde(skip)]
     draw: Vec<f64>,
+    /// Lattice: the encoded value w_t of the step (scratch, `dim`).
+    #[serde(skip)]
+    work: Vec<f64>,
+    /// [`FactorizationCounter::lattice_input_limit`] (a function of the
+    /// encoder and the horizon), computed on first use.
+    #[serde(skip)]
+    input_limit: Option<f64>,
     #[serde(skip)]
     coeffs: Vec<f64>,
     /// Smooth binary: the query leaf b_{t+1} (a function of t; not state).
@@ -352,6 +360,8 @@ impl FactorizationCounter {
             os_entropy: false,
             entropy: EntropyCell::default(),
             draw: zeros(dim, shape)?,
+            work: Vec::new(),
+            input_limit: None,
             coeffs: Vec::new(),
             leaf: 0,
         };
@@ -363,6 +373,9 @@ impl FactorizationCounter {
     fn prepare(&mut self) {
         if self.draw.len() != self.dim {
             self.draw = vec![0.0; self.dim];
+        }
+        if self.work.len() != self.dim {
+            self.work = vec![0.0; self.dim];
         }
         if matches!(self.factor, Factorization::Sqrt) && self.coeffs.len() as u64 != self.horizon {
             self.coeffs = sqrt_coefficients(self.horizon as usize);
@@ -438,6 +451,13 @@ impl FactorizationCounter {
         Ok(())
     }
 
+    fn cached_input_limit(&mut self) -> f64 {
+        match self.input_limit {
+            Some(v) => v,
+            None => *self.input_limit.insert(self.lattice_input_limit()),
+        }
+    }
+
     /// Adds the value of round t + 1 and updates the release.
     pub fn add(&mut self, value: &[f64]) -> Result<()> {
         if value.len() != self.dim {
@@ -447,7 +467,10 @@ impl FactorizationCounter {
             ));
         }
         let lattice = self.noise.lattice();
-        let limit = lattice.map_or(f64::INFINITY, |s| self.lattice_input_limit() * s.step());
+        let limit = match lattice {
+            Some(s) => self.cached_input_limit() * s.step(),
+            None => f64::INFINITY,
+        };
         // One branch-free pass for the common case (NaN fails the
         // comparison); the checks are told apart only when it fails.
         let bound = MAX_VALUE.min(limit);
@@ -513,16 +536,13 @@ impl FactorizationCounter {
                 // 1/step is exact (a power of two); no library call per step.
                 let (up, step) = (1.0 / s.step(), s.step());
                 // w_t = round_g((C x)_t) + z_t (exact lattice value).
-                let mut w = vec![0.0; dim];
+                let w = &mut self.work;
                 match &self.factor {
                     Factorization::Sqrt => {
                         self.past_x.extend_from_slice(value);
-                        toeplitz_row(&self.coeffs, &self.past_x, dim, t, &mut w);
+                        toeplitz_row(&self.coeffs, &self.past_x, dim, t, w);
                     }
-                    Factorization::Blt { theta, omega } => {
-                        w.copy_from_slice(value);
-                        blt_forward_step(theta, omega, &mut self.enc, &mut w, dim);
-                    }
+                    Factorization::Blt { theta, omega } => blt_forward_step(theta, omega, &mut self.enc, value, w),
                     Factorization::SmoothBinary { .. } => {}
                 }
                 for (wi, z) in w.iter_mut().zip(&self.draw) {
@@ -531,12 +551,12 @@ impl FactorizationCounter {
                 // release = (B w)_t, post-processing.
                 match &self.factor {
                     Factorization::Sqrt => {
-                        self.past_w.extend_from_slice(&w);
+                        self.past_w.extend_from_slice(w);
                         toeplitz_row(&self.coeffs, &self.past_w, dim, t, &mut self.decoded);
                     }
                     Factorization::Blt { theta, omega } => {
-                        blt_inverse_step(theta, omega, &mut self.dec, &mut w, dim);
-                        for (d, u) in self.decoded.iter_mut().zip(&w) {
+                        blt_inverse_step(theta, omega, &mut self.dec, w, dim);
+                        for (d, u) in self.decoded.iter_mut().zip(w.iter()) {
                             *d += u;
                         }
                     }
@@ -817,53 +837,58 @@ fn toeplitz_row(c: &[f64], hist: &[f64], dim: usize, t: usize, out: &mut [f64]) 
     }
 }
 
-/// In place v <- (C v)_t with buffers S_i (sum_{s<t} theta_i^(t-1-s) v_s):
-/// (C v)_t = v_t + sum_i omega_i S_i; then S_i <- theta_i S_i + v_t.
+/// out <- (C x)_t with buffers S_i (sum_{s<t} theta_i^(t-1-s) x_s):
+/// (C x)_t = x_t + sum_i omega_i S_i; then S_i <- theta_i S_i + x_t.
 ///
 /// The buffers are double-double (hi + lo, `bufs` = hi parts then lo
-/// parts): the product's error is exact by FMA and the sum's by TwoSum, so
-/// an update errs by O(u^2 |S_i|) instead of O(u |S_i|); with decay rates
-/// 1 - theta_i near 1e-7 (long-horizon fits) single-precision buffers
-/// would accumulate O(u / (1 - theta)^2) relative error, far more than the
-/// quarter lattice step the privacy accounting allows
-/// ([`Factorization::fp_error_factor`]).
-fn blt_forward_step(theta: &[f64], omega: &[f64], bufs: &mut [f64], v: &mut [f64], dim: usize) {
-    let d = theta.len();
-    let (hi, lo) = bufs.split_at_mut(d * dim);
-    for j in 0..dim {
-        let x = v[j];
-        let mut out = x;
-        for i in 0..d {
-            let (h, l) = (&mut hi[i * dim + j], &mut lo[i * dim + j]);
-            out += omega[i] * (*h + *l);
+/// parts): the product's error is exact by Dekker's product (Veltkamp
+/// splits; the same value an FMA gives, without the FMA instruction the
+/// baseline target lacks) and the sum's by TwoSum, so an update errs by
+/// O(u^2 |S_i|) instead of O(u |S_i|); with decay rates 1 - theta_i near
+/// 1e-7 (long-horizon fits) single-precision buffers would accumulate
+/// O(u / (1 - theta)^2) relative error, far more than the quarter lattice
+/// step the privacy accounting allows ([`Factorization::fp_error_factor`]).
+/// One buffer at a time over all entries (contiguous, branch-free, so
+/// the compiler vectorizes it); each entry's sum keeps the order i = 0..d.
+fn blt_forward_step(theta: &[f64], omega: &[f64], bufs: &mut [f64], x: &[f64], out: &mut [f64]) {
+    let dim = x.len();
+    let (hi, lo) = bufs.split_at_mut(theta.len() * dim);
+    out.copy_from_slice(x);
+    for (((th, w), h), l) in theta.iter().zip(omega).zip(hi.chunks_exact_mut(dim)).zip(lo.chunks_exact_mut(dim)) {
+        let (th, w) = (*th, *w);
+        let (th_hi, th_lo) = split(th);
+        for (((o, h), l), &x) in out.iter_mut().zip(h.iter_mut()).zip(l.iter_mut()).zip(x) {
+            *o += w * (*h + *l);
             // S <- theta S + x in double-double.
-            let p = theta[i] * *h;
-            let p_err = theta[i].mul_add(*h, -p);
+            let p = th * *h;
+            let (h_hi, h_lo) = split(*h);
+            let p_err = ((th_hi * h_hi - p) + th_hi * h_lo + th_lo * h_hi) + th_lo * h_lo;
             let (s, e) = two_sum(p, x);
-            let tail = p_err + theta[i] * *l + e;
-            let (nh, nl) = fast_two_sum(s, tail);
+            let tail = p_err + th * *l + e;
+            let (nh, nl) = two_sum(s, tail);
             *h = nh;
             *l = nl;
         }
-        v[j] = out;
     }
 }
 
-/// (s, e) with s = fl(a + b) and s + e = a + b exactly (Knuth).
+/// Veltkamp's split a = hi + lo with hi, lo of at most 26 significant
+/// bits, so that products of halves are exact (Dekker 1971).
+#[inline]
+fn split(a: f64) -> (f64, f64) {
+    const FACTOR: f64 = 134_217_729.0; // 2^27 + 1
+    let c = FACTOR * a;
+    let hi = c - (c - a);
+    (hi, a - hi)
+}
+
+/// (s, e) with s = fl(a + b) and s + e = a + b exactly (Knuth; branch-free,
+/// the same pair Dekker's FastTwoSum gives when |a| >= |b|).
+#[inline]
 fn two_sum(a: f64, b: f64) -> (f64, f64) {
     let s = a + b;
     let bb = s - a;
     (s, (a - (s - bb)) + (b - bb))
-}
-
-/// As [`two_sum`] for |a| >= |b| or a = 0 (Dekker); renormalizes hi + lo.
-fn fast_two_sum(a: f64, b: f64) -> (f64, f64) {
-    if a.abs() >= b.abs() {
-        let s = a + b;
-        (s, b - (s - a))
-    } else {
-        two_sum(a, b)
-    }
 }
 
 /// In place v <- (C^{-1} v)_t: u_t = v_t - sum_i omega_i S_i with buffers
@@ -1078,15 +1103,74 @@ mod tests {
         assert!(FactorizationCounter::new(&[], 8, NoiseSpec::Zero, bad, &seeds).is_err());
     }
 
+    /// The encoder step as first written (FMA product error, FastTwoSum
+    /// with a branch, entry by entry): the reference the vectorized step
+    /// must match bit for bit.
+    fn reference_forward_step(theta: &[f64], omega: &[f64], bufs: &mut [f64], v: &mut [f64], dim: usize) {
+        let d = theta.len();
+        let (hi, lo) = bufs.split_at_mut(d * dim);
+        for j in 0..dim {
+            let x = v[j];
+            let mut out = x;
+            for i in 0..d {
+                let (h, l) = (&mut hi[i * dim + j], &mut lo[i * dim + j]);
+                out += omega[i] * (*h + *l);
+                let p = theta[i] * *h;
+                let p_err = theta[i].mul_add(*h, -p);
+                let (s, e) = two_sum(p, x);
+                let tail = p_err + theta[i] * *l + e;
+                let (nh, nl) = if s.abs() >= tail.abs() {
+                    let r = s + tail;
+                    (r, tail - (r - s))
+                } else {
+                    two_sum(s, tail)
+                };
+                *h = nh;
+                *l = nl;
+            }
+            v[j] = out;
+        }
+    }
+
+    #[test]
+    fn forward_step_matches_the_fma_reference_bit_for_bit() {
+        use rand::Rng;
+        // Long-memory fit (1 - theta ~ 5e-8) and the T = 2^20 fit, 6 x 6
+        // inputs of mixed magnitudes (learner-sized and lattice-sized).
+        let fits = [
+            (vec![0.872_591_823_8, 0.996_233_296_8, 0.999_917_422, 0.999_999_950_5], vec![0.34, 0.063, 0.0096, 5.9e-5]),
+            match blt4() {
+                Factorization::Blt { theta, omega } => (theta, omega),
+                _ => unreachable!(),
+            },
+        ];
+        let mut rng = SeedSequence::from_seed(9).stream("test");
+        for (theta, omega) in fits {
+            let dim = 36;
+            let mut a = vec![0.0; 2 * theta.len() * dim];
+            let mut b = a.clone();
+            let mut out = vec![0.0; dim];
+            for t in 0..20_000 {
+                let scale = if t % 7 == 0 { 1e3 } else { 1.0 };
+                let x: Vec<f64> = (0..dim).map(|_| (rng.random::<f64>() - 0.5) * scale).collect();
+                let mut v = x.clone();
+                reference_forward_step(&theta, &omega, &mut a, &mut v, dim);
+                blt_forward_step(&theta, &omega, &mut b, &x, &mut out);
+                assert_eq!(v, out, "step {t}");
+                assert_eq!(a, b, "step {t}");
+            }
+        }
+    }
+
     #[test]
     fn long_memory_blt_takes_learner_sized_inputs_on_the_lattice() {
-        // The fit of `BLT_BY_LOG2_HORIZON[26]` (1 - theta down to 4e-8) at
+        // The fit of `BLT_BY_LOG2_HORIZON[26]` (1 - theta down to 5e-8) at
         // n = 5e7 on the lattice 2^-17: double-double buffers keep the
         // encoder's error bound below a quarter step for |x| up to far
         // beyond the learners' inputs (|x x^T| <= Ltilde^2 = 2).
         let f = Factorization::Blt {
-            theta: vec![0.958_515_900_4, 0.999_551_347_9, 0.999_995_251_1, 0.999_999_956_4],
-            omega: vec![0.268_429_707_8, 0.029_111_295_7, 0.002_994_391_088, 0.000_347_953_858_5],
+            theta: vec![0.872_591_823_8, 0.996_233_296_8, 0.999_917_422, 0.999_999_950_5],
+            omega: vec![0.337_715_843_5, 0.062_561_850_74, 0.009_632_843_040, 0.000_059_445_369_48],
         };
         let c = FactorizationCounter::new(
             &[],
