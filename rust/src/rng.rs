@@ -321,7 +321,7 @@ impl SimulationNormals {
     /// build steps all four lanes in one instruction; both builds draw the
     /// same values bit for bit, as the block uses no fused arithmetic).
     fn refill(&mut self) {
-        crate::cpu_dispatch::refill_normals(self);
+        refill_normals(self);
     }
 
     /// The body of [`SimulationNormals::refill`] with the portable lane
@@ -372,10 +372,10 @@ impl SimulationNormals {
 
 /// Steps the four interleaved Xoshiro256++ lanes (`lanes[j][l]`: state
 /// word j of lane l) through `words.len() / LANES` steps, writing their
-/// outputs lane-interleaved. The portable build; `cpu_dispatch` has the
+/// outputs lane-interleaved. The portable build; `avx2_fma` below has the
 /// AVX2 one, which yields the same words.
 // One loop per operation over the lanes: the shape the vectoriser wants.
-// inline(always): generated inside `cpu_dispatch`'s AVX2 build too.
+// inline(always): generated inside the AVX2 build (`avx2_fma`) too.
 #[allow(clippy::needless_range_loop, clippy::inline_always)]
 #[inline(always)]
 pub(crate) fn step_lanes(lanes: &mut [[u64; LANES]; 4], words: &mut [u64; NORMAL_BLOCK]) {
@@ -486,7 +486,7 @@ impl SimulationUniforms {
         assert!(n <= NORMAL_BLOCK, "at most NORMAL_BLOCK uniforms at a time");
         if NORMAL_BLOCK - self.next < n {
             let block: &mut [f64; NORMAL_BLOCK] = (&mut self.block[..]).try_into().expect("block has NORMAL_BLOCK");
-            crate::cpu_dispatch::lane_uniforms(&mut self.lanes, block);
+            lane_uniforms(&mut self.lanes, block);
             self.next = 0;
         }
         let start = self.next;
@@ -496,7 +496,7 @@ impl SimulationUniforms {
 }
 
 /// The lanes' next [`NORMAL_BLOCK`] words as uniforms on (0, 1) (see
-/// [`open01_vectorisable`]). The portable build; `cpu_dispatch` has the
+/// [`open01_vectorisable`]). The portable build; `avx2_fma` below has the
 /// AVX2 one, which converts each step's words in registers with the same
 /// constants, so the same values.
 pub(crate) fn lane_uniforms_portable(lanes: &mut [[u64; LANES]; 4], out: &mut [f64; NORMAL_BLOCK]) {
@@ -605,6 +605,138 @@ fn slow_normal<R: RngCore + ?Sized>(zig: &Ziggurat, rng: &mut R, mut i: usize, m
         if inside {
             return x;
         }
+    }
+}
+
+/// A fresh block of normals, by the AVX2 build when the CPU has it (see
+/// [`SimulationNormals`]'s `refill`). A free function: the dispatch's
+/// `unsafe` call stays out of the generator's (deserializable) methods.
+fn refill_normals(normals: &mut SimulationNormals) {
+    crate::cpu_dispatch::on_avx2_fma!(avx2_fma::refill_normals(normals));
+    normals.refill_with_this_build();
+}
+
+/// The lanes' next block of uniforms (see [`SimulationUniforms`]), by the
+/// AVX2 build when the CPU has it; the same values in both builds.
+fn lane_uniforms(lanes: &mut [[u64; LANES]; 4], out: &mut [f64; NORMAL_BLOCK]) {
+    crate::cpu_dispatch::on_avx2_fma!(avx2_fma::lane_uniforms(lanes, out));
+    lane_uniforms_portable(lanes, out);
+}
+
+/// Steps the lanes alone (see [`step_lanes`]), by the AVX2 build when the
+/// CPU has it: only the tests do (the normals' refill calls the AVX2 body
+/// directly).
+#[cfg(test)]
+fn lane_words(lanes: &mut [[u64; LANES]; 4], words: &mut [u64; NORMAL_BLOCK]) {
+    crate::cpu_dispatch::on_avx2_fma!(avx2_fma::lane_words(lanes, words));
+    step_lanes(lanes, words);
+}
+
+/// The normal and uniform generators compiled for AVX2 + FMA (entered
+/// through [`crate::cpu_dispatch::on_avx2_fma!`]): the same operations in
+/// the same order as the portable ones (no fused arithmetic), so the same
+/// bits.
+#[cfg(target_arch = "x86_64")]
+mod avx2_fma {
+    use super::SimulationNormals;
+    use crate::cpu_dispatch::avx::{load_epu64, store_epu64, store_pd};
+
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn refill_normals(normals: &mut SimulationNormals) {
+        normals.refill_with(
+            |n, words| lane_words(n.lanes_mut(), words),
+            |table, words, out| fast_path_gather(table, words, out),
+        );
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn lane_uniforms(lanes: &mut [[u64; 4]; 4], out: &mut [f64; super::NORMAL_BLOCK]) {
+        use std::arch::x86_64::{
+            _mm256_castsi256_pd, _mm256_or_si256, _mm256_set1_epi64x, _mm256_set1_pd, _mm256_srli_epi64, _mm256_sub_pd,
+        };
+        // `rng::open01_vectorisable` in registers, straight from each
+        // step's words: no word buffer to clear, fill and read back.
+        #[allow(clippy::cast_possible_wrap)] // the bits, reinterpreted
+        let exponent = _mm256_set1_epi64x(super::UNIT_EXPONENT as i64);
+        let offset = _mm256_set1_pd(super::ONE_MINUS_HALF_ULP);
+        let mut chunks = out.chunks_exact_mut(4);
+        lane_steps::<{ super::PLUS }>(lanes, |word| {
+            let u =
+                _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64::<12>(word), exponent)), offset);
+            store_pd(chunks.next().expect("one chunk per step"), u);
+        });
+    }
+
+    /// The four Xoshiro256++ lanes stepped together, one 256-bit register
+    /// per state word (the compiler keeps the portable version scalar:
+    /// AVX2 has no 64-bit rotate). Same words, same order as
+    /// `SimulationNormals::next_words`.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn lane_words(lanes: &mut [[u64; 4]; 4], words: &mut [u64; super::NORMAL_BLOCK]) {
+        let mut chunks = words.chunks_exact_mut(4);
+        lane_steps::<{ super::PLUS_PLUS }>(lanes, |word| {
+            chunks.next().expect("one chunk per step").copy_from_slice(&store_epu64(word));
+        });
+    }
+
+    /// `NORMAL_BLOCK / 4` steps of the lanes, each step's four output words
+    /// (by the output function `SCRAMBLER`, see `rng::step_lanes_with`)
+    /// handed to `emit` as one register.
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    fn lane_steps<const SCRAMBLER: bool>(lanes: &mut [[u64; 4]; 4], mut emit: impl FnMut(std::arch::x86_64::__m256i)) {
+        use std::arch::x86_64::{
+            __m256i, _mm256_add_epi64, _mm256_or_si256, _mm256_slli_epi64, _mm256_srli_epi64, _mm256_xor_si256,
+        };
+        let [mut s0, mut s1, mut s2, mut s3] = lanes.map(|w| load_epu64(&w));
+        for _ in 0..super::NORMAL_BLOCK / 4 {
+            let sum = _mm256_add_epi64(s0, s3);
+            if SCRAMBLER == super::PLUS_PLUS {
+                let rotated = _mm256_or_si256(_mm256_slli_epi64::<23>(sum), _mm256_srli_epi64::<41>(sum));
+                emit(_mm256_add_epi64(rotated, s0));
+            } else {
+                emit(sum);
+            }
+            let t: __m256i = _mm256_slli_epi64::<17>(s1);
+            s2 = _mm256_xor_si256(s2, s0);
+            s3 = _mm256_xor_si256(s3, s1);
+            s1 = _mm256_xor_si256(s1, s2);
+            s0 = _mm256_xor_si256(s0, s3);
+            s2 = _mm256_xor_si256(s2, t);
+            s3 = _mm256_or_si256(_mm256_slli_epi64::<45>(s3), _mm256_srli_epi64::<19>(s3));
+        }
+        *lanes = [store_epu64(s0), store_epu64(s1), store_epu64(s2), store_epu64(s3)];
+    }
+
+    /// The ziggurat's fast path four words at a time: the same operations in the same order as the
+    /// portable path (no fused arithmetic), so the same bits.
+    #[target_feature(enable = "avx2,fma")]
+    fn fast_path_gather(x_table: &[f64; 257], words: &[u64], out: &mut [f64]) -> u64 {
+        use std::arch::x86_64::{
+            _mm256_and_pd, _mm256_castsi256_pd, _mm256_cmp_pd, _mm256_movemask_pd, _mm256_mul_pd, _mm256_or_si256,
+            _mm256_set1_epi64x, _mm256_set1_pd, _mm256_set_pd, _mm256_srli_epi64, _mm256_sub_pd, _CMP_GE_OQ,
+        };
+        assert!(words.len() == 64 && out.len() == 64, "the fast path takes 64 words");
+        let exponent = _mm256_set1_epi64x(0x3FF0_0000_0000_0000);
+        let magnitude = _mm256_castsi256_pd(_mm256_set1_epi64x(i64::MAX));
+        let (two, three) = (_mm256_set1_pd(2.0), _mm256_set1_pd(3.0));
+        let mut mask = 0u64;
+        for (c, (w, z)) in words.chunks_exact(4).zip(out.chunks_exact_mut(4)).enumerate() {
+            let w = load_epu64(w.try_into().expect("4 words"));
+            // Scalar table loads: on AMD Zen vgatherqpd is microcoded and
+            // slower than four loads (measured: the gather made the block
+            // no faster than the portable path).
+            let i = [0, 1, 2, 3].map(|j| (words[4 * c + j] & 0xff) as usize);
+            let x_i = _mm256_set_pd(x_table[i[3]], x_table[i[2]], x_table[i[1]], x_table[i[0]]);
+            let x_next = _mm256_set_pd(x_table[i[3] + 1], x_table[i[2] + 1], x_table[i[1] + 1], x_table[i[0] + 1]);
+            // symmetric01: the top 52 bits as a float in [1, 2), times 2, minus 3.
+            let unit = _mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64::<12>(w), exponent));
+            let x = _mm256_mul_pd(_mm256_sub_pd(_mm256_mul_pd(unit, two), three), x_i);
+            let outside = _mm256_cmp_pd::<_CMP_GE_OQ>(_mm256_and_pd(x, magnitude), x_next);
+            store_pd(z, x);
+            mask |= u64::from(_mm256_movemask_pd(outside) as u32) << (4 * c);
+        }
+        mask
     }
 }
 
@@ -816,7 +948,7 @@ mod tests {
         let (mut a, mut b) = (jumped_lanes(key), jumped_lanes(key));
         let (mut wa, mut wb) = ([0u64; NORMAL_BLOCK], [0u64; NORMAL_BLOCK]);
         for _ in 0..3 {
-            crate::cpu_dispatch::lane_words(&mut a, &mut wa);
+            lane_words(&mut a, &mut wa);
             step_lanes(&mut b, &mut wb);
             assert_eq!(wa, wb);
         }
@@ -865,7 +997,7 @@ mod tests {
         let (mut a, mut b) = (jumped_lanes(key), jumped_lanes(key));
         let (mut ua, mut ub) = ([0.0; NORMAL_BLOCK], [0.0; NORMAL_BLOCK]);
         for _ in 0..3 {
-            crate::cpu_dispatch::lane_uniforms(&mut a, &mut ua);
+            lane_uniforms(&mut a, &mut ua);
             lane_uniforms_portable(&mut b, &mut ub);
             assert_eq!(ua.map(f64::to_bits), ub.map(f64::to_bits));
         }
@@ -889,5 +1021,26 @@ mod tests {
         let a = SeedSequence::from_entropy().unwrap();
         let b = SeedSequence::from_entropy().unwrap();
         assert_ne!(a, b);
+    }
+
+    /// The dispatched sampler (AVX2 where available) and the baseline body
+    /// give the same normals bit for bit.
+    #[test]
+    fn both_builds_draw_identical_normals() {
+        let seeds = SeedSequence::from_seed(11);
+        let mut a = seeds.simulation_normals("environment/test");
+        let mut b = a.clone();
+        let mut x = vec![0.0; 5000];
+        a.fill(&mut x);
+        let mut y = Vec::with_capacity(5000);
+        while y.len() < 5000 {
+            b.refill_with_this_build();
+            let n = (5000 - y.len()).min(NORMAL_BLOCK);
+            y.extend_from_slice(b.take(n));
+        }
+        assert_eq!(
+            x.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            y.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+        );
     }
 }

@@ -417,7 +417,7 @@ impl ShariffSheffetEnv {
     }
 
     /// [`Self::fill_set_with_this_build`] with the rows of each group
-    /// computed and stored by `S` (`cpu_dispatch` passes an AVX2 one).
+    /// computed and stored by `S` (the AVX2 build, `avx2_fma`, passes its own).
     #[allow(clippy::needless_range_loop, clippy::inline_always)]
     #[inline(always)]
     pub(crate) fn fill_set_with<const D: usize, S: SetKernels>(&mut self, best: usize, features: &mut [f64]) {
@@ -603,7 +603,7 @@ impl Environment for ShariffSheffetEnv {
             ($($n:literal)*) => {
                 match d {
                     $($n => {
-                        crate::cpu_dispatch::fill_shariff_sheffet_set::<$n>(self, best, &mut set.features);
+                        fill_set::<$n>(self, best, &mut set.features);
                         return Ok(());
                     })*
                     _ => {}
@@ -611,7 +611,7 @@ impl Environment for ShariffSheffetEnv {
             };
         }
         fixed!(2 3 4 5 6 7 8 9 10 11 12 13 14 15 16);
-        crate::cpu_dispatch::fill_shariff_sheffet_set::<0>(self, best, &mut set.features);
+        fill_set::<0>(self, best, &mut set.features);
         Ok(())
     }
 
@@ -647,6 +647,162 @@ impl Environment for ShariffSheffetEnv {
 
     fn regret(&self, index: usize) -> Option<f64> {
         self.means().get(index).map(|m| self.optimal_reward - m)
+    }
+}
+
+/// One decision set for a compile-time `D` (0: any d), by the AVX2 + FMA
+/// build when the CPU has it (identical values: no fused arithmetic), else
+/// by the baseline one. A free function: the dispatch's `unsafe` call
+/// stays out of the environment's (deserializable) methods.
+fn fill_set<const D: usize>(env: &mut ShariffSheffetEnv, best: usize, features: &mut [f64]) {
+    crate::cpu_dispatch::on_avx2_fma!(avx2_fma::fill_set::<D>(env, best, features));
+    env.fill_set_with_this_build::<D>(best, features);
+}
+
+/// The set builder compiled for AVX2 + FMA (entered through
+/// [`crate::cpu_dispatch::on_avx2_fma!`]). Everything it calls is
+/// `#[inline(always)]`, so the whole builder is generated with the features.
+#[cfg(target_arch = "x86_64")]
+mod avx2_fma {
+    use super::{DotTest, GroupLanes, Proposals, SetKernels, ShariffSheffetEnv, GROUP, PROPOSALS};
+    use crate::cpu_dispatch::avx::{load_epi32, load_pd, store_pd};
+
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn fill_set<const D: usize>(env: &mut ShariffSheffetEnv, best: usize, features: &mut [f64]) {
+        env.fill_set_with::<D, Avx2Kernels>(best, features);
+    }
+
+    /// The set builder's kernels in AVX2 (same operations, same order, same
+    /// bits as the portable ones):
+    /// - a group's rows with one register per coordinate (four rows),
+    ///   stored through 4 x 4 transposes: the portable body is vectorised
+    ///   by the compiler across coordinates instead, in half-width registers
+    ///   with a shuffle per entry;
+    /// - the band test four proposals at a time, the accepted ones packed
+    ///   to the front of a register by a permutation looked up from the
+    ///   test's mask (the portable loop spends a dozen scalar instructions
+    ///   on each proposal).
+    struct Avx2Kernels;
+
+    // One register holds a group's lane of every row, or four proposals.
+    const _: () = assert!(GROUP == 4 && PROPOSALS.is_multiple_of(4));
+
+    impl SetKernels for Avx2Kernels {
+        #[allow(clippy::inline_always)] // a wrapper: the call below is the kernel
+        #[inline(always)]
+        fn rows<const D: usize>(lanes: &GroupLanes<'_>, theta: &[f64; D], v: &[f64; D], out: &mut [f64]) {
+            // `Avx2Kernels` is only used by `fill_set` above.
+            crate::cpu_dispatch::within_avx2_fma!(rows_avx2::<D>(lanes, theta, v, out));
+        }
+
+        #[allow(clippy::inline_always)] // a wrapper: the call below is the kernel
+        #[inline(always)]
+        fn keep_accepted(test: &DotTest, u: &Proposals, a: &Proposals, window: &mut Proposals) -> usize {
+            crate::cpu_dispatch::within_avx2_fma!(keep_accepted_avx2(test, u, a, window))
+        }
+    }
+
+    /// For each 4-bit mask, the 32-bit lane indices that move the f64 lanes
+    /// whose bits are set to the front, in order (the rest: lane 0).
+    const PACK: [[i32; 8]; 16] = {
+        let mut table = [[0i32; 8]; 16];
+        let mut mask = 0;
+        while mask < 16 {
+            let (mut front, mut lane) = (0usize, 0i32);
+            while lane < 4 {
+                if (mask >> lane) & 1 == 1 {
+                    table[mask][2 * front] = 2 * lane;
+                    table[mask][2 * front + 1] = 2 * lane + 1;
+                    front += 1;
+                }
+                lane += 1;
+            }
+            mask += 1;
+        }
+        table
+    };
+
+    #[target_feature(enable = "avx2,fma")]
+    fn keep_accepted_avx2(test: &DotTest, u: &Proposals, a: &Proposals, window: &mut Proposals) -> usize {
+        use std::arch::x86_64::{
+            _mm256_add_pd, _mm256_castpd_si256, _mm256_castsi256_pd, _mm256_cmp_pd, _mm256_div_pd, _mm256_movemask_pd,
+            _mm256_mul_pd, _mm256_permutevar8x32_epi32, _mm256_set1_pd, _mm256_sub_pd, _CMP_LT_OQ,
+        };
+        let (lo, width, top, one) =
+            (_mm256_set1_pd(test.lo), _mm256_set1_pd(test.width), _mm256_set1_pd(test.top), _mm256_set1_pd(1.0));
+        let mut j = 0;
+        for q in 0..PROPOSALS / 4 {
+            let (u, a) = (
+                load_pd(u[4 * q..4 * q + 4].try_into().expect("4")),
+                load_pd(a[4 * q..4 * q + 4].try_into().expect("4")),
+            );
+            let t = _mm256_add_pd(lo, _mm256_mul_pd(width, u));
+            // `DotTest::density`, lane-wise.
+            let (mut base, mut density, mut e) =
+                (_mm256_sub_pd(one, _mm256_mul_pd(t, t)), one, test.power.unsigned_abs());
+            while e > 0 {
+                if e & 1 == 1 {
+                    density = _mm256_mul_pd(density, base);
+                }
+                base = _mm256_mul_pd(base, base);
+                e >>= 1;
+            }
+            if test.power < 0 {
+                density = _mm256_div_pd(one, density);
+            }
+            let accept = _mm256_cmp_pd::<_CMP_LT_OQ>(_mm256_mul_pd(_mm256_mul_pd(a, a), top), density);
+            #[allow(clippy::cast_sign_loss)] // a 4-bit mask
+            let mask = _mm256_movemask_pd(accept) as usize;
+            let order = load_epi32(&PACK[mask]);
+            let packed = _mm256_castsi256_pd(_mm256_permutevar8x32_epi32(_mm256_castpd_si256(t), order));
+            // j <= 4 q: the four slots from j are inside the window.
+            store_pd(&mut window[j..j + 4], packed);
+            j += mask.count_ones() as usize;
+        }
+        j
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    #[allow(clippy::needless_range_loop)]
+    fn rows_avx2<const D: usize>(lanes: &GroupLanes<'_>, theta: &[f64; D], v: &[f64; D], out: &mut [f64]) {
+        use std::arch::x86_64::{
+            _mm256_add_pd, _mm256_mul_pd, _mm256_permute2f128_pd, _mm256_set1_pd, _mm256_setzero_pd, _mm256_sub_pd,
+            _mm256_unpackhi_pd, _mm256_unpacklo_pd,
+        };
+        let out = &mut out[..GROUP * D];
+        let (t, factor, proj) = (load_pd(lanes.t), load_pd(lanes.factor), load_pd(lanes.proj));
+        let mut x = [_mm256_setzero_pd(); D];
+        for i in 0..D {
+            let wi = if i == 0 {
+                _mm256_setzero_pd()
+            } else {
+                load_pd(lanes.w[(i - 1) * GROUP..i * GROUP].try_into().expect("GROUP lanes"))
+            };
+            let direction = _mm256_sub_pd(wi, _mm256_mul_pd(proj, _mm256_set1_pd(v[i])));
+            x[i] = _mm256_add_pd(_mm256_mul_pd(t, _mm256_set1_pd(theta[i])), _mm256_mul_pd(factor, direction));
+        }
+        let mut c = 0;
+        while c + 4 <= D {
+            let (lo01, hi01) = (_mm256_unpacklo_pd(x[c], x[c + 1]), _mm256_unpackhi_pd(x[c], x[c + 1]));
+            let (lo23, hi23) = (_mm256_unpacklo_pd(x[c + 2], x[c + 3]), _mm256_unpackhi_pd(x[c + 2], x[c + 3]));
+            let rows = [
+                _mm256_permute2f128_pd::<0x20>(lo01, lo23),
+                _mm256_permute2f128_pd::<0x20>(hi01, hi23),
+                _mm256_permute2f128_pd::<0x31>(lo01, lo23),
+                _mm256_permute2f128_pd::<0x31>(hi01, hi23),
+            ];
+            for (l, row) in rows.into_iter().enumerate() {
+                store_pd(&mut out[l * D + c..l * D + c + 4], row);
+            }
+            c += 4;
+        }
+        for i in c..D {
+            let mut lanes = [0.0; GROUP];
+            store_pd(&mut lanes, x[i]);
+            for l in 0..GROUP {
+                out[l * D + i] = lanes[l];
+            }
+        }
     }
 }
 

@@ -9,7 +9,7 @@
 //! are taken in a separate pass so that the K independent widths overlap
 //! in the pipeline instead of waiting on one another.
 // `inline(always)` throughout: each kernel must be generated inside the
-// `target_feature` functions of `cpu_dispatch`, or the AVX2 build would
+// `target_feature` function of `avx2_fma` below, or the AVX2 build would
 // call baseline code (and `f64::mul_add` would become a libm call).
 #![allow(clippy::inline_always)]
 
@@ -35,7 +35,26 @@ pub enum InverseForm<'a> {
 /// [`crate::cpu_dispatch`]), the baseline x86-64 build otherwise. The two
 /// agree to rounding (fused multiply-adds round once instead of twice).
 pub fn ucb_scores(inverse: InverseForm<'_>, theta: &[f64], beta: f64, features: &[f64], d: usize, out: &mut [f64]) {
-    crate::cpu_dispatch::ucb_scores(inverse, theta, beta, features, d, out);
+    crate::cpu_dispatch::on_avx2_fma!(avx2_fma::ucb_scores(inverse, theta, beta, features, d, out));
+    ucb_scores_with::<Separate, BASELINE_BLOCK>(inverse, theta, beta, features, d, out);
+}
+
+/// The kernels compiled for AVX2 + FMA (fused multiply-adds, wider blocks).
+#[cfg(target_arch = "x86_64")]
+mod avx2_fma {
+    use super::{ucb_scores_with, Fused, InverseForm, WIDE_BLOCK};
+
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn ucb_scores(
+        inverse: InverseForm<'_>,
+        theta: &[f64],
+        beta: f64,
+        features: &[f64],
+        d: usize,
+        out: &mut [f64],
+    ) {
+        ucb_scores_with::<Fused, WIDE_BLOCK>(inverse, theta, beta, features, d, out);
+    }
 }
 
 /// How a kernel forms a * b + c: the baseline build has no fused
@@ -67,7 +86,7 @@ impl MulAdd for Fused {
 }
 
 /// The body of [`ucb_scores`] for one multiply-add; inlined into each
-/// build of `cpu_dispatch`, so every kernel below is compiled for it.
+/// build (baseline, `avx2_fma`), so every kernel below is compiled for it.
 #[inline(always)]
 pub(crate) fn ucb_scores_with<M: MulAdd, const B: usize>(
     inverse: InverseForm<'_>,
@@ -490,6 +509,42 @@ mod tests {
                         let got = g[k + i] + 1.7 * g[i].sqrt();
                         assert!((got - want).abs() < tol, "d {d} k {k} blocked {name}: {got} vs {want}");
                     }
+                }
+            }
+        }
+    }
+
+    /// Both builds score the same set to rounding at every kernel size and
+    /// form (the dispatched one is whichever this CPU gets).
+    #[test]
+    fn both_builds_agree_to_rounding() {
+        for d in [3usize, 5, 16, 17, 40, 64] {
+            let mut v = vec![0.0; d * d];
+            for i in 0..d {
+                for j in 0..d {
+                    v[i * d + j] = if i == j { 2.0 + i as f64 * 0.1 } else { 0.3 / (1.0 + (i + j) as f64) };
+                }
+            }
+            let chol = crate::linalg::Cholesky::factor(&v, d).unwrap();
+            let inv_diag: Vec<f64> = (0..d).map(|i| 1.0 / chol.lower()[i * d + i]).collect();
+            let vinv = chol.inverse();
+            let theta: Vec<f64> = (0..d).map(|i| 0.05 * i as f64 - 0.3).collect();
+            let k = 37;
+            let feats: Vec<f64> = (0..k * d).map(|i| ((i * 7 + 2) % 17) as f64 / 17.0 - 0.45).collect();
+            for form in
+                [InverseForm::Cholesky { lower: chol.lower(), inv_diag: &inv_diag }, InverseForm::Symmetric(&vinv)]
+            {
+                let mut base = vec![0.0; 2 * k];
+                let mut fused = vec![0.0; 2 * k];
+                let mut dispatched = vec![0.0; 2 * k];
+                ucb_scores_with::<Separate, BASELINE_BLOCK>(form, &theta, 1.3, &feats, d, &mut base);
+                // Fused through software fma on a CPU without it: slow, exact.
+                ucb_scores_with::<Fused, WIDE_BLOCK>(form, &theta, 1.3, &feats, d, &mut fused);
+                ucb_scores(form, &theta, 1.3, &feats, d, &mut dispatched);
+                for i in 0..k {
+                    let scale = base[k + i].abs().max(1.0);
+                    assert!((base[i] - fused[i]).abs() < 1e-12 * scale, "d {d}: {} vs {}", base[i], fused[i]);
+                    assert!((base[i] - dispatched[i]).abs() < 1e-12 * scale, "d {d}");
                 }
             }
         }
