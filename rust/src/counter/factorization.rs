@@ -850,7 +850,25 @@ fn toeplitz_row(c: &[f64], hist: &[f64], dim: usize, t: usize, out: &mut [f64]) 
 /// step the privacy accounting allows ([`Factorization::fp_error_factor`]).
 /// One buffer at a time over all entries (contiguous, branch-free, so
 /// the compiler vectorizes it); each entry's sum keeps the order i = 0..d.
+/// The AVX2 build runs the same operations four entries a register (no
+/// fused arithmetic: the compiler never contracts, so the same bits).
 fn blt_forward_step(theta: &[f64], omega: &[f64], bufs: &mut [f64], x: &[f64], out: &mut [f64]) {
+    crate::cpu_dispatch::on_avx2_fma!(avx2_fma::blt_forward_step(theta, omega, bufs, x, out));
+    blt_forward_step_body(theta, omega, bufs, x, out);
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2_fma {
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn blt_forward_step(theta: &[f64], omega: &[f64], bufs: &mut [f64], x: &[f64], out: &mut [f64]) {
+        super::blt_forward_step_body(theta, omega, bufs, x, out);
+    }
+}
+
+/// The body of [`blt_forward_step`], generated inside each build.
+#[allow(clippy::inline_always)]
+#[inline(always)]
+fn blt_forward_step_body(theta: &[f64], omega: &[f64], bufs: &mut [f64], x: &[f64], out: &mut [f64]) {
     let dim = x.len();
     let (hi, lo) = bufs.split_at_mut(theta.len() * dim);
     out.copy_from_slice(x);
@@ -874,7 +892,8 @@ fn blt_forward_step(theta: &[f64], omega: &[f64], bufs: &mut [f64], x: &[f64], o
 
 /// Veltkamp's split a = hi + lo with hi, lo of at most 26 significant
 /// bits, so that products of halves are exact (Dekker 1971).
-#[inline]
+#[allow(clippy::inline_always)] // generated inside the AVX2 build too
+#[inline(always)]
 fn split(a: f64) -> (f64, f64) {
     const FACTOR: f64 = 134_217_729.0; // 2^27 + 1
     let c = FACTOR * a;
@@ -884,7 +903,8 @@ fn split(a: f64) -> (f64, f64) {
 
 /// (s, e) with s = fl(a + b) and s + e = a + b exactly (Knuth; branch-free,
 /// the same pair Dekker's FastTwoSum gives when |a| >= |b|).
-#[inline]
+#[allow(clippy::inline_always)] // generated inside the AVX2 build too
+#[inline(always)]
 fn two_sum(a: f64, b: f64) -> (f64, f64) {
     let s = a + b;
     let bb = s - a;
