@@ -45,15 +45,8 @@ mod avx2_fma {
     use super::{ucb_scores_with, Fused, InverseForm, WIDE_BLOCK};
 
     #[target_feature(enable = "avx2,fma")]
-    pub(super) fn ucb_scores(
-        inverse: InverseForm<'_>,
-        theta: &[f64],
-        beta: f64,
-        features: &[f64],
-        d: usize,
-        out: &mut [f64],
-    ) {
-        ucb_scores_with::<Fused, WIDE_BLOCK>(inverse, theta, beta, features, d, out);
+    pub(super) fn ucb_scores(inv: InverseForm<'_>, theta: &[f64], beta: f64, x: &[f64], d: usize, out: &mut [f64]) {
+        ucb_scores_with::<Fused, WIDE_BLOCK>(inv, theta, beta, x, d, out);
     }
 }
 
