@@ -429,6 +429,16 @@ KILLER = textwrap.dedent(
     for _ in range(10):
         learner.save(path, key=key)
     per_save = (time.perf_counter() - started) / 10
+    # What a child does per loop, timed the same way (a select and an
+    # update besides the save): the kill windows are scaled by it.
+    probe = JointDPLinUCB.load(path, key=key)
+    started = time.perf_counter()
+    for _ in range(10):
+        probe.select(ds)
+        probe.update(0.25)
+        probe.save(path + ".probe", key=key)
+    per_loop = (time.perf_counter() - started) / 10
+    os.remove(path + ".probe")
     rng = random.Random(2021)
     report = {"per_save": per_save, "kills": 0, "mid_save": 0, "bad_listing": [], "rounds": set()}
     for k in range(kills):
@@ -441,7 +451,10 @@ KILLER = textwrap.dedent(
                     learner.save(path, key=key)
             finally:
                 os._exit(0)
-        time.sleep(rng.uniform(0.0, 4.0 * per_save))
+        # Mostly within a few loops (kills land inside saves); every
+        # eighth child lives for about 20 loops, so that saves also go on
+        # between kills whatever a forked child's first loop costs.
+        time.sleep(rng.uniform(0.0, 4.0 * per_loop) if k % 8 else 20.0 * per_loop)
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
         report["kills"] += 1
