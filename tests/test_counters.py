@@ -241,7 +241,7 @@ def test_releases_are_unbiased(counter: str, sampler: str) -> None:
 # --- persistence ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("counter", FACTORIZATIONS)
+@pytest.mark.parametrize("counter", [*FACTORIZATIONS, "smooth-binary"])
 @pytest.mark.parametrize("sampler", ["float", "lattice"])
 def test_checkpoint_mid_stream_continues_identically(counter: str, sampler: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
     n = 300

@@ -20,6 +20,7 @@ import pytest
 from scipy import stats
 
 from dpbandits import EliminationLinearBandit, LinearBanditEnv, simulate
+from dpbandits.privacy.linucb_trust import binomial_shift_delta as binomial_delta
 from dpbandits.privacy.shuffle_sum import (
     shuffle_sum_error_variance,
     shuffle_sum_gamma_scale,
@@ -67,38 +68,6 @@ def test_engine_evaluates_the_same_parameters() -> None:
             s = shuffle_sum_parameters(eps, delta, n)
             g, b, p = lrn._engine.shuffle_sum_parameters(n)
             assert (g, b, p) == (s.g, s.b, s.p), (eps, delta, n)
-
-
-def _log_ratio(y: int, k: int, n: int, p: float) -> float:
-    """ln P(Y = y) / P(Y = y - k) for Y ~ Binomial(n, p) (decreasing in y)."""
-    j = np.arange(k)
-    return float(np.sum(np.log(n - y + j + 1.0) - np.log(y - j + 0.0))) + k * math.log(p / (1 - p))
-
-
-def _first(pred, lo: int, hi: int) -> int:  # type: ignore[no-untyped-def]
-    """Smallest y in [lo, hi] with pred(y) (pred monotone), hi + 1 if none."""
-    if not pred(hi):
-        return hi + 1
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if pred(mid):
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
-
-
-def binomial_delta(eps: float, n: int, p: float, k: int) -> float:
-    """Exact delta(eps) between Y and Y + k, Y ~ Binomial(n, p), both ways.
-
-    The likelihood ratio P(Y = y) / P(Y = y - k) decreases in y, so each
-    hockey-stick divergence is a difference of two binomial tails."""
-    b = stats.binom(n, p)
-    y1 = _first(lambda y: _log_ratio(y, k, n, p) <= eps, k, n)
-    d1 = b.cdf(y1 - 1) - math.exp(eps) * b.cdf(y1 - 1 - k)
-    y2 = _first(lambda y: _log_ratio(y, k, n, p) < -eps, k, n)
-    d2 = b.sf(y2 - k - 1) - math.exp(eps) * b.sf(y2 - 1)
-    return max(float(d1), float(d2), 0.0)
 
 
 def test_exact_binomial_delta_matches_brute_force() -> None:

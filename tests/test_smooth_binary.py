@@ -155,25 +155,7 @@ def test_releases_are_unbiased(noise: str, sampler: str) -> None:
 # --- persistence ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("sampler", ["float", "lattice"])
-def test_checkpoint_mid_stream_continues_identically(sampler: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    n = 300
-    rng = np.random.default_rng(2)
-    xs = rng.normal(size=(n, 3, 3))
-    xs = (xs + xs.transpose(0, 2, 1)) / 2
-    a = TreeCounter((3, 3), n, SymmetricGaussianNoise(1.0), seed=7, sampler=sampler, counter="smooth-binary")
-    for x in xs[:123]:
-        a.add(x)
-    a.save(tmp_path / "c.ckpt")
-    b = TreeCounter.load(tmp_path / "c.ckpt")
-    c = pickle.loads(pickle.dumps(a))
-    assert b.counter == c.counter == "smooth-binary" and b.t == 123
-    np.testing.assert_array_equal(a.release(), b.release())
-    for x in xs[123:]:
-        for k in (a, b, c):
-            k.add(x)
-        np.testing.assert_array_equal(a.release(), b.release())
-        np.testing.assert_array_equal(a.release(), c.release())
+# Checkpoints mid-stream: tests/test_counters.py (every counter but the tree).
 
 
 def test_state_does_not_grow_with_the_horizon() -> None:
