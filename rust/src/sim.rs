@@ -153,6 +153,9 @@ pub fn run_shared_episode(
     }
     // Bandit feedback of point learners: the reward -<l_t, y_t> of the played point.
     let mut point_rewards = vec![0.0; n];
+    let any_point_bandit = plays_points.iter().zip(&full_info).any(|(&points, &full)| points && !full);
+    // The next record point (u64::MAX past the last: never reached).
+    let mut next_record = record_at.first().copied().unwrap_or(u64::MAX);
     while t < horizon {
         if t % PROGRESS_BATCH == 0 {
             if let Some(p) = progress {
@@ -188,11 +191,13 @@ pub fn run_shared_episode(
         }
         if any_bandit {
             env.shared_rewards(&indices, &mut rewards)?;
-            for ((y, &p), (&points, &full)) in
-                rewards.iter_mut().zip(&point_rewards).zip(plays_points.iter().zip(&full_info))
-            {
-                if points && !full {
-                    *y = p;
+            if any_point_bandit {
+                for ((y, &p), (&points, &full)) in
+                    rewards.iter_mut().zip(&point_rewards).zip(plays_points.iter().zip(&full_info))
+                {
+                    if points && !full {
+                        *y = p;
+                    }
                 }
             }
         }
@@ -208,11 +213,12 @@ pub fn run_shared_episode(
             };
             learner.update(&set, index, feedback)?;
         }
-        if record_at.get(next) == Some(&t) {
+        if t == next_record {
             for (r, total) in regret.iter_mut().zip(&totals) {
                 r.push(*total);
             }
             next += 1;
+            next_record = record_at.get(next).copied().unwrap_or(u64::MAX);
         }
     }
     if let Some(p) = progress {
@@ -261,7 +267,7 @@ fn check_decisions(learner: Option<Geometry>, env: Option<Geometry>) -> Result<b
 
 /// [`run_shared_episode`] once per seed, in parallel. `make` builds the
 /// learners and the environment of a seed.
-pub fn run_shared_replicates<F, E>(
+pub fn run_shared_replicates<F>(
     seeds: &[u64],
     horizon: u64,
     record_every: u64,
@@ -269,15 +275,16 @@ pub fn run_shared_replicates<F, E>(
     make: F,
 ) -> Vec<Result<Vec<EpisodeTrace>>>
 where
-    F: Fn(u64) -> Result<(Vec<Box<dyn Learner>>, E)> + Sync,
-    E: Environment,
+    F: Fn(u64) -> Result<(Vec<Box<dyn Learner>>, Box<dyn Environment>)> + Sync,
 {
     seeds
         .par_iter()
         .map(|&seed| {
             let (mut learners, mut env) = make(seed)?;
             let mut views: Vec<&mut dyn Learner> = learners.iter_mut().map(|l| &mut **l as &mut dyn Learner).collect();
-            run_shared_episode(&mut views, &mut env, horizon, record_every, progress)
+            // The box's own vtable, not `Box<dyn Environment>`'s forwarding
+            // impl (two indirect calls per environment call).
+            run_shared_episode(&mut views, env.as_mut(), horizon, record_every, progress)
         })
         .collect()
 }

@@ -116,16 +116,17 @@ impl Environment for KArmedBandit {
     }
 
     fn shared_rewards(&mut self, indices: &[usize], out: &mut [f64]) -> Result<()> {
-        let k = self.config.means.len();
-        if let Some(&bad) = indices.iter().find(|&&i| i >= k) {
-            return Err(Error::invalid("index", format!("must be < {k}, got {bad}")));
-        }
         let means = &self.config.means;
+        if let Some(&bad) = indices.iter().find(|&&i| i >= means.len()) {
+            return Err(Error::invalid("index", format!("must be < {}, got {bad}", means.len())));
+        }
+        // One draw a round, shared by every learner: Bernoulli rewards are
+        // 1{u < mu_a}, Gaussian ones mu_a + sigma z (common random numbers).
         match self.config.reward {
             ArmReward::Bernoulli => {
                 let u = self.rewards.random::<f64>();
                 for (y, &i) in out.iter_mut().zip(indices) {
-                    *y = if u < means[i] { 1.0 } else { 0.0 };
+                    *y = f64::from(u8::from(u < means[i]));
                 }
             }
             ArmReward::Gaussian { sigma } => {

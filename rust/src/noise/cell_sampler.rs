@@ -46,6 +46,7 @@
 
 use std::cell::RefCell;
 use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
 use num_bigint::BigUint;
 use num_traits::One;
@@ -559,9 +560,40 @@ pub fn with_sampler<T>(shape: Shape, f: impl FnOnce(&CellSampler) -> T) -> T {
     })
 }
 
+/// Laws kept by [`shared_sampler`] (holders keep theirs past eviction).
+const SHARED_SIZE: usize = 64;
+
+static SHARED: Mutex<Vec<(Shape, Arc<CellSampler>)>> = Mutex::new(Vec::new());
+
+/// The sampler of `shape` as a handle its owner keeps: for owners that
+/// draw one value at a time (a scalar counter draws once a round), where
+/// the per-draw thread-local lookup of [`with_sampler`] would cost about
+/// as much as the draw. Built once per law and process.
+pub fn shared_sampler(shape: Shape) -> Arc<CellSampler> {
+    // A poisoned lock only means another thread panicked while holding
+    // it; the list of built tables is still sound.
+    let mut shared = SHARED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((_, sampler)) = shared.iter().find(|(s, _)| *s == shape) {
+        return Arc::clone(sampler);
+    }
+    let built = Arc::new(CellSampler::new(shape));
+    shared.insert(0, (shape, Arc::clone(&built)));
+    shared.truncate(SHARED_SIZE);
+    built
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    #[test]
+    fn shared_samplers_are_built_once_per_law() {
+        let a = shared_sampler(Shape::Laplace { t: 977 });
+        let b = shared_sampler(Shape::Laplace { t: 977 });
+        let c = shared_sampler(Shape::Gaussian { var: 977 });
+        assert!(Arc::ptr_eq(&a, &b));
+        assert_eq!(c.shape(), Shape::Gaussian { var: 977 });
+    }
 
     #[test]
     fn alias_table_reproduces_integer_weights() {

@@ -62,11 +62,13 @@
 //! operating system's generator (`getrandom`); the seeded ChaCha stream is
 //! accepted by the same samplers for reproducible research runs.
 
+use std::sync::Arc;
+
 use rand_core::{OsRng, RngCore, SeedableRng, TryRngCore};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::noise::cell_sampler::{self, Shape};
+use crate::noise::cell_sampler::{self, CellSampler, Shape};
 use crate::noise::NoiseSpec;
 use crate::rng::StreamRng;
 
@@ -882,6 +884,54 @@ fn pow2(e: i32) -> f64 {
     }
 }
 
+/// Rounding to the lattice 2^-j with a bound on the step count
+/// ([`SecureNoise::rounding`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LatticeRounding {
+    up: f64,
+    down: f64,
+    /// |v 2^j| must stay below this (limit - 1/2).
+    bound: f64,
+}
+
+impl LatticeRounding {
+    /// `v` on the lattice, or `None` when `v` is NaN, reaches the limit, or
+    /// the limit is too large for the one-step rounding (then
+    /// [`SecureNoise::to_lattice`] decides, with its error message).
+    #[inline]
+    pub fn round(&self, v: f64) -> Option<f64> {
+        ((v * self.up).abs() < self.bound && self.bound <= EXACT_BELOW).then(|| self.round_checked(v))
+    }
+
+    /// The rounding of a `v` already checked: |v 2^j| < bound <= 2^51.
+    #[inline]
+    fn round_checked(&self, v: f64) -> f64 {
+        ((v * self.up + ROUNDING_SHIFT) - ROUNDING_SHIFT) * self.down
+    }
+}
+
+/// One noise entry at a time from a shared table ([`SecureNoise::entry_sampler`]).
+#[derive(Clone)]
+pub struct EntrySampler {
+    sampler: Arc<CellSampler>,
+    step: f64,
+}
+
+impl EntrySampler {
+    /// One draw: an integer of the law times the lattice step.
+    #[inline]
+    pub fn sample<R: RngCore + ?Sized>(&self, rng: &mut R) -> f64 {
+        self.sampler.sample(rng) as f64 * self.step
+    }
+}
+
+impl std::fmt::Debug for EntrySampler {
+    // The table itself is thousands of entries: its law and step say it all.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EntrySampler").field("shape", &self.sampler.shape()).field("step", &self.step).finish()
+    }
+}
+
 /// Integer parameters of secure node noise on the lattice 2^-exponent.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub enum SecureKind {
@@ -995,10 +1045,10 @@ impl SecureNoise {
     /// values whose step count reaches `limit` (so that later sums of them
     /// stay exact). The error leaves `values` unchanged.
     pub fn to_lattice(&self, name: &'static str, values: &mut [f64], limit: f64) -> Result<()> {
-        let up = pow2(self.exponent);
+        let rounding = self.rounding(limit);
+        let (up, bound) = (rounding.up, rounding.bound);
         // One branch-free pass (NaN fails the comparison): |v 2^j| below
         // limit - 1/2 keeps its rounding below limit.
-        let bound = limit - 0.5;
         if !values.iter().fold(true, |ok, v| ok & ((*v * up).abs() < bound)) {
             let within = |v: &&f64| (**v * up).abs() < bound;
             let v = values.iter().find(|v| !within(v)).expect("an entry failed the bound");
@@ -1013,14 +1063,31 @@ impl SecureNoise {
         if bound <= EXACT_BELOW {
             // The check above bounds every |v 2^j| below 2^51: round
             // without `round_to_lattice`'s second pass over the values.
-            let down = self.step();
             for v in values.iter_mut() {
-                *v = ((*v * up + ROUNDING_SHIFT) - ROUNDING_SHIFT) * down;
+                *v = rounding.round_checked(*v);
             }
         } else {
             round_to_lattice(values, up, self.step());
         }
         Ok(())
+    }
+
+    /// [`SecureNoise::to_lattice`]'s rounding for the limit `limit`, for
+    /// callers that round one value at a time.
+    pub fn rounding(&self, limit: f64) -> LatticeRounding {
+        LatticeRounding { up: pow2(self.exponent), down: self.step(), bound: limit - 0.5 }
+    }
+
+    /// A handle drawing this noise one entry at a time, the same draws as
+    /// [`SecureNoise::sample_into`] on a one-entry `out`; `None` for the
+    /// zero and matrix laws.
+    pub fn entry_sampler(&self) -> Option<EntrySampler> {
+        let shape = match self.kind {
+            SecureKind::Laplace { t } => Shape::Laplace { t: t.max(1) },
+            SecureKind::Gaussian { var } => Shape::Gaussian { var: var.max(1) },
+            SecureKind::Zero | SecureKind::SymmetricGaussian { .. } => return None,
+        };
+        Some(EntrySampler { sampler: cell_sampler::shared_sampler(shape), step: self.step() })
     }
 
     /// Writes one noise value (integers times 2^-j) into `out`; `side` is

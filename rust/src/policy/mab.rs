@@ -46,6 +46,7 @@ pub struct RewardRange {
 }
 
 impl RewardRange {
+    #[inline]
     fn enforce(&self, y: f64) -> Result<f64> {
         if !y.is_finite() {
             return Err(Error::invalid("reward", format!("must be finite, got {y}")));
@@ -150,7 +151,7 @@ pub struct MabConfig {
 }
 
 /// Where an engine with [`Phases`] stands.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Phase {
     /// Batch `batch`, `done` pulls of it made so far.
     Gap { batch: usize, done: u64 },
@@ -189,12 +190,16 @@ pub struct Mab {
     /// The gap-estimation phase's privacy noise (seeded or, in secure mode,
     /// the operating system).
     noise: NoiseRng,
-    /// UCB rule: per arm, (released sum + noise bound) / n_a and 1 / sqrt(n_a)
-    /// (+inf and 0 for an unpulled arm), so that a round's index is one
-    /// multiply-add per arm: base_a + w sqrt(2 ln t) / sqrt(n_a). Derived
-    /// from the state, rebuilt when missing (not serialized).
+    /// UCB rule: per arm, (released sum + noise bound) / n_a (+inf for an
+    /// unpulled arm) ...
     #[serde(skip)]
-    ucb_cache: Vec<(f64, f64)>,
+    ucb_base: Vec<f64>,
+    /// ... and 1 / sqrt(n_a) (0 unpulled), so that a round's index is one
+    /// multiply-add per arm: base_a + w sqrt(2 ln t) / sqrt(n_a). Two
+    /// arrays rather than pairs, so that the scan loads whole registers of
+    /// each. Derived from the state, rebuilt when missing (not serialized).
+    #[serde(skip)]
+    ucb_width: Vec<f64>,
 }
 
 impl Mab {
@@ -275,7 +280,8 @@ impl Mab {
             released_means: Vec::new(),
             rng: seeds.stream("mab/sampling"),
             noise: NoiseRng::seeded(seeds.stream("mab/noise")),
-            ucb_cache: Vec::new(),
+            ucb_base: Vec::new(),
+            ucb_width: Vec::new(),
             config,
         })
     }
@@ -315,6 +321,7 @@ impl Mab {
         }
     }
 
+    #[inline]
     fn sum_of(&self, a: usize) -> f64 {
         match &self.sums {
             Sums::Exact(s) => s[a],
@@ -365,6 +372,7 @@ impl Mab {
         out
     }
 
+    #[inline]
     fn check_round(&self) -> Result<()> {
         if self.t >= self.config.horizon {
             return Err(Error::State(format!("the horizon of {} rounds is reached", self.config.horizon)));
@@ -373,6 +381,7 @@ impl Mab {
     }
 
     /// The cached (base, 1 / sqrt(n)) of arm `a` under the UCB rule.
+    #[inline]
     fn ucb_entry(&self, a: usize, noise_bound: f64) -> (f64, f64) {
         let n = self.pulls[a];
         if n == 0 {
@@ -387,20 +396,12 @@ impl Mab {
     /// per-arm cache: one multiply-add per arm and one square root a round.
     fn select_ucb(&mut self, noise_bound: f64) -> usize {
         let k = self.config.k;
-        if self.ucb_cache.len() != k {
-            self.ucb_cache = (0..k).map(|a| self.ucb_entry(a, noise_bound)).collect();
+        if self.ucb_base.len() != k || self.ucb_width.len() != k {
+            let (base, width) = (0..k).map(|a| self.ucb_entry(a, noise_bound)).unzip();
+            (self.ucb_base, self.ucb_width) = (base, width);
         }
         let c = self.config.rewards.width() * (2.0 * ((self.t + 1) as f64).ln()).sqrt();
-        let mut best = 0;
-        let mut best_score = f64::NEG_INFINITY;
-        for (a, &(base, inv_sqrt_n)) in self.ucb_cache.iter().enumerate() {
-            let score = base + c * inv_sqrt_n;
-            if score > best_score {
-                best_score = score;
-                best = a;
-            }
-        }
-        best
+        first_argmax(&self.ucb_base, &self.ucb_width, c)
     }
 
     /// The arm to pull this round.
@@ -436,7 +437,20 @@ impl Mab {
         }
         self.check_round()?;
         let y = self.config.rewards.enforce(reward)?;
-        match self.phase.clone() {
+        match self.phase {
+            Phase::Index => self.record(arm, y)?,
+            _ => self.observe_in_phase(arm, y)?,
+        }
+        self.t += 1;
+        Ok(())
+    }
+
+    /// [`Mab::observe`] during gap estimation or random pulling (kept out
+    /// of the index phase's path, which runs every round).
+    #[inline(never)]
+    fn observe_in_phase(&mut self, arm: usize, y: f64) -> Result<()> {
+        let k = self.config.k;
+        match self.phase {
             Phase::Gap { batch, done } => {
                 let expected = (done % k as u64) as usize;
                 if arm != expected {
@@ -470,11 +484,11 @@ impl Mab {
             }
             Phase::Index => self.record(arm, y)?,
         }
-        self.t += 1;
         Ok(())
     }
 
     /// Adds a reward to the index statistics of `arm`.
+    #[inline]
     fn record(&mut self, arm: usize, y: f64) -> Result<()> {
         let (lo, w) = (self.config.rewards.lo, self.config.rewards.width());
         let value = match self.config.index {
@@ -492,12 +506,14 @@ impl Mab {
         };
         match &mut self.sums {
             Sums::Exact(s) => s[arm] += value,
-            Sums::Tree(trees) => trees[arm].add(&[value])?,
+            Sums::Tree(trees) => trees[arm].add_scalar(value)?,
             Sums::Counters(cs) => cs[arm].add(&[value])?,
         }
         self.pulls[arm] += 1;
-        if let (MabIndex::Ucb { noise_bound }, true) = (self.config.index, self.ucb_cache.len() == self.config.k) {
-            self.ucb_cache[arm] = self.ucb_entry(arm, noise_bound);
+        if let (MabIndex::Ucb { noise_bound }, true) =
+            (self.config.index, arm < self.ucb_base.len().min(self.ucb_width.len()))
+        {
+            (self.ucb_base[arm], self.ucb_width[arm]) = self.ucb_entry(arm, noise_bound);
         }
         Ok(())
     }
@@ -605,6 +621,34 @@ impl Mab {
     }
 }
 
+/// The first a maximizing base_a + c width_a (the index of the strict
+/// left-to-right scan: ties go to the lowest arm). Scores are never NaN
+/// (bases are finite or +inf, widths finite, c finite).
+///
+/// Four running maxima, one per lane of a 256-bit register, instead of
+/// one compare chain through every arm (which the compiler cannot
+/// vectorize: it must keep the first maximum); then a scan for the first
+/// arm reaching the maximum, computed by the same operations, so equal
+/// bit for bit.
+#[allow(clippy::float_cmp)] // the same operations on the same values
+fn first_argmax(base: &[f64], width: &[f64], c: f64) -> usize {
+    let n = base.len().min(width.len());
+    let (base, width) = (&base[..n], &width[..n]);
+    let whole = n - n % 4;
+    let mut lanes = [f64::NEG_INFINITY; 4];
+    for (b, w) in base[..whole].chunks_exact(4).zip(width[..whole].chunks_exact(4)) {
+        for l in 0..4 {
+            let s = b[l] + c * w[l];
+            lanes[l] = if s > lanes[l] { s } else { lanes[l] };
+        }
+    }
+    let mut top = lanes[0].max(lanes[1]).max(lanes[2].max(lanes[3]));
+    for (b, w) in base[whole..].iter().zip(&width[whole..]) {
+        top = top.max(b + c * w);
+    }
+    base.iter().zip(width).position(|(b, w)| b + c * w == top).unwrap_or(0)
+}
+
 impl crate::sim::LearnerFactory for MabConfig {
     fn horizon(&self) -> u64 {
         self.horizon
@@ -649,6 +693,36 @@ mod tests {
     use super::*;
     use crate::env::{ArmReward, KArmedBandit, KArmedConfig};
     use crate::sim::run_episode;
+
+    #[test]
+    fn first_argmax_is_the_strict_scan() {
+        // The lane-wise argmax returns what the left-to-right strict scan
+        // returns (the first maximum), on random scores with many ties,
+        // unpulled arms (+inf base, 0 width) and every K from 1 to 13.
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        for trial in 0..20_000 {
+            let k = 1 + trial % 13;
+            let base: Vec<f64> = (0..k)
+                .map(|_| match rng.random_range(0..6) {
+                    0 => f64::INFINITY,
+                    r => f64::from(rng.random_range(0..3 * r)) * 0.25,
+                })
+                .collect();
+            let width: Vec<f64> =
+                base.iter().map(|b| if b.is_infinite() { 0.0 } else { f64::from(rng.random_range(0..3)) }).collect();
+            let c = f64::from(rng.random_range(0..4)) * 0.5;
+            let mut best = 0;
+            let mut best_score = f64::NEG_INFINITY;
+            for a in 0..k {
+                let score = base[a] + c * width[a];
+                if score > best_score {
+                    (best, best_score) = (a, score);
+                }
+            }
+            assert_eq!(first_argmax(&base, &width, c), best, "{base:?} {width:?} {c}");
+        }
+    }
 
     fn config(k: usize, horizon: u64, statistics: MabStatistics, index: MabIndex) -> MabConfig {
         MabConfig {
