@@ -277,16 +277,18 @@ pub fn run_shared_replicates<F>(
 where
     F: Fn(u64) -> Result<(Vec<Box<dyn Learner>>, Box<dyn Environment>)> + Sync,
 {
-    seeds
-        .par_iter()
-        .map(|&seed| {
-            let (mut learners, mut env) = make(seed)?;
-            let mut views: Vec<&mut dyn Learner> = learners.iter_mut().map(|l| &mut **l as &mut dyn Learner).collect();
-            // The box's own vtable, not `Box<dyn Environment>`'s forwarding
-            // impl (two indirect calls per environment call).
-            run_shared_episode(&mut views, env.as_mut(), horizon, record_every, progress)
-        })
-        .collect()
+    let replicate = |&seed: &u64| {
+        let (mut learners, mut env) = make(seed)?;
+        let mut views: Vec<&mut dyn Learner> = learners.iter_mut().map(|l| &mut **l as &mut dyn Learner).collect();
+        // The box's own vtable, not `Box<dyn Environment>`'s forwarding
+        // impl (two indirect calls per environment call).
+        run_shared_episode(&mut views, env.as_mut(), horizon, record_every, progress)
+    };
+    if seeds.len() == 1 {
+        // No hand-over to the pool (and back) for a single replicate.
+        return seeds.iter().map(replicate).collect();
+    }
+    seeds.par_iter().map(replicate).collect()
 }
 
 /// Runs one episode per seed in parallel. `make` builds the learner and

@@ -22,15 +22,25 @@ use crate::sim::{
 type SimOutput<'py> =
     (Bound<'py, PyArray1<u64>>, Bound<'py, PyArray3<f64>>, Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<f64>>);
 
+/// Simulations of at most this many rounds in all (learners x replicates
+/// x horizon: a few milliseconds) run on the calling thread: a watcher
+/// thread for progress and Ctrl-C would cost more than the run.
+const INLINE_ROUNDS: u64 = 1 << 14;
+
 /// Runs `work` on another thread with the GIL released, calling
 /// `progress(rounds_done)` at most five times a second and stopping the
-/// work at the next round boundary on Ctrl-C or a raising callback.
+/// work at the next round boundary on Ctrl-C or a raising callback; a
+/// `short` run (see [`INLINE_ROUNDS`]) runs on this thread, GIL released.
 fn with_progress<T: Send>(
     py: Python<'_>,
     progress: Option<Py<PyAny>>,
+    short: bool,
     work: impl FnOnce(&Progress) -> T + Send,
 ) -> PyResult<T> {
     let state = Progress::default();
+    if short {
+        return Ok(py.detach(|| work(&state)));
+    }
     let mut interrupted = None;
     let out = py.detach(|| {
         std::thread::scope(|scope| {
@@ -176,7 +186,8 @@ fn simulate_builtin<'py>(
             .collect::<Result<Vec<_>>>()?;
         Ok((built, env_factory.build(&SeedSequence::from_seed(env_seeds[r]))?))
     };
-    let results: Vec<Result<Vec<EpisodeTrace>>> = with_progress(py, progress, |state| {
+    let total = horizon.saturating_mul(env_seeds.len() as u64).saturating_mul(factories.len() as u64);
+    let results: Vec<Result<Vec<EpisodeTrace>>> = with_progress(py, progress, total <= INLINE_ROUNDS, |state| {
         run_shared_replicates(&replicates, horizon, record_every, Some(state), make)
     })?;
     let (n_learners, n_seeds, n_records) = (factories.len(), env_seeds.len(), record_at.len());
@@ -322,7 +333,7 @@ fn simulate_python_env<'py>(
     for (s, &seed) in env_seeds.iter().enumerate() {
         let mut env = PythonEnvironment::new(factory.bind(py).call1((seed,))?.unbind())?;
         let mut engine = learner.build(&SeedSequence::from_seed(learner_seeds[0][s])).py_err()?;
-        let run = with_progress(py, progress.as_ref().map(|p| p.clone_ref(py)), |state| {
+        let run = with_progress(py, progress.as_ref().map(|p| p.clone_ref(py)), false, |state| {
             crate::sim::run_episode(engine.as_mut(), &mut env, horizon, record_every, Some(state))
         })?;
         if let Some(e) = env.error.take() {
