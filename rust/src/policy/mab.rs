@@ -642,9 +642,12 @@ fn first_argmax(base: &[f64], width: &[f64], c: f64) -> usize {
             lanes[l] = if s > lanes[l] { s } else { lanes[l] };
         }
     }
-    let mut top = lanes[0].max(lanes[1]).max(lanes[2].max(lanes[3]));
+    // `larger`, not `f64::max`: no NaN to handle, so one instruction
+    // instead of `max`'s NaN-propagating sequence.
+    let larger = |a: f64, b: f64| if b > a { b } else { a };
+    let mut top = larger(larger(lanes[0], lanes[1]), larger(lanes[2], lanes[3]));
     for (b, w) in base[whole..].iter().zip(&width[whole..]) {
-        top = top.max(b + c * w);
+        top = larger(top, b + c * w);
     }
     base.iter().zip(width).position(|(b, w)| b + c * w == top).unwrap_or(0)
 }
