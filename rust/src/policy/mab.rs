@@ -383,13 +383,7 @@ impl Mab {
     /// The cached (base, 1 / sqrt(n)) of arm `a` under the UCB rule.
     #[inline]
     fn ucb_entry(&self, a: usize, noise_bound: f64) -> (f64, f64) {
-        let n = self.pulls[a];
-        if n == 0 {
-            (f64::INFINITY, 0.0)
-        } else {
-            let n = n as f64;
-            ((self.sum_of(a) + noise_bound) / n, 1.0 / n.sqrt())
-        }
+        ucb_terms(self.sum_of(a), self.pulls[a], noise_bound)
     }
 
     /// argmax over arms of the UCB index (ties to the lowest arm), from the
@@ -488,7 +482,8 @@ impl Mab {
     }
 
     /// Adds a reward to the index statistics of `arm`.
-    #[inline]
+    #[allow(clippy::inline_always)] // inlined into the index phase's path: observe + record 121 -> 102 instructions a round
+    #[inline(always)]
     fn record(&mut self, arm: usize, y: f64) -> Result<()> {
         let (lo, w) = (self.config.rewards.lo, self.config.rewards.width());
         let value = match self.config.index {
@@ -504,16 +499,26 @@ impl Mab {
             }
             _ => y,
         };
-        match &mut self.sums {
-            Sums::Exact(s) => s[arm] += value,
-            Sums::Tree(trees) => trees[arm].add_scalar(value)?,
-            Sums::Counters(cs) => cs[arm].add(&[value])?,
-        }
+        // The arm's sum after the addition, as the index will read it.
+        let sum = match &mut self.sums {
+            Sums::Exact(s) => {
+                s[arm] += value;
+                s[arm]
+            }
+            Sums::Tree(trees) => {
+                trees[arm].add_scalar(value)?;
+                trees[arm].release()[0]
+            }
+            Sums::Counters(cs) => {
+                cs[arm].add(&[value])?;
+                cs[arm].release()[0]
+            }
+        };
         self.pulls[arm] += 1;
         if let (MabIndex::Ucb { noise_bound }, true) =
             (self.config.index, arm < self.ucb_base.len().min(self.ucb_width.len()))
         {
-            (self.ucb_base[arm], self.ucb_width[arm]) = self.ucb_entry(arm, noise_bound);
+            (self.ucb_base[arm], self.ucb_width[arm]) = ucb_terms(sum, self.pulls[arm], noise_bound);
         }
         Ok(())
     }
@@ -618,6 +623,18 @@ impl Mab {
             return Err(Error::Decode("inconsistent K-armed state".into()));
         }
         Ok(m)
+    }
+}
+
+/// The UCB rule's cached terms of an arm with released sum `sum` after `n`
+/// pulls: ((sum + noise bound) / n, 1 / sqrt(n)); (+inf, 0) unpulled.
+#[inline]
+fn ucb_terms(sum: f64, n: u64, noise_bound: f64) -> (f64, f64) {
+    if n == 0 {
+        (f64::INFINITY, 0.0)
+    } else {
+        let n = n as f64;
+        ((sum + noise_bound) / n, 1.0 / n.sqrt())
     }
 }
 
