@@ -24,7 +24,7 @@ from numpy.typing import ArrayLike, NDArray
 from dpbandits import _core
 from dpbandits._sizes import MAX_TREE_ENTRIES, check_tree_entries
 from dpbandits._validation import epsilon_range, positive, positive_int, seed_or_none
-from dpbandits.learners.online import OnlineLearner, as_decision_set
+from dpbandits.learners.online import OnlineLearner, engine_decision_set
 from dpbandits.privacy import (
     ConfidenceRadius,
     Guarantee,
@@ -72,7 +72,7 @@ class _LinUCBBase(OnlineLearner):
 
     def ucb(self, decision_set: ArrayLike) -> NDArray[np.float64]:
         """UCB_t(x) = <theta~_t, x> + beta_t ||x||_{V_t^-1} for every row (Eq. (1))."""
-        actions = as_decision_set(decision_set, self.d)
+        actions = engine_decision_set(decision_set)
         with self.lock:
             return self._engine.ucb(actions)
 

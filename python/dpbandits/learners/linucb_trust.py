@@ -31,7 +31,7 @@ from numpy.typing import ArrayLike, NDArray
 from dpbandits import _core
 from dpbandits._sizes import check_bytes
 from dpbandits._validation import positive, positive_int, seed_or_none
-from dpbandits.learners.online import OnlineLearner, as_decision_set
+from dpbandits.learners.online import OnlineLearner, engine_decision_set
 from dpbandits.privacy.guarantees import Guarantee
 from dpbandits.privacy.linucb_trust import (
     amplified_local_epsilon,
@@ -134,7 +134,7 @@ class _TrustLinUCB(OnlineLearner):
 
     def ucb(self, decision_set: ArrayLike) -> NDArray[np.float64]:
         """<theta~, x> + beta ||x||_{V^-1} for every row, from released sums only."""
-        actions = as_decision_set(decision_set, self.d)
+        actions = engine_decision_set(decision_set)
         with self.lock:
             return self._engine.ucb(actions)
 

@@ -18,6 +18,37 @@ pub fn row_major(array: &PyReadonlyArrayDyn<'_, f64>) -> (Vec<usize>, Vec<f64>) 
     (shape, data)
 }
 
+/// The entries of `array` in row-major order, or `None` when one is NaN or
+/// infinite: the finiteness check and the copy read the data once each
+/// (the check first, so that a refused array is not copied), with no
+/// intermediate array as NumPy's `np.isfinite(a).all()` makes.
+pub fn finite_row_major(array: &PyReadonlyArrayDyn<'_, f64>) -> Option<Vec<f64>> {
+    match array.as_slice() {
+        Ok(s) if array.is_c_contiguous() => all_finite(s).then(|| s.to_vec()),
+        _ => {
+            let data: Vec<f64> = array.as_array().iter().copied().collect();
+            all_finite(&data).then_some(data)
+        }
+    }
+}
+
+/// Whether no entry is NaN or infinite. Integer bit tests (an exponent of
+/// all ones) so that the OR reduction vectorizes: a float fold would be
+/// kept in order.
+pub fn all_finite(values: &[f64]) -> bool {
+    const EXPONENT: u64 = 0x7ff0_0000_0000_0000;
+    values.iter().fold(0u64, |acc, v| acc | u64::from(v.to_bits() & EXPONENT == EXPONENT)) == 0
+}
+
+/// `shape` as Python prints a tuple (`()`, `(3,)`, `(2, 3)`), for messages
+/// that match those of the Python layer.
+pub fn py_shape(shape: &[usize]) -> String {
+    match shape {
+        [n] => format!("({n},)"),
+        _ => format!("({})", shape.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")),
+    }
+}
+
 /// Error unless `shape` equals `want`.
 pub fn expect_shape(name: &str, shape: &[usize], want: &[usize]) -> PyResult<()> {
     if shape == want {

@@ -1,9 +1,10 @@
 //! Bindings for learner engines.
 
-use numpy::PyReadonlyArrayDyn;
+use numpy::{PyReadonlyArrayDyn, PyUntypedArrayMethods};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use super::arrays::{expect_shape, row_major};
+use super::arrays::{finite_row_major, py_shape};
 use super::errors::IntoPy;
 use super::mechanisms::{noise_spec, seeds};
 use crate::counter::FactorSpec;
@@ -13,12 +14,30 @@ use crate::policy::linucb::StatisticsConfig;
 use crate::policy::{BoundsPolicy, InputBounds, Learner, LinUcb, LinUcbConfig, Radius};
 use crate::tree::Padding;
 
-/// A (k, d) float64 array as a decision set.
+/// A (k, d) float64 array of finite entries as a decision set: the one
+/// check of a decision set passed to `select` or `ucb` (the Python layer,
+/// `engine_decision_set` in `dpbandits.learners.online`, only converts
+/// what is not already a float64 ndarray). Finiteness first, then shape,
+/// as the Python check this replaces did, with its messages. The data is
+/// read once to check it and once to make the copy the engine reads.
 pub fn decision_set(actions: &PyReadonlyArrayDyn<'_, f64>, d: usize) -> PyResult<DecisionSet> {
-    let (shape, features) = row_major(actions);
-    let k = shape.first().copied().unwrap_or(0);
-    expect_shape("actions", &shape, &[k, d])?;
-    Ok(DecisionSet { k, d, features })
+    let shape = actions.shape();
+    let features = finite_row_major(actions)
+        .ok_or_else(|| PyValueError::new_err("invalid argument `decision_set`: contains NaN or infinite entries"))?;
+    match *shape {
+        [k, cols] if cols == d && k >= 1 => Ok(DecisionSet { k, d, features }),
+        // As scikit-learn refuses a 1-d X: a (d,) vector is ambiguous
+        // (one action of d features, or d actions of one feature).
+        [_] => Err(PyValueError::new_err(format!(
+            "invalid argument `decision_set`: expected a 2-d (k, {d}) array, got a 1-d array of shape {}; \
+             a single action is x[None, :]",
+            py_shape(shape)
+        ))),
+        _ => Err(PyValueError::new_err(format!(
+            "invalid argument `decision_set`: expected shape (k, {d}) with k >= 1, got {}",
+            py_shape(shape)
+        ))),
+    }
 }
 
 /// LinUCB engine (Shariff & Sheffet Alg. 1); built by `dpbandits.learners`.
