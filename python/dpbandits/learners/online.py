@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import math
 import os
 import pickle
 import sys
@@ -337,17 +336,18 @@ class OnlineLearner(LearnerBase):
                 )
             x, reward = self._pending, args[0]
         elif len(args) == 2:
-            x = float_array("x", args[0], ndim=1)
+            x = float_array("x", args[0], ndim=1, finite=False)
             reward = args[1]
         else:
             raise TypeError("update takes (reward) or (x, reward)")
         # A Python float (the common case) is taken as is; anything else
         # goes through NumPy's conversion, as before.
         r = reward if type(reward) is float else float(np.asarray(reward, dtype=np.float64))
-        if not math.isfinite(r):
-            raise ValueError(f"invalid argument `reward`: must be finite, got {reward!r}")
-        # x is a finite 1-d float64 array (the pending row or float_array's);
-        # the engine checks its length and the declared bounds.
+        # The engine is the one check of (x, r): the length of x, then the
+        # bounds of the privacy proof with finiteness ("invalid argument
+        # `reward`: must be finite", "`x`: contains NaN or infinite
+        # entries"), before anything is recorded; the simulation loop relies
+        # on the same check.
         self._engine.observe(x, r)
         self._pending = None
 
