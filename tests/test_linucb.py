@@ -815,6 +815,15 @@ def test_the_engine_checks_a_float64_decision_set_with_the_python_messages(kind:
             for method in ("select", "ucb") if hasattr(learner, "ucb") else ("select",):
                 with pytest.raises(ValueError, match=f"^invalid argument `decision_set`: {message}$"):
                     getattr(learner, method)(bad)
+    # A non-finite entry anywhere in a C-contiguous set: each lane of the
+    # binding's blocked test, the remainder, both sides of a block edge.
+    rows = unit_rows(np.random.default_rng(4), 2000, 3, 0.9)
+    for position in (0, 1, 7, 8, 13, 4095, 4096, 4103, 5991, 5999):
+        for value in (np.nan, np.inf, -np.inf):
+            bad = rows.copy()
+            bad.flat[position] = value
+            with pytest.raises(ValueError, match=r"^invalid argument `decision_set`: contains NaN or infinite"):
+                learner.select(bad)
     # Every layout of a good set (and its list, or other byte order) plays the same action.
     layouts = [good, np.asfortranarray(good), np.repeat(good, 2, axis=0)[::2], good.tolist(), good.astype(">f8")]
     picks = {CONTEXTUAL[kind](20).select(a) for a in layouts}

@@ -18,26 +18,44 @@ pub fn row_major(array: &PyReadonlyArrayDyn<'_, f64>) -> (Vec<usize>, Vec<f64>) 
     (shape, data)
 }
 
-/// The entries of `array` in row-major order, or `None` when one is NaN or
-/// infinite: the finiteness check and the copy read the data once each
-/// (the check first, so that a refused array is not copied), with no
-/// intermediate array as NumPy's `np.isfinite(a).all()` makes.
-pub fn finite_row_major(array: &PyReadonlyArrayDyn<'_, f64>) -> Option<Vec<f64>> {
+/// Copies the entries of `array` in row-major order into `out` (replacing
+/// its contents, keeping its allocation) and tells whether all are finite.
+/// One read of the array: it is copied in blocks of 4096 entries (32 kB)
+/// and each block is checked in the cache it was just copied through,
+/// without the boolean temporary of NumPy's `np.isfinite(a).all()`.
+pub fn copy_row_major_finite(array: &PyReadonlyArrayDyn<'_, f64>, out: &mut Vec<f64>) -> bool {
+    out.clear();
     match array.as_slice() {
-        Ok(s) if array.is_c_contiguous() => all_finite(s).then(|| s.to_vec()),
+        Ok(s) if array.is_c_contiguous() => {
+            out.reserve(s.len());
+            s.chunks(4096).fold(true, |finite, block| {
+                out.extend_from_slice(block);
+                all_finite(block) && finite
+            })
+        }
         _ => {
-            let data: Vec<f64> = array.as_array().iter().copied().collect();
-            all_finite(&data).then_some(data)
+            out.extend(array.as_array().iter().copied());
+            all_finite(out)
         }
     }
 }
 
-/// Whether no entry is NaN or infinite. Integer bit tests (an exponent of
-/// all ones) so that the OR reduction vectorizes: a float fold would be
+/// Whether no entry is NaN or infinite: no exponent of all ones. Tested
+/// on the high 32 bits, eight independent lanes: the baseline x86-64 build
+/// has no 64-bit integer compare to vectorize, and a float fold would be
 /// kept in order.
-pub fn all_finite(values: &[f64]) -> bool {
-    const EXPONENT: u64 = 0x7ff0_0000_0000_0000;
-    values.iter().fold(0u64, |acc, v| acc | u64::from(v.to_bits() & EXPONENT == EXPONENT)) == 0
+fn all_finite(values: &[f64]) -> bool {
+    const EXPONENT: u32 = 0x7ff0_0000;
+    let high = |v: &f64| (v.to_bits() >> 32) as u32 & EXPONENT;
+    let blocks = values.chunks_exact(8);
+    let rest = blocks.remainder();
+    let mut hits = [0u32; 8];
+    for block in blocks {
+        for (hit, v) in hits.iter_mut().zip(block) {
+            *hit |= u32::from(high(v) == EXPONENT);
+        }
+    }
+    hits == [0; 8] && rest.iter().all(|v| high(v) != EXPONENT)
 }
 
 /// `shape` as Python prints a tuple (`()`, `(3,)`, `(2, 3)`), for messages

@@ -4,7 +4,7 @@ use numpy::{PyReadonlyArrayDyn, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use super::arrays::{finite_row_major, py_shape};
+use super::arrays::{copy_row_major_finite, py_shape};
 use super::errors::IntoPy;
 use super::mechanisms::{noise_spec, seeds};
 use crate::counter::FactorSpec;
@@ -14,18 +14,25 @@ use crate::policy::linucb::StatisticsConfig;
 use crate::policy::{BoundsPolicy, InputBounds, Learner, LinUcb, LinUcbConfig, Radius};
 use crate::tree::Padding;
 
-/// A (k, d) float64 array of finite entries as a decision set: the one
-/// check of a decision set passed to `select` or `ucb` (the Python layer,
-/// `engine_decision_set` in `dpbandits.learners.online`, only converts
-/// what is not already a float64 ndarray). Finiteness first, then shape,
-/// as the Python check this replaces did, with its messages. The data is
-/// read once to check it and once to make the copy the engine reads.
-pub fn decision_set(actions: &PyReadonlyArrayDyn<'_, f64>, d: usize) -> PyResult<DecisionSet> {
+/// `f` of `actions`, a (k, d) float64 array of finite entries, as a
+/// decision set: the one check of a decision set passed to `select` or
+/// `ucb` (the Python layer, `engine_decision_set` in
+/// `dpbandits.learners.online`, only converts what is not already a
+/// float64 ndarray). Finiteness first, then shape, as the Python check this
+/// replaces did, with its messages. The array is read once, checked as it
+/// is copied into the set the engine reads.
+pub fn with_decision_set<R>(
+    actions: &PyReadonlyArrayDyn<'_, f64>,
+    d: usize,
+    f: impl FnOnce(&DecisionSet) -> R,
+) -> PyResult<R> {
+    let mut features = Vec::new();
+    if !copy_row_major_finite(actions, &mut features) {
+        return Err(PyValueError::new_err("invalid argument `decision_set`: contains NaN or infinite entries"));
+    }
     let shape = actions.shape();
-    let features = finite_row_major(actions)
-        .ok_or_else(|| PyValueError::new_err("invalid argument `decision_set`: contains NaN or infinite entries"))?;
     match *shape {
-        [k, cols] if cols == d && k >= 1 => Ok(DecisionSet { k, d, features }),
+        [k, cols] if cols == d && k >= 1 => Ok(f(&DecisionSet { k, d, features })),
         // As scikit-learn refuses a 1-d X: a (d,) vector is ambiguous
         // (one action of d features, or d actions of one feature).
         [_] => Err(PyValueError::new_err(format!(

@@ -344,8 +344,10 @@ macro_rules! engine_methods {
 
             /// Index of the action (row of `actions`) to play.
             fn select(&mut self, actions: ::numpy::PyReadonlyArrayDyn<'_, f64>) -> ::pyo3::PyResult<usize> {
-                let set = $crate::py::learners::decision_set(&actions, self.$field.config().d)?;
-                $crate::py::errors::IntoPy::py_err(self.$field.select(&set))
+                let d = self.$field.config().d;
+                let inner = &mut self.$field;
+                let index = $crate::py::learners::with_decision_set(&actions, d, |set| inner.select(set))?;
+                $crate::py::errors::IntoPy::py_err(index)
             }
 
             /// Records the played features `x` and its reward.
@@ -368,8 +370,10 @@ macro_rules! engine_methods {
                 actions: ::numpy::PyReadonlyArrayDyn<'py, f64>,
             ) -> ::pyo3::PyResult<::pyo3::Bound<'py, ::numpy::PyArray1<f64>>> {
                 use ::numpy::IntoPyArray;
-                let set = $crate::py::learners::decision_set(&actions, self.$field.config().d)?;
-                Ok($crate::py::errors::IntoPy::py_err(self.$field.ucb(&set))?.into_pyarray(py))
+                let d = self.$field.config().d;
+                let inner = &mut self.$field;
+                let scores = $crate::py::learners::with_decision_set(&actions, d, |set| inner.ucb(set))?;
+                Ok($crate::py::errors::IntoPy::py_err(scores)?.into_pyarray(py))
             }
 
         ] [$($i)*] $($rest)*);
