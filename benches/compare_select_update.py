@@ -34,7 +34,9 @@ which costs more per draw. ``--sampler`` picks the dpbandits sampler
 The three implementations alternate within each of ``--repeats`` runs
 (each run times ``--seconds`` per implementation and cell); the median per
 round over the runs is reported, with ratios NumPy / dpbandits (higher is
-better for dpbandits) and the wrapper share of the public round. Times
+better for dpbandits), the wrapper share of the public round (public -
+engine) and ``convert``: the binding's conversion of the decision set, in
+us (part of ``engine``; see ``ConversionOnly``). Times
 are CPU time of the process (``time.process_time``): on a shared machine
 the wall clock mostly measures the other users. One core each: the engine
 is single-threaded, and OpenBLAS is limited to one thread
@@ -208,6 +210,26 @@ class EngineRounds:
         self.engine.observe(self.pending, y)
 
 
+class ConversionOnly:
+    """The binding's conversion of a decision set alone: ``select`` on an
+    engine of dimension d + 1, which converts (and, on this branch, checks)
+    the whole (K, d) array before refusing its shape. ``engine`` minus this
+    is the Rust engine's own select + observe."""
+
+    def __init__(self, d: int) -> None:
+        self.engine = dp.LinUCB(d + 1, HORIZON, seed=0)._engine
+
+    def select(self, actions: np.ndarray) -> int:
+        try:
+            self.engine.select(actions)
+        except ValueError:
+            pass
+        return 0
+
+    def update(self, y: float) -> None:
+        pass
+
+
 def per_round(side: Any, sets: list[np.ndarray], rewards: np.ndarray, seconds: float) -> float:
     """Mean CPU seconds per select + update over a loop of about `seconds`."""
     n, rounds, start = len(sets), 0, time.process_time()
@@ -236,7 +258,8 @@ def measure(
     public = make_learner(kind, d, sampler, seed)
     twin = make_learner(kind, d, sampler, seed)
     reference = NumpyLinUCB(public) if kind == "LinUCB" else NumpyJointDPLinUCB(public, rng)
-    sides: dict[str, Any] = {"public": public, "engine": EngineRounds(twin), "numpy": reference}
+    sides: dict[str, Any] = {"public": public, "engine": EngineRounds(twin), "numpy": reference,
+                             "convert": ConversionOnly(d)}
     for side in sides.values():
         for t in range(warmup):
             side.select(sets[t % POOL])
@@ -270,7 +293,7 @@ def main() -> None:
     print(f"numpy {np.__version__} (OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}), "
           f"dpbandits {dp.__version__} (kernels: {dp._core.kernel_build()}), python {platform.python_version()}\n")
     header = (f"{'class':<26}{'d':>4}{'K':>6}{'public':>10}{'engine':>10}{'numpy':>10}"
-              f"{'np/public':>11}{'np/engine':>11}{'wrapper':>9}")
+              f"{'np/public':>11}{'np/engine':>11}{'wrapper':>9}{'convert':>9}")
     print(header)
     cells: list[tuple[str, str]] = []
     for kind in args.classes:
@@ -284,7 +307,7 @@ def main() -> None:
             print(
                 f"{label:<26}{d:>4}{k:>6}{m['public'] * 1e6:>10.1f}{m['engine'] * 1e6:>10.1f}"
                 f"{m['numpy'] * 1e6:>10.1f}{m['numpy'] / m['public']:>10.2f}x{m['numpy'] / m['engine']:>10.2f}x"
-                f"{share:>8.0%}",
+                f"{share:>8.0%}{m['convert'] * 1e6:>9.1f}",
                 flush=True,
             )
 

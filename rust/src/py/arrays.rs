@@ -18,33 +18,11 @@ pub fn row_major(array: &PyReadonlyArrayDyn<'_, f64>) -> (Vec<usize>, Vec<f64>) 
     (shape, data)
 }
 
-/// Copies the entries of `array` in row-major order into `out` (replacing
-/// its contents, keeping its allocation) and tells whether all are finite.
-/// One read of the array: it is copied in blocks of 4096 entries (32 kB)
-/// and each block is checked in the cache it was just copied through,
-/// without the boolean temporary of NumPy's `np.isfinite(a).all()`.
-pub fn copy_row_major_finite(array: &PyReadonlyArrayDyn<'_, f64>, out: &mut Vec<f64>) -> bool {
-    out.clear();
-    match array.as_slice() {
-        Ok(s) if array.is_c_contiguous() => {
-            out.reserve(s.len());
-            s.chunks(4096).fold(true, |finite, block| {
-                out.extend_from_slice(block);
-                all_finite(block) && finite
-            })
-        }
-        _ => {
-            out.extend(array.as_array().iter().copied());
-            all_finite(out)
-        }
-    }
-}
-
 /// Whether no entry is NaN or infinite: no exponent of all ones. Tested
 /// on the high 32 bits, eight independent lanes: the baseline x86-64 build
 /// has no 64-bit integer compare to vectorize, and a float fold would be
 /// kept in order.
-fn all_finite(values: &[f64]) -> bool {
+pub fn all_finite(values: &[f64]) -> bool {
     const EXPONENT: u32 = 0x7ff0_0000;
     let high = |v: &f64| (v.to_bits() >> 32) as u32 & EXPONENT;
     let blocks = values.chunks_exact(8);

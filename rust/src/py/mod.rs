@@ -65,9 +65,10 @@
 //!    - `arms` (K-armed: `select`, `observe(arm, reward)`, `pulls`, `k`;
 //!      engine: `select_arm()`, `observe`, `pulls()`, `config().k`) or
 //!      `contextual` (a (k, d) decision set: `select(actions)`,
-//!      `observe(x, reward)`, `d`; engine: `select(&DecisionSet)`,
-//!      `observe(&[f64], f64)`, `config().d`); with `ucb`, also
-//!      `ucb(actions)` (engine: `ucb(&DecisionSet)`).
+//!      `observe(x, reward)`, `d`; engine: `learners::SelectRows`, which
+//!      every `UcbLearner` has, `observe(&[f64], f64)`, `config().d`); with
+//!      `ucb`, also `ucb(actions)` (engine: a `UcbLearner`). The decision
+//!      set is read in place when C-contiguous (`learners::with_decision_set`).
 //!    - `counter`: a continual counter's `add`, `add_many`, `release`,
 //!      `_release_runs` and getters.
 //!    - `rounds`: an environment played round by round (fields `env`,
@@ -346,7 +347,9 @@ macro_rules! engine_methods {
             fn select(&mut self, actions: ::numpy::PyReadonlyArrayDyn<'_, f64>) -> ::pyo3::PyResult<usize> {
                 let d = self.$field.config().d;
                 let inner = &mut self.$field;
-                let index = $crate::py::learners::with_decision_set(&actions, d, |set| inner.select(set))?;
+                let select =
+                    |set: $crate::env::DecisionRows<'_>| $crate::py::learners::SelectRows::select_rows(inner, set);
+                let index = $crate::py::learners::with_decision_set(&actions, d, select)?;
                 $crate::py::errors::IntoPy::py_err(index)
             }
 
@@ -372,7 +375,10 @@ macro_rules! engine_methods {
                 use ::numpy::IntoPyArray;
                 let d = self.$field.config().d;
                 let inner = &mut self.$field;
-                let scores = $crate::py::learners::with_decision_set(&actions, d, |set| inner.ucb(set))?;
+                let score = |set: $crate::env::DecisionRows<'_>| {
+                    $crate::policy::UcbLearner::scores(inner, set).map(<[f64]>::to_vec)
+                };
+                let scores = $crate::py::learners::with_decision_set(&actions, d, score)?;
                 Ok($crate::py::errors::IntoPy::py_err(scores)?.into_pyarray(py))
             }
 
