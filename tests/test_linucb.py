@@ -35,6 +35,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+import dpbandits as dp
 from dpbandits import _core
 from dpbandits.envs import ShariffSheffetEnv
 from dpbandits.errors import StateError
@@ -780,3 +781,57 @@ def test_reconstruction_helper_reads_the_exact_gram_matrix_without_noise() -> No
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q", "-s"]))
+
+
+CONTEXTUAL = {
+    **LEARNERS,
+    "local": lambda n: dp.LocalLinUCB(3, n, 1.0, 0.1, seed=0),
+    "mishra-thakurta": lambda n: dp.PrivateContextualUCB(3, n, 1.0, seed=0),
+}
+
+
+@pytest.mark.parametrize("kind", CONTEXTUAL)
+def test_the_engine_checks_a_float64_decision_set_with_the_python_messages(kind: str) -> None:
+    # float64 arrays reach the engine binding unchecked (one pass there):
+    # every layout gets the messages the Python check gave, in its order.
+    learner = CONTEXTUAL[kind](20)
+    good = unit_rows(np.random.default_rng(3), 5, 3, 0.9)
+    nan_f = np.asfortranarray(good)
+    nan_f[4, 2] = np.nan
+    strided_inf = np.repeat(good, 2, axis=0)[::2]
+    strided_inf[2, 0] = -np.inf
+    cases = {
+        "contains NaN or infinite entries": [nan_f, strided_inf, np.full((2, 3, 3), np.nan), np.full(3, np.inf)],
+        r"expected shape \(k, 3\) with k >= 1, got \(0, 3\)": [np.zeros((0, 3))],
+        r"expected shape \(k, 3\) with k >= 1, got \(5, 2\)": [good[:, :2]],
+        r"expected shape \(k, 3\) with k >= 1, got \(\)": [np.float64(1.0), np.array(2.0)],
+        r"expected shape \(k, 3\) with k >= 1, got \(1, 1, 3\)": [good[None, :1]],
+        r"expected a 2-d \(k, 3\) array, got a 1-d array of shape \(3,\); a single action is x\[None, :\]": [
+            good[0]],
+        "complex values are not accepted": [good.astype(complex)],
+    }
+    for message, arrays in cases.items():
+        for bad in arrays:
+            for method in ("select", "ucb") if hasattr(learner, "ucb") else ("select",):
+                with pytest.raises(ValueError, match=f"^invalid argument `decision_set`: {message}$"):
+                    getattr(learner, method)(bad)
+    # A non-finite entry anywhere in a C-contiguous set: each lane of the
+    # binding's blocked test, the remainder, both sides of a block edge.
+    rows = unit_rows(np.random.default_rng(4), 2000, 3, 0.9)
+    for position in (0, 1, 7, 8, 13, 4095, 4096, 4103, 5991, 5999):
+        for value in (np.nan, np.inf, -np.inf):
+            bad = rows.copy()
+            bad.flat[position] = value
+            with pytest.raises(ValueError, match=r"^invalid argument `decision_set`: contains NaN or infinite"):
+                learner.select(bad)
+    # Every layout of a good set (and its list, or other byte order) plays the same action.
+    layouts = [good, np.asfortranarray(good), np.repeat(good, 2, axis=0)[::2], good.tolist(), good.astype(">f8")]
+    picks = {CONTEXTUAL[kind](20).select(a) for a in layouts}
+    assert len(picks) == 1
+    # The pending row is a copy: the caller may reuse its array before update().
+    arr = good.copy()
+    i = learner.select(arr)
+    arr[:] = 0.0
+    np.testing.assert_array_equal(learner._pending, good[i])
+    learner.update(1)  # an int reward (not a float): converted as before
+    assert learner.t == 1

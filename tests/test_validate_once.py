@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import dpbandits
+import dpbandits.learners.linucb as learners_linucb
 import dpbandits.learners.mab as learners_mab
 import dpbandits.privacy.calibration as calibration
 import dpbandits.privacy.mishra_thakurta as mishra_thakurta
@@ -20,7 +21,7 @@ def epsilon_checks(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     """The modules (learner, privacy formulas) that check ``epsilon`` while
     a learner is built."""
     seen: list[str] = []
-    for module in (learners_mab, calibration, mishra_thakurta):
+    for module in (learners_mab, learners_linucb, calibration, mishra_thakurta):
         original = module.positive
 
         def counted(name: str, value: Any, *args: Any, _m: str = module.__name__, _f: Any = original,
@@ -54,3 +55,41 @@ def test_the_checked_formulas_equal_the_public_ones() -> None:
             assert mishra_thakurta.lemma5_noise_bound_checked(b, k, n, 0.01, cal) == (
                 mishra_thakurta.lemma5_noise_bound(b, k, n, 0.01, cal)
             )
+
+
+@pytest.mark.parametrize("noise", ["gaussian", "wishart"])
+def test_joint_dp_linucb_checks_epsilon_once_at_its_boundary(epsilon_checks: list[str], noise: str) -> None:
+    # The paper calibration (the default): the class validates, the
+    # formulas' checked forms trust it. (calibration="tight" still passes
+    # epsilon through the public gaussian_tree_sigma and gaussian_mu.)
+    dpbandits.JointDPLinUCB(d=5, horizon=1000, epsilon=1.0, delta=0.1, noise=noise, seed=0)
+    assert epsilon_checks == ["dpbandits.learners.linucb"]
+
+
+def test_joint_dp_linucb_still_refuses_bad_arguments_naming_them() -> None:
+    for name, bad in [("epsilon", 0.0), ("delta", 1.0), ("alpha", 2.0), ("L", -1.0), ("B_tilde", float("nan")),
+                      ("d", 0), ("horizon", 0)]:
+        for noise in ("gaussian", "wishart"):
+            kwargs: dict[str, Any] = {"d": 5, "horizon": 1000, "epsilon": 1.0, "delta": 0.1, "noise": noise, name: bad}
+            with pytest.raises(ValueError, match=f"`{name}`"):
+                dpbandits.JointDPLinUCB(**kwargs)
+
+
+def test_the_checked_shariff_sheffet_calibrations_equal_the_public_ones() -> None:
+    for d, n, eps, delta, alpha, L, B in [(5, 1000, 1.0, 0.1, None, 1.0, 1.0), (3, 10**6, 4.0, 1e-3, 0.01, 0.5, 2.0)]:
+        a = calibration.failure_probability(alpha, n)
+        for shift in (True, 3.0e6):
+            for cal, sampler in [("paper", "float"), ("paper", "lattice"), ("tight", "lattice")]:
+                public = calibration.shariff_sheffet_gaussian(
+                    d, n, eps, delta, alpha, L, B, shift=shift, calibration=cal, sampler=sampler)
+                checked = calibration.shariff_sheffet_gaussian_checked(
+                    d, n, eps, delta, a, L, B, shift=shift, calibration=cal, sampler=sampler, counter="binary")
+                assert checked == public
+        for wshift in (True, False):
+            assert calibration.shariff_sheffet_wishart_checked(d, n, eps, delta, a, L, B, shift=wshift) == (
+                calibration.shariff_sheffet_wishart(d, n, eps, delta, alpha, L, B, shift=wshift))
+        m = calibration.tree_depth(n)
+        assert calibration.tree_depth_checked(n) == m
+        assert calibration.tree_node_epsilon_checked(eps, delta, m) == calibration.tree_node_epsilon(eps, delta, m)
+        assert calibration.wishart_degrees_of_freedom_checked(d, m, eps, delta) == (
+            calibration.wishart_degrees_of_freedom(d, m, eps, delta))

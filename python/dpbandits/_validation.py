@@ -67,8 +67,10 @@ def seed_or_none(name: str, value: int | None) -> int | None:
     return v
 
 
-def float_array(name: str, value: ArrayLike, ndim: int | None = None) -> NDArray[np.float64]:
-    """``value`` as a finite float64 array (no copy when it already is one)."""
+def float_array(name: str, value: ArrayLike, ndim: int | None = None, finite: bool = True) -> NDArray[np.float64]:
+    """``value`` as a finite float64 array (no copy when it already is one);
+    ``finite=False`` leaves the finiteness test to a caller that makes it
+    elsewhere (an engine binding that checks as it copies)."""
     if np.iscomplexobj(value):
         # Bug fix (hostile-input fuzzing): complex input was cast to float
         # with only a ComplexWarning, silently dropping the imaginary part.
@@ -79,7 +81,7 @@ def float_array(name: str, value: ArrayLike, ndim: int | None = None) -> NDArray
         raise ValueError(f"invalid argument `{name}`: not convertible to a float array ({exc})") from None
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"invalid argument `{name}`: expected {ndim} dimensions, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
+    if finite and not np.all(np.isfinite(arr)):
         raise ValueError(f"invalid argument `{name}`: contains NaN or infinite entries")
     return arr
 

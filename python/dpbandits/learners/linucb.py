@@ -23,17 +23,21 @@ from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import _core
 from dpbandits._sizes import MAX_TREE_ENTRIES, check_tree_entries
-from dpbandits._validation import epsilon_range, positive, positive_int, seed_or_none
-from dpbandits.learners.online import OnlineLearner, as_decision_set
+from dpbandits._validation import epsilon_range, in_open_unit, positive, positive_int, seed_or_none
+from dpbandits.learners.online import OnlineLearner, engine_decision_set
 from dpbandits.privacy import (
     ConfidenceRadius,
     Guarantee,
     confidence_radius,
     linucb_constant,
-    shariff_sheffet_gaussian,
-    shariff_sheffet_wishart,
 )
-from dpbandits.privacy.calibration import GaussianCalibration, WishartCalibration
+from dpbandits.privacy.calibration import (
+    GaussianCalibration,
+    WishartCalibration,
+    failure_probability,
+    shariff_sheffet_gaussian_checked,
+    shariff_sheffet_wishart_checked,
+)
 from dpbandits.privacy.secure import sampler_choice
 
 __all__ = ["JointDPLinUCB", "LinUCB"]
@@ -72,7 +76,7 @@ class _LinUCBBase(OnlineLearner):
 
     def ucb(self, decision_set: ArrayLike) -> NDArray[np.float64]:
         """UCB_t(x) = <theta~_t, x> + beta_t ||x||_{V_t^-1} for every row (Eq. (1))."""
-        actions = as_decision_set(decision_set, self.d)
+        actions = engine_decision_set(decision_set)
         with self.lock:
             return self._engine.ucb(actions)
 
@@ -153,8 +157,8 @@ class LinUCB(_LinUCBBase):
         self._engine = _core.LinUcbEngine(
             self.d, self.horizon, regularizer=self.regularizer,
             refactor_every=positive_int("refactor_every", refactor_every),
-            # Rewards need no bound without a privacy proof to protect.
-            l=positive("L", L), b_tilde=sys.float_info.max, clip=_bounds_policy(bounds),
+            # L as validated by the bounds; rewards need no bound without a privacy proof to protect.
+            l=bounds_.L, b_tilde=sys.float_info.max, clip=_bounds_policy(bounds),
             seed=seed_or_none("seed", seed), **_radius_kwargs(self.radius),
         )
         self._pending = None
@@ -269,9 +273,14 @@ class JointDPLinUCB(_LinUCBBase):
         padding: Literal["fresh", "persistent"] = "fresh",
     ) -> None:
         self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        # Every argument the calibration formulas read is validated here, once:
+        # they are called in their checked forms, which trust these values.
         self.d = positive_int("d", d)
         self.horizon = positive_int("horizon", horizon)
         self.epsilon = positive("epsilon", epsilon)
+        self.delta = in_open_unit("delta", delta)
+        self.alpha = failure_probability(alpha, self.horizon)
+        self._l, self._b_tilde = positive("L", L), positive("B_tilde", B_tilde)
         if padding not in ("fresh", "persistent"):
             raise ValueError(f"invalid argument `padding`: must be 'fresh' or 'persistent', got {padding!r}")
         if padding != "fresh" and noise != "wishart":
@@ -296,7 +305,7 @@ class JointDPLinUCB(_LinUCBBase):
                 "point (sampler='float' or None), and its guarantee says so"
             )
         try:
-            self._calibrate(noise, shift, alpha, sigma, S, L, B_tilde, delta, radius, calibration)
+            self._calibrate(noise, shift, sigma, S, radius, calibration)
         except (OverflowError, ZeroDivisionError):
             # Bug fix (hostile-input fuzzing): extreme epsilon / L / B_tilde
             # overflowed inside the calibration formulas with bare errors.
@@ -309,22 +318,20 @@ class JointDPLinUCB(_LinUCBBase):
         self._engine = _core.LinUcbEngine(
             self.d, self.horizon, noise_kind=kind, noise_params=params, shift=self._applied_shift,
             pad_to=self._pad_to, padding=self.padding, counter=self.counter, theta=theta, omega=omega,
-            l=positive("L", L), b_tilde=positive("B_tilde", B_tilde), clip=_bounds_policy(bounds),
+            l=self._l, b_tilde=self._b_tilde, clip=_bounds_policy(bounds),
             seed=seed_or_none("seed", seed), **_radius_kwargs(self.radius),
         )
         self._use_secure(secure, self.sampler)
         self._pending = None
 
     def _calibrate(
-        self, noise: str, shift: bool | float, alpha: float | None, sigma: float, S: float, L: float,
-        B_tilde: float, delta: float, radius: str, calibration: str,
+        self, noise: str, shift: bool | float, sigma: float, S: float, radius: str, calibration: str
     ) -> None:
         c: GaussianCalibration | WishartCalibration
+        args = (self.d, self.horizon, self.epsilon, self.delta, self.alpha, self._l, self._b_tilde)
         if noise == "gaussian":
-            c = shariff_sheffet_gaussian(
-                d=self.d, horizon=self.horizon, epsilon=self.epsilon, delta=delta,
-                alpha=alpha, L=L, B_tilde=B_tilde, shift=shift, calibration=calibration, sampler=self.sampler,
-                counter=self.counter,
+            c = shariff_sheffet_gaussian_checked(
+                *args, shift=shift, calibration=calibration, sampler=self.sampler, counter=self.counter
             )
             # Prop. 11 bounds hold for any number (<= m) of summed nodes.
             applied_shift, pad_to = c.shift, 0
@@ -334,18 +341,13 @@ class JointDPLinUCB(_LinUCBBase):
                     "invalid argument `calibration`: only 'paper' is available for Wishart noise "
                     "(tight accounting of the Wishart mechanism is not implemented)"
                 )
-            c = shariff_sheffet_wishart(
-                d=self.d, horizon=self.horizon, epsilon=self.epsilon, delta=delta,
-                alpha=alpha, L=L, B_tilde=B_tilde, shift=shift,
-            )
+            c = shariff_sheffet_wishart_checked(*args, shift=shift)
             # Prop. 9 takes each release's noise to be W(Ltilde^2 I, m k):
             # exactly m node draws, so releases are padded to m (the padding
             # is data-independent: no privacy cost). The shift is subtracted.
             applied_shift, pad_to = -c.shift, c.noise_terms
         else:
             raise ValueError(f"invalid argument `noise`: must be 'gaussian' or 'wishart', got {noise!r}")
-        self.delta = c.delta
-        self.alpha = c.alpha
         self.noise = noise
         self.calibration = c
         self.radius = confidence_radius(c, sigma=sigma, S=S, form=_radius_form(radius))

@@ -31,7 +31,8 @@ from numpy.typing import ArrayLike, NDArray
 from dpbandits import _core
 from dpbandits._sizes import check_bytes
 from dpbandits._validation import positive, positive_int, seed_or_none
-from dpbandits.learners.online import OnlineLearner, as_decision_set
+from dpbandits.learners.online import OnlineLearner, engine_decision_set
+from dpbandits.privacy.calibration import failure_probability
 from dpbandits.privacy.guarantees import Guarantee
 from dpbandits.privacy.linucb_trust import (
     amplified_local_epsilon,
@@ -60,17 +61,6 @@ def _clip(bounds: str) -> bool:
     if bounds not in ("clip", "error"):
         raise ValueError(f"invalid argument `bounds`: must be 'clip' or 'error', got {bounds!r}")
     return bounds == "clip"
-
-
-def _alpha(alpha: float | None, horizon: int) -> float:
-    if alpha is None:
-        if horizon < 2:
-            raise ValueError("invalid argument `alpha`: the default 1/horizon needs horizon >= 2")
-        return 1.0 / horizon
-    a = float(alpha)
-    if not 0.0 < a < 1.0:
-        raise ValueError(f"invalid argument `alpha`: must be in (0, 1), got {alpha!r}")
-    return a
 
 
 def _regularizer(value: float) -> float:
@@ -107,7 +97,7 @@ class _TrustLinUCB(OnlineLearner):
         _check_report_size(self.d)
         self.regularizer = _regularizer(regularizer)
         self.sampler = sampler_choice(sampler)
-        return _alpha(alpha, self.horizon), positive("L", L), positive("B_tilde", B_tilde)
+        return failure_probability(alpha, self.horizon), positive("L", L), positive("B_tilde", B_tilde)
 
     def _build(
         self, *, batch: int, term_sd: float, alpha: float, sigma: float, S: float, L: float, B_tilde: float,
@@ -121,7 +111,7 @@ class _TrustLinUCB(OnlineLearner):
             self.d, self.horizon, batch=batch, regularizer=self.regularizer,
             upsilon_rate=self.radius.upsilon_rate, noise_sd=self.radius.noise_sd,
             log_offset=self.radius.log_offset, s=self.radius.S, gamma_rate=self.radius.gamma_rate,
-            l=positive("L", L), b_tilde=positive("B_tilde", B_tilde), clip=_clip(bounds),
+            l=L, b_tilde=B_tilde, clip=_clip(bounds),  # validated by _common
             seed=seed_or_none("seed", seed), noise_kind=kind, noise_params=params,
             shuffle_sum=shuffle_sum, range=range_,
         )
@@ -134,7 +124,7 @@ class _TrustLinUCB(OnlineLearner):
 
     def ucb(self, decision_set: ArrayLike) -> NDArray[np.float64]:
         """<theta~, x> + beta ||x||_{V^-1} for every row, from released sums only."""
-        actions = as_decision_set(decision_set, self.d)
+        actions = engine_decision_set(decision_set)
         with self.lock:
             return self._engine.ucb(actions)
 

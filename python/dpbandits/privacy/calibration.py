@@ -76,7 +76,11 @@ def tree_depth(horizon: int) -> int:
 
     ``horizon``: integer n >= 1.
     """
-    n = positive_int("horizon", horizon)
+    return tree_depth_checked(positive_int("horizon", horizon))
+
+
+def tree_depth_checked(n: int) -> int:
+    """:func:`tree_depth` of an integer n >= 1 its caller validated."""
     return 1 + (n - 1).bit_length()
 
 
@@ -194,10 +198,18 @@ def tree_node_epsilon(epsilon: float, delta: float, m: int) -> float:
     epsilon = positive("epsilon", epsilon)
     delta = in_open_unit("delta", delta)
     m = positive_int("m", m)
+    return tree_node_epsilon_checked(epsilon, delta, m)
+
+
+def tree_node_epsilon_checked(epsilon: float, delta: float, m: int) -> float:
+    """:func:`tree_node_epsilon` on arguments its caller validated at its own
+    public boundary (see :func:`laplace_tree_scale_checked`)."""
     return epsilon / math.sqrt(8.0 * m * math.log(2.0 / delta))
 
 
-def _alpha(alpha: float | None, horizon: int) -> float:
+def failure_probability(alpha: float | None, horizon: int) -> float:
+    """The confidence sets' failure probability: ``alpha`` in (0, 1), or
+    ``None`` for the default 1/horizon (which needs horizon >= 2)."""
     if alpha is None:
         if horizon < 2:
             raise ValueError(
@@ -445,9 +457,24 @@ def shariff_sheffet_gaussian(
     n = positive_int("horizon", horizon)
     epsilon = positive("epsilon", epsilon)
     delta = in_open_unit("delta", delta)
-    alpha = _alpha(alpha, n)
+    alpha = failure_probability(alpha, n)
     L = positive("L", L)
     B_tilde = positive("B_tilde", B_tilde)
+    return shariff_sheffet_gaussian_checked(
+        d, n, epsilon, delta, alpha, L, B_tilde, shift=shift, calibration=calibration, sampler=sampler,
+        counter=counter,
+    )
+
+
+def shariff_sheffet_gaussian_checked(
+    d: int, n: int, epsilon: float, delta: float, alpha: float, L: float, B_tilde: float, *,
+    shift: bool | float, calibration: str, sampler: str, counter: str,
+) -> GaussianCalibration:
+    """:func:`shariff_sheffet_gaussian` on d, n, epsilon, delta, alpha, L and
+    B_tilde that its caller validated at its own public boundary (integers
+    >= 1, finite positive floats, delta and alpha in (0, 1)): the formulas,
+    with the checks that depend on them (shift, calibration, sampler,
+    counter), nothing checked twice."""
     if shift is False:
         raise ValueError(
             "invalid argument `shift`: the Gaussian mechanism has no unshifted variant "
@@ -455,7 +482,7 @@ def shariff_sheffet_gaussian(
             "indefinite; pass True (2 Upsilon, Prop. 11) or a float > Upsilon"
         )
 
-    m = tree_depth(n)
+    m = tree_depth_checked(n)
     l_tilde_sq = L * L + B_tilde * B_tilde  # Assumption 6
     if counter != "binary":
         return _factorized_gaussian(
@@ -503,7 +530,7 @@ def shariff_sheffet_gaussian(
     gamma = sigma * math.sqrt(m / rho_min) * (math.sqrt(d) + math.sqrt(2.0 * log_2n_alpha))
 
     if calibration == "paper":
-        node_epsilon = tree_node_epsilon(epsilon, delta, m)
+        node_epsilon = tree_node_epsilon_checked(epsilon, delta, m)
     else:
         # What the tight sigma makes each node: a Gaussian mechanism with
         # mu = Ltilde^2 / sigma, whose epsilon at delta/2 is reported (the
@@ -684,6 +711,12 @@ def wishart_degrees_of_freedom(d: int, m: int, epsilon: float, delta: float) -> 
     m = positive_int("m", m)
     epsilon = positive("epsilon", epsilon)
     delta = in_open_unit("delta", delta)
+    return wishart_degrees_of_freedom_checked(d, m, epsilon, delta)
+
+
+def wishart_degrees_of_freedom_checked(d: int, m: int, epsilon: float, delta: float) -> int:
+    """:func:`wishart_degrees_of_freedom` on validated arguments (see
+    :func:`laplace_tree_scale_checked`); an overflow is still an error."""
     x = 224.0 * m * math.log(8.0 * m / delta) * math.log(2.0 / delta) / epsilon / epsilon
     return d + 1 + math.ceil(_finite_dof(x, epsilon))
 
@@ -737,13 +770,22 @@ def shariff_sheffet_wishart(
     n = positive_int("horizon", horizon)
     epsilon = positive("epsilon", epsilon)
     delta = in_open_unit("delta", delta)
-    alpha = _alpha(alpha, n)
+    alpha = failure_probability(alpha, n)
     L = positive("L", L)
     B_tilde = positive("B_tilde", B_tilde)
+    return shariff_sheffet_wishart_checked(d, n, epsilon, delta, alpha, L, B_tilde, shift=shift)
+
+
+def shariff_sheffet_wishart_checked(
+    d: int, n: int, epsilon: float, delta: float, alpha: float, L: float, B_tilde: float, *, shift: bool | float
+) -> WishartCalibration:
+    """:func:`shariff_sheffet_wishart` on arguments its caller validated at
+    its own public boundary (see :func:`shariff_sheffet_gaussian_checked`);
+    ``shift`` is checked here, where it is used."""
     general_shift = None if isinstance(shift, bool) else _finite_real("shift", shift)
 
-    m = tree_depth(n)
-    node_epsilon = tree_node_epsilon(epsilon, delta, m)
+    m = tree_depth_checked(n)
+    node_epsilon = tree_node_epsilon_checked(epsilon, delta, m)
     node_delta = delta / (2.0 * m)
     if not (node_epsilon < 1.0 and node_delta < math.exp(-1.0)):
         raise ValueError(
@@ -760,7 +802,7 @@ def shariff_sheffet_wishart(
 
     l_tilde_sq = L * L + B_tilde * B_tilde  # Assumption 6
     l_tilde = math.sqrt(l_tilde_sq)
-    k = wishart_degrees_of_freedom(d, m, epsilon, delta)
+    k = wishart_degrees_of_freedom_checked(d, m, epsilon, delta)
     sqrt_mk = math.sqrt(m * k)
     a = math.sqrt(d) + math.sqrt(2.0 * math.log(8.0 * n / alpha))
     b = math.sqrt(d) + math.sqrt(2.0 * math.log(2.0 * n / alpha))

@@ -45,6 +45,24 @@ impl DecisionSet {
     }
 }
 
+/// A decision set read in place (e.g. a caller's NumPy array, without a
+/// copy): `k` actions of `d` features, row-major in `features`. What the
+/// scoring of the UCB learners reads; [`DecisionSet::rows`] views an owned set.
+#[derive(Clone, Copy, Debug)]
+pub struct DecisionRows<'a> {
+    pub k: usize,
+    pub d: usize,
+    pub features: &'a [f64],
+}
+
+impl DecisionSet {
+    /// This set, borrowed.
+    #[inline]
+    pub fn rows(&self) -> DecisionRows<'_> {
+        DecisionRows { k: self.k, d: self.d, features: &self.features }
+    }
+}
+
 /// What the learner observes after acting.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Feedback<'a> {

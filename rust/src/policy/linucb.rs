@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use super::ucb_scores::{lower_inverse, ucb_scores, InverseForm, FIXED_MAX_D};
 use super::{Learner, UcbLearner};
 use crate::counter::{FactorSpec, FactorizationCounter};
-use crate::env::DecisionSet;
+use crate::env::{DecisionRows, DecisionSet};
 use crate::error::{Error, Result};
 use crate::linalg::{Cholesky, RankOneInverse};
 use crate::noise::NoiseSpec;
@@ -282,7 +282,7 @@ impl ReleasedEstimates {
     /// UCB scores of every action of `set`, in order: with the factored V,
     /// or with `exact_inverse` (a symmetric V^{-1} kept by the engine, with
     /// theta~ written by [`ReleasedEstimates::set_theta`]).
-    pub(crate) fn score(&mut self, set: &DecisionSet, beta: f64, exact_inverse: Option<&[f64]>) -> &[f64] {
+    pub(crate) fn score(&mut self, set: DecisionRows<'_>, beta: f64, exact_inverse: Option<&[f64]>) -> &[f64] {
         let d = self.u.len();
         self.scores.resize(2 * set.k, 0.0);
         let inverse = match exact_inverse {
@@ -294,7 +294,7 @@ impl ReleasedEstimates {
                 InverseForm::Cholesky { lower: chol.lower(), inv_diag: chol.inv_diag() }
             }
         };
-        ucb_scores(inverse, &self.theta, beta, &set.features, d, &mut self.scores);
+        ucb_scores(inverse, &self.theta, beta, set.features, d, &mut self.scores);
         &self.scores[..set.k]
     }
 
@@ -449,7 +449,7 @@ impl LinUcb {
 
     /// UCB_t(x) of every action in `set`, in order (for inspection).
     pub fn ucb(&mut self, set: &DecisionSet) -> Result<Vec<f64>> {
-        Ok(UcbLearner::scores(self, set)?.to_vec())
+        Ok(UcbLearner::scores(self, set.rows())?.to_vec())
     }
 
     /// Records (x, y) after enforcing the input bounds.
@@ -573,7 +573,7 @@ impl crate::sim::LearnerFactory for LinUcbConfig {
 }
 
 impl UcbLearner for LinUcb {
-    fn scores(&mut self, set: &DecisionSet) -> Result<&[f64]> {
+    fn scores(&mut self, set: DecisionRows<'_>) -> Result<&[f64]> {
         super::check_decision_set(set, self.config.d)?;
         if self.t >= self.config.horizon {
             return Err(Error::State(format!("the horizon of {} rounds is reached", self.config.horizon)));

@@ -41,7 +41,7 @@ use serde::{Deserialize, Serialize};
 use super::elimination::{analyze_bits, round_to_bits, ShuffleSumCoefficients};
 use super::linucb::{InputBounds, ReleasedEstimates, MAX_DIMENSION};
 use super::{Learner, UcbLearner};
-use crate::env::DecisionSet;
+use crate::env::{DecisionRows, DecisionSet};
 use crate::error::{check_finite, Error, Result};
 use crate::noise::secure::{NoiseRng, MAX_EXACT_STEPS};
 use crate::noise::NoiseSpec;
@@ -323,7 +323,7 @@ impl TrustLinUcb {
 
     /// UCB of every action of `set`, in order (for inspection).
     pub fn ucb(&mut self, set: &DecisionSet) -> Result<Vec<f64>> {
-        Ok(UcbLearner::scores(self, set)?.to_vec())
+        Ok(UcbLearner::scores(self, set.rows())?.to_vec())
     }
 
     /// (theta~, beta) of the current round.
@@ -487,7 +487,7 @@ fn analyze(config: &TrustLinUcbConfig, noise: &mut NoiseRng, pending: &[f64], ou
 }
 
 impl UcbLearner for TrustLinUcb {
-    fn scores(&mut self, set: &DecisionSet) -> Result<&[f64]> {
+    fn scores(&mut self, set: DecisionRows<'_>) -> Result<&[f64]> {
         super::check_decision_set(set, self.config.d)?;
         self.check_budget()?;
         self.refresh();

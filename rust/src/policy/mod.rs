@@ -15,7 +15,7 @@ pub mod phased_mab;
 pub mod scrible;
 pub mod ucb_scores;
 
-use crate::env::{DecisionSet, Feedback};
+use crate::env::{DecisionRows, DecisionSet, Feedback};
 use crate::error::Result;
 
 pub use crate::env::Geometry;
@@ -41,7 +41,7 @@ pub(crate) fn first_argmax(scores: &[f64]) -> usize {
 }
 
 /// A decision set of `d` features and at least one action.
-pub(crate) fn check_decision_set(set: &DecisionSet, d: usize) -> Result<()> {
+pub(crate) fn check_decision_set(set: DecisionRows<'_>, d: usize) -> Result<()> {
     use crate::error::Error;
     if set.d != d {
         return Err(Error::invalid("decision_set", format!("actions must have d = {d} features, got {}", set.d)));
@@ -75,8 +75,9 @@ pub(crate) fn played_reward<'a>(
 /// and learns from the played action's features and reward (LinUCB and the
 /// trust-model learners): its [`Learner`] implementation is this one.
 pub(crate) trait UcbLearner: Send {
-    /// Checks `set` (and that rounds are left) and scores its actions, in order.
-    fn scores(&mut self, set: &DecisionSet) -> Result<&[f64]>;
+    /// Checks `set` (and that rounds are left) and scores its actions, in
+    /// order. A borrowed set: the Python binding scores a NumPy array in place.
+    fn scores(&mut self, set: DecisionRows<'_>) -> Result<&[f64]>;
 
     /// Learns from the played action's features `x` and reward `y`.
     fn observe(&mut self, x: &[f64], y: f64) -> Result<()>;
@@ -91,7 +92,7 @@ impl<T: UcbLearner> Learner for T {
     }
 
     fn select(&mut self, set: &DecisionSet) -> Result<usize> {
-        Ok(first_argmax(self.scores(set)?))
+        Ok(first_argmax(self.scores(set.rows())?))
     }
 
     fn update(&mut self, set: &DecisionSet, index: usize, feedback: Feedback<'_>) -> Result<()> {
@@ -114,8 +115,8 @@ pub(crate) fn assert_same_play<A: UcbLearner, B: UcbLearner>(
     let mut set = DecisionSet::default();
     for t in rounds {
         env.next_round(t, &mut set).unwrap();
-        let sa = a.scores(&set).unwrap();
-        let sb = b.scores(&set).unwrap();
+        let sa = a.scores(set.rows()).unwrap();
+        let sb = b.scores(set.rows()).unwrap();
         let i = first_argmax(sa);
         assert_eq!(i, first_argmax(sb), "round {t}");
         if same_scores {

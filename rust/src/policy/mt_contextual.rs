@@ -282,7 +282,7 @@ impl MtContextual {
     }
 
     fn check_set(&self, set: &DecisionSet) -> Result<()> {
-        super::check_decision_set(set, self.config.d)?;
+        super::check_decision_set(set.rows(), self.config.d)?;
         if self.t >= self.config.horizon {
             return Err(Error::State(format!("the horizon of {} rounds is reached", self.config.horizon)));
         }

@@ -1,24 +1,81 @@
 //! Bindings for learner engines.
 
-use numpy::PyReadonlyArrayDyn;
+use numpy::{PyReadonlyArrayDyn, PyUntypedArrayMethods};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use super::arrays::{expect_shape, row_major};
+use super::arrays::{all_finite, py_shape};
 use super::errors::IntoPy;
 use super::mechanisms::{noise_spec, seeds};
 use crate::counter::FactorSpec;
-use crate::env::DecisionSet;
+use crate::env::{DecisionRows, DecisionSet};
 use crate::error::Error;
 use crate::policy::linucb::StatisticsConfig;
-use crate::policy::{BoundsPolicy, InputBounds, Learner, LinUcb, LinUcbConfig, Radius};
+use crate::policy::{first_argmax, UcbLearner};
+use crate::policy::{BoundsPolicy, InputBounds, Learner, LinUcb, LinUcbConfig, MtContextual, Radius};
 use crate::tree::Padding;
 
-/// A (k, d) float64 array as a decision set.
-pub fn decision_set(actions: &PyReadonlyArrayDyn<'_, f64>, d: usize) -> PyResult<DecisionSet> {
-    let (shape, features) = row_major(actions);
-    let k = shape.first().copied().unwrap_or(0);
-    expect_shape("actions", &shape, &[k, d])?;
-    Ok(DecisionSet { k, d, features })
+/// `f` of `actions`, a (k, d) float64 array of finite entries, as a
+/// decision set: the one check of a decision set passed to `select` or
+/// `ucb` (the Python layer, `engine_decision_set` in
+/// `dpbandits.learners.online`, only converts what is not already a
+/// float64 ndarray). Finiteness first, then shape, as the Python check this
+/// replaces did, with its messages. A C-contiguous array is checked and
+/// scored in place: the copy it replaced cost about a fifth of a (64, 4096)
+/// round (benches/compare_select_update.py, column `convert`). Any other
+/// layout is copied once into row-major order.
+pub fn with_decision_set<R>(
+    actions: &PyReadonlyArrayDyn<'_, f64>,
+    d: usize,
+    f: impl FnOnce(DecisionRows<'_>) -> R,
+) -> PyResult<R> {
+    let copied: Vec<f64>;
+    let features = match actions.as_slice() {
+        // `as_slice` also succeeds on a Fortran-ordered array: only a
+        // C-contiguous one is row-major.
+        Ok(s) if actions.is_c_contiguous() => s,
+        _ => {
+            copied = actions.as_array().iter().copied().collect();
+            &copied
+        }
+    };
+    if !all_finite(features) {
+        return Err(PyValueError::new_err("invalid argument `decision_set`: contains NaN or infinite entries"));
+    }
+    let shape = actions.shape();
+    match *shape {
+        [k, cols] if cols == d && k >= 1 => Ok(f(DecisionRows { k, d, features })),
+        // As scikit-learn refuses a 1-d X: a (d,) vector is ambiguous
+        // (one action of d features, or d actions of one feature).
+        [_] => Err(PyValueError::new_err(format!(
+            "invalid argument `decision_set`: expected a 2-d (k, {d}) array, got a 1-d array of shape {}; \
+             a single action is x[None, :]",
+            py_shape(shape)
+        ))),
+        _ => Err(PyValueError::new_err(format!(
+            "invalid argument `decision_set`: expected shape (k, {d}) with k >= 1, got {}",
+            py_shape(shape)
+        ))),
+    }
+}
+
+/// A contextual engine's `select` on a decision set read in place: the UCB
+/// learners score it there; the Mishra & Thakurta engine, which keeps its
+/// own set type, gets a copy.
+pub(crate) trait SelectRows {
+    fn select_rows(&mut self, set: DecisionRows<'_>) -> crate::Result<usize>;
+}
+
+impl<T: UcbLearner> SelectRows for T {
+    fn select_rows(&mut self, set: DecisionRows<'_>) -> crate::Result<usize> {
+        Ok(first_argmax(self.scores(set)?))
+    }
+}
+
+impl SelectRows for MtContextual {
+    fn select_rows(&mut self, set: DecisionRows<'_>) -> crate::Result<usize> {
+        self.select(&DecisionSet { k: set.k, d: set.d, features: set.features.to_vec() })
+    }
 }
 
 /// LinUCB engine (Shariff & Sheffet Alg. 1); built by `dpbandits.learners`.

@@ -10,9 +10,7 @@ use super::errors::IntoPy;
 use super::mechanisms::{noise_spec, seeds};
 use crate::policy::elimination::ShuffleSumCoefficients;
 use crate::policy::linucb_trust::report_len;
-use crate::policy::{
-    BoundsPolicy, InputBounds, Learner, ReportPrivatizer, TrustLinUcb, TrustLinUcbConfig, TrustRadius,
-};
+use crate::policy::{BoundsPolicy, InputBounds, ReportPrivatizer, TrustLinUcb, TrustLinUcbConfig, TrustRadius};
 
 /// LinUCB on released sums of users' reports (local / shuffle model);
 /// built by `dpbandits.learners.linucb_trust`.

@@ -11,7 +11,7 @@ use crate::counter::FactorSpec;
 use crate::env::{ArmReward, Environment, Feedback, KArmedBandit, KArmedConfig};
 use crate::policy::mab::Phase;
 use crate::policy::{
-    BoundsPolicy, ContextualRule, InputBounds, Learner, Mab, MabConfig, MabIndex, MabStatistics, MtContextual,
+    BoundsPolicy, ContextualRule, InputBounds, Mab, MabConfig, MabIndex, MabStatistics, MtContextual,
     MtContextualConfig, Phases, RewardPolicy, RewardRange,
 };
 

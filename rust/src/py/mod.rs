@@ -65,9 +65,10 @@
 //!    - `arms` (K-armed: `select`, `observe(arm, reward)`, `pulls`, `k`;
 //!      engine: `select_arm()`, `observe`, `pulls()`, `config().k`) or
 //!      `contextual` (a (k, d) decision set: `select(actions)`,
-//!      `observe(x, reward)`, `d`; engine: `select(&DecisionSet)`,
-//!      `observe(&[f64], f64)`, `config().d`); with `ucb`, also
-//!      `ucb(actions)` (engine: `ucb(&DecisionSet)`).
+//!      `observe(x, reward)`, `d`; engine: `learners::SelectRows`, which
+//!      every `UcbLearner` has, `observe(&[f64], f64)`, `config().d`); with
+//!      `ucb`, also `ucb(actions)` (engine: a `UcbLearner`). The decision
+//!      set is read in place when C-contiguous (`learners::with_decision_set`).
 //!    - `counter`: a continual counter's `add`, `add_many`, `release`,
 //!      `_release_runs` and getters.
 //!    - `rounds`: an environment played round by round (fields `env`,
@@ -344,8 +345,12 @@ macro_rules! engine_methods {
 
             /// Index of the action (row of `actions`) to play.
             fn select(&mut self, actions: ::numpy::PyReadonlyArrayDyn<'_, f64>) -> ::pyo3::PyResult<usize> {
-                let set = $crate::py::learners::decision_set(&actions, self.$field.config().d)?;
-                $crate::py::errors::IntoPy::py_err(self.$field.select(&set))
+                let d = self.$field.config().d;
+                let inner = &mut self.$field;
+                let select =
+                    |set: $crate::env::DecisionRows<'_>| $crate::py::learners::SelectRows::select_rows(inner, set);
+                let index = $crate::py::learners::with_decision_set(&actions, d, select)?;
+                $crate::py::errors::IntoPy::py_err(index)
             }
 
             /// Records the played features `x` and its reward.
@@ -368,8 +373,13 @@ macro_rules! engine_methods {
                 actions: ::numpy::PyReadonlyArrayDyn<'py, f64>,
             ) -> ::pyo3::PyResult<::pyo3::Bound<'py, ::numpy::PyArray1<f64>>> {
                 use ::numpy::IntoPyArray;
-                let set = $crate::py::learners::decision_set(&actions, self.$field.config().d)?;
-                Ok($crate::py::errors::IntoPy::py_err(self.$field.ucb(&set))?.into_pyarray(py))
+                let d = self.$field.config().d;
+                let inner = &mut self.$field;
+                let score = |set: $crate::env::DecisionRows<'_>| {
+                    $crate::policy::UcbLearner::scores(inner, set).map(<[f64]>::to_vec)
+                };
+                let scores = $crate::py::learners::with_decision_set(&actions, d, score)?;
+                Ok($crate::py::errors::IntoPy::py_err(scores)?.into_pyarray(py))
             }
 
         ] [$($i)*] $($rest)*);

@@ -4,13 +4,15 @@ use pyo3::prelude::*;
 
 use super::errors::IntoPy;
 use super::mechanisms::{draws, seeds, Draws};
-use crate::error::check_positive;
 use crate::noise::secure::{OsEntropy, SecureNoise};
 use crate::noise::NoiseSpec;
 
 /// `count` draws of `spec` made exact on the lattice 2^-`exponent`; from
 /// the operating system when `seed` is None, else from the seeded stream
-/// "secure-sampler" (tests and reproduction).
+/// "secure-sampler" (tests and reproduction). The one check of the scale is
+/// `SecureNoise::new`'s (1 to 2^21 lattice steps: NaN, infinite, zero and
+/// negative scales are refused there, naming the argument); the public
+/// functions (`dpbandits.laplace`, `gaussian`) check theirs before.
 fn draw(py: Python<'_>, spec: NoiseSpec, exponent: i32, count: usize, seed: Option<u64>) -> Draws<'_> {
     let secure = SecureNoise::new(spec, exponent).py_err()?;
     match seed {
@@ -24,7 +26,6 @@ fn draw(py: Python<'_>, spec: NoiseSpec, exponent: i32, count: usize, seed: Opti
 #[pyfunction]
 #[pyo3(signature = (scale, exponent, count, seed=None))]
 fn sample_discrete_laplace(py: Python<'_>, scale: f64, exponent: i32, count: usize, seed: Option<u64>) -> Draws<'_> {
-    check_positive("scale", scale).py_err()?;
     draw(py, NoiseSpec::Laplace { scale }, exponent, count, seed)
 }
 
@@ -33,7 +34,6 @@ fn sample_discrete_laplace(py: Python<'_>, scale: f64, exponent: i32, count: usi
 #[pyfunction]
 #[pyo3(signature = (sigma, exponent, count, seed=None))]
 fn sample_discrete_gaussian(py: Python<'_>, sigma: f64, exponent: i32, count: usize, seed: Option<u64>) -> Draws<'_> {
-    check_positive("sigma", sigma).py_err()?;
     draw(py, NoiseSpec::Gaussian { sigma }, exponent, count, seed)
 }
 
