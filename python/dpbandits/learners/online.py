@@ -293,7 +293,7 @@ class LearnerBase:
         return pickle.loads(pickle.dumps(self))
 
     def __repr__(self) -> str:
-        params = inspect.signature(type(self).__init__).parameters
+        params = _init_parameters(type(self))
         shown = []
         for name, p in params.items():
             if name == "self" or name not in self._args:
@@ -302,6 +302,19 @@ class LearnerBase:
             if p.default is inspect.Parameter.empty or value != p.default:
                 shown.append(f"{name}={value!r}")
         return f"{type(self).__name__}({', '.join(shown)})"
+
+
+_INIT_PARAMETERS: dict[type, Mapping[str, inspect.Parameter]] = {}
+
+
+def _init_parameters(cls: type[LearnerBase]) -> Mapping[str, inspect.Parameter]:
+    """The constructor's parameters of a learner class, looked up once per
+    class: ``simulate`` labels its results with ``repr(learner)``, and
+    building a signature costs more than a short simulation."""
+    params = _INIT_PARAMETERS.get(cls)
+    if params is None:
+        params = _INIT_PARAMETERS[cls] = inspect.signature(cls).parameters
+    return params
 
 
 class OnlineLearner(LearnerBase):
