@@ -23,17 +23,26 @@ with one thread (the engine scores on one thread). The table shows medians
 over ``--repeats`` runs, the measurements alternating within each run, and
 the ratio of the engine's rate to each dgemm rate.
 
+The engine spreads a large set's scoring over rayon's threads (K d^2 >=
+2^22, so (64, 4096) but not (40, 400)); ``RAYON_NUM_THREADS=1`` keeps it on
+one. On a shared machine wall time swings with the neighbours' load;
+``--clock cpu`` times the calling thread's CPU time instead (then the
+engine runs on one thread and dgemm on one BLAS thread only).
+
 Run from the repository root:
 
     python3 benches/scoring_gemm_rate.py
     python3 benches/scoring_gemm_rate.py --repeats 5 --sizes 64x4096 40x400
+    python3 benches/scoring_gemm_rate.py --clock cpu
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import statistics
+import time
 import timeit
 from collections.abc import Callable, Iterator
 
@@ -45,9 +54,12 @@ HORIZON = 1_000_000
 WARMUP_ROUNDS = 200
 
 
-def per_call(fn: Callable[[], object], min_seconds: float = 0.2) -> float:
+CLOCK = {"wall": time.perf_counter, "cpu": time.thread_time}
+
+
+def per_call(fn: Callable[[], object], clock: str, min_seconds: float = 0.2) -> float:
     """Mean seconds per call of a loop lasting about `min_seconds`."""
-    timer = timeit.Timer(fn)
+    timer = timeit.Timer(fn, timer=CLOCK[clock])
     number, elapsed = timer.autorange()
     number = max(1, int(number * min_seconds / max(elapsed, 1e-9)))
     return timer.timeit(number) / number
@@ -86,7 +98,7 @@ def gflops(flops: float, seconds: float) -> float:
     return flops / seconds / 1e9
 
 
-def measure(d: int, k: int, repeats: int, seed: int) -> dict[str, float]:
+def measure(d: int, k: int, repeats: int, seed: int, clock: str) -> dict[str, float]:
     engine, actions = engine_after_warmup(d, k, seed)
     rng = np.random.default_rng(seed + 1)
     a, b = rng.standard_normal((d, d)), rng.standard_normal((d, k))
@@ -95,15 +107,16 @@ def measure(d: int, k: int, repeats: int, seed: int) -> dict[str, float]:
     sc = np.empty((1024, 1024))
     rates: dict[str, list[float]] = {}
     for _ in range(repeats):
-        rates.setdefault("engine", []).append(gflops(k * (d * d + 4 * d), per_call(lambda: engine.select(actions))))
-        for threads in (None, 1):
+        t = per_call(lambda: engine.select(actions), clock)
+        rates.setdefault("engine", []).append(gflops(k * (d * d + 4 * d), t))
+        for threads in (None, 1) if clock == "wall" else (1,):
             with blas_threads(threads) as limited:
                 if not limited:
                     continue
                 tag = "1t" if threads == 1 else "default"
-                t = per_call(lambda: np.matmul(a, b, out=c))
+                t = per_call(lambda: np.matmul(a, b, out=c), clock)
                 rates.setdefault(f"dgemm shape {tag}", []).append(gflops(2 * d * d * k, t))
-                t = per_call(lambda: np.matmul(sa, sb, out=sc))
+                t = per_call(lambda: np.matmul(sa, sb, out=sc), clock)
                 rates.setdefault(f"dgemm 1024 {tag}", []).append(gflops(2 * 1024**3, t))
     return {name: statistics.median(v) for name, v in rates.items()}
 
@@ -115,17 +128,25 @@ def main() -> None:
     parser.add_argument("--sizes", nargs="+", default=["64x4096", "40x400"], help="d x K pairs")
     parser.add_argument("--repeats", type=int, default=5, help="timed runs per cell (median reported)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--clock", choices=sorted(CLOCK), default="wall", help="wall time, or this thread's CPU time")
     args = parser.parse_args()
+    if args.clock == "cpu":
+        # Read when rayon starts its pool, at the engine's first parallel call.
+        os.environ["RAYON_NUM_THREADS"] = "1"
     sizes = [tuple(int(v) for v in s.lower().split("x")) for s in args.sizes]
     if args.repeats < 1 or any(len(s) != 2 or min(s) < 1 for s in sizes):
         parser.error("need --repeats >= 1 and sizes like 64x4096")
 
-    print(f"GFLOP/s, median of {args.repeats} alternating runs; numpy {np.__version__}, "
-          f"dpbandits {dp.__version__} (kernels: {dp._core.kernel_build()})")
-    print("engine: K (d^2 + 4d) flops per select; dgemm: 2 m k n; 'shape' = (d x d) @ (d x K); "
-          "'1t' = one BLAS thread, 'default' = the BLAS's default count\n")
+    print(
+        f"GFLOP/s ({args.clock} clock), median of {args.repeats} alternating runs; numpy {np.__version__}, "
+        f"dpbandits {dp.__version__} (kernels: {dp._core.kernel_build()})"
+    )
+    print(
+        "engine: K (d^2 + 4d) flops per select; dgemm: 2 m k n; 'shape' = (d x d) @ (d x K); "
+        "'1t' = one BLAS thread, 'default' = the BLAS's default count\n"
+    )
     for d, k in sizes:
-        r = measure(d, k, args.repeats, args.seed)
+        r = measure(d, k, args.repeats, args.seed, args.clock)
         print(f"d = {d}, K = {k}: engine {r['engine']:.1f} GFLOP/s")
         for name, rate in r.items():
             if name != "engine":
