@@ -384,7 +384,8 @@ impl<M: MulAdd, const MR: usize, const NR: usize> GemmTile for PortableTile<M, M
     const ACTIONS: usize = MR;
     const COLUMNS: usize = NR;
     // The vectoriser does not turn this tile into vector code (measured on
-    // baseline x86-64: 15% slower than the transposed blocks at d = 64),
+    // baseline x86-64: JDP select about 13% slower than with the
+    // transposed blocks at (d, K) = (64, 4096)),
     // so builds with it keep the simple kernels; it is the reference for
     // the tiles written with intrinsics.
     const BEATS_SOLVE: bool = false;
@@ -399,7 +400,7 @@ impl<M: MulAdd, const MR: usize, const NR: usize> GemmTile for PortableTile<M, M
 
 /// Whether forming F = L^-1 (d^3 / 6 multiply-adds) for [`widths_gemm`]
 /// pays against the forward substitution of [`solve_tile`]: when the K
-/// actions' d^2 / 2 each are at least three times as many.
+/// actions' d^2 / 2 each are at least one and a half times as many.
 fn gemm_pays(d: usize, k: usize) -> bool {
     2 * k >= d
 }
@@ -428,15 +429,15 @@ fn lower_inverse_rows<M: MulAdd>(l: &[f64], inv_diag: &[f64], d: usize, f: &mut 
 }
 
 /// Fills out[..k] with ||F x_i||^2 and out[k..2k] with <theta, x_i> for a
-/// row-major lower-triangular F, as a GEMM would compute Y = X F^T: F^T is
-/// packed once into column panels of `NR` columns (`pack_panels`), and a
-/// register tile of `MR` actions x `NR` columns of Y accumulates over the
-/// inner dimension, one broadcast feature times one panel row per step,
-/// reading the actions where they lie (row-major, no transposition). Each
-/// panel stops at the triangle's edge, so the zero upper triangle of F
-/// costs at most `NR`^2 / 2 per panel. Actions are independent: an
-/// action's results are the same bits in any tile position (a last,
-/// partial tile runs padded with zero actions).
+/// row-major lower-triangular F, as a GEMM would compute Y = X F^T: F^T
+/// is packed once into panels of `G::COLUMNS` columns ([`pack_panels`]),
+/// and a register tile of `G::ACTIONS` actions x those columns of Y
+/// accumulates over the inner dimension, one broadcast feature times one
+/// panel row per step, reading the actions where they lie (row-major, no
+/// transposition). Each panel stops at the triangle's edge, so the zero
+/// upper triangle of F costs at most `G::COLUMNS`^2 / 2 per panel. Actions
+/// are independent: an action's results are the same bits in any tile
+/// position (a last, partial tile runs padded with zero actions).
 #[inline(always)]
 fn widths_gemm<G: GemmTile>(f: &[f64], theta: &[f64], features: &[f64], d: usize, out: &mut [f64]) {
     let k = out.len() / 2;
@@ -448,8 +449,10 @@ fn widths_gemm<G: GemmTile>(f: &[f64], theta: &[f64], features: &[f64], d: usize
     }
     // Tiles are independent and each action's bits do not depend on its
     // tile's position, so the split changes no result. Pieces of about
-    // 2^20 multiply-adds (tens of microseconds) let idle workers steal
-    // from busy ones on a shared machine.
+    // 2^20 multiply-adds (some 50 us) let idle workers steal from busy
+    // ones on a shared machine. The pieces run on rayon's threads, still
+    // only when this build was chosen for the CPU (the condition of the
+    // tile's entry into its target-feature code).
     let tiles = (PARALLEL_WORK / 4 / (G::ACTIONS * d * d)).max(1);
     let actions = tiles * G::ACTIONS;
     rayon::scope(|scope| {
@@ -461,8 +464,9 @@ fn widths_gemm<G: GemmTile>(f: &[f64], theta: &[f64], features: &[f64], d: usize
 }
 
 /// Multiply-adds (K d^2) from which [`widths_gemm`] spreads its tiles over
-/// rayon's threads: about 4 million, a millisecond or so of one core at a
-/// few GFLOP/s, far above the cost of handing out the pieces.
+/// rayon's threads: about 4 million, some 200 us of one core, far above
+/// the cost of handing out the pieces (below it, e.g. (d, K) = (40, 400),
+/// one thread).
 const PARALLEL_WORK: usize = 1 << 22;
 
 /// [`widths_gemm`] on one run of actions (`q`, `m`: their outputs).
