@@ -926,9 +926,12 @@ mod tests {
                 widths_gemm::<PortableTile<Fused, 6, 8>>(&f, &theta, &feats, d, &mut fused);
                 let mut odd = vec![0.0; 2 * k];
                 widths_gemm::<PortableTile<Separate, 3, 5>>(&f, &theta, &feats, d, &mut odd);
-                // Dispatched: the Cholesky form takes this CPU's tile when 2K >= d.
+                // Dispatched: the Cholesky form takes this CPU's tile when
+                // 2K >= d, the lower-factor form above the fixed-d kernels.
                 let mut dispatched = vec![0.0; 2 * k];
-                ucb_scores(by_solve, &theta, 0.0, &feats, d, &mut dispatched);
+                ucb_scores(by_solve, &theta, 1.0, &feats, d, &mut dispatched);
+                let mut by_factor = vec![0.0; 2 * k];
+                ucb_scores(InverseForm::LowerFactor(&f), &theta, 1.0, &feats, d, &mut by_factor);
                 for i in 0..k {
                     let (w, mean) = (simple[i], simple[k + i]);
                     let tol = 1e-13 * (w + mean.abs() + 1.0);
@@ -936,7 +939,10 @@ mod tests {
                         assert!((got[i] - w).abs() < tol, "d {d} k {k} {name} width: {} vs {w}", got[i]);
                         assert!((got[k + i] - mean).abs() < tol, "d {d} k {k} {name} mean: {} vs {mean}", got[k + i]);
                     }
-                    assert!((dispatched[i] - mean).abs() < tol, "d {d} k {k} dispatched: {} vs {mean}", dispatched[i]);
+                    let ucb = mean + w.sqrt();
+                    let tol = 1e-13 * (ucb.abs() + 1.0);
+                    assert!((dispatched[i] - ucb).abs() < tol, "d {d} k {k} dispatched: {} vs {ucb}", dispatched[i]);
+                    assert!((by_factor[i] - ucb).abs() < tol, "d {d} k {k} factor form: {} vs {ucb}", by_factor[i]);
                 }
             }
         }
