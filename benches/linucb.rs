@@ -6,11 +6,15 @@
 //! workload (sigma = 153.34, shift 2 Upsilon; Wishart k and c of Eq. (4));
 //! only their magnitude matters for cost.
 
+use std::hint::black_box;
+
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
 use _core::env::{DecisionSet, Environment, Feedback, RewardModel, ShariffSheffetEnv};
+use _core::linalg::Cholesky;
 use _core::noise::NoiseSpec;
 use _core::policy::linucb::StatisticsConfig;
+use _core::policy::ucb_scores::{ucb_scores, InverseForm};
 use _core::policy::{BoundsPolicy, InputBounds, Learner, LinUcb, LinUcbConfig, Radius};
 use _core::rng::SeedSequence;
 
@@ -126,5 +130,36 @@ fn select_sweep(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, learner_round, select_sweep);
+/// The scoring kernel alone on the Cholesky factor of a fixed SPD V (the
+/// form a private LinUCB passes at d > 16), at the (d, K) of
+/// `benches/scoring_gemm_rate.py`. Throughput counts K (d^2 + 4 d) flops
+/// per call (see that script), so "elem/s" reads as flop/s.
+fn scoring_kernel(c: &mut Criterion) {
+    let mut group = c.benchmark_group("ucb_scores_cholesky");
+    for (d, k) in [(64usize, 4096usize), (40, 400), (20, 400)] {
+        let b: Vec<f64> = (0..d * d).map(|i| ((i * 7 + 3) % 13) as f64 / 13.0 - 0.5).collect();
+        let mut v = vec![0.0; d * d];
+        for i in 0..d {
+            for j in 0..d {
+                v[i * d + j] = (0..d).map(|t| b[t * d + i] * b[t * d + j]).sum::<f64>();
+            }
+            v[i * d + i] += d as f64;
+        }
+        let chol = Cholesky::factor(&v, d).unwrap();
+        let theta: Vec<f64> = (0..d).map(|i| 0.01 * i as f64 - 0.2).collect();
+        let features: Vec<f64> = (0..k * d).map(|i| ((i * 5 + 1) % 17) as f64 / 17.0 - 0.5).collect();
+        let mut out = vec![0.0; 2 * k];
+        group.throughput(Throughput::Elements((k * (d * d + 4 * d)) as u64));
+        group.bench_function(format!("d{d}_k{k}"), |bench| {
+            bench.iter(|| {
+                let form = InverseForm::Cholesky { lower: chol.lower(), inv_diag: chol.inv_diag() };
+                ucb_scores(form, &theta, 1.5, black_box(&features), d, &mut out);
+                out[0]
+            });
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, learner_round, select_sweep, scoring_kernel);
 criterion_main!(benches);

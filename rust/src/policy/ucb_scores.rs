@@ -7,7 +7,10 @@
 //! small d of the papers' experiments, the kernels are instantiated for a
 //! compile-time d (fully unrolled, no bounds checks) and the square roots
 //! are taken in a separate pass so that the K independent widths overlap
-//! in the pipeline instead of waiting on one another.
+//! in the pipeline instead of waiting on one another. For large d and K
+//! the AVX2 build scores like a GEMM ([`widths_gemm`]: Y = X F^T with a
+//! register tile of actions x columns of F), on several threads when the
+//! set is large enough to pay for them.
 // `inline(always)` throughout: each kernel must be generated inside the
 // `target_feature` function of `avx2_fma` below, or the AVX2 build would
 // call baseline code (and `f64::mul_add` would become a libm call).
@@ -36,17 +39,106 @@ pub enum InverseForm<'a> {
 /// agree to rounding (fused multiply-adds round once instead of twice).
 pub fn ucb_scores(inverse: InverseForm<'_>, theta: &[f64], beta: f64, features: &[f64], d: usize, out: &mut [f64]) {
     crate::cpu_dispatch::on_avx2_fma!(avx2_fma::ucb_scores(inverse, theta, beta, features, d, out));
-    ucb_scores_with::<Separate, BASELINE_BLOCK>(inverse, theta, beta, features, d, out);
+    ucb_scores_with::<Separate, BASELINE_BLOCK, BaselineTile>(inverse, theta, beta, features, d, out);
 }
 
-/// The kernels compiled for AVX2 + FMA (fused multiply-adds, wider blocks).
+/// The kernels compiled for AVX2 + FMA (fused multiply-adds, wider blocks,
+/// and a register tile of [`widths_gemm`] written with the intrinsics,
+/// which the vectoriser does not find on its own).
 #[cfg(target_arch = "x86_64")]
 mod avx2_fma {
-    use super::{ucb_scores_with, Fused, InverseForm, WIDE_BLOCK};
+    use std::arch::x86_64::{__m256d, _mm256_add_pd, _mm256_fmadd_pd, _mm256_set1_pd, _mm256_setzero_pd};
+
+    use super::{ucb_scores_with, Fused, GemmTile, InverseForm, WIDE_BLOCK};
+    use crate::cpu_dispatch::avx::{load_pd, store_pd};
 
     #[target_feature(enable = "avx2,fma")]
     pub(super) fn ucb_scores(inv: InverseForm<'_>, theta: &[f64], beta: f64, x: &[f64], d: usize, out: &mut [f64]) {
-        ucb_scores_with::<Fused, WIDE_BLOCK>(inv, theta, beta, x, d, out);
+        ucb_scores_with::<Fused, WIDE_BLOCK, Tile>(inv, theta, beta, x, d, out);
+    }
+
+    /// 6 actions x 8 columns: twelve accumulators (enough independent FMA
+    /// chains to cover two ports' latency), two panel rows and a broadcast
+    /// fill 15 of the 16 registers.
+    pub(super) struct Tile;
+
+    impl GemmTile for Tile {
+        const ACTIONS: usize = 6;
+        const COLUMNS: usize = 8;
+        const BEATS_SOLVE: bool = true;
+
+        #[inline(always)]
+        fn tile(panels: &[f64], theta: &[f64], actions: &[f64], d: usize, sq: &mut [f64], mean: &mut [f64]) {
+            // Reached only from `ucb_scores` above, an AVX2 + FMA function.
+            crate::cpu_dispatch::within_avx2_fma!(tile_x8::<6>(panels, theta, actions, d, sq, mean));
+        }
+    }
+
+    /// Sum of the four lanes, (l0 + l2) + (l1 + l3).
+    #[target_feature(enable = "avx2,fma")]
+    fn lanes_sum(v: __m256d) -> f64 {
+        let mut l = [0.0; 4];
+        store_pd(&mut l, v);
+        (l[0] + l[2]) + (l[1] + l[3])
+    }
+
+    /// [`GemmTile::tile`] for `MR` actions and panels of 8 columns.
+    #[target_feature(enable = "avx2,fma")]
+    #[allow(clippy::needless_range_loop)]
+    fn tile_x8<const MR: usize>(
+        panels: &[f64],
+        theta: &[f64],
+        actions: &[f64],
+        d: usize,
+        sq_out: &mut [f64],
+        mean_out: &mut [f64],
+    ) {
+        let mut xs: [&[f64]; MR] = [&[]; MR];
+        for (i, x) in actions.chunks_exact(d).take(MR).enumerate() {
+            xs[i] = x;
+        }
+        let zero = _mm256_setzero_pd();
+        let mut sq = [[zero; 2]; MR];
+        let mut start = 0;
+        for j0 in (0..d).step_by(8) {
+            let depth = d.min(j0 + 8);
+            let panel = &panels[start..start + depth * 8];
+            start += depth * 8;
+            let rows = panel.chunks_exact(8);
+            // The same length as `rows`, so that indexing by the row's
+            // index needs no bounds check.
+            let mut xd = xs;
+            for x in &mut xd {
+                *x = &x[..rows.len()];
+            }
+            let mut acc = [[zero; 2]; MR];
+            for (c, row) in rows.enumerate() {
+                let p0 = load_pd(row[..4].try_into().expect("four lanes"));
+                let p1 = load_pd(row[4..].try_into().expect("four lanes"));
+                for i in 0..MR {
+                    let x = _mm256_set1_pd(xd[i][c]);
+                    acc[i][0] = _mm256_fmadd_pd(x, p0, acc[i][0]);
+                    acc[i][1] = _mm256_fmadd_pd(x, p1, acc[i][1]);
+                }
+            }
+            for i in 0..MR {
+                sq[i][0] = _mm256_fmadd_pd(acc[i][0], acc[i][0], sq[i][0]);
+                sq[i][1] = _mm256_fmadd_pd(acc[i][1], acc[i][1], sq[i][1]);
+            }
+        }
+        let theta_chunks = theta.chunks_exact(4);
+        let theta_rest = theta_chunks.remainder();
+        for i in 0..MR {
+            let chunks = xs[i].chunks_exact(4);
+            let x_rest = chunks.remainder();
+            let mut m = zero;
+            for (x, w) in chunks.zip(theta_chunks.clone()) {
+                m = _mm256_fmadd_pd(load_pd(x.try_into().expect("four")), load_pd(w.try_into().expect("four")), m);
+            }
+            let tail = x_rest.iter().zip(theta_rest).fold(0.0, |t, (&x, &w)| w.mul_add(x, t));
+            mean_out[i] = lanes_sum(m) + tail;
+            sq_out[i] = lanes_sum(_mm256_add_pd(sq[i][0], sq[i][1]));
+        }
     }
 }
 
@@ -78,10 +170,12 @@ impl MulAdd for Fused {
     }
 }
 
-/// The body of [`ucb_scores`] for one multiply-add; inlined into each
-/// build (baseline, `avx2_fma`), so every kernel below is compiled for it.
+/// The body of [`ucb_scores`] for one multiply-add and one set of block
+/// sizes (`B`: [`widths_dynamic`]; `G`: [`widths_gemm`]); inlined
+/// into each build (baseline, `avx2_fma`), so every kernel below is
+/// compiled for it.
 #[inline(always)]
-pub(crate) fn ucb_scores_with<M: MulAdd, const B: usize>(
+pub(crate) fn ucb_scores_with<M: MulAdd, const B: usize, G: GemmTile>(
     inverse: InverseForm<'_>,
     theta: &[f64],
     beta: f64,
@@ -89,11 +183,18 @@ pub(crate) fn ucb_scores_with<M: MulAdd, const B: usize>(
     d: usize,
     out: &mut [f64],
 ) {
+    let k = out.len() / 2;
     macro_rules! fixed {
         ($($n:literal)*) => {
             match (d, inverse) {
+                (_, InverseForm::Cholesky { lower, inv_diag }) if G::BEATS_SOLVE && gemm_pays(d, k) => {
+                    let mut f = vec![0.0; d * d];
+                    lower_inverse_rows::<M>(lower, inv_diag, d, &mut f);
+                    widths_gemm::<G>(&f, theta, features, d, out);
+                }
                 (_, InverseForm::Cholesky { .. }) => widths_dynamic::<M, B>(inverse, theta, features, d, out),
                 $(($n, _) => widths_fixed::<M, $n>(inverse, theta, features, out),)*
+                (_, InverseForm::LowerFactor(f)) if G::BEATS_SOLVE => widths_gemm::<G>(f, theta, features, d, out),
                 _ => widths_dynamic::<M, B>(inverse, theta, features, d, out),
             }
         };
@@ -101,8 +202,7 @@ pub(crate) fn ucb_scores_with<M: MulAdd, const B: usize>(
     // `out` holds ||x||^2_{V^-1} after the first pass and the means go in
     // place: see `widths_*`; finish with the square roots.
     fixed!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16);
-    let k = out.len();
-    let (q, m) = out.split_at_mut(k / 2);
+    let (q, m) = out.split_at_mut(k);
     for (qi, mi) in q.iter_mut().zip(m.iter()) {
         *qi = M::mul_add(beta, qi.max(0.0).sqrt(), *mi);
     }
@@ -256,6 +356,231 @@ fn widths_dynamic<M: MulAdd, const B: usize>(
         qb.copy_from_slice(&sq[..n]);
         mb.copy_from_slice(&mean[..n]);
     }
+}
+
+/// One register tile of [`widths_gemm`]: ||F x||^2 into `sq` and
+/// <theta, x> into `mean` for `ACTIONS` actions (the rows of `actions`,
+/// each d long), from F^T packed in panels of `COLUMNS` columns
+/// ([`pack_panels`]).
+pub(crate) trait GemmTile {
+    const ACTIONS: usize;
+    const COLUMNS: usize;
+    /// Whether [`ucb_scores`] takes [`widths_gemm`] with this tile over the
+    /// simple blocked kernels of [`widths_dynamic`] (false where the tile
+    /// is not faster, so that build's results stay those of the simple
+    /// kernels).
+    const BEATS_SOLVE: bool;
+    fn tile(panels: &[f64], theta: &[f64], actions: &[f64], d: usize, sq: &mut [f64], mean: &mut [f64]);
+}
+
+/// The baseline build's tile (4 actions x 4 columns: eight accumulators),
+/// which [`ucb_scores`] does not take (see [`GemmTile::BEATS_SOLVE`]).
+pub(crate) type BaselineTile = PortableTile<Separate, 4, 4>;
+
+/// A tile in plain Rust for any target (see [`gemm_tile`]).
+pub(crate) struct PortableTile<M, const MR: usize, const NR: usize>(std::marker::PhantomData<M>);
+
+impl<M: MulAdd, const MR: usize, const NR: usize> GemmTile for PortableTile<M, MR, NR> {
+    const ACTIONS: usize = MR;
+    const COLUMNS: usize = NR;
+    // The vectoriser does not turn this tile into vector code (measured on
+    // baseline x86-64: JDP select about 13% slower than with the
+    // transposed blocks at (d, K) = (64, 4096)),
+    // so builds with it keep the simple kernels; it is the reference for
+    // the tiles written with intrinsics.
+    const BEATS_SOLVE: bool = false;
+
+    #[inline(always)]
+    fn tile(panels: &[f64], theta: &[f64], actions: &[f64], d: usize, sq: &mut [f64], mean: &mut [f64]) {
+        let (s, m) = gemm_tile::<M, MR, NR>(panels, theta, actions, d);
+        sq.copy_from_slice(&s);
+        mean.copy_from_slice(&m);
+    }
+}
+
+/// Whether forming F = L^-1 (d^3 / 6 multiply-adds) for [`widths_gemm`]
+/// pays against the forward substitution of [`solve_tile`]: when the K
+/// actions' d^2 / 2 each are at least one and a half times as many.
+fn gemm_pays(d: usize, k: usize) -> bool {
+    2 * k >= d
+}
+
+/// F = L^-1 row by row, F_i = (e_i - sum_{c<i} L_ic F_c) / L_ii, as
+/// multiply-adds of whole (contiguous) rows of F, which vectorise; the
+/// sums run in another order than [`lower_inverse`]'s, so the two agree to
+/// rounding.
+#[inline(always)]
+fn lower_inverse_rows<M: MulAdd>(l: &[f64], inv_diag: &[f64], d: usize, f: &mut [f64]) {
+    f.fill(0.0);
+    for i in 0..d {
+        let (done, rest) = f.split_at_mut(i * d);
+        let row = &mut rest[..=i];
+        for (c, &a) in l[i * d..i * d + i].iter().enumerate() {
+            for (r, &v) in row[..=c].iter_mut().zip(&done[c * d..=c * d + c]) {
+                *r = M::mul_add(a, v, *r);
+            }
+        }
+        let inv = inv_diag[i];
+        for r in &mut row[..i] {
+            *r *= -inv;
+        }
+        row[i] = inv;
+    }
+}
+
+/// Fills out[..k] with ||F x_i||^2 and out[k..2k] with <theta, x_i> for a
+/// row-major lower-triangular F, as a GEMM would compute Y = X F^T: F^T
+/// is packed once into panels of `G::COLUMNS` columns ([`pack_panels`]),
+/// and a register tile of `G::ACTIONS` actions x those columns of Y
+/// accumulates over the inner dimension, one broadcast feature times one
+/// panel row per step, reading the actions where they lie (row-major, no
+/// transposition). Each panel stops at the triangle's edge, so the zero
+/// upper triangle of F costs at most `G::COLUMNS`^2 / 2 per panel. Actions
+/// are independent: an action's results are the same bits in any tile
+/// position (a last, partial tile runs padded with zero actions).
+#[inline(always)]
+fn widths_gemm<G: GemmTile>(f: &[f64], theta: &[f64], features: &[f64], d: usize, out: &mut [f64]) {
+    let k = out.len() / 2;
+    let (q, m) = out.split_at_mut(k);
+    let panels = pack_panels(f, d, G::COLUMNS);
+    if k * d * d < PARALLEL_WORK || rayon::current_num_threads() < 2 {
+        gemm_rows::<G>(&panels, theta, features, d, q, m);
+        return;
+    }
+    // Tiles are independent and each action's bits do not depend on its
+    // tile's position, so the split changes no result. Pieces of about
+    // 2^20 multiply-adds (some 50 us) let idle workers steal from busy
+    // ones on a shared machine. The pieces run on rayon's threads, still
+    // only when this build was chosen for the CPU (the condition of the
+    // tile's entry into its target-feature code).
+    let tiles = (PARALLEL_WORK / 4 / (G::ACTIONS * d * d)).max(1);
+    let actions = tiles * G::ACTIONS;
+    rayon::scope(|scope| {
+        for ((x, qo), mo) in features.chunks(actions * d).zip(q.chunks_mut(actions)).zip(m.chunks_mut(actions)) {
+            let panels = &panels;
+            scope.spawn(move |_| gemm_rows::<G>(panels, theta, x, d, qo, mo));
+        }
+    });
+}
+
+/// Multiply-adds (K d^2) from which [`widths_gemm`] spreads its tiles over
+/// rayon's threads: about 4 million, some 200 us of one core, far above
+/// the cost of handing out the pieces (below it, e.g. (d, K) = (40, 400),
+/// one thread).
+const PARALLEL_WORK: usize = 1 << 22;
+
+/// [`widths_gemm`] on one run of actions (`q`, `m`: their outputs).
+#[inline(always)]
+fn gemm_rows<G: GemmTile>(panels: &[f64], theta: &[f64], features: &[f64], d: usize, q: &mut [f64], m: &mut [f64]) {
+    let k = q.len();
+    let mr = G::ACTIONS;
+    let groups = features.chunks_exact(mr * d);
+    let rest = groups.remainder();
+    for ((g, qo), mo) in groups.zip(q.chunks_exact_mut(mr)).zip(m.chunks_exact_mut(mr)) {
+        G::tile(panels, theta, g, d, qo, mo);
+    }
+    if !rest.is_empty() {
+        let mut padded = vec![0.0; mr * d];
+        padded[..rest.len()].copy_from_slice(rest);
+        let (mut s, mut mean) = (vec![0.0; mr], vec![0.0; mr]);
+        G::tile(panels, theta, &padded, d, &mut s, &mut mean);
+        let (n, first) = (rest.len() / d, k - rest.len() / d);
+        q[first..].copy_from_slice(&s[..n]);
+        m[first..].copy_from_slice(&mean[..n]);
+    }
+}
+
+/// F^T in panels of `nr` columns (rows j0..j0+nr of F): each panel holds,
+/// for each inner index c < min(d, j0 + nr), the `nr` entries F_{j0+t, c}
+/// (zero above the diagonal and past row d), one after the other.
+fn pack_panels(f: &[f64], d: usize, nr: usize) -> Vec<f64> {
+    let mut panels = Vec::with_capacity(d.div_ceil(nr) * d * nr);
+    for j0 in (0..d).step_by(nr) {
+        for c in 0..d.min(j0 + nr) {
+            panels.extend((j0..j0 + nr).map(|j| if j < d && c <= j { f[j * d + c] } else { 0.0 }));
+        }
+    }
+    panels
+}
+
+/// ||F x||^2 and <theta, x> of the `MR` actions (rows of `actions`) from
+/// the packed panels of F^T: the `MR` x `NR` accumulators of one panel
+/// stay in registers over the inner dimension, then add their squares
+/// into per-action, per-lane sums.
+#[allow(clippy::needless_range_loop)]
+#[inline(always)]
+fn gemm_tile<M: MulAdd, const MR: usize, const NR: usize>(
+    panels: &[f64],
+    theta: &[f64],
+    actions: &[f64],
+    d: usize,
+) -> ([f64; MR], [f64; MR]) {
+    let xs: [&[f64]; MR] = std::array::from_fn(|i| &actions[i * d..(i + 1) * d]);
+    let mut sq = [[0.0; NR]; MR];
+    let mut start = 0;
+    for j0 in (0..d).step_by(NR) {
+        let depth = d.min(j0 + NR);
+        let panel = &panels[start..start + depth * NR];
+        start += depth * NR;
+        let rows = panel.chunks_exact(NR);
+        // The same length as `rows`: no bounds checks in the loop below.
+        let mut xd = xs;
+        for x in &mut xd {
+            *x = &x[..rows.len()];
+        }
+        let mut acc = [[0.0; NR]; MR];
+        for (c, row) in rows.enumerate() {
+            for i in 0..MR {
+                let x = xd[i][c];
+                for t in 0..NR {
+                    acc[i][t] = M::mul_add(x, row[t], acc[i][t]);
+                }
+            }
+        }
+        for i in 0..MR {
+            for t in 0..NR {
+                sq[i][t] = M::mul_add(acc[i][t], acc[i][t], sq[i][t]);
+            }
+        }
+    }
+    // <theta, x> along the features, LANES at a time (independent chains).
+    let mut mean = [0.0; MR];
+    let theta_chunks = theta.chunks_exact(LANES);
+    let theta_rest = theta_chunks.remainder();
+    for i in 0..MR {
+        let mut lanes = [0.0; LANES];
+        let chunks = xs[i].chunks_exact(LANES);
+        let x_rest = chunks.remainder();
+        for (x, w) in chunks.zip(theta_chunks.clone()) {
+            for t in 0..LANES {
+                lanes[t] = M::mul_add(w[t], x[t], lanes[t]);
+            }
+        }
+        let mut tail = 0.0;
+        for (&x, &w) in x_rest.iter().zip(theta_rest) {
+            tail = M::mul_add(w, x, tail);
+        }
+        mean[i] = lanes_sum(&lanes) + tail;
+    }
+    (sq.map(|s| lanes_sum(&s)), mean)
+}
+
+/// Independent sums of [`gemm_tile`]'s <theta, x>.
+const LANES: usize = 8;
+
+/// The sum of a few lanes, pairwise.
+#[inline(always)]
+fn lanes_sum<const N: usize>(lanes: &[f64; N]) -> f64 {
+    let mut v = *lanes;
+    let mut n = N;
+    while n > 1 {
+        let h = n / 2;
+        for t in 0..h {
+            v[t] += v[n - h + t];
+        }
+        n -= h;
+    }
+    v[0]
 }
 
 /// ||F x_b||^2 for the `B` actions of `tile` (d x `B`).
@@ -530,9 +855,11 @@ mod tests {
                 let mut base = vec![0.0; 2 * k];
                 let mut fused = vec![0.0; 2 * k];
                 let mut dispatched = vec![0.0; 2 * k];
-                ucb_scores_with::<Separate, BASELINE_BLOCK>(form, &theta, 1.3, &feats, d, &mut base);
+                ucb_scores_with::<Separate, BASELINE_BLOCK, BaselineTile>(form, &theta, 1.3, &feats, d, &mut base);
                 // Fused through software fma on a CPU without it: slow, exact.
-                ucb_scores_with::<Fused, WIDE_BLOCK>(form, &theta, 1.3, &feats, d, &mut fused);
+                ucb_scores_with::<Fused, WIDE_BLOCK, PortableTile<Fused, 6, 8>>(
+                    form, &theta, 1.3, &feats, d, &mut fused,
+                );
                 ucb_scores(form, &theta, 1.3, &feats, d, &mut dispatched);
                 for i in 0..k {
                     let scale = base[k + i].abs().max(1.0);
@@ -540,6 +867,102 @@ mod tests {
                     assert!((base[i] - dispatched[i]).abs() < 1e-12 * scale, "d {d}");
                 }
             }
+        }
+    }
+
+    /// A well-conditioned SPD V = B B^T + I, its Cholesky factor and F = L^-1.
+    fn spd_factor(d: usize) -> (crate::linalg::Cholesky, Vec<f64>, Vec<f64>) {
+        let b: Vec<f64> = (0..d * d).map(|i| ((i * 7 + 3) % 11) as f64 / 11.0 - 0.4).collect();
+        let mut v = vec![0.0; d * d];
+        for i in 0..d {
+            for j in 0..d {
+                v[i * d + j] = (0..d).map(|t| b[i * d + t] * b[j * d + t]).sum::<f64>() + f64::from(u8::from(i == j));
+            }
+        }
+        let chol = crate::linalg::Cholesky::factor(&v, d).unwrap();
+        let inv_diag: Vec<f64> = (0..d).map(|i| 1.0 / chol.lower()[i * d + i]).collect();
+        let mut f = vec![0.0; d * d];
+        lower_inverse(chol.lower(), &inv_diag, d, &mut f);
+        (chol, inv_diag, f)
+    }
+
+    #[test]
+    fn row_inverse_agrees_with_the_columnwise_one() {
+        for d in [1usize, 2, 5, 17, 64] {
+            let (chol, inv_diag, f) = spd_factor(d);
+            let mut rows = vec![0.0; d * d];
+            lower_inverse_rows::<Separate>(chol.lower(), &inv_diag, d, &mut rows);
+            let scale = f.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+            for (i, (a, b)) in f.iter().zip(&rows).enumerate() {
+                assert!((a - b).abs() <= 1e-13 * scale, "d {d} entry {i}: {a} vs {b}");
+            }
+        }
+    }
+
+    /// The GEMM-like kernel (every build's tile, and the dispatched one)
+    /// against the simple blocked kernels, at d and K below, at and above
+    /// multiples of the tile sizes.
+    #[test]
+    fn blocked_kernel_agrees_with_the_simple_one() {
+        for d in [1usize, 2, 5, 8, 17, 40, 63, 64, 65] {
+            let (chol, inv_diag, f) = spd_factor(d);
+            let theta: Vec<f64> = (0..d).map(|i| 0.07 * i as f64 - 0.5).collect();
+            for k in [1usize, 5, 6, 7, 13, 50, 97] {
+                let feats: Vec<f64> = (0..k * d).map(|i| ((i * 5 + 1) % 13) as f64 / 13.0 - 0.5).collect();
+                let mut simple = vec![0.0; 2 * k];
+                widths_dynamic::<Separate, BASELINE_BLOCK>(
+                    InverseForm::LowerFactor(&f),
+                    &theta,
+                    &feats,
+                    d,
+                    &mut simple,
+                );
+                let mut solved = vec![0.0; 2 * k];
+                let by_solve = InverseForm::Cholesky { lower: chol.lower(), inv_diag: &inv_diag };
+                widths_dynamic::<Separate, BASELINE_BLOCK>(by_solve, &theta, &feats, d, &mut solved);
+                let mut baseline = vec![0.0; 2 * k];
+                widths_gemm::<BaselineTile>(&f, &theta, &feats, d, &mut baseline);
+                let mut fused = vec![0.0; 2 * k];
+                widths_gemm::<PortableTile<Fused, 6, 8>>(&f, &theta, &feats, d, &mut fused);
+                let mut odd = vec![0.0; 2 * k];
+                widths_gemm::<PortableTile<Separate, 3, 5>>(&f, &theta, &feats, d, &mut odd);
+                // Dispatched: the Cholesky form takes this CPU's tile when
+                // 2K >= d, the lower-factor form above the fixed-d kernels.
+                let mut dispatched = vec![0.0; 2 * k];
+                ucb_scores(by_solve, &theta, 1.0, &feats, d, &mut dispatched);
+                let mut by_factor = vec![0.0; 2 * k];
+                ucb_scores(InverseForm::LowerFactor(&f), &theta, 1.0, &feats, d, &mut by_factor);
+                for i in 0..k {
+                    let (w, mean) = (simple[i], simple[k + i]);
+                    let tol = 1e-13 * (w + mean.abs() + 1.0);
+                    for (name, got) in [("solve", &solved), ("baseline", &baseline), ("fused", &fused), ("3x5", &odd)] {
+                        assert!((got[i] - w).abs() < tol, "d {d} k {k} {name} width: {} vs {w}", got[i]);
+                        assert!((got[k + i] - mean).abs() < tol, "d {d} k {k} {name} mean: {} vs {mean}", got[k + i]);
+                    }
+                    let ucb = mean + w.sqrt();
+                    let tol = 1e-13 * (ucb.abs() + 1.0);
+                    assert!((dispatched[i] - ucb).abs() < tol, "d {d} k {k} dispatched: {} vs {ucb}", dispatched[i]);
+                    assert!((by_factor[i] - ucb).abs() < tol, "d {d} k {k} factor form: {} vs {ucb}", by_factor[i]);
+                }
+            }
+        }
+    }
+
+    /// Spreading the tiles over threads changes no bit (large K d^2).
+    #[test]
+    fn parallel_split_changes_no_bits() {
+        let d = 64;
+        let k = PARALLEL_WORK / (d * d) + 7;
+        let (_, _, f) = spd_factor(d);
+        let theta: Vec<f64> = (0..d).map(|i| 0.01 * i as f64 - 0.3).collect();
+        let feats: Vec<f64> = (0..k * d).map(|i| ((i * 5 + 3) % 23) as f64 / 23.0 - 0.5).collect();
+        let mut split = vec![0.0; 2 * k];
+        widths_gemm::<BaselineTile>(&f, &theta, &feats, d, &mut split);
+        let (mut q, mut m) = (vec![0.0; k], vec![0.0; k]);
+        gemm_rows::<BaselineTile>(&pack_panels(&f, d, BaselineTile::COLUMNS), &theta, &feats, d, &mut q, &mut m);
+        for i in 0..k {
+            assert_eq!(split[i].to_bits(), q[i].to_bits(), "width {i}");
+            assert_eq!(split[k + i].to_bits(), m[i].to_bits(), "mean {i}");
         }
     }
 }
