@@ -280,13 +280,23 @@ impl ReleasedEstimates {
     }
 
     /// UCB scores of every action of `set`, in order: with the factored V,
-    /// or with `exact_inverse` (a symmetric V^{-1} kept by the engine, with
-    /// theta~ written by [`ReleasedEstimates::set_theta`]).
-    pub(crate) fn score(&mut self, set: DecisionRows<'_>, beta: f64, exact_inverse: Option<&[f64]>) -> &[f64] {
+    /// or with `exact` = (V, V^{-1}) kept by the engine (theta~ written by
+    /// [`ReleasedEstimates::set_theta`]).
+    ///
+    /// With the exact pair, large d and enough actions, the widths come
+    /// from a Cholesky factor of V (d^3/6 flops a round) instead of the
+    /// symmetric V^{-1}: ||L^{-1} x||^2 is half the flops of x^T V^{-1} x
+    /// per action and feeds the blocked kernel; the same widths to
+    /// rounding.
+    pub(crate) fn score(&mut self, set: DecisionRows<'_>, beta: f64, exact: Option<(&[f64], &[f64])>) -> &[f64] {
         let d = self.u.len();
         self.scores.resize(2 * set.k, 0.0);
-        let inverse = match exact_inverse {
-            Some(vinv) => InverseForm::Symmetric(vinv),
+        let exact = match exact {
+            Some((v, _)) if d > FIXED_MAX_D && 3 * set.k >= 2 * d && self.factor_exact(v) => None,
+            other => other,
+        };
+        let inverse = match exact {
+            Some((_, vinv)) => InverseForm::Symmetric(vinv),
             None if d <= FIXED_MAX_D => InverseForm::LowerFactor(&self.factor_inv),
             // Larger d: one blocked forward substitution over all actions.
             None => {
@@ -296,6 +306,16 @@ impl ReleasedEstimates {
         };
         ucb_scores(inverse, &self.theta, beta, set.features, d, &mut self.scores);
         &self.scores[..set.k]
+    }
+
+    /// Cholesky factor of an exact (non-private, so positive definite) V
+    /// into `chol`; false when rounding made it fail to factor (the
+    /// symmetric form then scores).
+    fn factor_exact(&mut self, v: &[f64]) -> bool {
+        match self.chol.as_mut() {
+            Some(c) => c.refactor(v).is_ok(),
+            None => Cholesky::factor(v, self.u.len()).map(|c| self.chol = Some(c)).is_ok(),
+        }
     }
 
     /// theta~ = `vinv` u for an engine that keeps V^{-1} itself.
@@ -580,7 +600,7 @@ impl UcbLearner for LinUcb {
         }
         let beta = self.estimates();
         let exact = match &self.stats {
-            Statistics::Exact { inv, .. } => Some(inv.inverse()),
+            Statistics::Exact { inv, .. } => Some((inv.matrix(), inv.inverse())),
             Statistics::Tree { .. } | Statistics::Factorized { .. } => None,
         };
         Ok(self.work.est.score(set, beta, exact))
@@ -659,6 +679,41 @@ mod tests {
             }
             let mut b = LinUcb::from_bytes(&a.to_bytes()).unwrap();
             crate::policy::assert_same_play(&mut a, &mut b, &mut env, 51..=200, true);
+        }
+    }
+
+    #[test]
+    fn exact_widths_from_the_factor_match_the_inverse() {
+        // Exact LinUCB at d > 16 with many actions scores through a
+        // Cholesky factor of V; the scores must be those of the symmetric
+        // V^{-1} (the form used with few actions) to rounding.
+        let d = 20;
+        let mut learner = LinUcb::new(
+            config(d, 1000, StatisticsConfig::Exact { regularizer: 1.0, refactor_every: 64 }),
+            &SeedSequence::from_seed(2),
+        )
+        .unwrap();
+        let feature = |i: usize, j: usize| (((i * 7 + j * 13) % 17) as f64 - 8.0) / 60.0;
+        for t in 0..200 {
+            let x: Vec<f64> = (0..d).map(|j| feature(t, j)).collect();
+            learner.observe(&x, (t % 3) as f64 / 3.0).unwrap();
+        }
+        for k in [3, 14, 40, 200] {
+            let set = DecisionSet { k, d, features: (0..k * d).map(|n| feature(n / d + 500, n % d)).collect() };
+            let factored = learner.ucb(&set).unwrap();
+            let beta = learner.estimates();
+            let Statistics::Exact { inv, .. } = &learner.stats else { unreachable!() };
+            let (vinv, theta) = (inv.inverse().to_vec(), learner.work.est.theta().to_vec());
+            for (i, score) in factored.iter().enumerate() {
+                let x = set.action(i);
+                let quad: f64 = (0..d).map(|a| (0..d).map(|b| x[a] * vinv[a * d + b] * x[b]).sum::<f64>()).sum();
+                let mean: f64 = x.iter().zip(&theta).map(|(a, b)| a * b).sum();
+                let direct = mean + beta * quad.sqrt();
+                assert!(
+                    (score - direct).abs() <= 1e-12 * direct.abs().max(1.0),
+                    "k = {k}, action {i}: {score} vs {direct}"
+                );
+            }
         }
     }
 
