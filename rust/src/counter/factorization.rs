@@ -259,7 +259,9 @@ pub struct FactorizationCounter {
     /// precision: `d x dim` high parts, then `d x dim` low parts.
     enc: Vec<f64>,
     /// BLT: buffers of C^{-1} on z (float) or w (lattice), `d x dim`.
-    /// Smooth binary: the noise of the node read at each level, `height x dim`.
+    /// Smooth binary: the noise of the node read at each level, `height x dim`
+    /// (floating-point noise: the data-free nodes of a leaf's trailing ones
+    /// hold their sum in the lowest row and zeros above; see `add_smooth_binary`).
     dec: Vec<f64>,
     release: Vec<f64>,
     rng: StreamRng,
@@ -610,6 +612,28 @@ impl FactorizationCounter {
         // draw), node by node for matrix noise.
         let entering = new & ((2u64 << top) - 1);
         let mut bits = entering;
+        // The new leaf's trailing ones (all below `top`, which b_{t+1}
+        // has clear) are nodes over no input: a node of level l below them
+        // covers leaves with the leaf's bits above l (ones - l - 1 ones) and
+        // bit l clear, at most ones - 1 ones, and inputs sit at leaves of
+        // `ones` ones. Their noise is data-independent (padding), read by
+        // this release only (the next leaf clears them all), so only its
+        // sum is used: with floating-point noise it is drawn as one draw of
+        // the sum's law (`NoiseSpec::sample_sum_into`: exact in law, e.g.
+        // b (G1 - G2) for Laplace) into the lowest row, the others zero.
+        // Lattice noise keeps one exact discrete draw per node (the rounded
+        // closed form is not the discrete sum's law).
+        let free = new.trailing_ones();
+        if free >= 2 && self.noise.lattice().is_none() {
+            let (sum, rest) = self.dec[..free as usize * dim].split_at_mut(dim);
+            if self.os_entropy {
+                self.noise.sample_sum_into(self.entropy.get()?, free, self.side, sum);
+            } else {
+                self.noise.sample_sum_into(&mut self.rng, free, self.side, sum);
+            }
+            rest.fill(0.0);
+            bits &= !((1u64 << free) - 1);
+        }
         while bits != 0 {
             let low = bits.trailing_zeros() as usize;
             let high = if self.noise.is_entrywise() { low + (bits >> low).trailing_ones() as usize } else { low + 1 };
@@ -1071,7 +1095,9 @@ mod tests {
     fn smooth_binary_releases_sum_the_query_leafs_nodes() {
         // Reference: the authors' loop (mechanism_noise_generation.py):
         // moving from leaf l1 to l2, every level up to the highest
-        // differing bit drops l1's node and draws l2's, lowest level first.
+        // differing bit drops l1's node and draws l2's, lowest level first;
+        // here the data-free nodes of l2's trailing ones (two or more) come
+        // as one draw of their sum, at level 0.
         let (h, w, n) = (10u32, 5u32, 251u64);
         for noise in [NoiseSpec::Gaussian { sigma: 1.0 }, NoiseSpec::Laplace { scale: 0.5 }] {
             let f = Factorization::SmoothBinary { height: h, ones: w };
@@ -1084,8 +1110,15 @@ mod tests {
             for x in &xs {
                 c.add(x).unwrap();
                 let next = smooth_binary::next_leaf(leaf);
+                let free = next.trailing_ones();
+                if free >= 2 {
+                    let mut z = [0.0; 2];
+                    noise.sample_sum_into(&mut rng, free, 0, &mut z);
+                    nodes[0] = z;
+                    nodes[1..free as usize].fill([0.0; 2]);
+                }
                 for level in 0..=(leaf ^ next).ilog2() {
-                    if next >> level & 1 == 1 {
+                    if next >> level & 1 == 1 && (free < 2 || level >= free) {
                         let mut z = [0.0; 2];
                         noise.sample_into(&mut rng, 0, &mut z);
                         nodes[level as usize] = z;

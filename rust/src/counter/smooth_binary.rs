@@ -151,6 +151,25 @@ mod tests {
     }
 
     #[test]
+    fn the_nodes_of_a_querys_trailing_ones_hold_no_input() {
+        // The counter draws their noise as one sum (padding): a node of
+        // level l of query q (bit l set) covers the leaves with q's bits
+        // above l and bit l clear; it holds an input iff one of them has
+        // `ones` set bits, i.e. iff q's bits below l are not all set.
+        for (h, w) in [(6u32, 3u32), (8, 4), (10, 7), (12, 3), (9, 8)] {
+            let mut q = leaf_at(h, w, 0);
+            while q < 1 << h {
+                for l in (0..h).filter(|l| q >> l & 1 == 1) {
+                    let prefix = q >> (l + 1) << (l + 1);
+                    let holds_input = (0..1u64 << l).any(|low| (prefix | low).count_ones() == w);
+                    assert_eq!(holds_input, l >= q.trailing_ones(), "({h}, {w}) query {q:#b} level {l}");
+                }
+                q = next_leaf(q);
+            }
+        }
+    }
+
+    #[test]
     fn column_counts_are_at_most_the_zeros_of_a_leaf() {
         for (h, w, n) in [(6u32, 3u32, 19u64), (8, 4, 69), (12, 3, 200)] {
             let counts = column_counts(h, w, n);
