@@ -597,9 +597,13 @@ impl FactorizationCounter {
         let old = self.leaf;
         let new = smooth_binary::next_leaf(old);
         let top = (old ^ new).ilog2();
-        // Re-summing every node bounds floating-point drift of the live
-        // total; below level 4 it moves by the few changed nodes.
-        let incremental = top < 4;
+        // Lattice node noise is whole steps, far below 2^53 of them (a draw
+        // would need 2^26 scales), so its sums are exact in any order and
+        // the live total moves by the changed nodes only. Floating-point
+        // sums re-sum every node past level 4 (bounding drift); below it
+        // they move by the few changed nodes.
+        let lattice = self.noise.lattice().is_some();
+        let incremental = top < 4 || lattice;
         if incremental {
             for level in (0..=top as usize).filter(|l| old >> l & 1 == 1) {
                 for (d, z) in self.decoded.iter_mut().zip(&self.dec[level * dim..(level + 1) * dim]) {
@@ -624,7 +628,10 @@ impl FactorizationCounter {
         // Lattice noise keeps one exact discrete draw per node (the rounded
         // closed form is not the discrete sum's law).
         let free = new.trailing_ones();
-        if free >= 2 && self.noise.lattice().is_none() {
+        let summed = free >= 2 && !lattice;
+        // The summed block's rows above its lowest: zero, skipped below.
+        let zero_rows = if summed { ((1u64 << free) - 1) & !1 } else { 0 };
+        if summed {
             let (sum, rest) = self.dec[..free as usize * dim].split_at_mut(dim);
             if self.os_entropy {
                 self.noise.sample_sum_into(self.entropy.get()?, free, self.side, sum);
@@ -646,7 +653,7 @@ impl FactorizationCounter {
             }
         }
         if incremental {
-            for level in (0..=top as usize).filter(|l| entering >> l & 1 == 1) {
+            for level in (0..=top as usize).filter(|l| (entering & !zero_rows) >> l & 1 == 1) {
                 for (d, z) in self.decoded.iter_mut().zip(&self.dec[level * dim..(level + 1) * dim]) {
                     *d += z;
                 }
@@ -654,7 +661,7 @@ impl FactorizationCounter {
         }
         if !incremental {
             self.decoded.fill(0.0);
-            let mut bits = new;
+            let mut bits = new & !zero_rows;
             while bits != 0 {
                 let level = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
@@ -1141,6 +1148,31 @@ mod tests {
         assert!(FactorizationCounter::new(&[], 252, NoiseSpec::Zero, f, &SeedSequence::from_seed(0)).is_err());
         let spec = FactorSpec::new(&smooth()).unwrap();
         assert_eq!(spec.factorization(), smooth());
+    }
+
+    #[test]
+    fn lattice_smooth_binary_releases_are_the_exact_sum_of_the_leafs_nodes() {
+        // The lattice live total moves by the changed nodes only: it must
+        // equal, bit for bit, a fresh sum of the query leaf's node rows.
+        let (h, w, n) = (12u32, 6u32, 900u64);
+        let f = Factorization::SmoothBinary { height: h, ones: w };
+        for noise in [NoiseSpec::Laplace { scale: 3.0 }, NoiseSpec::Gaussian { sigma: 2.0 }] {
+            let noise = noise.on_lattice(10).unwrap();
+            let mut c = FactorizationCounter::new(&[3], n, noise, f.clone(), &SeedSequence::from_seed(4)).unwrap();
+            for x in stream(n as usize, 3) {
+                c.add(&x).unwrap();
+                let mut sum = [0.0f64; 3];
+                for level in (0..h as usize).filter(|l| c.leaf >> l & 1 == 1) {
+                    for (s, z) in sum.iter_mut().zip(&c.dec[level * 3..(level + 1) * 3]) {
+                        *s += z;
+                    }
+                }
+                assert_eq!(c.decoded, sum, "t = {}", c.t());
+                for (r, (e, d)) in c.release().iter().zip(c.exact.iter().zip(&sum)) {
+                    assert_eq!(*r, e + d);
+                }
+            }
+        }
     }
 
     #[test]
