@@ -40,12 +40,14 @@
 //! buffers and the generator are serialized, so a restored counter
 //! continues identically; no more than `horizon` values are accepted.
 
+use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use super::smooth_binary;
 use crate::error::{check_finite, Error, Result};
+use crate::noise::laplace::fill_laplace_sum;
 use crate::noise::secure::MAX_EXACT_STEPS;
-use crate::noise::secure::{round_to_integer, EntropyCell, SecureKind};
+use crate::noise::secure::{round_to_integer, round_to_lattice, EntropyCell, SecureKind};
 use crate::noise::NoiseSpec;
 use crate::rng::{SeedSequence, StreamRng};
 use crate::tree::{release_runs_buffer, MAX_STATE_ENTRIES, MAX_VALUE};
@@ -282,6 +284,10 @@ pub struct FactorizationCounter {
     /// Smooth binary: the query leaf b_{t+1} (a function of t; not state).
     #[serde(skip)]
     leaf: u64,
+    /// Smooth binary: levels whose `dec` row is known to be zero (the
+    /// summed block's upper rows); empty after a restore (not state).
+    #[serde(skip)]
+    zero_rows: u64,
 }
 
 /// First byte of a serialized factorization counter (tree states start with
@@ -366,6 +372,7 @@ impl FactorizationCounter {
             input_limit: None,
             coeffs: Vec::new(),
             leaf: 0,
+            zero_rows: 0,
         };
         c.prepare();
         Ok(c)
@@ -605,7 +612,7 @@ impl FactorizationCounter {
         let lattice = self.noise.lattice().is_some();
         let incremental = top < 4 || lattice;
         if incremental {
-            for level in (0..=top as usize).filter(|l| old >> l & 1 == 1) {
+            for level in (0..=top as usize).filter(|l| (old & !self.zero_rows) >> l & 1 == 1) {
                 for (d, z) in self.decoded.iter_mut().zip(&self.dec[level * dim..(level + 1) * dim]) {
                     *d -= z;
                 }
@@ -623,20 +630,22 @@ impl FactorizationCounter {
         // `ones` ones. Their noise is data-independent (padding), read by
         // this release only (the next leaf clears them all), so only its
         // sum is used: with floating-point noise it is drawn as one draw of
-        // the sum's law (`NoiseSpec::sample_sum_into`: exact in law, e.g.
-        // b (G1 - G2) for Laplace) into the lowest row, the others zero.
+        // the sum's law (`draw_padding`: exact in law) into the lowest row,
+        // the others zero.
         // Lattice noise keeps one exact discrete draw per node (the rounded
         // closed form is not the discrete sum's law).
         let free = new.trailing_ones();
         let summed = free >= 2 && !lattice;
         // The summed block's rows above its lowest: zero, skipped below.
         let zero_rows = if summed { ((1u64 << free) - 1) & !1 } else { 0 };
+        // Rows of levels at or below `top` are now this step's.
+        self.zero_rows = (self.zero_rows & !((2u64 << top) - 1)) | zero_rows;
         if summed {
             let (sum, rest) = self.dec[..free as usize * dim].split_at_mut(dim);
             if self.os_entropy {
-                self.noise.sample_sum_into(self.entropy.get()?, free, self.side, sum);
+                draw_padding(self.noise, self.entropy.get()?, free, self.side, sum);
             } else {
-                self.noise.sample_sum_into(&mut self.rng, free, self.side, sum);
+                draw_padding(self.noise, &mut self.rng, free, self.side, sum);
             }
             rest.fill(0.0);
             bits &= !((1u64 << free) - 1);
@@ -853,6 +862,23 @@ fn check_noise(noise: NoiseSpec, factor: &Factorization) -> Result<()> {
                  norm); got {noise:?}: use counter='binary' (or 'smooth-binary') for Laplace or Wishart noise"
             ),
         ))
+    }
+}
+
+/// One draw of the sum of `r` independent draws of `noise` into `out`, for
+/// data-independent noise: Laplace as b sqrt(2 G) Z ([`fill_laplace_sum`]:
+/// one Gamma and one normal an entry), on a lattice rounded to it (as
+/// [`NoiseSpec::sample_sum_into`], which serves the other laws).
+fn draw_padding<R: Rng + ?Sized>(noise: NoiseSpec, rng: &mut R, r: u32, side: usize, out: &mut [f64]) {
+    let lattice = noise.lattice();
+    match lattice.map_or(noise, |s| s.continuous()) {
+        NoiseSpec::Laplace { scale } => {
+            fill_laplace_sum(rng, scale, r, out);
+            if let Some(s) = lattice {
+                round_to_lattice(out, 1.0 / s.step(), s.step());
+            }
+        }
+        _ => noise.sample_sum_into(rng, r, side, out),
     }
 }
 
@@ -1120,7 +1146,7 @@ mod tests {
                 let free = next.trailing_ones();
                 if free >= 2 {
                     let mut z = [0.0; 2];
-                    noise.sample_sum_into(&mut rng, free, 0, &mut z);
+                    draw_padding(noise, &mut rng, free, 0, &mut z);
                     nodes[0] = z;
                     nodes[1..free as usize].fill([0.0; 2]);
                 }

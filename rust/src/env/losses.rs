@@ -229,6 +229,10 @@ impl LossEnv {
                 for (l, &m) in self.loss.iter_mut().zip(means) {
                     *l = if self.rng.random::<f64>() < m { 1.0 } else { 0.0 };
                 }
+                if self.geometry == Geometry::Simplex {
+                    // 0 / 1 entries: already in [0, 1]^N.
+                    return Ok(());
+                }
             }
             LossSequence::SwitchingBest { first_phase, .. } => {
                 // Phase j covers rounds (first_phase (2^j - 1), first_phase (2^(j+1) - 1)].
