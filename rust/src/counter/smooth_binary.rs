@@ -25,7 +25,10 @@
 //! Moving from query b_t to b_{t+1} (Gosper's successor) changes the nodes
 //! at and below the highest bit where they differ; each new node's noise
 //! is drawn once, when it is first read (all its leaves are then added),
-//! stored with its level, and never redrawn. State: H node noises of the
+//! stored with its level, and never redrawn. The nodes of b_{t+1}'s
+//! trailing ones cover no leaf of weight w (no input: padding) and are
+//! read by that release only; the counter draws their sum at once where
+//! that keeps the law (`FactorizationCounter::add_smooth_binary`). State: H node noises of the
 //! value's shape, the prefix sum, and their live total; the leaf b_{t+1}
 //! is recomputed from t (combinatorial unranking) on restore.
 
