@@ -262,8 +262,8 @@ pub struct FactorizationCounter {
     enc: Vec<f64>,
     /// BLT: buffers of C^{-1} on z (float) or w (lattice), `d x dim`.
     /// Smooth binary: the noise of the node read at each level, `height x dim`
-    /// (floating-point noise: the data-free nodes of a leaf's trailing ones
-    /// hold their sum in the lowest row and zeros above; see `add_smooth_binary`).
+    /// (the data-free nodes of a leaf's trailing ones hold their sum in the
+    /// lowest row and zeros above; see `add_smooth_binary`).
     dec: Vec<f64>,
     release: Vec<f64>,
     rng: StreamRng,
@@ -629,13 +629,15 @@ impl FactorizationCounter {
         // bit l clear, at most ones - 1 ones, and inputs sit at leaves of
         // `ones` ones. Their noise is data-independent (padding), read by
         // this release only (the next leaf clears them all), so only its
-        // sum is used: with floating-point noise it is drawn as one draw of
-        // the sum's law (`draw_padding`: exact in law) into the lowest row,
-        // the others zero.
-        // Lattice noise keeps one exact discrete draw per node (the rounded
-        // closed form is not the discrete sum's law).
+        // sum is used: it is drawn as one draw of the sum's law
+        // (`draw_padding`: exact in law for floating-point noise) into the
+        // lowest row, the others zero. On a lattice that is the rounded
+        // floating-point sum, as the tree's padding: an exact lattice value
+        // of nearly the discrete sum's law (no input is under these nodes,
+        // so their law carries no privacy; the nodes over inputs keep exact
+        // discrete draws).
         let free = new.trailing_ones();
-        let summed = free >= 2 && !lattice;
+        let summed = free >= 2;
         // The summed block's rows above its lowest: zero, skipped below.
         let zero_rows = if summed { ((1u64 << free) - 1) & !1 } else { 0 };
         // Rows of levels at or below `top` are now this step's.
