@@ -4,8 +4,9 @@ Claims checked: the tree shape and costs by hand; B C = A and the column
 norms by dense enumeration (the bound H - w attained); that sampled
 releases have the exact variance w * node variance at every t
 (chi-square interval), have the law of w node draws (KS: the data-free
-nodes come as one draw of their sum) and are unbiased (CLT bound); that a checkpoint continues identically and a fork reseeds;
-audits (slow) with a planted wrong-column-norm bug flagged.
+nodes come as one draw of their sum) and are unbiased (CLT bound); that a
+checkpoint continues identically and a fork reseeds; audits (slow) with a
+planted wrong-column-norm bug flagged.
 """
 
 from __future__ import annotations
