@@ -27,8 +27,9 @@
 //! is drawn once, when it is first read (all its leaves are then added),
 //! stored with its level, and never redrawn. The nodes of b_{t+1}'s
 //! trailing ones cover no leaf of weight w (no input: padding) and are
-//! read by that release only; the counter draws their sum at once where
-//! that keeps the law (`FactorizationCounter::add_smooth_binary`). State: H node noises of the
+//! read by that release only; the counter draws their sum at once (in
+//! law for floating-point noise; on a lattice the rounded closed form,
+//! as padding: `FactorizationCounter::add_smooth_binary`). State: H node noises of the
 //! value's shape, the prefix sum, and their live total; the leaf b_{t+1}
 //! is recomputed from t (combinatorial unranking) on restore.
 
