@@ -3,9 +3,10 @@
 Claims checked: the tree shape and costs by hand; B C = A and the column
 norms by dense enumeration (the bound H - w attained); that sampled
 releases have the exact variance w * node variance at every t
-(chi-square interval) and are unbiased (CLT bound); that a checkpoint
-continues identically and a fork reseeds; audits (slow) with a planted
-wrong-column-norm bug flagged.
+(chi-square interval), have the law of w node draws (KS: the data-free
+nodes come as one draw of their sum) and are unbiased (CLT bound); that a
+checkpoint continues identically and a fork reseeds; audits (slow) with a
+planted wrong-column-norm bug flagged.
 """
 
 from __future__ import annotations
@@ -135,6 +136,27 @@ def test_release_variances_within_chi_square_interval(noise: str, sampler: str) 
         step = k.lattice_step
         assert step is not None
         np.testing.assert_array_equal(np.round(releases / step) * step, releases)
+
+
+@pytest.mark.parametrize("noise", ["gaussian", "laplace"])
+@pytest.mark.parametrize("sampler", ["float", "lattice"])
+def test_releases_have_the_law_of_w_node_draws(noise: str, sampler: str) -> None:
+    # The data-free nodes of a query's trailing ones come as one draw of
+    # their sum (b sqrt(2 G) Z for Laplace; on a lattice rounded to it):
+    # each release's noise must still have the law of the sum of w
+    # independent node draws. Two-sample KS against direct floating-point
+    # sums (the lattice's steps are far below KS's resolution here), at
+    # steps whose queries have short and long runs of trailing ones.
+    k = _counter(noise, sampler, 13)
+    releases = k._release_runs(np.zeros(T_SAMPLED), RUNS)
+    w = smooth_binary_shape(T_SAMPLED, noise).ones
+    rng = np.random.default_rng(14)
+    size = (20_000, w)
+    direct = (rng.laplace(0.0, 0.75, size) if noise == "laplace" else rng.normal(0.0, 1.5, size)).sum(axis=1)
+    alpha = 1e-4 / len(CHECK_AT)
+    for t in CHECK_AT:
+        p = stats.ks_2samp(releases[:, t - 1], direct).pvalue
+        assert p > alpha, f"{noise}/{sampler} t = {t}: KS p = {p}"
 
 
 @pytest.mark.parametrize("noise", ["gaussian", "laplace"])

@@ -40,12 +40,14 @@
 //! buffers and the generator are serialized, so a restored counter
 //! continues identically; no more than `horizon` values are accepted.
 
+use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use super::smooth_binary;
 use crate::error::{check_finite, Error, Result};
+use crate::noise::laplace::fill_laplace_sum;
 use crate::noise::secure::MAX_EXACT_STEPS;
-use crate::noise::secure::{round_to_integer, EntropyCell, SecureKind};
+use crate::noise::secure::{round_to_integer, round_to_lattice, EntropyCell, SecureKind};
 use crate::noise::NoiseSpec;
 use crate::rng::{SeedSequence, StreamRng};
 use crate::tree::{release_runs_buffer, MAX_STATE_ENTRIES, MAX_VALUE};
@@ -259,7 +261,9 @@ pub struct FactorizationCounter {
     /// precision: `d x dim` high parts, then `d x dim` low parts.
     enc: Vec<f64>,
     /// BLT: buffers of C^{-1} on z (float) or w (lattice), `d x dim`.
-    /// Smooth binary: the noise of the node read at each level, `height x dim`.
+    /// Smooth binary: the noise of the node read at each level, `height x dim`
+    /// (the data-free nodes of a leaf's trailing ones hold their sum in the
+    /// lowest row and zeros above; see `add_smooth_binary`).
     dec: Vec<f64>,
     release: Vec<f64>,
     rng: StreamRng,
@@ -280,6 +284,10 @@ pub struct FactorizationCounter {
     /// Smooth binary: the query leaf b_{t+1} (a function of t; not state).
     #[serde(skip)]
     leaf: u64,
+    /// Smooth binary: levels whose `dec` row is known to be zero (the
+    /// summed block's upper rows); empty after a restore (not state).
+    #[serde(skip)]
+    zero_rows: u64,
 }
 
 /// First byte of a serialized factorization counter (tree states start with
@@ -364,6 +372,7 @@ impl FactorizationCounter {
             input_limit: None,
             coeffs: Vec::new(),
             leaf: 0,
+            zero_rows: 0,
         };
         c.prepare();
         Ok(c)
@@ -595,11 +604,15 @@ impl FactorizationCounter {
         let old = self.leaf;
         let new = smooth_binary::next_leaf(old);
         let top = (old ^ new).ilog2();
-        // Re-summing every node bounds floating-point drift of the live
-        // total; below level 4 it moves by the few changed nodes.
-        let incremental = top < 4;
+        // Lattice node noise is whole steps, far below 2^53 of them (a draw
+        // would need 2^26 scales), so its sums are exact in any order and
+        // the live total moves by the changed nodes only. Floating-point
+        // sums re-sum every node past level 4 (bounding drift); below it
+        // they move by the few changed nodes.
+        let lattice = self.noise.lattice().is_some();
+        let incremental = top < 4 || lattice;
         if incremental {
-            for level in (0..=top as usize).filter(|l| old >> l & 1 == 1) {
+            for level in (0..=top as usize).filter(|l| (old & !self.zero_rows) >> l & 1 == 1) {
                 for (d, z) in self.decoded.iter_mut().zip(&self.dec[level * dim..(level + 1) * dim]) {
                     *d -= z;
                 }
@@ -610,6 +623,35 @@ impl FactorizationCounter {
         // draw), node by node for matrix noise.
         let entering = new & ((2u64 << top) - 1);
         let mut bits = entering;
+        // The new leaf's trailing ones (all below `top`, which b_{t+1}
+        // has clear) are nodes over no input: a node of level l below them
+        // covers leaves with the leaf's bits above l (ones - l - 1 ones) and
+        // bit l clear, at most ones - 1 ones, and inputs sit at leaves of
+        // `ones` ones. Their noise is data-independent (padding), read by
+        // this release only (the next leaf clears them all), so only its
+        // sum is used: it is drawn as one draw of the sum's law
+        // (`draw_padding`: exact in law for floating-point noise) into the
+        // lowest row, the others zero. On a lattice that is the rounded
+        // floating-point sum, as the tree's padding: an exact lattice value
+        // of nearly the discrete sum's law (no input is under these nodes,
+        // so their law carries no privacy; the nodes over inputs keep exact
+        // discrete draws).
+        let free = new.trailing_ones();
+        let summed = free >= 2;
+        // The summed block's rows above its lowest: zero, skipped below.
+        let zero_rows = if summed { ((1u64 << free) - 1) & !1 } else { 0 };
+        // Rows of levels at or below `top` are now this step's.
+        self.zero_rows = (self.zero_rows & !((2u64 << top) - 1)) | zero_rows;
+        if summed {
+            let (sum, rest) = self.dec[..free as usize * dim].split_at_mut(dim);
+            if self.os_entropy {
+                draw_padding(self.noise, self.entropy.get()?, free, self.side, sum);
+            } else {
+                draw_padding(self.noise, &mut self.rng, free, self.side, sum);
+            }
+            rest.fill(0.0);
+            bits &= !((1u64 << free) - 1);
+        }
         while bits != 0 {
             let low = bits.trailing_zeros() as usize;
             let high = if self.noise.is_entrywise() { low + (bits >> low).trailing_ones() as usize } else { low + 1 };
@@ -622,7 +664,7 @@ impl FactorizationCounter {
             }
         }
         if incremental {
-            for level in (0..=top as usize).filter(|l| entering >> l & 1 == 1) {
+            for level in (0..=top as usize).filter(|l| (entering & !zero_rows) >> l & 1 == 1) {
                 for (d, z) in self.decoded.iter_mut().zip(&self.dec[level * dim..(level + 1) * dim]) {
                     *d += z;
                 }
@@ -630,7 +672,7 @@ impl FactorizationCounter {
         }
         if !incremental {
             self.decoded.fill(0.0);
-            let mut bits = new;
+            let mut bits = new & !zero_rows;
             while bits != 0 {
                 let level = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
@@ -822,6 +864,23 @@ fn check_noise(noise: NoiseSpec, factor: &Factorization) -> Result<()> {
                  norm); got {noise:?}: use counter='binary' (or 'smooth-binary') for Laplace or Wishart noise"
             ),
         ))
+    }
+}
+
+/// One draw of the sum of `r` independent draws of `noise` into `out`, for
+/// data-independent noise: Laplace as b sqrt(2 G) Z ([`fill_laplace_sum`]:
+/// one Gamma and one normal an entry), on a lattice rounded to it (as
+/// [`NoiseSpec::sample_sum_into`], which serves the other laws).
+fn draw_padding<R: Rng + ?Sized>(noise: NoiseSpec, rng: &mut R, r: u32, side: usize, out: &mut [f64]) {
+    let lattice = noise.lattice();
+    match lattice.map_or(noise, |s| s.continuous()) {
+        NoiseSpec::Laplace { scale } => {
+            fill_laplace_sum(rng, scale, r, out);
+            if let Some(s) = lattice {
+                round_to_lattice(out, 1.0 / s.step(), s.step());
+            }
+        }
+        _ => noise.sample_sum_into(rng, r, side, out),
     }
 }
 
@@ -1071,7 +1130,9 @@ mod tests {
     fn smooth_binary_releases_sum_the_query_leafs_nodes() {
         // Reference: the authors' loop (mechanism_noise_generation.py):
         // moving from leaf l1 to l2, every level up to the highest
-        // differing bit drops l1's node and draws l2's, lowest level first.
+        // differing bit drops l1's node and draws l2's, lowest level first;
+        // here the data-free nodes of l2's trailing ones (two or more) come
+        // as one draw of their sum, at level 0.
         let (h, w, n) = (10u32, 5u32, 251u64);
         for noise in [NoiseSpec::Gaussian { sigma: 1.0 }, NoiseSpec::Laplace { scale: 0.5 }] {
             let f = Factorization::SmoothBinary { height: h, ones: w };
@@ -1084,8 +1145,15 @@ mod tests {
             for x in &xs {
                 c.add(x).unwrap();
                 let next = smooth_binary::next_leaf(leaf);
+                let free = next.trailing_ones();
+                if free >= 2 {
+                    let mut z = [0.0; 2];
+                    draw_padding(noise, &mut rng, free, 0, &mut z);
+                    nodes[0] = z;
+                    nodes[1..free as usize].fill([0.0; 2]);
+                }
                 for level in 0..=(leaf ^ next).ilog2() {
-                    if next >> level & 1 == 1 {
+                    if next >> level & 1 == 1 && (free < 2 || level >= free) {
                         let mut z = [0.0; 2];
                         noise.sample_into(&mut rng, 0, &mut z);
                         nodes[level as usize] = z;
@@ -1108,6 +1176,31 @@ mod tests {
         assert!(FactorizationCounter::new(&[], 252, NoiseSpec::Zero, f, &SeedSequence::from_seed(0)).is_err());
         let spec = FactorSpec::new(&smooth()).unwrap();
         assert_eq!(spec.factorization(), smooth());
+    }
+
+    #[test]
+    fn lattice_smooth_binary_releases_are_the_exact_sum_of_the_leafs_nodes() {
+        // The lattice live total moves by the changed nodes only: it must
+        // equal, bit for bit, a fresh sum of the query leaf's node rows.
+        let (h, w, n) = (12u32, 6u32, 900u64);
+        let f = Factorization::SmoothBinary { height: h, ones: w };
+        for noise in [NoiseSpec::Laplace { scale: 3.0 }, NoiseSpec::Gaussian { sigma: 2.0 }] {
+            let noise = noise.on_lattice(10).unwrap();
+            let mut c = FactorizationCounter::new(&[3], n, noise, f.clone(), &SeedSequence::from_seed(4)).unwrap();
+            for x in stream(n as usize, 3) {
+                c.add(&x).unwrap();
+                let mut sum = [0.0f64; 3];
+                for level in (0..h as usize).filter(|l| c.leaf >> l & 1 == 1) {
+                    for (s, z) in sum.iter_mut().zip(&c.dec[level * 3..(level + 1) * 3]) {
+                        *s += z;
+                    }
+                }
+                assert_eq!(c.decoded, sum, "t = {}", c.t());
+                for (r, (e, d)) in c.release().iter().zip(c.exact.iter().zip(&sum)) {
+                    assert_eq!(*r, e + d);
+                }
+            }
+        }
     }
 
     #[test]

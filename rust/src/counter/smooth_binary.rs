@@ -25,7 +25,11 @@
 //! Moving from query b_t to b_{t+1} (Gosper's successor) changes the nodes
 //! at and below the highest bit where they differ; each new node's noise
 //! is drawn once, when it is first read (all its leaves are then added),
-//! stored with its level, and never redrawn. State: H node noises of the
+//! stored with its level, and never redrawn. The nodes of b_{t+1}'s
+//! trailing ones cover no leaf of weight w (no input: padding) and are
+//! read by that release only; the counter draws their sum at once (in
+//! law for floating-point noise; on a lattice the rounded closed form,
+//! as padding: `FactorizationCounter::add_smooth_binary`). State: H node noises of the
 //! value's shape, the prefix sum, and their live total; the leaf b_{t+1}
 //! is recomputed from t (combinatorial unranking) on restore.
 
@@ -148,6 +152,25 @@ mod tests {
             }
         }
         assert_eq!(binomial(62, 31), 465_428_353_255_261_088);
+    }
+
+    #[test]
+    fn the_nodes_of_a_querys_trailing_ones_hold_no_input() {
+        // The counter draws their noise as one sum (padding): a node of
+        // level l of query q (bit l set) covers the leaves with q's bits
+        // above l and bit l clear; it holds an input iff one of them has
+        // `ones` set bits, i.e. iff q's bits below l are not all set.
+        for (h, w) in [(6u32, 3u32), (8, 4), (10, 7), (12, 3), (9, 8)] {
+            let mut q = leaf_at(h, w, 0);
+            while q < 1 << h {
+                for l in (0..h).filter(|l| q >> l & 1 == 1) {
+                    let prefix = q >> (l + 1) << (l + 1);
+                    let holds_input = (0..1u64 << l).any(|low| (prefix | low).count_ones() == w);
+                    assert_eq!(holds_input, l >= q.trailing_ones(), "({h}, {w}) query {q:#b} level {l}");
+                }
+                q = next_leaf(q);
+            }
+        }
     }
 
     #[test]

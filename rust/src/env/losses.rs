@@ -131,10 +131,27 @@ impl crate::sim::EnvironmentFactory for LossEnvConfig {
 /// -big_l / ||big_l||_2), -||big_l||_1 (cube [-1, 1]^N: at -sign(big_l)).
 pub fn best_fixed_loss(geometry: Geometry, big_l: &[f64]) -> f64 {
     match geometry {
-        Geometry::Simplex => big_l.iter().copied().fold(f64::INFINITY, f64::min),
+        Geometry::Simplex => smallest_entry(big_l),
         Geometry::Ball => -big_l.iter().map(|v| v * v).sum::<f64>().sqrt(),
         Geometry::Cube => -big_l.iter().map(|v| v.abs()).sum::<f64>(),
     }
+}
+
+/// The smallest entry of finite values (+inf for none), in eight
+/// independent lanes: a sequential fold is a chain of dependent compares
+/// (about 4 cycles an entry; paid every round over the N cumulative
+/// losses, and by FTRL over L~). The minimum of finite values does not
+/// depend on the order (only the sign of a zero minimum can).
+pub fn smallest_entry(v: &[f64]) -> f64 {
+    let mut lanes = [f64::INFINITY; 8];
+    let chunks = v.chunks_exact(8);
+    let rest = chunks.remainder();
+    for chunk in chunks {
+        for (m, &x) in lanes.iter_mut().zip(chunk) {
+            *m = if x < *m { x } else { *m };
+        }
+    }
+    lanes.iter().chain(rest).fold(f64::INFINITY, |m, &x| if x < m { x } else { m })
 }
 
 /// Tolerance of the membership check of played points (rounding of the
@@ -228,6 +245,10 @@ impl LossEnv {
             LossSequence::Stochastic { means } => {
                 for (l, &m) in self.loss.iter_mut().zip(means) {
                     *l = if self.rng.random::<f64>() < m { 1.0 } else { 0.0 };
+                }
+                if self.geometry == Geometry::Simplex {
+                    // 0 / 1 entries: already in [0, 1]^N.
+                    return Ok(());
                 }
             }
             LossSequence::SwitchingBest { first_phase, .. } => {
@@ -409,6 +430,16 @@ mod point_tests {
                     })
                     .fold(f64::INFINITY, f64::min)
             }
+        }
+    }
+
+    #[test]
+    fn smallest_entry_is_the_sequential_minimum() {
+        use rand::Rng;
+        let mut rng = SeedSequence::from_seed(3).stream("test");
+        for len in 0..70 {
+            let v: Vec<f64> = (0..len).map(|_| rng.random_range(-5.0..5.0)).collect();
+            assert_eq!(smallest_entry(&v), v.iter().copied().fold(f64::INFINITY, f64::min), "length {len}");
         }
     }
 

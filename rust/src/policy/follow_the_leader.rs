@@ -30,6 +30,7 @@ use serde::{Deserialize, Serialize};
 use super::Learner;
 use crate::counter::{ContinualCounter, FactorSpec, Factorization};
 use crate::env::geometry::enforce_bounds;
+use crate::env::losses::smallest_entry;
 use crate::env::{DecisionSet, Feedback, Geometry};
 use crate::error::{check_finite, try_filled, Error, Result};
 use crate::noise::NoiseSpec;
@@ -277,7 +278,7 @@ fn initial_draws(config: &FollowTheLeaderConfig) -> u32 {
 fn argmin(geometry: Geometry, rule: LeaderRule, big_l: &[f64], x: &mut [f64]) {
     match (geometry, rule) {
         (Geometry::Simplex, LeaderRule::Regularized { eta }) => {
-            let lo = big_l.iter().copied().fold(f64::INFINITY, f64::min);
+            let lo = smallest_entry(big_l);
             let mut total = 0.0;
             for (xi, &li) in x.iter_mut().zip(big_l) {
                 *xi = (-eta * (li - lo)).exp();
