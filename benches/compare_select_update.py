@@ -61,6 +61,7 @@ from typing import Any
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before NumPy loads OpenBLAS
 
 import numpy as np
+from compare_linucb import NumpyTree  # benches/ is on sys.path when run as a script
 from scipy.linalg import solve_triangular
 
 import dpbandits as dp
@@ -77,6 +78,13 @@ def unit_rows(rng: np.random.Generator, k: int, d: int) -> np.ndarray:
 # --------------------------------------------------------------------------
 # NumPy references
 # --------------------------------------------------------------------------
+
+
+def clipped(x: np.ndarray | None, l_bound: float) -> np.ndarray:
+    """The played action scaled into the ball of radius L (the learners' clip policy)."""
+    assert x is not None
+    norm = np.sqrt(x @ x)
+    return x * (l_bound / norm) if norm > l_bound else x
 
 
 class NumpyLinUCB:
@@ -106,11 +114,7 @@ class NumpyLinUCB:
         return i
 
     def update(self, y: float) -> None:
-        x = self.pending
-        assert x is not None
-        norm = np.sqrt(x @ x)
-        if norm > self.l_bound:
-            x = x * (self.l_bound / norm)
+        x = clipped(self.pending, self.l_bound)
         vx = self.vinv @ x
         q = 1.0 + x @ vx
         self.log_det += np.log(q)
@@ -134,30 +138,16 @@ class NumpyJointDPLinUCB:
         self.d, self.p, self.sigma, self.shift, self.rad = d, p, cal.sigma, cal.shift, learner.radius
         self.b_tilde, self.l_bound = float(learner.config["B_tilde"]), float(learner.config["L"])
         self.rng = rng
-        levels = (HORIZON + 1).bit_length()
-        self.exact = np.zeros((levels, p, p))
-        self.noisy = np.zeros((levels, p, p))
-        self.release = np.zeros((p, p))
-        self.t = 0
+        self.tree = NumpyTree(p, HORIZON + 1, cal.sigma, rng)
         self.eye = np.eye(d)
         self.last_good: tuple[np.ndarray, np.ndarray] | None = None
         self.pending: np.ndarray | None = None
-        self._add(np.zeros((p, p)))  # A_1 = 0: the first leaf is the zero row
-
-    def _add(self, value: np.ndarray) -> None:
-        self.t += 1
-        level = (self.t & -self.t).bit_length() - 1  # trailing zeros of t
-        node = value + self.exact[:level].sum(axis=0)
-        z = self.rng.normal(0.0, self.sigma, size=(self.p, self.p))
-        self.exact[level] = node
-        self.noisy[level] = node + (z + z.T) / np.sqrt(2.0)
-        live = [j for j in range(self.t.bit_length()) if (self.t >> j) & 1]
-        self.release = self.noisy[live].sum(axis=0)
+        self.tree.add(np.zeros((p, p)))  # A_1 = 0: the first leaf is the zero row
 
     def select(self, actions: np.ndarray) -> int:
         d, rad = self.d, self.rad
-        v = self.release[:d, :d] + self.shift * self.eye
-        u = self.release[:d, d]
+        v = self.tree.release[:d, :d] + self.shift * self.eye
+        u = self.tree.release[:d, d]
         try:
             chol = np.linalg.cholesky(v)
             self.last_good = chol, u
@@ -180,13 +170,9 @@ class NumpyJointDPLinUCB:
         return i
 
     def update(self, y: float) -> None:
-        x = self.pending
-        assert x is not None
-        norm = np.sqrt(x @ x)
-        if norm > self.l_bound:
-            x = x * (self.l_bound / norm)
+        x = clipped(self.pending, self.l_bound)
         z = np.append(x, min(max(y, -self.b_tilde), self.b_tilde))
-        self._add(np.outer(z, z))
+        self.tree.add(np.outer(z, z))
         self.pending = None
 
 
