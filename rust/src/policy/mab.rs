@@ -399,6 +399,7 @@ impl Mab {
     }
 
     /// The arm to pull this round.
+    #[inline]
     pub fn select_arm(&mut self) -> Result<usize> {
         self.check_round()?;
         let k = self.config.k;
@@ -424,6 +425,7 @@ impl Mab {
     }
 
     /// Records the reward of pulling `arm` (after enforcing the range).
+    #[inline]
     pub fn observe(&mut self, arm: usize, reward: f64) -> Result<()> {
         let k = self.config.k;
         if arm >= k {
