@@ -45,6 +45,15 @@ def unit_rows(rng: np.random.Generator, k: int, d: int) -> np.ndarray:
     return g / np.linalg.norm(g, axis=1, keepdims=True)
 
 
+def parse_sizes(parser: argparse.ArgumentParser, args: argparse.Namespace, example: str) -> list[tuple[int, ...]]:
+    """``args.sizes`` ("dxK" strings) as (d, K) pairs; a parser error unless
+    every pair is positive and ``args.repeats >= 1``."""
+    sizes = [tuple(int(v) for v in s.lower().split("x")) for s in args.sizes]
+    if args.repeats < 1 or any(len(s) != 2 or min(s) < 1 for s in sizes):
+        parser.error(f"need --repeats >= 1 and sizes like {example}")
+    return sizes
+
+
 def numpy_select(release: np.ndarray, shift: float, rad: dp.privacy.ConfidenceRadius, actions: np.ndarray) -> int:
     """One JDP-LinUCB decision from a released M_t (see the module docstring)."""
     d = actions.shape[1]
@@ -102,9 +111,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5, help="timed runs per cell (median reported)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    sizes = [tuple(int(v) for v in s.lower().split("x")) for s in args.sizes]
-    if args.repeats < 1 or any(len(s) != 2 or min(s) < 1 for s in sizes):
-        parser.error("need --repeats >= 1 and sizes like 20x400")
+    sizes = parse_sizes(parser, args, "20x400")
 
     print("one Gaussian JDP-LinUCB select (eps = 1, delta = 0.1), median of", args.repeats, "runs")
     print(f"numpy {np.__version__}, dpbandits {dp.__version__} (kernels: {dp._core.kernel_build()}), "

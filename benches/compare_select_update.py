@@ -62,17 +62,13 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before NumPy loads OpenBLA
 
 import numpy as np
 from compare_linucb import NumpyTree  # benches/ is on sys.path when run as a script
+from compare_scoring import parse_sizes, unit_rows
 from scipy.linalg import solve_triangular
 
 import dpbandits as dp
 
 HORIZON = 1_000_000
 POOL = 16
-
-
-def unit_rows(rng: np.random.Generator, k: int, d: int) -> np.ndarray:
-    g = rng.standard_normal((k, d))
-    return g / np.linalg.norm(g, axis=1, keepdims=True)
 
 
 # --------------------------------------------------------------------------
@@ -271,9 +267,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=200, help="rounds played before timing")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    sizes = [tuple(int(v) for v in s.lower().split("x")) for s in args.sizes]
-    if args.repeats < 1 or any(len(s) != 2 or min(s) < 1 for s in sizes):
-        parser.error("need --repeats >= 1 and sizes like 40x400")
+    sizes = parse_sizes(parser, args, "40x400")
 
     print("one round = select + update, CPU us per round; median of", args.repeats, "interleaved runs")
     print(f"numpy {np.__version__} (OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}), "

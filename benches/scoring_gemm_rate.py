@@ -47,6 +47,7 @@ import timeit
 from collections.abc import Callable, Iterator
 
 import numpy as np
+from compare_scoring import parse_sizes, unit_rows  # benches/ is on sys.path when run as a script
 
 import dpbandits as dp
 
@@ -78,11 +79,6 @@ def blas_threads(n: int | None) -> Iterator[bool]:
         return
     with threadpool_limits(limits=n, user_api="blas"):
         yield True
-
-
-def unit_rows(rng: np.random.Generator, k: int, d: int) -> np.ndarray:
-    g = rng.standard_normal((k, d))
-    return g / np.linalg.norm(g, axis=1, keepdims=True)
 
 
 def engine_after_warmup(d: int, k: int, seed: int) -> tuple[object, np.ndarray]:
@@ -133,9 +129,7 @@ def main() -> None:
     if args.clock == "cpu":
         # Read when rayon starts its pool, at the engine's first parallel call.
         os.environ["RAYON_NUM_THREADS"] = "1"
-    sizes = [tuple(int(v) for v in s.lower().split("x")) for s in args.sizes]
-    if args.repeats < 1 or any(len(s) != 2 or min(s) < 1 for s in sizes):
-        parser.error("need --repeats >= 1 and sizes like 64x4096")
+    sizes = parse_sizes(parser, args, "64x4096")
 
     print(
         f"GFLOP/s ({args.clock} clock), median of {args.repeats} alternating runs; numpy {np.__version__}, "

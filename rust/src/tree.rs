@@ -626,8 +626,8 @@ impl TreeCounter {
             // (`NoiseSpec::sample_sum_into`): it is data-independent, so its
             // law carries no privacy, and m discrete draws per entry per
             // round would cost more than the rest of the learner.
-            // Laplace: b (G1 - G2), G1, G2 ~ Gamma(m, 1), the exact law of
-            // the sum of m Laplace(b) draws (two Gamma draws per entry
+            // Laplace: b sqrt(2 G) Z, G ~ Gamma(m, 1), the exact law of the
+            // sum of m Laplace(b) draws (one Gamma and one normal per entry
             // instead of m Laplace draws).
             let by_repeats = self.noise.lattice().is_some() || matches!(self.noise, NoiseSpec::Laplace { .. });
             let closed_form = if by_repeats { Some(self.noise) } else { self.noise.sum_of(missing) };

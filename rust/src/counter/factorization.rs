@@ -40,14 +40,12 @@
 //! buffers and the generator are serialized, so a restored counter
 //! continues identically; no more than `horizon` values are accepted.
 
-use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use super::smooth_binary;
 use crate::error::{check_finite, Error, Result};
-use crate::noise::laplace::fill_laplace_sum;
 use crate::noise::secure::MAX_EXACT_STEPS;
-use crate::noise::secure::{round_to_integer, round_to_lattice, EntropyCell, SecureKind};
+use crate::noise::secure::{round_to_integer, EntropyCell, SecureKind};
 use crate::noise::NoiseSpec;
 use crate::rng::{SeedSequence, StreamRng};
 use crate::tree::{release_runs_buffer, MAX_STATE_ENTRIES, MAX_VALUE};
@@ -630,7 +628,7 @@ impl FactorizationCounter {
         // `ones` ones. Their noise is data-independent (padding), read by
         // this release only (the next leaf clears them all), so only its
         // sum is used: it is drawn as one draw of the sum's law
-        // (`draw_padding`: exact in law for floating-point noise) into the
+        // (`NoiseSpec::sample_sum_into`: exact in law for floating-point noise) into the
         // lowest row, the others zero. On a lattice that is the rounded
         // floating-point sum, as the tree's padding: an exact lattice value
         // of nearly the discrete sum's law (no input is under these nodes,
@@ -645,9 +643,9 @@ impl FactorizationCounter {
         if summed {
             let (sum, rest) = self.dec[..free as usize * dim].split_at_mut(dim);
             if self.os_entropy {
-                draw_padding(self.noise, self.entropy.get()?, free, self.side, sum);
+                self.noise.sample_sum_into(self.entropy.get()?, free, self.side, sum);
             } else {
-                draw_padding(self.noise, &mut self.rng, free, self.side, sum);
+                self.noise.sample_sum_into(&mut self.rng, free, self.side, sum);
             }
             rest.fill(0.0);
             bits &= !((1u64 << free) - 1);
@@ -864,23 +862,6 @@ fn check_noise(noise: NoiseSpec, factor: &Factorization) -> Result<()> {
                  norm); got {noise:?}: use counter='binary' (or 'smooth-binary') for Laplace or Wishart noise"
             ),
         ))
-    }
-}
-
-/// One draw of the sum of `r` independent draws of `noise` into `out`, for
-/// data-independent noise: Laplace as b sqrt(2 G) Z ([`fill_laplace_sum`]:
-/// one Gamma and one normal an entry), on a lattice rounded to it (as
-/// [`NoiseSpec::sample_sum_into`], which serves the other laws).
-fn draw_padding<R: Rng + ?Sized>(noise: NoiseSpec, rng: &mut R, r: u32, side: usize, out: &mut [f64]) {
-    let lattice = noise.lattice();
-    match lattice.map_or(noise, |s| s.continuous()) {
-        NoiseSpec::Laplace { scale } => {
-            fill_laplace_sum(rng, scale, r, out);
-            if let Some(s) = lattice {
-                round_to_lattice(out, 1.0 / s.step(), s.step());
-            }
-        }
-        _ => noise.sample_sum_into(rng, r, side, out),
     }
 }
 
@@ -1148,7 +1129,7 @@ mod tests {
                 let free = next.trailing_ones();
                 if free >= 2 {
                     let mut z = [0.0; 2];
-                    draw_padding(noise, &mut rng, free, 0, &mut z);
+                    noise.sample_sum_into(&mut rng, free, 0, &mut z);
                     nodes[0] = z;
                     nodes[1..free as usize].fill([0.0; 2]);
                 }

@@ -45,7 +45,6 @@
 //! below exp(-2^40 / t') after a tail pick of probability below e^-72).
 
 use std::cell::RefCell;
-use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 
 use num_bigint::BigUint;
@@ -530,19 +529,19 @@ impl CellSampler {
     }
 }
 
-/// Samplers kept per thread (construction takes about a millisecond; a
-/// learner uses one or two laws).
+/// Samplers kept per thread (a learner uses one or two laws).
 const CACHE_SIZE: usize = 16;
 
 thread_local! {
-    static CACHE: RefCell<Vec<(Shape, Rc<CellSampler>)>> = const { RefCell::new(Vec::new()) };
+    static CACHE: RefCell<Vec<(Shape, Arc<CellSampler>)>> = const { RefCell::new(Vec::new()) };
 }
 
-/// `f` applied to the sampler of `shape`, built on first use in this
-/// thread. A hit runs `f` under the cache's shared borrow (no reference
-/// count traffic: this is paid per released value); a miss builds the
-/// table and caches it unless an enclosing call holds the cache (nested
-/// calls for the two laws of a symmetric matrix).
+/// `f` applied to the sampler of `shape`, looked up in this thread's
+/// cache, which takes its tables from [`shared_sampler`] (so each law is
+/// built once per process, not once per thread). A hit runs `f` under the
+/// cache's shared borrow (no reference count traffic: this is paid per
+/// released value); a miss caches the table unless an enclosing call holds
+/// the cache (nested calls for the two laws of a symmetric matrix).
 #[inline]
 pub fn with_sampler<T>(shape: Shape, f: impl FnOnce(&CellSampler) -> T) -> T {
     CACHE.with(|cache| {
@@ -551,12 +550,12 @@ pub fn with_sampler<T>(shape: Shape, f: impl FnOnce(&CellSampler) -> T) -> T {
             return f(sampler);
         }
         drop(hit);
-        let built = Rc::new(CellSampler::new(shape));
+        let table = shared_sampler(shape);
         if let Ok(mut cache) = cache.try_borrow_mut() {
-            cache.insert(0, (shape, Rc::clone(&built)));
+            cache.insert(0, (shape, Arc::clone(&table)));
             cache.truncate(CACHE_SIZE);
         }
-        f(&built)
+        f(&table)
     })
 }
 
@@ -565,10 +564,11 @@ const SHARED_SIZE: usize = 64;
 
 static SHARED: Mutex<Vec<(Shape, Arc<CellSampler>)>> = Mutex::new(Vec::new());
 
-/// The sampler of `shape` as a handle its owner keeps: for owners that
-/// draw one value at a time (a scalar counter draws once a round), where
-/// the per-draw thread-local lookup of [`with_sampler`] would cost about
-/// as much as the draw. Built once per law and process.
+/// The sampler of `shape`, built once per law and process (construction
+/// takes about a millisecond). Owners that draw one value at a time (a
+/// scalar counter draws once a round) keep the handle, where the per-draw
+/// thread-local lookup of [`with_sampler`] would cost about as much as
+/// the draw.
 pub fn shared_sampler(shape: Shape) -> Arc<CellSampler> {
     // A poisoned lock only means another thread panicked while holding
     // it; the list of built tables is still sound.

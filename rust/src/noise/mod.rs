@@ -25,7 +25,6 @@ pub mod secure;
 pub mod wishart;
 
 use rand::Rng;
-use rand_distr::Distribution;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{check_positive, Error, Result};
@@ -168,11 +167,12 @@ impl NoiseSpec {
 
     /// One draw of the sum of `r` independent draws of `self`, into `out`,
     /// for data-independent noise (padding): Gaussian and Wishart by
-    /// [`NoiseSpec::sum_of`]; Laplace as b (G1 - G2), G1, G2 ~ Gamma(r, 1)
-    /// (the sum of r Laplace(b) is b times a difference of two sums of r
-    /// Exp(1)); on a lattice, the floating-point sum of the same scale
-    /// rounded to the lattice (the release stays an exact lattice value;
-    /// the padding's law carries no privacy, so it need not be discrete).
+    /// [`NoiseSpec::sum_of`]; Laplace as b sqrt(2 G) Z, G ~ Gamma(r, 1)
+    /// ([`laplace::fill_laplace_sum`]: exact in law, one Gamma and one
+    /// normal an entry); on a lattice, the floating-point sum of the same
+    /// scale rounded to the lattice (the release stays an exact lattice
+    /// value; the padding's law carries no privacy, so it need not be
+    /// discrete).
     pub fn sample_sum_into<R: Rng + ?Sized>(&self, rng: &mut R, r: u32, side: usize, out: &mut [f64]) {
         if r == 0 {
             out.fill(0.0);
@@ -183,12 +183,7 @@ impl NoiseSpec {
                 s.continuous().sample_sum_into(rng, r, side, out);
                 secure::round_to_lattice(out, 1.0 / s.step(), s.step());
             }
-            NoiseSpec::Laplace { scale } => {
-                let gamma = rand_distr::Gamma::new(f64::from(r), 1.0).expect("shape r >= 1");
-                for v in out.iter_mut() {
-                    *v = scale * (gamma.sample(rng) - gamma.sample(rng));
-                }
-            }
+            NoiseSpec::Laplace { scale } => laplace::fill_laplace_sum(rng, scale, r, out),
             spec => spec.sum_of(r).expect("closed form for Gaussian, Wishart, Zero").sample_into(rng, side, out),
         }
     }

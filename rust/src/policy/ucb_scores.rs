@@ -408,10 +408,11 @@ fn gemm_pays(d: usize, k: usize) -> bool {
 /// F = L^-1 row by row, F_i = (e_i - sum_{c<i} L_ic F_c) / L_ii, as
 /// multiply-adds of whole (contiguous) rows of F, which vectorise; the
 /// sums run in another order than [`lower_inverse`]'s, so the two agree to
-/// rounding.
+/// rounding. `f` must arrive zeroed (a fresh buffer: zeroing it here
+/// again was a second pass over d^2 entries every select).
 #[inline(always)]
 fn lower_inverse_rows<M: MulAdd>(l: &[f64], inv_diag: &[f64], d: usize, f: &mut [f64]) {
-    f.fill(0.0);
+    debug_assert!(f.iter().all(|&v| v == 0.0));
     for i in 0..d {
         let (done, rest) = f.split_at_mut(i * d);
         let row = &mut rest[..=i];

@@ -23,9 +23,11 @@ type SimOutput<'py> =
     (Bound<'py, PyArray1<u64>>, Bound<'py, PyArray3<f64>>, Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<f64>>);
 
 /// Simulations of at most this many rounds in all (learners x replicates
-/// x horizon: a few milliseconds) run on the calling thread: a watcher
-/// thread for progress and Ctrl-C would cost more than the run.
-const INLINE_ROUNDS: u64 = 1 << 14;
+/// x horizon) run on the calling thread: a watcher thread for progress
+/// and Ctrl-C would cost more than the run. Small, because such a run
+/// cannot be interrupted: 1024 rounds of the costliest learners (about a
+/// millisecond a round at d = 64, K = 4096) stay near a second.
+const INLINE_ROUNDS: u64 = 1 << 10;
 
 /// Runs `work` on another thread with the GIL released, calling
 /// `progress(rounds_done)` at most five times a second and stopping the
