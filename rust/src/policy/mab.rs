@@ -395,7 +395,7 @@ impl Mab {
             (self.ucb_base, self.ucb_width) = (base, width);
         }
         let c = self.config.rewards.width() * (2.0 * ((self.t + 1) as f64).ln()).sqrt();
-        first_argmax(&self.ucb_base, &self.ucb_width, c)
+        first_ucb_argmax(&self.ucb_base, &self.ucb_width, c)
     }
 
     /// The arm to pull this round.
@@ -409,17 +409,7 @@ impl Mab {
                 if let MabIndex::Ucb { noise_bound } = self.config.index {
                     return Ok(self.select_ucb(noise_bound));
                 }
-                let scores = self.indices();
-                let mut best = 0;
-                let mut best_score = f64::NEG_INFINITY;
-                for (i, &s) in scores.iter().enumerate() {
-                    // Strict: ties go to the lowest index.
-                    if s > best_score {
-                        best_score = s;
-                        best = i;
-                    }
-                }
-                Ok(best)
+                Ok(super::first_argmax(&self.indices()))
             }
         }
     }
@@ -640,9 +630,13 @@ fn ucb_terms(sum: f64, n: u64, noise_bound: f64) -> (f64, f64) {
     }
 }
 
-/// The first a maximizing base_a + c width_a (the index of the strict
-/// left-to-right scan: ties go to the lowest arm). Scores are never NaN
-/// (bases are finite or +inf, widths finite, c finite).
+/// [`super::first_argmax`] of the scores base_a + c width_a, computed where
+/// they are compared (the index of the strict left-to-right scan: ties go
+/// to the lowest arm). Scores are never NaN (bases are finite or +inf,
+/// widths finite, c finite). Writing the scores to a buffer for
+/// `first_argmax` measured 5% slower a UCB1 round (466 -> 538
+/// instructions), and a version generic over an iterator of scores about
+/// a third slower.
 ///
 /// Four running maxima, one per lane of a 256-bit register, instead of
 /// one compare chain through every arm (which the compiler cannot
@@ -650,7 +644,7 @@ fn ucb_terms(sum: f64, n: u64, noise_bound: f64) -> (f64, f64) {
 /// arm reaching the maximum, computed by the same operations, so equal
 /// bit for bit.
 #[allow(clippy::float_cmp)] // the same operations on the same values
-fn first_argmax(base: &[f64], width: &[f64], c: f64) -> usize {
+fn first_ucb_argmax(base: &[f64], width: &[f64], c: f64) -> usize {
     let n = base.len().min(width.len());
     let (base, width) = (&base[..n], &width[..n]);
     let whole = n - n % 4;
@@ -717,7 +711,7 @@ mod tests {
     use crate::sim::run_episode;
 
     #[test]
-    fn first_argmax_is_the_strict_scan() {
+    fn first_ucb_argmax_is_first_argmax_of_the_scores() {
         // The lane-wise argmax returns what the left-to-right strict scan
         // returns (the first maximum), on random scores with many ties,
         // unpulled arms (+inf base, 0 width) and every K from 1 to 13.
@@ -734,15 +728,12 @@ mod tests {
             let width: Vec<f64> =
                 base.iter().map(|b| if b.is_infinite() { 0.0 } else { f64::from(rng.random_range(0..3)) }).collect();
             let c = f64::from(rng.random_range(0..4)) * 0.5;
-            let mut best = 0;
-            let mut best_score = f64::NEG_INFINITY;
-            for a in 0..k {
-                let score = base[a] + c * width[a];
-                if score > best_score {
-                    (best, best_score) = (a, score);
-                }
-            }
-            assert_eq!(first_argmax(&base, &width, c), best, "{base:?} {width:?} {c}");
+            let scores: Vec<f64> = base.iter().zip(&width).map(|(b, w)| b + c * w).collect();
+            assert_eq!(
+                first_ucb_argmax(&base, &width, c),
+                crate::policy::first_argmax(&scores),
+                "{base:?} {width:?} {c}"
+            );
         }
     }
 
