@@ -473,6 +473,8 @@ impl TreeCounter {
     /// without the general shape's buffers, and with the noise table held
     /// by the counter. Padded counters, and every input the general path
     /// refuses, go through the general path.
+    #[allow(clippy::inline_always)] // into the K-armed engines' round (Mab::record)
+    #[inline(always)]
     pub fn add_scalar(&mut self, value: f64) -> Result<()> {
         // NaN fails `within` too.
         let within = value.abs() <= MAX_VALUE;

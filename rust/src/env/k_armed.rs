@@ -101,6 +101,7 @@ impl Environment for KArmedBandit {
         self.config.means.len()
     }
 
+    #[inline]
     fn next_round(&mut self, _t: u64, set: &mut DecisionSet) -> Result<()> {
         let k = self.config.means.len();
         if set.k != k || set.d != 0 {
@@ -115,6 +116,8 @@ impl Environment for KArmedBandit {
         Ok(Feedback::Reward(y[0]))
     }
 
+    #[allow(clippy::inline_always)] // into the loop's K-armed instantiation (sim::run_shared_episode)
+    #[inline(always)]
     fn shared_rewards(&mut self, indices: &[usize], out: &mut [f64]) -> Result<()> {
         let means = &self.config.means;
         if let Some(&bad) = indices.iter().find(|&&i| i >= means.len()) {
@@ -139,6 +142,7 @@ impl Environment for KArmedBandit {
         Ok(())
     }
 
+    #[inline]
     fn regret(&self, index: usize) -> Option<f64> {
         self.config.means.get(index).map(|m| self.best - m)
     }

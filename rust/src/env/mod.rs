@@ -81,7 +81,11 @@ pub enum Feedback<'a> {
 /// contexts and reward noise from their own streams, never from the
 /// learner's, so two learners run on the same seed face the same contexts
 /// and reward noise (common random numbers).
-pub trait Environment: Send {
+///
+/// `Any` as a supertrait lets the simulation loop recognise the
+/// environments it runs in an instantiation of its own (see
+/// `sim::run_shared_episode`).
+pub trait Environment: Send + std::any::Any {
     /// Number of features per action (0 for plain K-armed bandits).
     fn dim(&self) -> usize;
 

@@ -388,6 +388,7 @@ impl Mab {
 
     /// argmax over arms of the UCB index (ties to the lowest arm), from the
     /// per-arm cache: one multiply-add per arm and one square root a round.
+    #[inline]
     fn select_ucb(&mut self, noise_bound: f64) -> usize {
         let k = self.config.k;
         if self.ucb_base.len() != k || self.ucb_width.len() != k {
@@ -680,6 +681,8 @@ impl Learner for Mab {
         Mab::use_os_entropy(self)
     }
 
+    #[allow(clippy::inline_always)] // into the loop's K-armed instantiation (sim::run_shared_episode)
+    #[inline(always)]
     fn select(&mut self, set: &DecisionSet) -> Result<usize> {
         if set.k != self.config.k || set.d != 0 {
             return Err(Error::invalid(
@@ -693,6 +696,8 @@ impl Learner for Mab {
         self.select_arm()
     }
 
+    #[allow(clippy::inline_always)] // into the loop's K-armed instantiation (sim::run_shared_episode)
+    #[inline(always)]
     fn update(&mut self, set: &DecisionSet, index: usize, feedback: Feedback<'_>) -> Result<()> {
         if index >= set.k {
             return Err(Error::invalid("index", format!("must be < {}, got {index}", set.k)));

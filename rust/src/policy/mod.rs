@@ -74,7 +74,7 @@ pub(crate) fn played_reward<'a>(
 /// A learner that plays the first maximum of its scores of the actions
 /// and learns from the played action's features and reward (LinUCB and the
 /// trust-model learners): its [`Learner`] implementation is this one.
-pub(crate) trait UcbLearner: Send {
+pub(crate) trait UcbLearner: Send + 'static {
     /// Checks `set` (and that rounds are left) and scores its actions, in
     /// order. A borrowed set: the Python binding scores a NumPy array in place.
     fn scores(&mut self, set: DecisionRows<'_>) -> Result<&[f64]>;
@@ -129,7 +129,10 @@ pub(crate) fn assert_same_play<A: UcbLearner, B: UcbLearner>(
 }
 
 /// A sequential decision maker.
-pub trait Learner: Send {
+///
+/// `Any` as a supertrait lets the simulation loop recognise the engines it
+/// runs in an instantiation of its own (see `sim::run_shared_episode`).
+pub trait Learner: Send + std::any::Any {
     /// The index of the action played in `set`.
     fn select(&mut self, set: &DecisionSet) -> Result<usize>;
 
