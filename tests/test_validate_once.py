@@ -12,8 +12,11 @@ import pytest
 import dpbandits
 import dpbandits.learners.linucb as learners_linucb
 import dpbandits.learners.mab as learners_mab
+import dpbandits.privacy.analytic_gaussian as analytic_gaussian
 import dpbandits.privacy.calibration as calibration
+import dpbandits.privacy.factorization as factorization
 import dpbandits.privacy.mishra_thakurta as mishra_thakurta
+import dpbandits.privacy.secure as secure
 
 
 @pytest.fixture
@@ -21,16 +24,20 @@ def epsilon_checks(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     """The modules (learner, privacy formulas) that check ``epsilon`` while
     a learner is built."""
     seen: list[str] = []
-    for module in (learners_mab, learners_linucb, calibration, mishra_thakurta):
-        original = module.positive
+    modules = (learners_mab, learners_linucb, calibration, mishra_thakurta, analytic_gaussian, factorization, secure)
+    for module in modules:
+        for check in ("positive", "non_negative"):
+            if not hasattr(module, check):
+                continue
+            original = getattr(module, check)
 
-        def counted(name: str, value: Any, *args: Any, _m: str = module.__name__, _f: Any = original,
-                    **kwargs: Any) -> Any:
-            if name == "epsilon":
-                seen.append(_m)
-            return _f(name, value, *args, **kwargs)
+            def counted(name: str, value: Any, *args: Any, _m: str = module.__name__, _f: Any = original,
+                        **kwargs: Any) -> Any:
+                if name == "epsilon":
+                    seen.append(_m)
+                return _f(name, value, *args, **kwargs)
 
-        monkeypatch.setattr(module, "positive", counted)
+            monkeypatch.setattr(module, check, counted)
     yield seen
 
 
@@ -60,10 +67,55 @@ def test_the_checked_formulas_equal_the_public_ones() -> None:
 @pytest.mark.parametrize("noise", ["gaussian", "wishart"])
 def test_joint_dp_linucb_checks_epsilon_once_at_its_boundary(epsilon_checks: list[str], noise: str) -> None:
     # The paper calibration (the default): the class validates, the
-    # formulas' checked forms trust it. (calibration="tight" still passes
-    # epsilon through the public gaussian_tree_sigma and gaussian_mu.)
+    # formulas' checked forms trust it.
     dpbandits.JointDPLinUCB(d=5, horizon=1000, epsilon=1.0, delta=0.1, noise=noise, seed=0)
     assert epsilon_checks == ["dpbandits.learners.linucb"]
+
+
+@pytest.mark.parametrize("sampler", ["lattice", "float"])
+@pytest.mark.parametrize("counter", ["binary", "smooth-binary", "sqrt", "blt"])
+def test_tight_joint_dp_linucb_checks_epsilon_once_at_its_boundary(
+    epsilon_checks: list[str], sampler: str, counter: str
+) -> None:
+    # The tight calibration goes through gaussian_tree_sigma /
+    # factorization_gaussian_sigma, gaussian_mu, the discrete-Gaussian
+    # allowance and gaussian_epsilon: their checked forms, none re-checking.
+    dpbandits.JointDPLinUCB(d=3, horizon=1000, epsilon=1.0, delta=0.1, calibration="tight", counter=counter,
+                            sampler=sampler, seed=0)
+    assert epsilon_checks == ["dpbandits.learners.linucb"]
+
+
+def test_the_checked_gaussian_formulas_equal_the_public_ones() -> None:
+    for eps, delta in [(1.0, 0.1), (0.05, 1e-6), (8.0, 0.3)]:
+        assert analytic_gaussian.gaussian_mu_checked(eps, delta) == analytic_gaussian.gaussian_mu(eps, delta)
+        for n, sens in [(1, 1.0), (1000, 2.0), (2**20 + 3, 0.5)]:
+            assert calibration.gaussian_tree_sigma_checked(n, eps, delta, sens) == (
+                calibration.gaussian_tree_sigma(n, eps, delta, sens, calibration="tight")
+            )
+            for counter in ("binary", "smooth-binary", "sqrt", "blt"):
+                assert factorization.factorization_gaussian_sigma_checked(counter, n, eps, delta, sens) == (
+                    factorization.factorization_gaussian_sigma(counter, n, eps, delta, sens)
+                )
+            assert secure.discrete_gaussian_delta_allowance_checked(eps, n, 2.0**19) == (
+                secure.discrete_gaussian_delta_allowance(eps, n, 2.0**19)
+            )
+    for mu, delta in [(0.5, 0.1), (3.0, 1e-5)]:
+        assert analytic_gaussian.gaussian_epsilon_checked(mu, delta) == analytic_gaussian.gaussian_epsilon(mu, delta)
+
+
+def test_the_public_gaussian_formulas_still_check_their_arguments() -> None:
+    for call in (
+        lambda: analytic_gaussian.gaussian_mu(-1.0, 0.1),
+        lambda: calibration.gaussian_tree_sigma(1000, 0.0, 0.1, 1.0, calibration="tight"),
+        lambda: factorization.factorization_gaussian_sigma("sqrt", 1000, float("nan"), 0.1, 1.0),
+        lambda: secure.discrete_gaussian_delta_allowance(-2.0, 10),
+    ):
+        with pytest.raises(ValueError, match="epsilon"):
+            call()
+    with pytest.raises(ValueError, match="delta"):
+        calibration.gaussian_tree_sigma(1000, 1.0, 1.5, 1.0, calibration="tight")
+    with pytest.raises(ValueError, match="horizon"):
+        calibration.gaussian_tree_sigma(0, 1.0, 0.1, 1.0, calibration="tight")
 
 
 def test_joint_dp_linucb_still_refuses_bad_arguments_naming_them() -> None:

@@ -169,8 +169,12 @@ def gaussian_epsilon(mu: float, delta: float) -> float:
 
     ``mu`` > 0 finite; 0 < ``delta`` < 1.
     """
-    mu = positive("mu", mu)
-    delta = in_open_unit("delta", delta)
+    return gaussian_epsilon_checked(positive("mu", mu), in_open_unit("delta", delta))
+
+
+def gaussian_epsilon_checked(mu: float, delta: float) -> float:
+    """:func:`gaussian_epsilon` on a finite mu > 0 and a delta in (0, 1)
+    that its caller validated at its own public boundary."""
 
     def private_at(epsilon: float) -> bool:
         return math.exp(_log_gaussian_delta(mu, epsilon)) <= delta
@@ -194,8 +198,12 @@ def gaussian_mu(epsilon: float, delta: float) -> float:
 
     ``epsilon`` >= 0 finite; 0 < ``delta`` < 1.
     """
-    epsilon = non_negative("epsilon", epsilon)
-    delta = in_open_unit("delta", delta)
+    return gaussian_mu_checked(non_negative("epsilon", epsilon), in_open_unit("delta", delta))
+
+
+def gaussian_mu_checked(epsilon: float, delta: float) -> float:
+    """:func:`gaussian_mu` on an epsilon >= 0 and a delta in (0, 1) that
+    its caller validated at its own public boundary."""
 
     def private_at(mu: float) -> bool:
         return math.exp(_log_gaussian_delta(mu, epsilon)) <= delta

@@ -44,7 +44,7 @@ from dpbandits.privacy.guarantees import Guarantee
 from dpbandits.privacy.secure import (
     LatticeNoise,
     capped_lattice_exponent,
-    discrete_gaussian_delta_allowance,
+    discrete_gaussian_delta_allowance_checked,
     lattice_gaussian,
 )
 
@@ -125,15 +125,26 @@ def gaussian_tree_sigma(
     """
     if calibration != "tight":
         raise ValueError(f"invalid argument `calibration`: only 'tight' is defined here, got {calibration!r}")
-    from dpbandits.privacy.analytic_gaussian import gaussian_mu
+    return gaussian_tree_sigma_checked(
+        positive_int("horizon", horizon),
+        positive("epsilon", epsilon),
+        in_open_unit("delta", delta),
+        positive("sensitivity", sensitivity),
+    )
 
-    levels = tree_levels(horizon)
-    epsilon = positive("epsilon", epsilon)
-    delta = in_open_unit("delta", delta)
-    sensitivity = positive("sensitivity", sensitivity)
+
+def gaussian_tree_sigma_checked(n: int, epsilon: float, delta: float, sensitivity: float) -> float:
+    """:func:`gaussian_tree_sigma` (``calibration="tight"``) on an integer
+    n >= 1, finite epsilon > 0 and sensitivity > 0 and a delta in (0, 1)
+    that its caller validated at its own public boundary."""
+    from dpbandits.privacy.analytic_gaussian import gaussian_mu_checked
+
+    levels = n.bit_length()  # tree_levels
     # gaussian_mu returns the private side of the boundary; the relative
     # 1e-12 keeps it there after the divisions here and in any re-check.
-    return _finite_scale(math.sqrt(levels) * sensitivity / gaussian_mu(epsilon, delta) * (1.0 + 1e-12), "sigma")
+    return _finite_scale(
+        math.sqrt(levels) * sensitivity / gaussian_mu_checked(epsilon, delta) * (1.0 + 1e-12), "sigma"
+    )
 
 
 def laplace_tree_scale(
@@ -491,15 +502,15 @@ def shariff_sheffet_gaussian_checked(
     if calibration == "paper":
         sigma = math.sqrt(16.0 * m * l_tilde_sq**2 * math.log(4.0 / delta) ** 2) / epsilon  # §4.2
     elif calibration == "tight":
-        sigma = gaussian_tree_sigma(n, epsilon, delta, sensitivity=l_tilde_sq, calibration="tight")
+        sigma = gaussian_tree_sigma_checked(n, epsilon, delta, l_tilde_sq)
         if sampler == "lattice":
             # Reserve the discreteness allowance (the lattice sigma in steps
             # only grows when delta shrinks, so the first one bounds it).
             p = d + 1
             # Halved: a sigma that crosses a power of two changes the exponent.
             steps = math.ldexp(sigma, capped_lattice_exponent(sigma, n * l_tilde_sq)) / 2.0
-            allowance = discrete_gaussian_delta_allowance(epsilon, tree_levels(n) * p * (p + 1) // 2, steps)
-            sigma = gaussian_tree_sigma(n, epsilon, delta - allowance, sensitivity=l_tilde_sq, calibration="tight")
+            allowance = discrete_gaussian_delta_allowance_checked(epsilon, n.bit_length() * p * (p + 1) // 2, steps)
+            sigma = gaussian_tree_sigma_checked(n, epsilon, in_open_unit("delta", delta - allowance), l_tilde_sq)
     else:
         raise ValueError(f"invalid argument `calibration`: must be 'paper' or 'tight', got {calibration!r}")
     if sampler not in ("lattice", "float"):
@@ -535,9 +546,9 @@ def shariff_sheffet_gaussian_checked(
         # What the tight sigma makes each node: a Gaussian mechanism with
         # mu = Ltilde^2 / sigma, whose epsilon at delta/2 is reported (the
         # paper's epsilon / sqrt(8 m ln(2/delta)) is not what is targeted).
-        from dpbandits.privacy.analytic_gaussian import gaussian_epsilon
+        from dpbandits.privacy.analytic_gaussian import gaussian_epsilon_checked
 
-        node_epsilon = gaussian_epsilon(l_tilde_sq / accounted_sigma, delta / 2.0)
+        node_epsilon = gaussian_epsilon_checked(l_tilde_sq / accounted_sigma, delta / 2.0)
     nodes_per_row = m if calibration == "paper" else tree_levels(n)
     zcdp_rho = nodes_per_row * l_tilde_sq**2 / (2.0 * accounted_sigma**2)  # footnote 5
     implied = zcdp_to_dp_epsilon(zcdp_rho, delta)
@@ -561,10 +572,10 @@ def _factorized_gaussian(
     calibration: str, sampler: str, counter: str, m: int, l_tilde_sq: float,
 ) -> GaussianCalibration:
     """:func:`shariff_sheffet_gaussian` with a factorization counter (see there)."""
-    from dpbandits.privacy.analytic_gaussian import gaussian_epsilon
+    from dpbandits.privacy.analytic_gaussian import gaussian_epsilon_checked
     from dpbandits.privacy.factorization import (
         counter_choice,
-        factorization_gaussian_sigma,
+        factorization_gaussian_sigma_checked,
         max_column_norm,
         max_release_variance,
     )
@@ -580,7 +591,7 @@ def _factorized_gaussian(
     p = d + 1
     norm = max_column_norm(counter, n)
     variance = max_release_variance(counter, n)
-    sigma = factorization_gaussian_sigma(counter, n, epsilon, delta, l_tilde_sq)
+    sigma = factorization_gaussian_sigma_checked(counter, n, epsilon, delta, l_tilde_sq)
     lattice_exponent = None
     accounted_sigma = sigma
     if sampler == "lattice" and counter == "smooth-binary":
@@ -588,21 +599,23 @@ def _factorized_gaussian(
         # one row reaches H - w = norm^2 nodes of p (p + 1) / 2 coordinates.
         steps = math.ldexp(sigma, capped_lattice_exponent(sigma, n * l_tilde_sq)) / 2.0
         reached = round(norm * norm) * p * (p + 1) // 2
-        allowance = discrete_gaussian_delta_allowance(epsilon, reached, steps)
-        sigma = accounted_sigma = factorization_gaussian_sigma(counter, n, epsilon, delta - allowance, l_tilde_sq)
+        allowance = discrete_gaussian_delta_allowance_checked(epsilon, reached, steps)
+        sigma = accounted_sigma = factorization_gaussian_sigma_checked(
+            counter, n, epsilon, in_open_unit("delta", delta - allowance), l_tilde_sq
+        )
         lattice = lattice_gaussian(
             sigma, l_tilde_sq, dim=(d + 1) ** 2 / 2.0, kind="symmetric_gaussian", sum_bound=n * l_tilde_sq
         )
         sigma, lattice_exponent = lattice.scale, lattice.exponent
     elif sampler == "lattice":
         steps = math.ldexp(sigma, capped_lattice_exponent(sigma, n * l_tilde_sq)) / 2.0
-        allowance = discrete_gaussian_delta_allowance(epsilon, n * p * (p + 1) // 2, steps)
+        allowance = discrete_gaussian_delta_allowance_checked(epsilon, n * p * (p + 1) // 2, steps)
         if not allowance < delta / 2:
             raise ValueError(
                 f"invalid argument `sampler`: the discrete-Gaussian allowance for {n * p * (p + 1) // 2} draws "
                 f"({allowance:.3g}) exceeds half of delta = {delta!r}; use sampler='float' or a smaller horizon"
             )
-        sigma = accounted_sigma = factorization_gaussian_sigma(counter, n, epsilon, delta - allowance, l_tilde_sq)
+        sigma = accounted_sigma = factorization_gaussian_sigma_checked(counter, n, epsilon, delta - allowance, l_tilde_sq)
         # Whitened rounding allowance of the encoded stream (F4): each of the
         # n steps' symmetric p x p rounding error has entries <= 1.5 g,
         # whitened norm <= 1.5 g p / sqrt(2): dim = (1.5 p)^2 n / 2.
@@ -626,7 +639,7 @@ def _factorized_gaussian(
     return GaussianCalibration(
         d=d, horizon=n, epsilon=epsilon, delta=delta, alpha=alpha, L=L, B_tilde=B_tilde,
         m=m, L_tilde=math.sqrt(l_tilde_sq),
-        node_epsilon=gaussian_epsilon(norm * l_tilde_sq / accounted_sigma, delta / 2.0), node_delta=delta / 2.0,
+        node_epsilon=gaussian_epsilon_checked(norm * l_tilde_sq / accounted_sigma, delta / 2.0), node_delta=delta / 2.0,
         sigma=sigma, upsilon=upsilon, shift=c, rho_min=rho_min, rho_max=rho_max, gamma=gamma,
         zcdp_rho=(norm * l_tilde_sq) ** 2 / (2.0 * accounted_sigma**2), calibration=calibration, sampler=sampler,
         lattice_exponent=lattice_exponent, counter=counter, release_variance=variance,

@@ -486,13 +486,23 @@ def factorization_gaussian_sigma(
     is (epsilon, delta)-DP under exact accounting: sigma = ||C||_col *
     sensitivity / mu*(epsilon, delta) (module docstring; "binary" gives
     :func:`dpbandits.privacy.calibration.gaussian_tree_sigma`)."""
-    from dpbandits.privacy.analytic_gaussian import gaussian_mu
+    return factorization_gaussian_sigma_checked(
+        counter_choice(counter), horizon, positive("epsilon", epsilon), in_open_unit("delta", delta),
+        positive("sensitivity", sensitivity),
+    )
 
-    epsilon = positive("epsilon", epsilon)
-    delta = in_open_unit("delta", delta)
-    sensitivity = positive("sensitivity", sensitivity)
-    norm = max_column_norm(counter_choice(counter), horizon)
-    return norm * sensitivity / gaussian_mu(epsilon, delta) * (1.0 + 1e-12)
+
+def factorization_gaussian_sigma_checked(
+    counter: str, horizon: int, epsilon: float, delta: float, sensitivity: float
+) -> float:
+    """:func:`factorization_gaussian_sigma` on a known ``counter``, finite
+    epsilon > 0 and sensitivity > 0 and a delta in (0, 1) that its caller
+    validated at its own public boundary (``horizon`` is checked by the
+    column norm)."""
+    from dpbandits.privacy.analytic_gaussian import gaussian_mu_checked
+
+    norm = max_column_norm(counter, horizon)
+    return norm * sensitivity / gaussian_mu_checked(epsilon, delta) * (1.0 + 1e-12)
 
 
 def lattice_factorization_sensitivity(

@@ -362,8 +362,15 @@ def discrete_gaussian_delta_allowance(epsilon: float, coordinates: int, steps: f
     (1 + e^eps) c / (4 s^2), s = ``steps`` (a lower bound on the discrete
     sigma in lattice steps, >= 2^10): 2^-40 per coordinate at s = 2^19.
     """
-    epsilon = positive("epsilon", epsilon)
-    coordinates = positive_int("coordinates", coordinates)
+    return discrete_gaussian_delta_allowance_checked(
+        positive("epsilon", epsilon), positive_int("coordinates", coordinates), steps
+    )
+
+
+def discrete_gaussian_delta_allowance_checked(epsilon: float, coordinates: int, steps: float) -> float:
+    """:func:`discrete_gaussian_delta_allowance` on an epsilon > 0 and an
+    integer ``coordinates`` >= 1 that its caller validated at its own
+    public boundary (``steps``, computed by the caller, is checked here)."""
     if not steps >= 2**10:
         raise ValueError(f"invalid argument `steps`: the bound needs a discrete sigma of >= 2^10 steps, got {steps!r}")
     return (1.0 + math.exp(min(epsilon, 700.0))) * coordinates / (4.0 * steps * steps)
