@@ -615,7 +615,9 @@ def _factorized_gaussian(
                 f"invalid argument `sampler`: the discrete-Gaussian allowance for {n * p * (p + 1) // 2} draws "
                 f"({allowance:.3g}) exceeds half of delta = {delta!r}; use sampler='float' or a smaller horizon"
             )
-        sigma = accounted_sigma = factorization_gaussian_sigma_checked(counter, n, epsilon, delta - allowance, l_tilde_sq)
+        sigma = accounted_sigma = factorization_gaussian_sigma_checked(
+            counter, n, epsilon, delta - allowance, l_tilde_sq
+        )
         # Whitened rounding allowance of the encoded stream (F4): each of the
         # n steps' symmetric p x p rounding error has entries <= 1.5 g,
         # whitened norm <= 1.5 g p / sqrt(2): dim = (1.5 p)^2 n / 2.
