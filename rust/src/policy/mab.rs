@@ -400,7 +400,8 @@ impl Mab {
     }
 
     /// The arm to pull this round.
-    #[inline]
+    #[allow(clippy::inline_always)] // into the loop's K-armed instantiation (sim::run_shared_episode)
+    #[inline(always)]
     pub fn select_arm(&mut self) -> Result<usize> {
         self.check_round()?;
         let k = self.config.k;
@@ -416,7 +417,8 @@ impl Mab {
     }
 
     /// Records the reward of pulling `arm` (after enforcing the range).
-    #[inline]
+    #[allow(clippy::inline_always)] // into the loop's K-armed instantiation (sim::run_shared_episode)
+    #[inline(always)]
     pub fn observe(&mut self, arm: usize, reward: f64) -> Result<()> {
         let k = self.config.k;
         if arm >= k {
