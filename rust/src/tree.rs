@@ -1014,12 +1014,15 @@ mod tests {
     #[test]
     fn merged_nodes_release_what_node_by_node_passes_released() {
         // Shapes with and without a remainder past the merge's chunks of
-        // four, unpadded and padded, past several re-summing rounds.
+        // four, unpadded and padded, floating point and on a lattice (the
+        // integer values are lattice values), past several re-summing
+        // rounds.
         let n = 300;
         for (shape, noise) in [
             (vec![6, 6], NoiseSpec::SymmetricGaussian { sigma: 2.5 }),
             (vec![7], NoiseSpec::Gaussian { sigma: 0.5 }),
             (vec![3], NoiseSpec::Laplace { scale: 1.5 }),
+            (vec![6, 6], NoiseSpec::SymmetricGaussian { sigma: 1.0 }.on_lattice(10).unwrap()),
         ] {
             let dim: usize = shape.iter().product();
             let values = stream(n as usize, dim);
