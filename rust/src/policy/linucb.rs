@@ -242,16 +242,7 @@ impl ReleasedEstimates {
     /// the round's decision set is accepted.
     pub(crate) fn factor_release(&mut self, last_good_v: &[f64], last_good_u: &[f64], fallback_diag: f64) -> bool {
         let d = self.u.len();
-        let ok = match self.chol.as_mut() {
-            Some(c) => c.refactor(&self.v).is_ok(),
-            None => match Cholesky::factor(&self.v, d) {
-                Ok(c) => {
-                    self.chol = Some(c);
-                    true
-                }
-                Err(_) => false,
-            },
-        };
+        let ok = refactor(&mut self.chol, &self.v, d);
         if !ok {
             if last_good_v.is_empty() {
                 self.v.fill(0.0);
@@ -263,7 +254,7 @@ impl ReleasedEstimates {
                 self.v.copy_from_slice(last_good_v);
                 self.u.copy_from_slice(last_good_u);
             }
-            self.chol = Some(Cholesky::factor(&self.v, d).expect("fallback matrix is positive definite"));
+            assert!(refactor(&mut self.chol, &self.v, d), "fallback matrix is positive definite");
         }
         let chol = self.chol.as_ref().expect("factor set above");
         self.theta.copy_from_slice(&self.u);
@@ -326,10 +317,7 @@ impl ReleasedEstimates {
     /// into `chol`; false when rounding made it fail to factor (the
     /// symmetric form then scores).
     fn factor_exact(&mut self, v: &[f64]) -> bool {
-        match self.chol.as_mut() {
-            Some(c) => c.refactor(v).is_ok(),
-            None => Cholesky::factor(v, self.u.len()).map(|c| self.chol = Some(c)).is_ok(),
-        }
+        refactor(&mut self.chol, v, self.u.len())
     }
 
     /// theta~ = `vinv` u for an engine that keeps V^{-1} itself.
@@ -337,6 +325,22 @@ impl ReleasedEstimates {
         let d = self.u.len();
         for i in 0..d {
             self.theta[i] = (0..d).map(|j| vinv[i * d + j] * u[j]).sum();
+        }
+    }
+}
+
+/// Factors the d x d `v` into `chol` (made on first use); false when `v`
+/// is not positive definite. Above the fixed-size kernels' d, by
+/// [`Cholesky::refactor_wide`] (the same factor to rounding; d <= 16 keep
+/// their bits).
+fn refactor(chol: &mut Option<Cholesky>, v: &[f64], d: usize) -> bool {
+    let wide = d > FIXED_MAX_D;
+    match chol.as_mut() {
+        Some(c) if wide => c.refactor_wide(v).is_ok(),
+        Some(c) => c.refactor(v).is_ok(),
+        None => {
+            let factored = if wide { Cholesky::factor_wide(v, d) } else { Cholesky::factor(v, d) };
+            factored.map(|c| *chol = Some(c)).is_ok()
         }
     }
 }
@@ -775,6 +779,40 @@ mod tests {
                     (score - direct).abs() <= 1e-12 * direct.abs().max(1.0),
                     "k = {k}, action {i}: {score} vs {direct}"
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn released_scores_above_the_fixed_kernels_match_the_definition() {
+        // d > 16 factors by Cholesky::refactor_wide and scores through the
+        // blocked kernels: another summation order than the dot-product
+        // factor, the same scores to 1e-12 relative.
+        for (d, k) in [(17usize, 40usize), (40, 400), (64, 300)] {
+            let noise = NoiseSpec::SymmetricGaussian { sigma: 0.3 };
+            let mut l = LinUcb::new(
+                config(d, 1000, StatisticsConfig::Tree { noise, shift: 8.0, pad_to: 0 }),
+                &SeedSequence::from_seed(4),
+            )
+            .unwrap();
+            let feature = |n: usize| (((n * 11) % 23) as f64 - 11.0) / (11.0 * (d as f64).sqrt());
+            for t in 0..40 {
+                let x: Vec<f64> = (0..d).map(|j| feature(t * d + j)).collect();
+                l.observe(&x, (t % 3) as f64 / 3.0 - 0.3).unwrap();
+            }
+            let set = DecisionSet { k, d, features: (0..k * d).map(|n| feature(n + 7)).collect() };
+            let scores = l.ucb(&set).unwrap();
+            let beta = l.estimates_uncommitted().0;
+            let est = &l.work.est;
+            let vinv = Cholesky::factor(&est.v, d).unwrap().inverse();
+            let theta: Vec<f64> = (0..d).map(|i| (0..d).map(|j| vinv[i * d + j] * est.u[j]).sum()).collect();
+            for (i, score) in scores.iter().enumerate() {
+                let x = set.action(i);
+                let quad: f64 = (0..d).map(|a| (0..d).map(|b| x[a] * vinv[a * d + b] * x[b]).sum::<f64>()).sum();
+                let mean: f64 = x.iter().zip(&theta).map(|(a, b)| a * b).sum();
+                let direct = mean + beta * quad.sqrt();
+                let scale = mean.abs() + beta * quad.sqrt();
+                assert!((score - direct).abs() <= 1e-12 * scale, "d {d} action {i}: {score} vs {direct}");
             }
         }
     }
