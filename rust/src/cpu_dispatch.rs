@@ -116,12 +116,13 @@ pub(crate) mod avx {
     /// prefetchers do not follow).
     pub(crate) fn prefetch(values: &[f64]) {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let lines = values.chunks(8).map(<[f64]>::as_ptr).chain(values.last().map(std::ptr::from_ref));
-        for line in lines {
-            // SAFETY: a prefetch reads and writes nothing (it cannot fault),
-            // and the address is that of a live reference; SSE, which it
-            // needs, is part of baseline x86-64.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(line.cast()) };
+        // One address per 64-byte line, and the last entry's.
+        let (start, n) = (values.as_ptr(), values.len());
+        for i in (0..n).step_by(8).chain(n.checked_sub(1)) {
+            // SAFETY: a prefetch reads and writes nothing (it cannot fault);
+            // the address is that of entry i < n of a live slice; SSE,
+            // which it needs, is part of baseline x86-64.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(start.add(i).cast()) };
         }
     }
 
