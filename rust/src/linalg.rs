@@ -105,25 +105,21 @@ fn mul_add<const FUSED: bool>(a: f64, b: f64, c: f64) -> f64 {
 }
 
 /// [`cholesky_into`] by outer products on the transposed factor: U = L^T
-/// is built row by row in `u` (rows of [`wide_stride`] entries), and the
-/// update of the rows below by two finished rows at a time is a
-/// multiply-add over whole groups of four contiguous entries, which
+/// is built row by row in the factor's work space (rows of
+/// [`wide_stride`] entries), and the update of the rows below by two
+/// finished rows at a time is a multiply-add over whole groups of four contiguous entries, which
 /// vectorises across columns (the dot products of [`cholesky_into`] run one
 /// short sum per entry). Each row's groups start at the group holding its
 /// diagonal: the entries left of the diagonal in that group are scratch
 /// (finite, never read as the factor). Every entry is updated in the order
 /// of the rank-one steps (k = 0, 1, ...). Only the lower triangle of `a` is
-/// read; L goes to `l` (strict upper triangle zeroed), 1 / L_ii to
-/// `inv_diag`. The same factor as [`cholesky_into`] to rounding.
+/// read; L goes to the factor (strict upper triangle zeroed) with 1 / L_ii.
+/// The same factor as [`cholesky_into`] to rounding.
 #[allow(clippy::inline_always)]
 #[inline(always)]
-fn cholesky_outer<const FUSED: bool>(
-    a: &[f64],
-    n: usize,
-    u: &mut [f64],
-    l: &mut [f64],
-    inv_diag: &mut [f64],
-) -> Result<()> {
+fn cholesky_outer<const FUSED: bool>(a: &[f64], factor: &mut Cholesky) -> Result<()> {
+    let Cholesky { n, l, inv_diag, work: u } = factor;
+    let n = *n;
     let s = wide_stride(n);
     assert!(a.len() == n * n && u.len() == n * s && l.len() == n * n && inv_diag.len() == n, "n x n matrix");
     for (i, row) in u.chunks_exact_mut(s).enumerate() {
@@ -210,14 +206,8 @@ mod avx2_fma {
     use crate::error::Result;
 
     #[target_feature(enable = "avx2,fma")]
-    pub(super) fn cholesky_outer(
-        a: &[f64],
-        n: usize,
-        u: &mut [f64],
-        l: &mut [f64],
-        inv_diag: &mut [f64],
-    ) -> Result<()> {
-        super::cholesky_outer::<true>(a, n, u, l, inv_diag)
+    pub(super) fn cholesky_outer(a: &[f64], factor: &mut super::Cholesky) -> Result<()> {
+        super::cholesky_outer::<true>(a, factor)
     }
 }
 
@@ -345,9 +335,8 @@ impl Cholesky {
         if self.work.len() != n * wide_stride(n) {
             self.work = vec![0.0; n * wide_stride(n)];
         }
-        let (work, l, inv_diag) = (&mut self.work, &mut self.l, &mut self.inv_diag);
-        crate::cpu_dispatch::on_avx2_fma!(avx2_fma::cholesky_outer(a, n, work, l, inv_diag));
-        cholesky_outer::<false>(a, n, work, l, inv_diag)
+        crate::cpu_dispatch::on_avx2_fma!(avx2_fma::cholesky_outer(a, self));
+        cholesky_outer::<false>(a, self)
     }
 
     /// Solves L y = b in place.
