@@ -38,10 +38,13 @@ better for dpbandits), the wrapper share of the public round (public -
 engine) and ``convert``: the binding's conversion of the decision set, in
 us (part of ``engine``; see ``ConversionOnly``). Times
 are CPU time of the process (``time.process_time``): on a shared machine
-the wall clock mostly measures the other users. One core each: the engine
-is single-threaded, and OpenBLAS is limited to one thread
-(``OPENBLAS_NUM_THREADS=1`` unless the environment sets it) so that its
-CPU time is NumPy's time.
+the wall clock mostly measures the other users. One core each: OpenBLAS is
+limited to one thread (``OPENBLAS_NUM_THREADS=1``) and so is the engine
+(``RAYON_NUM_THREADS=1``: it would split a large set's scoring, K d^2 >=
+2^22 as at (64, 4096), over rayon's threads, whose hand-over and idle
+spinning count as CPU time without doing the round's work), unless the
+environment sets them; ``benches/scoring_gemm_rate.py`` measures the split
+in wall time.
 
 Run from the repository root:
 
@@ -59,6 +62,7 @@ import time
 from typing import Any
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before NumPy loads OpenBLAS
+os.environ.setdefault("RAYON_NUM_THREADS", "1")  # before the engine's first parallel call
 
 import numpy as np
 from compare_linucb import NumpyTree  # benches/ is on sys.path when run as a script
@@ -270,7 +274,8 @@ def main() -> None:
     sizes = parse_sizes(parser, args, "40x400")
 
     print("one round = select + update, CPU us per round; median of", args.repeats, "interleaved runs")
-    print(f"numpy {np.__version__} (OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}), "
+    print(f"numpy {np.__version__} (OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}, "
+          f"RAYON_NUM_THREADS={os.environ['RAYON_NUM_THREADS']}), "
           f"dpbandits {dp.__version__} (kernels: {dp._core.kernel_build()}), python {platform.python_version()}\n")
     header = (f"{'class':<26}{'d':>4}{'K':>6}{'public':>10}{'engine':>10}{'numpy':>10}"
               f"{'np/public':>11}{'np/engine':>11}{'wrapper':>9}{'convert':>9}")

@@ -61,6 +61,7 @@ def engine_decision_set(decision_set: ArrayLike) -> NDArray[np.float64]:
 
 
 _FLOAT64 = np.dtype(np.float64)
+_FLOATS = (float, np.float64)
 
 
 class LearnerBase:
@@ -353,9 +354,10 @@ class OnlineLearner(LearnerBase):
             reward = args[1]
         else:
             raise TypeError("update takes (reward) or (x, reward)")
-        # A Python float (the common case) is taken as is; anything else
+        # A Python float or a NumPy float64 (an entry of a reward array; a
+        # float subclass), the common cases, is taken as is; anything else
         # goes through NumPy's conversion, as before.
-        r = reward if type(reward) is float else float(np.asarray(reward, dtype=np.float64))
+        r = reward if type(reward) in _FLOATS else float(np.asarray(reward, dtype=np.float64))
         # The engine is the one check of (x, r): the length of x, then the
         # bounds of the privacy proof with finiteness ("invalid argument
         # `reward`: must be finite", "`x`: contains NaN or infinite

@@ -230,24 +230,20 @@ impl ReleasedEstimates {
         last_good_u: &mut Vec<f64>,
         fallback_diag: f64,
     ) -> bool {
-        let d = self.u.len();
-        let ok = match self.chol.as_mut() {
-            Some(c) => c.refactor(&self.v).is_ok(),
-            None => match Cholesky::factor(&self.v, d) {
-                Ok(c) => {
-                    self.chol = Some(c);
-                    true
-                }
-                Err(_) => false,
-            },
-        };
+        let ok = self.factor_release(last_good_v, last_good_u, fallback_diag);
         if ok {
-            // Reuse the buffers: this runs every round.
-            last_good_v.clear();
-            last_good_v.extend_from_slice(&self.v);
-            last_good_u.clear();
-            last_good_u.extend_from_slice(&self.u);
-        } else {
+            self.remember(last_good_v, last_good_u);
+        }
+        ok
+    }
+
+    /// [`ReleasedEstimates::factor`] without recording (V, u~) as the last
+    /// pair that factored: that is [`ReleasedEstimates::remember`]'s, once
+    /// the round's decision set is accepted.
+    pub(crate) fn factor_release(&mut self, last_good_v: &[f64], last_good_u: &[f64], fallback_diag: f64) -> bool {
+        let d = self.u.len();
+        let ok = refactor(&mut self.chol, &self.v, d);
+        if !ok {
             if last_good_v.is_empty() {
                 self.v.fill(0.0);
                 for i in 0..d {
@@ -258,7 +254,7 @@ impl ReleasedEstimates {
                 self.v.copy_from_slice(last_good_v);
                 self.u.copy_from_slice(last_good_u);
             }
-            self.chol = Some(Cholesky::factor(&self.v, d).expect("fallback matrix is positive definite"));
+            assert!(refactor(&mut self.chol, &self.v, d), "fallback matrix is positive definite");
         }
         let chol = self.chol.as_ref().expect("factor set above");
         self.theta.copy_from_slice(&self.u);
@@ -268,6 +264,15 @@ impl ReleasedEstimates {
             lower_inverse(chol.lower(), chol.inv_diag(), d, &mut self.factor_inv);
         }
         ok
+    }
+
+    /// Records the (V, u~) just factored as the last pair that did.
+    pub(crate) fn remember(&self, last_good_v: &mut Vec<f64>, last_good_u: &mut Vec<f64>) {
+        // Reuse the buffers: this runs every round.
+        last_good_v.clear();
+        last_good_v.extend_from_slice(&self.v);
+        last_good_u.clear();
+        last_good_u.extend_from_slice(&self.u);
     }
 
     /// log det V of the last [`ReleasedEstimates::factor`].
@@ -312,10 +317,7 @@ impl ReleasedEstimates {
     /// into `chol`; false when rounding made it fail to factor (the
     /// symmetric form then scores).
     fn factor_exact(&mut self, v: &[f64]) -> bool {
-        match self.chol.as_mut() {
-            Some(c) => c.refactor(v).is_ok(),
-            None => Cholesky::factor(v, self.u.len()).map(|c| self.chol = Some(c)).is_ok(),
-        }
+        refactor(&mut self.chol, v, self.u.len())
     }
 
     /// theta~ = `vinv` u for an engine that keeps V^{-1} itself.
@@ -323,6 +325,22 @@ impl ReleasedEstimates {
         let d = self.u.len();
         for i in 0..d {
             self.theta[i] = (0..d).map(|j| vinv[i * d + j] * u[j]).sum();
+        }
+    }
+}
+
+/// Factors the d x d `v` into `chol` (made on first use); false when `v`
+/// is not positive definite. Above the fixed-size kernels' d, by
+/// [`Cholesky::refactor_wide`] (the same factor to rounding; d <= 16 keep
+/// their bits).
+fn refactor(chol: &mut Option<Cholesky>, v: &[f64], d: usize) -> bool {
+    let wide = d > FIXED_MAX_D;
+    match chol.as_mut() {
+        Some(c) if wide => c.refactor_wide(v).is_ok(),
+        Some(c) => c.refactor(v).is_ok(),
+        None => {
+            let factored = if wide { Cholesky::factor_wide(v, d) } else { Cholesky::factor(v, d) };
+            factored.map(|c| *chol = Some(c)).is_ok()
         }
     }
 }
@@ -432,14 +450,17 @@ impl LinUcb {
         }
     }
 
-    /// Computes theta~_t and beta_t for the coming round; returns beta_t.
+    /// Computes theta~_t and beta_t for the coming round in the workspace
+    /// alone; returns beta_t and whether the release factored, for
+    /// [`LinUcb::commit_estimates`] to record once the round's decision set
+    /// is accepted.
     ///
     /// Fallback when a released V_t is not positive definite (the shifted
     /// Gaussian release fails with probability about alpha / 2n per round,
     /// Prop. 11): use the most recent release that was (post-processing of
     /// an earlier release, so privacy is unaffected); before any such
     /// release, use V = shift * I and u~ = 0.
-    fn estimates(&mut self) -> f64 {
+    fn estimates_uncommitted(&mut self) -> (f64, bool) {
         self.ensure_workspace();
         let d = self.config.d;
         let radius = self.config.radius;
@@ -447,7 +468,7 @@ impl LinUcb {
         match &self.stats {
             Statistics::Exact { inv, u, log_det } => {
                 est.set_theta(inv.inverse(), u);
-                radius.at(*log_det)
+                (radius.at(*log_det), true)
             }
             noisy @ (Statistics::Tree { .. } | Statistics::Factorized { .. }) => {
                 let p = d + 1;
@@ -457,14 +478,66 @@ impl LinUcb {
                     est.v[i * d + i] += shift;
                     est.u[i] = r[i * p + d];
                 }
-                let ok = est.factor(&mut self.last_good_v, &mut self.last_good_u, shift.abs().max(f64::MIN_POSITIVE));
-                if !ok && self.failure_counted_at != Some(self.t) {
-                    self.psd_failures += 1;
-                    self.failure_counted_at = Some(self.t);
-                }
-                radius.at(est.log_det())
+                let fallback = shift.abs().max(f64::MIN_POSITIVE);
+                let ok = est.factor_release(&self.last_good_v, &self.last_good_u, fallback);
+                (radius.at(est.log_det()), ok)
             }
         }
+    }
+
+    /// The engine state [`LinUcb::estimates_uncommitted`] leaves out: the
+    /// release as the last that factored, or the round counted as a
+    /// failure (once per round).
+    fn commit_estimates(&mut self, factored: bool) {
+        if matches!(self.stats, Statistics::Exact { .. }) {
+            return;
+        }
+        if factored {
+            self.work.est.remember(&mut self.last_good_v, &mut self.last_good_u);
+        } else if self.failure_counted_at != Some(self.t) {
+            self.psd_failures += 1;
+            self.failure_counted_at = Some(self.t);
+        }
+    }
+
+    /// Checks `set` (and that rounds are left) and computes the round's
+    /// estimates without committing them; returns (beta_t, factored).
+    fn prepare_round(&mut self, set: DecisionRows<'_>) -> Result<(f64, bool)> {
+        super::check_decision_set(set, self.config.d)?;
+        if self.t >= self.config.horizon {
+            return Err(Error::State(format!("the horizon of {} rounds is reached", self.config.horizon)));
+        }
+        Ok(self.estimates_uncommitted())
+    }
+
+    /// The UCB scores of `set` from the prepared estimates.
+    fn score_prepared(&mut self, set: DecisionRows<'_>, beta: f64) -> &[f64] {
+        let exact = match &self.stats {
+            Statistics::Exact { inv, .. } => Some((inv.matrix(), inv.inverse())),
+            Statistics::Tree { .. } | Statistics::Factorized { .. } => None,
+        };
+        self.work.est.score(set, beta, exact)
+    }
+
+    /// `select` on a decision set whose entries are not known to be finite
+    /// (the Python binding's, which scores a NumPy array in place): a set
+    /// with a NaN or infinite entry is refused with the binding's error,
+    /// before the round changes any engine state, as if it had been checked
+    /// first. The check rides on the scoring pass: a non-finite x_c makes
+    /// the term theta_c x_c of the mean, hence the score, non-finite (a
+    /// product with an infinity or a NaN is never finite, nor is a sum with
+    /// one), so the set is read a second time only when a score is not
+    /// finite. (At (d, K) = (64, 4096) the separate read of the 2 MB set
+    /// cost about a tenth of the round.)
+    pub fn select_unvalidated(&mut self, set: DecisionRows<'_>) -> Result<usize> {
+        let (beta, factored) = self.prepare_round(set)?;
+        let scores = self.score_prepared(set, beta);
+        let best = super::first_argmax(scores);
+        if !scores.iter().all(|s| s.is_finite()) && !crate::error::all_finite(set.features) {
+            return Err(Error::invalid("decision_set", "contains NaN or infinite entries"));
+        }
+        self.commit_estimates(factored);
+        Ok(best)
     }
 
     /// UCB_t(x) of every action in `set`, in order (for inspection).
@@ -594,16 +667,9 @@ impl crate::sim::LearnerFactory for LinUcbConfig {
 
 impl UcbLearner for LinUcb {
     fn scores(&mut self, set: DecisionRows<'_>) -> Result<&[f64]> {
-        super::check_decision_set(set, self.config.d)?;
-        if self.t >= self.config.horizon {
-            return Err(Error::State(format!("the horizon of {} rounds is reached", self.config.horizon)));
-        }
-        let beta = self.estimates();
-        let exact = match &self.stats {
-            Statistics::Exact { inv, .. } => Some((inv.matrix(), inv.inverse())),
-            Statistics::Tree { .. } | Statistics::Factorized { .. } => None,
-        };
-        Ok(self.work.est.score(set, beta, exact))
+        let (beta, factored) = self.prepare_round(set)?;
+        self.commit_estimates(factored);
+        Ok(self.score_prepared(set, beta))
     }
 
     fn observe(&mut self, x: &[f64], y: f64) -> Result<()> {
@@ -701,7 +767,7 @@ mod tests {
         for k in [3, 14, 40, 200] {
             let set = DecisionSet { k, d, features: (0..k * d).map(|n| feature(n / d + 500, n % d)).collect() };
             let factored = learner.ucb(&set).unwrap();
-            let beta = learner.estimates();
+            let beta = learner.estimates_uncommitted().0;
             let Statistics::Exact { inv, .. } = &learner.stats else { unreachable!() };
             let (vinv, theta) = (inv.inverse().to_vec(), learner.work.est.theta().to_vec());
             for (i, score) in factored.iter().enumerate() {
@@ -713,6 +779,40 @@ mod tests {
                     (score - direct).abs() <= 1e-12 * direct.abs().max(1.0),
                     "k = {k}, action {i}: {score} vs {direct}"
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn released_scores_above_the_fixed_kernels_match_the_definition() {
+        // d > 16 factors by Cholesky::refactor_wide and scores through the
+        // blocked kernels: another summation order than the dot-product
+        // factor, the same scores to 1e-12 relative.
+        for (d, k) in [(17usize, 40usize), (40, 400), (64, 300)] {
+            let noise = NoiseSpec::SymmetricGaussian { sigma: 0.3 };
+            let mut l = LinUcb::new(
+                config(d, 1000, StatisticsConfig::Tree { noise, shift: 8.0, pad_to: 0 }),
+                &SeedSequence::from_seed(4),
+            )
+            .unwrap();
+            let feature = |n: usize| (((n * 11) % 23) as f64 - 11.0) / (11.0 * (d as f64).sqrt());
+            for t in 0..40 {
+                let x: Vec<f64> = (0..d).map(|j| feature(t * d + j)).collect();
+                l.observe(&x, (t % 3) as f64 / 3.0 - 0.3).unwrap();
+            }
+            let set = DecisionSet { k, d, features: (0..k * d).map(|n| feature(n + 7)).collect() };
+            let scores = l.ucb(&set).unwrap();
+            let beta = l.estimates_uncommitted().0;
+            let est = &l.work.est;
+            let vinv = Cholesky::factor(&est.v, d).unwrap().inverse();
+            let theta: Vec<f64> = (0..d).map(|i| (0..d).map(|j| vinv[i * d + j] * est.u[j]).sum()).collect();
+            for (i, score) in scores.iter().enumerate() {
+                let x = set.action(i);
+                let quad: f64 = (0..d).map(|a| (0..d).map(|b| x[a] * vinv[a * d + b] * x[b]).sum::<f64>()).sum();
+                let mean: f64 = x.iter().zip(&theta).map(|(a, b)| a * b).sum();
+                let direct = mean + beta * quad.sqrt();
+                let scale = mean.abs() + beta * quad.sqrt();
+                assert!((score - direct).abs() <= 1e-12 * scale, "d {d} action {i}: {score} vs {direct}");
             }
         }
     }
@@ -831,6 +931,54 @@ mod tests {
         }
         assert!(matches!(l.select(&set), Err(Error::State(_))));
         assert!(l.select(&DecisionSet { k: 1, d: 2, features: vec![0.0, 1.0] }).is_err());
+    }
+
+    #[test]
+    fn unvalidated_select_refuses_non_finite_sets_before_any_state_changes() {
+        // Every variant and kernel: fixed d, the blocked kernels (d = 20,
+        // with few and with many actions), exact and released statistics.
+        let tree = StatisticsConfig::Tree { noise: NoiseSpec::SymmetricGaussian { sigma: 0.5 }, shift: 4.0, pad_to: 0 };
+        let exact = StatisticsConfig::Exact { regularizer: 1.0, refactor_every: 8 };
+        for (d, k) in [(3usize, 5usize), (20, 4), (20, 60)] {
+            for statistics in [tree, exact] {
+                let mut l = LinUcb::new(config(d, 100, statistics), &SeedSequence::from_seed(3)).unwrap();
+                let mut twin = LinUcb::new(config(d, 100, statistics), &SeedSequence::from_seed(3)).unwrap();
+                let feature = |n: usize| (((n * 7) % 13) as f64 - 6.0) / (6.0 * (d as f64).sqrt());
+                for t in 0..30 {
+                    let set = DecisionSet { k, d, features: (0..k * d).map(|n| feature(n + t)).collect() };
+                    for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+                        for at in [0, k * d / 2 + 1, k * d - 1] {
+                            let mut f = set.features.clone();
+                            f[at] = bad;
+                            let rows = DecisionRows { k, d, features: &f };
+                            let err = l.select_unvalidated(rows).unwrap_err();
+                            assert_eq!(
+                                err.to_string(),
+                                "invalid argument `decision_set`: contains NaN or infinite entries"
+                            );
+                        }
+                    }
+                    // Nothing was recorded: the engine plays on as its twin.
+                    assert_eq!(l.to_bytes(), twin.to_bytes(), "d {d} k {k} round {t}");
+                    let i = l.select_unvalidated(set.rows()).unwrap();
+                    assert_eq!(i, twin.select(&set).unwrap());
+                    assert_eq!(l.ucb(&set).unwrap(), twin.ucb(&set).unwrap());
+                    l.update(&set, i, Feedback::Reward(0.5)).unwrap();
+                    twin.update(&set, i, Feedback::Reward(0.5)).unwrap();
+                }
+                // Finite entries whose scores overflow are scored, not refused.
+                let huge = DecisionSet { k, d, features: vec![1e300; k * d] };
+                assert_eq!(l.select_unvalidated(huge.rows()).unwrap(), twin.select(&huge).unwrap());
+            }
+        }
+        // A failed release is counted only once the set is accepted.
+        let cfg = config(2, 10, StatisticsConfig::Tree { noise: NoiseSpec::Zero, shift: -1.0, pad_to: 0 });
+        let mut l = LinUcb::new(cfg, &SeedSequence::from_seed(9)).unwrap();
+        let nan = [f64::NAN, 0.0, 0.0, 1.0];
+        assert!(l.select_unvalidated(DecisionRows { k: 2, d: 2, features: &nan }).is_err());
+        assert_eq!(l.psd_failures(), 0);
+        assert_eq!(l.select_unvalidated(DecisionRows { k: 2, d: 2, features: &[0.6, 0.0, 0.0, 1.0] }).unwrap(), 1);
+        assert_eq!(l.psd_failures(), 1);
     }
 
     #[test]

@@ -4,29 +4,53 @@ use numpy::{PyReadonlyArrayDyn, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use super::arrays::{all_finite, py_shape};
+use super::arrays::py_shape;
 use super::errors::IntoPy;
 use super::mechanisms::{noise_spec, seeds};
 use crate::counter::FactorSpec;
 use crate::env::{DecisionRows, DecisionSet};
-use crate::error::Error;
+use crate::error::{all_finite, Error};
 use crate::policy::linucb::StatisticsConfig;
 use crate::policy::{first_argmax, UcbLearner};
-use crate::policy::{BoundsPolicy, InputBounds, Learner, LinUcb, LinUcbConfig, MtContextual, Radius};
+use crate::policy::{BoundsPolicy, InputBounds, Learner, LinUcb, LinUcbConfig, MtContextual, Radius, TrustLinUcb};
 use crate::tree::Padding;
 
 /// `f` of `actions`, a (k, d) float64 array of finite entries, as a
-/// decision set: the one check of a decision set passed to `select` or
-/// `ucb` (the Python layer, `engine_decision_set` in
-/// `dpbandits.learners.online`, only converts what is not already a
-/// float64 ndarray). Finiteness first, then shape, as the Python check this
-/// replaces did, with its messages. A C-contiguous array is checked and
-/// scored in place: the copy it replaced cost about a fifth of a (64, 4096)
-/// round (benches/compare_select_update.py, column `convert`). Any other
-/// layout is copied once into row-major order.
+/// decision set: the one check of a decision set passed to `ucb` (the
+/// Python layer, `engine_decision_set` in `dpbandits.learners.online`,
+/// only converts what is not already a float64 ndarray). Finiteness first,
+/// then shape, as the Python check this replaces did, with its messages. A
+/// C-contiguous array is checked and scored in place: the copy it replaced
+/// cost about a fifth of a (64, 4096) round
+/// (benches/compare_select_update.py, column `convert`). Any other layout
+/// is copied once into row-major order.
 pub fn with_decision_set<R>(
     actions: &PyReadonlyArrayDyn<'_, f64>,
     d: usize,
+    f: impl FnOnce(DecisionRows<'_>) -> R,
+) -> PyResult<R> {
+    decision_rows(actions, d, true, f)
+}
+
+/// `select` of a contextual engine on `actions`, with the checks of
+/// [`with_decision_set`]; an engine that refuses a non-finite set itself
+/// ([`SelectRows::CHECKS_FINITE`]) gets the set unread, so that a valid
+/// set is read once, by the scoring.
+pub fn select_in_place<E: SelectRows>(
+    engine: &mut E,
+    actions: &PyReadonlyArrayDyn<'_, f64>,
+    d: usize,
+) -> PyResult<usize> {
+    decision_rows(actions, d, !E::CHECKS_FINITE, |set| engine.select_rows(set))?.py_err()
+}
+
+/// [`with_decision_set`], reading the entries for finiteness only when
+/// `check_finite` or the shape is wrong (the finiteness error comes first
+/// either way).
+fn decision_rows<R>(
+    actions: &PyReadonlyArrayDyn<'_, f64>,
+    d: usize,
+    check_finite: bool,
     f: impl FnOnce(DecisionRows<'_>) -> R,
 ) -> PyResult<R> {
     let copied: Vec<f64>;
@@ -39,20 +63,24 @@ pub fn with_decision_set<R>(
             &copied
         }
     };
-    if !all_finite(features) {
+    let shape = actions.shape();
+    let rows = match *shape {
+        [k, cols] if cols == d && k >= 1 => Some(k),
+        _ => None,
+    };
+    if (check_finite || rows.is_none()) && !all_finite(features) {
         return Err(PyValueError::new_err("invalid argument `decision_set`: contains NaN or infinite entries"));
     }
-    let shape = actions.shape();
-    match *shape {
-        [k, cols] if cols == d && k >= 1 => Ok(f(DecisionRows { k, d, features })),
+    match (rows, shape) {
+        (Some(k), _) => Ok(f(DecisionRows { k, d, features })),
         // As scikit-learn refuses a 1-d X: a (d,) vector is ambiguous
         // (one action of d features, or d actions of one feature).
-        [_] => Err(PyValueError::new_err(format!(
+        (None, [_]) => Err(PyValueError::new_err(format!(
             "invalid argument `decision_set`: expected a 2-d (k, {d}) array, got a 1-d array of shape {}; \
              a single action is x[None, :]",
             py_shape(shape)
         ))),
-        _ => Err(PyValueError::new_err(format!(
+        (None, _) => Err(PyValueError::new_err(format!(
             "invalid argument `decision_set`: expected shape (k, {d}) with k >= 1, got {}",
             py_shape(shape)
         ))),
@@ -63,10 +91,23 @@ pub fn with_decision_set<R>(
 /// learners score it there; the Mishra & Thakurta engine, which keeps its
 /// own set type, gets a copy.
 pub(crate) trait SelectRows {
+    /// Whether `select_rows` refuses a set with a NaN or infinite entry
+    /// itself, before any state changes, with the binding's error (then
+    /// the binding does not read the set first).
+    const CHECKS_FINITE: bool = false;
+
     fn select_rows(&mut self, set: DecisionRows<'_>) -> crate::Result<usize>;
 }
 
-impl<T: UcbLearner> SelectRows for T {
+impl SelectRows for LinUcb {
+    const CHECKS_FINITE: bool = true;
+
+    fn select_rows(&mut self, set: DecisionRows<'_>) -> crate::Result<usize> {
+        self.select_unvalidated(set)
+    }
+}
+
+impl SelectRows for TrustLinUcb {
     fn select_rows(&mut self, set: DecisionRows<'_>) -> crate::Result<usize> {
         Ok(first_argmax(self.scores(set)?))
     }

@@ -346,11 +346,7 @@ macro_rules! engine_methods {
             /// Index of the action (row of `actions`) to play.
             fn select(&mut self, actions: ::numpy::PyReadonlyArrayDyn<'_, f64>) -> ::pyo3::PyResult<usize> {
                 let d = self.$field.config().d;
-                let inner = &mut self.$field;
-                let select =
-                    |set: $crate::env::DecisionRows<'_>| $crate::py::learners::SelectRows::select_rows(inner, set);
-                let index = $crate::py::learners::with_decision_set(&actions, d, select)?;
-                $crate::py::errors::IntoPy::py_err(index)
+                $crate::py::learners::select_in_place(&mut self.$field, &actions, d)
             }
 
             /// Records the played features `x` and its reward.
