@@ -30,23 +30,25 @@ from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import _core
 from dpbandits._sizes import check_bytes
-from dpbandits._validation import positive, positive_int, seed_or_none
+from dpbandits._validation import in_open_unit, positive, positive_int, seed_or_none
 from dpbandits.learners.online import OnlineLearner, engine_decision_set
 from dpbandits.privacy.calibration import failure_probability
 from dpbandits.privacy.guarantees import Guarantee
 from dpbandits.privacy.linucb_trust import (
-    amplified_local_epsilon,
+    amplified_local_epsilon_checked,
     coefficients_error_sd,
     exact_blanket_coefficients,
     lattice_report_noise,
     local_gaussian_sigma,
-    local_laplace_scale,
+    local_gaussian_sigma_checked,
+    local_laplace_scale_checked,
     report_dimension,
+    report_l2_sensitivity,
     report_range,
     shuffle_batch_size,
     trust_guarantee,
     trust_radius,
-    vector_sum_coordinate_budget,
+    vector_sum_coordinate_budget_checked,
     vector_sum_error_sd,
 )
 from dpbandits.privacy.secure import sampler_choice
@@ -221,8 +223,14 @@ class LocalLinUCB(_TrustLinUCB):
             if noise == "gaussian":
                 if delta is None:
                     raise ValueError("invalid argument `delta`: noise='gaussian' needs delta in (0, 1)")
-                scale = local_gaussian_sigma(self.epsilon, delta, self.d, L, B_tilde, calibration,
-                                             lattice=self.sampler == "lattice")
+                if calibration == "classical":  # its own condition on epsilon (< 1)
+                    scale = local_gaussian_sigma(self.epsilon, delta, self.d, L, B_tilde, calibration,
+                                                 lattice=self.sampler == "lattice")
+                else:
+                    scale = local_gaussian_sigma_checked(
+                        self.epsilon, in_open_unit("delta", delta), report_dimension(self.d),
+                        report_l2_sensitivity(L, B_tilde), calibration, self.sampler == "lattice",
+                    )
                 term_sd = scale
                 law = "analytic Gaussian mechanism (Balle & Wang 2018)" if calibration == "tight" else \
                     "Gaussian mechanism (Dwork & Roth Thm A.1)"
@@ -232,7 +240,7 @@ class LocalLinUCB(_TrustLinUCB):
                     raise ValueError("invalid argument `delta`: noise='laplace' is pure (delta = 0); pass delta=None")
                 if calibration != "tight":
                     raise ValueError("invalid argument `calibration`: noise='laplace' has one calibration ('tight')")
-                scale = local_laplace_scale(self.epsilon, self.d, L, B_tilde)
+                scale = local_laplace_scale_checked(self.epsilon, self.d, L, B_tilde)
                 term_sd = math.sqrt(2.0) * scale
                 basis = "each report (x x^T, y x) with Laplace noise on L1 sensitivity Eq. (LT3)"
             else:
@@ -331,14 +339,15 @@ class ShuffleLinUCB(_TrustLinUCB):
         else:
             if delta is None:
                 raise ValueError("invalid argument `delta`: the shuffle model needs delta in (0, 1)")
-            delta = float(delta)
+            delta = in_open_unit("delta", delta)
             if protocol == "vector-sum":
                 if self.sampler != "lattice":
                     raise ValueError("invalid argument `sampler`: the vector-sum protocol's messages are bits; "
                                      "it has no floating-point variant (use sampler='lattice')")
                 if calibration not in ("tight", "paper"):
                     raise ValueError(f"invalid argument `calibration`: must be 'tight' or 'paper', got {calibration!r}")
-                e0, d0 = vector_sum_coordinate_budget(self.epsilon, delta, self.d, calibration)
+                e0, d0 = vector_sum_coordinate_budget_checked(self.epsilon, delta, report_dimension(self.d),
+                                                              calibration)
                 lemma = shuffle_sum_coefficients(e0, d0)
                 lemma_sd = vector_sum_error_sd(e0, d0, batch, c_z)
                 if calibration == "tight":
@@ -357,10 +366,10 @@ class ShuffleLinUCB(_TrustLinUCB):
                          "(Chowdhury & Zhou 2022); bit messages, binomial noise from rand_distr's integer sampler")
                 sampler_kind = "mixed"
             else:
-                e0 = amplified_local_epsilon(self.epsilon, delta, batch, shuffle_method)
+                e0 = amplified_local_epsilon_checked(self.epsilon, delta, batch, shuffle_method)
                 other = "closed-form" if shuffle_method == "numerical" else "numerical"
-                e0_other = amplified_local_epsilon(self.epsilon, delta, batch, other)
-                scale = local_laplace_scale(e0, self.d, L, B_tilde)
+                e0_other = amplified_local_epsilon_checked(self.epsilon, delta, batch, other)
+                scale = local_laplace_scale_checked(e0, self.d, L, B_tilde)
                 term_sd = math.sqrt(2.0 * batch) * scale
                 self._describe.update({f"epsilon0_{shuffle_method}": e0, f"epsilon0_{other}": e0_other})
                 basis = (f"Laplace reports at eps0 = {e0:.6g} (L1 sensitivity Eq. (LT3)), {batch} shuffled per batch, "

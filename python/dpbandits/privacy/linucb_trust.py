@@ -79,16 +79,16 @@ from typing import Literal
 import numpy as np
 
 from dpbandits._validation import in_open_unit, positive, positive_int
-from dpbandits.privacy.analytic_gaussian import analytic_gaussian_sigma
+from dpbandits.privacy.analytic_gaussian import gaussian_mu_checked
 from dpbandits.privacy.composition import advanced_composition_epsilon
 from dpbandits.privacy.guarantees import Guarantee
 from dpbandits.privacy.secure import (
     LatticeNoise,
-    discrete_gaussian_delta_allowance,
+    discrete_gaussian_delta_allowance_checked,
     lattice_gaussian,
     lattice_laplace,
 )
-from dpbandits.privacy.shuffle import shuffle_local_epsilon
+from dpbandits.privacy.shuffle import shuffle_local_epsilon, shuffle_local_epsilon_checked
 from dpbandits.privacy.shuffle_sum import shuffle_sum_parameters
 
 __all__ = [
@@ -168,18 +168,36 @@ def local_gaussian_sigma(
     sens = report_l2_sensitivity(L, B)
     if calibration == "classical":
         return classical_gaussian_sigma(epsilon, delta, sens)
+    return local_gaussian_sigma_checked(
+        positive("epsilon", epsilon), delta, report_dimension(d), sens, calibration, lattice
+    )
+
+
+def local_gaussian_sigma_checked(
+    epsilon: float, delta: float, m: int, sensitivity: float, calibration: str, lattice: bool
+) -> float:
+    """:func:`local_gaussian_sigma` (``"tight"``; ``"classical"`` is refused
+    here, it has its own checks) on an epsilon > 0, a delta in (0, 1), the
+    report dimension m and the report's L2 sensitivity (Eq. (LT2)) of
+    arguments its caller validated at its own public boundary."""
     if calibration != "tight":
         raise ValueError(f"invalid argument `calibration`: must be 'tight' or 'classical', got {calibration!r}")
     if lattice:
         # At the coarsest lattice the samplers accept (2^10 steps per sigma,
         # secure.capped_lattice_exponent), so long horizons are covered too.
-        delta -= discrete_gaussian_delta_allowance(epsilon, report_dimension(d), steps=2.0**10)
-    return analytic_gaussian_sigma(epsilon, delta, sens)
+        delta = in_open_unit("delta", delta - discrete_gaussian_delta_allowance_checked(epsilon, m, 2.0**10))
+    return sensitivity / gaussian_mu_checked(epsilon, delta)
 
 
 def local_laplace_scale(epsilon: float, d: int, L: float, B: float) -> float:
     """b = Delta_1 / epsilon (Eq. (LT3)): each report epsilon-DP."""
     return report_l1_sensitivity(d, L, B) / positive("epsilon", epsilon)
+
+
+def local_laplace_scale_checked(epsilon: float, d: int, L: float, B: float) -> float:
+    """:func:`local_laplace_scale` on an epsilon > 0, an integer d >= 1 and
+    finite L, B > 0 that its caller validated at its own public boundary."""
+    return ((d + 1) * L * L + 2.0 * math.sqrt(d) * B * L) / epsilon  # Delta_1 of Eq. (LT3)
 
 
 def lattice_report_noise(kind: str, scale: float, d: int, L: float, B: float, horizon: int) -> LatticeNoise:
@@ -206,9 +224,15 @@ def vector_sum_coordinate_budget(
     d = 5 (m = 20), epsilon = 1, delta = 0.1, "paper":
     eps_0 = 1 / (2 sqrt(40 ln 20)) = 0.045676..., delta_0 = 0.0025.
     """
-    eps = positive("epsilon", epsilon)
-    dlt = in_open_unit("delta", delta)
-    m = report_dimension(d)
+    return vector_sum_coordinate_budget_checked(
+        positive("epsilon", epsilon), in_open_unit("delta", delta), report_dimension(d), calibration
+    )
+
+
+def vector_sum_coordinate_budget_checked(eps: float, dlt: float, m: int, calibration: str) -> tuple[float, float]:
+    """:func:`vector_sum_coordinate_budget` on an epsilon > 0, a delta in
+    (0, 1) and the report dimension m = d(d+1)/2 + d of a d that its caller
+    validated at its own public boundary (``calibration`` is checked here)."""
     delta0 = dlt / (2 * m)
 
     def composed(e0: float) -> float:
@@ -228,7 +252,7 @@ def vector_sum_coordinate_budget(
     else:
         raise ValueError(f"invalid argument `calibration`: must be 'tight' or 'paper', got {calibration!r}")
     if composed(e0) > eps * (1 + 1e-12):
-        raise ValueError(f"invalid argument `epsilon`: the per-coordinate budget for epsilon={epsilon!r} "
+        raise ValueError(f"invalid argument `epsilon`: the per-coordinate budget for epsilon={eps!r} "
                          "does not compose back under it")
     return e0, delta0
 
@@ -335,6 +359,13 @@ def amplified_local_epsilon(epsilon: float, delta: float, batch: int, method: st
     return shuffle_local_epsilon(epsilon, batch, delta, method)
 
 
+def amplified_local_epsilon_checked(epsilon: float, delta: float, batch: int, method: str) -> float:
+    """:func:`amplified_local_epsilon` on an epsilon > 0, a delta in (0, 1)
+    and an integer batch >= 1 that its caller validated at its own public
+    boundary."""
+    return shuffle_local_epsilon_checked(epsilon, batch, delta, method)
+
+
 def shuffle_batch_size(horizon: int) -> int:
     """B = ceil(T^{3/5}) (Eq. (LT7)); T = 1e6: 3982."""
     T = positive_int("horizon", horizon)
@@ -384,5 +415,6 @@ def trust_guarantee(
     """The guarantee object: (epsilon, delta) in the ``model``, protecting
     each user's (context, reward)."""
     cal = "tight" if calibration == "tight" else "paper"
-    return Guarantee(model, positive("epsilon", epsilon), float(delta), protects="contexts and rewards",
+    # Guarantee checks epsilon itself (its callers validated it already).
+    return Guarantee(model, float(epsilon), float(delta), protects="contexts and rewards",
                      basis=basis, calibration=cal, sampler=sampler)  # type: ignore[arg-type]

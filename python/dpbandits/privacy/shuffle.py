@@ -219,9 +219,15 @@ def shuffle_local_epsilon(epsilon: float, n: int, delta: float, method: str = "c
     >>> round(e0, 3)
     1.0
     """
-    eps = positive("epsilon", epsilon)
-    n = positive_int("n", n)
-    delta = in_open_unit("delta", delta)
+    return shuffle_local_epsilon_checked(
+        positive("epsilon", epsilon), positive_int("n", n), in_open_unit("delta", delta), method
+    )
+
+
+def shuffle_local_epsilon_checked(eps: float, n: int, delta: float, method: str) -> float:
+    """:func:`shuffle_local_epsilon` on an epsilon > 0, an integer n >= 1
+    and a delta in (0, 1) that its caller validated at its own public
+    boundary (``method`` is checked here)."""
     method = _check_method(method)
     cf = _closed_form_inverse(eps, n, delta)
     if method == "closed-form":
