@@ -143,20 +143,47 @@ pub fn run_shared_episode(
     // rounds cost tens of nanoseconds, several calls a round among them).
     match learners {
         [one] => {
-            macro_rules! concrete {
-                ($($learner:ty, $env:ty);* $(;)?) => {$(
-                    let any: &mut dyn Any = &mut **one;
-                    let env_any: &mut dyn Any = &mut *env;
-                    if let (Some(l), Some(e)) = (any.downcast_mut::<$learner>(), env_any.downcast_mut::<$env>()) {
-                        return shared_episode(&mut [l], e, horizon, record_every, progress);
-                    }
-                )*};
+            macro_rules! run {
+                ($learner:ty, $env:ty) => {{
+                    let (learner, env_any): (&mut dyn Any, &mut dyn Any) = (&mut **one, &mut *env);
+                    let l = learner.downcast_mut::<$learner>().expect("recognised by concrete_pair");
+                    let e = env_any.downcast_mut::<$env>().expect("recognised by concrete_pair");
+                    shared_episode(&mut [l], e, horizon, record_every, progress)
+                }};
             }
-            concrete!(Mab, KArmedBandit; PhasedMab, KArmedBandit; LinUcb, ShariffSheffetEnv);
-            shared_episode(std::slice::from_mut(one), env, horizon, record_every, progress)
+            match concrete_pair(&**one, &*env) {
+                Some(ConcretePair::MabKArmed) => run!(Mab, KArmedBandit),
+                Some(ConcretePair::PhasedMabKArmed) => run!(PhasedMab, KArmedBandit),
+                Some(ConcretePair::LinUcbShariffSheffet) => run!(LinUcb, ShariffSheffetEnv),
+                None => shared_episode(std::slice::from_mut(one), env, horizon, record_every, progress),
+            }
         }
         _ => shared_episode(learners, env, horizon, record_every, progress),
     }
+}
+
+/// The pairs of an engine and a built-in environment that
+/// [`run_shared_episode`] runs in a copy of the loop compiled for their
+/// types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ConcretePair {
+    MabKArmed,
+    PhasedMabKArmed,
+    LinUcbShariffSheffet,
+}
+
+/// Which [`ConcretePair`] `learner` and `env` are, if any.
+fn concrete_pair(learner: &dyn Learner, env: &dyn Environment) -> Option<ConcretePair> {
+    let (learner, env): (&dyn Any, &dyn Any) = (learner, env);
+    if env.is::<KArmedBandit>() {
+        if learner.is::<Mab>() {
+            return Some(ConcretePair::MabKArmed);
+        }
+        if learner.is::<PhasedMab>() {
+            return Some(ConcretePair::PhasedMabKArmed);
+        }
+    }
+    (env.is::<ShariffSheffetEnv>() && learner.is::<LinUcb>()).then_some(ConcretePair::LinUcbShariffSheffet)
 }
 
 #[allow(clippy::inline_always)] // one copy per instantiation, see `run_shared_episode`
@@ -412,6 +439,7 @@ mod tests {
     #[test]
     fn concrete_instantiations_equal_the_general_loop() {
         use crate::env::{ArmReward, KArmedConfig};
+        use crate::policy::phased_mab::{NoiseSampler, PhaseSchedule, PhasedIndex, PhasedMabConfig, ReleaseNoise};
         use crate::policy::{MabConfig, MabIndex, MabStatistics, RewardPolicy, RewardRange};
         let root = SeedSequence::from_seed(5);
         let karmed = || {
@@ -432,22 +460,45 @@ mod tests {
                 phases: None,
             };
             let mab = || Mab::new(config.clone(), &root).unwrap();
-            let mut concrete = mab();
-            let mut env = karmed();
+            let (mut concrete, mut env) = (mab(), karmed());
+            assert_eq!(concrete_pair(&concrete, &env), Some(ConcretePair::MabKArmed));
             let fast = run_shared_episode(&mut [&mut concrete], &mut env, 4000, 100, None).unwrap();
-            let general = run_episode(&mut Opaque(mab()), &mut karmed(), 4000, 100, None).unwrap();
-            assert_eq!(fast[0].regret, general.regret);
-            assert_eq!(fast[0].rounds, general.rounds);
-            assert_eq!(concrete.pulls(), {
-                let mut again = Opaque(mab());
-                run_episode(&mut again, &mut karmed(), 4000, 100, None).unwrap();
-                again.0.pulls().to_vec()
-            });
+            let mut general = Opaque(mab());
+            assert_eq!(concrete_pair(&general, &env), None);
+            let slow = run_episode(&mut general, &mut karmed(), 4000, 100, None).unwrap();
+            assert_eq!(fast[0].regret, slow.regret);
+            assert_eq!(fast[0].rounds, slow.rounds);
+            assert_eq!(concrete.pulls(), general.0.pulls());
         }
+        let phased = || {
+            let config = PhasedMabConfig {
+                k: 5,
+                horizon: 4000,
+                index: PhasedIndex::Optimistic {
+                    kl: true,
+                    divergence_epsilon: Some(1.0),
+                    explore: 1.0,
+                    linear: 0.0,
+                    root: 0.0,
+                },
+                schedule: PhaseSchedule::Geometric { alpha: 2.0, forget: false },
+                noise: ReleaseNoise::Laplace { scale: 1.0 },
+                sampler: NoiseSampler::Lattice { exponent: 19 },
+                secure: false,
+                commit: true,
+                rewards: RewardRange { lo: 0.0, hi: 1.0, policy: RewardPolicy::Clip },
+            };
+            PhasedMab::new(config, &root).unwrap()
+        };
+        assert_eq!(concrete_pair(&phased(), &karmed()), Some(ConcretePair::PhasedMabKArmed));
+        let fast = run_episode(&mut phased(), &mut karmed(), 4000, 100, None).unwrap();
+        let slow = run_episode(&mut Opaque(phased()), &mut karmed(), 4000, 100, None).unwrap();
+        assert_eq!(fast.regret, slow.regret);
         let stats =
             StatisticsConfig::Tree { noise: NoiseSpec::SymmetricGaussian { sigma: 2.0 }, shift: 60.0, pad_to: 0 };
         let env =
             || ShariffSheffetEnv::new(4, 16, 0.1, 0.75, RewardModel::Gaussian, &root.child("environment", 0)).unwrap();
+        assert_eq!(concrete_pair(&learner(stats, &root), &env()), Some(ConcretePair::LinUcbShariffSheffet));
         let fast = run_episode(&mut learner(stats, &root), &mut env(), 2000, 100, None).unwrap();
         let general = run_episode(&mut Opaque(learner(stats, &root)), &mut env(), 2000, 100, None).unwrap();
         assert_eq!(fast.regret, general.regret);

@@ -131,8 +131,11 @@ def report_l2_sensitivity(L: float, B: float) -> float:
 
 def report_l1_sensitivity(d: int, L: float, B: float) -> float:
     """Delta_1 of Eq. (LT3). d = 5, L = B = 1: 6 + 2 sqrt(5)."""
-    d = positive_int("d", d)
-    L, B = positive("L", L), positive("B_tilde", B)
+    return _report_l1_sensitivity(positive_int("d", d), positive("L", L), positive("B_tilde", B))
+
+
+def _report_l1_sensitivity(d: int, L: float, B: float) -> float:
+    """:func:`report_l1_sensitivity` of validated arguments."""
     return (d + 1) * L * L + 2.0 * math.sqrt(d) * B * L
 
 
@@ -197,7 +200,7 @@ def local_laplace_scale(epsilon: float, d: int, L: float, B: float) -> float:
 def local_laplace_scale_checked(epsilon: float, d: int, L: float, B: float) -> float:
     """:func:`local_laplace_scale` on an epsilon > 0, an integer d >= 1 and
     finite L, B > 0 that its caller validated at its own public boundary."""
-    return ((d + 1) * L * L + 2.0 * math.sqrt(d) * B * L) / epsilon  # Delta_1 of Eq. (LT3)
+    return _report_l1_sensitivity(d, L, B) / epsilon
 
 
 def lattice_report_noise(kind: str, scale: float, d: int, L: float, B: float, horizon: int) -> LatticeNoise:
