@@ -200,6 +200,10 @@ pub struct Mab {
     /// each. Derived from the state, rebuilt when missing (not serialized).
     #[serde(skip)]
     ucb_width: Vec<f64>,
+    /// The UCB rule's c for the round after the one last selected, and
+    /// that round's `t` (see [`Mab::select_ucb`]); derived, not serialized.
+    #[serde(skip)]
+    next_c: Option<(u64, f64)>,
 }
 
 impl Mab {
@@ -282,6 +286,7 @@ impl Mab {
             noise: NoiseRng::seeded(seeds.stream("mab/noise")),
             ucb_base: Vec::new(),
             ucb_width: Vec::new(),
+            next_c: None,
             config,
         })
     }
@@ -388,6 +393,13 @@ impl Mab {
 
     /// argmax over arms of the UCB index (ties to the lowest arm), from the
     /// per-arm cache: one multiply-add per arm and one square root a round.
+    ///
+    /// The next round's c is computed here, after the scan, and used then
+    /// (the same value: it depends on the round number alone). Why: the
+    /// logarithm then runs beside this round's update instead of between
+    /// the update and the next scan, on the round's chain of dependent
+    /// operations (Private UCB, K = 10, Rust loop: 51.7 -> 48.9 ns a
+    /// round, interleaved runs; without any logarithm, 43.8).
     #[inline]
     fn select_ucb(&mut self, noise_bound: f64) -> usize {
         let k = self.config.k;
@@ -395,8 +407,20 @@ impl Mab {
             let (base, width) = (0..k).map(|a| self.ucb_entry(a, noise_bound)).unzip();
             (self.ucb_base, self.ucb_width) = (base, width);
         }
-        let c = self.config.rewards.width() * (2.0 * ((self.t + 1) as f64).ln()).sqrt();
-        first_ucb_argmax(&self.ucb_base, &self.ucb_width, c)
+        let c = match self.next_c {
+            Some((t, c)) if t == self.t => c,
+            _ => self.ucb_c(self.t),
+        };
+        let arm = first_ucb_argmax(&self.ucb_base, &self.ucb_width, c);
+        self.next_c = Some((self.t + 1, self.ucb_c(self.t + 1)));
+        arm
+    }
+
+    /// The UCB rule's c = w sqrt(2 ln t') for the round after `t`
+    /// completed rounds (t' = t + 1).
+    #[inline]
+    fn ucb_c(&self, t: u64) -> f64 {
+        self.config.rewards.width() * (2.0 * (t.saturating_add(1) as f64).ln()).sqrt()
     }
 
     /// The arm to pull this round.
@@ -776,6 +800,37 @@ mod tests {
             let Feedback::Reward(y) = crate::env::Environment::feedback(&mut env, a).unwrap() else { unreachable!() };
             ucb.observe(a, y).unwrap();
             private.observe(a, y).unwrap();
+        }
+    }
+
+    #[test]
+    fn the_c_computed_a_round_ahead_is_the_rounds_own() {
+        // An engine restored every round (its cache and next c are not
+        // serialized, so it computes each round's c afresh) chooses what
+        // the engine carrying c from round to round chooses, and the
+        // carried c equals the round's own at every round.
+        let seeds = SeedSequence::from_seed(9);
+        let n = 2000;
+        let noise = NoiseSpec::Laplace { scale: 2.0 }.on_lattice(10).unwrap();
+        let mut carried =
+            Mab::new(config(6, n, MabStatistics::Tree { noise }, MabIndex::Ucb { noise_bound: 30.0 }), &seeds).unwrap();
+        let mut fresh = carried.clone();
+        let mut env = KArmedBandit::new(
+            KArmedConfig { means: vec![0.9, 0.8, 0.7, 0.6, 0.5, 0.4], reward: ArmReward::Bernoulli },
+            &seeds,
+        )
+        .unwrap();
+        for t in 0..n {
+            fresh = Mab::from_bytes(&fresh.to_bytes()).unwrap();
+            assert!(fresh.next_c.is_none());
+            if let Some((next_t, c)) = carried.next_c {
+                assert_eq!((next_t, c.to_bits()), (t, carried.ucb_c(t).to_bits()), "round {t}");
+            }
+            let a = carried.select_arm().unwrap();
+            assert_eq!(a, fresh.select_arm().unwrap(), "round {t}");
+            let Feedback::Reward(y) = crate::env::Environment::feedback(&mut env, a).unwrap() else { unreachable!() };
+            carried.observe(a, y).unwrap();
+            fresh.observe(a, y).unwrap();
         }
     }
 
