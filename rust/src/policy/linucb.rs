@@ -307,10 +307,7 @@ impl ReleasedEstimates {
 
     /// theta~ = `vinv` u for an engine that keeps V^{-1} itself.
     pub(crate) fn set_theta(&mut self, vinv: &[f64], u: &[f64]) {
-        let d = self.u.len();
-        for i in 0..d {
-            self.theta[i] = (0..d).map(|j| vinv[i * d + j] * u[j]).sum();
-        }
+        crate::linalg::matvec_in_order(vinv, u, -0.0, &mut self.theta);
     }
 }
 

@@ -580,16 +580,22 @@ fn gemm_rows<G: GemmTile, const SYMMETRIC: bool>(
 /// `SYMMETRIC`: T in place of F, 2 F_{j,c} below the diagonal (see
 /// [`GemmTile`]; doubling is exact).
 fn pack_panels<const SYMMETRIC: bool>(f: &[f64], d: usize, nr: usize) -> Vec<f64> {
-    let mut panels = Vec::with_capacity(d.div_ceil(nr) * d * nr);
+    let panels_len: usize = (0..d).step_by(nr).map(|j0| d.min(j0 + nr) * nr).sum();
+    let mut panels = vec![0.0; panels_len];
     let below = if SYMMETRIC { 2.0 } else { 1.0 };
+    let mut start = 0;
+    // Row by row of F (contiguous reads), each entry to its panel row.
     for j0 in (0..d).step_by(nr) {
-        for c in 0..d.min(j0 + nr) {
-            panels.extend((j0..j0 + nr).map(|j| match j {
-                _ if j >= d || c > j => 0.0,
-                _ if c == j => f[j * d + c],
-                _ => below * f[j * d + c],
-            }));
+        let depth = d.min(j0 + nr);
+        let panel = &mut panels[start..start + depth * nr];
+        for (t, row) in f[j0 * d..depth * d].chunks_exact(d).enumerate() {
+            let j = j0 + t;
+            for (slot, &v) in panel.iter_mut().skip(t).step_by(nr).zip(&row[..j]) {
+                *slot = below * v;
+            }
+            panel[j * nr + t] = row[j];
         }
+        start += depth * nr;
     }
     panels
 }
