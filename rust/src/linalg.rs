@@ -29,6 +29,39 @@ pub fn dot(a: &[f64], b: &[f64]) -> f64 {
     s
 }
 
+/// out_i = init + m_i0 x_0 + m_i1 x_1 + ..., each row's sum in that order
+/// (the bits of a serial loop or of `Iterator::sum` from `init`, -0.0
+/// for the latter), for the row-major m with rows as long as x. Rows go
+/// `MATVEC_ROWS` at a time: one row at a time, each addition waits on the
+/// one before, and the d-long chains of a d x d product set the pace.
+#[allow(clippy::needless_range_loop)]
+pub fn matvec_in_order(m: &[f64], x: &[f64], init: f64, out: &mut [f64]) {
+    let n = x.len();
+    assert!(m.len() == out.len() * n, "one row of m per entry of out");
+    if n == 0 {
+        out.fill(init);
+        return;
+    }
+    let mut rows = m.chunks_exact(MATVEC_ROWS * n);
+    let mut outs = out.chunks_exact_mut(MATVEC_ROWS);
+    for (block, o) in (&mut rows).zip(&mut outs) {
+        let r: [&[f64]; MATVEC_ROWS] = std::array::from_fn(|t| &block[t * n..(t + 1) * n]);
+        let mut acc = [init; MATVEC_ROWS];
+        for j in 0..n {
+            for t in 0..MATVEC_ROWS {
+                acc[t] += r[t][j] * x[j];
+            }
+        }
+        o.copy_from_slice(&acc);
+    }
+    for (o, row) in outs.into_remainder().iter_mut().zip(rows.remainder().chunks_exact(n)) {
+        *o = row.iter().zip(x).fold(init, |a, (v, w)| a + v * w);
+    }
+}
+
+/// Rows of [`matvec_in_order`] in flight together.
+const MATVEC_ROWS: usize = 8;
+
 /// Cholesky factorization A = L L^T of a symmetric positive definite matrix,
 /// written into `l` (lower triangle; the strict upper triangle is zeroed).
 ///
@@ -467,20 +500,13 @@ impl RankOneInverse {
         &self.inv
     }
 
-    /// x^T A^{-1} x.
-    #[inline]
-    pub fn inv_quad(&self, x: &[f64]) -> f64 {
+    /// x^T A^{-1} x = sum_i x_i (A^{-1} x)_i, each sum in index order.
+    /// Uses the work space (not state).
+    pub fn inv_quad(&mut self, x: &[f64]) -> f64 {
         let n = self.n;
-        let mut s = 0.0;
-        for i in 0..n {
-            let row = &self.inv[i * n..(i + 1) * n];
-            let mut r = 0.0;
-            for j in 0..n {
-                r += row[j] * x[j];
-            }
-            s += x[i] * r;
-        }
-        s
+        self.scratch.resize(n, 0.0);
+        matvec_in_order(&self.inv, &x[..n], 0.0, &mut self.scratch);
+        x.iter().zip(&self.scratch).fold(0.0, |s, (v, r)| s + v * r)
     }
 
     /// A <- `scale` * A + `weight` * x x^T, with `scale` > 0 and `weight` >= 0
@@ -491,9 +517,10 @@ impl RankOneInverse {
         if self.scratch.len() != n {
             self.scratch = vec![0.0; n];
         }
-        for i in 0..n {
-            for j in 0..n {
-                self.a[i * n + j] = scale * self.a[i * n + j] + weight * x[i] * x[j];
+        let x = &x[..n];
+        for (row, &xi) in self.a.chunks_exact_mut(n).zip(x) {
+            for (v, &xj) in row.iter_mut().zip(x) {
+                *v = scale * *v + weight * xi * xj;
             }
         }
         self.updates += 1;
@@ -502,19 +529,21 @@ impl RankOneInverse {
             return Ok(());
         }
         // (cA + w x x^T)^{-1} = B - (w B x)(B x)^T / (1 + w x^T B x), B = A^{-1}/c.
-        let inv_scale = 1.0 / scale;
-        for v in &mut self.inv {
-            *v *= inv_scale;
+        // Multiplying by 1 changes no bit (non-private LinUCB's scale).
+        #[allow(clippy::float_cmp)] // exactly 1, not near it
+        if scale != 1.0 {
+            let inv_scale = 1.0 / scale;
+            for v in &mut self.inv {
+                *v *= inv_scale;
+            }
         }
-        for i in 0..n {
-            let row = &self.inv[i * n..(i + 1) * n];
-            self.scratch[i] = row.iter().zip(x).map(|(r, v)| r * v).sum();
-        }
+        matvec_in_order(&self.inv, x, -0.0, &mut self.scratch);
         let q: f64 = self.scratch.iter().zip(x).map(|(u, v)| u * v).sum();
         let f = weight / (1.0 + weight * q);
-        for i in 0..n {
-            for j in 0..n {
-                self.inv[i * n + j] -= f * self.scratch[i] * self.scratch[j];
+        for (row, &si) in self.inv.chunks_exact_mut(n).zip(&self.scratch) {
+            let fs = f * si;
+            for (v, &sj) in row.iter_mut().zip(&self.scratch) {
+                *v -= fs * sj;
             }
         }
         Ok(())
@@ -676,6 +705,57 @@ mod tests {
         let err = exact.iter().zip(inv.inverse()).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
         let size = exact.iter().map(|v| v.abs()).fold(0.0, f64::max);
         assert!(err < 1e-9 * size, "relative drift {}", err / size);
+    }
+
+    /// The loops as first written (one serial sum per row): the interleaved
+    /// rows of `matvec_in_order` and the row-wise updates keep their bits
+    /// (hashed traces of the learners depend on them).
+    #[test]
+    fn rank_one_inverse_keeps_the_bits_of_the_plain_loops() {
+        for n in [1usize, 5, 8, 9, 16, 17, 40] {
+            let every = 7;
+            let mut fast = RankOneInverse::new(&spd(n, 4), n, every).unwrap();
+            let (mut a, mut inv) = (fast.matrix().to_vec(), fast.inverse().to_vec());
+            for t in 0..30u64 {
+                let x: Vec<f64> = (0..n).map(|i| ((t as usize * 5 + i * 3) % 13) as f64 / 13.0 - 0.5).collect();
+                let (scale, weight) = if t % 4 == 1 { (0.9, 0.3) } else { (1.0, 1.0) };
+                let mut quad = 0.0;
+                for i in 0..n {
+                    let mut r = 0.0;
+                    for j in 0..n {
+                        r += inv[i * n + j] * x[j];
+                    }
+                    quad += x[i] * r;
+                }
+                assert_eq!(fast.inv_quad(&x).to_bits(), quad.to_bits(), "n {n} round {t}");
+                for i in 0..n {
+                    for j in 0..n {
+                        a[i * n + j] = scale * a[i * n + j] + weight * x[i] * x[j];
+                    }
+                }
+                if (t + 1) % every == 0 {
+                    inv = Cholesky::factor(&a, n).unwrap().inverse();
+                } else {
+                    let inv_scale = 1.0 / scale;
+                    for v in &mut inv {
+                        *v *= inv_scale;
+                    }
+                    let s: Vec<f64> =
+                        (0..n).map(|i| inv[i * n..(i + 1) * n].iter().zip(&x).map(|(r, v)| r * v).sum()).collect();
+                    let q: f64 = s.iter().zip(&x).map(|(u, v)| u * v).sum();
+                    let f = weight / (1.0 + weight * q);
+                    for i in 0..n {
+                        for j in 0..n {
+                            inv[i * n + j] -= f * s[i] * s[j];
+                        }
+                    }
+                }
+                fast.update(scale, weight, &x).unwrap();
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(fast.matrix()), bits(&a), "n {n} round {t}");
+                assert_eq!(bits(fast.inverse()), bits(&inv), "n {n} round {t}");
+            }
+        }
     }
 
     #[test]

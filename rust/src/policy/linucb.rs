@@ -285,23 +285,15 @@ impl ReleasedEstimates {
     }
 
     /// UCB scores of every action of `set`, in order: with the factored V,
-    /// or with `exact` = (V, V^{-1}) kept by the engine (theta~ written by
-    /// [`ReleasedEstimates::set_theta`]).
-    ///
-    /// With the exact pair, large d and enough actions, the widths come
-    /// from a Cholesky factor of V (d^3/6 flops a round) instead of the
-    /// symmetric V^{-1}: ||L^{-1} x||^2 is half the flops of x^T V^{-1} x
-    /// per action and feeds the blocked kernel; the same widths to
-    /// rounding.
-    pub(crate) fn score(&mut self, set: DecisionRows<'_>, beta: f64, exact: Option<(&[f64], &[f64])>) -> &[f64] {
+    /// or with `exact_inverse` = V^{-1} kept by the engine (theta~ written
+    /// by [`ReleasedEstimates::set_theta`]). The symmetric V^{-1} scores
+    /// at d^2 / 2 multiply-adds an action at large d too (see
+    /// [`super::ucb_scores`]), so it is never factored.
+    pub(crate) fn score(&mut self, set: DecisionRows<'_>, beta: f64, exact_inverse: Option<&[f64]>) -> &[f64] {
         let d = self.u.len();
         self.scores.resize(2 * set.k, 0.0);
-        let exact = match exact {
-            Some((v, _)) if d > FIXED_MAX_D && 3 * set.k >= 2 * d && self.factor_exact(v) => None,
-            other => other,
-        };
-        let inverse = match exact {
-            Some((_, vinv)) => InverseForm::Symmetric(vinv),
+        let inverse = match exact_inverse {
+            Some(vinv) => InverseForm::Symmetric(vinv),
             None if d <= FIXED_MAX_D => InverseForm::LowerFactor(&self.factor_inv),
             // Larger d: one blocked forward substitution over all actions.
             None => {
@@ -313,19 +305,9 @@ impl ReleasedEstimates {
         &self.scores[..set.k]
     }
 
-    /// Cholesky factor of an exact (non-private, so positive definite) V
-    /// into `chol`; false when rounding made it fail to factor (the
-    /// symmetric form then scores).
-    fn factor_exact(&mut self, v: &[f64]) -> bool {
-        refactor(&mut self.chol, v, self.u.len())
-    }
-
     /// theta~ = `vinv` u for an engine that keeps V^{-1} itself.
     pub(crate) fn set_theta(&mut self, vinv: &[f64], u: &[f64]) {
-        let d = self.u.len();
-        for i in 0..d {
-            self.theta[i] = (0..d).map(|j| vinv[i * d + j] * u[j]).sum();
-        }
+        crate::linalg::matvec_in_order(vinv, u, -0.0, &mut self.theta);
     }
 }
 
@@ -513,7 +495,7 @@ impl LinUcb {
     /// The UCB scores of `set` from the prepared estimates.
     fn score_prepared(&mut self, set: DecisionRows<'_>, beta: f64) -> &[f64] {
         let exact = match &self.stats {
-            Statistics::Exact { inv, .. } => Some((inv.matrix(), inv.inverse())),
+            Statistics::Exact { inv, .. } => Some(inv.inverse()),
             Statistics::Tree { .. } | Statistics::Factorized { .. } => None,
         };
         self.work.est.score(set, beta, exact)
@@ -749,36 +731,37 @@ mod tests {
     }
 
     #[test]
-    fn exact_widths_from_the_factor_match_the_inverse() {
-        // Exact LinUCB at d > 16 with many actions scores through a
-        // Cholesky factor of V; the scores must be those of the symmetric
-        // V^{-1} (the form used with few actions) to rounding.
-        let d = 20;
-        let mut learner = LinUcb::new(
-            config(d, 1000, StatisticsConfig::Exact { regularizer: 1.0, refactor_every: 64 }),
-            &SeedSequence::from_seed(2),
-        )
-        .unwrap();
-        let feature = |i: usize, j: usize| (((i * 7 + j * 13) % 17) as f64 - 8.0) / 60.0;
-        for t in 0..200 {
-            let x: Vec<f64> = (0..d).map(|j| feature(t, j)).collect();
-            learner.observe(&x, (t % 3) as f64 / 3.0).unwrap();
-        }
-        for k in [3, 14, 40, 200] {
-            let set = DecisionSet { k, d, features: (0..k * d).map(|n| feature(n / d + 500, n % d)).collect() };
-            let factored = learner.ucb(&set).unwrap();
-            let beta = learner.estimates_uncommitted().0;
-            let Statistics::Exact { inv, .. } = &learner.stats else { unreachable!() };
-            let (vinv, theta) = (inv.inverse().to_vec(), learner.work.est.theta().to_vec());
-            for (i, score) in factored.iter().enumerate() {
-                let x = set.action(i);
-                let quad: f64 = (0..d).map(|a| (0..d).map(|b| x[a] * vinv[a * d + b] * x[b]).sum::<f64>()).sum();
-                let mean: f64 = x.iter().zip(&theta).map(|(a, b)| a * b).sum();
-                let direct = mean + beta * quad.sqrt();
-                assert!(
-                    (score - direct).abs() <= 1e-12 * direct.abs().max(1.0),
-                    "k = {k}, action {i}: {score} vs {direct}"
-                );
+    fn exact_scores_above_the_fixed_kernels_match_the_definition() {
+        // Exact LinUCB at d > 16 scores with the symmetric V^{-1} through
+        // the GEMM tile (the AVX2 build) or the blocked kernel: the scores
+        // must be the definition's, from the engine's own V^{-1} and theta,
+        // to 1e-12 relative, at d around the tile's multiples of 8 and K
+        // around its multiples of 6.
+        for d in [17usize, 24, 40, 63, 64, 65] {
+            let mut learner = LinUcb::new(
+                config(d, 1000, StatisticsConfig::Exact { regularizer: 1.0, refactor_every: 64 }),
+                &SeedSequence::from_seed(2),
+            )
+            .unwrap();
+            let feature = |i: usize, j: usize| (((i * 7 + j * 13) % 17) as f64 - 8.0) / (2.0 * d as f64);
+            for t in 0..200 {
+                let x: Vec<f64> = (0..d).map(|j| feature(t, j)).collect();
+                learner.observe(&x, (t % 3) as f64 / 3.0).unwrap();
+            }
+            for k in [1, 3, 5, 6, 7, 14, 40, 97, 200] {
+                let set = DecisionSet { k, d, features: (0..k * d).map(|n| feature(n / d + 500, n % d)).collect() };
+                let scores = learner.ucb(&set).unwrap();
+                let beta = learner.estimates_uncommitted().0;
+                let Statistics::Exact { inv, .. } = &learner.stats else { unreachable!() };
+                let (vinv, theta) = (inv.inverse().to_vec(), learner.work.est.theta().to_vec());
+                for (i, score) in scores.iter().enumerate() {
+                    let x = set.action(i);
+                    let quad: f64 = (0..d).map(|a| (0..d).map(|b| x[a] * vinv[a * d + b] * x[b]).sum::<f64>()).sum();
+                    let mean: f64 = x.iter().zip(&theta).map(|(a, b)| a * b).sum();
+                    let direct = mean + beta * quad.sqrt();
+                    let scale = mean.abs() + beta * quad.sqrt();
+                    assert!((score - direct).abs() <= 1e-12 * scale, "d {d} k {k}, action {i}: {score} vs {direct}");
+                }
             }
         }
     }
@@ -936,10 +919,13 @@ mod tests {
     #[test]
     fn unvalidated_select_refuses_non_finite_sets_before_any_state_changes() {
         // Every variant and kernel: fixed d, the blocked kernels (d = 20,
-        // with few and with many actions), exact and released statistics.
+        // with few and with many actions), exact and released statistics;
+        // above d = 16 the exact statistics score with the symmetric V^{-1}
+        // through the GEMM tile in the AVX2 build, where theta is zero in
+        // the first round (0 * inf and 0 * NaN are NaN).
         let tree = StatisticsConfig::Tree { noise: NoiseSpec::SymmetricGaussian { sigma: 0.5 }, shift: 4.0, pad_to: 0 };
         let exact = StatisticsConfig::Exact { regularizer: 1.0, refactor_every: 8 };
-        for (d, k) in [(3usize, 5usize), (20, 4), (20, 60)] {
+        for (d, k) in [(3usize, 5usize), (20, 4), (20, 60), (40, 13)] {
             for statistics in [tree, exact] {
                 let mut l = LinUcb::new(config(d, 100, statistics), &SeedSequence::from_seed(3)).unwrap();
                 let mut twin = LinUcb::new(config(d, 100, statistics), &SeedSequence::from_seed(3)).unwrap();

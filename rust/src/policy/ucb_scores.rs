@@ -7,10 +7,13 @@
 //! small d of the papers' experiments, the kernels are instantiated for a
 //! compile-time d (fully unrolled, no bounds checks) and the square roots
 //! are taken in a separate pass so that the K independent widths overlap
-//! in the pipeline instead of waiting on one another. For large d and K
-//! the AVX2 build scores like a GEMM ([`widths_gemm`]: Y = X F^T with a
-//! register tile of actions x columns of F), on several threads when the
-//! set is large enough to pay for them.
+//! in the pipeline instead of waiting on one another. For large d the
+//! AVX2 build scores like a GEMM ([`widths_gemm`]: Y = X F^T with a
+//! register tile of actions x columns of F, or Y = X T^T for the
+//! symmetric form, T its lower triangle with the strictly-lower entries
+//! doubled, so that x^T V^-1 x = <x, T x> costs the multiply-adds of
+//! ||F x||^2), on several threads when the set is large enough to pay for
+//! them.
 // `inline(always)` throughout: each kernel must be generated inside the
 // `target_feature` function of `avx2_fma` below, or the AVX2 build would
 // call baseline code (and `f64::mul_add` would become a libm call).
@@ -49,7 +52,7 @@ pub fn ucb_scores(inverse: InverseForm<'_>, theta: &[f64], beta: f64, features: 
 mod avx2_fma {
     use std::arch::x86_64::{__m256d, _mm256_add_pd, _mm256_fmadd_pd, _mm256_set1_pd, _mm256_setzero_pd};
 
-    use super::{ucb_scores_with, Fused, GemmTile, InverseForm, WIDE_BLOCK};
+    use super::{eight, ucb_scores_with, Fused, GemmTile, InverseForm, WIDE_BLOCK};
     use crate::cpu_dispatch::avx::{load_pd, store_pd};
 
     #[target_feature(enable = "avx2,fma")]
@@ -68,9 +71,16 @@ mod avx2_fma {
         const BEATS_SOLVE: bool = true;
 
         #[inline(always)]
-        fn tile(panels: &[f64], theta: &[f64], actions: &[f64], d: usize, sq: &mut [f64], mean: &mut [f64]) {
+        fn tile<const SYMMETRIC: bool>(
+            panels: &[f64],
+            theta: &[f64],
+            actions: &[f64],
+            d: usize,
+            sq: &mut [f64],
+            mean: &mut [f64],
+        ) {
             // Reached only from `ucb_scores` above, an AVX2 + FMA function.
-            crate::cpu_dispatch::within_avx2_fma!(tile_x8::<6>(panels, theta, actions, d, sq, mean));
+            crate::cpu_dispatch::within_avx2_fma!(tile_x8::<6, SYMMETRIC>(panels, theta, actions, d, sq, mean));
         }
 
         #[inline(always)]
@@ -90,7 +100,7 @@ mod avx2_fma {
     /// [`GemmTile::tile`] for `MR` actions and panels of 8 columns.
     #[target_feature(enable = "avx2,fma")]
     #[allow(clippy::needless_range_loop)]
-    fn tile_x8<const MR: usize>(
+    fn tile_x8<const MR: usize, const SYMMETRIC: bool>(
         panels: &[f64],
         theta: &[f64],
         actions: &[f64],
@@ -109,15 +119,21 @@ mod avx2_fma {
             let depth = d.min(j0 + 8);
             let panel = &panels[start..start + depth * 8];
             start += depth * 8;
-            let rows = panel.chunks_exact(8);
-            // The same length as `rows`, so that indexing by the row's
-            // index needs no bounds check.
+            // Rows from j0 + 4 on are zero in the first four columns (the
+            // triangle's edge): the symmetric reduction skips those
+            // products, a twelfth of the tile's at d = 40. (A zero product
+            // changes a finite ||F x||^2 by no bit either, but the
+            // private learners' F path keeps its instruction sequence.)
+            let split = if SYMMETRIC { depth.min(j0 + 4) } else { depth };
+            let (both, high) = panel.split_at(split * 8);
+            // The same length as the panel's rows, so that indexing by the
+            // row's index needs no bounds check.
             let mut xd = xs;
             for x in &mut xd {
-                *x = &x[..rows.len()];
+                *x = &x[..depth];
             }
             let mut acc = [[zero; 2]; MR];
-            for (c, row) in rows.enumerate() {
+            for (c, row) in both.chunks_exact(8).enumerate() {
                 let p0 = load_pd(row[..4].try_into().expect("four lanes"));
                 let p1 = load_pd(row[4..].try_into().expect("four lanes"));
                 for i in 0..MR {
@@ -126,9 +142,24 @@ mod avx2_fma {
                     acc[i][1] = _mm256_fmadd_pd(x, p1, acc[i][1]);
                 }
             }
+            for (c, row) in (split..depth).zip(high.chunks_exact(8)) {
+                let p1 = load_pd(row[4..].try_into().expect("four lanes"));
+                for i in 0..MR {
+                    acc[i][1] = _mm256_fmadd_pd(_mm256_set1_pd(xd[i][c]), p1, acc[i][1]);
+                }
+            }
             for i in 0..MR {
-                sq[i][0] = _mm256_fmadd_pd(acc[i][0], acc[i][0], sq[i][0]);
-                sq[i][1] = _mm256_fmadd_pd(acc[i][1], acc[i][1], sq[i][1]);
+                let (w0, w1) = if SYMMETRIC {
+                    let x = match xs[i].get(j0..j0 + 8) {
+                        Some(full) => full,
+                        None => &eight(xs[i], j0),
+                    };
+                    (load_pd(x[..4].try_into().expect("four")), load_pd(x[4..].try_into().expect("four")))
+                } else {
+                    (acc[i][0], acc[i][1])
+                };
+                sq[i][0] = _mm256_fmadd_pd(acc[i][0], w0, sq[i][0]);
+                sq[i][1] = _mm256_fmadd_pd(acc[i][1], w1, sq[i][1]);
             }
         }
         let theta_chunks = theta.chunks_exact(4);
@@ -195,11 +226,14 @@ pub(crate) fn ucb_scores_with<M: MulAdd, const B: usize, G: GemmTile>(
                 (_, InverseForm::Cholesky { lower, inv_diag }) if G::BEATS_SOLVE && gemm_pays(d, k) => {
                     let mut f = vec![0.0; d * d];
                     lower_inverse_rows::<M>(lower, inv_diag, d, &mut f);
-                    widths_gemm::<G>(&f, theta, features, d, out);
+                    widths_gemm::<G, false>(&f, theta, features, d, out);
                 }
                 (_, InverseForm::Cholesky { .. }) => widths_dynamic::<M, B>(inverse, theta, features, d, out),
                 $(($n, _) => widths_fixed::<M, $n>(inverse, theta, features, out),)*
-                (_, InverseForm::LowerFactor(f)) if G::BEATS_SOLVE => widths_gemm::<G>(f, theta, features, d, out),
+                (_, InverseForm::LowerFactor(f)) if G::BEATS_SOLVE => {
+                    widths_gemm::<G, false>(f, theta, features, d, out);
+                }
+                (_, InverseForm::Symmetric(v)) if G::BEATS_SOLVE => widths_gemm::<G, true>(v, theta, features, d, out),
                 _ => widths_dynamic::<M, B>(inverse, theta, features, d, out),
             }
         };
@@ -363,10 +397,14 @@ fn widths_dynamic<M: MulAdd, const B: usize>(
     }
 }
 
-/// One register tile of [`widths_gemm`]: ||F x||^2 into `sq` and
+/// One register tile of [`widths_gemm`]: the width into `sq` and
 /// <theta, x> into `mean` for `ACTIONS` actions (the rows of `actions`,
-/// each d long), from F^T packed in panels of `COLUMNS` columns
-/// ([`pack_panels`]).
+/// each d long), from a lower-triangular P packed in panels of `COLUMNS`
+/// columns of P^T ([`pack_panels`]). The tile accumulates y = P x over
+/// the inner dimension and reduces: ||y||^2 = ||F x||^2 for P = F, or
+/// (`SYMMETRIC`) <x, y> = x^T A x for P = T, the lower triangle of a
+/// symmetric A with the strictly-lower entries doubled
+/// (x^T A x = sum_r x_r (A_rr x_r + 2 sum_{c<r} A_rc x_c)).
 pub(crate) trait GemmTile {
     const ACTIONS: usize;
     const COLUMNS: usize;
@@ -375,7 +413,14 @@ pub(crate) trait GemmTile {
     /// is not faster, so that build's results stay those of the simple
     /// kernels).
     const BEATS_SOLVE: bool;
-    fn tile(panels: &[f64], theta: &[f64], actions: &[f64], d: usize, sq: &mut [f64], mean: &mut [f64]);
+    fn tile<const SYMMETRIC: bool>(
+        panels: &[f64],
+        theta: &[f64],
+        actions: &[f64],
+        d: usize,
+        sq: &mut [f64],
+        mean: &mut [f64],
+    );
 
     /// Asks for the next tile's actions ahead of their use (a hint; none
     /// by default).
@@ -401,8 +446,15 @@ impl<M: MulAdd, const MR: usize, const NR: usize> GemmTile for PortableTile<M, M
     const BEATS_SOLVE: bool = false;
 
     #[inline(always)]
-    fn tile(panels: &[f64], theta: &[f64], actions: &[f64], d: usize, sq: &mut [f64], mean: &mut [f64]) {
-        let (s, m) = gemm_tile::<M, MR, NR>(panels, theta, actions, d);
+    fn tile<const SYMMETRIC: bool>(
+        panels: &[f64],
+        theta: &[f64],
+        actions: &[f64],
+        d: usize,
+        sq: &mut [f64],
+        mean: &mut [f64],
+    ) {
+        let (s, m) = gemm_tile::<M, MR, NR, SYMMETRIC>(panels, theta, actions, d);
         sq.copy_from_slice(&s);
         mean.copy_from_slice(&m);
     }
@@ -449,13 +501,24 @@ fn lower_inverse_rows<M: MulAdd>(l: &[f64], inv_diag: &[f64], d: usize, f: &mut 
 /// upper triangle of F costs at most `G::COLUMNS`^2 / 2 per panel. Actions
 /// are independent: an action's results are the same bits in any tile
 /// position (a last, partial tile runs padded with zero actions).
+///
+/// `SYMMETRIC`: `f` is a row-major symmetric A instead, and out[..k] gets
+/// x_i^T A x_i from the same tile over T, A's lower triangle with the
+/// strictly-lower entries doubled (see [`GemmTile`]): the same
+/// multiply-adds as ||F x||^2, half those of the full quadratic form.
 #[inline(always)]
-fn widths_gemm<G: GemmTile>(f: &[f64], theta: &[f64], features: &[f64], d: usize, out: &mut [f64]) {
+fn widths_gemm<G: GemmTile, const SYMMETRIC: bool>(
+    f: &[f64],
+    theta: &[f64],
+    features: &[f64],
+    d: usize,
+    out: &mut [f64],
+) {
     let k = out.len() / 2;
     let (q, m) = out.split_at_mut(k);
-    let panels = pack_panels(f, d, G::COLUMNS);
+    let panels = pack_panels::<SYMMETRIC>(f, d, G::COLUMNS);
     if k * d * d < PARALLEL_WORK || rayon::current_num_threads() < 2 {
-        gemm_rows::<G>(&panels, theta, features, d, q, m);
+        gemm_rows::<G, SYMMETRIC>(&panels, theta, features, d, q, m);
         return;
     }
     // Tiles are independent and each action's bits do not depend on its
@@ -469,7 +532,7 @@ fn widths_gemm<G: GemmTile>(f: &[f64], theta: &[f64], features: &[f64], d: usize
     rayon::scope(|scope| {
         for ((x, qo), mo) in features.chunks(actions * d).zip(q.chunks_mut(actions)).zip(m.chunks_mut(actions)) {
             let panels = &panels;
-            scope.spawn(move |_| gemm_rows::<G>(panels, theta, x, d, qo, mo));
+            scope.spawn(move |_| gemm_rows::<G, SYMMETRIC>(panels, theta, x, d, qo, mo));
         }
     });
 }
@@ -485,7 +548,14 @@ const PREFETCH_TILES: usize = 4;
 
 /// [`widths_gemm`] on one run of actions (`q`, `m`: their outputs).
 #[inline(always)]
-fn gemm_rows<G: GemmTile>(panels: &[f64], theta: &[f64], features: &[f64], d: usize, q: &mut [f64], m: &mut [f64]) {
+fn gemm_rows<G: GemmTile, const SYMMETRIC: bool>(
+    panels: &[f64],
+    theta: &[f64],
+    features: &[f64],
+    d: usize,
+    q: &mut [f64],
+    m: &mut [f64],
+) {
     let k = q.len();
     let mr = G::ACTIONS;
     let groups = features.chunks_exact(mr * d);
@@ -503,13 +573,13 @@ fn gemm_rows<G: GemmTile>(panels: &[f64], theta: &[f64], features: &[f64], d: us
         if let Some(ahead) = next.next() {
             G::prefetch(ahead);
         }
-        G::tile(panels, theta, g, d, qo, mo);
+        G::tile::<SYMMETRIC>(panels, theta, g, d, qo, mo);
     }
     if !rest.is_empty() {
         let mut padded = vec![0.0; mr * d];
         padded[..rest.len()].copy_from_slice(rest);
         let (mut s, mut mean) = (vec![0.0; mr], vec![0.0; mr]);
-        G::tile(panels, theta, &padded, d, &mut s, &mut mean);
+        G::tile::<SYMMETRIC>(panels, theta, &padded, d, &mut s, &mut mean);
         let (n, first) = (rest.len() / d, k - rest.len() / d);
         q[first..].copy_from_slice(&s[..n]);
         m[first..].copy_from_slice(&mean[..n]);
@@ -519,23 +589,47 @@ fn gemm_rows<G: GemmTile>(panels: &[f64], theta: &[f64], features: &[f64], d: us
 /// F^T in panels of `nr` columns (rows j0..j0+nr of F): each panel holds,
 /// for each inner index c < min(d, j0 + nr), the `nr` entries F_{j0+t, c}
 /// (zero above the diagonal and past row d), one after the other.
-fn pack_panels(f: &[f64], d: usize, nr: usize) -> Vec<f64> {
-    let mut panels = Vec::with_capacity(d.div_ceil(nr) * d * nr);
+/// `SYMMETRIC`: T in place of F, 2 F_{j,c} below the diagonal (see
+/// [`GemmTile`]; doubling is exact).
+fn pack_panels<const SYMMETRIC: bool>(f: &[f64], d: usize, nr: usize) -> Vec<f64> {
+    let panels_len: usize = (0..d).step_by(nr).map(|j0| d.min(j0 + nr) * nr).sum();
+    let mut panels = vec![0.0; panels_len];
+    let below = if SYMMETRIC { 2.0 } else { 1.0 };
+    let mut start = 0;
+    // Row by row of F (contiguous reads), each entry to its panel row.
     for j0 in (0..d).step_by(nr) {
-        for c in 0..d.min(j0 + nr) {
-            panels.extend((j0..j0 + nr).map(|j| if j < d && c <= j { f[j * d + c] } else { 0.0 }));
+        let depth = d.min(j0 + nr);
+        let panel = &mut panels[start..start + depth * nr];
+        for (t, row) in f[j0 * d..depth * d].chunks_exact(d).enumerate() {
+            let j = j0 + t;
+            for (slot, &v) in panel.iter_mut().skip(t).step_by(nr).zip(&row[..j]) {
+                *slot = below * v;
+            }
+            panel[j * nr + t] = row[j];
         }
+        start += depth * nr;
     }
     panels
 }
 
-/// ||F x||^2 and <theta, x> of the `MR` actions (rows of `actions`) from
-/// the packed panels of F^T: the `MR` x `NR` accumulators of one panel
-/// stay in registers over the inner dimension, then add their squares
-/// into per-action, per-lane sums.
+/// x[j0..j0 + 8], zero past the end of x: the entries of an action that
+/// the symmetric reduction multiplies with one panel's 8 outputs. Entry
+/// by entry, not a copy of the slice: a `memcpy` call in the tile made
+/// the compiler keep the accumulators on the stack (the AVX2 tile ran
+/// at less than half its speed).
+#[inline(always)]
+fn eight(x: &[f64], j0: usize) -> [f64; 8] {
+    std::array::from_fn(|t| x.get(j0 + t).copied().unwrap_or(0.0))
+}
+
+/// ||F x||^2 (or, `SYMMETRIC`, x^T A x: see [`GemmTile`]) and <theta, x>
+/// of the `MR` actions (rows of `actions`) from the packed panels: the
+/// `MR` x `NR` accumulators of one panel stay in registers over the inner
+/// dimension, then add their squares (or their products with the action's
+/// own entries) into per-action, per-lane sums.
 #[allow(clippy::needless_range_loop)]
 #[inline(always)]
-fn gemm_tile<M: MulAdd, const MR: usize, const NR: usize>(
+fn gemm_tile<M: MulAdd, const MR: usize, const NR: usize, const SYMMETRIC: bool>(
     panels: &[f64],
     theta: &[f64],
     actions: &[f64],
@@ -565,7 +659,12 @@ fn gemm_tile<M: MulAdd, const MR: usize, const NR: usize>(
         }
         for i in 0..MR {
             for t in 0..NR {
-                sq[i][t] = M::mul_add(acc[i][t], acc[i][t], sq[i][t]);
+                let w = match xs[i].get(j0 + t) {
+                    _ if !SYMMETRIC => acc[i][t],
+                    Some(&x) => x,
+                    None => 0.0,
+                };
+                sq[i][t] = M::mul_add(acc[i][t], w, sq[i][t]);
             }
         }
     }
@@ -950,11 +1049,11 @@ mod tests {
                 let by_solve = InverseForm::Cholesky { lower: chol.lower(), inv_diag: &inv_diag };
                 widths_dynamic::<Separate, BASELINE_BLOCK>(by_solve, &theta, &feats, d, &mut solved);
                 let mut baseline = vec![0.0; 2 * k];
-                widths_gemm::<BaselineTile>(&f, &theta, &feats, d, &mut baseline);
+                widths_gemm::<BaselineTile, false>(&f, &theta, &feats, d, &mut baseline);
                 let mut fused = vec![0.0; 2 * k];
-                widths_gemm::<PortableTile<Fused, 6, 8>>(&f, &theta, &feats, d, &mut fused);
+                widths_gemm::<PortableTile<Fused, 6, 8>, false>(&f, &theta, &feats, d, &mut fused);
                 let mut odd = vec![0.0; 2 * k];
-                widths_gemm::<PortableTile<Separate, 3, 5>>(&f, &theta, &feats, d, &mut odd);
+                widths_gemm::<PortableTile<Separate, 3, 5>, false>(&f, &theta, &feats, d, &mut odd);
                 // Dispatched: the Cholesky form takes this CPU's tile when
                 // 2K >= d, the lower-factor form above the fixed-d kernels.
                 let mut dispatched = vec![0.0; 2 * k];
@@ -977,6 +1076,81 @@ mod tests {
         }
     }
 
+    /// The symmetric form through the GEMM tile (every build's tile, and
+    /// the dispatched one: the AVX2 tile on a CPU with it) against x^T A x
+    /// by plain loops over the whole A, at d and K below, at and above
+    /// multiples of the tile sizes.
+    #[test]
+    fn symmetric_gemm_matches_the_definition() {
+        for d in [17usize, 24, 40, 63, 64, 65] {
+            let (chol, _, _) = spd_factor(d);
+            let vinv = chol.inverse();
+            let theta: Vec<f64> = (0..d).map(|i| 0.07 * i as f64 - 0.5).collect();
+            for k in [1usize, 5, 6, 7, 13, 50, 97] {
+                let feats: Vec<f64> = (0..k * d).map(|i| ((i * 5 + 1) % 13) as f64 / 13.0 - 0.5).collect();
+                let run = |f: &dyn Fn(&mut [f64])| {
+                    let mut out = vec![0.0; 2 * k];
+                    f(&mut out);
+                    out
+                };
+                let fused = run(&|o| widths_gemm::<PortableTile<Fused, 6, 8>, true>(&vinv, &theta, &feats, d, o));
+                let tiles = [
+                    ("baseline", run(&|o| widths_gemm::<BaselineTile, true>(&vinv, &theta, &feats, d, o))),
+                    ("3x5", run(&|o| widths_gemm::<PortableTile<Separate, 3, 5>, true>(&vinv, &theta, &feats, d, o))),
+                    ("fused", fused.clone()),
+                ];
+                let dispatched = run(&|o| ucb_scores(InverseForm::Symmetric(&vinv), &theta, 1.0, &feats, d, o));
+                for i in 0..k {
+                    let x = &feats[i * d..(i + 1) * d];
+                    let (mut quad, mut size) = (0.0, 0.0);
+                    for a in 0..d {
+                        for b in 0..d {
+                            quad += x[a] * vinv[a * d + b] * x[b];
+                            size += (x[a] * vinv[a * d + b] * x[b]).abs();
+                        }
+                    }
+                    let mean: f64 = theta.iter().zip(x).map(|(w, v)| w * v).sum();
+                    let mean_size: f64 = theta.iter().zip(x).map(|(w, v)| (w * v).abs()).sum();
+                    for (name, got) in &tiles {
+                        assert!((got[i] - quad).abs() <= 1e-12 * size, "d {d} k {k} {name}: {} vs {quad}", got[i]);
+                        let m = got[k + i];
+                        assert!((m - mean).abs() <= 1e-12 * mean_size, "d {d} k {k} {name} mean: {m} vs {mean}");
+                    }
+                    // The dispatched build against the portable fused tile: the
+                    // same products, summed in another order only in the mean.
+                    let want = fused[k + i] + fused[i].max(0.0).sqrt();
+                    let scale = mean_size + quad.sqrt();
+                    assert!((dispatched[i] - want).abs() <= 1e-13 * scale, "d {d} k {k}: {} vs {want}", dispatched[i]);
+                }
+            }
+        }
+    }
+
+    /// A NaN or infinite entry makes its action's score non-finite on the
+    /// symmetric path too, where theta is zero at that entry (the first
+    /// round of LinUCB): the engine's finiteness check rides on the scores.
+    #[test]
+    fn non_finite_entries_give_non_finite_symmetric_scores() {
+        for d in [5usize, 17, 40] {
+            let (chol, _, _) = spd_factor(d);
+            let vinv = chol.inverse();
+            let k = 13;
+            for theta in [vec![0.0; d], (0..d).map(|i| 0.1 * i as f64).collect()] {
+                for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+                    for at in [0, d - 1, 6 * d + 3, k * d - 1] {
+                        let mut feats: Vec<f64> = (0..k * d).map(|i| ((i * 5 + 1) % 13) as f64 / 13.0 - 0.5).collect();
+                        feats[at] = bad;
+                        let mut out = vec![0.0; 2 * k];
+                        ucb_scores(InverseForm::Symmetric(&vinv), &theta, 1.0, &feats, d, &mut out);
+                        assert!(!out[at / d].is_finite(), "d {d} at {at}: {}", out[at / d]);
+                        let finite = (0..k).filter(|&i| i != at / d).all(|i| out[i].is_finite());
+                        assert!(finite, "d {d} at {at}: other actions stay finite");
+                    }
+                }
+            }
+        }
+    }
+
     /// Spreading the tiles over threads changes no bit (large K d^2).
     #[test]
     fn parallel_split_changes_no_bits() {
@@ -986,9 +1160,16 @@ mod tests {
         let theta: Vec<f64> = (0..d).map(|i| 0.01 * i as f64 - 0.3).collect();
         let feats: Vec<f64> = (0..k * d).map(|i| ((i * 5 + 3) % 23) as f64 / 23.0 - 0.5).collect();
         let mut split = vec![0.0; 2 * k];
-        widths_gemm::<BaselineTile>(&f, &theta, &feats, d, &mut split);
+        widths_gemm::<BaselineTile, false>(&f, &theta, &feats, d, &mut split);
         let (mut q, mut m) = (vec![0.0; k], vec![0.0; k]);
-        gemm_rows::<BaselineTile>(&pack_panels(&f, d, BaselineTile::COLUMNS), &theta, &feats, d, &mut q, &mut m);
+        gemm_rows::<BaselineTile, false>(
+            &pack_panels::<false>(&f, d, BaselineTile::COLUMNS),
+            &theta,
+            &feats,
+            d,
+            &mut q,
+            &mut m,
+        );
         for i in 0..k {
             assert_eq!(split[i].to_bits(), q[i].to_bits(), "width {i}");
             assert_eq!(split[k + i].to_bits(), m[i].to_bits(), "mean {i}");
