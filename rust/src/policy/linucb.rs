@@ -669,6 +669,27 @@ mod tests {
     use crate::env::{Environment, Feedback, RewardModel, ShariffSheffetEnv};
     use crate::sim::run_episode;
 
+    /// Each score is <theta, x> + beta sqrt(x^T V^-1 x) by plain loops,
+    /// to 1e-12 relative.
+    fn assert_scores_are_the_definition(
+        scores: &[f64],
+        set: &DecisionSet,
+        vinv: &[f64],
+        theta: &[f64],
+        beta: f64,
+        context: &str,
+    ) {
+        let d = set.d;
+        for (i, score) in scores.iter().enumerate() {
+            let x = set.action(i);
+            let quad: f64 = (0..d).map(|a| (0..d).map(|b| x[a] * vinv[a * d + b] * x[b]).sum::<f64>()).sum();
+            let mean: f64 = x.iter().zip(theta).map(|(a, b)| a * b).sum();
+            let direct = mean + beta * quad.sqrt();
+            let scale = mean.abs() + beta * quad.sqrt();
+            assert!((score - direct).abs() <= 1e-12 * scale, "{context}, action {i}: {score} vs {direct}");
+        }
+    }
+
     fn config(d: usize, horizon: u64, statistics: StatisticsConfig) -> LinUcbConfig {
         LinUcbConfig {
             d,
@@ -754,14 +775,7 @@ mod tests {
                 let beta = learner.estimates_uncommitted().0;
                 let Statistics::Exact { inv, .. } = &learner.stats else { unreachable!() };
                 let (vinv, theta) = (inv.inverse().to_vec(), learner.work.est.theta().to_vec());
-                for (i, score) in scores.iter().enumerate() {
-                    let x = set.action(i);
-                    let quad: f64 = (0..d).map(|a| (0..d).map(|b| x[a] * vinv[a * d + b] * x[b]).sum::<f64>()).sum();
-                    let mean: f64 = x.iter().zip(&theta).map(|(a, b)| a * b).sum();
-                    let direct = mean + beta * quad.sqrt();
-                    let scale = mean.abs() + beta * quad.sqrt();
-                    assert!((score - direct).abs() <= 1e-12 * scale, "d {d} k {k}, action {i}: {score} vs {direct}");
-                }
+                assert_scores_are_the_definition(&scores, &set, &vinv, &theta, beta, &format!("d {d} k {k}"));
             }
         }
     }
@@ -789,14 +803,7 @@ mod tests {
             let est = &l.work.est;
             let vinv = Cholesky::factor(&est.v, d).unwrap().inverse();
             let theta: Vec<f64> = (0..d).map(|i| (0..d).map(|j| vinv[i * d + j] * est.u[j]).sum()).collect();
-            for (i, score) in scores.iter().enumerate() {
-                let x = set.action(i);
-                let quad: f64 = (0..d).map(|a| (0..d).map(|b| x[a] * vinv[a * d + b] * x[b]).sum::<f64>()).sum();
-                let mean: f64 = x.iter().zip(&theta).map(|(a, b)| a * b).sum();
-                let direct = mean + beta * quad.sqrt();
-                let scale = mean.abs() + beta * quad.sqrt();
-                assert!((score - direct).abs() <= 1e-12 * scale, "d {d} action {i}: {score} vs {direct}");
-            }
+            assert_scores_are_the_definition(&scores, &set, &vinv, &theta, beta, &format!("d {d}"));
         }
     }
 

@@ -75,10 +75,10 @@ mod avx2_fma {
             panels: &[f64],
             theta: &[f64],
             actions: &[f64],
-            d: usize,
             sq: &mut [f64],
             mean: &mut [f64],
         ) {
+            let d = theta.len();
             // Reached only from `ucb_scores` above, an AVX2 + FMA function.
             crate::cpu_dispatch::within_avx2_fma!(tile_x8::<6, SYMMETRIC>(panels, theta, actions, d, sq, mean));
         }
@@ -413,14 +413,8 @@ pub(crate) trait GemmTile {
     /// is not faster, so that build's results stay those of the simple
     /// kernels).
     const BEATS_SOLVE: bool;
-    fn tile<const SYMMETRIC: bool>(
-        panels: &[f64],
-        theta: &[f64],
-        actions: &[f64],
-        d: usize,
-        sq: &mut [f64],
-        mean: &mut [f64],
-    );
+    /// (d is `theta`'s length.)
+    fn tile<const SYMMETRIC: bool>(panels: &[f64], theta: &[f64], actions: &[f64], sq: &mut [f64], mean: &mut [f64]);
 
     /// Asks for the next tile's actions ahead of their use (a hint; none
     /// by default).
@@ -446,15 +440,8 @@ impl<M: MulAdd, const MR: usize, const NR: usize> GemmTile for PortableTile<M, M
     const BEATS_SOLVE: bool = false;
 
     #[inline(always)]
-    fn tile<const SYMMETRIC: bool>(
-        panels: &[f64],
-        theta: &[f64],
-        actions: &[f64],
-        d: usize,
-        sq: &mut [f64],
-        mean: &mut [f64],
-    ) {
-        let (s, m) = gemm_tile::<M, MR, NR, SYMMETRIC>(panels, theta, actions, d);
+    fn tile<const SYMMETRIC: bool>(panels: &[f64], theta: &[f64], actions: &[f64], sq: &mut [f64], mean: &mut [f64]) {
+        let (s, m) = gemm_tile::<M, MR, NR, SYMMETRIC>(panels, theta, actions, theta.len());
         sq.copy_from_slice(&s);
         mean.copy_from_slice(&m);
     }
@@ -556,6 +543,7 @@ fn gemm_rows<G: GemmTile, const SYMMETRIC: bool>(
     q: &mut [f64],
     m: &mut [f64],
 ) {
+    debug_assert_eq!(theta.len(), d, "theta has d entries (the tile reads d from it)");
     let k = q.len();
     let mr = G::ACTIONS;
     let groups = features.chunks_exact(mr * d);
@@ -573,13 +561,13 @@ fn gemm_rows<G: GemmTile, const SYMMETRIC: bool>(
         if let Some(ahead) = next.next() {
             G::prefetch(ahead);
         }
-        G::tile::<SYMMETRIC>(panels, theta, g, d, qo, mo);
+        G::tile::<SYMMETRIC>(panels, theta, g, qo, mo);
     }
     if !rest.is_empty() {
         let mut padded = vec![0.0; mr * d];
         padded[..rest.len()].copy_from_slice(rest);
         let (mut s, mut mean) = (vec![0.0; mr], vec![0.0; mr]);
-        G::tile::<SYMMETRIC>(panels, theta, &padded, d, &mut s, &mut mean);
+        G::tile::<SYMMETRIC>(panels, theta, &padded, &mut s, &mut mean);
         let (n, first) = (rest.len() / d, k - rest.len() / d);
         q[first..].copy_from_slice(&s[..n]);
         m[first..].copy_from_slice(&mean[..n]);
