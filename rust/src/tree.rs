@@ -928,6 +928,20 @@ impl TreeCounter {
         }
     }
 
+    /// The noise draws in the release after `t` additions, as the steps
+    /// set them: popcount(t) unpadded, exactly `pad_to` with persistent
+    /// padding, at least `pad_to` with fresh padding, none before the first
+    /// addition. (The scalar step counts them incrementally, so a restored
+    /// count must be right.)
+    fn noise_terms_after(&self, t: u64) -> u32 {
+        match (t, self.pad_to) {
+            (0, _) => 0,
+            (_, 0) => t.count_ones(),
+            _ if self.persistent() => self.pad_to,
+            _ => self.pad_to.max(t.count_ones()),
+        }
+    }
+
     fn check_consistent(&self) -> Result<()> {
         let levels = levels_for(self.horizon);
         // Bug fix: `side` was not checked, so a corrupted state with a
@@ -943,6 +957,7 @@ impl TreeCounter {
                 || (self.pad_to as usize >= levels && self.padding.len() == (1 + self.pad_to as usize) * self.dim))
             && self.release.len() == self.dim
             && self.t <= self.horizon
+            && self.noise_terms == self.noise_terms_after(self.t)
             && self.noise.validate(&self.shape).is_ok();
         if ok {
             Ok(())
@@ -1087,7 +1102,11 @@ mod tests {
             general.add_entries(&[0.5]).unwrap();
             assert_eq!(fast.release()[0].to_bits(), general.release()[0].to_bits());
             assert_eq!(fast.t(), general.t());
-            // A restored counter continues the count.
+            // A restored counter continues the count; a state with a wrong
+            // count is refused.
+            let mut forged = fast.clone();
+            forged.noise_terms += 1;
+            assert!(TreeCounter::from_bytes(&forged.to_bytes()).is_err());
             let mut restored = TreeCounter::from_bytes(&fast.to_bytes()).unwrap();
             for _ in 0..40 {
                 restored.add_scalar(0.25).unwrap();
