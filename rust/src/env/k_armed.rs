@@ -127,7 +127,7 @@ impl Environment for KArmedBandit {
         // 1{u < mu_a}, Gaussian ones mu_a + sigma z (common random numbers).
         match self.config.reward {
             ArmReward::Bernoulli => {
-                let u = self.rewards.random::<f64>();
+                let u = crate::rng::unit_f64(&mut self.rewards);
                 for (y, &i) in out.iter_mut().zip(indices) {
                     *y = f64::from(u8::from(u < means[i]));
                 }

@@ -918,8 +918,11 @@ pub struct EntrySampler {
 }
 
 impl EntrySampler {
-    /// One draw: an integer of the law times the lattice step.
-    #[inline]
+    /// One draw: an integer of the law times the lattice step. Always
+    /// inlined: the tree's scalar step makes one draw a round, and a call
+    /// there spills the round's registers.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
     pub fn sample<R: RngCore + ?Sized>(&self, rng: &mut R) -> f64 {
         self.sampler.sample(rng) as f64 * self.step
     }
