@@ -606,7 +606,10 @@ impl TreeCounter {
         // `noise_terms` is popcount(t) after every path's step. Baseline
         // x86-64 has no popcount instruction: `count_ones` was 20 of a
         // K-armed round's instructions.
-        self.noise_terms = self.noise_terms.saturating_add(1).saturating_sub(level as u32);
+        // No overflow either way: `level` trailing ones of t - 1 are among
+        // its popcount(t - 1) = `noise_terms` ones (a restored count is
+        // checked against t), and popcount(t) <= 64.
+        self.noise_terms = self.noise_terms + 1 - level as u32;
         if incremental {
             let mut release = self.release[0];
             for j in 0..level {
@@ -951,7 +954,15 @@ impl TreeCounter {
         }
     }
 
-    fn check_consistent(&self) -> Result<()> {
+    /// Sets the noise-term count, for tests of the restore checks.
+    #[cfg(test)]
+    pub(crate) fn forge_noise_terms(&mut self, n: u32) {
+        self.noise_terms = n;
+    }
+
+    /// Refuses a decoded state whose parts disagree (also run on counters
+    /// restored inside an engine's state).
+    pub(crate) fn check_consistent(&self) -> Result<()> {
         let levels = levels_for(self.horizon);
         // Bug fix: `side` was not checked, so a corrupted state with a
         // matrix noise and a wrong side restored "successfully" and then

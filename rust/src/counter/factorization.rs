@@ -796,7 +796,9 @@ impl FactorizationCounter {
         }
     }
 
-    fn check_consistent(&self) -> Result<()> {
+    /// Refuses a decoded state whose parts disagree (also run on counters
+    /// restored inside an engine's state).
+    pub(crate) fn check_consistent(&self) -> Result<()> {
         let smooth = matches!(self.factor, Factorization::SmoothBinary { .. });
         let lattice = self.noise.lattice().is_some() && !smooth;
         let bufs = self.factor.state_rows() * self.dim;

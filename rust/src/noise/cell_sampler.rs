@@ -121,8 +121,13 @@ pub struct CellSampler {
     /// offset, and the uniform's first `value_bits` digits at the bottom.
     column_shift: u32,
     threshold_shift: u32,
-    sign_shift: u32,
     offset_shift: u32,
+    /// The masks of the word's sign bit, of an offset (after its shift)
+    /// and of the uniform's digits: fields, so that a draw does not build
+    /// them from the shifts (five instructions of a K-armed round).
+    sign_mask: u64,
+    offset_mask: u64,
+    value_mask: u64,
     threshold: Vec<u64>,
     /// Per column c, [alias(c), c]: the item is `outcome[2 c + keep]`, an
     /// address computed from the threshold test instead of a branch on it
@@ -345,8 +350,10 @@ impl CellSampler {
             cells,
             column_shift: 64 - column_bits,
             threshold_shift: 64 - column_bits - THRESHOLD_BITS,
-            sign_shift: 63 - column_bits - THRESHOLD_BITS,
             offset_shift,
+            sign_mask: 1 << (63 - column_bits - THRESHOLD_BITS),
+            offset_mask: (1 << cell_bits) - 1,
+            value_mask: (1 << value_bits) - 1,
             threshold,
             outcome: alias.iter().enumerate().flat_map(|(c, &a)| [a, c as u32]).collect(),
             theta,
@@ -393,15 +400,19 @@ impl CellSampler {
             let keep = (word >> self.threshold_shift) & (CAPACITY - 1) < self.threshold[column];
             let item = u64::from(self.outcome[2 * column + usize::from(keep)]);
             if item < self.cells {
-                let negative = (word >> self.sign_shift) & 1 == 1;
-                let offset = (word >> self.offset_shift) & ((1 << self.cell_bits) - 1);
+                let negative = word & self.sign_mask != 0;
+                let offset = (word >> self.offset_shift) & self.offset_mask;
                 let m = (item << self.cell_bits) + offset;
                 if is_negative_zero(m, negative) {
                     continue;
                 }
-                let digits = word & ((1 << self.value_bits) - 1);
+                let digits = word & self.value_mask;
                 if self.accept::<R, FORCE_SLOW>(rng, item as usize, offset, m, digits) {
-                    return signed(m, negative);
+                    // m < X (at most 40 t or 12 sigma + 12): no saturation
+                    // to apply, as `signed` does for the tail.
+                    // The sign by a mask, not a branch (it is a coin flip).
+                    let mask = -i64::from(negative);
+                    return (m as i64 ^ mask) - mask;
                 }
             } else if item == self.cells {
                 if let Some(y) = self.tail_draw(rng) {

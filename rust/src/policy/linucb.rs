@@ -633,6 +633,13 @@ impl LinUcb {
         if d == 0 || d > MAX_DIMENSION || !stats_ok || !fallback_ok {
             return Err(Error::Decode("inconsistent LinUCB state".into()));
         }
+        // Bug fix: the counter was restored unchecked (its own `from_bytes`
+        // checks it).
+        match &e.stats {
+            Statistics::Exact { .. } => {}
+            Statistics::Tree { tree, .. } => tree.check_consistent()?,
+            Statistics::Factorized { counter, .. } => counter.check_consistent()?,
+        }
         Ok(e)
     }
 }
@@ -921,6 +928,12 @@ mod tests {
         }
         assert!(matches!(l.select(&set), Err(Error::State(_))));
         assert!(l.select(&DecisionSet { k: 1, d: 2, features: vec![0.0, 1.0] }).is_err());
+        // A forged counter is refused, as its own `from_bytes` refuses it.
+        if let Statistics::Tree { tree, .. } = &mut l.stats {
+            let n = tree.noise_terms();
+            tree.forge_noise_terms(n + 1);
+        }
+        assert!(LinUcb::from_bytes(&l.to_bytes()).is_err());
     }
 
     #[test]

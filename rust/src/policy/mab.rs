@@ -669,6 +669,14 @@ impl Mab {
         if sums != k || m.pulls.len() != k || m.batch_sums.len() != k || m.released_means.iter().any(|r| r.len() != k) {
             return Err(Error::Decode("inconsistent K-armed state".into()));
         }
+        // Bug fix: the arms' counters were restored unchecked (their own
+        // `from_bytes` checks them), so a forged tree could index out of
+        // bounds or miscount its noise terms.
+        match &m.sums {
+            Sums::Exact(_) => {}
+            Sums::Tree(trees) => trees.iter().try_for_each(TreeCounter::check_consistent)?,
+            Sums::Counters(cs) => cs.iter().try_for_each(FactorizationCounter::check_consistent)?,
+        }
         Ok(m)
     }
 }
@@ -968,5 +976,12 @@ mod tests {
             back.observe(b, 0.7).unwrap();
         }
         assert_eq!(l.sums(), back.sums());
+        // A forged arm counter is refused, as its own `from_bytes` refuses
+        // it (its noise-term count must be the one its steps give for t).
+        if let Sums::Tree(trees) = &mut l.sums {
+            let n = trees[1].noise_terms();
+            trees[1].forge_noise_terms(n + 1);
+        }
+        assert!(Mab::from_bytes(&l.to_bytes()).is_err());
     }
 }
