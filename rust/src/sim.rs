@@ -107,6 +107,57 @@ pub fn record_points(horizon: u64, record_every: u64) -> Result<Vec<u64>> {
 /// per round would cost more than some learners' rounds).
 const PROGRESS_BATCH: u64 = 4096;
 
+/// Before round t + 1 of `n` learners: publishes the last batch of rounds
+/// every [`PROGRESS_BATCH`] rounds; true when the caller asked to stop.
+#[allow(clippy::inline_always)] // one test a round in the loops' hot path
+#[inline(always)]
+fn progress_stops(progress: Option<&Progress>, t: u64, n: u64) -> bool {
+    if t.is_multiple_of(PROGRESS_BATCH) {
+        if let Some(p) = progress {
+            if t > 0 {
+                p.rounds.fetch_add(PROGRESS_BATCH * n, Ordering::Relaxed);
+            }
+            return p.cancel.load(Ordering::Relaxed);
+        }
+    }
+    false
+}
+
+/// The record points of an episode and the next one due.
+struct Records {
+    at: Vec<u64>,
+    next: usize,
+    /// The next record point (u64::MAX past the last: never reached).
+    due: u64,
+}
+
+impl Records {
+    fn new(horizon: u64, record_every: u64) -> Result<Self> {
+        let at = record_points(horizon, record_every)?;
+        let due = at.first().copied().unwrap_or(u64::MAX);
+        Ok(Records { at, next: 0, due })
+    }
+
+    /// Moves past the record point just reached.
+    fn advance(&mut self) {
+        self.next += 1;
+        self.due = self.at.get(self.next).copied().unwrap_or(u64::MAX);
+    }
+
+    /// The episode's traces after `t` rounds of `n` learners (the last
+    /// batch of progress published).
+    fn finish(&self, regret: Vec<Vec<f64>>, t: u64, start: Instant, progress: Option<&Progress>) -> Vec<EpisodeTrace> {
+        if let Some(p) = progress {
+            p.rounds.fetch_add((t % PROGRESS_BATCH) * regret.len() as u64, Ordering::Relaxed);
+        }
+        let seconds = start.elapsed().as_secs_f64();
+        regret
+            .into_iter()
+            .map(|r| EpisodeTrace { record_at: self.at[..r.len()].to_vec(), regret: r, rounds: t, seconds })
+            .collect()
+    }
+}
+
 /// Runs `learner` on `env` for `horizon` rounds (the one loop,
 /// [`run_shared_episode`], with a single learner).
 pub fn run_episode(
@@ -152,7 +203,12 @@ pub fn run_shared_episode(
                 }};
             }
             match concrete_pair(&**one, &*env) {
-                Some(ConcretePair::MabKArmed) => run!(Mab, KArmedBandit),
+                Some(ConcretePair::MabKArmed) => {
+                    let (learner, env_any): (&mut dyn Any, &mut dyn Any) = (&mut **one, &mut *env);
+                    let l = learner.downcast_mut::<Mab>().expect("recognised by concrete_pair");
+                    let e = env_any.downcast_mut::<KArmedBandit>().expect("recognised by concrete_pair");
+                    karmed_episode(l, e, horizon, record_every, progress)
+                }
                 Some(ConcretePair::PhasedMabKArmed) => run!(PhasedMab, KArmedBandit),
                 Some(ConcretePair::LinUcbShariffSheffet) => run!(LinUcb, ShariffSheffetEnv),
                 None => shared_episode(std::slice::from_mut(one), env, horizon, record_every, progress),
@@ -196,16 +252,15 @@ fn shared_episode<L: Learner + ?Sized, E: Environment + ?Sized>(
     progress: Option<&Progress>,
 ) -> Result<Vec<EpisodeTrace>> {
     let start = Instant::now();
-    let record_at = record_points(horizon, record_every)?;
+    let mut records = Records::new(horizon, record_every)?;
     let n = learners.len();
     let mut regret: Vec<Vec<f64>> = Vec::with_capacity(n);
     for _ in 0..n {
-        regret.push(try_with_capacity("record_every", record_at.len())?);
+        regret.push(try_with_capacity("record_every", records.at.len())?);
     }
     let mut totals = vec![0.0; n];
     let mut indices = vec![0usize; n];
     let mut rewards = vec![0.0; n];
-    let mut next = 0;
     let mut t = 0;
     let mut set = DecisionSet::default();
     let full_info: Vec<bool> = learners.iter().map(|l| l.full_information()).collect();
@@ -218,18 +273,9 @@ fn shared_episode<L: Learner + ?Sized, E: Environment + ?Sized>(
     // Bandit feedback of point learners: the reward -<l_t, y_t> of the played point.
     let mut point_rewards = vec![0.0; n];
     let any_point_bandit = plays_points.iter().zip(&full_info).any(|(&points, &full)| points && !full);
-    // The next record point (u64::MAX past the last: never reached).
-    let mut next_record = record_at.first().copied().unwrap_or(u64::MAX);
     while t < horizon {
-        if t % PROGRESS_BATCH == 0 {
-            if let Some(p) = progress {
-                if t > 0 {
-                    p.rounds.fetch_add(PROGRESS_BATCH * n as u64, Ordering::Relaxed);
-                }
-                if p.cancel.load(Ordering::Relaxed) {
-                    break;
-                }
-            }
+        if progress_stops(progress, t, n as u64) {
+            break;
         }
         t += 1;
         env.next_round(t, &mut set)?;
@@ -277,22 +323,55 @@ fn shared_episode<L: Learner + ?Sized, E: Environment + ?Sized>(
             };
             learner.update(&set, index, feedback)?;
         }
-        if t == next_record {
+        if t == records.due {
             for (r, total) in regret.iter_mut().zip(&totals) {
                 r.push(*total);
             }
-            next += 1;
-            next_record = record_at.get(next).copied().unwrap_or(u64::MAX);
+            records.advance();
         }
     }
-    if let Some(p) = progress {
-        p.rounds.fetch_add((t % PROGRESS_BATCH) * n as u64, Ordering::Relaxed);
+    Ok(records.finish(regret, t, start, progress))
+}
+
+/// [`shared_episode`] for one [`Mab`] on a [`KArmedBandit`] (the catalog's
+/// K-armed UCB and private UCB on built-in arms): the same rounds, draws,
+/// errors and records, without the general loop's decision set and
+/// per-learner bookkeeping, which the compiler cannot fold (its vectors'
+/// lengths are run-time values). The engine is asked for its arm and told
+/// the reward directly; the decision set's checks (k arms, no features,
+/// the index in range) hold by construction once the arm counts agree.
+/// Private UCB, K = 10: about 30 of a round's 540 instructions.
+fn karmed_episode(
+    mab: &mut Mab,
+    env: &mut KArmedBandit,
+    horizon: u64,
+    record_every: u64,
+    progress: Option<&Progress>,
+) -> Result<Vec<EpisodeTrace>> {
+    if env.num_actions() != mab.config().k {
+        // The general loop's first round reports the mismatch.
+        return shared_episode(&mut [mab], env, horizon, record_every, progress);
     }
-    let seconds = start.elapsed().as_secs_f64();
-    Ok(regret
-        .into_iter()
-        .map(|r| EpisodeTrace { record_at: record_at[..r.len()].to_vec(), regret: r, rounds: t, seconds })
-        .collect())
+    let start = Instant::now();
+    let mut records = Records::new(horizon, record_every)?;
+    let mut regret = try_with_capacity("record_every", records.at.len())?;
+    let (mut t, mut total) = (0, 0.0);
+    while t < horizon {
+        if progress_stops(progress, t, 1) {
+            break;
+        }
+        t += 1;
+        let arm = mab.select_arm()?;
+        total += env.regret(arm).unwrap_or(f64::NAN);
+        let mut y = [0.0];
+        env.shared_rewards(&[arm], &mut y)?;
+        mab.observe(arm, y[0])?;
+        if t == records.due {
+            regret.push(total);
+            records.advance();
+        }
+    }
+    Ok(records.finish(vec![regret], t, start, progress))
 }
 
 /// Whether a learner plays points (true) or indices (false) on an
@@ -467,8 +546,31 @@ mod tests {
             assert_eq!(concrete_pair(&general, &env), None);
             let slow = run_episode(&mut general, &mut karmed(), 4000, 100, None).unwrap();
             assert_eq!(fast[0].regret, slow.regret);
+            assert_eq!(fast[0].record_at, slow.record_at);
             assert_eq!(fast[0].rounds, slow.rounds);
             assert_eq!(concrete.pulls(), general.0.pulls());
+            // The K-armed loop (`karmed_episode`) fails as the general one
+            // does: past the engine's horizon, and on a bandit with another
+            // number of arms; and it publishes the same progress.
+            let few_arms = || {
+                let config = KArmedConfig { means: vec![0.9, 0.8, 0.5, 0.3], reward: ArmReward::Bernoulli };
+                crate::env::KArmedBandit::new(config, &root.child("environment", 0)).unwrap()
+            };
+            for (rounds, mut env) in [(4001, karmed()), (10, few_arms())] {
+                let mut again = env.clone();
+                let fast = run_shared_episode(&mut [&mut mab()], &mut env, rounds, 100, None).unwrap_err();
+                let slow = run_episode(&mut Opaque(mab()), &mut again, rounds, 100, None).unwrap_err();
+                assert_eq!(format!("{fast:?}"), format!("{slow:?}"));
+            }
+            let (fast, slow) = (Progress::default(), Progress::default());
+            run_shared_episode(&mut [&mut mab()], &mut karmed(), 4000, 100, Some(&fast)).unwrap();
+            run_episode(&mut Opaque(mab()), &mut karmed(), 4000, 100, Some(&slow)).unwrap();
+            assert_eq!(fast.rounds.load(Ordering::Relaxed), 4000);
+            assert_eq!(slow.rounds.load(Ordering::Relaxed), 4000);
+            let stopped = Progress::default();
+            stopped.cancel.store(true, Ordering::Relaxed);
+            let fast = run_shared_episode(&mut [&mut mab()], &mut karmed(), 4000, 100, Some(&stopped)).unwrap();
+            assert_eq!((fast[0].rounds, fast[0].regret.len()), (0, 0));
         }
         let phased = || {
             let config = PhasedMabConfig {
