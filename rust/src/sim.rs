@@ -340,7 +340,7 @@ fn shared_episode<L: Learner + ?Sized, E: Environment + ?Sized>(
 /// lengths are run-time values). The engine is asked for its arm and told
 /// the reward directly; the decision set's checks (k arms, no features,
 /// the index in range) hold by construction once the arm counts agree.
-/// Private UCB, K = 10: about 30 of a round's 540 instructions.
+/// Private UCB, K = 10: 36 of a round's 542 instructions (42.7 -> 40.2 ns).
 fn karmed_episode(
     mab: &mut Mab,
     env: &mut KArmedBandit,
