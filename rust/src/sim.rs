@@ -144,8 +144,8 @@ impl Records {
         self.due = self.at.get(self.next).copied().unwrap_or(u64::MAX);
     }
 
-    /// The episode's traces after `t` rounds of `n` learners (the last
-    /// batch of progress published).
+    /// The episode's traces after `t` rounds, one per learner's regret
+    /// record (the last batch of progress published).
     fn finish(&self, regret: Vec<Vec<f64>>, t: u64, start: Instant, progress: Option<&Progress>) -> Vec<EpisodeTrace> {
         if let Some(p) = progress {
             p.rounds.fetch_add((t % PROGRESS_BATCH) * regret.len() as u64, Ordering::Relaxed);
@@ -195,19 +195,19 @@ pub fn run_shared_episode(
     match learners {
         [one] => {
             macro_rules! run {
-                ($learner:ty, $env:ty) => {{
+                ($learner:ty, $env:ty, $episode:expr) => {{
                     let (learner, env_any): (&mut dyn Any, &mut dyn Any) = (&mut **one, &mut *env);
                     let l = learner.downcast_mut::<$learner>().expect("recognised by concrete_pair");
                     let e = env_any.downcast_mut::<$env>().expect("recognised by concrete_pair");
-                    shared_episode(&mut [l], e, horizon, record_every, progress)
+                    $episode(l, e)
                 }};
+                ($learner:ty, $env:ty) => {
+                    run!($learner, $env, |l, e| shared_episode(&mut [l], e, horizon, record_every, progress))
+                };
             }
             match concrete_pair(&**one, &*env) {
                 Some(ConcretePair::MabKArmed) => {
-                    let (learner, env_any): (&mut dyn Any, &mut dyn Any) = (&mut **one, &mut *env);
-                    let l = learner.downcast_mut::<Mab>().expect("recognised by concrete_pair");
-                    let e = env_any.downcast_mut::<KArmedBandit>().expect("recognised by concrete_pair");
-                    karmed_episode(l, e, horizon, record_every, progress)
+                    run!(Mab, KArmedBandit, |l, e| karmed_episode(l, e, horizon, record_every, progress))
                 }
                 Some(ConcretePair::PhasedMabKArmed) => run!(PhasedMab, KArmedBandit),
                 Some(ConcretePair::LinUcbShariffSheffet) => run!(LinUcb, ShariffSheffetEnv),

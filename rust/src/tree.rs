@@ -617,16 +617,7 @@ impl TreeCounter {
             }
             self.release[0] = release + self.noisy[level];
         } else {
-            // `recompute_release` for one entry: the same sums in the same
-            // order, without its slices of `dim` entries per level (that
-            // general loop cost a K-armed round 26 instructions on average).
-            let mut release = self.padding[0];
-            let mut bits = self.t;
-            while bits != 0 {
-                release += self.noisy[bits.trailing_zeros() as usize];
-                bits &= bits - 1;
-            }
-            self.release[0] = release;
+            self.recompute_release();
         }
         Ok(())
     }
@@ -813,6 +804,19 @@ impl TreeCounter {
 
     fn recompute_release(&mut self) {
         let dim = self.dim;
+        if dim == 1 {
+            // The same sums in the same order, without slices of `dim`
+            // entries per level (they cost a K-armed round 26 instructions
+            // on average).
+            let mut release = self.padding[0];
+            let mut bits = self.t;
+            while bits != 0 {
+                release += self.noisy[bits.trailing_zeros() as usize];
+                bits &= bits - 1;
+            }
+            self.release[0] = release;
+            return;
+        }
         self.release.copy_from_slice(&self.padding[..dim]);
         let mut bits = self.t;
         while bits != 0 {
