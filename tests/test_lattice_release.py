@@ -34,8 +34,8 @@ import pytest
 import dpbandits as dp
 from dpbandits import _core
 from dpbandits.audit import audit
+from dpbandits.privacy.discrete_gaussian import discrete_gaussian_delta_allowance
 from dpbandits.privacy.secure import (
-    discrete_gaussian_delta_allowance,
     lattice_gaussian,
     lattice_laplace,
     round_to_lattice_steps,

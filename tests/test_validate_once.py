@@ -15,6 +15,7 @@ import dpbandits.learners.linucb_trust as learners_trust
 import dpbandits.learners.mab as learners_mab
 import dpbandits.privacy.analytic_gaussian as analytic_gaussian
 import dpbandits.privacy.calibration as calibration
+import dpbandits.privacy.discrete_gaussian as discrete_gaussian
 import dpbandits.privacy.factorization as factorization
 import dpbandits.privacy.linucb_trust as linucb_trust
 import dpbandits.privacy.mishra_thakurta as mishra_thakurta
@@ -105,8 +106,8 @@ def test_the_checked_gaussian_formulas_equal_the_public_ones() -> None:
                 assert factorization.factorization_gaussian_sigma_checked(counter, n, eps, delta, sens) == (
                     factorization.factorization_gaussian_sigma(counter, n, eps, delta, sens)
                 )
-            assert secure.discrete_gaussian_delta_allowance_checked(eps, n, 2.0**19) == (
-                secure.discrete_gaussian_delta_allowance(eps, n, 2.0**19)
+            assert discrete_gaussian.discrete_gaussian_delta_allowance_checked(eps, n, 2.0**19) == (
+                discrete_gaussian.discrete_gaussian_delta_allowance(eps, n, 2.0**19)
             )
     for mu, delta in [(0.5, 0.1), (3.0, 1e-5)]:
         assert analytic_gaussian.gaussian_epsilon_checked(mu, delta) == analytic_gaussian.gaussian_epsilon(mu, delta)
@@ -117,7 +118,7 @@ def test_the_public_gaussian_formulas_still_check_their_arguments() -> None:
         lambda: analytic_gaussian.gaussian_mu(-1.0, 0.1),
         lambda: calibration.gaussian_tree_sigma(1000, 0.0, 0.1, 1.0, calibration="tight"),
         lambda: factorization.factorization_gaussian_sigma("sqrt", 1000, float("nan"), 0.1, 1.0),
-        lambda: secure.discrete_gaussian_delta_allowance(-2.0, 10),
+        lambda: discrete_gaussian.discrete_gaussian_delta_allowance(-2.0, 10),
     ):
         with pytest.raises(ValueError, match="epsilon"):
             call()

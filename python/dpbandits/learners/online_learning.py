@@ -51,11 +51,10 @@ from dpbandits.privacy.agarwal_singh import (
     ftrl_eta,
     ftrl_laplace_scale,
     loss_sensitivity_l1,
-    loss_sensitivity_l2,
     scrible_parameters,
 )
-from dpbandits.privacy.factorization import counter_choice, counter_parameters, default_counter, max_column_norm
-from dpbandits.privacy.secure import lattice_gaussian, lattice_laplace, sampler_choice
+from dpbandits.privacy.factorization import counter_choice, counter_parameters, default_counter
+from dpbandits.privacy.secure import LatticeNoise, lattice_laplace, sampler_choice
 
 __all__ = ["EXP2", "PrivateFTPL", "PrivateFTRL", "SCRiBLe"]
 
@@ -278,20 +277,16 @@ class PrivateFTPL(_FollowTheLeaderBase):
         if epsilon is not None and delta is None:
             raise ValueError("invalid argument `delta`: private FTPL (Gaussian noise) needs delta in (0, 1)")
         lattice = epsilon is not None and self.sampler == "lattice"
-        self.sigma, self._privacy = ftpl_sigma(
+        noise, self._privacy = ftpl_sigma(
             self.geometry, self.n, self.horizon, epsilon, delta, calibration,  # type: ignore[arg-type]
             sampler="lattice" if lattice else "float", counter=self.counter,
         )
-        kind, params = "gaussian", [self.sigma]
-        if lattice:
-            sens, dim = loss_sensitivity_l2(self.geometry, self.n), float(self.n)  # type: ignore[arg-type]
-            if self.counter in ("sqrt", "blt"):
-                # (F4): the encoded stream's rounding, 1.5 g per coordinate of
-                # T steps, against the encoder's column norm times Delta_2.
-                sens, dim = sens * max_column_norm(self.counter, self.horizon), 2.25 * self.horizon * self.n
-            noise = lattice_gaussian(self.sigma, sens, dim=dim, sum_bound=float(self.horizon))
+        if isinstance(noise, LatticeNoise):
             self.sigma = noise.scale
             kind, params = noise.wire()
+        else:
+            self.sigma = noise
+            kind, params = "gaussian", [self.sigma]
         #: (kind, parameters) of the tree's node noise, as the engine gets it.
         self.noise_wire = (kind, params)
         theta, omega = counter_parameters(self.counter, self.horizon, "gaussian")

@@ -31,7 +31,8 @@ Sheffet §4: tree depth, Wishart and Gaussian noise, Prop. 9 and 11 bounds),
 (privacy notions and models), ``composition`` (basic, advanced and zCDP
 composition), ``conversion`` (pure DP -> zCDP -> (epsilon, delta): Bun &
 Steinke, Canonne-Kamath-Steinke), ``analytic_gaussian`` (Balle & Wang's
-exact Gaussian mechanism, GDP composition), ``laplace`` (Laplace
+exact Gaussian mechanism, GDP composition), ``discrete_gaussian`` (what
+lattice Gaussian noise costs the exact calibration), ``laplace`` (Laplace
 mechanism), ``budget`` (:class:`PrivacyBudget`).
 """
 

@@ -31,8 +31,9 @@ from typing import Literal
 
 from dpbandits._validation import in_open_unit, positive, positive_int
 from dpbandits.privacy.calibration import gaussian_tree_sigma, tree_levels
+from dpbandits.privacy.discrete_gaussian import lattice_gaussian_calibration_delta
 from dpbandits.privacy.guarantees import Guarantee
-from dpbandits.privacy.secure import capped_lattice_exponent, discrete_gaussian_delta_allowance
+from dpbandits.privacy.secure import LatticeNoise, capped_lattice_exponent, lattice_gaussian
 
 __all__ = [
     "PROTECTS",
@@ -199,7 +200,7 @@ def ftpl_sigma(
     calibration: Calibration = "tight",
     sampler: str = "float",
     counter: str = "binary",
-) -> tuple[float, Guarantee]:
+) -> tuple[float | LatticeNoise, Guarantee]:
     """Gaussian sigma of every draw of TreeBasedAgg for private FTPL (Thm 3.5).
 
     sigma = max{ ||Y||_2 sqrt(T / (sqrt(N) log T)),  privacy term }: the first
@@ -217,11 +218,14 @@ def ftpl_sigma(
     ``epsilon=None``: non-private FTPL, sigma is the regret term alone.
     Returns (sigma, guarantee). ``horizon`` >= 2 (log T > 0).
 
-    ``sampler="lattice"``: the learner draws the discrete Gaussian of
+    ``sampler="lattice"``: the noise is the discrete Gaussian of
     :func:`dpbandits.privacy.secure.lattice_gaussian` (sigma, rounding
-    allowance) instead; the exact accounting then reserves
-    :func:`dpbandits.privacy.secure.discrete_gaussian_delta_allowance` of
-    delta for the tree_levels(T) N coordinates a loss vector reaches.
+    allowance), returned as its :class:`~dpbandits.privacy.secure.LatticeNoise`
+    (integer steps and lattice exponent) in place of sigma; the exact accounting then meets the continuous
+    curve at the delta of
+    :func:`dpbandits.privacy.discrete_gaussian.lattice_gaussian_calibration_delta`
+    for the tree_levels(T) N coordinates a loss vector reaches (T N for the
+    Toeplitz encoders).
 
     ``counter`` (``"tight"`` only for other than ``"binary"``; not in the
     paper): ``"smooth-binary"``, ``"sqrt"`` or ``"blt"`` release the prefix
@@ -264,8 +268,8 @@ def ftpl_sigma(
         # crosses a power of two changes the lattice exponent.
         steps = math.ldexp(needed, capped_lattice_exponent(needed, float(T))) / 2.0
         reached = {"binary": tree_levels(T), "smooth-binary": round(max_column_norm(counter, T) ** 2)}.get(counter, T)
-        allowance = discrete_gaussian_delta_allowance(epsilon, reached * n, steps)
-        needed = privacy_sigma(delta - allowance)
+        budget, _ = lattice_gaussian_calibration_delta(epsilon, delta, reached * n, max(steps, 1.0))
+        needed = privacy_sigma(budget)
     if counter != "binary" and _calibration(calibration) != "tight":
         raise ValueError(
             f"invalid argument `calibration`: counter={counter!r} needs calibration='tight' (the paper's "
@@ -287,7 +291,32 @@ def ftpl_sigma(
                   "norm x Delta_2 (dpbandits.privacy.factorization); exact Gaussian accounting")
     guarantee = Guarantee("central", epsilon, delta, protects=PROTECTS, basis=basis, calibration=calibration,
                           sampler=sampler)  # type: ignore[arg-type]
+    if sampler == "lattice":
+        return _ftpl_lattice_noise(geometry, n, T, counter, max(regret_term, privacy_term), privacy_term), guarantee
     return max(regret_term, privacy_term), guarantee
+
+
+def _ftpl_lattice_noise(
+    geometry: Geometry, n: int, horizon: int, counter: str, sigma: float, privacy_sigma: float
+) -> LatticeNoise:
+    """The discrete Gaussian replacing N(0, ``sigma``^2) node noise, inputs
+    rounded to the lattice (:func:`dpbandits.privacy.secure.lattice_gaussian`).
+
+    Privacy needs sigma' / (Delta + r) >= privacy_sigma / Delta, r the
+    rounding allowance: sigma' >= privacy_sigma (1 + r / Delta). The
+    regret term may already exceed that, so the allowance is charged
+    against the privacy term only: lattice_gaussian with sensitivity
+    Delta sigma / privacy_sigma gives sigma' = sigma + privacy_sigma r / Delta.
+    For the Toeplitz encoders (``"sqrt"``, ``"blt"``) Delta is the column
+    norm times Delta_2 and r is 1.5 g per coordinate of the T n encoded
+    entries (F4 of :mod:`dpbandits.privacy.factorization`).
+    """
+    from dpbandits.privacy.factorization import max_column_norm
+
+    sens, dim = loss_sensitivity_l2(geometry, n), float(n)
+    if counter in ("sqrt", "blt"):
+        sens, dim = sens * max_column_norm(counter, horizon), 2.25 * horizon * n
+    return lattice_gaussian(sigma, sens * (sigma / privacy_sigma), dim=dim, sum_bound=float(horizon))
 
 
 @dataclass(frozen=True)

@@ -139,8 +139,12 @@ def gaussian_delta(mu: float, epsilon: float) -> float:
 
     ``mu`` > 0 finite; ``epsilon`` >= 0 finite.
     """
-    mu = positive("mu", mu)
-    epsilon = non_negative("epsilon", epsilon)
+    return gaussian_delta_checked(positive("mu", mu), non_negative("epsilon", epsilon))
+
+
+def gaussian_delta_checked(mu: float, epsilon: float) -> float:
+    """:func:`gaussian_delta` on a finite mu > 0 and a finite epsilon >= 0
+    that its caller validated at its own public boundary."""
     return math.exp(_log_gaussian_delta(mu, epsilon))
 
 

@@ -40,13 +40,9 @@ from dpbandits._validation import in_open_unit, positive, positive_int
 from dpbandits.noise import SymmetricGaussianNoise, WishartNoise
 from dpbandits.privacy.composition import advanced_composition_epsilon, zcdp_to_dp_epsilon
 from dpbandits.privacy.confidence import RegularizerBounds
+from dpbandits.privacy.discrete_gaussian import lattice_gaussian_calibration_delta_checked
 from dpbandits.privacy.guarantees import Guarantee
-from dpbandits.privacy.secure import (
-    LatticeNoise,
-    capped_lattice_exponent,
-    discrete_gaussian_delta_allowance_checked,
-    lattice_gaussian,
-)
+from dpbandits.privacy.secure import LatticeNoise, capped_lattice_exponent, lattice_gaussian
 
 __all__ = [
     "GaussianCalibration",
@@ -349,7 +345,8 @@ class GaussianCalibration(_TreeCalibration):
                      "accounting (Balle & Wang 2018 Thm 8)")
             if self.sampler == "lattice":
                 basis += ("; discrete Gaussian on a lattice, inputs rounded "
-                          "(dpbandits.privacy.secure.lattice_gaussian, discrete_gaussian_delta_allowance)")
+                          "(dpbandits.privacy.secure.lattice_gaussian; delta by "
+                          "dpbandits.privacy.discrete_gaussian.lattice_gaussian_calibration_delta)")
         elif self.counter != "binary":
             basis = ("Shariff & Sheffet 2018, Claim 7; M_t released by the "
                      f"{self.counter!r} factorization counter instead of the tree (Gaussian mechanism on the encoded "
@@ -357,9 +354,13 @@ class GaussianCalibration(_TreeCalibration):
                      "dpbandits.privacy.factorization); exact Gaussian accounting (Balle & Wang 2018 Thm 8)")
             if self.sampler == "lattice":
                 basis += ("; discrete Gaussian on the encoded stream round(C x) + z, prefix sums by "
-                          "post-processing, rounding allowance (F4), discrete_gaussian_delta_allowance")
+                          "post-processing, rounding allowance (F4); delta by "
+                          "dpbandits.privacy.discrete_gaussian.lattice_gaussian_calibration_delta")
         elif self.sampler == "lattice":
-            allowance = ", discrete_gaussian_delta_allowance" if self.calibration == "tight" else ""
+            allowance = (
+                "; delta by dpbandits.privacy.discrete_gaussian.lattice_gaussian_calibration_delta"
+                if self.calibration == "tight" else ""
+            )
             basis += ("; discrete Gaussian on a lattice, inputs rounded "
                       f"(dpbandits.privacy.secure.lattice_gaussian{allowance})")
         return Guarantee(
@@ -443,9 +444,9 @@ def shariff_sheffet_gaussian(
     rows' Gram entries rounded to it; sigma' >= sigma keeps the whitened
     sensitivity-to-sigma ratio with the rounding allowance p g / sqrt(2)
     (p = d + 1), so the zCDP rho above holds (CKS 2020, Thm. 4); the tight
-    calibration first reserves
-    :func:`dpbandits.privacy.secure.discrete_gaussian_delta_allowance` of
-    delta for the tree_levels(n) p (p + 1) / 2 draws a row reaches. Upsilon,
+    calibration meets the exact curve at the delta of
+    :func:`dpbandits.privacy.discrete_gaussian.lattice_gaussian_calibration_delta`
+    for the tree_levels(n) p (p + 1) / 2 draws a row reaches. Upsilon,
     the shift, rho_min, rho_max and gamma are computed from sigma' (the
     discrete Gaussian is sigma'-subgaussian, CKS 2020 Cor. 23).
 
@@ -460,7 +461,8 @@ def shariff_sheffet_gaussian(
     m replaced by V (they only use that the block is the sum of noise of
     total variance m sigma^2 per entry). Lattice sampler: the discrete
     Gaussian on round(C M) + Z, sigma' scaled by the rounding allowance
-    (F4, whitened: 1.5 g p sqrt(n / 2)), and the delta allowance reserved
+    (F4, whitened: 1.5 g p sqrt(n / 2)), calibrated at the delta of
+    :func:`dpbandits.privacy.discrete_gaussian.lattice_gaussian_calibration_delta`
     for the n p (p + 1) / 2 draws a row reaches.
     Other arguments: see the module docstring.
     """
@@ -509,8 +511,10 @@ def shariff_sheffet_gaussian_checked(
             p = d + 1
             # Halved: a sigma that crosses a power of two changes the exponent.
             steps = math.ldexp(sigma, capped_lattice_exponent(sigma, n * l_tilde_sq)) / 2.0
-            allowance = discrete_gaussian_delta_allowance_checked(epsilon, n.bit_length() * p * (p + 1) // 2, steps)
-            sigma = gaussian_tree_sigma_checked(n, epsilon, in_open_unit("delta", delta - allowance), l_tilde_sq)
+            budget, _ = lattice_gaussian_calibration_delta_checked(
+                epsilon, delta, n.bit_length() * p * (p + 1) // 2, steps
+            )
+            sigma = gaussian_tree_sigma_checked(n, epsilon, budget, l_tilde_sq)
     else:
         raise ValueError(f"invalid argument `calibration`: must be 'paper' or 'tight', got {calibration!r}")
     if sampler not in ("lattice", "float"):
@@ -599,25 +603,16 @@ def _factorized_gaussian(
         # one row reaches H - w = norm^2 nodes of p (p + 1) / 2 coordinates.
         steps = math.ldexp(sigma, capped_lattice_exponent(sigma, n * l_tilde_sq)) / 2.0
         reached = round(norm * norm) * p * (p + 1) // 2
-        allowance = discrete_gaussian_delta_allowance_checked(epsilon, reached, steps)
-        sigma = accounted_sigma = factorization_gaussian_sigma_checked(
-            counter, n, epsilon, in_open_unit("delta", delta - allowance), l_tilde_sq
-        )
+        budget, _ = lattice_gaussian_calibration_delta_checked(epsilon, delta, reached, steps)
+        sigma = accounted_sigma = factorization_gaussian_sigma_checked(counter, n, epsilon, budget, l_tilde_sq)
         lattice = lattice_gaussian(
             sigma, l_tilde_sq, dim=(d + 1) ** 2 / 2.0, kind="symmetric_gaussian", sum_bound=n * l_tilde_sq
         )
         sigma, lattice_exponent = lattice.scale, lattice.exponent
     elif sampler == "lattice":
         steps = math.ldexp(sigma, capped_lattice_exponent(sigma, n * l_tilde_sq)) / 2.0
-        allowance = discrete_gaussian_delta_allowance_checked(epsilon, n * p * (p + 1) // 2, steps)
-        if not allowance < delta / 2:
-            raise ValueError(
-                f"invalid argument `sampler`: the discrete-Gaussian allowance for {n * p * (p + 1) // 2} draws "
-                f"({allowance:.3g}) exceeds half of delta = {delta!r}; use sampler='float' or a smaller horizon"
-            )
-        sigma = accounted_sigma = factorization_gaussian_sigma_checked(
-            counter, n, epsilon, delta - allowance, l_tilde_sq
-        )
+        budget, _ = lattice_gaussian_calibration_delta_checked(epsilon, delta, n * p * (p + 1) // 2, steps)
+        sigma = accounted_sigma = factorization_gaussian_sigma_checked(counter, n, epsilon, budget, l_tilde_sq)
         # Whitened rounding allowance of the encoded stream (F4): each of the
         # n steps' symmetric p x p rounding error has entries <= 1.5 g,
         # whitened norm <= 1.5 g p / sqrt(2): dim = (1.5 p)^2 n / 2.

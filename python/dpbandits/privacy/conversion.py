@@ -178,8 +178,13 @@ def max_zcdp_rho(epsilon: float, delta: float) -> float:
 
     Arguments: epsilon > 0 finite, 0 < delta < 1.
     """
-    epsilon = positive("epsilon", epsilon)
-    log_inv_delta = -math.log(in_open_unit("delta", delta))
+    return max_zcdp_rho_checked(positive("epsilon", epsilon), in_open_unit("delta", delta))
+
+
+def max_zcdp_rho_checked(epsilon: float, delta: float) -> float:
+    """:func:`max_zcdp_rho` on an epsilon > 0 and a delta in (0, 1) that
+    its caller validated at its own public boundary."""
+    log_inv_delta = -math.log(delta)
 
     def private_at(rho: float) -> bool:
         return rho == 0.0 or _cks_epsilon(rho, log_inv_delta) <= epsilon

@@ -55,9 +55,11 @@ T * dim coordinates of w by at most 1.5 g beyond C times the change, so
 integer shifts of L2 norm S (in steps) and variance s^2 steps^2 is
 (S^2 / 2 s^2)-zCDP (Canonne, Kamath & Steinke 2020, Thm. 4): the lattice
 sigma is scaled by (F4) / (column_norm * Delta) so that the continuous
-accounting of sigma holds in zCDP; exact (epsilon, delta) accounting of the
-discrete noise would need :func:`dpbandits.privacy.secure.discrete_gaussian_delta_allowance`
-for T * dim coordinates, which is large for long streams.
+accounting of sigma holds in zCDP; the exact (epsilon, delta) calibration
+of the discrete noise is made at the delta of
+:func:`dpbandits.privacy.discrete_gaussian.lattice_gaussian_calibration_delta`
+(T * dim coordinates reached: the Renyi argument, which does not grow with
+T, takes over from the coupling allowance for long streams).
 """
 
 from __future__ import annotations

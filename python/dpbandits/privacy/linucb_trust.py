@@ -81,10 +81,10 @@ import numpy as np
 from dpbandits._validation import in_open_unit, positive, positive_int
 from dpbandits.privacy.analytic_gaussian import gaussian_mu_checked
 from dpbandits.privacy.composition import advanced_composition_epsilon
+from dpbandits.privacy.discrete_gaussian import lattice_gaussian_calibration_delta_checked
 from dpbandits.privacy.guarantees import Guarantee
 from dpbandits.privacy.secure import (
     LatticeNoise,
-    discrete_gaussian_delta_allowance_checked,
     lattice_gaussian,
     lattice_laplace,
 )
@@ -163,8 +163,9 @@ def local_gaussian_sigma(
 
     ``"tight"``: the analytic Gaussian mechanism (Balle & Wang 2018) on
     Delta_2 of Eq. (LT2); with ``lattice`` the discrete-Gaussian allowance
-    of the m coordinates (:func:`dpbandits.privacy.secure.discrete_gaussian_delta_allowance`
-    at 2^10 steps, the coarsest lattice used) is reserved from delta first. ``"classical"``: Dwork & Roth Thm A.1
+    of the m coordinates is accounted first
+    (:func:`dpbandits.privacy.discrete_gaussian.lattice_gaussian_calibration_delta`
+    at 2^10 steps, the coarsest lattice used). ``"classical"``: Dwork & Roth Thm A.1
     (epsilon < 1), the calibration Gaussian-mechanism papers of 2020 quote.
     """
     delta = in_open_unit("delta", delta)
@@ -188,7 +189,7 @@ def local_gaussian_sigma_checked(
     if lattice:
         # At the coarsest lattice the samplers accept (2^10 steps per sigma,
         # secure.capped_lattice_exponent), so long horizons are covered too.
-        delta = in_open_unit("delta", delta - discrete_gaussian_delta_allowance_checked(epsilon, m, 2.0**10))
+        delta, _ = lattice_gaussian_calibration_delta_checked(epsilon, delta, m, 2.0**10)
     return sensitivity / gaussian_mu_checked(epsilon, delta)
 
 

@@ -46,13 +46,12 @@ from typing import Literal
 from dpbandits._validation import positive, positive_int
 
 __all__ = [
-    "DISCRETE_GAUSSIAN_TV_PER_COORDINATE",
     "LATTICE_RESOLUTION_BITS",
+    "MAX_GAUSSIAN_SCALE_STEPS",
     "MAX_SCALE_STEPS",
     "SAMPLERS",
     "LatticeNoise",
     "capped_lattice_exponent",
-    "discrete_gaussian_delta_allowance",
     "lattice_exponent",
     "lattice_gaussian",
     "lattice_laplace",
@@ -66,8 +65,12 @@ __all__ = [
 #: The scale spans [2^(bits-1), 2^bits) lattice steps.
 LATTICE_RESOLUTION_BITS = 20
 
-#: Largest scale in steps the exact samplers accept (rust/src/noise/secure.rs).
+#: Largest scale in steps the exact samplers accept (rust/src/noise/):
+#: discrete Laplace t <= 2^21; discrete Gaussian sigma <= 2^25 steps
+#: (variance <= 2^50, the cell sampler's range); the symmetric matrix
+#: Gaussian sigma <= 2^24 (its diagonal draws twice the variance).
 MAX_SCALE_STEPS = 2**21
+MAX_GAUSSIAN_SCALE_STEPS = {"gaussian": 2**25, "symmetric_gaussian": 2**24}
 
 
 def lattice_exponent(scale: float) -> int:
@@ -199,6 +202,14 @@ class LatticeNoise:
 EXACT_SUM_BITS = 50
 
 
+def _exact_sum_exponent(sum_bound: float | None) -> int | None:
+    """The largest j with 2^j sum_bound <= 2^51 (None: no bound)."""
+    if sum_bound is None or not sum_bound > 0:
+        return None
+    _, e = math.frexp(positive("sum_bound", sum_bound))
+    return EXACT_SUM_BITS - e
+
+
 def capped_lattice_exponent(scale: float, sum_bound: float | None = None) -> int:
     """:func:`lattice_exponent` (``scale``), made coarser when needed so that
     sums up to ``sum_bound`` (the largest magnitude of any statistic: horizon
@@ -206,9 +217,9 @@ def capped_lattice_exponent(scale: float, sum_bound: float | None = None) -> int
     must still span at least 2^10 steps: ValueError otherwise (use the
     floating-point sampler for such horizons)."""
     j = lattice_exponent(scale)
-    if sum_bound is not None and sum_bound > 0:
-        _, e = math.frexp(positive("sum_bound", sum_bound))
-        j = min(j, EXACT_SUM_BITS - e)
+    cap = _exact_sum_exponent(sum_bound)
+    if cap is not None:
+        j = min(j, cap)
         if math.ldexp(scale, j) < 2**10:
             raise ValueError(
                 f"invalid argument `horizon`: sums of up to {sum_bound:g} cannot stay exact on a lattice fine "
@@ -217,16 +228,18 @@ def capped_lattice_exponent(scale: float, sum_bound: float | None = None) -> int
     return j
 
 
-def _lattice(kind: str, scale: float, ratio: Fraction, exponent: int) -> LatticeNoise:
+def _lattice_steps(scale: float, ratio: Fraction, exponent: int) -> int:
     # steps >= scale 2^j * ratio, the smallest integer: at least as private
     # as the continuous noise of `scale` (ratio >= 1 carries the rounding).
-    steps = math.ceil(Fraction(scale) * 2**exponent * ratio) if exponent >= 0 else math.ceil(
-        Fraction(scale) / 2**-exponent * ratio
-    )
-    if steps > MAX_SCALE_STEPS:
+    return math.ceil(_steps_of(scale, exponent) * ratio)
+
+
+def _lattice(kind: str, scale: float, ratio: Fraction, exponent: int, limit: int = MAX_SCALE_STEPS) -> LatticeNoise:
+    steps = _lattice_steps(scale, ratio, exponent)
+    if steps > limit:
         raise ValueError(
             f"invalid argument `scale`: {scale!r} needs {steps} lattice steps after the rounding allowance, "
-            f"more than the {MAX_SCALE_STEPS} the exact samplers support"
+            f"more than the {limit} the exact samplers support"
         )
     return LatticeNoise(kind, math.ldexp(steps, -exponent), exponent, steps)
 
@@ -309,9 +322,9 @@ def lattice_gaussian(
       Gaussians N_Z(0, s^2) is (S^2 / 2 s^2)-zCDP for integer shifts of L2
       norm S (Canonne, Kamath & Steinke 2020, Thm. 4 per coordinate; Renyi
       divergences of products add), the continuous rho or less;
-    - exact (epsilon, delta) accounting (the tight calibrations): see
-      :func:`discrete_gaussian_delta_allowance`, which the caller
-      subtracts from delta before calibrating sigma.
+    - exact (epsilon, delta) accounting (the tight calibrations): the
+      caller calibrates sigma at the delta of
+      :func:`dpbandits.privacy.discrete_gaussian.lattice_gaussian_calibration_delta`.
 
     The discrete Gaussian is sigma'-subgaussian with variance <= sigma'^2
     (CKS 2020, Cor. 23 and Prop. 19), so confidence bounds written for the
@@ -326,51 +339,24 @@ def lattice_gaussian(
     if kind not in ("gaussian", "symmetric_gaussian"):
         raise ValueError(f"invalid argument `kind`: must be 'gaussian' or 'symmetric_gaussian', got {kind!r}")
     j = capped_lattice_exponent(sigma, sum_bound)
-    # (Delta + sqrt(dim) g) / Delta, rounded up to a rational >= the real one.
-    allowance = math.sqrt(dim_f) * math.ldexp(1.0, -j) / sensitivity
-    ratio = Fraction(1) + Fraction(math.nextafter(allowance * (1 + 1e-15), math.inf))
-    return _lattice(kind, sigma, ratio, j)
 
+    def ratio_at(exponent: int) -> Fraction:
+        # (Delta + sqrt(dim) g) / Delta, rounded up to a rational >= the real one.
+        allowance = math.sqrt(dim_f) * math.ldexp(1.0, -exponent) / sensitivity
+        return Fraction(1) + Fraction(math.nextafter(allowance * (1 + 1e-15), math.inf))
 
-#: TV(N_Z(0, s^2), round(N(0, s^2))) <= 1 / (4 s^2) for s >= 2^10 (derivation
-#: in :func:`discrete_gaussian_delta_allowance`); at the usual s >= 2^19
-#: steps each coordinate costs at most 2^-40.
-DISCRETE_GAUSSIAN_TV_PER_COORDINATE = 2.0**-40
-
-
-def discrete_gaussian_delta_allowance(epsilon: float, coordinates: int, steps: float = 2.0**19) -> float:
-    """The delta that exact (epsilon, delta) accounting of continuous
-    Gaussian noise must reserve when the noise is drawn as the discrete
-    Gaussian on a lattice, for a user whose data reach ``coordinates``
-    noise draws.
-
-    Argument. Let A be the lattice mechanism (rounded input + discrete
-    Gaussian N_Z(0, s^2) per coordinate, s >= 2^19 steps) and B the same
-    with the rounded continuous Gaussian round(N(0, s^2)): B is the
-    continuous Gaussian mechanism on the rounded input, post-processed by
-    rounding, so B has the exact continuous privacy curve for the rounded
-    sensitivity. Per coordinate, with phi_s the N(0, s^2) density,
-    P_A(k) = phi_s(k) / (1 + e_Z) with 0 <= e_Z <= 3 exp(-2 pi^2 s^2)
-    (Poisson summation) and P_B(k) = phi_s(k) int_{-1/2}^{1/2}
-    cosh(k u / s^2) exp(-u^2 / 2 s^2) du, between phi_s(k) exp(-1/(8 s^2))
-    and phi_s(k) cosh(k / 2 s^2); summing, TV <= (1 - exp(-1/(8 s^2)) + e_Z
-    + exp(1/(8 s^2)) - 1) / 2 <= 1 / (4 s^2). Coordinates a user's data do
-    not reach have the same law under neighbours and drop out of the
-    privacy loss, so for any event E, P_A(E) <= P_B(E) + c TV <=
-    e^eps P'_B(E) + delta_B + c TV <= e^eps P'_A(E) + delta_B +
-    (1 + e^eps) c TV, with c = ``coordinates``. Hence the allowance
-    (1 + e^eps) c / (4 s^2), s = ``steps`` (a lower bound on the discrete
-    sigma in lattice steps, >= 2^10): 2^-40 per coordinate at s = 2^19.
-    """
-    return discrete_gaussian_delta_allowance_checked(
-        positive("epsilon", epsilon), positive_int("coordinates", coordinates), steps
-    )
-
-
-def discrete_gaussian_delta_allowance_checked(epsilon: float, coordinates: int, steps: float) -> float:
-    """:func:`discrete_gaussian_delta_allowance` on an epsilon > 0 and an
-    integer ``coordinates`` >= 1 that its caller validated at its own
-    public boundary (``steps``, computed by the caller, is checked here)."""
-    if not steps >= 2**10:
-        raise ValueError(f"invalid argument `steps`: the bound needs a discrete sigma of >= 2^10 steps, got {steps!r}")
-    return (1.0 + math.exp(min(epsilon, 700.0))) * coordinates / (4.0 * steps * steps)
+    if _lattice_steps(sigma, ratio_at(j), j) <= MAX_SCALE_STEPS:
+        return _lattice(kind, sigma, ratio_at(j), j)
+    # A rounding allowance of more than the sigma itself (many coordinates
+    # rounded, e.g. the T entries of a factorization counter's encoded
+    # stream): a finer lattice shrinks it, up to the discrete Gaussian's
+    # 2^25 steps (2^24 for the symmetric matrix) and while sums up to
+    # sum_bound stay exact. The finest
+    # lattice that fits gives the least noise (sigma' = sigma (1 + a 2^-k)).
+    finest, limit = j, MAX_GAUSSIAN_SCALE_STEPS[kind]
+    cap = _exact_sum_exponent(sum_bound)
+    while finest < j + 6 and (cap is None or finest + 1 <= cap) and (
+        _lattice_steps(sigma, ratio_at(finest + 1), finest + 1) <= limit
+    ):
+        finest += 1
+    return _lattice(kind, sigma, ratio_at(finest), finest, limit)

@@ -96,7 +96,7 @@ impl NoiseSpec {
     /// The same noise drawn exactly on the lattice 2^-`exponent`
     /// (`Lattice`); `Zero` stays `Zero`. Errors: Wishart (no exact
     /// discrete sampler), a spec already on a lattice, a scale outside
-    /// 1..2^21 steps.
+    /// 1..2^21 steps (Laplace), 1..2^25 (Gaussian).
     pub fn on_lattice(self, exponent: i32) -> Result<NoiseSpec> {
         match self {
             NoiseSpec::Zero => Ok(NoiseSpec::Zero),

@@ -72,8 +72,16 @@ use crate::noise::cell_sampler::{self, CellSampler, Shape};
 use crate::noise::NoiseSpec;
 use crate::rng::StreamRng;
 
-/// Largest scale, in lattice steps, a discrete Laplace or Gaussian accepts.
+/// Largest scale, in lattice steps, a discrete Laplace accepts.
 pub const MAX_SCALE_STEPS: u64 = 1 << 21;
+
+/// Largest sigma, in lattice steps, a discrete Gaussian accepts (variance
+/// at most [`MAX_GAUSSIAN_VAR`] = 2^50, the cell sampler's range).
+pub const MAX_GAUSSIAN_SCALE_STEPS: u64 = 1 << 25;
+
+/// Largest sigma, in lattice steps, of the symmetric matrix Gaussian (its
+/// diagonal draws variance 2 sigma^2, which must stay within 2^50).
+pub const MAX_SYMMETRIC_SCALE_STEPS: u64 = 1 << 24;
 
 /// Largest |k| of a lattice value k * 2^-j that stays exact in `f64`.
 pub const MAX_EXACT_STEPS: f64 = 9_007_199_254_740_992.0; // 2^53
@@ -962,21 +970,23 @@ impl SecureNoise {
     /// The discrete counterpart of `spec` on the lattice 2^-`exponent`.
     ///
     /// The scale in steps is rounded UP: scale_steps = ceil(scale * 2^j)
-    /// (more noise than asked, never less). It must lie in [1, 2^21].
+    /// (more noise than asked, never less). It must lie in [1, 2^21] for the
+    /// Laplace, [1, 2^25] for the Gaussian and [1, 2^24] for the symmetric
+    /// matrix Gaussian (whose diagonal has twice the variance).
     /// Wishart noise has no exact discrete sampler here: an error.
     pub fn new(spec: NoiseSpec, exponent: i32) -> Result<Self> {
         if !(-1000..=1000).contains(&exponent) {
             return Err(Error::invalid("lattice_exponent", format!("must lie in [-1000, 1000], got {exponent}")));
         }
-        let steps = |name: &'static str, x: f64| -> Result<u64> {
+        let steps = |name: &'static str, x: f64, max: u64| -> Result<u64> {
             let s = (x * pow2(exponent)).ceil();
-            if s.is_finite() && (1.0..=MAX_SCALE_STEPS as f64).contains(&s) {
+            if s.is_finite() && (1.0..=max as f64).contains(&s) {
                 Ok(s as u64)
             } else {
                 Err(Error::invalid(
                     name,
                     format!(
-                        "{x} is {s} steps of the lattice 2^-{exponent}; secure sampling needs 1 to 2^21 steps \
+                        "{x} is {s} steps of the lattice 2^-{exponent}; secure sampling needs 1 to {max} steps \
                          (choose the exponent with dpbandits.privacy.secure.lattice_exponent)"
                     ),
                 ))
@@ -984,13 +994,13 @@ impl SecureNoise {
         };
         let kind = match spec {
             NoiseSpec::Zero => SecureKind::Zero,
-            NoiseSpec::Laplace { scale } => SecureKind::Laplace { t: steps("scale", scale)? },
+            NoiseSpec::Laplace { scale } => SecureKind::Laplace { t: steps("scale", scale, MAX_SCALE_STEPS)? },
             NoiseSpec::Gaussian { sigma } => {
-                let s = u128::from(steps("sigma", sigma)?);
+                let s = u128::from(steps("sigma", sigma, MAX_GAUSSIAN_SCALE_STEPS)?);
                 SecureKind::Gaussian { var: s * s }
             }
             NoiseSpec::SymmetricGaussian { sigma } => {
-                let s = u128::from(steps("sigma", sigma)?);
+                let s = u128::from(steps("sigma", sigma, MAX_SYMMETRIC_SCALE_STEPS)?);
                 SecureKind::SymmetricGaussian { var: s * s }
             }
             NoiseSpec::Lattice(_) => return Err(Error::invalid("noise", "the noise is already on a lattice")),
@@ -1020,12 +1030,14 @@ impl SecureNoise {
     /// produces (a decoded state is checked with this).
     pub fn is_valid(&self) -> bool {
         let steps = 1..=u128::from(MAX_SCALE_STEPS);
-        let var = 1..=u128::from(MAX_SCALE_STEPS) * u128::from(MAX_SCALE_STEPS);
+        let var = 1..=u128::from(MAX_GAUSSIAN_SCALE_STEPS) * u128::from(MAX_GAUSSIAN_SCALE_STEPS);
+        let symmetric_var = 1..=u128::from(MAX_SYMMETRIC_SCALE_STEPS) * u128::from(MAX_SYMMETRIC_SCALE_STEPS);
         (-1000..=1000).contains(&self.exponent)
             && match self.kind {
                 SecureKind::Zero => true,
                 SecureKind::Laplace { t } => steps.contains(&u128::from(t)),
-                SecureKind::Gaussian { var: v } | SecureKind::SymmetricGaussian { var: v } => var.contains(&v),
+                SecureKind::Gaussian { var: v } => var.contains(&v),
+                SecureKind::SymmetricGaussian { var: v } => symmetric_var.contains(&v),
             }
     }
 

@@ -46,7 +46,8 @@ pub fn noise_spec(kind: &str, params: &[f64]) -> PyResult<NoiseSpec> {
                 "lattice_gaussian" => NoiseSpec::Gaussian { sigma: *scale },
                 _ => NoiseSpec::SymmetricGaussian { sigma: *scale },
             };
-            // SecureNoise::new checks the scale (finite, 1 to 2^21 steps).
+            // SecureNoise::new checks the scale (finite, 1 to 2^21 steps for the
+            // Laplace, 2^25 for the Gaussians).
             base.on_lattice(exponent).py_err()?
         }
         _ => {
