@@ -66,10 +66,12 @@ __all__ = [
 LATTICE_RESOLUTION_BITS = 20
 
 #: Largest scale in steps the exact samplers accept (rust/src/noise/):
-#: discrete Laplace t <= 2^21; discrete Gaussian sigma <= 2^25 steps
-#: (variance <= 2^50, the cell sampler's range); the symmetric matrix
-#: Gaussian sigma <= 2^24 (its diagonal draws twice the variance).
+#: discrete Laplace t <= 2^21, the default limit of all lattice noise.
 MAX_SCALE_STEPS = 2**21
+#: Largest sigma in steps of the discrete Gaussian samplers, used when a
+#: rounding allowance needs a finer lattice: 2^25 steps (variance <= 2^50,
+#: the cell sampler's range); the symmetric matrix Gaussian 2^24 (its
+#: diagonal draws twice the variance).
 MAX_GAUSSIAN_SCALE_STEPS = {"gaussian": 2**25, "symmetric_gaussian": 2**24}
 
 
