@@ -190,7 +190,7 @@ def test_gramian_max_variance_equals_the_decoder_recursion() -> None:
 
 def test_calibrated_sigma_scales_with_the_column_norm() -> None:
     s_bin = factorization_gaussian_sigma("binary", 1024, 1.0, 1e-5, 2.0)
-    from dpbandits.privacy.calibration import gaussian_tree_sigma
+    from dpbandits.privacy.tree import gaussian_tree_sigma
 
     assert s_bin == pytest.approx(gaussian_tree_sigma(1024, 1.0, 1e-5, 2.0, calibration="tight"))
     s_sqrt = factorization_gaussian_sigma("sqrt", 1024, 1.0, 1e-5, 2.0)

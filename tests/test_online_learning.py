@@ -12,7 +12,7 @@ import pytest
 import dpbandits as dp
 from dpbandits import _core
 from dpbandits.privacy.agarwal_singh import ftrl_eta, ftrl_laplace_scale
-from dpbandits.privacy.calibration import tree_levels
+from dpbandits.privacy.tree import tree_levels
 
 # --- TreeBasedAgg (Alg. 2) -------------------------------------------------------
 

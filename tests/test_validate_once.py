@@ -21,6 +21,7 @@ import dpbandits.privacy.linucb_trust as linucb_trust
 import dpbandits.privacy.mishra_thakurta as mishra_thakurta
 import dpbandits.privacy.secure as secure
 import dpbandits.privacy.shuffle as shuffle
+import dpbandits.privacy.tree as tree
 
 USER_EPSILON = 1.0
 
@@ -30,7 +31,7 @@ def epsilon_checks(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     """The modules (learner, privacy formulas) that check ``epsilon`` while
     a learner is built."""
     seen: list[str] = []
-    modules = (learners_mab, learners_linucb, learners_trust, calibration, mishra_thakurta, analytic_gaussian,
+    modules = (learners_mab, learners_linucb, learners_trust, calibration, tree, mishra_thakurta, analytic_gaussian,
                factorization, secure, linucb_trust, shuffle)
     for module in modules:
         for check in ("positive", "non_negative"):
@@ -99,8 +100,8 @@ def test_the_checked_gaussian_formulas_equal_the_public_ones() -> None:
     for eps, delta in [(1.0, 0.1), (0.05, 1e-6), (8.0, 0.3)]:
         assert analytic_gaussian.gaussian_mu_checked(eps, delta) == analytic_gaussian.gaussian_mu(eps, delta)
         for n, sens in [(1, 1.0), (1000, 2.0), (2**20 + 3, 0.5)]:
-            assert calibration.gaussian_tree_sigma_checked(n, eps, delta, sens) == (
-                calibration.gaussian_tree_sigma(n, eps, delta, sens, calibration="tight")
+            assert tree.gaussian_tree_sigma_checked(n, eps, delta, sens) == (
+                tree.gaussian_tree_sigma(n, eps, delta, sens, calibration="tight")
             )
             for counter in ("binary", "smooth-binary", "sqrt", "blt"):
                 assert factorization.factorization_gaussian_sigma_checked(counter, n, eps, delta, sens) == (
@@ -116,16 +117,16 @@ def test_the_checked_gaussian_formulas_equal_the_public_ones() -> None:
 def test_the_public_gaussian_formulas_still_check_their_arguments() -> None:
     for call in (
         lambda: analytic_gaussian.gaussian_mu(-1.0, 0.1),
-        lambda: calibration.gaussian_tree_sigma(1000, 0.0, 0.1, 1.0, calibration="tight"),
+        lambda: tree.gaussian_tree_sigma(1000, 0.0, 0.1, 1.0, calibration="tight"),
         lambda: factorization.factorization_gaussian_sigma("sqrt", 1000, float("nan"), 0.1, 1.0),
         lambda: discrete_gaussian.discrete_gaussian_delta_allowance(-2.0, 10),
     ):
         with pytest.raises(ValueError, match="epsilon"):
             call()
     with pytest.raises(ValueError, match="delta"):
-        calibration.gaussian_tree_sigma(1000, 1.0, 1.5, 1.0, calibration="tight")
+        tree.gaussian_tree_sigma(1000, 1.0, 1.5, 1.0, calibration="tight")
     with pytest.raises(ValueError, match="horizon"):
-        calibration.gaussian_tree_sigma(0, 1.0, 0.1, 1.0, calibration="tight")
+        tree.gaussian_tree_sigma(0, 1.0, 0.1, 1.0, calibration="tight")
 
 
 def test_joint_dp_linucb_still_refuses_bad_arguments_naming_them() -> None:
@@ -150,9 +151,9 @@ def test_the_checked_shariff_sheffet_calibrations_equal_the_public_ones() -> Non
         for wshift in (True, False):
             assert calibration.shariff_sheffet_wishart_checked(d, n, eps, delta, a, L, B, shift=wshift) == (
                 calibration.shariff_sheffet_wishart(d, n, eps, delta, alpha, L, B, shift=wshift))
-        m = calibration.tree_depth(n)
-        assert calibration.tree_depth_checked(n) == m
-        assert calibration.tree_node_epsilon_checked(eps, delta, m) == calibration.tree_node_epsilon(eps, delta, m)
+        m = tree.tree_depth(n)
+        assert tree.tree_depth_checked(n) == m
+        assert tree.tree_node_epsilon_checked(eps, delta, m) == tree.tree_node_epsilon(eps, delta, m)
         assert calibration.wishart_degrees_of_freedom_checked(d, m, eps, delta) == (
             calibration.wishart_degrees_of_freedom(d, m, eps, delta))
 

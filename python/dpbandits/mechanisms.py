@@ -39,9 +39,9 @@ from dpbandits.noise import (
     WishartNoise,
     ZeroNoise,
 )
-from dpbandits.privacy.calibration import tree_depth
 from dpbandits.privacy.factorization import counter_choice, counter_parameters
 from dpbandits.privacy.secure import capped_lattice_exponent, lattice_exponent
+from dpbandits.privacy.tree import tree_depth
 
 __all__ = [
     "GaussianNoise",

@@ -25,8 +25,10 @@ shared by several releases:
 >>> round(budget.spent.epsilon, 4), budget.accounting
 (0.5457, 'zcdp')
 
-Modules: ``guarantees`` (:class:`Guarantee`), ``calibration`` (Shariff &
-Sheffet §4: tree depth, Wishart and Gaussian noise, Prop. 9 and 11 bounds),
+Modules: ``guarantees`` (:class:`Guarantee`), ``tree`` (tree-based
+counters: depth, levels a leaf reaches, per-node Gaussian and Laplace noise,
+App. A.2 per-node target), ``calibration`` (Shariff & Sheffet §4: Wishart
+and Gaussian noise, Prop. 9 and 11 bounds),
 ``confidence`` (Prop. 4 radius, non-private LinUCB bounds), ``notions``
 (privacy notions and models), ``composition`` (basic, advanced and zCDP
 composition), ``conversion`` (pure DP -> zCDP -> (epsilon, delta): Bun &
@@ -50,13 +52,8 @@ from dpbandits.privacy.budget import BudgetEntry, PrivacyBudget
 from dpbandits.privacy.calibration import (
     GaussianCalibration,
     WishartCalibration,
-    gaussian_tree_sigma,
-    laplace_tree_scale,
     shariff_sheffet_gaussian,
     shariff_sheffet_wishart,
-    tree_depth,
-    tree_levels,
-    tree_node_epsilon,
     wishart_degrees_of_freedom,
 )
 from dpbandits.privacy.composition import (
@@ -94,6 +91,13 @@ from dpbandits.privacy.shuffle import (
     closed_form_validity_limit,
     shuffle_amplification,
     shuffle_local_epsilon,
+)
+from dpbandits.privacy.tree import (
+    gaussian_tree_sigma,
+    laplace_tree_scale,
+    tree_depth,
+    tree_levels,
+    tree_node_epsilon,
 )
 
 __all__ = [

@@ -16,7 +16,7 @@ Conventions (stated once, used everywhere below):
   symmetric sets (DESIGN.md's sensitivity note).
 - The paper's tree calibration (Lemma 3.3) counts log2 T noisy nodes per
   leaf; a leaf reaches floor(log2 T) + 1 of them
-  (:func:`dpbandits.privacy.calibration.tree_levels`).
+  (:func:`dpbandits.privacy.tree.tree_levels`).
 
 Hence two calibrations: ``"paper"`` (the published formula, exactly; the
 guarantee reports the epsilon it truly meets) and ``"tight"`` (the exact
@@ -30,10 +30,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 from dpbandits._validation import in_open_unit, positive, positive_int
-from dpbandits.privacy.calibration import gaussian_tree_sigma, tree_levels
 from dpbandits.privacy.discrete_gaussian import lattice_gaussian_calibration_delta
 from dpbandits.privacy.guarantees import Guarantee
 from dpbandits.privacy.secure import LatticeNoise, capped_lattice_exponent, lattice_gaussian
+from dpbandits.privacy.tree import gaussian_tree_sigma, tree_levels
 
 __all__ = [
     "PROTECTS",
@@ -211,7 +211,7 @@ def ftpl_sigma(
     - ``"paper"``: ||Y||_2 log2 T log(log2 T / delta) / epsilon (Thm A.1;
       Thm 3.5 writes sqrt(N) for ||Y||_2). It is used only when it meets
       (epsilon, delta) under exact accounting (otherwise ValueError);
-    - ``"tight"``: :func:`dpbandits.privacy.calibration.gaussian_tree_sigma`
+    - ``"tight"``: :func:`dpbandits.privacy.tree.gaussian_tree_sigma`
       with L2 sensitivity :func:`loss_sensitivity_l2`: the exact Gaussian
       mechanism over the tree_levels(T) nodes a loss vector reaches.
 

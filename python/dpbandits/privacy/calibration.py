@@ -7,6 +7,9 @@ noise of the tree-based mechanism, the shift applied to each release, and the
 turns into the confidence radius beta_t (:mod:`dpbandits.privacy.confidence`).
 Every formula appears once, next to its equation/proposition number. All
 logarithms are natural (``math.log``), including ln(8n/alpha) in Eq. (4).
+What follows from the tree alone (its depth m, the nodes one row reaches,
+the tight per-node sigma, the per-node target of App. A.2) is in
+:mod:`dpbandits.privacy.tree`.
 
 Notation (Shariff & Sheffet §2, Assumption 6): m = 1 + ceil(log2 n) is the
 tree depth; Ltilde^2 = L^2 + Btilde^2 bounds ||x_t||^2 + y_t^2, where
@@ -43,175 +46,23 @@ from dpbandits.privacy.confidence import RegularizerBounds
 from dpbandits.privacy.discrete_gaussian import lattice_gaussian_calibration_delta_checked
 from dpbandits.privacy.guarantees import Guarantee
 from dpbandits.privacy.secure import LatticeNoise, capped_lattice_exponent, lattice_gaussian
+from dpbandits.privacy.tree import (
+    gaussian_tree_sigma_checked,
+    tree_depth_checked,
+    tree_levels,
+    tree_node_epsilon_checked,
+)
 
 __all__ = [
     "GaussianCalibration",
     "WishartCalibration",
-    "gaussian_tree_sigma",
-    "laplace_tree_scale",
     "shariff_sheffet_gaussian",
     "shariff_sheffet_wishart",
-    "tree_depth",
-    "tree_levels",
-    "tree_node_epsilon",
     "wishart_degrees_of_freedom",
     "wishart_node_degrees_of_freedom",
 ]
 
 _PROTECTS = "contexts and rewards"
-
-
-def tree_depth(horizon: int) -> int:
-    """m = 1 + ceil(log2 n), the depth of the tree-based mechanism.
-
-    Shariff & Sheffet §2 (m := ceil(log2(n) + 1)) and §4 / App. A.2: every
-    prefix sum is a sum of at most m tree nodes, and every input row lies in
-    exactly m nodes (one per level). Computed exactly with integers:
-    ceil(log2 n) = (n - 1).bit_length() for n >= 1, so n = 1 -> 1,
-    n = 2 -> 2, n = 5 * 10^7 -> 27.
-
-    ``horizon``: integer n >= 1.
-    """
-    return tree_depth_checked(positive_int("horizon", horizon))
-
-
-def tree_depth_checked(n: int) -> int:
-    """:func:`tree_depth` of an integer n >= 1 its caller validated."""
-    return 1 + (n - 1).bit_length()
-
-
-def tree_levels(horizon: int) -> int:
-    """floor(log2 n) + 1: the number of tree nodes any one leaf lies in.
-
-    A leaf of a tree over n leaves lies in one node per level, and the
-    binary mechanism completes (and releases) every node whose leaves are
-    all <= n, so a leaf's value reaches exactly floor(log2 n) + 1 noisy
-    nodes in the worst case (the first leaf, when n is a power of two: the
-    leaf, its ancestors and the root). This is m - 1 when n is not a power
-    of two and m = 1 + log2 n when it is; Mishra & Thakurta App. A and
-    Agarwal & Singh Lemma 3.3 count log2 T, one too few for every T.
-
-    ``horizon``: integer n >= 1.
-    """
-    return positive_int("horizon", horizon).bit_length()
-
-
-def gaussian_tree_sigma(
-    horizon: int, epsilon: float, delta: float, sensitivity: float, *, calibration: str
-) -> float:
-    """Smallest per-node Gaussian noise for which the whole tree is (epsilon, delta)-DP.
-
-    ``calibration="tight"``: exact accounting. A node adding N(0, sigma^2)
-    noise in whitened coordinates to a sum of L2 sensitivity ``sensitivity``
-    is a Gaussian mechanism with mu = sensitivity / sigma; one leaf reaches
-    ``tree_levels(n)`` nodes, so the tree is a Gaussian mechanism with
-    mu_tree = sqrt(levels) sensitivity / sigma (Dong, Roth & Su 2022,
-    Cor. 3.3: Gaussian compositions are exactly Gaussian), and it is
-    (epsilon, delta)-DP iff mu_tree <= gaussian_mu(epsilon, delta) (Balle &
-    Wang 2018, Thm. 8: the exact privacy curve). Hence
-    sigma = sqrt(levels) * sensitivity / gaussian_mu(epsilon, delta).
-
-    For the symmetrized (d+1) x (d+1) node noise of Shariff & Sheffet §4.2
-    the whitened sensitivity is Ltilde^2 (see :func:`shariff_sheffet_gaussian`).
-
-    ``calibration`` must be given (no default, so that no call silently
-    differs from the learners, whose default is "paper"): only ``"tight"``
-    is defined here; each paper's formula lives with its learner's
-    calibration function.
-    """
-    if calibration != "tight":
-        raise ValueError(f"invalid argument `calibration`: only 'tight' is defined here, got {calibration!r}")
-    return gaussian_tree_sigma_checked(
-        positive_int("horizon", horizon),
-        positive("epsilon", epsilon),
-        in_open_unit("delta", delta),
-        positive("sensitivity", sensitivity),
-    )
-
-
-def gaussian_tree_sigma_checked(n: int, epsilon: float, delta: float, sensitivity: float) -> float:
-    """:func:`gaussian_tree_sigma` (``calibration="tight"``) on an integer
-    n >= 1, finite epsilon > 0 and sensitivity > 0 and a delta in (0, 1)
-    that its caller validated at its own public boundary."""
-    from dpbandits.privacy.analytic_gaussian import gaussian_mu_checked
-
-    levels = n.bit_length()  # tree_levels
-    # gaussian_mu returns the private side of the boundary; the relative
-    # 1e-12 keeps it there after the divisions here and in any re-check.
-    return _finite_scale(
-        math.sqrt(levels) * sensitivity / gaussian_mu_checked(epsilon, delta) * (1.0 + 1e-12), "sigma"
-    )
-
-
-def laplace_tree_scale(
-    horizon: int, epsilon: float, sensitivity: float = 1.0, calibration: str = "paper"
-) -> float:
-    """Laplace scale b of each node of a tree counter for epsilon-DP of the whole tree.
-
-    Pure DP composes by addition over the nodes one leaf reaches, and a
-    change of L1 size ``sensitivity`` in one leaf moves each of them by at
-    most that much, so the tree is (levels * sensitivity / b)-DP.
-
-    - ``"paper"``: b = sensitivity * log2(T) / epsilon (Mishra & Thakurta
-      App. A, Lap(log T / epsilon); Agarwal & Singh Lemma 3.3,
-      lambda >= ||D||_1 log T / epsilon). One leaf reaches
-      tree_levels(T) = floor(log2 T) + 1 nodes, so the paper's count log2 T
-      falls short for every T >= 2: by exactly one node when T is a power
-      of two, by 1 - frac(log2 T) < 1 otherwise. The true guarantee is
-      (tree_levels(T) / log2 T) * epsilon: 1.1 epsilon at T = 1024, but
-      only 1.0035 epsilon at T = 10^6. Kept for reproduction only.
-    - ``"tight"``: b = sensitivity * tree_levels(T) / epsilon, the exact count.
-
-    ``horizon`` integer T >= 2 for "paper" (log2 1 = 0), >= 1 for "tight".
-    """
-    n = positive_int("horizon", horizon)
-    epsilon = positive("epsilon", epsilon)
-    sensitivity = positive("sensitivity", sensitivity)
-    if calibration not in ("paper", "tight"):
-        raise ValueError(f"invalid argument `calibration`: must be 'paper' or 'tight', got {calibration!r}")
-    if calibration == "paper" and n < 2:
-        raise ValueError("invalid argument `horizon`: the paper's log2(T) is 0 for T = 1")
-    return laplace_tree_scale_checked(n, epsilon, sensitivity, calibration)
-
-
-def laplace_tree_scale_checked(n: int, epsilon: float, sensitivity: float, calibration: str) -> float:
-    """:func:`laplace_tree_scale` on arguments its caller validated at its own
-    public boundary (an integer n >= 2, or >= 1 for "tight"; finite positive
-    floats; "paper" or "tight"): the formula alone, nothing checked twice.
-    The result is still checked to be a finite scale (an overflow of the
-    arithmetic, not an input error)."""
-    levels = math.log2(n) if calibration == "paper" else n.bit_length()
-    return _finite_scale(sensitivity * levels / epsilon, "scale")
-
-
-def _finite_scale(value: float, what: str) -> float:
-    """``value``, or ValueError when the inputs made it overflow to inf
-    (bug fix, hostile-input fuzzing: a huge sensitivity or a subnormal
-    epsilon returned an infinite noise scale)."""
-    if not math.isfinite(value):
-        raise ValueError(f"invalid arguments: the noise {what} overflows (epsilon too small or sensitivity too large)")
-    return value
-
-
-def tree_node_epsilon(epsilon: float, delta: float, m: int) -> float:
-    """Per-node epsilon_0 = epsilon / sqrt(8 m ln(2/delta)) (App. A.2, §4).
-
-    With this epsilon_0 each of the m nodes containing a row spends
-    epsilon_0 sqrt(2 m ln(2/delta)) = epsilon / 2 of the budget in the
-    leading term of advanced composition with delta' = delta/2.
-
-    ``epsilon`` finite > 0, 0 < ``delta`` < 1, ``m`` integer >= 1.
-    """
-    epsilon = positive("epsilon", epsilon)
-    delta = in_open_unit("delta", delta)
-    m = positive_int("m", m)
-    return tree_node_epsilon_checked(epsilon, delta, m)
-
-
-def tree_node_epsilon_checked(epsilon: float, delta: float, m: int) -> float:
-    """:func:`tree_node_epsilon` on arguments its caller validated at its own
-    public boundary (see :func:`laplace_tree_scale_checked`)."""
-    return epsilon / math.sqrt(8.0 * m * math.log(2.0 / delta))
 
 
 def failure_probability(alpha: float | None, horizon: int) -> float:
@@ -424,8 +275,8 @@ def shariff_sheffet_gaussian(
 
     Tight calibration (``calibration="tight"``). The same mechanism with the
     smallest sigma that meets (epsilon, delta) under exact accounting of the
-    whole tree: :func:`gaussian_tree_sigma` with whitened sensitivity
-    Ltilde^2 (replacement of one row, derived above) and
+    whole tree: :func:`dpbandits.privacy.tree.gaussian_tree_sigma` with
+    whitened sensitivity Ltilde^2 (replacement of one row, derived above) and
     tree_levels(n) = floor(log2 n) + 1 nodes per row, i.e.
     sigma = sqrt(levels) Ltilde^2 / mu*(epsilon, delta) with mu* the largest
     mu of a Gaussian mechanism meeting (epsilon, delta) (Balle & Wang 2018).
@@ -726,7 +577,7 @@ def wishart_degrees_of_freedom(d: int, m: int, epsilon: float, delta: float) -> 
 
 def wishart_degrees_of_freedom_checked(d: int, m: int, epsilon: float, delta: float) -> int:
     """:func:`wishart_degrees_of_freedom` on validated arguments (see
-    :func:`laplace_tree_scale_checked`); an overflow is still an error."""
+    :func:`dpbandits.privacy.tree.laplace_tree_scale_checked`); an overflow is still an error."""
     x = 224.0 * m * math.log(8.0 * m / delta) * math.log(2.0 / delta) / epsilon / epsilon
     return d + 1 + math.ceil(_finite_dof(x, epsilon))
 
@@ -872,9 +723,9 @@ def wishart_node_degrees_of_freedom(d: int, epsilon: float, delta: float) -> int
 
 
 def _finite_dof(x: float, epsilon: float) -> float:
-    """``x``, or ValueError naming epsilon when it overflowed (bug fix,
-    hostile-input fuzzing: epsilon = 1e-271 gave inf and a bare
-    OverflowError from ceil)."""
+    """``x``, or ValueError naming epsilon when it overflowed (a tiny
+    epsilon such as 1e-271 gives inf, and ceil would raise a bare
+    OverflowError)."""
     if not math.isfinite(x):
         raise ValueError(f"invalid argument `epsilon`: {epsilon!r} is too small (the degrees of freedom overflow)")
     return x

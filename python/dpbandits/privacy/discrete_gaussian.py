@@ -1,6 +1,6 @@
 """What the discrete Gaussian on a lattice costs the exact (epsilon, delta) calibration.
 
-The tight Gaussian calibrations (:func:`dpbandits.privacy.calibration.gaussian_tree_sigma`,
+The tight Gaussian calibrations (:func:`dpbandits.privacy.tree.gaussian_tree_sigma`,
 :func:`dpbandits.privacy.factorization.factorization_gaussian_sigma`, the
 local reports of :mod:`dpbandits.privacy.linucb_trust`) find the largest
 normalized sensitivity mu = Delta / sigma for which the *continuous*

@@ -36,7 +36,7 @@ Encoders here (the Rust side is ``rust/src/counter/factorization.rs``):
   for every T, whatever their optimality.
 
 The Gaussian calibration (``calibration="tight"``, as
-:func:`dpbandits.privacy.calibration.gaussian_tree_sigma`): the whole
+:func:`dpbandits.privacy.tree.gaussian_tree_sigma`): the whole
 release sequence is one Gaussian mechanism with mu = sensitivity / sigma,
 (epsilon, delta)-DP iff mu <= gaussian_mu(epsilon, delta) (Balle & Wang
 2018, Thm. 8), so sigma = column_norm * Delta / mu*(epsilon, delta).
@@ -487,7 +487,7 @@ def factorization_gaussian_sigma(
     """Smallest per-step Gaussian sigma for which every release of ``counter``
     is (epsilon, delta)-DP under exact accounting: sigma = ||C||_col *
     sensitivity / mu*(epsilon, delta) (module docstring; "binary" gives
-    :func:`dpbandits.privacy.calibration.gaussian_tree_sigma`)."""
+    :func:`dpbandits.privacy.tree.gaussian_tree_sigma`)."""
     return factorization_gaussian_sigma_checked(
         counter_choice(counter), horizon, positive("epsilon", epsilon), in_open_unit("delta", delta),
         positive("sensitivity", sensitivity),

@@ -33,7 +33,7 @@ import math
 from dataclasses import dataclass
 
 from dpbandits._validation import in_open_unit, positive, positive_int
-from dpbandits.privacy.calibration import laplace_tree_scale, laplace_tree_scale_checked, tree_levels
+from dpbandits.privacy.tree import laplace_tree_scale, laplace_tree_scale_checked, tree_levels
 
 __all__ = [
     "GapSchedule",

@@ -43,7 +43,7 @@ minimising the largest release variance at a fixed guarantee is taken:
 Calibration. Gaussian: the released node collection is one Gaussian
 mechanism of L2 sensitivity sqrt(H - w) Delta, so sigma = sqrt(H - w) Delta
 / mu*(epsilon, delta) (Balle & Wang 2018, Thm. 8; as
-:func:`dpbandits.privacy.calibration.gaussian_tree_sigma` for the tree).
+:func:`dpbandits.privacy.tree.gaussian_tree_sigma` for the tree).
 Laplace: L1 sensitivity (H - w) Delta_1, so b = (H - w) Delta_1 / epsilon
 (pure epsilon-DP). Lattice noise rounds each input to the lattice before it
 enters the tree (as the binary tree does): the per-input allowance of

@@ -51,7 +51,8 @@ import math
 from dataclasses import replace
 
 from dpbandits._validation import in_open_unit, positive, positive_int
-from dpbandits.privacy.calibration import WishartCalibration, shariff_sheffet_wishart, tree_depth
+from dpbandits.privacy.calibration import WishartCalibration, shariff_sheffet_wishart
+from dpbandits.privacy.tree import tree_depth
 
 __all__ = ["authors_code_wishart", "authors_code_wishart_dof"]
 
