@@ -379,21 +379,7 @@ def shariff_sheffet_gaussian_checked(
             sigma, l_tilde_sq, dim=(d + 1) ** 2 / 2.0, kind="symmetric_gaussian", sum_bound=n * l_tilde_sq
         )
         sigma, lattice_exponent = lattice.scale, lattice.exponent
-    log_2n_alpha = math.log(2.0 * n / alpha)
-    upsilon = sigma * math.sqrt(2.0 * m) * (4.0 * math.sqrt(d) + 2.0 * log_2n_alpha)  # §4.2
-
-    if shift is True:
-        c = 2.0 * upsilon  # Prop. 11
-    else:
-        c = positive("shift", shift)
-        if not c > upsilon:
-            raise ValueError(
-                f"invalid argument `shift`: must exceed Upsilon = {upsilon!r} so that "
-                f"rho_min = shift - Upsilon > 0, got {shift!r}"
-            )
-    rho_min = c - upsilon
-    rho_max = c + upsilon
-    gamma = sigma * math.sqrt(m / rho_min) * (math.sqrt(d) + math.sqrt(2.0 * log_2n_alpha))
+    upsilon, c, rho_min, rho_max, gamma = _prop11_bounds(sigma, m, d, n, alpha, shift)
 
     if calibration == "paper":
         node_epsilon = tree_node_epsilon_checked(epsilon, delta, m)
@@ -420,6 +406,35 @@ def shariff_sheffet_gaussian_checked(
         zcdp_rho=zcdp_rho, calibration=calibration, sampler=sampler, lattice_exponent=lattice_exponent,
         release_variance=float(m),
     )
+
+
+def _prop11_bounds(
+    sigma: float, variance: float, d: int, n: int, alpha: float, shift: bool | float
+) -> tuple[float, float, float, float, float]:
+    """(Upsilon, c, rho_min, rho_max, gamma) of the shifted Gaussian release
+    noise (§4.2 and Prop. 11).
+
+    ``variance`` is the release noise variance per entry in units of
+    sigma^2: the tree depth m for the binary tree, V = max_t sum_{k<t} b_k^2
+    for a factorization counter (the bounds only use that total variance).
+    ``shift`` is ``True`` (c = 2 Upsilon) or a float c > Upsilon (checked
+    here, ValueError otherwise; see :func:`shariff_sheffet_gaussian`).
+    """
+    log_2n_alpha = math.log(2.0 * n / alpha)
+    upsilon = sigma * math.sqrt(2.0 * variance) * (4.0 * math.sqrt(d) + 2.0 * log_2n_alpha)  # §4.2
+    if shift is True:
+        c = 2.0 * upsilon  # Prop. 11
+    else:
+        c = positive("shift", shift)
+        if not c > upsilon:
+            raise ValueError(
+                f"invalid argument `shift`: must exceed Upsilon = {upsilon!r} so that "
+                f"rho_min = shift - Upsilon > 0, got {shift!r}"
+            )
+    rho_min = c - upsilon
+    rho_max = c + upsilon
+    gamma = sigma * math.sqrt(variance / rho_min) * (math.sqrt(d) + math.sqrt(2.0 * log_2n_alpha))  # Prop. 11
+    return upsilon, c, rho_min, rho_max, gamma
 
 
 def _factorized_gaussian(
@@ -471,19 +486,7 @@ def _factorized_gaussian(
             sigma, norm * l_tilde_sq, dim=1.125 * p * p * n, kind="symmetric_gaussian", sum_bound=n * l_tilde_sq
         )
         sigma, lattice_exponent = lattice.scale, lattice.exponent
-    log_2n_alpha = math.log(2.0 * n / alpha)
-    upsilon = sigma * math.sqrt(2.0 * variance) * (4.0 * math.sqrt(d) + 2.0 * log_2n_alpha)  # §4.2, m -> V
-    if shift is True:
-        c = 2.0 * upsilon  # Prop. 11
-    else:
-        c = positive("shift", shift)
-        if not c > upsilon:
-            raise ValueError(
-                f"invalid argument `shift`: must exceed Upsilon = {upsilon!r} so that "
-                f"rho_min = shift - Upsilon > 0, got {shift!r}"
-            )
-    rho_min, rho_max = c - upsilon, c + upsilon
-    gamma = sigma * math.sqrt(variance / rho_min) * (math.sqrt(d) + math.sqrt(2.0 * log_2n_alpha))
+    upsilon, c, rho_min, rho_max, gamma = _prop11_bounds(sigma, variance, d, n, alpha, shift)  # m -> V
     return GaussianCalibration(
         d=d, horizon=n, epsilon=epsilon, delta=delta, alpha=alpha, L=L, B_tilde=B_tilde,
         m=m, L_tilde=math.sqrt(l_tilde_sq),
