@@ -52,7 +52,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dpbandits._validation import in_open_unit, positive, positive_int, real
-from dpbandits.privacy.secure import lattice_exponent
+from dpbandits.privacy.secure import lattice_exponent, lattice_steps
 
 __all__ = [
     "DPSESchedule",
@@ -177,7 +177,7 @@ def lattice_laplace_epsilon(scale: float, exponent: int | None = None) -> float:
     to a phase sum of lattice-rounded rewards in [0, 1]: 2^j / ceil(scale 2^j)
     <= 1 / scale (sensitivity exactly 2^j steps: module docstring)."""
     j = lattice_exponent(scale) if exponent is None else exponent
-    return math.ldexp(1.0, j) / math.ceil(math.ldexp(scale, j))
+    return math.ldexp(1.0, j) / lattice_steps(scale, j)
 
 
 def lattice_gaussian_rho(sigma: float, exponent: int | None = None) -> float:
@@ -186,7 +186,7 @@ def lattice_gaussian_rho(sigma: float, exponent: int | None = None) -> float:
     sum of sensitivity 2^j steps: 2^(2j) / (2 sigma'^2) <= 1 / (2 sigma^2)
     (Canonne, Kamath & Steinke 2020, Thm 4)."""
     j = lattice_exponent(sigma) if exponent is None else exponent
-    s = math.ceil(math.ldexp(sigma, j))
+    s = lattice_steps(sigma, j)
     return math.ldexp(1.0, 2 * j) / (2.0 * s * s)
 
 

@@ -56,6 +56,7 @@ __all__ = [
     "lattice_gaussian",
     "lattice_laplace",
     "lattice_step",
+    "lattice_steps",
     "round_to_lattice_steps",
     "sampler_choice",
     "secure_gaussian_sensitivity",
@@ -93,9 +94,12 @@ def lattice_step(scale: float) -> float:
     return math.ldexp(1.0, -lattice_exponent(scale))
 
 
-def _steps(scale: float) -> int:
-    """ceil(scale 2^j): the discrete scale in lattice steps (rounded up)."""
-    return math.ceil(math.ldexp(scale, lattice_exponent(scale)))
+def lattice_steps(scale: float, exponent: int) -> int:
+    """ceil(``scale`` 2^``exponent``): ``scale`` in steps of the lattice
+    2^-exponent, rounded up (never less noise, nor less sensitivity, than
+    the continuous value). Raises OverflowError when ``scale`` 2^exponent
+    exceeds the float range (as ``math.ldexp``)."""
+    return math.ceil(math.ldexp(scale, exponent))
 
 
 def secure_laplace_epsilon(sensitivity_l1: float, scale: float, dim: int = 1) -> float:
@@ -116,8 +120,8 @@ def secure_laplace_epsilon(sensitivity_l1: float, scale: float, dim: int = 1) ->
     dim = positive_int("dim", dim)
     j = lattice_exponent(scale)
     try:
-        return (math.ceil(math.ldexp(sensitivity_l1, j)) + dim) / _steps(scale)
-    except OverflowError:  # bug fix (fuzzing): a huge sensitivity overflowed ldexp
+        return (lattice_steps(sensitivity_l1, j) + dim) / lattice_steps(scale, j)
+    except OverflowError:  # a huge sensitivity overflows ldexp
         raise ValueError(f"invalid argument `sensitivity_l1`: {sensitivity_l1!r} is too large") from None
 
 
@@ -230,14 +234,14 @@ def capped_lattice_exponent(scale: float, sum_bound: float | None = None) -> int
     return j
 
 
-def _lattice_steps(scale: float, ratio: Fraction, exponent: int) -> int:
+def _steps_with_allowance(scale: float, ratio: Fraction, exponent: int) -> int:
     # steps >= scale 2^j * ratio, the smallest integer: at least as private
     # as the continuous noise of `scale` (ratio >= 1 carries the rounding).
     return math.ceil(_steps_of(scale, exponent) * ratio)
 
 
 def _lattice(kind: str, scale: float, ratio: Fraction, exponent: int, limit: int = MAX_SCALE_STEPS) -> LatticeNoise:
-    steps = _lattice_steps(scale, ratio, exponent)
+    steps = _steps_with_allowance(scale, ratio, exponent)
     if steps > limit:
         raise ValueError(
             f"invalid argument `scale`: {scale!r} needs {steps} lattice steps after the rounding allowance, "
@@ -347,7 +351,7 @@ def lattice_gaussian(
         allowance = math.sqrt(dim_f) * math.ldexp(1.0, -exponent) / sensitivity
         return Fraction(1) + Fraction(math.nextafter(allowance * (1 + 1e-15), math.inf))
 
-    if _lattice_steps(sigma, ratio_at(j), j) <= MAX_SCALE_STEPS:
+    if _steps_with_allowance(sigma, ratio_at(j), j) <= MAX_SCALE_STEPS:
         return _lattice(kind, sigma, ratio_at(j), j)
     # A rounding allowance of more than the sigma itself (many coordinates
     # rounded, e.g. the T entries of a factorization counter's encoded
@@ -358,7 +362,7 @@ def lattice_gaussian(
     finest, limit = j, MAX_GAUSSIAN_SCALE_STEPS[kind]
     cap = _exact_sum_exponent(sum_bound)
     while finest < j + 6 and (cap is None or finest + 1 <= cap) and (
-        _lattice_steps(sigma, ratio_at(finest + 1), finest + 1) <= limit
+        _steps_with_allowance(sigma, ratio_at(finest + 1), finest + 1) <= limit
     ):
         finest += 1
     return _lattice(kind, sigma, ratio_at(finest), finest, limit)
