@@ -59,20 +59,19 @@ __all__ = [
 
 
 # Largest array of draws or values made in one call, in bytes (2 GiB).
-# Bug fix (hostile-input fuzzing): the bound was 2**63 - 1, the largest
-# array numpy can address; with memory overcommit, size=2**32 "allocated"
-# and filling it got the process killed. Draw in chunks for more.
+# Not the 2**63 - 1 bytes numpy can address: with memory overcommit,
+# size=2**32 "allocates" and filling it gets the process killed. Draw in
+# chunks for more.
 _MAX_BYTES = 2**31
 
 
 def _dims(name: str, value: int | Sequence[int], minimum: int, entries: int = 1) -> tuple[int, ...]:
     """``value`` (an integer or a sequence of them) as a tuple of dimensions.
 
-    Bug fix: these checks used to be inline; a float (``size=2.5``) failed
-    with "'float' object is not iterable" and an integer >= 2**64 with a bare
-    OverflowError, neither naming the argument, and a product that overflows
-    u64 in Rust panicked. ``entries`` multiplies the element count (p*p per
-    matrix) for the size bound.
+    Every size argument goes through here, so that a float (``size=2.5``),
+    an integer >= 2**64 or a product that would overflow u64 in Rust is a
+    TypeError or ValueError naming the argument. ``entries`` multiplies the
+    element count (p*p per matrix) for the size bound.
     """
     items: Iterable[Any] = value if isinstance(value, Iterable) and not isinstance(value, (str, bytes)) else (value,)
     dims = tuple(positive_int(name, s, minimum=minimum) for s in items)
@@ -207,7 +206,7 @@ class TreeCounter:
         if not isinstance(secure, bool):
             raise TypeError(f"invalid argument `secure`: expected True or False, got {secure!r}")
         if not isinstance(padded, (bool, np.bool_)):
-            # Bug fix (hostile-input fuzzing): padded=nan was read as True.
+            # Not truthiness: padded=nan would read as True.
             raise TypeError(f"invalid argument `padded`: expected True or False, got {padded!r}")
         kind, params = noise._wire()
         exact = kind in ("laplace", "gaussian", "symmetric_gaussian")
@@ -273,9 +272,9 @@ class TreeCounter:
 
         Adds nothing when the rows would not all fit in the horizon."""
         arr = float_array("values", values)
-        # Bug fix: the Rust loop added rows until the horizon was used up and
-        # then raised, leaving the counter part-way through the batch; refuse
-        # the whole batch up front instead.
+        # Refuse the whole batch up front: the Rust loop adds rows until the
+        # horizon is used up and then raises, which would leave the counter
+        # part-way through the batch.
         if arr.ndim == len(self.shape) + 1 and self.t + arr.shape[0] > self.horizon:
             raise StateError(
                 f"adding {arr.shape[0]} values at t = {self.t} would exceed the horizon of "

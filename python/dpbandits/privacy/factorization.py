@@ -132,8 +132,8 @@ BLT_4: tuple[tuple[float, ...], tuple[float, ...]] = (
 #: (:func:`blt_max_release_variance`, O(d^3 log T) by doubling).
 #:
 #: - 2^10 to 2^20 minimise the largest release: log(max_column_norm^2 *
-#:   max_t Var_t) at T = 2^k. 2^20 keeps the previous session's fit
-#:   (:data:`BLT_4`, 0.0753x the tree; the issue's target is <= 0.12x).
+#:   max_t Var_t) at T = 2^k. 2^20 uses the fit :data:`BLT_4` (0.0753x
+#:   the tree, within the target of <= 0.12x).
 #: - 2^26 (the D.2 horizon, n = 5e7) minimises what the learners' regret
 #:   follows: the early releases' variance, max_column_norm^2 times the
 #:   mean of Var_t over t = 1, 2, 3, 5, ..., 2^j + 1 <= 2^17
@@ -143,7 +143,7 @@ BLT_4: tuple[tuple[float, ...], tuple[float, ...]] = (
 #:   (mostly by 2.5e5 at gap 0), while the max-variance fit at 2^26
 #:   (0.0728x the tree, theta up to 1 - 4e-8) pays for its long memory
 #:   with a larger column norm: 207 regret against 159 for this fit
-#:   (REPRODUCTION.md, issue 20). Without the cap the last release would
+#:   (REPRODUCTION.md). Without the cap the last release would
 #:   reach 11x the tree's for 3% less early variance.
 #:
 #: Fits for 2^16, 2^18, 2^22, 2^24 and beyond 2^26 were not run (a horizon
