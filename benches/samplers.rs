@@ -12,7 +12,8 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use rand_core::RngCore;
 
 use _core::noise::cell_sampler::{CellSampler, Shape};
-use _core::noise::secure::{discrete_gaussian_cks, discrete_laplace_von_neumann};
+use _core::noise::discrete_gaussian::discrete_gaussian_cks;
+use _core::noise::discrete_laplace::discrete_laplace_von_neumann;
 use _core::noise::{fill_symmetric_gaussian, gaussian, laplace, NoiseSpec, WishartSampler};
 use _core::rng::SeedSequence;
 

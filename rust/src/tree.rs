@@ -41,7 +41,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{check_finite, Error, Result};
-use crate::noise::secure::{EntropyCell, EntrySampler, LatticeRounding, MAX_EXACT_STEPS};
+use crate::noise::entropy::EntropyCell;
+use crate::noise::lattice::{EntrySampler, LatticeRounding, MAX_EXACT_STEPS};
 use crate::noise::NoiseSpec;
 use crate::rng::{SeedSequence, StreamRng};
 

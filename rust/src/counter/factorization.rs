@@ -44,8 +44,8 @@ use serde::{Deserialize, Serialize};
 
 use super::smooth_binary;
 use crate::error::{check_finite, Error, Result};
-use crate::noise::secure::MAX_EXACT_STEPS;
-use crate::noise::secure::{round_to_integer, EntropyCell, SecureKind};
+use crate::noise::entropy::EntropyCell;
+use crate::noise::lattice::{round_to_integer, SecureKind, MAX_EXACT_STEPS};
 use crate::noise::NoiseSpec;
 use crate::rng::{SeedSequence, StreamRng};
 use crate::tree::{release_runs_buffer, MAX_STATE_ENTRIES, MAX_VALUE};

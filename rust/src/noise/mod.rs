@@ -11,24 +11,44 @@
 //! floating-point variants below (`Laplace`, `Gaussian`, ...) are kept for
 //! reproduction of the papers' experiments and as an explicit opt-in; the
 //! default of every private learner is [`NoiseSpec::Lattice`]: exact
-//! discrete noise on a power-of-two lattice ([`secure`]), with the input
+//! discrete noise on a power-of-two lattice ([`lattice`]), with the input
 //! rounded to the same lattice, so that a release is an exact function of
 //! an integer (data steps + noise steps). The entropy source is separate:
 //! any generator (the seeded ChaCha stream for reproducible runs) or the
-//! operating system ([`secure::OsEntropy`]).
+//! operating system ([`entropy::OsEntropy`]).
+//!
+//! The exact samplers, each module using only those listed before it:
+//! - [`uniform`]: uniform integers, and uniforms in [0, 1) revealed lazily;
+//! - [`bernoulli`]: Bernoulli(num/den) and Bernoulli(exp(-num/den));
+//! - [`discrete_laplace`]: von Neumann's discrete Laplace (the reference);
+//! - [`isqrt`], [`discrete_gaussian`]: Canonne, Kamath & Steinke 2020,
+//!   Alg. 3 (the reference);
+//! - [`exp_bounds`], [`cell_sampler`]: the same laws from cached tables of
+//!   cells, the sampler every lattice release draws from;
+//! - [`lattice`]: the noise specification in lattice steps
+//!   ([`SecureNoise`]) and the rounding of inputs;
+//! - [`entropy`]: the operating-system source and the seeded alternative.
 
+pub mod bernoulli;
 pub mod cell_sampler;
+pub mod discrete_gaussian;
+pub mod discrete_laplace;
+pub mod entropy;
 pub mod exp_bounds;
 pub mod gaussian;
+#[cfg(test)]
+mod goodness_of_fit;
+pub mod isqrt;
 pub mod laplace;
-pub mod secure;
+pub mod lattice;
+pub mod uniform;
 pub mod wishart;
 
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{check_positive, Error, Result};
-pub use secure::{SecureKind, SecureNoise};
+pub use lattice::{SecureKind, SecureNoise};
 
 pub use gaussian::{fill_gaussian, fill_symmetric_gaussian, gaussian};
 pub use laplace::{fill_laplace, laplace};
@@ -181,7 +201,7 @@ impl NoiseSpec {
         match *self {
             NoiseSpec::Lattice(s) => {
                 s.continuous().sample_sum_into(rng, r, side, out);
-                secure::round_to_lattice(out, 1.0 / s.step(), s.step());
+                lattice::round_to_lattice(out, 1.0 / s.step(), s.step());
             }
             NoiseSpec::Laplace { scale } => laplace::fill_laplace_sum(rng, scale, r, out),
             spec => spec.sum_of(r).expect("closed form for Gaussian, Wishart, Zero").sample_into(rng, side, out),
@@ -205,8 +225,7 @@ impl NoiseSpec {
 }
 
 /// Largest noise scale a spec accepts: every draw (at most ~40 scales)
-/// and sums of 64 of them stay finite. (Bug fix, hostile-input fuzzing: a
-/// Laplace scale of 1e308 drew infinite noise.)
+/// and sums of 64 of them stay finite.
 pub const MAX_NOISE_SCALE: f64 = 1e300;
 
 fn check_scale(name: &'static str, value: f64) -> Result<()> {

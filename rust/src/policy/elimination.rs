@@ -60,7 +60,8 @@ use super::{BoundsPolicy, Learner};
 use crate::design::{core_set, design_variances, pull_counts, DesignOptions};
 use crate::env::{DecisionSet, Feedback};
 use crate::error::{check_finite, try_with_capacity, Error, Result};
-use crate::noise::secure::{NoiseRng, MAX_EXACT_STEPS};
+use crate::noise::entropy::NoiseRng;
+use crate::noise::lattice::MAX_EXACT_STEPS;
 use crate::noise::NoiseSpec;
 use crate::rng::{SeedSequence, StreamRng};
 

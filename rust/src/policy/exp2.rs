@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use super::Learner;
 use crate::env::{DecisionSet, Feedback};
 use crate::error::{check_finite, check_positive, try_filled, Error, Result};
-use crate::noise::secure::NoiseRng;
+use crate::noise::entropy::NoiseRng;
 use crate::noise::{NoiseSpec, SecureKind};
 use crate::rng::{SeedSequence, StreamRng};
 

@@ -43,7 +43,8 @@ use super::linucb::{InputBounds, ReleasedEstimates, MAX_DIMENSION};
 use super::{Learner, UcbLearner};
 use crate::env::{DecisionRows, DecisionSet};
 use crate::error::{check_finite, Error, Result};
-use crate::noise::secure::{NoiseRng, MAX_EXACT_STEPS};
+use crate::noise::entropy::NoiseRng;
+use crate::noise::lattice::MAX_EXACT_STEPS;
 use crate::noise::NoiseSpec;
 use crate::rng::SeedSequence;
 

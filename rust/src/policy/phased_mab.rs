@@ -17,7 +17,7 @@
 //! Released values (the project's noise rule): with [`NoiseSampler::Lattice`]
 //! each reward, normalised to [0, 1], is rounded to the lattice 2^-j and
 //! summed as an integer number of steps; the noise is an exact discrete
-//! Laplace or Gaussian number of steps (`crate::noise::secure`); the
+//! Laplace or Gaussian number of steps (`crate::noise::cell_sampler`); the
 //! released sum is an exact multiple of 2^-j. Changing one reward moves
 //! the integer sum by at most 2^j steps (0 and 1 are lattice points and
 //! rounding is monotone), i.e. by exactly the sensitivity 1. The float
@@ -35,8 +35,10 @@ use super::mab::{RewardPolicy, RewardRange};
 use super::Learner;
 use crate::env::{DecisionSet, Feedback};
 use crate::error::{check_finite, Error, Result};
+use crate::noise::cell_sampler::{discrete_gaussian, discrete_laplace};
+use crate::noise::entropy::EntropyCell;
 use crate::noise::laplace;
-use crate::noise::secure::{discrete_gaussian, discrete_laplace, EntropyCell, SecureKind, SecureNoise};
+use crate::noise::lattice::{SecureKind, SecureNoise};
 use crate::noise::NoiseSpec;
 use crate::rng::{standard_normal, SeedSequence, StreamRng};
 

@@ -37,7 +37,7 @@ pub fn noise_spec(kind: &str, params: &[f64]) -> PyResult<NoiseSpec> {
         ("gaussian", [sigma]) => NoiseSpec::Gaussian { sigma: *sigma },
         ("symmetric_gaussian", [sigma]) => NoiseSpec::SymmetricGaussian { sigma: *sigma },
         ("wishart", [scale, df]) => NoiseSpec::Wishart { scale: *scale, df: *df },
-        // Exact discrete noise on the lattice 2^-j (noise/secure.rs): the
+        // Exact discrete noise on the lattice 2^-j (noise/lattice): the
         // parameters of the floating-point kind, then j.
         ("lattice_laplace" | "lattice_gaussian" | "lattice_symmetric_gaussian", [scale, j]) => {
             let exponent = lattice_exponent(*j)?;
@@ -197,7 +197,7 @@ engine_methods! {
         }
         .py_err()?;
         // Exact discrete noise on the lattice 2^-secure_exponent
-        // (noise/secure.rs); the entropy source is chosen separately.
+        // (noise/lattice); the entropy source is chosen separately.
         let inner = match secure_exponent {
             None => inner.with_os_entropy(os_entropy),
             Some(j) => inner.into_secure(j, os_entropy),

@@ -1,11 +1,12 @@
-//! Bindings for the secure (exact discrete) samplers of `noise/secure.rs`.
+//! Bindings for the secure (exact discrete) samplers of `noise/` (the
+//! lattice noise of `noise/lattice`, from `noise/entropy`).
 
 use pyo3::prelude::*;
 
 use super::errors::IntoPy;
 use super::mechanisms::{draws, seeds, Draws};
-use crate::noise::secure::{OsEntropy, SecureNoise};
-use crate::noise::NoiseSpec;
+use crate::noise::entropy::OsEntropy;
+use crate::noise::{NoiseSpec, SecureNoise};
 
 /// `count` draws of `spec` made exact on the lattice 2^-`exponent`; from
 /// the operating system when `seed` is None, else from the seeded stream

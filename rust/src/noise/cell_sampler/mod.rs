@@ -1,14 +1,20 @@
 //! Exact discrete Laplace and Gaussian draws from a table of cells: the
 //! fast sampler behind every lattice release.
 //!
-//! The law is exactly the one of the rejection samplers in [`super::secure`]
+//! The law is exactly the one of the rejection samplers
+//! [`super::discrete_laplace`] and [`super::discrete_gaussian`]
 //! (P[Y = y] ∝ rho(|y|) with rho(m) = exp(-m / t) for the discrete Laplace
 //! and exp(-m^2 / (2 var)) for the discrete Gaussian, Canonne, Kamath &
-//! Steinke 2020), so every calibration and audit stays as it was; only the
-//! way the generator's words are spent differs (so seeded draws differ).
-//! Cost: about two generator words and a dozen floating-point operations
-//! a draw, where von Neumann's Laplace and CKS Alg. 3's Gaussian spend
-//! several words and unpredictable branches (25 and 54 ns).
+//! Steinke 2020, "The discrete Gaussian for differential privacy"), so the
+//! calibrations and audits of those laws apply; only the way the
+//! generator's words are spent differs (so seeded draws differ from
+//! theirs). Cost: about two generator words and a dozen floating-point
+//! operations a draw, where von Neumann's Laplace and CKS Alg. 3's Gaussian
+//! spend several words and unpredictable branches.
+//!
+//! Valid inputs: a discrete Laplace scale t >= 1, a discrete Gaussian
+//! variance 1 <= var <= 2^50 ([`MAX_GAUSSIAN_VAR`]). [`discrete_laplace`]
+//! and [`discrete_gaussian`] draw from the cached table of a law.
 //!
 //! Construction, for a fixed law (once per law and thread, cached):
 //! - magnitudes m >= 0 are cut into cells [c w, (c + 1) w) of width
@@ -40,9 +46,10 @@
 //! it is at most 1): again F rho(m) / (2 S w). The dummy item and
 //! (negative, 0) restart the draw. Hence P[Y = y] ∝ rho(|y|) for all y:
 //! no truncation. The one departure is the von Neumann geometric's own
-//! (a tail of 2^64, see [`super::secure`]) and, for the Gaussian tail, a
-//! rejection when G t' (2X + G) overflows 128 bits (G > 2^40: probability
-//! below exp(-2^40 / t') after a tail pick of probability below e^-72).
+//! (a tail of 2^64, see [`super::discrete_laplace`]) and, for the Gaussian
+//! tail, a rejection when G t' (2X + G) overflows 128 bits (G > 2^40:
+//! probability below exp(-2^40 / t') after a tail pick of probability
+//! below e^-72).
 
 use std::cell::RefCell;
 use std::sync::{Arc, Mutex};
@@ -51,8 +58,11 @@ use num_bigint::BigUint;
 use num_traits::One;
 use rand_core::RngCore;
 
+use super::bernoulli::bernoulli_exp_neg;
+use super::discrete_gaussian::MAX_GAUSSIAN_VAR;
+use super::discrete_laplace::{is_negative_zero, signed, two_sided_geometric};
 use super::exp_bounds::{ceil_shr, exp_neg_bounds, ratio_bounds, to_f64_bound, uniform_below, Bounds};
-use super::secure::{bernoulli_exp_neg, is_negative_zero, isqrt, signed, two_sided_geometric, MAX_GAUSSIAN_VAR};
+use super::isqrt::isqrt;
 
 /// The law's shape: rho(m) = exp(-num(m) / den).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,7 +134,7 @@ pub struct CellSampler {
     offset_shift: u32,
     /// The masks of the word's sign bit, of an offset (after its shift)
     /// and of the uniform's digits: fields, so that a draw does not build
-    /// them from the shifts (five instructions of a K-armed round).
+    /// them from the shifts.
     sign_mask: u64,
     offset_mask: u64,
     value_mask: u64,
@@ -389,8 +399,7 @@ impl CellSampler {
 
     /// `FORCE_SLOW`: every in-cell acceptance by the exact digit-by-digit
     /// path (tests of that path). Always inlined, so that a loop of draws
-    /// ([`CellSampler::fill_scaled`]) loads the table's fields once
-    /// (measured: 139 -> 87 instructions a draw).
+    /// ([`CellSampler::fill_scaled`]) loads the table's fields once.
     #[allow(clippy::inline_always)]
     #[inline(always)]
     pub(crate) fn sample_impl<R: RngCore + ?Sized, const FORCE_SLOW: bool>(&self, rng: &mut R) -> i64 {
@@ -576,7 +585,7 @@ const SHARED_SIZE: usize = 64;
 static SHARED: Mutex<Vec<(Shape, Arc<CellSampler>)>> = Mutex::new(Vec::new());
 
 /// The sampler of `shape`, built once per law and process (construction
-/// takes about a millisecond). Owners that draw one value at a time (a
+/// costs far more than a draw). Owners that draw one value at a time (a
 /// scalar counter draws once a round) keep the handle, where the per-draw
 /// thread-local lookup of [`with_sampler`] would cost about as much as
 /// the draw.
@@ -593,99 +602,21 @@ pub fn shared_sampler(shape: Shape) -> Arc<CellSampler> {
     built
 }
 
-#[cfg(test)]
-pub(crate) mod tests {
-    use super::*;
-
-    #[test]
-    fn shared_samplers_are_built_once_per_law() {
-        let a = shared_sampler(Shape::Laplace { t: 977 });
-        let b = shared_sampler(Shape::Laplace { t: 977 });
-        let c = shared_sampler(Shape::Gaussian { var: 977 });
-        assert!(Arc::ptr_eq(&a, &b));
-        assert_eq!(c.shape(), Shape::Gaussian { var: 977 });
-    }
-
-    #[test]
-    fn alias_table_reproduces_integer_weights() {
-        // Weights 3, 1, 0, 4 of capacity 2 each: P[i] = w_i / 8, counted
-        // exactly over every (column, threshold value) pair.
-        let cap = CAPACITY;
-        let weights = vec![3 * cap / 2, cap / 2, 0, 2 * cap];
-        let (threshold, alias) = alias_table(weights.clone());
-        let mut mass = [0u128; 4];
-        for col in 0..4 {
-            mass[col] += u128::from(threshold[col]);
-            mass[alias[col] as usize] += u128::from(cap - threshold[col]);
-        }
-        for i in 0..4 {
-            assert_eq!(mass[i], u128::from(weights[i]), "item {i}");
-        }
-    }
-
-    /// Laws the tests of the tables run on: scale 1 (cells of one
-    /// magnitude), small and large scales, an odd variance.
-    pub(crate) const TEST_SHAPES: [Shape; 9] = [
-        Shape::Laplace { t: 1 },
-        Shape::Laplace { t: 3 },
-        Shape::Laplace { t: 1000 },
-        Shape::Laplace { t: 1 << 20 },
-        Shape::Gaussian { var: 1 },
-        Shape::Gaussian { var: 9 },
-        Shape::Gaussian { var: 7 },
-        Shape::Gaussian { var: 1_000_000 },
-        Shape::Gaussian { var: 1 << 40 },
-    ];
-
-    #[test]
-    fn the_integer_shortcut_implies_the_first_test() {
-        for shape in TEST_SHAPES {
-            let s = CellSampler::new(shape);
-            let w = 1u64 << s.cell_bits;
-            // It fires in the central cells (the far ones, of weight about
-            // one table unit, have theta near 0 and rarely come up).
-            assert!(s.sure[0] as f64 > 0.9 * s.theta[0].0, "{shape:?}: {} vs {}", s.sure[0], s.theta[0].0);
-            for (c, (&sure, &(theta_lo, _))) in s.sure.iter().zip(&s.theta).enumerate() {
-                for offset in [0, w / 2, w - 1] {
-                    let m = c as u64 * w + offset;
-                    let bound = (1.0 - delta_num(shape, m, offset) * s.inv_den_up) * theta_lo;
-                    // digits = sure - 1 passes the shortcut; the first test
-                    // must accept it too.
-                    assert!(sure as f64 <= bound, "{shape:?} cell {c} offset {offset}: {sure} > {bound}");
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn weights_bound_the_cell_heads_and_theta_is_certified() {
-        for shape in [
-            Shape::Laplace { t: 1 },
-            Shape::Laplace { t: 1000 },
-            Shape::Gaussian { var: 9 },
-            Shape::Gaussian { var: 1 << 40 },
-        ] {
-            let s = CellSampler::new(shape);
-            let w = 1u64 << s.cell_bits;
-            let f = s.factor_mant as f64 * 2f64.powi(s.factor_exp as i32);
-            let scale = (1u64 << s.value_bits) as f64;
-            for (c, (&wc, &(lo, hi))) in s.weight.iter().zip(&s.theta).enumerate() {
-                let (lo, hi) = (lo / scale, hi / scale);
-                let m = c as f64 * w as f64;
-                let q = match shape {
-                    Shape::Laplace { t } => m / t as f64,
-                    Shape::Gaussian { var } => m * m / (2.0 * var as f64),
-                };
-                let theta = f * (-q).exp() / wc as f64;
-                assert!(
-                    lo <= theta * (1.0 + 1e-12) && theta <= hi * (1.0 + 1e-12),
-                    "{shape:?} cell {c}: {lo} {theta} {hi}"
-                );
-                assert!(hi <= 1.0 + 1e-12);
-                if q < 30.0 {
-                    assert!(hi - lo < 1e-12, "{shape:?} cell {c}: theta bounds too wide");
-                }
-            }
-        }
-    }
+/// One discrete Laplace draw with integer scale `t` >= 1 (0 is read as 1):
+/// P[Y = y] = (1 - e^{-1/t}) / (1 + e^{-1/t}) * exp(-|y| / t), from the
+/// cached cell table of that law ([`with_sampler`]).
+pub fn discrete_laplace<R: RngCore + ?Sized>(rng: &mut R, t: u64) -> i64 {
+    with_sampler(Shape::Laplace { t: t.max(1) }, |s| s.sample(rng))
 }
+
+/// One discrete Gaussian draw with integer variance parameter `var`
+/// (1 <= var <= 2^50; 0 is read as 1): P[Y = y] ∝ exp(-y^2 / (2 var)),
+/// from the cached cell table of that law ([`with_sampler`]).
+pub fn discrete_gaussian<R: RngCore + ?Sized>(rng: &mut R, var: u128) -> i64 {
+    let var = var.max(1);
+    assert!(var <= MAX_GAUSSIAN_VAR, "discrete Gaussian variance {var} exceeds 2^50");
+    with_sampler(Shape::Gaussian { var }, |s| s.sample(rng))
+}
+
+#[cfg(test)]
+mod test;
