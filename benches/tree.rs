@@ -8,10 +8,10 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
+use _core::counter::tree::TreeCounter;
 use _core::counter::{ContinualCounter, CounterKind, Factorization};
 use _core::noise::NoiseSpec;
 use _core::rng::SeedSequence;
-use _core::tree::TreeCounter;
 
 const P: usize = 6;
 const HORIZON: u64 = 50_000_000;

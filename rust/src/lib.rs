@@ -18,7 +18,6 @@ pub mod policy;
 pub mod rng;
 pub mod sim;
 pub mod state;
-pub mod tree;
 
 #[cfg(feature = "python")]
 mod py;

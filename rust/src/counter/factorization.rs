@@ -43,12 +43,12 @@
 use serde::{Deserialize, Serialize};
 
 use super::smooth_binary;
+use super::tree::{release_runs_buffer, MAX_STATE_ENTRIES, MAX_VALUE};
 use crate::error::{check_finite, Error, Result};
 use crate::noise::entropy::EntropyCell;
 use crate::noise::lattice::{round_to_integer, SecureKind, MAX_EXACT_STEPS};
 use crate::noise::NoiseSpec;
 use crate::rng::{SeedSequence, StreamRng};
-use crate::tree::{release_runs_buffer, MAX_STATE_ENTRIES, MAX_VALUE};
 
 /// The encoder C of A = B C (see the module documentation).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -687,7 +687,7 @@ impl FactorizationCounter {
         Ok(())
     }
 
-    /// `runs` independent runs on `values` (as [`crate::tree::TreeCounter::release_runs`]).
+    /// `runs` independent runs on `values` (as [`super::TreeCounter::release_runs`]).
     pub fn release_runs(&mut self, values: &[f64], runs: usize) -> Result<Vec<f64>> {
         let dim = self.dim;
         let mut out = release_runs_buffer(self.t, dim, self.horizon, values, runs)?;

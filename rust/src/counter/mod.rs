@@ -2,7 +2,7 @@
 //! prefix sum of a stream privately.
 //!
 //! - [`CounterKind::Binary`]: the binary tree mechanism ([`TreeCounter`],
-//!   `crate::tree`), any noise, serialized exactly as before;
+//!   [`tree`]), any noise;
 //! - [`CounterKind::Sqrt`] and [`CounterKind::Blt`]: factorizations of the
 //!   prefix-sum matrix with Gaussian noise ([`FactorizationCounter`]);
 //! - the smooth binary mechanism (`Factorization::SmoothBinary`,
@@ -17,15 +17,16 @@
 
 pub mod factorization;
 pub mod smooth_binary;
+pub mod tree;
 
 use serde::{Deserialize, Serialize};
 
 pub use factorization::{sqrt_coefficients, FactorSpec, Factorization, FactorizationCounter, FACTOR_STATE_TAG};
+pub use tree::{Padding, TreeCounter};
 
 use crate::error::Result;
 use crate::noise::NoiseSpec;
 use crate::rng::SeedSequence;
-use crate::tree::TreeCounter;
 
 /// Which counter releases the prefix sums.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -28,6 +28,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::Learner;
+use crate::counter::tree::ceil_log2;
 use crate::counter::{ContinualCounter, FactorSpec, Factorization};
 use crate::env::geometry::enforce_bounds;
 use crate::env::losses::smallest_entry;
@@ -35,7 +36,6 @@ use crate::env::{DecisionSet, Feedback, Geometry};
 use crate::error::{check_finite, try_filled, Error, Result};
 use crate::noise::NoiseSpec;
 use crate::rng::{SeedSequence, StreamRng};
-use crate::tree::ceil_log2;
 
 /// How x_t is chosen from L~_{t-1}.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]

@@ -20,13 +20,13 @@ use serde::{Deserialize, Serialize};
 
 use super::ucb_scores::{lower_inverse, ucb_scores, InverseForm, FIXED_MAX_D};
 use super::{Learner, UcbLearner};
+use crate::counter::tree::{Padding, TreeCounter};
 use crate::counter::{FactorSpec, FactorizationCounter};
 use crate::env::{DecisionRows, DecisionSet};
 use crate::error::{Error, Result};
 use crate::linalg::{Cholesky, RankOneInverse};
 use crate::noise::NoiseSpec;
 use crate::rng::SeedSequence;
-use crate::tree::{Padding, TreeCounter};
 
 /// What to do with an input outside the bounds the privacy proof assumes
 /// (||x|| <= L, |y| <= Btilde: Shariff & Sheffet Assumption 6).
@@ -834,7 +834,7 @@ mod tests {
     fn persistent_padding_plays_as_fresh_without_noise_and_round_trips_with_wishart_noise() {
         let (d, n) = (3, 400u64);
         let seeds = SeedSequence::from_seed(11);
-        let m = crate::tree::max_noise_terms(n);
+        let m = crate::counter::tree::max_noise_terms(n);
         let zero = |persistent: bool| {
             let (noise, shift, pad_to) = (NoiseSpec::Zero, 1.0, m);
             let s = if persistent {

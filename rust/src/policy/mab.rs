@@ -17,6 +17,7 @@ use rand_distr::{Beta, Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
 
 use super::Learner;
+use crate::counter::tree::TreeCounter;
 use crate::counter::{FactorSpec, FactorizationCounter};
 use crate::env::{DecisionSet, Feedback};
 use crate::error::{check_finite, try_filled, try_with_capacity, Error, Result};
@@ -24,7 +25,6 @@ use crate::noise::entropy::NoiseRng;
 use crate::noise::lattice::MAX_EXACT_STEPS;
 use crate::noise::NoiseSpec;
 use crate::rng::{SeedSequence, StreamRng};
-use crate::tree::TreeCounter;
 
 /// What to do with a reward outside the declared range [lo, hi].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -7,13 +7,13 @@ use pyo3::prelude::*;
 use super::arrays::py_shape;
 use super::errors::IntoPy;
 use super::mechanisms::{noise_spec, seeds};
+use crate::counter::tree::Padding;
 use crate::counter::FactorSpec;
 use crate::env::{DecisionRows, DecisionSet};
 use crate::error::{all_finite, Error};
 use crate::policy::linucb::StatisticsConfig;
 use crate::policy::{first_argmax, UcbLearner};
 use crate::policy::{BoundsPolicy, InputBounds, Learner, LinUcb, LinUcbConfig, MtContextual, Radius, TrustLinUcb};
-use crate::tree::Padding;
 
 /// `f` of `actions`, a (k, d) float64 array of finite entries, as a
 /// decision set: the one check of a decision set passed to `ucb` (the

@@ -5,11 +5,11 @@ use pyo3::prelude::*;
 
 use super::arrays::{expect_shape, row_major, zeroed};
 use super::errors::IntoPy;
+use crate::counter::tree::{Padding, TreeCounter};
 use crate::counter::{Factorization, FactorizationCounter};
 use crate::error::Error;
 use crate::noise::{fill_gaussian, fill_laplace, fill_symmetric_gaussian, NoiseSpec, SecureKind, WishartSampler};
 use crate::rng::SeedSequence;
-use crate::tree::{Padding, TreeCounter};
 
 /// Above this many draws the GIL is released while sampling.
 const DETACH_AT: usize = 4096;
