@@ -43,7 +43,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::smooth_binary;
-use super::tree::{release_runs_buffer, MAX_STATE_ENTRIES, MAX_VALUE};
+use super::{
+    check_arguments, check_room, checked_dim, matrix_side, release_runs, too_large, zeros, Counter, MAX_STATE_ENTRIES,
+    MAX_VALUE,
+};
 use crate::error::{check_finite, Error, Result};
 use crate::noise::entropy::EntropyCell;
 use crate::noise::lattice::{round_to_integer, SecureKind, MAX_EXACT_STEPS};
@@ -295,14 +298,6 @@ pub const FACTOR_STATE_TAG: u8 = b'F';
 /// read unless they hold single-precision lattice BLT buffers.
 const FACTOR_STATE_VERSION: u8 = 2;
 
-fn zeros(len: usize, shape: &[usize]) -> Result<Vec<f64>> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(len)
-        .map_err(|_| Error::invalid("shape", format!("{shape:?} is too large for the counter's state")))?;
-    v.resize(len, 0.0);
-    Ok(v)
-}
-
 impl FactorizationCounter {
     /// A counter of values of `shape` over `horizon` rounds with encoder
     /// `factor` and per-step noise `noise` (Gaussian, symmetric Gaussian,
@@ -316,23 +311,14 @@ impl FactorizationCounter {
         factor: Factorization,
         seeds: &SeedSequence,
     ) -> Result<Self> {
-        if horizon == 0 {
-            return Err(Error::invalid("horizon", "must be >= 1"));
-        }
-        if shape.contains(&0) {
-            return Err(Error::invalid("shape", format!("dimensions must be >= 1, got {shape:?}")));
-        }
-        noise.validate(shape)?;
+        check_arguments(shape, horizon, noise)?;
         check_noise(noise, &factor)?;
         factor.validate()?;
         if let Factorization::SmoothBinary { height, ones } = factor {
             smooth_binary::validate(height, ones, horizon)?;
         }
-        let dim = shape.iter().try_fold(1usize, |a, &s| a.checked_mul(s)).ok_or_else(|| too_large(shape))?;
-        let side = match shape {
-            [p, q] if p == q => *p,
-            _ => 0,
-        };
+        let dim = checked_dim(shape).ok_or_else(|| too_large(shape))?;
+        let side = matrix_side(shape);
         let lattice = noise.lattice().is_some();
         let (hist, bufs) = match &factor {
             Factorization::Sqrt => {
@@ -448,16 +434,6 @@ impl FactorizationCounter {
         0.25 / (self.factor.fp_error_factor(self.horizon) * UNIT_ROUNDOFF)
     }
 
-    fn check_room(&self) -> Result<()> {
-        if self.t >= self.horizon {
-            return Err(Error::State(format!(
-                "the counter's horizon of {} additions is used up; the noise was calibrated for it",
-                self.horizon
-            )));
-        }
-        Ok(())
-    }
-
     fn cached_input_limit(&mut self) -> f64 {
         match self.input_limit {
             Some(v) => v,
@@ -489,7 +465,7 @@ impl FactorizationCounter {
                     format!("entries must have magnitude <= {MAX_VALUE:e}, got {v:e}"),
                 ));
             }
-            self.check_room()?;
+            check_room(self.t, self.horizon)?;
             let v = value.iter().find(|v| v.abs() > limit).expect("an entry failed the bound");
             return Err(Error::invalid(
                 "value",
@@ -499,7 +475,7 @@ impl FactorizationCounter {
                 ),
             ));
         }
-        self.check_room()?;
+        check_room(self.t, self.horizon)?;
         if self.os_entropy {
             self.entropy.get()?;
         }
@@ -689,30 +665,7 @@ impl FactorizationCounter {
 
     /// `runs` independent runs on `values` (as [`super::TreeCounter::release_runs`]).
     pub fn release_runs(&mut self, values: &[f64], runs: usize) -> Result<Vec<f64>> {
-        let dim = self.dim;
-        let mut out = release_runs_buffer(self.t, dim, self.horizon, values, runs)?;
-        let mut work = self.clone();
-        for _ in 0..runs {
-            work.restart();
-            for row in values.chunks_exact(dim) {
-                work.add(row)?;
-                out.extend_from_slice(&work.release);
-            }
-        }
-        self.rng = work.rng;
-        self.entropy = work.entropy;
-        Ok(out)
-    }
-
-    fn restart(&mut self) {
-        self.t = 0;
-        for b in [&mut self.exact, &mut self.decoded, &mut self.enc, &mut self.dec, &mut self.release] {
-            b.fill(0.0);
-        }
-        self.past_x.clear();
-        self.past_w.clear();
-        self.leaf = 0;
-        self.prepare();
+        release_runs(self, values, runs)
     }
 
     /// The release after the last addition (zeros before any).
@@ -804,17 +757,8 @@ impl FactorizationCounter {
         let bufs = self.factor.state_rows() * self.dim;
         let hist = self.t as usize * self.dim;
         let sqrt = matches!(self.factor, Factorization::Sqrt);
-        let ok = self.shape.iter().try_fold(1usize, |a, &s| a.checked_mul(s)) == Some(self.dim)
-            && self.side
-                == (if let [p, q] = self.shape[..] {
-                    if p == q {
-                        p
-                    } else {
-                        0
-                    }
-                } else {
-                    0
-                })
+        let ok = checked_dim(&self.shape) == Some(self.dim)
+            && self.side == matrix_side(&self.shape)
             && self.factor.validate().is_ok()
             && match self.factor {
                 Factorization::SmoothBinary { height, ones } => {
@@ -840,8 +784,42 @@ impl FactorizationCounter {
     }
 }
 
-fn too_large(shape: &[usize]) -> Error {
-    Error::invalid("shape", format!("{shape:?} is too large for the counter's state"))
+impl Counter for FactorizationCounter {
+    fn add(&mut self, value: &[f64]) -> Result<()> {
+        FactorizationCounter::add(self, value)
+    }
+
+    fn release(&self) -> &[f64] {
+        &self.release
+    }
+
+    fn t(&self) -> u64 {
+        self.t
+    }
+
+    fn dim(&self) -> usize {
+        self.dim
+    }
+
+    fn horizon(&self) -> u64 {
+        self.horizon
+    }
+
+    fn restart(&mut self) {
+        self.t = 0;
+        for b in [&mut self.exact, &mut self.decoded, &mut self.enc, &mut self.dec, &mut self.release] {
+            b.fill(0.0);
+        }
+        self.past_x.clear();
+        self.past_w.clear();
+        self.leaf = 0;
+        self.prepare();
+    }
+
+    fn take_generator(&mut self, from: Self) {
+        self.rng = from.rng;
+        self.entropy = from.entropy;
+    }
 }
 
 /// Gaussian (or zero) noise only; the smooth binary mechanism also serves

@@ -24,9 +24,137 @@ use serde::{Deserialize, Serialize};
 pub use factorization::{sqrt_coefficients, FactorSpec, Factorization, FactorizationCounter, FACTOR_STATE_TAG};
 pub use tree::{Padding, TreeCounter};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::noise::NoiseSpec;
 use crate::rng::SeedSequence;
+
+/// Most f64 entries one counter's state may hold (1 GiB): the tree's nodes
+/// (levels x values), a factorization's buffers and history.
+pub const MAX_STATE_ENTRIES: usize = 1 << 27;
+
+/// Largest magnitude of an added entry (see [`TreeCounter::add`]).
+pub const MAX_VALUE: f64 = 1e280;
+
+/// What the tree and factorization counters share, as the code written
+/// once for both needs it: adding values and reading the release, and the
+/// two steps of an audit run ([`release_runs`]): back to t = 0, and the
+/// generator handed back.
+pub(crate) trait Counter: Clone {
+    /// Adds the value of round t + 1 and updates the release.
+    fn add(&mut self, value: &[f64]) -> Result<()>;
+
+    /// The release after the last addition (zeros before any).
+    fn release(&self) -> &[f64];
+
+    /// Number of values added so far.
+    fn t(&self) -> u64;
+
+    /// Entries per value.
+    fn dim(&self) -> usize;
+
+    /// The declared horizon n.
+    fn horizon(&self) -> u64;
+
+    /// Back to t = 0 with the generator where it is (one audit run ends).
+    /// Crate-private: a restarted counter would accept more than `horizon`
+    /// values in all; audit runs restart a clone.
+    fn restart(&mut self);
+
+    /// Takes the generator and entropy source of `from`, a clone of this
+    /// counter that drew after it, so that no later draw of this counter
+    /// repeats one of `from`'s.
+    fn take_generator(&mut self, from: Self);
+}
+
+/// The `release_runs` of every counter (see [`TreeCounter::release_runs`]):
+/// `runs` runs of a clone of `counter`, restarted before each, on the rows
+/// of `values`; `counter` then continues from the clone's generator.
+fn release_runs<C: Counter>(counter: &mut C, values: &[f64], runs: usize) -> Result<Vec<f64>> {
+    let dim = counter.dim();
+    let mut out = release_runs_buffer(counter.t(), dim, counter.horizon(), values, runs)?;
+    let mut work = counter.clone();
+    for _ in 0..runs {
+        work.restart();
+        for row in values.chunks_exact(dim) {
+            work.add(row)?;
+            out.extend_from_slice(work.release());
+        }
+    }
+    counter.take_generator(work);
+    Ok(out)
+}
+
+/// Checks the arguments of a counter's `release_runs` (a fresh counter,
+/// whole rows, at most `horizon` of them) and allocates the output of
+/// `runs x rows x dim` releases fallibly.
+fn release_runs_buffer(t: u64, dim: usize, horizon: u64, values: &[f64], runs: usize) -> Result<Vec<f64>> {
+    if t != 0 {
+        return Err(Error::State("release_runs needs a fresh counter (t = 0)".into()));
+    }
+    if !values.len().is_multiple_of(dim) {
+        return Err(Error::invalid("values", format!("length {} is not a multiple of {dim}", values.len())));
+    }
+    let rows = values.len() / dim;
+    if rows as u64 > horizon {
+        return Err(Error::invalid("values", format!("{rows} rows exceed the horizon {horizon}")));
+    }
+    let total = runs
+        .checked_mul(rows)
+        .and_then(|x| x.checked_mul(dim))
+        .ok_or_else(|| Error::invalid("runs", "too many releases for one array"))?;
+    let mut out = Vec::new();
+    out.try_reserve_exact(total).map_err(|_| Error::invalid("runs", "too many releases for one array"))?;
+    Ok(out)
+}
+
+/// The checks every counter's constructor starts with: a horizon of at
+/// least one round, no zero dimension, noise that fits the shape.
+fn check_arguments(shape: &[usize], horizon: u64, noise: NoiseSpec) -> Result<()> {
+    if horizon == 0 {
+        return Err(Error::invalid("horizon", "must be >= 1"));
+    }
+    if shape.contains(&0) {
+        return Err(Error::invalid("shape", format!("dimensions must be >= 1, got {shape:?}")));
+    }
+    noise.validate(shape)
+}
+
+/// Refuses an addition once `horizon` values have been added (the noise
+/// was calibrated for that many).
+fn check_room(t: u64, horizon: u64) -> Result<()> {
+    if t >= horizon {
+        return Err(Error::State(format!(
+            "the counter's horizon of {horizon} additions is used up; the noise was calibrated for it"
+        )));
+    }
+    Ok(())
+}
+
+/// Entries of a value of `shape`, or `None` when the product overflows.
+fn checked_dim(shape: &[usize]) -> Option<usize> {
+    shape.iter().try_fold(1usize, |acc, &s| acc.checked_mul(s))
+}
+
+/// The matrix side used by matrix noise: `p` for a `(p, p)` shape, else 0.
+fn matrix_side(shape: &[usize]) -> usize {
+    match shape {
+        [p, q] if p == q => *p,
+        _ => 0,
+    }
+}
+
+fn too_large(shape: &[usize]) -> Error {
+    Error::invalid("shape", format!("{shape:?} is too large for the counter's state"))
+}
+
+/// A zeroed buffer of `len` entries, or an error naming `shape` when the
+/// allocation fails (instead of aborting the process).
+fn zeros(len: usize, shape: &[usize]) -> Result<Vec<f64>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| too_large(shape))?;
+    v.resize(len, 0.0);
+    Ok(v)
+}
 
 /// Which counter releases the prefix sums.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

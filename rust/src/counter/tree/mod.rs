@@ -40,6 +40,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::{
+    check_arguments, check_room, checked_dim, matrix_side, release_runs, too_large, zeros, Counter, MAX_STATE_ENTRIES,
+    MAX_VALUE,
+};
 use crate::error::{check_finite, Error, Result};
 use crate::noise::entropy::EntropyCell;
 use crate::noise::lattice::{EntrySampler, LatticeRounding, MAX_EXACT_STEPS};
@@ -83,55 +87,6 @@ pub fn dyadic_nodes(t: u64) -> Vec<(u32, u64, u64)> {
         }
     }
     out
-}
-
-/// Entries of a value of `shape`, or `None` when the product overflows.
-fn checked_dim(shape: &[usize]) -> Option<usize> {
-    shape.iter().try_fold(1usize, |acc, &s| acc.checked_mul(s))
-}
-
-/// The matrix side used by matrix noise: `p` for a `(p, p)` shape, else 0.
-fn matrix_side(shape: &[usize]) -> usize {
-    match shape {
-        [p, q] if p == q => *p,
-        _ => 0,
-    }
-}
-
-fn too_large(shape: &[usize]) -> Error {
-    Error::invalid("shape", format!("{shape:?} is too large for the counter's state"))
-}
-
-/// A zeroed buffer of `len` entries, or an error naming `shape` when the
-/// allocation fails (instead of aborting the process).
-fn zeros(len: usize, shape: &[usize]) -> Result<Vec<f64>> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(len).map_err(|_| too_large(shape))?;
-    v.resize(len, 0.0);
-    Ok(v)
-}
-
-/// Checks the arguments of a counter's `release_runs` (a fresh counter,
-/// whole rows, at most `horizon` of them) and allocates the output of
-/// `runs x rows x dim` releases fallibly.
-pub(crate) fn release_runs_buffer(t: u64, dim: usize, horizon: u64, values: &[f64], runs: usize) -> Result<Vec<f64>> {
-    if t != 0 {
-        return Err(Error::State("release_runs needs a fresh counter (t = 0)".into()));
-    }
-    if !values.len().is_multiple_of(dim) {
-        return Err(Error::invalid("values", format!("length {} is not a multiple of {dim}", values.len())));
-    }
-    let rows = values.len() / dim;
-    if rows as u64 > horizon {
-        return Err(Error::invalid("values", format!("{rows} rows exceed the horizon {horizon}")));
-    }
-    let total = runs
-        .checked_mul(rows)
-        .and_then(|x| x.checked_mul(dim))
-        .ok_or_else(|| Error::invalid("runs", "too many releases for one array"))?;
-    let mut out = Vec::new();
-    out.try_reserve_exact(total).map_err(|_| Error::invalid("runs", "too many releases for one array"))?;
-    Ok(out)
 }
 
 /// How a padded release is topped up to its fixed number of draws.
@@ -318,12 +273,6 @@ fn merge_node(level: usize, mut merge: NodeMerge<'_>) {
 /// incrementally; at this level or above (every 16th round) re-summed.
 const INCREMENTAL_BELOW: usize = 4;
 
-/// Most f64 entries (levels x values) one counter's node state may hold (1 GiB).
-pub const MAX_STATE_ENTRIES: usize = 1 << 27;
-
-/// Largest magnitude of an added entry (see [`TreeCounter::add`]).
-pub const MAX_VALUE: f64 = 1e280;
-
 /// Version tag of the serialized layout.
 const STATE_VERSION: u8 = 3;
 
@@ -363,13 +312,7 @@ impl TreeCounter {
         padding: Padding,
         seeds: &SeedSequence,
     ) -> Result<Self> {
-        if horizon == 0 {
-            return Err(Error::invalid("horizon", "must be >= 1"));
-        }
-        if shape.contains(&0) {
-            return Err(Error::invalid("shape", format!("dimensions must be >= 1, got {shape:?}")));
-        }
-        noise.validate(shape)?;
+        check_arguments(shape, horizon, noise)?;
         let most = max_popcount(horizon);
         if pad_to != 0 && pad_to < most {
             return Err(Error::invalid(
@@ -521,29 +464,7 @@ impl TreeCounter {
     /// which is left advanced past every draw they used (so no later noise
     /// of this counter repeats theirs), and the counter stays at t = 0.
     pub fn release_runs(&mut self, values: &[f64], runs: usize) -> Result<Vec<f64>> {
-        let dim = self.dim;
-        let mut out = release_runs_buffer(self.t, dim, self.horizon, values, runs)?;
-        let mut work = self.clone();
-        for _ in 0..runs {
-            work.restart();
-            for row in values.chunks_exact(dim) {
-                work.add(row)?;
-                out.extend_from_slice(&work.release);
-            }
-        }
-        self.rng = work.rng;
-        self.entropy = work.entropy;
-        Ok(out)
-    }
-
-    /// Back to t = 0 with the generator where it is (one audit run ends).
-    fn restart(&mut self) {
-        self.t = 0;
-        self.noise_terms = 0;
-        self.exact.fill(0.0);
-        self.noisy.fill(0.0);
-        self.padding.fill(0.0);
-        self.release.fill(0.0);
+        release_runs(self, values, runs)
     }
 
     /// Adds the value of round t + 1 and updates the release.
@@ -640,12 +561,7 @@ impl TreeCounter {
             let v = value.iter().find(|v| v.abs() > MAX_VALUE).expect("an entry failed the bound");
             return Err(Error::invalid("value", format!("entries must have magnitude <= {MAX_VALUE:e}, got {v:e}")));
         }
-        if self.t >= self.horizon {
-            return Err(Error::State(format!(
-                "the counter's horizon of {} additions is used up; the noise was calibrated for it",
-                self.horizon
-            )));
-        }
+        check_room(self.t, self.horizon)?;
         // Lattice noise: the value enters the tree rounded to the lattice
         // (into a scratch buffer: no allocation a round).
         let mut rounded = std::mem::take(&mut self.rounded);
@@ -985,6 +901,42 @@ impl TreeCounter {
         } else {
             Err(Error::Decode("inconsistent tree counter state".into()))
         }
+    }
+}
+
+impl Counter for TreeCounter {
+    fn add(&mut self, value: &[f64]) -> Result<()> {
+        TreeCounter::add(self, value)
+    }
+
+    fn release(&self) -> &[f64] {
+        &self.release
+    }
+
+    fn t(&self) -> u64 {
+        self.t
+    }
+
+    fn dim(&self) -> usize {
+        self.dim
+    }
+
+    fn horizon(&self) -> u64 {
+        self.horizon
+    }
+
+    fn restart(&mut self) {
+        self.t = 0;
+        self.noise_terms = 0;
+        self.exact.fill(0.0);
+        self.noisy.fill(0.0);
+        self.padding.fill(0.0);
+        self.release.fill(0.0);
+    }
+
+    fn take_generator(&mut self, from: Self) {
+        self.rng = from.rng;
+        self.entropy = from.entropy;
     }
 }
 
