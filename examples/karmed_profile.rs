@@ -4,11 +4,11 @@
 //! Variants: `ucb1`, `private_float`, `private_lattice` (node scale and
 //! Lemma 5 bound of `benches/mab.rs`).
 
-use _core::env::{ArmReward, KArmedConfig};
+use _core::env::{ArmReward, EnvironmentFactory, KArmedConfig};
 use _core::noise::NoiseSpec;
-use _core::policy::{MabConfig, MabIndex, MabStatistics, RewardPolicy, RewardRange};
+use _core::policy::{LearnerFactory, MabConfig, MabIndex, MabStatistics, RewardPolicy, RewardRange};
 use _core::rng::SeedSequence;
-use _core::sim::{run_shared_replicates, EnvironmentFactory, LearnerFactory};
+use _core::sim::run_shared_replicates;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

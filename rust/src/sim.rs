@@ -22,45 +22,6 @@ use crate::env::{DecisionSet, Environment, Feedback, KArmedBandit, ShariffSheffe
 use crate::error::{try_with_capacity, Error, Result};
 use crate::policy::phased_mab::PhasedMab;
 use crate::policy::{Geometry, Learner, LinUcb, Mab};
-use crate::rng::SeedSequence;
-
-/// A learner configuration that builds a fresh engine for each replicate.
-///
-/// Every engine of the catalog implements this for its (plain-number)
-/// configuration, so one binding (`simulate_builtin`) runs any learner on
-/// any built-in environment without knowing either type.
-pub trait LearnerFactory: Send + Sync {
-    /// The horizon the learner was calibrated for (a simulation may not
-    /// run longer: the privacy guarantee is for that many rounds).
-    fn horizon(&self) -> u64;
-
-    /// A fresh engine whose random streams derive from `seeds`.
-    fn build(&self, seeds: &SeedSequence) -> Result<Box<dyn Learner>>;
-}
-
-/// A factory whose learners draw their privacy noise from the operating
-/// system (secure mode): each replicate is built by the inner factory, then
-/// switched with [`Learner::use_os_entropy`]. Such runs cannot be
-/// reproduced.
-pub struct OsEntropyFactory<F>(pub F);
-
-impl<F: LearnerFactory> LearnerFactory for OsEntropyFactory<F> {
-    fn horizon(&self) -> u64 {
-        self.0.horizon()
-    }
-
-    fn build(&self, seeds: &SeedSequence) -> Result<Box<dyn Learner>> {
-        let mut learner = self.0.build(seeds)?;
-        learner.use_os_entropy()?;
-        Ok(learner)
-    }
-}
-
-/// An environment configuration that builds a fresh instance per replicate.
-pub trait EnvironmentFactory: Send + Sync {
-    /// A fresh environment whose random streams derive from `seeds`.
-    fn build(&self, seeds: &SeedSequence) -> Result<Box<dyn Environment>>;
-}
 
 /// What one episode produced.
 #[derive(Clone, Debug, PartialEq)]
@@ -611,6 +572,7 @@ mod tests {
         use crate::env::{LossEnv, LossSequence};
         use crate::noise::NoiseSpec;
         use crate::policy::{FollowTheLeader, FollowTheLeaderConfig, LeaderRule, Scrible, ScribleConfig};
+        use crate::rng::SeedSequence;
 
         fn env(geometry: Geometry, n: usize) -> LossEnv {
             let center: Vec<f64> = (0..n).map(|i| 0.3 - 0.2 * i as f64).collect();

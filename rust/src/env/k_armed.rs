@@ -52,7 +52,7 @@ impl KArmedConfig {
     }
 }
 
-impl crate::sim::EnvironmentFactory for KArmedConfig {
+impl super::EnvironmentFactory for KArmedConfig {
     fn build(&self, seeds: &SeedSequence) -> Result<Box<dyn Environment>> {
         Ok(Box::new(KArmedBandit::new(self.clone(), seeds)?))
     }

@@ -22,7 +22,7 @@ pub struct LinearBanditConfig {
     pub actions: Option<Vec<f64>>,
 }
 
-impl crate::sim::EnvironmentFactory for LinearBanditConfig {
+impl super::EnvironmentFactory for LinearBanditConfig {
     fn build(&self, seeds: &SeedSequence) -> Result<Box<dyn Environment>> {
         Ok(Box::new(LinearBanditEnv::new(self.clone(), seeds)?))
     }

@@ -120,7 +120,7 @@ pub struct LossEnvConfig {
     pub geometry: Geometry,
 }
 
-impl crate::sim::EnvironmentFactory for LossEnvConfig {
+impl super::EnvironmentFactory for LossEnvConfig {
     fn build(&self, seeds: &SeedSequence) -> Result<Box<dyn Environment>> {
         Ok(Box::new(LossEnv::with_geometry(self.sequence.clone(), self.geometry, seeds)?))
     }

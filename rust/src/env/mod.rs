@@ -15,6 +15,7 @@ pub mod replay;
 pub mod shariff_sheffet;
 
 use crate::error::Result;
+use crate::rng::SeedSequence;
 
 pub use geometry::Geometry;
 pub use k_armed::{ArmReward, KArmedBandit, KArmedConfig};
@@ -152,8 +153,14 @@ pub trait Environment: Send + std::any::Any {
     }
 }
 
+/// An environment configuration that builds a fresh instance per replicate.
+pub trait EnvironmentFactory: Send + Sync {
+    /// A fresh environment whose random streams derive from `seeds`.
+    fn build(&self, seeds: &SeedSequence) -> Result<Box<dyn Environment>>;
+}
+
 /// A boxed environment is an environment (the simulation loop builds
-/// environments through [`crate::sim::EnvironmentFactory`]).
+/// environments through [`EnvironmentFactory`]).
 impl<E: Environment + ?Sized> Environment for Box<E> {
     fn dim(&self) -> usize {
         (**self).dim()

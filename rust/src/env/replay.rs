@@ -80,7 +80,7 @@ impl ReplayConfig {
     }
 }
 
-impl crate::sim::EnvironmentFactory for ReplayConfig {
+impl super::EnvironmentFactory for ReplayConfig {
     fn build(&self, seeds: &SeedSequence) -> Result<Box<dyn Environment>> {
         Ok(Box::new(ReplayEnv::new(self.clone(), seeds)))
     }

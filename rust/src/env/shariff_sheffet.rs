@@ -50,7 +50,7 @@ pub struct ShariffSheffetConfig {
     pub reward: RewardModel,
 }
 
-impl crate::sim::EnvironmentFactory for ShariffSheffetConfig {
+impl super::EnvironmentFactory for ShariffSheffetConfig {
     fn build(&self, seeds: &SeedSequence) -> Result<Box<dyn Environment>> {
         Ok(Box::new(ShariffSheffetEnv::new(self.d, self.k, self.gap, self.optimal_reward, self.reward, seeds)?))
     }

@@ -316,7 +316,7 @@ impl EliminationConfig {
     }
 }
 
-impl crate::sim::LearnerFactory for EliminationConfig {
+impl super::LearnerFactory for EliminationConfig {
     fn horizon(&self) -> u64 {
         self.horizon
     }

@@ -59,7 +59,7 @@ impl Exp2Config {
     }
 }
 
-impl crate::sim::LearnerFactory for Exp2Config {
+impl super::LearnerFactory for Exp2Config {
     fn horizon(&self) -> u64 {
         self.horizon
     }

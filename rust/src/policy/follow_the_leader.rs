@@ -84,7 +84,7 @@ impl FollowTheLeaderConfig {
     }
 }
 
-impl crate::sim::LearnerFactory for FollowTheLeaderConfig {
+impl super::LearnerFactory for FollowTheLeaderConfig {
     fn horizon(&self) -> u64 {
         self.horizon
     }

@@ -644,7 +644,7 @@ impl LinUcb {
     }
 }
 
-impl crate::sim::LearnerFactory for LinUcbConfig {
+impl super::LearnerFactory for LinUcbConfig {
     fn horizon(&self) -> u64 {
         self.horizon
     }

@@ -134,7 +134,7 @@ impl TrustLinUcbConfig {
     }
 }
 
-impl crate::sim::LearnerFactory for TrustLinUcbConfig {
+impl super::LearnerFactory for TrustLinUcbConfig {
     fn horizon(&self) -> u64 {
         self.horizon
     }

@@ -730,7 +730,7 @@ fn first_ucb_argmax(base: &[f64], width: &[f64], c: f64) -> usize {
     base.iter().zip(width).position(|(b, w)| b + c * w == top).unwrap_or(0)
 }
 
-impl crate::sim::LearnerFactory for MabConfig {
+impl super::LearnerFactory for MabConfig {
     fn horizon(&self) -> u64 {
         self.horizon
     }

@@ -17,6 +17,7 @@ pub mod ucb_scores;
 
 use crate::env::{DecisionRows, DecisionSet, Feedback};
 use crate::error::Result;
+use crate::rng::SeedSequence;
 
 pub use crate::env::Geometry;
 pub use exp2::{Exp2, Exp2Config};
@@ -167,5 +168,37 @@ pub trait Learner: Send + std::any::Any {
     /// for index learners.
     fn played_point(&self) -> Option<&[f64]> {
         None
+    }
+}
+
+/// A learner configuration that builds a fresh engine for each replicate.
+///
+/// Every engine of the catalog implements this for its (plain-number)
+/// configuration, so one binding (`simulate_builtin`) runs any learner on
+/// any built-in environment without knowing either type.
+pub trait LearnerFactory: Send + Sync {
+    /// The horizon the learner was calibrated for (a simulation may not
+    /// run longer: the privacy guarantee is for that many rounds).
+    fn horizon(&self) -> u64;
+
+    /// A fresh engine whose random streams derive from `seeds`.
+    fn build(&self, seeds: &SeedSequence) -> Result<Box<dyn Learner>>;
+}
+
+/// A factory whose learners draw their privacy noise from the operating
+/// system (secure mode): each replicate is built by the inner factory, then
+/// switched with [`Learner::use_os_entropy`]. Such runs cannot be
+/// reproduced.
+pub struct OsEntropyFactory<F>(pub F);
+
+impl<F: LearnerFactory> LearnerFactory for OsEntropyFactory<F> {
+    fn horizon(&self) -> u64 {
+        self.0.horizon()
+    }
+
+    fn build(&self, seeds: &SeedSequence) -> Result<Box<dyn Learner>> {
+        let mut learner = self.0.build(seeds)?;
+        learner.use_os_entropy()?;
+        Ok(learner)
     }
 }

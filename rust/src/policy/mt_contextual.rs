@@ -326,7 +326,7 @@ impl MtContextual {
     }
 }
 
-impl crate::sim::LearnerFactory for MtContextualConfig {
+impl super::LearnerFactory for MtContextualConfig {
     fn horizon(&self) -> u64 {
         self.horizon
     }

@@ -1138,7 +1138,7 @@ fn check_divergence(eps: Option<f64>) -> Result<()> {
     }
 }
 
-impl crate::sim::LearnerFactory for PhasedMabConfig {
+impl super::LearnerFactory for PhasedMabConfig {
     fn horizon(&self) -> u64 {
         self.horizon
     }

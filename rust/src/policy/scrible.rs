@@ -215,7 +215,7 @@ impl Scrible {
     }
 }
 
-impl crate::sim::LearnerFactory for ScribleConfig {
+impl super::LearnerFactory for ScribleConfig {
     fn horizon(&self) -> u64 {
         self.horizon
     }

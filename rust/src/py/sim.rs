@@ -11,13 +11,11 @@ use numpy::{IntoPyArray, PyArray1, PyArray3, PyArrayMethods};
 use pyo3::prelude::*;
 
 use super::errors::IntoPy;
-use crate::env::Environment;
+use crate::env::{Environment, EnvironmentFactory};
 use crate::error::{try_filled, Error, Result};
-use crate::policy::Learner;
+use crate::policy::{Learner, LearnerFactory, OsEntropyFactory};
 use crate::rng::SeedSequence;
-use crate::sim::{
-    record_points, run_shared_replicates, EnvironmentFactory, EpisodeTrace, LearnerFactory, OsEntropyFactory, Progress,
-};
+use crate::sim::{record_points, run_shared_replicates, EpisodeTrace, Progress};
 
 type SimOutput<'py> =
     (Bound<'py, PyArray1<u64>>, Bound<'py, PyArray3<f64>>, Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<f64>>);
