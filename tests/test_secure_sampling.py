@@ -1,5 +1,5 @@
 """Secure sampling: exact discrete Laplace / Gaussian on a power-of-two
-lattice, from operating-system entropy (rust/src/noise/secure.rs,
+lattice, from operating-system entropy (rust/src/noise/,
 dpbandits.privacy.secure).
 
 pmf checks are Pearson chi-square tests against the exact pmf at fixed

@@ -32,7 +32,7 @@ from dpbandits.errors import AllocationError
 __all__ = ["MAX_TREE_ENTRIES", "check_bytes", "check_tree_entries", "format_bytes", "memory_limit", "tree_bytes"]
 
 #: Most float64 node entries (levels x values) one tree counter holds
-#: (1 GiB a buffer): ``MAX_STATE_ENTRIES`` of rust/src/tree.rs.
+#: (1 GiB a buffer): ``MAX_STATE_ENTRIES`` of rust/src/counter/mod.rs.
 MAX_TREE_ENTRIES = 1 << 27
 
 #: Allocations this small are not looked up (see :func:`check_bytes`).
@@ -125,7 +125,7 @@ def tree_bytes(entries: int, horizon: int) -> int:
     """A lower bound on a tree counter of ``entries`` values over ``horizon``
     rounds: two ``levels x entries`` float buffers (exact and noisy nodes)
     and three of ``entries`` (padding, release, scratch), plus its fixed
-    cost (rust/src/tree.rs)."""
+    cost (rust/src/counter/tree/)."""
     levels = max(1, int(horizon).bit_length())
     return _TREE_OVERHEAD + 8 * (2 * levels + 3) * entries
 

@@ -5,7 +5,7 @@ with the noise of at most m = 1 + ceil(log2 n) tree nodes per release
 (Shariff & Sheffet 2018, App. A.2; Mishra & Thakurta 2015, App. A;
 Agarwal & Singh 2017, Alg. 2). The noise *distribution* of each node is a
 spec from this module; its *scale* is decided by ``dpbandits.privacy``.
-The arithmetic runs in Rust (``rust/src/tree.rs``, ``rust/src/noise/``).
+The arithmetic runs in Rust (``rust/src/counter/``, ``rust/src/noise/``).
 
 Example
 -------

@@ -30,7 +30,7 @@ Released values (the project's noise rule, Mironov 2012): by default
 (``sampler="lattice"``) each normalised reward is rounded to the lattice
 2^-j (j = :func:`dpbandits.privacy.secure.lattice_exponent` of the noise
 scale), the phase sum is an exact integer number of steps, and the noise
-is exact discrete Laplace (Gaussian) from ``rust/src/noise/secure.rs``:
+is exact discrete Laplace (Gaussian) from ``rust/src/noise/cell_sampler/``:
 0 and 1 are lattice points and rounding is monotone, so one reward moves
 the sum by at most 2^j steps and the sensitivity stays exactly 1; the
 released sum is an exact multiple of 2^-j. The noise comes from the

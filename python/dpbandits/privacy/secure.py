@@ -7,7 +7,7 @@ significance of the least significant bits for differential privacy":
 floating-point Laplace outputs can reveal the input; his fix snaps outputs
 to a power-of-two grid) sampled with integer arithmetic only (Canonne,
 Kamath & Steinke 2020, "The discrete Gaussian for differential privacy",
-Alg. 1-3). The Rust side is ``rust/src/noise/secure.rs``.
+Alg. 1-3). The Rust side is ``rust/src/noise/`` (``lattice/`` and the samplers).
 
 The lattice. For a noise scale b (Laplace scale or Gaussian sigma) the
 exponent is ``lattice_exponent(b)`` = j with b * 2^j in [2^19, 2^20): the
