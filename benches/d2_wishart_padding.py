@@ -2,7 +2,7 @@
 NumPy reference that isolates why our shifted Wishart learner is the worst.
 
 Prop. 9 needs every release to carry exactly m Wishart draws. Our engine
-(``rust/src/tree.rs``, ``TreeCounter::with_padding``) tops the popcount(t)
+(``rust/src/counter/tree/mod.rs``, ``TreeCounter::with_padding``) tops the popcount(t)
 noisy tree nodes up to m with a *fresh* data-independent draw every round,
 so up to m - 1 of the m draws change from one round to the next. The
 authors' code (PrivateBandits.jl, ``PanPrivTreeStrategy`` in

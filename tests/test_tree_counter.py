@@ -567,8 +567,8 @@ def _run_isolated(body: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_hostile_shapes_are_a_value_error_not_an_abort() -> None:
-    # Before the fix in rust/src/tree.rs, (1e8, 1e8) aborted the process on a
-    # failed allocation and (2^32, 2^32) wrapped around to a 0-entry counter.
+    # (1e8, 1e8) must not abort the process on a failed allocation, and
+    # (2^32, 2^32) must not wrap around to a 0-entry counter.
     proc = _run_isolated(
         """
         for shape in [(10**8, 10**8), (2**32, 2**32), (2**62, 4), (2**40, 2**40, 2**40)]:

@@ -193,7 +193,7 @@ def sample_wishart(
 ) -> NDArray[np.float64]:
     """``count`` draws of W_p(scale_matrix, df) by the Bartlett decomposition; shape (count, p, p)."""
 
-# --- tree counters (rust/src/tree.rs) ---------------------------------------
+# --- tree counters (rust/src/counter/) ---------------------------------------
 
 @final
 class TreeCounter(_Counter):
@@ -747,7 +747,7 @@ def simulate_python_env(
     ``learner_seeds[r]``; replicates run one after the other. Returns
     (record_at, regret[1, replicates, records], rounds, seconds)."""
 
-# --- secure sampling (rust/src/noise/secure.rs) -------------------------------
+# --- secure sampling (rust/src/noise/lattice/) --------------------------------
 
 def sample_discrete_laplace(scale: float, exponent: int, count: int, seed: int | None = None) -> NDArray[np.float64]:
     """``count`` exact discrete Laplace draws k * 2^-exponent, P[k] ∝ exp(-|k|/t),
