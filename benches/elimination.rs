@@ -11,6 +11,7 @@
 use std::hint::black_box;
 
 use _core::env::{DecisionSet, Environment, LinearBanditConfig, LinearBanditEnv};
+use _core::noise::NoiseSpec;
 use _core::policy::elimination::{Elimination, EliminationConfig, Exploration, GammaCoefficients, Privatizer};
 use _core::policy::{BoundsPolicy, Learner};
 use _core::rng::SeedSequence;
@@ -38,8 +39,7 @@ fn config(env: &LinearBanditEnv) -> EliminationConfig {
                 sqrt_n_log: 0.0,
             })
             .collect(),
-        noise_scales: vec![2.0; m],
-        lattice_exponents: Vec::new(),
+        noise: vec![NoiseSpec::Laplace { scale: 2.0 }; m],
         batch_lengths: lengths,
         log_offset: (4.0 * t * t).ln(),
         privatizer: Privatizer::CentralSum,

@@ -10,8 +10,9 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
 use _core::env::{ArmReward, KArmedBandit, KArmedConfig};
+use _core::noise::NoiseSpec;
 use _core::policy::mab::{RewardPolicy, RewardRange};
-use _core::policy::phased_mab::{NoiseSampler, PhaseSchedule, PhasedIndex, PhasedMab, PhasedMabConfig, ReleaseNoise};
+use _core::policy::phased_mab::{PhaseSchedule, PhasedIndex, PhasedMab, PhasedMabConfig};
 use _core::rng::SeedSequence;
 use _core::sim::run_episode;
 
@@ -23,8 +24,11 @@ fn config(horizon: u64, index: PhasedIndex, alpha: f64, forget: bool, private: b
         horizon,
         index,
         schedule: PhaseSchedule::Geometric { alpha, forget },
-        noise: if private { ReleaseNoise::Laplace { scale: 1.0 } } else { ReleaseNoise::Zero },
-        sampler: if private { NoiseSampler::Lattice { exponent: 19 } } else { NoiseSampler::Float },
+        noise: if private {
+            NoiseSpec::Laplace { scale: 1.0 }.on_lattice(19).expect("valid lattice")
+        } else {
+            NoiseSpec::Zero
+        },
         secure: false,
         commit,
         rewards: RewardRange { lo: 0.0, hi: 1.0, policy: RewardPolicy::Clip },

@@ -223,7 +223,7 @@ def test_contextual_elimination_refuses_an_edit_of_either_configuration(tmp_path
         edit_linear(header)
 
     path.write_bytes(forge(raw, both))  # both, consistently: the engine disagrees
-    with pytest.raises(CheckpointError, match="field `noise_scales"):
+    with pytest.raises(CheckpointError, match=r"field `noise\[0\]"):
         type(a).load(path)
 
 

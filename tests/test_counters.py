@@ -74,7 +74,7 @@ def test_max_column_norm_by_hand() -> None:
 @pytest.mark.parametrize("counter", FACTORIZATIONS)
 def test_rust_and_python_encoders_agree(counter: str) -> None:
     theta, omega = (list(blt_parameters(64)[0]), list(blt_parameters(64)[1])) if counter == "blt" else ([], [])
-    k = _core.FactorizationCounter([], 64, "zero", [], counter, theta, omega, 0)
+    k = _core.FactorizationCounter([], 64, ("zero",), counter, theta, omega, 0)
     np.testing.assert_allclose(k.encoder(64), encoder_coefficients(counter, 64), rtol=1e-12)
 
 

@@ -148,14 +148,14 @@ def test_lattice_gaussian_release_at_delta_1e_6_meets_its_claim_and_half_noise_i
     # mechanism with mu = 10 / (sigma' sqrt 2) (the diagonal's variance is
     # 2 sigma'^2), whose claim at delta = 1e-6 is gaussian_epsilon(mu, 1e-6).
     learner = dp.JointDPLinUCB(2, 10_000, 1.0, 1e-6, calibration="tight", counter="blt", seed=0)
-    kind, params = learner.calibration.noise._wire()
+    kind, steps, exponent = learner.calibration.noise.wire()
     assert kind == "lattice_symmetric_gaussian"
-    scale, exponent = params
-    mu = 10.0 / (scale * math.sqrt(2.0))
+    mu = 10.0 / (math.ldexp(steps, -exponent) * math.sqrt(2.0))
     claim = gaussian_epsilon(mu, 1e-6)
+    noise = (kind, round(steps * factor), exponent)
 
     def mechanism(side: int, count: int, seed: int) -> np.ndarray:
-        counter = _core.TreeCounter([3, 3], 2, kind, [scale * factor, exponent], seed)
+        counter = _core.TreeCounter([3, 3], 2, noise, seed)
         x = np.zeros((1, 3, 3))
         x[0, 0, 0] = 10.0 * side
         return np.asarray(counter._release_runs(x, count)).reshape(count, -1)[:, 0]
@@ -166,3 +166,17 @@ def test_lattice_gaussian_release_at_delta_1e_6_meets_its_claim_and_half_noise_i
         assert result.epsilon_lower_bound <= claim
     else:
         assert result.epsilon_lower_bound > claim
+
+
+def test_a_vanishing_epsilon_terminates_with_a_delta_only_guarantee() -> None:
+    # At epsilon = 5e-324 Bun-Steinke's starting rho underflows to 0 (the
+    # search used to loop forever there). rho-zCDP with rho small enough
+    # is (0, delta)-DP (CKS 2020, Cor. 13 has a negative infimum), so the
+    # answer is positive, and the Renyi calibration still gives a delta'.
+    from dpbandits.privacy.conversion import zcdp_to_dp_epsilon_cks
+
+    rho = max_zcdp_rho(5e-324, 1e-6)
+    assert 0.0 < rho < 1e-10 and zcdp_to_dp_epsilon_cks(rho, 1e-6) == 0.0
+    assert 0.0 < renyi_calibration_delta(5e-324, 1e-6) <= 1e-6
+    budget, argument = lattice_gaussian_calibration_delta(5e-324, 1e-6, 10**9, 2.0**10)
+    assert (argument, budget > 0.0) == ("renyi", True)

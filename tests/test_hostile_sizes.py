@@ -270,10 +270,10 @@ def test_sizes_that_fit_still_work(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize("make", [
     lambda: _core.MabEngine(2**62, 100),
-    lambda: _core.MabEngine(2**62, 100, noise_kind="laplace", noise_params=[1.0]),
+    lambda: _core.MabEngine(2**62, 100, noise=("laplace", 1.0)),
     lambda: _core.ScribleEngine(2**62, 100, 0.1),
     lambda: _core.Exp2Engine(2**62, 2**63, 1e-9, 0.5),
-    lambda: _core.FollowTheLeaderEngine(2**62, 100, "simplex", "zero", [], eta=0.1),
+    lambda: _core.FollowTheLeaderEngine(2**62, 100, "simplex", ("zero",), eta=0.1),
     lambda: _core.LinearBanditEnvEngine(2**40, 2**40, None, 0),
     lambda: _core.LossEnvEngine.switching_best(2**62, 1, 0, "simplex"),
 ], ids=["mab", "mab-tree", "scrible", "exp2", "ftl", "linear-env", "switching"])

@@ -17,8 +17,8 @@ there (z - 1 for z in (1, 3/2) is a multiple of 2^-52). The lattice law
 on both sides and must stay within the claim; the floating-point opt-in
 must be flagged by the same audit, so the test can fail.
 
-Each mechanism is the learner's own: the noise kind and parameters are read
-from the learner object and fed to the Rust tree counter, which runs the
+Each mechanism is the learner's own: the noise value is read from the
+learner object and fed, unchanged, to the Rust tree counter, which runs the
 same code path (round to the lattice, add the node's discrete noise) as the
 engines.
 """
@@ -34,6 +34,7 @@ import pytest
 import dpbandits as dp
 from dpbandits import _core
 from dpbandits.audit import audit
+from dpbandits.noise import NoiseWire
 from dpbandits.privacy.discrete_gaussian import discrete_gaussian_delta_allowance
 from dpbandits.privacy.secure import (
     lattice_gaussian,
@@ -57,12 +58,22 @@ def low_bits(x: np.ndarray) -> np.ndarray:
     return np.where(odd, -np.log2(np.where(odd, y, 1.0)), -low)
 
 
-def first_release(kind: str, params: list[float], values: tuple[float, float]):  # type: ignore[no-untyped-def]
+def noise_scale(noise: NoiseWire) -> float:
+    """The scale (Laplace b or Gaussian sigma) of a noise value: steps
+    2^-exponent for lattice noise, the parameter itself otherwise."""
+    if noise[0].startswith("lattice_"):
+        _, steps, exponent = noise
+        assert isinstance(steps, int) and isinstance(exponent, int)
+        return math.ldexp(steps, -exponent)
+    return float(noise[1])
+
+
+def first_release(noise: NoiseWire, values: tuple[float, float]):  # type: ignore[no-untyped-def]
     """The exact release after one addition of values[side] to a counter
     with the given noise, statistic = its low bits."""
 
     def mechanism(side: int, count: int, seed: int) -> np.ndarray:
-        counter = _core.TreeCounter([], 2, kind, params, seed)
+        counter = _core.TreeCounter([], 2, noise, seed)
         out = np.asarray(counter._release_runs(np.array([values[side]]), count))
         return low_bits(out.reshape(count))
 
@@ -73,8 +84,7 @@ def first_release(kind: str, params: list[float], values: tuple[float, float]): 
 @pytest.mark.parametrize("sampler", ["lattice", "float"])
 def test_private_ucb_released_sums_have_no_low_bit_channel(sampler: str) -> None:
     learner = dp.PrivateUCB(1, 2, 1.0, calibration="tight", sampler=sampler, seed=0)
-    kind, params = learner.noise_wire
-    result = audit(first_release(kind, params, (0.0, 1.0)), epsilon=1.0, n=N, seed=11)
+    result = audit(first_release(learner.noise_wire, (0.0, 1.0)), epsilon=1.0, n=N, seed=11)
     print(f"[audit] PrivateUCB released sum, {sampler}: {result}")
     if sampler == "lattice":
         assert result.epsilon_lower_bound <= 1.0
@@ -90,52 +100,56 @@ def _gaussian_claim(mu: float, delta: float) -> float:
 
 def _releases() -> dict[str, Any]:
     """name -> (learner factory taking the sampler, function of the learner
-    returning (kind, params, shape, padded, horizon, (x0, x1), claim, delta,
-    divisor)). x0, x1: the neighbouring first inputs; the statistic is read
+    returning (noise, shape, padded, horizon, (x0, x1), claim, delta,
+    divisor)); noise is the learner's own noise value. x0, x1: the neighbouring first inputs; the statistic is read
     from entry 0 of the first release, divided by ``divisor`` (the batch
     mean of PrivateThompsonSampling divides the released sum by m)."""
     def elim(model: str):  # type: ignore[no-untyped-def]
         def wire(le):  # type: ignore[no-untyped-def]
             b = le.noise_scales[0]
-            kind, params = (("lattice_laplace", [b, float(le.lattice_exponents[0])]) if le.lattice_exponents
-                            else ("laplace", [b]))
-            return kind, params, (), False, 2, (-1.0, 1.0), 2.0 / b, 0.0, 1.0
+            noise = le.noise_wire[0]
+            # The batch's noise value is the calibrated scale on its lattice.
+            assert noise_scale(noise) == b
+            assert (noise[2] == le.lattice_exponents[0]) if le.lattice_exponents else noise[0] == "laplace"
+            return noise, (), False, 2, (-1.0, 1.0), 2.0 / b, 0.0, 1.0
         return wire
 
     def exp2(le):  # type: ignore[no-untyped-def]
         b = le.noise_scale
-        kind, params = (("lattice_laplace", [b, float(le.lattice_exponent)]) if le.lattice_exponent is not None
-                        else ("laplace", [b]))
-        return kind, params, (), False, 2, (0.0, 1.0), 1.0 / b, 0.0, 1.0
+        noise = le.noise_wire
+        assert noise_scale(noise) == b
+        return noise, (), False, 2, (0.0, 1.0), 1.0 / b, 0.0, 1.0
 
     # FTRL / FTPL: the node release. The published release adds the
     # data-independent padding of Alg. 2 (post-processing of the node; on a
     # lattice it is itself a lattice value).
     def ftrl(le):  # type: ignore[no-untyped-def]
-        kind, params = le.noise_wire
-        return kind, params, (4,), False, 64, (0.0, 1.0), 1.0 / params[0], 0.0, 1.0
+        noise = le.noise_wire
+        return noise, (4,), False, 64, (0.0, 1.0), 1.0 / noise_scale(noise), 0.0, 1.0
 
     def ftpl(le):  # type: ignore[no-untyped-def]
-        kind, params = le.noise_wire
-        return kind, params, (4,), False, 64, (0.0, 1.0), _gaussian_claim(1.0 / params[0], 1e-6), 1e-6, 1.0
+        noise = le.noise_wire
+        return noise, (4,), False, 64, (0.0, 1.0), _gaussian_claim(1.0 / noise_scale(noise), 1e-6), 1e-6, 1.0
 
     def jdp(le):  # type: ignore[no-untyped-def]
-        kind, params = le.calibration.noise._wire()
+        noise = le.calibration.noise.wire()
         # Entry (0, 0) of the symmetric noise has variance 2 sigma^2.
-        mu = 1.0 / (params[0] * math.sqrt(2.0))
-        return kind, params, (3, 3), False, 2, (0.0, 1.0), _gaussian_claim(mu, 1e-6), 1e-6, 1.0
+        mu = 1.0 / (noise_scale(noise) * math.sqrt(2.0))
+        return noise, (3, 3), False, 2, (0.0, 1.0), _gaussian_claim(mu, 1e-6), 1e-6, 1.0
 
     def pts(le):  # type: ignore[no-untyped-def]
-        scales, exponents = le.batch_noise
+        # The noise value of the first batch's released sum; the engine
+        # publishes it divided by m (post-processing).
+        noise = le.batch_noise[0]
+        b = noise_scale(noise)
+        # Never less noise than the schedule's Laplace(b_1) on the mean.
         m = le.schedule.batch_sizes[0]
-        b = scales[0] * m
-        kind, params = (("lattice_laplace", [b, float(exponents[0])]) if exponents else ("laplace", [b]))
-        # The released sum; the engine publishes it divided by m (post-processing).
-        return kind, params, (), False, 2, (0.0, 1.0), 1.0 / b, 0.0, 1.0
+        assert b >= le.schedule.batch_scales[0] * m * (1 - 1e-12)
+        return noise, (), False, 2, (0.0, 1.0), 1.0 / b, 0.0, 1.0
 
     def mt(le):  # type: ignore[no-untyped-def]
-        kind, params_a, _ = le.noise_wire
-        return kind, params_a, (), False, 2, (0.0, 1.0), 1.0 / params_a[0], 0.0, 1.0
+        noise_a, _ = le.noise_wire
+        return noise_a, (), False, 2, (0.0, 1.0), 1.0 / noise_scale(noise_a), 0.0, 1.0
 
     return {
         "elimination central sums": (lambda s: dp.EliminationLinearBandit(np.eye(2), 1000, "central", 1.0,
@@ -159,12 +173,13 @@ RELEASES = _releases()
 @pytest.mark.parametrize("name", list(RELEASES))
 def test_each_released_value_has_no_low_bit_channel(name: str, sampler: str) -> None:
     make, wire = RELEASES[name]
-    kind, params, shape, padded, horizon, (x0, x1), claim, delta, divisor = wire(make(sampler))
-    assert kind.startswith("lattice_") == (sampler == "lattice")
+    noise, shape, padded, horizon, (x0, x1), claim, delta, divisor = wire(make(sampler))
+    assert noise[0].startswith("lattice_") == (sampler == "lattice")
     xs = [np.full((1, *shape), x0), np.full((1, *shape), x1)]
 
     def mechanism(side: int, count: int, seed: int) -> np.ndarray:
-        counter = _core.TreeCounter(list(shape), horizon, kind, params, seed, padded)
+        counter = _core.TreeCounter(list(shape), horizon, noise, seed, padded)
+        assert counter.noise == noise
         out = np.asarray(counter._release_runs(xs[side], count)).reshape(count, -1)[:, 0]
         return low_bits(out / divisor)
 
@@ -187,12 +202,13 @@ def test_each_secure_release_meets_its_claim(name: str) -> None:
     learner = make("lattice")
     secure = type(learner)(**{**learner.config, "secure": True})
     assert secure.secure
-    kind, params, shape, padded, horizon, (x0, x1), claim, delta, divisor = wire(secure)
+    noise, shape, padded, horizon, (x0, x1), claim, delta, divisor = wire(secure)
+    assert noise[0].startswith("lattice_")
     xs = [np.full((1, *shape), x0), np.full((1, *shape), x1)]
 
     def mechanism(side: int, count: int, seed: int) -> np.ndarray:
-        counter = _core.TreeCounter(list(shape), horizon, kind, params, None, padded, None, None, True)
-        assert counter.os_entropy
+        counter = _core.TreeCounter(list(shape), horizon, noise, seed=None, padded=padded, os_entropy=True)
+        assert counter.os_entropy and counter.noise == noise
         return np.asarray(counter._release_runs(xs[side], count)).reshape(count, -1)[:, 0] / divisor
 
     # OS entropy: every run draws afresh, and these mechanisms sit exactly at
@@ -209,11 +225,15 @@ def test_lattice_release_meets_its_claim_and_half_noise_is_flagged(factor: float
     # learner's epsilon covers the tree's two levels). Half the noise is a
     # planted bug the audit of the value itself must flag.
     learner = dp.PrivateUCB(1, 2, 1.0, calibration="tight", seed=0)
-    _, (scale, j) = learner.noise_wire
+    kind, steps, j = learner.noise_wire
+    assert kind == "lattice_laplace"
     claim = 1.0 / learner.node_scale
+    # The planted bug scales the noise in whole lattice steps (t = steps: the
+    # learner's node noise; factor 0.5: half of it, rounded up).
+    buggy_steps = math.ceil(steps * factor)
 
     def mechanism(side: int, count: int, seed: int) -> np.ndarray:
-        counter = _core.TreeCounter([], 2, "lattice_laplace", [scale * factor, j], seed)
+        counter = _core.TreeCounter([], 2, ("lattice_laplace", buggy_steps, j), seed)
         return np.asarray(counter._release_runs(np.array([float(side)]), count)).reshape(count)
 
     result = audit(mechanism, epsilon=claim, n=N, seed=13)
@@ -237,7 +257,7 @@ def test_released_sums_lie_on_the_lattice_and_repeat_with_the_seed() -> None:
 
     a, b = run(7), run(7)
     learner = dp.PrivateUCB(3, 500, 1.0, calibration="tight", seed=7)
-    j = int(learner.noise_wire[1][1])
+    j = learner.noise_wire[2]
     for x, y in zip(a, b, strict=True):
         assert np.array_equal(x, y)
         steps = np.ldexp(x, j)

@@ -42,6 +42,7 @@ from dpbandits.errors import StateError
 from dpbandits.learners.linucb import JointDPLinUCB, LinUCB
 from dpbandits.mechanisms import SymmetricGaussianNoise, TreeCounter, ZeroNoise
 from dpbandits.privacy import ConfidenceRadius
+from dpbandits.privacy.secure import LatticeNoise
 from dpbandits.sim import simulate
 
 # ---------------------------------------------------------------- helpers
@@ -150,8 +151,13 @@ class ReleasedLinUCB:
     def __init__(self, d: int, horizon: int, noise, shift: float, radius: ConfidenceRadius,
                  seed: int, per_node_shift: bool = False) -> None:
         self.d, self.shift, self.radius, self.per_node_shift = d, shift, radius, per_node_shift
+        # The engine's own noise, drawn as the engine draws it: a lattice
+        # noise value crosses unchanged (sampler "lattice"), a floating-point
+        # spec is drawn in floating point (not moved onto a lattice).
+        sampler = "lattice" if isinstance(noise, LatticeNoise) else "float"
         self.counter = TreeCounter(shape=(d + 1, d + 1), horizon=horizon, noise=noise, seed=seed,
-                                   sampler="float")
+                                   sampler=sampler)
+        assert self.counter._inner.noise == noise.wire()
         self.counter.add(np.zeros((d + 1, d + 1)))  # A_1 = 0
         self.rows: list[np.ndarray] = [np.zeros(d + 1)]
         self.last_good: tuple[np.ndarray, np.ndarray] | None = None
@@ -262,7 +268,7 @@ def test_zero_noise_tree_with_shift_rho_is_linucb_with_regularizer_rho(
     d, k, n = 5, 25, 2500
     exact = LinUCB(d, n, regularizer=rho, radius=form, seed=0)
     tree = _core.LinUcbEngine(
-        d, n, noise_kind="zero", noise_params=[], shift=rho, l=1.0, b_tilde=1.0, clip=True,
+        d, n, noise=("zero",), shift=rho, l=1.0, b_tilde=1.0, clip=True,
         seed=4, **radius_kwargs(exact.radius),
     )
     env = ShariffSheffetEnv(d, k, gap=0.1, seed=22)
@@ -313,7 +319,7 @@ def _engine_and_reconstruction(d: int, n: int, sigma: float, shift: float, seed:
     radius = ConfidenceRadius(form="log_det", noise_sd=1.0, log_offset=2.0 * math.log(2.0 * n),
                               log_det_coefficient=1.0, offset=1.0)
     engine = _core.LinUcbEngine(
-        d, n, noise_kind="symmetric_gaussian", noise_params=[sigma], shift=shift,
+        d, n, noise=("symmetric_gaussian", sigma), shift=shift,
         l=1.0, b_tilde=1.0, clip=True, seed=seed, **radius_kwargs(radius),
     )
     once = ReleasedLinUCB(d, n, SymmetricGaussianNoise(sigma), shift, radius, seed)
@@ -422,7 +428,7 @@ def test_tiny_shift_fails_psd_and_falls_back_to_the_last_positive_definite_relea
                               log_det_coefficient=1.0, offset=1.0)
     def make():
         return _core.LinUcbEngine(
-            d, n, noise_kind="symmetric_gaussian", noise_params=[sigma], shift=shift,
+            d, n, noise=("symmetric_gaussian", sigma), shift=shift,
             l=1.0, b_tilde=1.0, clip=True, seed=seed, **radius_kwargs(radius),
         )
 
@@ -452,7 +458,7 @@ def test_psd_failures_count_rounds_not_calls() -> None:
     # was not positive definite. Inspecting a round with ucb() before
     # select() must not count that round twice.
     # Regression: estimates() once counted every call, so ucb() + select() counted 2.
-    engine = _core.LinUcbEngine(2, 10, noise_kind="zero", noise_params=[], shift=-1.0,
+    engine = _core.LinUcbEngine(2, 10, noise=("zero",), shift=-1.0,
                                 beta_constant=1.0, seed=0)
     actions = np.array([[0.6, 0.0], [0.0, 1.0]])
     # V_1 = -I is not positive definite; no earlier release, so the fallback

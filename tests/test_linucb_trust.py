@@ -360,8 +360,7 @@ def test_audit_local_randomizer_meets_its_claim_and_half_noise_is_flagged() -> N
     r = bug.radius
     bug._engine = _core.TrustLinUcbEngine(2, 10, batch=1, regularizer=1.0, upsilon_rate=r.upsilon_rate,
                                           noise_sd=r.noise_sd, log_offset=r.log_offset, s=r.S,
-                                          gamma_rate=r.gamma_rate, seed=0, noise_kind=half.wire()[0],
-                                          noise_params=half.wire()[1])
+                                          gamma_rate=r.gamma_rate, seed=0, noise=half.wire())
     flagged = audit(mechanism_of(bug), epsilon=eps, delta=delta, n=N, seed=12)
     print("[audit] local randomizer, half sigma:", flagged)
     assert flagged.epsilon_lower_bound > eps

@@ -164,7 +164,7 @@ def test_zero_noise_private_ucb_is_ucb1_decision_for_decision() -> None:
     k, T = 6, 6000
     means = np.linspace(0.8, 0.55, k)
     ucb = UCB1(k, T, seed=0)
-    zero = _core.MabEngine(k, T, index="ucb", noise_bound=0.0, noise_kind="zero", noise_params=[], seed=0)
+    zero = _core.MabEngine(k, T, index="ucb", noise_bound=0.0, noise=("zero",), seed=0)
     env = BernoulliBandit(means, seed=3)
     for t in range(T):
         a = ucb.select()
@@ -400,7 +400,7 @@ def test_bad_inputs_raise_clear_errors() -> None:
         strict.update(float("nan"))
     # Clipping: a reward of 5 counts as 1.
     clip = PrivateUCB(2, 100, 1.0, seed=0)
-    zero = _core.MabEngine(2, 100, noise_kind="zero", noise_params=[], seed=0)
+    zero = _core.MabEngine(2, 100, noise=("zero",), seed=0)
     clip.select()
     clip.update(5.0)
     zero.observe(0, 5.0)

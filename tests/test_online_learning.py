@@ -42,7 +42,7 @@ def test_release_noise_has_the_variance_of_ceil_log2_t_laplace_draws() -> None:
     for rounds in (0, 1, 7):
         samples = []
         for seed in range(reps):
-            eng = _core.FollowTheLeaderEngine(n, T, "ball", "laplace", [b], eta=1.0, seed=seed)
+            eng = _core.FollowTheLeaderEngine(n, T, "ball", ("laplace", b), eta=1.0, seed=seed)
             for _ in range(rounds):
                 eng.observe(np.zeros(n))
             samples.append(eng.released())

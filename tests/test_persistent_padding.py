@@ -32,23 +32,23 @@ import pytest
 from dpbandits import _core
 from dpbandits.envs import ShariffSheffetEnv
 from dpbandits.learners.linucb import JointDPLinUCB
+from dpbandits.noise import NoiseWire
 
 Z = 5.0
 N = 64  # horizon: 7 tree levels, m = 1 + ceil(log2 64) = 7
 M = 7
 
 
-def _runs(noise_kind: str, params: list[float], shape: tuple[int, ...], padding: str, runs: int,
-          seed: int = 3) -> np.ndarray:
+def _runs(noise: NoiseWire, shape: tuple[int, ...], padding: str, runs: int, seed: int = 3) -> np.ndarray:
     """Releases of zero data for ``runs`` independent runs: (runs, N, *shape)."""
-    c = _core.TreeCounter(list(shape), N, noise_kind, params, seed=seed, pad_to=M, padding=padding)
+    c = _core.TreeCounter(list(shape), N, noise, seed=seed, pad_to=M, padding=padding)
     return c._release_runs(np.zeros((N, *shape)), runs)
 
 
 @pytest.mark.parametrize("padding", ["persistent", "fresh"])
 def test_gaussian_releases_carry_m_draws_and_persistent_ones_share_them(padding: str) -> None:
     runs, sigma = 20_000, 1.5
-    r = _runs("gaussian", [sigma], (), padding, runs)
+    r = _runs(("gaussian", sigma), (), padding, runs)
     var = M * sigma**2
     for t in range(1, N + 1):
         # sum x^2 / var ~ chi^2(runs): the variance estimate has sd var sqrt(2 / runs).
@@ -65,7 +65,7 @@ def test_persistent_wishart_releases_have_the_law_of_m_draws() -> None:
     # variance 2 m k s^2; the off-diagonal entry has E[W_12^2] = m k s^2 and
     # Var[W_12^2] = (2 (m k)^2 + 6 m k) s^4.
     runs, s, k = 4000, 0.8, 3.0
-    r = _runs("wishart", [s, k], (2, 2), "persistent", runs)
+    r = _runs(("wishart", s, k), (2, 2), "persistent", runs)
     mk = M * k
     for t in range(1, N + 1):
         w = r[:, t - 1]
@@ -81,7 +81,7 @@ def test_without_noise_persistent_and_fresh_release_the_exact_sums() -> None:
     xs = rng.normal(size=(N, 3))
     out = {}
     for padding in ("persistent", "fresh"):
-        c = _core.TreeCounter([3], N, "zero", [], seed=1, pad_to=M, padding=padding)
+        c = _core.TreeCounter([3], N, ("zero",), seed=1, pad_to=M, padding=padding)
         assert c.padding == padding and c.pad_to == M
         rel = []
         for x in xs:
@@ -94,7 +94,7 @@ def test_without_noise_persistent_and_fresh_release_the_exact_sums() -> None:
 
 
 def test_persistent_counter_round_trips_with_its_draws() -> None:
-    c = _core.TreeCounter([2, 2], N, "wishart", [1.0, 3.0], seed=5, pad_to=M, padding="persistent")
+    c = _core.TreeCounter([2, 2], N, ("wishart", 1.0, 3.0), seed=5, pad_to=M, padding="persistent")
     zero = np.zeros((2, 2))
     for _ in range(21):
         c.add(zero)
@@ -115,7 +115,7 @@ def test_persistent_counter_round_trips_with_its_draws() -> None:
 def test_persistent_counter_needs_a_draw_per_level(kwargs: dict, says: str) -> None:
     kw = {"padding": "persistent", **kwargs}
     with pytest.raises(ValueError, match=says):
-        _core.TreeCounter([], N, "gaussian", [1.0], seed=0, **kw)
+        _core.TreeCounter([], N, ("gaussian", 1.0), seed=0, **kw)
 
 
 def _play(learner: JointDPLinUCB, env: ShariffSheffetEnv, rounds: range) -> list[int]:
@@ -171,7 +171,7 @@ def test_public_tree_counter_takes_persistent_padding() -> None:
     from dpbandits.mechanisms import GaussianNoise, TreeCounter
 
     public = TreeCounter((), N, GaussianNoise(sigma=1.0), seed=3, padded=True, padding="persistent", sampler="float")
-    engine = _core.TreeCounter([], N, "gaussian", [1.0], seed=3, pad_to=M, padding="persistent")
+    engine = _core.TreeCounter([], N, ("gaussian", 1.0), seed=3, pad_to=M, padding="persistent")
     for t in range(N):
         public.add(float(t % 2))
         engine.add(np.asarray(float(t % 2)).reshape(()))

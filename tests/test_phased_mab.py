@@ -272,7 +272,7 @@ CASES = {
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_noise_off_decisions_equal_numpy(name: str, table: np.ndarray) -> None:
     engine_kw, (kind, ref_kw) = CASES[name]
-    engine = _core.PhasedMabEngine(5, T_REF, noise="zero", seed=3, **engine_kw)
+    engine = _core.PhasedMabEngine(5, T_REF, noise=("zero",), seed=3, **engine_kw)
     ranks = engine.tie_ranks()
     want = _reference(kind, table, ranks, **ref_kw)
     assert _engine_decisions(engine, table) == want
@@ -310,14 +310,14 @@ def _reference_uncommitted(table: np.ndarray, ranks: np.ndarray, alpha: float,
 @pytest.mark.parametrize("min_len", [None, 5])
 def test_noise_off_dp_ts_equals_numpy(table: np.ndarray, min_len: int | None) -> None:
     engine = _core.PhasedMabEngine(5, T_REF, index="thompson", reward_var=1e-300, noise_var=0.0, alpha=1.5,
-                                   commit=False, noise="zero", seed=4, min_len=min_len)
+                                   commit=False, noise=("zero",), seed=4, min_len=min_len)
     want = _reference_uncommitted(table, engine.tie_ranks(), 1.5, min_len)
     assert _engine_decisions(engine, table) == want
 
 
 def test_noise_off_dp_se_equals_numpy(table: np.ndarray) -> None:
     pulls, gaps = [40, 160, 640], [0.25, 0.125, 0.0625]
-    engine = _core.PhasedMabEngine(5, T_REF, index="elimination", epochs=(pulls, gaps), noise="zero", seed=0)
+    engine = _core.PhasedMabEngine(5, T_REF, index="elimination", epochs=(pulls, gaps), noise=("zero",), seed=0)
     got = _engine_decisions(engine, table)
     # NumPy: epochs over active arms in order, eliminate below best - gap.
     active, want, t, e = [True] * 5, [], 0, 0
@@ -373,6 +373,8 @@ def test_released_sums_are_exact_lattice_multiples(make) -> None:  # type: ignor
     rel = learner.releases()
     assert len(rel) > 0
     step = 2.0 ** -learner.lattice_exponent
+    # The engine's noise value is on that lattice.
+    assert learner.noise_wire[0].startswith("lattice_") and learner.noise_wire[2] == learner.lattice_exponent
     assert np.all(np.mod(rel[:, 4], step) == 0.0)
     assert "lattice" in learner.privacy.basis
     # The guarantee's sampler field says how the noise is drawn, once
@@ -459,7 +461,7 @@ def test_klucb_keeps_no_per_round_records() -> None:
 
 
 def test_committed_arm_is_enforced_and_horizon_ends() -> None:
-    engine = _core.PhasedMabEngine(2, 3, noise="zero", seed=0)
+    engine = _core.PhasedMabEngine(2, 3, noise=("zero",), seed=0)
     a = engine.select()
     with pytest.raises(ValueError, match="arm"):
         engine.observe(1 - a, 1.0)
@@ -532,12 +534,11 @@ REWARDS = [1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 1.0, 0.0, 1.0] * 3
 
 
 def _dp_se_small(eps: float):  # type: ignore[no-untyped-def]
-    """DP-SE's mechanism (the learner's own noise scale and lattice) with
+    """DP-SE's mechanism (the learner's own noise value) with
     short epochs, so that an epoch ends within the audited rounds."""
     learner = DPSE(3, 40, eps, seed=0)
     return learner, _core.PhasedMabEngine(
-        3, 40, index="elimination", epochs=([4, 8], [0.25, 0.125]), noise="laplace",
-        noise_param=learner.noise_scale, lattice_exponent=learner.lattice_exponent, seed=0)
+        3, 40, index="elimination", epochs=([4, 8], [0.25, 0.125]), noise=learner.noise_wire, seed=0)
 
 
 AUDITED = {
@@ -570,10 +571,11 @@ def test_audit_released_phase_sums(name: str, record_property) -> None:  # type:
 def test_audit_flags_half_noise() -> None:
     eps = 1.0
     scale = azize.phase_laplace_scale(eps) / 2  # planted bug: half the noise
-    from dpbandits.privacy.secure import lattice_exponent
+    from dpbandits.privacy.secure import lattice_exponent, lattice_steps
 
-    buggy = _core.PhasedMabEngine(3, 40, index="optimistic_kl", divergence_epsilon=eps, alpha=1.5, noise="laplace",
-                                  noise_param=scale, lattice_exponent=lattice_exponent(scale), seed=0)
+    j = lattice_exponent(scale)
+    buggy = _core.PhasedMabEngine(3, 40, index="optimistic_kl", divergence_epsilon=eps, alpha=1.5,
+                                  noise=("lattice_laplace", lattice_steps(scale, j), j), seed=0)
     res = audit(_phase_release(buggy, REWARDS, 9), epsilon=eps, n=AUDIT_N, seed=2)
     print(f"[audit] half noise: {res}")
     assert res.epsilon_lower_bound > eps
@@ -585,11 +587,12 @@ def test_audit_flags_half_noise_on_the_adaptive_grid() -> None:
     half the noise (the planted bug) is flagged."""
     eps = 1.0
     scale = azize.phase_laplace_scale(eps) / 2
-    from dpbandits.privacy.secure import lattice_exponent
+    from dpbandits.privacy.secure import lattice_exponent, lattice_steps
 
+    j = lattice_exponent(scale)
     buggy = _core.PhasedMabEngine(3, 40, index="optimistic_kl", divergence_epsilon=eps, alpha=1.1,
-                                  min_len=azize.adaptive_min_phase(eps, 2.0), noise="laplace", noise_param=scale,
-                                  lattice_exponent=lattice_exponent(scale), seed=0)
+                                  min_len=azize.adaptive_min_phase(eps, 2.0),
+                                  noise=("lattice_laplace", lattice_steps(scale, j), j), seed=0)
     res = audit(_phase_release(buggy, REWARDS, 9), epsilon=eps, n=AUDIT_N, seed=3)
     print(f"[audit] adaptive grid, half noise: {res}")
     assert res.epsilon_lower_bound > eps

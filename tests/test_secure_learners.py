@@ -51,7 +51,7 @@ def test_secure_releases_are_lattice_values_that_a_seed_does_not_reproduce() -> 
         return learner.released_sums()
 
     a, b = run(), run()
-    j = int(dp.PrivateUCB(3, 200, 1.0, seed=5).noise_wire[1][1])
+    j = dp.PrivateUCB(3, 200, 1.0, seed=5).noise_wire[2]
     for x in (a, b):
         assert np.array_equal(np.ldexp(x, j), np.round(np.ldexp(x, j)))
     assert not np.array_equal(a, b)
@@ -118,11 +118,16 @@ def test_secure_release_audit(factor: float) -> None:
     # PrivateUCB's node noise drawn from the operating system: the first
     # release is (1 / b)-DP; half the noise (a planted bug) is flagged.
     learner = dp.PrivateUCB(1, 2, 1.0, calibration="tight", secure=True)
-    _, (scale, j) = learner.noise_wire
+    kind, steps, j = learner.noise_wire
+    assert kind == "lattice_laplace"
     claim = 1.0 / learner.node_scale
+    # The planted bug scales the noise in whole lattice steps (factor 0.5:
+    # half the learner's node noise, rounded up).
+    noise = ("lattice_laplace", math.ceil(steps * factor), j)
 
     def mechanism(side: int, count: int, seed: int) -> np.ndarray:
-        counter = _core.TreeCounter([], 2, "lattice_laplace", [scale * factor, j], None, False, None, None, True)
+        counter = _core.TreeCounter([], 2, noise, seed=None, padded=False, os_entropy=True)
+        assert counter.os_entropy
         return np.asarray(counter._release_runs(np.array([float(side)]), count)).reshape(count)
 
     # OS entropy: every run draws afresh and the release sits exactly at its

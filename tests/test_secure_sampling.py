@@ -27,6 +27,7 @@ from dpbandits.mechanisms import (
 from dpbandits.privacy.secure import (
     lattice_exponent,
     lattice_step,
+    lattice_steps,
     secure_gaussian_sensitivity,
     secure_laplace_epsilon,
 )
@@ -63,7 +64,7 @@ def _dgauss_pmf(var: float, support: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("t", [1, 3, 10])
 def test_discrete_laplace_has_the_exact_pmf(t: int) -> None:
     # exponent 0: the lattice is the integers and the scale is t steps.
-    x = _core.sample_discrete_laplace(float(t), 0, 200_000, seed=t)
+    x = _core.sample_lattice(("lattice_laplace", t, 0), 200_000, seed=t)
     assert np.all(x == np.round(x))
     support = np.arange(-4 * t, 4 * t + 1)
     p = _chi_square(x, support, _dlap_pmf(t, support))
@@ -71,9 +72,10 @@ def test_discrete_laplace_has_the_exact_pmf(t: int) -> None:
     assert p > LEVEL
 
 
-@pytest.mark.parametrize("sigma", [1.0, 2.0, 5.0])
-def test_discrete_gaussian_has_the_exact_pmf(sigma: float) -> None:
-    x = _core.sample_discrete_gaussian(sigma, 0, 200_000, seed=int(sigma * 10))
+@pytest.mark.parametrize("sigma", [1, 2, 5])
+def test_discrete_gaussian_has_the_exact_pmf(sigma: int) -> None:
+    # exponent 0: sigma is a whole number of steps.
+    x = _core.sample_lattice(("lattice_gaussian", sigma, 0), 200_000, seed=sigma * 10)
     assert np.all(x == np.round(x))
     support = np.arange(-int(3 * sigma), int(3 * sigma) + 1)
     p = _chi_square(x, support, _dgauss_pmf(sigma**2, support))
@@ -82,8 +84,11 @@ def test_discrete_gaussian_has_the_exact_pmf(sigma: float) -> None:
 
 
 def test_non_integer_scale_is_rounded_up_to_whole_steps() -> None:
-    # scale 2.5 with exponent 0 is t = ceil(2.5) = 3 steps.
-    x = _core.sample_discrete_laplace(2.5, 0, 200_000, seed=7)
+    # scale 2.5 with exponent 0 is t = ceil(2.5) = 3 steps: the privacy
+    # layer rounds up (lattice_steps), Rust draws the steps it is given.
+    t = lattice_steps(2.5, 0)
+    assert t == 3
+    x = _core.sample_lattice(("lattice_laplace", t, 0), 200_000, seed=7)
     support = np.arange(-12, 13)
     assert _chi_square(x, support, _dlap_pmf(3, support)) > LEVEL
 
@@ -180,7 +185,7 @@ def test_secure_mode_refuses_what_it_cannot_do() -> None:
         c.add(1e12)
     assert c.t == 0
     with pytest.raises(ValueError, match="lattice"):
-        _core.sample_discrete_laplace(1.0, 40, 10, seed=0)  # 2^40 steps: out of range
+        _core.sample_lattice(("lattice_laplace", lattice_steps(1.0, 40), 40), 10, seed=0)  # 2^40 steps: out of range
 
 
 def test_secure_counter_checkpoint_keeps_its_noise(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -18,6 +18,9 @@ import numpy as np
 from numpy.typing import NDArray
 from typing_extensions import Self
 
+# A noise value, as the privacy layer computes it once (rust/src/py/noise.rs).
+from dpbandits.noise import NoiseWire as _Noise
+
 __version__: str
 __all__ = [
     "EliminationEngine",
@@ -55,10 +58,9 @@ __all__ = [
     "_restore_trust_linucb",
     "core_set",
     "kernel_build",
-    "sample_discrete_gaussian",
-    "sample_discrete_laplace",
     "sample_gaussian",
     "sample_laplace",
+    "sample_lattice",
     "sample_symmetric_gaussian",
     "sample_wishart",
     "simulate_builtin",
@@ -131,7 +133,8 @@ class _Counter(_Pickled, Protocol):
     @property
     def shape(self) -> list[int]: ...
     @property
-    def noise(self) -> tuple[str, list[float]]: ...
+    def noise(self) -> _Noise:
+        """The noise value the counter took."""
     @property
     def os_entropy(self) -> bool:
         """Whether draws come from the operating system."""
@@ -203,12 +206,10 @@ class TreeCounter(_Counter):
         cls,
         shape: Sequence[int],
         horizon: int,
-        noise_kind: str,
-        noise_params: Sequence[float],
+        noise: _Noise,
         seed: int | None = None,
         padded: bool = False,
         pad_to: int | None = None,
-        secure_exponent: int | None = None,
         os_entropy: bool = False,
         padding: str = "fresh",
     ) -> Self: ...
@@ -236,13 +237,11 @@ class FactorizationCounter(_Counter):
         cls,
         shape: Sequence[int],
         horizon: int,
-        noise_kind: str,
-        noise_params: Sequence[float],
+        noise: _Noise,
         factorization_kind: str,
         theta: Sequence[float] = ...,
         omega: Sequence[float] = ...,
         seed: int | None = None,
-        secure_exponent: int | None = None,
         os_entropy: bool = False,
     ) -> Self: ...
     def encoder(self, n: int) -> NDArray[np.float64]:
@@ -288,7 +287,7 @@ class LinUcbEngine(_Contextual, _SecureLearner):
     """LinUCB with changing regularizers (Shariff & Sheffet Alg. 1).
 
     Exactly one of ``regularizer`` (exact statistics, non-private) and
-    ``noise_kind`` (statistics released by a (d+1) x (d+1) tree counter,
+    ``noise`` (statistics released by a (d+1) x (d+1) tree counter,
     ``shift`` added to the top-left block of each release, releases padded to
     ``pad_to`` node draws, ``padding`` "fresh" every round or "persistent" per
     tree level) must be given. beta_t is
@@ -306,8 +305,7 @@ class LinUcbEngine(_Contextual, _SecureLearner):
         *,
         regularizer: float | None = None,
         refactor_every: int = 64,
-        noise_kind: str | None = None,
-        noise_params: Sequence[float] = ...,
+        noise: _Noise | None = None,
         shift: float = 0.0,
         pad_to: int = 0,
         padding: str = "fresh",
@@ -337,9 +335,9 @@ class TrustLinUcbEngine(_Contextual, _SecureLearner):
     """LinUCB on released sums of users' reports (local / shuffle model;
     rust/src/policy/linucb_trust.rs). Each user's report is the upper
     triangle of x x^T and y x; ``batch`` users per released sum. Exactly
-    one privatizer: none (``noise_kind`` and ``shuffle_sum`` both None, no
-    privacy), ``noise_kind``/``noise_params`` (per-coordinate noise on each
-    report, rounded to the lattice for lattice kinds), or ``shuffle_sum``
+    one privatizer: none (``noise`` and ``shuffle_sum`` both None, no
+    privacy), ``noise`` (per-coordinate noise on each report, the report
+    rounded to the lattice for lattice noise), or ``shuffle_sum``
     (CJMP21's scalar sum per coordinate, coordinates in [-range, range]).
     V = S_k + (regularizer + 2 upsilon_rate sqrt(k)) I and beta as in
     ``dpbandits.privacy.linucb_trust`` Eq. (LT6).
@@ -361,8 +359,7 @@ class TrustLinUcbEngine(_Contextual, _SecureLearner):
         b_tilde: float = 1.0,
         clip: bool = True,
         seed: int | None = None,
-        noise_kind: str | None = None,
-        noise_params: Sequence[float] = ...,
+        noise: _Noise | None = None,
         shuffle_sum: Sequence[float] | None = None,
         range: float = 1.0,
     ) -> Self: ...
@@ -392,9 +389,9 @@ class MabEngine(_Arms, _SecureLearner):
     """K-armed engine (rust/src/policy/mab.rs): UCB1 / private UCB
     (``index="ucb"``, ``noise_bound`` = the Lemma 5 term), App. D.1
     (``"empirical"``), Thompson sampling (``"thompson_beta"``,
-    ``"thompson_gaussian"``). Exact sums without ``noise_kind``; one tree per
-    arm otherwise. ``phases`` = (gaps, batch_sizes, batch_scales,
-    random_pulls) enables Mishra & Thakurta's gap estimation and random
+    ``"thompson_gaussian"``). Exact sums without ``noise``; one tree per
+    arm otherwise. ``phases`` = (gaps, batch_sizes, batch_noise (the noise
+    value of each batch's released sum), random_pulls) enables Mishra & Thakurta's gap estimation and random
     pulling. Rewards outside [lo, hi]: ``bounds`` "clip", "error" or
     "unchecked" (non-private only)."""
 
@@ -405,14 +402,12 @@ class MabEngine(_Arms, _SecureLearner):
         *,
         index: str = "ucb",
         noise_bound: float = 0.0,
-        noise_kind: str | None = None,
-        noise_params: Sequence[float] = ...,
+        noise: _Noise | None = None,
         lo: float = 0.0,
         hi: float = 1.0,
         bounds: str = "clip",
-        phases: tuple[Sequence[float], Sequence[int], Sequence[float], Sequence[int]] | None = None,
+        phases: tuple[Sequence[float], Sequence[int], Sequence[_Noise], Sequence[int]] | None = None,
         seed: int | None = None,
-        phase_lattice_exponents: Sequence[int] = ...,
         counter: str | None = None,
         theta: Sequence[float] = ...,
         omega: Sequence[float] = ...,
@@ -430,7 +425,7 @@ def _restore_mab(state: bytes) -> MabEngine: ...
 @final
 class MtContextualEngine(_Contextual, _SecureLearner):
     """Mishra & Thakurta Alg. 3 (``rule="ucb"``) / Alg. 4 (``"thompson"``):
-    per-entry Laplace trees for A (scale ``noise_a``) and b (``noise_b``),
+    per-entry Laplace trees for A (noise ``noise_a``) and b (``noise_b``),
     fallback when the released A~ is not positive definite."""
 
     def __new__(
@@ -440,9 +435,8 @@ class MtContextualEngine(_Contextual, _SecureLearner):
         *,
         rule: str = "ucb",
         alpha: float = 1.0,
-        noise_kind: str = "zero",
-        noise_a: Sequence[float] = ...,
-        noise_b: Sequence[float] = ...,
+        noise_a: _Noise = ...,
+        noise_b: _Noise = ...,
         l: float = 1.0,
         b_tilde: float = 1.0,
         clip: bool = True,
@@ -473,8 +467,8 @@ class EliminationEngine(_SecureLearner):
     "shuffle-sum" (Alg. 4, with ``shuffle_sum`` = (c_g, g_min, c_b, c_p):
     g = max(ceil(c_g sqrt(n)), g_min), b = ceil(c_b g^2 / n),
     p = c_p g^2 / (b n) for each per-action count n);
-    ``noise_scales`` one Laplace scale per batch (empty for "none"; for
-    "shuffle-sum" the scale of a released sum's error, reported only);
+    ``noise`` one Laplace noise value per batch (empty for "none"; for
+    "shuffle-sum" the law of a released sum's error, reported only);
     ``exploration`` "core_set" or "uniform". Rewards outside
     [``reward_min``, ``reward_max``] are clipped when ``clip``, else refused.
     """
@@ -487,14 +481,13 @@ class EliminationEngine(_SecureLearner):
         gamma: Sequence[Sequence[float]],
         log_offset: float,
         privatizer_kind: str,
-        noise_scales: Sequence[float],
+        noise: Sequence[_Noise],
         exploration: str,
         reward_min: float,
         reward_max: float,
         clip: bool,
         seed: int | None = None,
         shuffle_sum: Sequence[float] | None = None,
-        lattice_exponents: Sequence[int] = ...,
     ) -> Self: ...
     def select(self) -> int:
         """Row of the action set to play this round."""
@@ -526,8 +519,7 @@ class FollowTheLeaderEngine(_SecureLearner):
         n: int,
         horizon: int,
         geometry: str,
-        noise_kind: str,
-        noise_params: Sequence[float],
+        noise: _Noise,
         *,
         eta: float | None = None,
         clip: bool = True,
@@ -560,10 +552,9 @@ class Exp2Engine(_SecureLearner):
         eta: float,
         gamma: float,
         *,
-        noise_scale: float | None = None,
+        noise: _Noise = ...,
         clip: bool = True,
         seed: int | None = None,
-        lattice_exponent: int | None = None,
     ) -> Self: ...
     def select(self) -> int: ...
     def probabilities(self) -> NDArray[np.float64]: ...
@@ -584,7 +575,7 @@ class ScribleEngine(_Learner):
         horizon: int,
         eta: float,
         *,
-        noise_scale: float | None = None,
+        noise: _Noise = ...,
         clip: bool = True,
         seed: int | None = None,
     ) -> Self: ...
@@ -749,14 +740,10 @@ def simulate_python_env(
 
 # --- secure sampling (rust/src/noise/lattice/) --------------------------------
 
-def sample_discrete_laplace(scale: float, exponent: int, count: int, seed: int | None = None) -> NDArray[np.float64]:
-    """``count`` exact discrete Laplace draws k * 2^-exponent, P[k] ∝ exp(-|k|/t),
-    t = ceil(scale * 2^exponent) in [1, 2^21] (Canonne-Kamath-Steinke Alg. 2);
-    operating-system entropy when ``seed`` is None."""
-
-def sample_discrete_gaussian(sigma: float, exponent: int, count: int, seed: int | None = None) -> NDArray[np.float64]:
-    """``count`` exact discrete Gaussian draws k * 2^-exponent, P[k] ∝ exp(-k^2/(2 s^2)),
-    s = ceil(sigma * 2^exponent) in [1, 2^21] (Canonne-Kamath-Steinke Alg. 3);
+def sample_lattice(noise: _Noise, count: int, seed: int | None = None) -> NDArray[np.float64]:
+    """``count`` draws of a scalar lattice noise value (``("lattice_laplace", t, j)``:
+    k * 2^-j with P[k] ∝ exp(-|k|/t), t in [1, 2^21], Canonne-Kamath-Steinke Alg. 2;
+    ``("lattice_gaussian", s, j)``: P[k] ∝ exp(-k^2/(2 s^2)), s in [1, 2^25], Alg. 3);
     operating-system entropy when ``seed`` is None."""
 
 @final
@@ -769,10 +756,9 @@ class PhasedMabEngine(_Arms, _Learner):
     gaps)). Geometric phases of ratio ``alpha`` (0: one round) with
     ``forget`` (last phase only); with ``min_len`` the adaptive grid
     (phases of at least ``min_len`` pulls, effective ratio
-    max(alpha, 1 + min_len / n)). ``noise`` "zero", "laplace" (scale
-    ``noise_param``) or "gaussian" (sigma ``noise_param``), exact lattice
-    noise on 2^-``lattice_exponent`` (None: floating point), OS entropy
-    with ``secure``. ``commit``: the chosen arm plays its whole phase
+    max(alpha, 1 + min_len / n)). ``noise``: the noise value of each phase
+    release (zero, Laplace or Gaussian; exact on a lattice by default, or
+    the floating-point opt-in), OS entropy with ``secure``. ``commit``: the chosen arm plays its whole phase
     (False: a decision every round, each arm's phase released when its
     pull count reaches the phase end). ``select`` returns the committed
     arm inside a phase; ``observe`` ends the phase when due; ``pulls``
@@ -795,9 +781,7 @@ class PhasedMabEngine(_Arms, _Learner):
         forget: bool = False,
         min_len: int | None = None,
         epochs: tuple[Sequence[int], Sequence[float]] | None = None,
-        noise: str = "zero",
-        noise_param: float = 0.0,
-        lattice_exponent: int | None = None,
+        noise: _Noise = ...,
         secure: bool = False,
         commit: bool = True,
         lo: float = 0.0,

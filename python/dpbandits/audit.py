@@ -435,19 +435,16 @@ def smooth_binary_mechanism(
     x = [np.zeros(horizon), np.zeros(horizon)]
     x[1][step] = sensitivity
     spec = GaussianNoise(sigma=scale) if noise == "gaussian" else LaplaceNoise(scale=scale)
-    kind, params = spec._wire()
-    exponent = None
+    wire = spec.wire()
     if secure:
-        from dpbandits.privacy.secure import capped_lattice_exponent
+        from dpbandits.privacy.secure import exact_lattice_noise
 
-        exponent = capped_lattice_exponent(params[0], horizon * max(1.0, params[0]))
+        wire = exact_lattice_noise(noise, scale, horizon * max(1.0, scale)).wire()
 
     def mechanism(side: int, count: int, seed: int) -> NDArray[np.float64]:
         out = np.empty(count)
         chunk = 1 << 17
-        k = _core.FactorizationCounter(
-            [], horizon, kind, params, "smooth-binary", [float(height), float(ones)], [], seed, exponent, False
-        )
+        k = _core.FactorizationCounter([], horizon, wire, "smooth-binary", [float(height), float(ones)], [], seed)
         for start in range(0, count, chunk):
             y = k._release_runs(x[side], min(chunk, count - start))
             out[start : start + y.shape[0]] = y @ a

@@ -31,16 +31,17 @@ from dpbandits._sizes import check_bytes, format_bytes
 from dpbandits._validation import float_array, positive, positive_int, seed_or_none
 from dpbandits.errors import AllocationError, StateError
 from dpbandits.noise import (
-    SPECS_BY_KIND,
     GaussianNoise,
     LaplaceNoise,
     NoiseSpec,
+    NoiseWire,
     SymmetricGaussianNoise,
     WishartNoise,
     ZeroNoise,
+    spec_of_wire,
 )
 from dpbandits.privacy.factorization import counter_choice, counter_parameters
-from dpbandits.privacy.secure import capped_lattice_exponent, lattice_exponent
+from dpbandits.privacy.secure import LatticeNoise, exact_lattice_noise
 from dpbandits.privacy.tree import tree_depth
 
 __all__ = [
@@ -189,7 +190,7 @@ class TreeCounter:
         self,
         shape: int | Sequence[int],
         horizon: int,
-        noise: NoiseSpec,
+        noise: NoiseSpec | LatticeNoise,
         seed: int | None = None,
         padded: bool = False,
         secure: bool = False,
@@ -201,14 +202,17 @@ class TreeCounter:
             raise ValueError(f"invalid argument `padding`: must be 'fresh' or 'persistent', got {padding!r}")
         if padding == "persistent" and not padded:
             raise ValueError("invalid argument `padding`: 'persistent' pads releases, so it needs padded=True")
-        if not hasattr(noise, "_wire"):
+        if not hasattr(noise, "wire"):
             raise TypeError(f"invalid argument `noise`: expected a noise spec, got {noise!r}")
         if not isinstance(secure, bool):
             raise TypeError(f"invalid argument `secure`: expected True or False, got {secure!r}")
         if not isinstance(padded, (bool, np.bool_)):
             # Not truthiness: padded=nan would read as True.
             raise TypeError(f"invalid argument `padded`: expected True or False, got {padded!r}")
-        kind, params = noise._wire()
+        wire: NoiseWire = noise.wire()
+        # Lattice noise computed by the privacy layer crosses as it is.
+        on_lattice = isinstance(noise, LatticeNoise)
+        kind = noise.kind if isinstance(noise, LatticeNoise) else wire[0]
         exact = kind in ("laplace", "gaussian", "symmetric_gaussian")
         if sampler is None:
             sampler = "lattice" if exact or secure else "float"
@@ -218,17 +222,19 @@ class TreeCounter:
             raise ValueError(
                 "invalid argument `secure`: secure sampling is exact lattice noise; sampler='float' is not"
             )
-        exponent = None
         if sampler == "lattice":
             if not exact:
                 raise ValueError(
                     f"invalid argument `sampler`: exact discrete (lattice) sampling covers Laplace and Gaussian "
                     f"noise, not {type(noise).__name__}"
                 )
-
             # Sums of up to `horizon` values of the noise's magnitude (or 1)
             # stay exact; larger values are refused by add().
-            exponent = capped_lattice_exponent(params[0], _horizon(horizon) * max(1.0, params[0]))
+            if not on_lattice:
+                scale = float(wire[1])  # type: ignore[misc]  # (kind, scale) of the exact kinds
+                wire = exact_lattice_noise(kind, scale, _horizon(horizon) * max(1.0, scale)).wire()
+        elif on_lattice:
+            raise ValueError("invalid argument `sampler`: lattice noise cannot be drawn with sampler='float'")
         seed = seed_or_none("seed", seed)
         if counter != "binary":
             family = {"gaussian": "gaussian", "symmetric_gaussian": "gaussian", "zero": "gaussian"}
@@ -241,8 +247,7 @@ class TreeCounter:
             family_of_tree = "laplace" if kind == "laplace" else "gaussian"
             theta, omega = counter_parameters(counter, _horizon(horizon), family_of_tree)
             self._inner = _core.FactorizationCounter(
-                list(_shape(shape)), _horizon(horizon), kind, params, counter, theta, omega, seed,
-                exponent, secure and seed is None,
+                list(_shape(shape)), _horizon(horizon), wire, counter, theta, omega, seed, secure and seed is None,
             )
             return
         if not isinstance(counter, str) or counter != "binary":
@@ -252,12 +257,10 @@ class TreeCounter:
         self._inner = _core.TreeCounter(
             list(_shape(shape)),
             _horizon(horizon),
-            kind,
-            params,
+            wire,
             seed,
             bool(padded),
             _horizon(horizon).bit_length() if padding == "persistent" else None,
-            exponent,
             secure and seed is None,
             padding,
         )
@@ -335,8 +338,7 @@ class TreeCounter:
     def noise(self) -> NoiseSpec:
         """The per-node noise spec (its scale as drawn: rounded up to whole
         lattice steps for lattice noise)."""
-        kind, params = self._inner.noise
-        return SPECS_BY_KIND[kind.removeprefix("lattice_")](params[:1] if kind.startswith("lattice_") else params)
+        return spec_of_wire(self._inner.noise)
 
     @property
     def max_noise_terms(self) -> int:
@@ -463,7 +465,8 @@ def laplace(
     scale = positive("scale", scale)
     if _secure_flag(secure):
 
-        out = _core.sample_discrete_laplace(scale, lattice_exponent(scale), n, seed_or_none("seed", seed))
+        noise = exact_lattice_noise("laplace", scale)
+        out = _core.sample_lattice(noise.wire(), n, seed_or_none("seed", seed))
     else:
         out = _core.sample_laplace(scale, n, seed_or_none("seed", seed))
     return float(out[0]) if size is None else out.reshape(dims)
@@ -483,7 +486,8 @@ def gaussian(
     sigma = positive("sigma", sigma)
     if _secure_flag(secure):
 
-        out = _core.sample_discrete_gaussian(sigma, lattice_exponent(sigma), n, seed_or_none("seed", seed))
+        noise = exact_lattice_noise("gaussian", sigma)
+        out = _core.sample_lattice(noise.wire(), n, seed_or_none("seed", seed))
     else:
         out = _core.sample_gaussian(sigma, n, seed_or_none("seed", seed))
     return float(out[0]) if size is None else out.reshape(dims)

@@ -10,15 +10,24 @@ Exact lattice noise is ``dpbandits.privacy.secure.LatticeNoise``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from dpbandits._validation import positive
 
+#: A noise value as it crosses into Rust, computed once by the privacy
+#: layer: ("zero",); ("laplace" | "gaussian" | "symmetric_gaussian", scale);
+#: ("wishart", scale, df); or, exact on a lattice,
+#: ("lattice_laplace" | "lattice_gaussian" | "lattice_symmetric_gaussian",
+#: integer steps, integer exponent) (``rust/src/py/noise.rs``).
+NoiseWire = tuple[str] | tuple[str, float] | tuple[str, float, float] | tuple[str, int, int]
+
 __all__ = [
     "GaussianNoise",
     "LaplaceNoise",
     "NoiseSpec",
+    "NoiseWire",
     "SymmetricGaussianNoise",
     "WishartNoise",
     "ZeroNoise",
@@ -29,8 +38,9 @@ __all__ = [
 class ZeroNoise:
     """No noise: an exact counter (non-private learners, tests)."""
 
-    def _wire(self) -> tuple[str, list[float]]:
-        return "zero", []
+    def wire(self) -> NoiseWire:
+        """The noise value the Rust engines take: ("zero",)."""
+        return ("zero",)
 
 
 @dataclass(frozen=True)
@@ -43,8 +53,9 @@ class LaplaceNoise:
     def __post_init__(self) -> None:
         positive("scale", self.scale)
 
-    def _wire(self) -> tuple[str, list[float]]:
-        return "laplace", [float(self.scale)]
+    def wire(self) -> NoiseWire:
+        """The noise value the Rust engines take: ("laplace", scale)."""
+        return "laplace", float(self.scale)
 
 
 @dataclass(frozen=True)
@@ -56,8 +67,9 @@ class GaussianNoise:
     def __post_init__(self) -> None:
         positive("sigma", self.sigma)
 
-    def _wire(self) -> tuple[str, list[float]]:
-        return "gaussian", [float(self.sigma)]
+    def wire(self) -> NoiseWire:
+        """The noise value the Rust engines take: ("gaussian", sigma)."""
+        return "gaussian", float(self.sigma)
 
 
 @dataclass(frozen=True)
@@ -71,8 +83,9 @@ class SymmetricGaussianNoise:
     def __post_init__(self) -> None:
         positive("sigma", self.sigma)
 
-    def _wire(self) -> tuple[str, list[float]]:
-        return "symmetric_gaussian", [float(self.sigma)]
+    def wire(self) -> NoiseWire:
+        """The noise value the Rust engines take: ("symmetric_gaussian", sigma)."""
+        return "symmetric_gaussian", float(self.sigma)
 
 
 @dataclass(frozen=True)
@@ -88,14 +101,15 @@ class WishartNoise:
         positive("scale", self.scale)
         positive("df", self.df)
 
-    def _wire(self) -> tuple[str, list[float]]:
-        return "wishart", [float(self.scale), float(self.df)]
+    def wire(self) -> NoiseWire:
+        """The noise value the Rust engines take: ("wishart", scale, df)."""
+        return "wishart", float(self.scale), float(self.df)
 
 
 NoiseSpec = ZeroNoise | LaplaceNoise | GaussianNoise | SymmetricGaussianNoise | WishartNoise
 """Any node noise a continual counter can add (the union of the specs above)."""
 
-# The spec of each wire kind the Rust counters report.
+# The spec of each floating-point wire kind the Rust counters report.
 SPECS_BY_KIND: dict[str, Callable[[Sequence[float]], NoiseSpec]] = {
     "zero": lambda p: ZeroNoise(),
     "laplace": lambda p: LaplaceNoise(p[0]),
@@ -103,3 +117,13 @@ SPECS_BY_KIND: dict[str, Callable[[Sequence[float]], NoiseSpec]] = {
     "symmetric_gaussian": lambda p: SymmetricGaussianNoise(p[0]),
     "wishart": lambda p: WishartNoise(p[0], p[1]),
 }
+
+
+def spec_of_wire(wire: NoiseWire) -> NoiseSpec:
+    """The floating-point spec of a noise value; a lattice value
+    (kind, steps, exponent) gives the spec of its scale steps 2^-exponent."""
+    kind, *params = wire
+    if kind.startswith("lattice_"):
+        steps, exponent = params
+        return SPECS_BY_KIND[kind.removeprefix("lattice_")]([math.ldexp(float(steps), -int(exponent))])
+    return SPECS_BY_KIND[kind]([float(p) for p in params])

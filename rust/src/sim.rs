@@ -479,7 +479,7 @@ mod tests {
     #[test]
     fn concrete_instantiations_equal_the_general_loop() {
         use crate::env::{ArmReward, KArmedConfig};
-        use crate::policy::phased_mab::{NoiseSampler, PhaseSchedule, PhasedIndex, PhasedMabConfig, ReleaseNoise};
+        use crate::policy::phased_mab::{PhaseSchedule, PhasedIndex, PhasedMabConfig};
         use crate::policy::{MabConfig, MabIndex, MabStatistics, RewardPolicy, RewardRange};
         let root = SeedSequence::from_seed(5);
         let karmed = || {
@@ -545,8 +545,7 @@ mod tests {
                     root: 0.0,
                 },
                 schedule: PhaseSchedule::Geometric { alpha: 2.0, forget: false },
-                noise: ReleaseNoise::Laplace { scale: 1.0 },
-                sampler: NoiseSampler::Lattice { exponent: 19 },
+                noise: NoiseSpec::Laplace { scale: 1.0 }.on_lattice(19).unwrap(),
                 secure: false,
                 commit: true,
                 rewards: RewardRange { lo: 0.0, hi: 1.0, policy: RewardPolicy::Clip },

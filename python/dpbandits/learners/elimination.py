@@ -31,6 +31,7 @@ from dpbandits._validation import epsilon_range, float_array, positive_int, seed
 from dpbandits.errors import StateError
 from dpbandits.learners.online import LearnerBase
 from dpbandits.nets import zeta_net
+from dpbandits.noise import NoiseWire
 from dpbandits.privacy.elimination import (
     BatchSchedule,
     batch_schedule,
@@ -214,6 +215,7 @@ class EliminationLinearBandit(LearnerBase):
         B = (self.d + 1) / 2 if exploration == "core_set" else self.k / self.d
         model = "none" if privacy is None else privacy
         exponents: list[int] = []
+        noise: list[NoiseWire] = [("laplace", b) for b in scales] if privacy is not None else []
         if privacy in ("central", "local", "shuffle") and self.sampler == "lattice":
             # Exact discrete Laplace on a lattice, rewards rounded to it: as
             # private per draw as Laplace(b) on the true sensitivity
@@ -222,6 +224,9 @@ class EliminationLinearBandit(LearnerBase):
             lattices = [lattice_laplace(b, hi - lo, value_range=(lo, hi), sum_bound=bound) for b in scales]
             scales = [n.scale for n in lattices]
             exponents = [n.exponent for n in lattices]
+            noise = [n.wire() for n in lattices]
+        #: Each batch's noise, as the engine gets it (rust/src/py/noise.rs).
+        self.noise_wire = tuple(noise)
         self.noise_scales = tuple(scales)
         #: Lattice exponent j of each batch's noise (values are multiples of 2^-j); empty: floating point.
         self.lattice_exponents = tuple(exponents)
@@ -242,9 +247,8 @@ class EliminationLinearBandit(LearnerBase):
         self._engine = _core.EliminationEngine(
             self.actions, self.horizon, list(self.schedule.lengths),
             [list(c) for c in self.gamma_coefficients], gamma_log_offset(self.horizon),
-            "none" if privacy is None else privacy, list(scales) if privacy is not None else [],
+            "none" if privacy is None else privacy, noise,
             exploration, lo, hi, bounds == "clip", seed_or_none("seed", seed), shuffle_sum,
-            lattice_exponents=exponents,
         )
         if privacy in ("central", "local", "shuffle"):
             self._use_secure(secure, self.sampler)

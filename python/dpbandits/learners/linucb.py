@@ -149,7 +149,7 @@ class LinUCB(_LinUCBBase):
         self.horizon = positive_int("horizon", horizon)
         self.regularizer = positive("regularizer", regularizer)
         if not math.isfinite(1.0 / self.regularizer):
-            # Bug fix (hostile-input fuzzing): a subnormal rho made V^-1 infinite and every UCB NaN.
+            # A subnormal rho makes V^-1 infinite and every UCB NaN.
             raise ValueError(f"invalid argument `regularizer`: {regularizer!r} is too small (1/rho overflows)")
         bounds_ = linucb_constant(self.d, self.horizon, rho=self.regularizer, alpha=alpha, L=L)
         self.alpha = bounds_.alpha
@@ -307,16 +307,15 @@ class JointDPLinUCB(_LinUCBBase):
         try:
             self._calibrate(noise, shift, sigma, S, radius, calibration)
         except (OverflowError, ZeroDivisionError):
-            # Bug fix (hostile-input fuzzing): extreme epsilon / L / B_tilde
-            # overflowed inside the calibration formulas with bare errors.
+            # Extreme epsilon / L / B_tilde overflow inside the calibration
+            # formulas: one error naming the arguments.
             raise ValueError(
                 f"invalid arguments: the calibration overflows for epsilon={epsilon!r}, delta={delta!r}, "
                 f"L={L!r}, B_tilde={B_tilde!r}"
             ) from None
-        kind, params = self.calibration.noise._wire()
         theta, omega = counter_parameters(self.counter, self.horizon, "gaussian")
         self._engine = _core.LinUcbEngine(
-            self.d, self.horizon, noise_kind=kind, noise_params=params, shift=self._applied_shift,
+            self.d, self.horizon, noise=self.calibration.noise.wire(), shift=self._applied_shift,
             pad_to=self._pad_to, padding=self.padding, counter=self.counter, theta=theta, omega=omega,
             l=self._l, b_tilde=self._b_tilde, clip=_bounds_policy(bounds),
             seed=seed_or_none("seed", seed), **_radius_kwargs(self.radius),

@@ -32,6 +32,7 @@ from dpbandits import _core
 from dpbandits._sizes import check_bytes
 from dpbandits._validation import in_open_unit, positive, positive_int, seed_or_none
 from dpbandits.learners.online import OnlineLearner, engine_decision_set
+from dpbandits.noise import NoiseWire
 from dpbandits.privacy.calibration import failure_probability
 from dpbandits.privacy.guarantees import Guarantee
 from dpbandits.privacy.linucb_trust import (
@@ -103,19 +104,19 @@ class _TrustLinUCB(OnlineLearner):
 
     def _build(
         self, *, batch: int, term_sd: float, alpha: float, sigma: float, S: float, L: float, B_tilde: float,
-        bounds: str, seed: int | None, noise: tuple[str, list[float]] | None = None,
+        bounds: str, seed: int | None, noise: NoiseWire | None = None,
         shuffle_sum: list[float] | None = None, range_: float = 1.0,
     ) -> None:
         self.batch_size = batch
+        #: Each report's noise, as the engine gets it (rust/src/py/noise.rs); None without one.
+        self.noise_wire = noise
         self.radius = trust_radius(term_sd, self.d, self.horizon, alpha, sigma=sigma, S=S)
-        kind, params = noise if noise is not None else (None, [])
         self._engine = _core.TrustLinUcbEngine(
             self.d, self.horizon, batch=batch, regularizer=self.regularizer,
             upsilon_rate=self.radius.upsilon_rate, noise_sd=self.radius.noise_sd,
             log_offset=self.radius.log_offset, s=self.radius.S, gamma_rate=self.radius.gamma_rate,
             l=L, b_tilde=B_tilde, clip=_clip(bounds),  # validated by _common
-            seed=seed_or_none("seed", seed), noise_kind=kind, noise_params=params,
-            shuffle_sum=shuffle_sum, range=range_,
+            seed=seed_or_none("seed", seed), noise=noise, shuffle_sum=shuffle_sum, range=range_,
         )
         self._pending = None
 
@@ -212,7 +213,7 @@ class LocalLinUCB(_TrustLinUCB):
         a, L, B_tilde = self._common(d, horizon, regularizer, sampler, alpha, L, B_tilde)
         self.epsilon = None if epsilon is None else positive("epsilon", epsilon)
         self.delta = delta
-        wire: tuple[str, list[float]] | None = None
+        wire: NoiseWire | None = None
         term_sd = 0.0
         if self.epsilon is None:
             if delta is not None:
@@ -252,7 +253,7 @@ class LocalLinUCB(_TrustLinUCB):
                 scale = lat.scale
                 self._lattice_exponent: int | None = lat.exponent
             else:
-                wire = (noise, [scale])
+                wire = (noise, scale)
             self._guarantee = trust_guarantee("local", self.epsilon, 0.0 if delta is None else float(delta),
                                               basis, calibration, self.sampler)
             self._describe = {"noise": noise, "scale": scale, "coordinates": report_dimension(self.d)}
@@ -327,7 +328,7 @@ class ShuffleLinUCB(_TrustLinUCB):
         self.protocol = protocol
         self.epsilon = None if epsilon is None else positive("epsilon", epsilon)
         self.delta = delta
-        wire: tuple[str, list[float]] | None = None
+        wire: NoiseWire | None = None
         coefficients: list[float] | None = None
         c_z = report_range(L, B_tilde)
         term_sd = 0.0
@@ -381,7 +382,7 @@ class ShuffleLinUCB(_TrustLinUCB):
                     basis += f"; exact discrete Laplace on the lattice 2^-{lat.exponent}, rounding accounted"
                     scale = lat.scale
                 else:
-                    wire = ("laplace", [scale])
+                    wire = ("laplace", scale)
                 self._describe["scale"] = scale
                 sampler_kind = self.sampler
             self._guarantee = trust_guarantee("shuffle", self.epsilon, delta, basis, calibration, sampler_kind)

@@ -27,6 +27,7 @@ from dpbandits._sizes import check_bytes, tree_bytes
 from dpbandits._validation import epsilon_range, in_open_unit, positive, positive_int, real, seed_or_none
 from dpbandits.errors import LinearRegretWarning, StateError
 from dpbandits.learners.online import LearnerBase
+from dpbandits.noise import NoiseWire
 from dpbandits.privacy.factorization import counter_choice, counter_parameters
 from dpbandits.privacy.guarantees import Guarantee
 from dpbandits.privacy.mishra_thakurta import (
@@ -73,12 +74,12 @@ def _calibration(calibration: str) -> str:
     return calibration
 
 
-def _laplace_wire(scale: float, lo: float, hi: float, sampler: str, horizon: int) -> tuple[str, list[float]]:
-    """The engine's noise spec for Laplace(``scale``) on sums of inputs in
+def _laplace_wire(scale: float, lo: float, hi: float, sampler: str, horizon: int) -> NoiseWire:
+    """The engine's noise value for Laplace(``scale``) on sums of inputs in
     [lo, hi]: exact on a lattice (:func:`dpbandits.privacy.secure.lattice_laplace`,
     rounding accounted) unless ``sampler="float"``."""
     if sampler_choice(sampler) == "float":
-        return "laplace", [scale]
+        return "laplace", scale
     return lattice_laplace(scale, hi - lo, value_range=(lo, hi), sum_bound=horizon * max(abs(lo), abs(hi))).wire()
 
 
@@ -299,11 +300,12 @@ class PrivateUCB(KArmedLearner):
         k, n, cal = self.k, self.horizon, self.calibration
         self.node_scale = private_ucb_node_scale_checked(k, n, self.epsilon, self.width, cal, self.counter)
         self.noise_bound = lemma5_noise_bound_checked(self.node_scale, k, n, self.gamma, cal, self.counter)
-        kind, params = self.noise_wire = _laplace_wire(self.node_scale, lo, hi, self.sampler, self.horizon)
+        #: The tree's node noise, as the engine gets it (rust/src/py/noise.rs).
+        self.noise_wire = _laplace_wire(self.node_scale, lo, hi, self.sampler, self.horizon)
         theta, omega = counter_parameters(self.counter, self.horizon, "laplace")
         self._engine = _core.MabEngine(
             self.k, self.horizon, index="ucb" if confidence == "lemma5" else "empirical",
-            noise_bound=self.noise_bound, noise_kind=kind, noise_params=params,
+            noise_bound=self.noise_bound, noise=self.noise_wire,
             lo=lo, hi=hi, bounds=_bounds(bounds), seed=seed_or_none("seed", seed),
             counter=self.counter, theta=theta, omega=omega,
         )
@@ -414,34 +416,28 @@ class PrivateThompsonSampling(KArmedLearner):
         self.noise_bound = lemma5_noise_bound_checked(self.node_scale, k, n, self.gamma, cal)
         self.schedule: GapSchedule | None = None
         phases = None
-        exponents: list[int] = []
         if gap_estimation:
             s = self.schedule = gap_estimation_schedule(
                 self.k, self.horizon, self.epsilon, self.width, self.noise_bound, self.calibration
             )
             self._warn_linear_schedule(s, gamma)
-            scales = list(s.batch_scales)
-            if self.sampler == "lattice":
-                # Each batch releases its sum + exact Laplace(b_i m_i) on a
-                # lattice (the mean is that / m_i): as private as the mean's
-                # Laplace(b_i) on sensitivity w / m_i.
-                lattices = [
-                    lattice_laplace(b * m, self.width, value_range=(lo, hi),
-                                    sum_bound=self.horizon * max(abs(lo), abs(hi)))
-                    for b, m in zip(s.batch_scales, s.batch_sizes, strict=True)
-                ]
-                scales = [n.scale / m for n, m in zip(lattices, s.batch_sizes, strict=True)]
-                exponents = [n.exponent for n in lattices]
-            phases = (list(s.gaps), list(s.batch_sizes), scales, list(s.random_pulls))
-        #: Per batch: the Laplace scale of the released mean (the sum's over m_i)
-        #: and the lattice exponent of the sum's noise (empty: floating point).
-        self.batch_noise = (tuple(phases[2]) if phases else (), tuple(exponents))
+            # Each batch releases its sum + Laplace(b_i m_i), exact on a
+            # lattice by default (the mean is that / m_i): as private as the
+            # mean's Laplace(b_i) on sensitivity w / m_i.
+            batch_noise: list[NoiseWire] = [
+                ("zero",) if b * m == 0.0
+                else _laplace_wire(b * m, lo, hi, self.sampler, self.horizon)
+                for b, m in zip(s.batch_scales, s.batch_sizes, strict=True)
+            ]
+            phases = (list(s.gaps), list(s.batch_sizes), batch_noise, list(s.random_pulls))
+        #: Per batch of gap estimation: the noise value of the released sum
+        #: (the mean is the sum over m_i), as the engine gets it.
+        self.batch_noise: tuple[NoiseWire, ...] = tuple(phases[2]) if phases else ()
         # Binarized rewards (0 or 1) enter the trees.
-        kind, params = _laplace_wire(self.node_scale, 0.0, 1.0, self.sampler, self.horizon)
+        self.noise_wire = _laplace_wire(self.node_scale, 0.0, 1.0, self.sampler, self.horizon)
         self._engine = _core.MabEngine(
-            self.k, self.horizon, index="thompson_beta", noise_kind=kind, noise_params=params,
+            self.k, self.horizon, index="thompson_beta", noise=self.noise_wire,
             lo=lo, hi=hi, bounds=_bounds(bounds), phases=phases, seed=seed_or_none("seed", seed),
-            phase_lattice_exponents=exponents,
         )
         self._use_secure(secure, self.sampler)
 

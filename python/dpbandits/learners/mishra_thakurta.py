@@ -31,6 +31,7 @@ from dpbandits import _core
 from dpbandits._sizes import MAX_TREE_ENTRIES, check_bytes, check_tree_entries, tree_bytes
 from dpbandits._validation import epsilon_range, non_negative, positive, positive_int, seed_or_none
 from dpbandits.learners.online import OnlineLearner
+from dpbandits.noise import NoiseWire
 from dpbandits.privacy.factorization import counter_choice, counter_parameters, default_counter
 from dpbandits.privacy.guarantees import Guarantee
 from dpbandits.privacy.mishra_thakurta import (
@@ -91,18 +92,19 @@ class _MishraThakurtaContextual(OnlineLearner):
         self.scale_a, self.scale_b = contextual_node_scales(
             self.d, self.horizon, self.epsilon, self.L, self.B, calibration, counter=self.counter
         )
-        kind, params_a, params_b = "laplace", [self.scale_a], [self.scale_b]
+        noise_a: NoiseWire = ("laplace", self.scale_a)
+        noise_b: NoiseWire = ("laplace", self.scale_b)
         if self.sampler == "lattice":
             # Each entry tree's input is rounded to its lattice (one step of
             # allowance on its sensitivity: L^2 for A_ij, 2 L B for b_i).
             bound = self.horizon * max(self.L * self.L, self.L * self.B)
-            kind, params_a = lattice_laplace(self.scale_a, self.L * self.L, sum_bound=bound).wire()
-            _, params_b = lattice_laplace(self.scale_b, 2.0 * self.L * self.B, sum_bound=bound).wire()
-        #: (kind, A-entry parameters, b-entry parameters) of the trees' node noise.
-        self.noise_wire = (kind, params_a, params_b)
+            noise_a = lattice_laplace(self.scale_a, self.L * self.L, sum_bound=bound).wire()
+            noise_b = lattice_laplace(self.scale_b, 2.0 * self.L * self.B, sum_bound=bound).wire()
+        #: (A-entry noise, b-entry noise) of the trees' nodes, as the engine gets them.
+        self.noise_wire = (noise_a, noise_b)
         self._engine = _core.MtContextualEngine(
-            self.d, self.horizon, rule=self._rule, alpha=self.alpha, noise_kind=kind,
-            noise_a=params_a, noise_b=params_b, l=self.L, b_tilde=self.B,
+            self.d, self.horizon, rule=self._rule, alpha=self.alpha,
+            noise_a=noise_a, noise_b=noise_b, l=self.L, b_tilde=self.B,
             clip=bounds == "clip", seed=seed_or_none("seed", seed),
             counter=self.counter, theta=counter_parameters(self.counter, self.horizon, "laplace")[0],
         )

@@ -42,6 +42,7 @@ from dpbandits._sizes import MAX_TREE_ENTRIES, check_bytes, check_tree_entries, 
 from dpbandits._validation import epsilon_range, float_array, positive, positive_int, real, seed_or_none
 from dpbandits.errors import StateError
 from dpbandits.learners.online import LearnerBase
+from dpbandits.noise import NoiseWire
 from dpbandits.privacy import Guarantee
 from dpbandits.privacy.agarwal_singh import (
     Calibration,
@@ -200,28 +201,29 @@ class PrivateFTRL(_FollowTheLeaderBase):
         self.eta = ftrl_eta(self.geometry, self.n, self.horizon) if eta is None else positive("eta", eta)  # type: ignore[arg-type]
         if epsilon is None:
             self._privacy = Guarantee.none("non-private FTRL (Agarwal & Singh 2017, Alg. 1 without noise)")
-            kind, params = "zero", []
+            wire: NoiseWire = ("zero",)
+            self.noise_scale = 0.0
         else:
             cal = ftrl_laplace_scale(
                 self.geometry, self.n, self.horizon, epsilon, calibration, counter=self.counter,  # type: ignore[arg-type]
             )
             self._privacy = replace(cal.guarantee, sampler=self.sampler)
-            kind, params = "laplace", [cal.scale]
+            wire, self.noise_scale = ("laplace", cal.scale), cal.scale
             if self.sampler == "lattice":
                 # Experts' losses lie in [0, 1] per coordinate (monotone
                 # rounding, no allowance); ball and cube losses are norm
                 # bounded (one step per coordinate allowed).
                 value_range = (0.0, 1.0) if self.geometry == "simplex" else None
-                kind, params = lattice_laplace(
+                lattice = lattice_laplace(
                     cal.scale, loss_sensitivity_l1(self.geometry, self.n), dim=self.n,  # type: ignore[arg-type]
                     value_range=value_range, sum_bound=float(self.horizon),
-                ).wire()
-        self.noise_scale = params[0] if params else 0.0
-        #: (kind, parameters) of the tree's node noise, as the engine gets it.
-        self.noise_wire = (kind, params)
+                )
+                wire, self.noise_scale = lattice.wire(), lattice.scale
+        #: The tree's node noise, as the engine gets it (rust/src/py/noise.rs).
+        self.noise_wire = wire
         theta, omega = counter_parameters(self.counter, self.horizon, "laplace")
         self._engine = _core.FollowTheLeaderEngine(
-            self.n, self.horizon, self.geometry, kind, params, eta=self.eta, clip=_clip(bounds),
+            self.n, self.horizon, self.geometry, wire, eta=self.eta, clip=_clip(bounds),
             seed=seed_or_none("seed", seed), counter=self.counter, theta=theta, omega=omega,
         )
         self._secure_if_private(secure, epsilon)
@@ -281,17 +283,16 @@ class PrivateFTPL(_FollowTheLeaderBase):
             self.geometry, self.n, self.horizon, epsilon, delta, calibration,  # type: ignore[arg-type]
             sampler="lattice" if lattice else "float", counter=self.counter,
         )
+        wire: NoiseWire
         if isinstance(noise, LatticeNoise):
-            self.sigma = noise.scale
-            kind, params = noise.wire()
+            self.sigma, wire = noise.scale, noise.wire()
         else:
-            self.sigma = noise
-            kind, params = "gaussian", [self.sigma]
-        #: (kind, parameters) of the tree's node noise, as the engine gets it.
-        self.noise_wire = (kind, params)
+            self.sigma, wire = noise, ("gaussian", noise)
+        #: The tree's node noise, as the engine gets it (rust/src/py/noise.rs).
+        self.noise_wire = wire
         theta, omega = counter_parameters(self.counter, self.horizon, "gaussian")
         self._engine = _core.FollowTheLeaderEngine(
-            self.n, self.horizon, self.geometry, kind, params, eta=None, clip=_clip(bounds),
+            self.n, self.horizon, self.geometry, wire, eta=None, clip=_clip(bounds),
             seed=seed_or_none("seed", seed), counter=self.counter, theta=theta, omega=omega,
         )
         self._secure_if_private(secure, epsilon)
@@ -333,19 +334,19 @@ class EXP2(LearnerBase):
         _check_n(self.n, None, vectors=2)
         p = exp2_parameters(self.n, self.horizon, epsilon)
         self.eta, self.gamma, self.noise_scale, self._privacy = p.eta, p.gamma, p.scale, p.guarantee
-        exponent = None
+        wire: NoiseWire = ("zero",)
         if epsilon is not None:
             self._privacy = replace(p.guarantee, sampler=self.sampler)
+            wire = ("laplace", p.scale)
             if self.sampler == "lattice":
                 # The played arm's loss in [0, 1], rounded (monotone), plus
                 # exact discrete Laplace: as private as Lap(lambda) on it.
                 noise = lattice_laplace(p.scale, 1.0, value_range=(0.0, 1.0), sum_bound=float(self.horizon))
-                self.noise_scale, exponent = noise.scale, noise.exponent
-        #: The lattice exponent of the forwarded loss's noise (None: floating point).
-        self.lattice_exponent = exponent
+                self.noise_scale, wire = noise.scale, noise.wire()
+        #: The forwarded loss's noise, as the engine gets it (rust/src/py/noise.rs).
+        self.noise_wire = wire
         self._engine = _core.Exp2Engine(
-            self.n, self.horizon, p.eta, p.gamma, noise_scale=self.noise_scale if epsilon is not None else None,
-            clip=_clip(bounds), seed=seed_or_none("seed", seed), lattice_exponent=exponent,
+            self.n, self.horizon, p.eta, p.gamma, noise=wire, clip=_clip(bounds), seed=seed_or_none("seed", seed),
         )
         self._secure_if_private(secure, epsilon)
         self._pending: int | None = None
@@ -416,9 +417,11 @@ class SCRiBLe(LearnerBase):
         _check_n(self.n, None, vectors=7)  # 4 kept, 3 more while select() builds the Dikin direction
         p = scrible_parameters(self.n, self.horizon, epsilon, calibration)
         self.eta, self.noise_scale, self._privacy = p.eta, p.scale, p.guarantee
+        #: The forwarded loss's noise, as the engine gets it: floating point
+        #: (SCRiBLe's reduction has no lattice law; its guarantee says so).
+        self.noise_wire: NoiseWire = ("laplace", p.scale) if epsilon is not None else ("zero",)
         self._engine = _core.ScribleEngine(
-            self.n, self.horizon, p.eta, noise_scale=p.scale if epsilon is not None else None,
-            clip=_clip(bounds), seed=seed_or_none("seed", seed),
+            self.n, self.horizon, p.eta, noise=self.noise_wire, clip=_clip(bounds), seed=seed_or_none("seed", seed),
         )
 
     def select(self) -> NDArray[np.float64]:

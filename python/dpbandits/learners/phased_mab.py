@@ -53,6 +53,7 @@ from numpy.typing import NDArray
 from dpbandits import _core
 from dpbandits._validation import delta_in_unit, positive, positive_int, real, seed_or_none
 from dpbandits.learners.mab import KArmedLearner, _bounds, _reward_range
+from dpbandits.noise import NoiseWire
 from dpbandits.privacy.azize import (
     adac_index_coefficients,
     adap_index_coefficients,
@@ -66,7 +67,7 @@ from dpbandits.privacy.azize import (
 )
 from dpbandits.privacy.conversion import zcdp_to_dp_epsilon
 from dpbandits.privacy.guarantees import Guarantee
-from dpbandits.privacy.secure import capped_lattice_exponent
+from dpbandits.privacy.secure import exact_lattice_noise
 
 __all__ = [
     "DPIMED",
@@ -132,14 +133,19 @@ class PhasedLearner(KArmedLearner):
         self.sampler = _sampler(sampler)
         self._secure_mode = _secure(secure, self.sampler)
         exponent = None
+        wire: NoiseWire = ("zero",) if self._noise_kind == "zero" else (self._noise_kind, self.noise_scale)
         if self._noise_kind != "zero" and self.sampler == "lattice":
-            # Coarser for horizons whose sums would not stay exact (an
-            # error naming `horizon` where no lattice works).
-            exponent = capped_lattice_exponent(self.noise_scale, float(self.horizon))
+            # Rewards normalised to [0, 1] (lattice points: no rounding
+            # allowance); the lattice is coarser for horizons whose sums
+            # would not stay exact (an error naming `horizon` where no
+            # lattice works).
+            lattice = exact_lattice_noise(self._noise_kind, self.noise_scale, float(self.horizon))
+            exponent, wire = lattice.exponent, lattice.wire()
         self.lattice_exponent = exponent
+        #: The phase releases' noise, as the engine gets it (rust/src/py/noise.rs).
+        self.noise_wire = wire
         self._engine = _core.PhasedMabEngine(
-            self.k, self.horizon, noise=self._noise_kind, noise_param=self.noise_scale,
-            lattice_exponent=exponent, secure=self._secure_mode, lo=lo, hi=hi, bounds=bounds,
+            self.k, self.horizon, noise=wire, secure=self._secure_mode, lo=lo, hi=hi, bounds=bounds,
             seed=seed_or_none("seed", seed), **engine,
         )
 

@@ -176,7 +176,8 @@ def max_zcdp_rho(epsilon: float, delta: float) -> float:
     computed epsilon is <= ``epsilon``. It is at least the Bun-Steinke
     inverse (sqrt(ln(1/delta) + epsilon) - sqrt(ln(1/delta)))^2.
 
-    Arguments: epsilon > 0 finite, 0 < delta < 1.
+    Arguments: epsilon > 0 finite, 0 < delta < 1. Returns 0.0 when epsilon
+    is so small that the answer underflows.
     """
     return max_zcdp_rho_checked(positive("epsilon", epsilon), in_open_unit("delta", delta))
 
@@ -190,10 +191,15 @@ def max_zcdp_rho_checked(epsilon: float, delta: float) -> float:
         return rho == 0.0 or _cks_epsilon(rho, log_inv_delta) <= epsilon
 
     low = (math.sqrt(log_inv_delta + epsilon) - math.sqrt(log_inv_delta)) ** 2  # Bun-Steinke
-    while not private_at(low):  # only by rounding: CKS <= Bun-Steinke
+    # An epsilon so small that rho* underflows has no positive answer; the
+    # loops below are bounded by the float range either way.
+    low = max(low, math.ulp(0.0))
+    while low > 0.0 and not private_at(low):  # only by rounding: CKS <= Bun-Steinke
         low *= 0.5
+    if low == 0.0:
+        return 0.0
     high = 2.0 * low
-    while private_at(high):
+    while high < math.inf and private_at(high):
         low, high = high, 2.0 * high
     for _ in range(_MAX_BISECTIONS):
         middle = 0.5 * (low + high)

@@ -116,7 +116,8 @@ def renyi_calibration_delta(epsilon: float, delta: float) -> float:
     module docstring): delta' = delta_mu*(epsilon) with
     mu* = sqrt(2 rho*), rho* = max_zcdp_rho(epsilon, delta).
 
-    ``epsilon`` finite > 0, ``delta`` in (0, 1). The result lies in (0, delta].
+    ``epsilon`` finite > 0, ``delta`` in (0, 1). The result lies in (0, delta]
+    (0.0 only for an epsilon so small that rho* underflows).
     """
     return renyi_calibration_delta_checked(positive("epsilon", epsilon), in_open_unit("delta", delta))
 
@@ -129,7 +130,10 @@ def renyi_calibration_delta_checked(epsilon: float, delta: float) -> float:
     # Shrunk by 1e-12 so that the callers' inversion gaussian_mu(epsilon,
     # delta') (bisection to the private side) cannot land above sqrt(2 rho*)
     # through the rounding of gaussian_delta.
-    mu = math.sqrt(2.0 * max_zcdp_rho_checked(epsilon, delta)) * (1.0 - 1e-12)
+    rho = max_zcdp_rho_checked(epsilon, delta)
+    if not rho > 0.0:
+        return 0.0  # an epsilon so small that rho* underflows: no delta from this argument
+    mu = math.sqrt(2.0 * rho) * (1.0 - 1e-12)
     return min(delta, gaussian_delta_checked(mu, epsilon))
 
 
@@ -159,6 +163,8 @@ def lattice_gaussian_calibration_delta_checked(
     renyi = renyi_calibration_delta_checked(epsilon, delta)
     if steps >= 2**10:
         coupled = delta - discrete_gaussian_delta_allowance_checked(epsilon, coordinates, steps)
-        if coupled >= renyi:
+        if coupled >= renyi and coupled > 0.0:
             return coupled, "coupling"
+    if not renyi > 0.0:
+        raise ValueError(f"invalid argument `epsilon`: {epsilon!r} is too small for any Gaussian calibration")
     return renyi, "renyi"

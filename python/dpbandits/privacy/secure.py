@@ -52,6 +52,7 @@ __all__ = [
     "SAMPLERS",
     "LatticeNoise",
     "capped_lattice_exponent",
+    "exact_lattice_noise",
     "lattice_exponent",
     "lattice_gaussian",
     "lattice_laplace",
@@ -193,13 +194,30 @@ class LatticeNoise:
         """g = 2^-exponent."""
         return math.ldexp(1.0, -self.exponent)
 
-    def wire(self) -> tuple[str, list[float]]:
-        """(noise kind, parameters) for the engines' noise specs."""
-        return f"lattice_{self.kind}", [self.scale, float(self.exponent)]
+    def wire(self) -> tuple[str, int, int]:
+        """The noise value the Rust engines take, unchanged: (kind, integer
+        scale in lattice steps, lattice exponent). Rust rounds and rescales
+        nothing (``rust/src/py/noise.rs``)."""
+        return f"lattice_{self.kind}", int(self.steps), int(self.exponent)
 
-    def _wire(self) -> tuple[str, list[float]]:
-        # The protocol of the noise specs in dpbandits.mechanisms.
-        return self.wire()
+
+def exact_lattice_noise(kind: str, scale: float, sum_bound: float | None = None) -> LatticeNoise:
+    """Noise of ``kind`` ("laplace", "gaussian", "symmetric_gaussian") and
+    ``scale`` drawn exactly on its lattice: exponent
+    :func:`capped_lattice_exponent` (``scale``, ``sum_bound``), scale rounded
+    up to whole steps (:func:`lattice_steps`). No rounding allowance: the
+    caller accounts for the rounding of its inputs
+    (:func:`secure_laplace_epsilon`, :func:`secure_gaussian_sensitivity`);
+    the learners' calibrations use :func:`lattice_laplace` and
+    :func:`lattice_gaussian`, which include it."""
+    if kind not in ("laplace", "gaussian", "symmetric_gaussian"):
+        raise ValueError(
+            f"invalid argument `kind`: exact lattice noise is 'laplace', 'gaussian' or 'symmetric_gaussian', "
+            f"got {kind!r}"
+        )
+    exponent = capped_lattice_exponent(scale, sum_bound)
+    steps = lattice_steps(scale, exponent)
+    return LatticeNoise(kind, math.ldexp(steps, -exponent), exponent, steps)
 
 
 #: Sums of inputs stay exact in f64 while they are below 2^53 steps (the

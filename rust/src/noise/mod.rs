@@ -48,7 +48,7 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{check_positive, Error, Result};
-pub use lattice::{SecureKind, SecureNoise};
+pub use lattice::{LatticeLaw, SecureKind, SecureNoise};
 
 pub use gaussian::{fill_gaussian, fill_symmetric_gaussian, gaussian};
 pub use laplace::{fill_laplace, laplace};

@@ -209,14 +209,12 @@ pub struct EliminationConfig {
     /// ln(4 T^2), the data-independent part of L.
     pub log_offset: f64,
     pub privatizer: Privatizer,
-    /// Laplace scale of batch i (ignored for [`Privatizer::None`]; for
-    /// [`Privatizer::ShuffledSum`] the scale of a released sum's error,
-    /// reported in the history only).
-    pub noise_scales: Vec<f64>,
-    /// Laplace noise exact on the lattice 2^-j of batch i (one exponent per
-    /// batch), rewards rounded to it first; empty: floating-point Laplace.
-    /// Not used by [`Privatizer::ShuffledSum`] (integer messages already).
-    pub lattice_exponents: Vec<i32>,
+    /// The Laplace noise of batch i as the privacy layer computed it: exact
+    /// on a lattice (rewards rounded to it first) or the floating-point
+    /// opt-in (ignored for [`Privatizer::None`]; for
+    /// [`Privatizer::ShuffledSum`], whose integer messages carry their own
+    /// noise, the law of a released sum's error, reported in the history only).
+    pub noise: Vec<NoiseSpec>,
     pub exploration: Exploration,
     /// Declared reward range [reward_min, reward_max].
     pub reward_min: f64,
@@ -270,23 +268,17 @@ impl EliminationConfig {
             c.validate()?;
         }
         if self.privatizer != Privatizer::None {
-            if self.noise_scales.len() != m {
+            if self.noise.len() != m {
                 return Err(Error::invalid(
-                    "noise_scales",
-                    format!("need one noise scale per batch ({m}), got {}", self.noise_scales.len()),
+                    "noise",
+                    format!("need one noise value per batch ({m}), got {}", self.noise.len()),
                 ));
             }
-            if let Some(s) = self.noise_scales.iter().find(|s| !(s.is_finite() && **s > 0.0)) {
-                return Err(Error::invalid("noise_scales", format!("entries must be finite and > 0, got {s}")));
-            }
-            if !(self.lattice_exponents.is_empty() || self.lattice_exponents.len() == m) {
-                return Err(Error::invalid(
-                    "lattice_exponents",
-                    format!("need none or one per batch ({m}), got {}", self.lattice_exponents.len()),
-                ));
-            }
-            for i in 0..m {
-                self.batch_noise(i)?;
+            for spec in &self.noise {
+                spec.validate(&[])?;
+                if laplace_scale(*spec).is_none() {
+                    return Err(Error::invalid("noise", format!("batch noise must be Laplace, got {spec:?}")));
+                }
             }
         }
         if !(self.reward_min.is_finite() && self.reward_max.is_finite() && self.reward_min < self.reward_max) {
@@ -302,17 +294,25 @@ impl EliminationConfig {
         &self.actions[i * self.d..(i + 1) * self.d]
     }
 
-    /// The Laplace noise of batch i: exact on its lattice when one is
-    /// given, floating point otherwise (Zero without a privatizer).
-    fn batch_noise(&self, i: usize) -> Result<NoiseSpec> {
+    /// The Laplace noise of batch i (Zero without a privatizer).
+    fn batch_noise(&self, i: usize) -> NoiseSpec {
         if self.privatizer == Privatizer::None {
-            return Ok(NoiseSpec::Zero);
+            return NoiseSpec::Zero;
         }
-        let spec = NoiseSpec::Laplace { scale: self.noise_scales[i] };
-        match self.lattice_exponents.get(i) {
-            Some(&j) => spec.on_lattice(j),
-            None => Ok(spec),
-        }
+        self.noise[i]
+    }
+}
+
+/// The scale of Laplace noise, exact on a lattice (t 2^-j) or floating
+/// point; `None` for any other law.
+fn laplace_scale(spec: NoiseSpec) -> Option<f64> {
+    match spec {
+        NoiseSpec::Laplace { scale } => Some(scale),
+        NoiseSpec::Lattice(s) => match s.continuous() {
+            NoiseSpec::Laplace { scale } => Some(scale),
+            _ => None,
+        },
+        _ => None,
     }
 }
 
@@ -543,12 +543,12 @@ impl Elimination {
             // [lo, hi] stays in [round(lo), round(hi)]), so central sums
             // stay exact lattice values and a local report is one.
             Privatizer::CentralSum => {
-                let noise = self.batch_noise()?;
+                let noise = self.batch_noise();
                 self.rounded_on(noise, y)?
             }
             Privatizer::LocalReward | Privatizer::ShuffledReward => {
                 // One noise specification for the rounding and the draw.
-                let noise = self.batch_noise()?;
+                let noise = self.batch_noise();
                 self.rounded_on(noise, y)? + noise.sample(self.noise.source()?)
             }
             // Alg. 4 / CJMP21 R_1D at the user: x in [0, 1], rounded to
@@ -665,13 +665,13 @@ impl Elimination {
     }
 
     /// The current batch's noise specification (see `batch_spec`).
-    fn batch_noise(&mut self) -> Result<NoiseSpec> {
+    fn batch_noise(&mut self) -> NoiseSpec {
         match self.batch_spec {
-            Some((i, spec)) if i == self.batch_index => Ok(spec),
+            Some((i, spec)) if i == self.batch_index => spec,
             _ => {
-                let spec = self.config.batch_noise(self.batch_index)?;
+                let spec = self.config.batch_noise(self.batch_index);
                 self.batch_spec = Some((self.batch_index, spec));
-                Ok(spec)
+                spec
             }
         }
     }
@@ -690,10 +690,10 @@ impl Elimination {
         let i = self.batch_index;
         let scale = match self.config.privatizer {
             Privatizer::None => 0.0,
-            _ => self.config.noise_scales[i],
+            _ => laplace_scale(self.config.noise[i]).expect("checked at construction"),
         };
         if self.config.privatizer == Privatizer::CentralSum {
-            let noise = self.config.batch_noise(i)?;
+            let noise = self.config.batch_noise(i);
             for s in &mut self.batch.sums {
                 *s += noise.sample(self.noise.source()?);
             }
@@ -880,8 +880,7 @@ mod tests {
                 .iter()
                 .map(|qi| GammaCoefficients { sqrt_log: (8.0 / qi).sqrt(), log: 0.0, constant: 0.0, sqrt_n_log: 0.0 })
                 .collect(),
-            noise_scales: vec![2.0; m],
-            lattice_exponents: Vec::new(),
+            noise: vec![NoiseSpec::Laplace { scale: 2.0 }; m],
             batch_lengths: lengths,
             log_offset: (4.0 * t * t).ln(),
             privatizer,

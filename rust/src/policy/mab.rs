@@ -23,7 +23,7 @@ use crate::env::{DecisionSet, Feedback};
 use crate::error::{check_finite, try_filled, try_with_capacity, Error, Result};
 use crate::noise::entropy::NoiseRng;
 use crate::noise::lattice::MAX_EXACT_STEPS;
-use crate::noise::NoiseSpec;
+use crate::noise::{NoiseSpec, SecureKind};
 use crate::rng::{SeedSequence, StreamRng};
 
 /// What to do with a reward outside the declared range [lo, hi].
@@ -121,7 +121,7 @@ pub enum MabIndex {
 /// Gap estimation and random pulling before Thompson sampling (Mishra &
 /// Thakurta Alg. 2). Batch i (from 0) pulls every arm `batch_sizes[i]`
 /// times round-robin and releases each arm's batch mean plus
-/// Laplace(`batch_scales[i]`); the phase stops after the first batch whose
+/// the noise `batch_noise[i]` on its sum over m_i; the phase stops after the first batch whose
 /// two largest released means differ by more than `gaps[i]`, after which
 /// every arm is pulled `random_pulls[i]` times (random-pulling phase), and
 /// Thompson sampling takes over. When the batches run out the phase ends
@@ -130,27 +130,23 @@ pub enum MabIndex {
 pub struct Phases {
     pub gaps: Vec<f64>,
     pub batch_sizes: Vec<u64>,
-    pub batch_scales: Vec<f64>,
     pub random_pulls: Vec<u64>,
-    /// Exact discrete Laplace on the lattice 2^-j of batch i's released
-    /// *sums* (scale `batch_scales[i]` * `batch_sizes[i]`, rewards rounded
-    /// to the lattice first; the mean is the released sum / m_i). Empty:
-    /// floating-point Laplace on the means.
-    pub lattice_exponents: Vec<i32>,
+    /// The noise on batch i's released *sum* of m_i rewards, as the privacy
+    /// layer computed it: exact discrete Laplace on a lattice (rewards
+    /// rounded to it first) or the floating-point opt-in, `Zero` for a
+    /// non-private batch. The mean is the released sum / m_i.
+    pub batch_noise: Vec<NoiseSpec>,
 }
 
 impl Phases {
-    /// The noise on batch i's sum of m_i rewards (Zero for scale 0).
+    /// The noise on batch i's sum of m_i rewards.
     fn sum_noise(&self, i: usize) -> Result<NoiseSpec> {
-        let scale = self.batch_scales[i] * self.batch_sizes[i] as f64;
-        if scale == 0.0 {
-            return Ok(NoiseSpec::Zero);
-        }
-        let spec = NoiseSpec::Laplace { scale };
+        let spec = self.batch_noise[i];
         spec.validate(&[])?;
-        match self.lattice_exponents.get(i) {
-            Some(&j) => spec.on_lattice(j),
-            None => Ok(spec),
+        match spec {
+            NoiseSpec::Zero | NoiseSpec::Laplace { .. } => Ok(spec),
+            NoiseSpec::Lattice(s) if matches!(s.kind(), SecureKind::Laplace { .. } | SecureKind::Zero) => Ok(spec),
+            _ => Err(Error::invalid("phases", "batch noise must be Laplace (exact on a lattice or floating point)")),
         }
     }
 }
@@ -245,20 +241,12 @@ impl Mab {
         }
         if let Some(p) = &config.phases {
             let n = p.gaps.len();
-            if n == 0 || p.batch_sizes.len() != n || p.batch_scales.len() != n || p.random_pulls.len() != n {
+            if n == 0 || p.batch_sizes.len() != n || p.batch_noise.len() != n || p.random_pulls.len() != n {
                 return Err(Error::invalid("phases", "needs equally long, non-empty schedules"));
-            }
-            for &s in &p.batch_scales {
-                if !(s.is_finite() && s >= 0.0) {
-                    return Err(Error::invalid("phases", format!("batch scales must be finite and >= 0, got {s}")));
-                }
             }
             check_finite("phases", &p.gaps)?;
             if p.batch_sizes.contains(&0) {
                 return Err(Error::invalid("phases", "batch sizes must be >= 1"));
-            }
-            if !(p.lattice_exponents.is_empty() || p.lattice_exponents.len() == n) {
-                return Err(Error::invalid("phases", "needs none or one lattice exponent per batch"));
             }
             for i in 0..n {
                 p.sum_noise(i)?;
@@ -931,9 +919,8 @@ mod tests {
         cfg.phases = Some(Phases {
             gaps: vec![0.5, 0.25, 0.125],
             batch_sizes: vec![10, 40, 160],
-            batch_scales: vec![0.0, 0.0, 0.0],
             random_pulls: vec![3, 5, 7],
-            lattice_exponents: Vec::new(),
+            batch_noise: vec![NoiseSpec::Zero; 3],
         });
         let mut l = Mab::new(cfg, &seeds).unwrap();
         // Arm 0 always pays 1, arm 1 pays 0.7 in batch 1: gap 0.3 > 0.25.

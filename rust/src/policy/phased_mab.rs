@@ -14,7 +14,7 @@
 //! of earlier releases): the privacy argument is in the Python docstrings
 //! (`dpbandits.learners.phased_mab`).
 //!
-//! Released values (the project's noise rule): with [`NoiseSampler::Lattice`]
+//! Released values (the project's noise rule): with lattice noise ([`NoiseSpec::Lattice`])
 //! each reward, normalised to [0, 1], is rounded to the lattice 2^-j and
 //! summed as an integer number of steps; the noise is an exact discrete
 //! Laplace or Gaussian number of steps (`crate::noise::cell_sampler`); the
@@ -44,26 +44,6 @@ use crate::rng::{standard_normal, SeedSequence, StreamRng};
 
 /// Most arms an engine accepts (checked before anything is allocated).
 pub const MAX_ARMS: usize = 1 << 24;
-
-/// The noise of each phase's release (on the sum of rewards in [0, 1]).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub enum ReleaseNoise {
-    /// No noise (non-private, or the noise-off tests).
-    Zero,
-    /// Laplace with this scale (epsilon-DP with scale 1/epsilon).
-    Laplace { scale: f64 },
-    /// Gaussian with this standard deviation (rho-zCDP with sigma^2 = 1/(2 rho)).
-    Gaussian { sigma: f64 },
-}
-
-/// How the noise is drawn.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub enum NoiseSampler {
-    /// Exact discrete noise on the lattice 2^-`exponent` (the default).
-    Lattice { exponent: i32 },
-    /// Floating-point noise (explicit opt-in: open to low-bit attacks).
-    Float,
-}
 
 /// The score of an arm when a phase is chosen.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -119,8 +99,11 @@ pub struct PhasedMabConfig {
     pub horizon: u64,
     pub index: PhasedIndex,
     pub schedule: PhaseSchedule,
-    pub noise: ReleaseNoise,
-    pub sampler: NoiseSampler,
+    /// The noise of each phase's release (on the sum of rewards normalised
+    /// to [0, 1]), as the privacy layer computed it: `Zero` (non-private),
+    /// exact discrete Laplace or Gaussian on a lattice (the default), or the
+    /// floating-point opt-in (open to low-bit attacks).
+    pub noise: NoiseSpec,
     /// Draw the noise from operating-system entropy (not reproducible).
     pub secure: bool,
     /// True: the chosen arm is committed for its whole phase (decisions
@@ -450,19 +433,26 @@ impl PhasedMab {
         if config.rewards.hi <= config.rewards.lo {
             return Err(Error::invalid("reward_range", "needs lo < hi"));
         }
-        let private = !matches!(config.noise, ReleaseNoise::Zero);
+        let private = !matches!(config.noise, NoiseSpec::Zero);
         if private && config.rewards.policy == RewardPolicy::Unchecked {
             return Err(Error::invalid("bounds", "a private learner must clip or refuse out-of-range rewards"));
         }
-        let spec = match config.noise {
-            ReleaseNoise::Zero => NoiseSpec::Zero,
-            ReleaseNoise::Laplace { scale } => NoiseSpec::Laplace { scale },
-            ReleaseNoise::Gaussian { sigma } => NoiseSpec::Gaussian { sigma },
-        };
+        let spec = config.noise;
         spec.validate(&[1])?;
-        let (lattice, up) = match config.sampler {
-            NoiseSampler::Lattice { exponent } => {
-                let noise = SecureNoise::new(spec, exponent)?;
+        let scalar_law = match spec {
+            NoiseSpec::Zero | NoiseSpec::Laplace { .. } | NoiseSpec::Gaussian { .. } => true,
+            NoiseSpec::Lattice(s) => matches!(s.kind(), SecureKind::Laplace { .. } | SecureKind::Gaussian { .. }),
+            _ => false,
+        };
+        if !scalar_law {
+            return Err(Error::invalid(
+                "noise",
+                format!("phase releases take Laplace or Gaussian noise, got {spec:?}"),
+            ));
+        }
+        let (lattice, up) = match spec.lattice() {
+            Some(noise) => {
+                let exponent = noise.exponent();
                 let up = 2f64.powi(exponent);
                 // Sums of up to `horizon` rewards of 2^j steps, plus noise
                 // (about 2^20 steps a draw), stay below 2^53 steps: exact
@@ -478,7 +468,7 @@ impl PhasedMab {
                 }
                 (Some(noise), up)
             }
-            NoiseSampler::Float => (None, 1.0),
+            None => (None, 1.0),
         };
         check_rules(&config)?;
         let mut rng = seeds.stream("phased_mab");
@@ -536,7 +526,7 @@ impl PhasedMab {
         self.fast = Derived {
             forget,
             unit: r.lo == 0.0 && r.hi == 1.0,
-            record: !(one_round && matches!(self.config.noise, ReleaseNoise::Zero)),
+            record: !(one_round && matches!(self.config.noise, NoiseSpec::Zero)),
         };
         self
     }
@@ -961,7 +951,7 @@ impl PhasedMab {
 
     /// One noise draw (in lattice steps for the lattice sampler).
     fn draw(&mut self) -> Result<f64> {
-        if matches!(self.config.noise, ReleaseNoise::Zero) {
+        if matches!(self.config.noise, NoiseSpec::Zero) {
             return Ok(0.0);
         }
         let secure = self.config.secure;
@@ -972,9 +962,9 @@ impl PhasedMab {
                 SecureKind::Gaussian { var } => discrete_gaussian(rng, var) as f64,
                 _ => 0.0,
             },
-            (None, ReleaseNoise::Laplace { scale }) => laplace(rng, scale),
-            (None, ReleaseNoise::Gaussian { sigma }) => sigma * standard_normal(rng),
-            (None, ReleaseNoise::Zero) => 0.0,
+            (None, NoiseSpec::Laplace { scale }) => laplace(rng, scale),
+            (None, NoiseSpec::Gaussian { sigma }) => sigma * standard_normal(rng),
+            (None, _) => 0.0,
         })
     }
 
@@ -1182,19 +1172,13 @@ mod tests {
     use crate::env::{ArmReward, Environment, KArmedBandit, KArmedConfig};
     use crate::sim::run_episode;
 
-    fn config(
-        index: PhasedIndex,
-        schedule: PhaseSchedule,
-        noise: ReleaseNoise,
-        sampler: NoiseSampler,
-    ) -> PhasedMabConfig {
+    fn config(index: PhasedIndex, schedule: PhaseSchedule, noise: NoiseSpec) -> PhasedMabConfig {
         PhasedMabConfig {
             k: 3,
             horizon: 20_000,
             index,
             schedule,
             noise,
-            sampler,
             secure: false,
             commit: true,
             rewards: RewardRange { lo: 0.0, hi: 1.0, policy: RewardPolicy::Clip },
@@ -1205,8 +1189,7 @@ mod tests {
         config(
             PhasedIndex::Optimistic { kl: true, divergence_epsilon: Some(eps), explore: 1.0, linear: 0.0, root: 0.0 },
             PhaseSchedule::Geometric { alpha: 2.0, forget: false },
-            ReleaseNoise::Laplace { scale: 1.0 / eps },
-            NoiseSampler::Lattice { exponent: 19 },
+            NoiseSpec::Laplace { scale: 1.0 / eps }.on_lattice(19).unwrap(),
         )
     }
 
@@ -1247,8 +1230,7 @@ mod tests {
             let mut cfg = config(
                 PhasedIndex::Optimistic { kl: true, divergence_epsilon: eps, explore: 1.0, linear: 0.0, root: 0.0 },
                 PhaseSchedule::Geometric { alpha, forget: false },
-                ReleaseNoise::Zero,
-                NoiseSampler::Float,
+                NoiseSpec::Zero,
             );
             cfg.k = means.len();
             cfg.horizon = 300_000;
@@ -1343,8 +1325,7 @@ mod tests {
         let cfg = config(
             PhasedIndex::Elimination,
             PhaseSchedule::Epochs { pulls: vec![100, 400, 1600], gaps: vec![0.25, 0.125, 0.0625] },
-            ReleaseNoise::Laplace { scale: 1.0 },
-            NoiseSampler::Float,
+            NoiseSpec::Laplace { scale: 1.0 },
         );
         let seeds = SeedSequence::from_seed(3);
         let mut e = PhasedMab::new(cfg, &seeds).unwrap();

@@ -8,6 +8,7 @@ use pyo3::types::{PyDict, PyList};
 use super::arrays::{expect_shape, row_major};
 use super::errors::{unknown, IntoPy};
 use super::mechanisms::seeds;
+use super::noise::Noise;
 use super::sim::PyEnvironmentFactory;
 use crate::env::{LinearBanditConfig, LinearBanditEnv};
 use crate::error::Error;
@@ -47,7 +48,7 @@ engine_methods! {
     getters [batch_index: usize, committed: Option<usize>];
 
     #[new]
-    #[pyo3(signature = (actions, horizon, batch_lengths, gamma, log_offset, privatizer_kind, noise_scales, exploration, reward_min, reward_max, clip, seed=None, shuffle_sum=None, lattice_exponents=Vec::new()))]
+    #[pyo3(signature = (actions, horizon, batch_lengths, gamma, log_offset, privatizer_kind, noise, exploration, reward_min, reward_max, clip, seed=None, shuffle_sum=None))]
     fn new(
         actions: PyReadonlyArrayDyn<'_, f64>,
         horizon: u64,
@@ -55,14 +56,13 @@ engine_methods! {
         gamma: Vec<[f64; 4]>,
         log_offset: f64,
         privatizer_kind: &str,
-        noise_scales: Vec<f64>,
+        noise: Vec<Noise>,
         exploration: &str,
         reward_min: f64,
         reward_max: f64,
         clip: bool,
         seed: Option<u64>,
         shuffle_sum: Option<[f64; 4]>,
-        lattice_exponents: Vec<i32>,
     ) -> PyResult<Self> {
         let (shape, features) = row_major(&actions);
         if shape.len() != 2 {
@@ -85,8 +85,7 @@ engine_methods! {
                 .collect(),
             log_offset,
             privatizer: privatizer(privatizer_kind, shuffle_sum)?,
-            noise_scales,
-            lattice_exponents,
+            noise: noise.into_iter().map(|n| n.0).collect(),
             exploration,
             reward_min,
             reward_max,

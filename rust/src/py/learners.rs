@@ -6,7 +6,8 @@ use pyo3::prelude::*;
 
 use super::arrays::py_shape;
 use super::errors::IntoPy;
-use super::mechanisms::{noise_spec, seeds};
+use super::mechanisms::seeds;
+use super::noise::Noise;
 use crate::counter::tree::Padding;
 use crate::counter::FactorSpec;
 use crate::env::{DecisionRows, DecisionSet};
@@ -130,7 +131,7 @@ engine_methods! {
     getters [psd_failures: u64];
 
     #[new]
-    #[pyo3(signature = (d, horizon, *, regularizer=None, refactor_every=64, noise_kind=None, noise_params=Vec::new(), shift=0.0, pad_to=0, padding="fresh",
+    #[pyo3(signature = (d, horizon, *, regularizer=None, refactor_every=64, noise=None, shift=0.0, pad_to=0, padding="fresh",
                         beta_noise_sd=1.0, beta_log_offset=0.0, beta_offset=0.0, beta_constant=None, l=1.0, b_tilde=1.0, clip=true, seed=None,
                         counter=None, theta=Vec::new(), omega=Vec::new()))]
     fn new(
@@ -138,8 +139,7 @@ engine_methods! {
         horizon: u64,
         regularizer: Option<f64>,
         refactor_every: u64,
-        noise_kind: Option<&str>,
-        noise_params: Vec<f64>,
+        noise: Option<Noise>,
         shift: f64,
         pad_to: u32,
         padding: &str,
@@ -156,14 +156,14 @@ engine_methods! {
         omega: Vec<f64>,
     ) -> PyResult<Self> {
         let persistent = Padding::from_name(padding).py_err()? == Padding::Persistent;
-        if persistent && (pad_to == 0 || noise_kind.is_none() || counter.is_some_and(|c| c != "binary")) {
+        if persistent && (pad_to == 0 || noise.is_none() || counter.is_some_and(|c| c != "binary")) {
             return Err(Error::invalid(
                 "padding",
                 "persistent padding needs the binary tree with noise and pad_to > 0 (only padded releases have padding)",
             ))
             .py_err();
         }
-        let statistics = match (noise_kind, regularizer) {
+        let statistics = match (noise.map(|n| n.0), regularizer) {
             // A factorization counter ("sqrt", "blt" with theta, omega) instead of the tree.
             (Some(kind), None) if counter.is_some_and(|c| c != "binary") => {
                 let factor = super::mechanisms::factorization(counter.unwrap_or_default(), theta, omega)?;
@@ -171,20 +171,20 @@ engine_methods! {
                     return Err(Error::invalid("pad_to", "only the binary tree pads its releases")).py_err();
                 }
                 StatisticsConfig::Factorized {
-                    noise: noise_spec(kind, &noise_params)?,
+                    noise: kind,
                     shift,
                     factor: FactorSpec::new(&factor).py_err()?,
                 }
             }
             (Some(kind), None) if persistent => {
-                StatisticsConfig::PersistentTree { noise: noise_spec(kind, &noise_params)?, shift, pad_to }
+                StatisticsConfig::PersistentTree { noise: kind, shift, pad_to }
             }
-            (Some(kind), None) => StatisticsConfig::Tree { noise: noise_spec(kind, &noise_params)?, shift, pad_to },
+            (Some(kind), None) => StatisticsConfig::Tree { noise: kind, shift, pad_to },
             (None, Some(regularizer)) => StatisticsConfig::Exact { regularizer, refactor_every },
             _ => {
                 return Err(Error::invalid(
-                    "noise_kind",
-                    "give exactly one of `noise_kind` (tree statistics) and `regularizer` (exact)",
+                    "noise",
+                    "give exactly one of `noise` (tree statistics) and `regularizer` (exact)",
                 ))
                 .py_err()
             }

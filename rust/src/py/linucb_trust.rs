@@ -7,7 +7,8 @@ use pyo3::prelude::*;
 
 use super::arrays::{expect_shape, row_major};
 use super::errors::IntoPy;
-use super::mechanisms::{noise_spec, seeds};
+use super::mechanisms::seeds;
+use super::noise::Noise;
 use crate::policy::elimination::ShuffleSumCoefficients;
 use crate::policy::linucb_trust::report_len;
 use crate::policy::{BoundsPolicy, InputBounds, ReportPrivatizer, TrustLinUcb, TrustLinUcbConfig, TrustRadius};
@@ -32,7 +33,7 @@ engine_methods! {
 
     #[new]
     #[pyo3(signature = (d, horizon, *, batch, regularizer, upsilon_rate, noise_sd, log_offset, s, gamma_rate, l=1.0, b_tilde=1.0,
-                        clip=true, seed=None, noise_kind=None, noise_params=Vec::new(), shuffle_sum=None, range=1.0))]
+                        clip=true, seed=None, noise=None, shuffle_sum=None, range=1.0))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         d: usize,
@@ -48,19 +49,18 @@ engine_methods! {
         b_tilde: f64,
         clip: bool,
         seed: Option<u64>,
-        noise_kind: Option<&str>,
-        noise_params: Vec<f64>,
+        noise: Option<Noise>,
         shuffle_sum: Option<[f64; 4]>,
         range: f64,
     ) -> PyResult<Self> {
-        let privatizer = match (noise_kind, shuffle_sum) {
+        let privatizer = match (noise, shuffle_sum) {
             (None, None) => ReportPrivatizer::Exact,
-            (Some(kind), None) => ReportPrivatizer::Noisy { noise: noise_spec(kind, &noise_params)? },
+            (Some(noise), None) => ReportPrivatizer::Noisy { noise: noise.0 },
             (None, Some([g_sqrt_n, g_min, bits, ones])) => {
                 ReportPrivatizer::BitSum { coefficients: ShuffleSumCoefficients { g_sqrt_n, g_min, bits, ones }, range }
             }
             (Some(_), Some(_)) => {
-                return Err(crate::error::Error::invalid("noise_kind", "give noise_kind or shuffle_sum, not both"))
+                return Err(crate::error::Error::invalid("noise", "give noise or shuffle_sum, not both"))
                     .py_err()
             }
         };

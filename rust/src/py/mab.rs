@@ -5,10 +5,12 @@ use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods};
 use pyo3::prelude::*;
 
 use super::errors::{unknown, IntoPy};
-use super::mechanisms::{noise_spec, seeds};
+use super::mechanisms::seeds;
+use super::noise::Noise;
 use super::sim::PyEnvironmentFactory;
 use crate::counter::FactorSpec;
 use crate::env::{ArmReward, Environment, Feedback, KArmedBandit, KArmedConfig};
+use crate::noise::NoiseSpec;
 use crate::policy::mab::Phase;
 use crate::policy::{
     BoundsPolicy, ContextualRule, InputBounds, Mab, MabConfig, MabIndex, MabStatistics, MtContextual,
@@ -16,7 +18,7 @@ use crate::policy::{
 };
 
 /// (gaps, batch sizes, batch noise scales, random pulls) of the phases.
-type PhaseLists = (Vec<f64>, Vec<u64>, Vec<f64>, Vec<u64>);
+type PhaseLists = (Vec<f64>, Vec<u64>, Vec<Noise>, Vec<u64>);
 
 /// A released (A~, b~) pair as arrays.
 type Released<'py> = (Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<f64>>);
@@ -41,22 +43,20 @@ engine_methods! {
     PyMab { inner: Mab }, restore _restore_mab, shared [arms, learner, secure, state];
 
     #[new]
-    #[pyo3(signature = (k, horizon, *, index="ucb", noise_bound=0.0, noise_kind=None, noise_params=Vec::new(),
-                        lo=0.0, hi=1.0, bounds="clip", phases=None, seed=None, phase_lattice_exponents=Vec::new(),
+    #[pyo3(signature = (k, horizon, *, index="ucb", noise_bound=0.0, noise=None,
+                        lo=0.0, hi=1.0, bounds="clip", phases=None, seed=None,
                         counter=None, theta=Vec::new(), omega=Vec::new()))]
     fn new(
         k: usize,
         horizon: u64,
         index: &str,
         noise_bound: f64,
-        noise_kind: Option<&str>,
-        noise_params: Vec<f64>,
+        noise: Option<Noise>,
         lo: f64,
         hi: f64,
         bounds: &str,
         phases: Option<PhaseLists>,
         seed: Option<u64>,
-        phase_lattice_exponents: Vec<i32>,
         counter: Option<&str>,
         theta: Vec<f64>,
         omega: Vec<f64>,
@@ -68,23 +68,22 @@ engine_methods! {
             "thompson_gaussian" => MabIndex::ThompsonGaussian,
             _ => return unknown("index", "ucb, empirical, thompson_beta or thompson_gaussian", index),
         };
-        let statistics = match noise_kind {
+        let statistics = match noise {
             None => MabStatistics::Exact,
-            Some(kind) => match counter {
-                None | Some("binary") => MabStatistics::Tree { noise: noise_spec(kind, &noise_params)? },
+            Some(Noise(noise)) => match counter {
+                None | Some("binary") => MabStatistics::Tree { noise },
                 // Another counter per arm (see `dpbandits.privacy.factorization`).
                 Some(c) => MabStatistics::Factorized {
-                    noise: noise_spec(kind, &noise_params)?,
+                    noise,
                     factor: FactorSpec::new(&super::mechanisms::factorization(c, theta, omega)?).py_err()?,
                 },
             },
         };
-        let phases = phases.map(|(gaps, batch_sizes, batch_scales, random_pulls)| Phases {
+        let phases = phases.map(|(gaps, batch_sizes, batch_noise, random_pulls)| Phases {
             gaps,
             batch_sizes,
-            batch_scales,
             random_pulls,
-            lattice_exponents: phase_lattice_exponents,
+            batch_noise: batch_noise.into_iter().map(|n| n.0).collect(),
         });
         let config = MabConfig {
             k,
@@ -132,16 +131,15 @@ engine_methods! {
     getters [fallbacks: u64, last_fallback: bool];
 
     #[new]
-    #[pyo3(signature = (d, horizon, *, rule="ucb", alpha=1.0, noise_kind="zero", noise_a=Vec::new(), noise_b=Vec::new(),
+    #[pyo3(signature = (d, horizon, *, rule="ucb", alpha=1.0, noise_a=Noise(NoiseSpec::Zero), noise_b=Noise(NoiseSpec::Zero),
                         l=1.0, b_tilde=1.0, clip=true, seed=None, counter=None, theta=Vec::new(), omega=Vec::new()))]
     fn new(
         d: usize,
         horizon: u64,
         rule: &str,
         alpha: f64,
-        noise_kind: &str,
-        noise_a: Vec<f64>,
-        noise_b: Vec<f64>,
+        noise_a: Noise,
+        noise_b: Noise,
         l: f64,
         b_tilde: f64,
         clip: bool,
@@ -164,8 +162,8 @@ engine_methods! {
             d,
             horizon,
             rule,
-            noise_a: noise_spec(noise_kind, &noise_a)?,
-            noise_b: noise_spec(noise_kind, &noise_b)?,
+            noise_a: noise_a.0,
+            noise_b: noise_b.0,
             bounds,
             counter,
         };

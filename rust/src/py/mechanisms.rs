@@ -5,10 +5,11 @@ use pyo3::prelude::*;
 
 use super::arrays::{expect_shape, row_major, zeroed};
 use super::errors::IntoPy;
+use super::noise::Noise;
 use crate::counter::tree::{Padding, TreeCounter};
 use crate::counter::{Factorization, FactorizationCounter};
 use crate::error::Error;
-use crate::noise::{fill_gaussian, fill_laplace, fill_symmetric_gaussian, NoiseSpec, SecureKind, WishartSampler};
+use crate::noise::{fill_gaussian, fill_laplace, fill_symmetric_gaussian, NoiseSpec, WishartSampler};
 use crate::rng::SeedSequence;
 
 /// Above this many draws the GIL is released while sampling.
@@ -26,69 +27,6 @@ fn run<T: Send>(py: Python<'_>, work: usize, f: impl FnOnce() -> T + Send) -> T 
         py.detach(f)
     } else {
         f()
-    }
-}
-
-/// Parses the (kind, params) pair the Python noise specs send.
-pub fn noise_spec(kind: &str, params: &[f64]) -> PyResult<NoiseSpec> {
-    let spec = match (kind, params) {
-        ("zero", []) => NoiseSpec::Zero,
-        ("laplace", [scale]) => NoiseSpec::Laplace { scale: *scale },
-        ("gaussian", [sigma]) => NoiseSpec::Gaussian { sigma: *sigma },
-        ("symmetric_gaussian", [sigma]) => NoiseSpec::SymmetricGaussian { sigma: *sigma },
-        ("wishart", [scale, df]) => NoiseSpec::Wishart { scale: *scale, df: *df },
-        // Exact discrete noise on the lattice 2^-j (noise/lattice): the
-        // parameters of the floating-point kind, then j.
-        ("lattice_laplace" | "lattice_gaussian" | "lattice_symmetric_gaussian", [scale, j]) => {
-            let exponent = lattice_exponent(*j)?;
-            let base = match kind {
-                "lattice_laplace" => NoiseSpec::Laplace { scale: *scale },
-                "lattice_gaussian" => NoiseSpec::Gaussian { sigma: *scale },
-                _ => NoiseSpec::SymmetricGaussian { sigma: *scale },
-            };
-            // SecureNoise::new checks the scale (finite, 1 to 2^21 steps for the
-            // Laplace, 2^25 for the Gaussians).
-            base.on_lattice(exponent).py_err()?
-        }
-        _ => {
-            return Err(Error::invalid(
-                "noise",
-                format!("unknown noise kind {kind:?} with {} parameters", params.len()),
-            ))
-            .py_err()
-        }
-    };
-    Ok(spec)
-}
-
-/// A lattice exponent passed as a Python number: an integer in [-1000, 1000].
-fn lattice_exponent(j: f64) -> PyResult<i32> {
-    if j.fract() == 0.0 && (-1000.0..=1000.0).contains(&j) {
-        Ok(j as i32)
-    } else {
-        Err(Error::invalid("lattice_exponent", format!("must be an integer in [-1000, 1000], got {j}"))).py_err()
-    }
-}
-
-pub fn noise_kind(spec: NoiseSpec) -> (&'static str, Vec<f64>) {
-    match spec {
-        NoiseSpec::Zero => ("zero", vec![]),
-        NoiseSpec::Laplace { scale } => ("laplace", vec![scale]),
-        NoiseSpec::Gaussian { sigma } => ("gaussian", vec![sigma]),
-        NoiseSpec::SymmetricGaussian { sigma } => ("symmetric_gaussian", vec![sigma]),
-        NoiseSpec::Wishart { scale, df } => ("wishart", vec![scale, df]),
-        NoiseSpec::Lattice(s) => {
-            let j = f64::from(s.exponent());
-            let step = s.step();
-            match s.kind() {
-                SecureKind::Zero => ("zero", vec![]),
-                SecureKind::Laplace { t } => ("lattice_laplace", vec![t as f64 * step, j]),
-                SecureKind::Gaussian { var } => ("lattice_gaussian", vec![(var as f64).sqrt() * step, j]),
-                SecureKind::SymmetricGaussian { var } => {
-                    ("lattice_symmetric_gaussian", vec![(var as f64).sqrt() * step, j])
-                }
-            }
-        }
     }
 }
 
@@ -174,20 +112,18 @@ engine_methods! {
     getters [padded: bool, pad_to: u32];
 
     #[new]
-    #[pyo3(signature = (shape, horizon, noise_kind, noise_params, seed=None, padded=false, pad_to=None, secure_exponent=None, os_entropy=false, padding="fresh"))]
+    #[pyo3(signature = (shape, horizon, noise, seed=None, padded=false, pad_to=None, os_entropy=false, padding="fresh"))]
     fn new(
         shape: Vec<usize>,
         horizon: u64,
-        noise_kind: &str,
-        noise_params: Vec<f64>,
+        noise: Noise,
         seed: Option<u64>,
         padded: bool,
         pad_to: Option<u32>,
-        secure_exponent: Option<i32>,
         os_entropy: bool,
         padding: &str,
     ) -> PyResult<Self> {
-        let spec = noise_spec(noise_kind, &noise_params)?;
+        let spec = noise.0;
         let inner = match (pad_to, Padding::from_name(padding).py_err()?) {
             (None, Padding::Fresh) => TreeCounter::new(&shape, horizon, spec, padded, &seeds(seed)?),
             (Some(p), mode) => TreeCounter::with_padding_mode(&shape, horizon, spec, p, mode, &seeds(seed)?),
@@ -196,13 +132,7 @@ engine_methods! {
             }
         }
         .py_err()?;
-        // Exact discrete noise on the lattice 2^-secure_exponent
-        // (noise/lattice); the entropy source is chosen separately.
-        let inner = match secure_exponent {
-            None => inner.with_os_entropy(os_entropy),
-            Some(j) => inner.into_secure(j, os_entropy),
-        }
-        .py_err()?;
+        let inner = inner.with_os_entropy(os_entropy).py_err()?;
         Ok(PyTreeCounter { inner })
     }
 
@@ -269,27 +199,20 @@ engine_methods! {
     shared [counter, state];
 
     #[new]
-    #[pyo3(signature = (shape, horizon, noise_kind, noise_params, factorization_kind, theta=Vec::new(), omega=Vec::new(), seed=None, secure_exponent=None, os_entropy=false))]
+    #[pyo3(signature = (shape, horizon, noise, factorization_kind, theta=Vec::new(), omega=Vec::new(), seed=None, os_entropy=false))]
     fn new(
         shape: Vec<usize>,
         horizon: u64,
-        noise_kind: &str,
-        noise_params: Vec<f64>,
+        noise: Noise,
         factorization_kind: &str,
         theta: Vec<f64>,
         omega: Vec<f64>,
         seed: Option<u64>,
-        secure_exponent: Option<i32>,
         os_entropy: bool,
     ) -> PyResult<Self> {
-        let spec = noise_spec(noise_kind, &noise_params)?;
         let f = factorization(factorization_kind, theta, omega)?;
-        let inner = FactorizationCounter::new(&shape, horizon, spec, f, &seeds(seed)?).py_err()?;
-        let inner = match secure_exponent {
-            None => inner.with_os_entropy(os_entropy),
-            Some(j) => inner.into_secure(j, os_entropy),
-        }
-        .py_err()?;
+        let inner = FactorizationCounter::new(&shape, horizon, noise.0, f, &seeds(seed)?).py_err()?;
+        let inner = inner.with_os_entropy(os_entropy).py_err()?;
         Ok(PyFactorizationCounter { inner })
     }
 

@@ -301,10 +301,10 @@ macro_rules! engine_methods {
                 self.$field.shape().to_vec()
             }
 
-            /// (kind, params) of the noise.
+            /// The noise value (the tuple the constructor took).
             #[getter]
-            fn noise(&self) -> (&'static str, Vec<f64>) {
-                $crate::py::mechanisms::noise_kind(self.$field.noise())
+            fn noise<'py>(&self, py: ::pyo3::Python<'py>) -> ::pyo3::PyResult<::pyo3::Bound<'py, ::pyo3::types::PyTuple>> {
+                $crate::py::noise::noise_wire(py, self.$field.noise())
             }
         ] [$($i)*] $($rest)*);
     };
@@ -473,6 +473,7 @@ mod learners;
 mod linucb_trust;
 mod mab;
 mod mechanisms;
+pub(crate) mod noise;
 mod online_learning;
 mod phased_mab;
 mod replay;

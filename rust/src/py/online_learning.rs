@@ -6,7 +6,8 @@ use pyo3::prelude::*;
 
 use super::arrays::{expect_shape, row_major};
 use super::errors::{unknown, IntoPy};
-use super::mechanisms::{noise_spec, seeds};
+use super::mechanisms::seeds;
+use super::noise::Noise;
 use super::sim::PyEnvironmentFactory;
 use crate::counter::FactorSpec;
 use crate::env::{DecisionSet, Environment, LossEnv, LossEnvConfig, LossSequence};
@@ -22,20 +23,6 @@ fn geometry(name: &str) -> PyResult<Geometry> {
         "ball" => Ok(Geometry::Ball),
         "cube" => Ok(Geometry::Cube),
         _ => unknown("geometry", "'simplex', 'ball' or 'cube'", name),
-    }
-}
-
-fn laplace_or_zero(scale: Option<f64>) -> NoiseSpec {
-    scale.map_or(NoiseSpec::Zero, |scale| NoiseSpec::Laplace { scale })
-}
-
-/// Laplace noise of `scale` (zero without), exact on the lattice
-/// 2^-`lattice_exponent` when one is given.
-fn laplace_noise(scale: Option<f64>, lattice_exponent: Option<i32>) -> PyResult<NoiseSpec> {
-    let spec = laplace_or_zero(scale);
-    match lattice_exponent {
-        None => Ok(spec),
-        Some(j) => spec.validate(&[]).and_then(|()| spec.on_lattice(j)).py_err(),
     }
 }
 
@@ -56,13 +43,12 @@ engine_methods! {
     getters [noise_terms: u32];
 
     #[new]
-    #[pyo3(signature = (n, horizon, geometry, noise_kind, noise_params, *, eta=None, clip=true, seed=None, counter=None, theta=Vec::new(), omega=Vec::new()))]
+    #[pyo3(signature = (n, horizon, geometry, noise, *, eta=None, clip=true, seed=None, counter=None, theta=Vec::new(), omega=Vec::new()))]
     fn new(
         n: usize,
         horizon: u64,
         geometry: &str,
-        noise_kind: &str,
-        noise_params: Vec<f64>,
+        noise: Noise,
         eta: Option<f64>,
         clip: bool,
         seed: Option<u64>,
@@ -81,7 +67,7 @@ engine_methods! {
             horizon,
             geometry: self::geometry(geometry)?,
             rule,
-            noise: noise_spec(noise_kind, &noise_params)?,
+            noise: noise.0,
             clip,
             counter,
         };
@@ -120,18 +106,9 @@ engine_methods! {
     PyExp2 { inner: Exp2 }, restore _restore_exp2, shared [learner, secure, state];
 
     #[new]
-    #[pyo3(signature = (n, horizon, eta, gamma, *, noise_scale=None, clip=true, seed=None, lattice_exponent=None))]
-    fn new(
-        n: usize,
-        horizon: u64,
-        eta: f64,
-        gamma: f64,
-        noise_scale: Option<f64>,
-        clip: bool,
-        seed: Option<u64>,
-        lattice_exponent: Option<i32>,
-    ) -> PyResult<Self> {
-        let config = Exp2Config { n, horizon, eta, gamma, noise: laplace_noise(noise_scale, lattice_exponent)?, clip };
+    #[pyo3(signature = (n, horizon, eta, gamma, *, noise=Noise(NoiseSpec::Zero), clip=true, seed=None))]
+    fn new(n: usize, horizon: u64, eta: f64, gamma: f64, noise: Noise, clip: bool, seed: Option<u64>) -> PyResult<Self> {
+        let config = Exp2Config { n, horizon, eta, gamma, noise: noise.0, clip };
         Ok(PyExp2 { inner: Exp2::new(config, &seeds(seed)?).py_err()? })
     }
 
@@ -161,16 +138,9 @@ engine_methods! {
     PyScrible { inner: Scrible }, restore _restore_scrible, shared [learner, seeded, state];
 
     #[new]
-    #[pyo3(signature = (n, horizon, eta, *, noise_scale=None, clip=true, seed=None))]
-    fn new(
-        n: usize,
-        horizon: u64,
-        eta: f64,
-        noise_scale: Option<f64>,
-        clip: bool,
-        seed: Option<u64>,
-    ) -> PyResult<Self> {
-        let config = ScribleConfig { n, horizon, eta, noise: laplace_or_zero(noise_scale), clip };
+    #[pyo3(signature = (n, horizon, eta, *, noise=Noise(NoiseSpec::Zero), clip=true, seed=None))]
+    fn new(n: usize, horizon: u64, eta: f64, noise: Noise, clip: bool, seed: Option<u64>) -> PyResult<Self> {
+        let config = ScribleConfig { n, horizon, eta, noise: noise.0, clip };
         Ok(PyScrible { inner: Scrible::new(config, &seeds(seed)?).py_err()? })
     }
 

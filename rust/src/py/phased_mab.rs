@@ -8,8 +8,10 @@ use pyo3::prelude::*;
 use super::errors::{unknown, IntoPy};
 use super::mab::reward_policy;
 use super::mechanisms::seeds;
+use super::noise::Noise;
+use crate::noise::NoiseSpec;
 use crate::policy::mab::RewardRange;
-use crate::policy::phased_mab::{NoiseSampler, PhaseSchedule, PhasedIndex, PhasedMab, PhasedMabConfig, ReleaseNoise};
+use crate::policy::phased_mab::{PhaseSchedule, PhasedIndex, PhasedMab, PhasedMabConfig};
 
 /// Phased K-armed engine; built by `dpbandits.learners.phased_mab`.
 #[pyclass(module = "dpbandits._core", name = "PhasedMabEngine")]
@@ -23,7 +25,7 @@ engine_methods! {
     #[new]
     #[pyo3(signature = (k, horizon, *, index="optimistic_kl", divergence_epsilon=None, explore=1.0, linear=0.0,
                         root=0.0, reward_var=1.0, noise_var=0.0, alpha=2.0, forget=false, min_len=None, epochs=None,
-                        noise="zero", noise_param=0.0, lattice_exponent=None, secure=false, commit=true, lo=0.0, hi=1.0,
+                        noise=Noise(NoiseSpec::Zero), secure=false, commit=true, lo=0.0, hi=1.0,
                         bounds="clip", seed=None))]
     fn new(
         k: usize,
@@ -39,9 +41,7 @@ engine_methods! {
         forget: bool,
         min_len: Option<u64>,
         epochs: Option<(Vec<u64>, Vec<f64>)>,
-        noise: &str,
-        noise_param: f64,
-        lattice_exponent: Option<i32>,
+        noise: Noise,
         secure: bool,
         commit: bool,
         lo: f64,
@@ -65,23 +65,12 @@ engine_methods! {
                 None => PhaseSchedule::Geometric { alpha, forget },
             },
         };
-        let noise = match noise {
-            "zero" => ReleaseNoise::Zero,
-            "laplace" => ReleaseNoise::Laplace { scale: noise_param },
-            "gaussian" => ReleaseNoise::Gaussian { sigma: noise_param },
-            _ => return unknown("noise", "zero, laplace or gaussian", noise),
-        };
-        let sampler = match lattice_exponent {
-            Some(exponent) => NoiseSampler::Lattice { exponent },
-            None => NoiseSampler::Float,
-        };
         let config = PhasedMabConfig {
             k,
             horizon,
             index,
             schedule,
-            noise,
-            sampler,
+            noise: noise.0,
             secure,
             commit,
             rewards: RewardRange { lo, hi, policy: reward_policy(bounds)? },

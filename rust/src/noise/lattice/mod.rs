@@ -170,6 +170,17 @@ pub enum SecureKind {
     SymmetricGaussian { var: u128 },
 }
 
+/// The law of lattice noise, without its scale.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LatticeLaw {
+    /// Discrete Laplace, scale t steps.
+    Laplace,
+    /// Discrete Gaussian, sigma s steps (variance s^2).
+    Gaussian,
+    /// Symmetric matrix discrete Gaussian, sigma s steps off the diagonal.
+    SymmetricGaussian,
+}
+
 /// Secure node noise: integer parameters and the lattice they live on.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SecureNoise {
@@ -179,7 +190,52 @@ pub struct SecureNoise {
 }
 
 impl SecureNoise {
-    /// The discrete counterpart of `spec` on the lattice 2^-`exponent`.
+    /// Lattice noise of `law` whose scale is `steps` lattice steps (the
+    /// Laplace t, or the Gaussian sigma) on the lattice 2^-`exponent`: the
+    /// integers the privacy layer computed
+    /// (`dpbandits.privacy.secure.LatticeNoise`), taken as they are; nothing
+    /// is rounded or rescaled here. `steps` must lie in [1, 2^21] for the
+    /// Laplace, [1, 2^25] for the Gaussian and [1, 2^24] for the symmetric
+    /// matrix Gaussian (whose diagonal has twice the variance); `exponent`
+    /// in [-1000, 1000].
+    pub fn from_steps(law: LatticeLaw, steps: u64, exponent: i32) -> Result<Self> {
+        if !(-1000..=1000).contains(&exponent) {
+            return Err(Error::invalid("lattice_exponent", format!("must lie in [-1000, 1000], got {exponent}")));
+        }
+        let (name, max) = match law {
+            LatticeLaw::Laplace => ("scale", MAX_SCALE_STEPS),
+            LatticeLaw::Gaussian => ("sigma", MAX_GAUSSIAN_SCALE_STEPS),
+            LatticeLaw::SymmetricGaussian => ("sigma", MAX_SYMMETRIC_SCALE_STEPS),
+        };
+        if !(1..=max).contains(&steps) {
+            return Err(Error::invalid(name, format!("{steps} lattice steps; secure sampling needs 1 to {max} steps")));
+        }
+        let s = u128::from(steps);
+        let kind = match law {
+            LatticeLaw::Laplace => SecureKind::Laplace { t: steps },
+            LatticeLaw::Gaussian => SecureKind::Gaussian { var: s * s },
+            LatticeLaw::SymmetricGaussian => SecureKind::SymmetricGaussian { var: s * s },
+        };
+        Ok(SecureNoise { kind, exponent })
+    }
+
+    /// The integer scale in lattice steps (the Laplace t, the Gaussian
+    /// sigma = sqrt(var), exact for the values [`SecureNoise::from_steps`]
+    /// builds), or `None` for the zero law.
+    pub fn steps(&self) -> Option<u64> {
+        match self.kind {
+            SecureKind::Zero => None,
+            SecureKind::Laplace { t } => Some(t),
+            SecureKind::Gaussian { var } | SecureKind::SymmetricGaussian { var } => {
+                let s = crate::noise::isqrt::isqrt(var);
+                Some(s as u64)
+            }
+        }
+    }
+
+    /// The discrete counterpart of `spec` on the lattice 2^-`exponent`
+    /// (Rust tests and benchmarks; the learners receive their integer
+    /// scales from the privacy layer through [`SecureNoise::from_steps`]).
     ///
     /// The scale in steps is rounded UP: scale_steps = ceil(scale * 2^j)
     /// (more noise than asked, never less). It must lie in [1, 2^21] for the
