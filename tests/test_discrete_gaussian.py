@@ -169,8 +169,8 @@ def test_lattice_gaussian_release_at_delta_1e_6_meets_its_claim_and_half_noise_i
 
 
 def test_a_vanishing_epsilon_terminates_with_a_delta_only_guarantee() -> None:
-    # At epsilon = 5e-324 Bun-Steinke's starting rho underflows to 0 (the
-    # search used to loop forever there). rho-zCDP with rho small enough
+    # At epsilon = 5e-324 Bun-Steinke's starting rho underflows to 0; the
+    # search must still terminate. rho-zCDP with rho small enough
     # is (0, delta)-DP (CKS 2020, Cor. 13 has a negative infimum), so the
     # answer is positive, and the Renyi calibration still gives a delta'.
     from dpbandits.privacy.conversion import zcdp_to_dp_epsilon_cks

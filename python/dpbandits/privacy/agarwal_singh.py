@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from dpbandits._validation import in_open_unit, positive, positive_int
-from dpbandits.privacy.discrete_gaussian import lattice_gaussian_calibration_delta
+from dpbandits.privacy.discrete_gaussian import lattice_gaussian_calibration_delta_checked
 from dpbandits.privacy.guarantees import Guarantee
 from dpbandits.privacy.secure import LatticeNoise, capped_lattice_exponent, lattice_gaussian
 from dpbandits.privacy.tree import gaussian_tree_sigma, tree_levels
@@ -268,7 +268,7 @@ def ftpl_sigma(
         # crosses a power of two changes the lattice exponent.
         steps = math.ldexp(needed, capped_lattice_exponent(needed, float(T))) / 2.0
         reached = {"binary": tree_levels(T), "smooth-binary": round(max_column_norm(counter, T) ** 2)}.get(counter, T)
-        budget, _ = lattice_gaussian_calibration_delta(epsilon, delta, reached * n, max(steps, 1.0))
+        budget, _ = lattice_gaussian_calibration_delta_checked(epsilon, delta, reached * n, steps)
         needed = privacy_sigma(budget)
     if counter != "binary" and _calibration(calibration) != "tight":
         raise ValueError(

@@ -203,8 +203,8 @@ impl<R: RngCore> RngCore for Counting<R> {
         self.1 += 1;
         self.0.next_u64()
     }
-    fn fill_bytes(&mut self, _: &mut [u8]) {
-        unimplemented!()
+    fn fill_bytes(&mut self, dest: &mut [u8]) {
+        rand_core::impls::fill_bytes_via_next(self, dest);
     }
 }
 
@@ -253,8 +253,8 @@ fn generator_words_per_draw_are_as_designed() {
     );
 }
 
-/// CKS 2020, Alg. 2 with the bit-by-bit Bernoulli draws (the previous
-/// sampler), kept for comparison.
+/// CKS 2020, Alg. 2 with the bit-by-bit Bernoulli draws: the reference
+/// the table sampler is compared against.
 fn cks_discrete_laplace<R: RngCore + ?Sized>(rng: &mut R, t: u64) -> i64 {
     let t64 = t.max(1);
     let t = u128::from(t64);

@@ -29,8 +29,8 @@ impl RngCore for Words {
         self.1 += 1;
         self.0[self.1 - 1]
     }
-    fn fill_bytes(&mut self, _: &mut [u8]) {
-        unimplemented!()
+    fn fill_bytes(&mut self, dest: &mut [u8]) {
+        rand_core::impls::fill_bytes_via_next(self, dest);
     }
 }
 
