@@ -72,8 +72,8 @@ def float_array(name: str, value: ArrayLike, ndim: int | None = None, finite: bo
     ``finite=False`` leaves the finiteness test to a caller that makes it
     elsewhere (an engine binding that checks as it copies)."""
     if np.iscomplexobj(value):
-        # Bug fix (hostile-input fuzzing): complex input was cast to float
-        # with only a ComplexWarning, silently dropping the imaginary part.
+        # NumPy would cast complex input to float with only a warning,
+        # dropping the imaginary part.
         raise ValueError(f"invalid argument `{name}`: complex values are not accepted")
     try:
         arr = np.asarray(value, dtype=np.float64)

@@ -81,8 +81,8 @@ class ShariffSheffetEnv:
         """Realized reward of row ``index`` in round ``t``."""
         if t != self._engine.t:
             raise ValueError(f"invalid argument `t`: the current round is {self._engine.t}, got {t}")
-        # Bug fix (hostile-input fuzzing): int(index) of a NaN/inf index
-        # raised a bare OverflowError/ValueError not naming the argument.
+        # Checked here so that a NaN or infinite index is named, not a bare
+        # OverflowError from int().
         index = positive_int("index", index, minimum=0)
         if not index < self.k:
             raise ValueError(f"invalid argument `index`: must lie in [0, {self.k}), got {index}")
@@ -90,7 +90,7 @@ class ShariffSheffetEnv:
 
     def mean_rewards(self, t: int) -> NDArray[np.float64]:
         """<x, theta*> of each action of round t (the current round)."""
-        # Bug fix (hostile-input fuzzing): any t, even NaN, was accepted.
+        # Only the current round's means exist.
         if t != self._engine.t:
             raise ValueError(f"invalid argument `t`: the current round is {self._engine.t}, got {t}")
         return self._engine.mean_rewards()
