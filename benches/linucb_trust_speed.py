@@ -71,7 +71,7 @@ def main() -> None:
         "ShuffleLinUCB amplification": ShuffleLinUCB(5, n, 1.0, 0.1, protocol="amplification"),
         "LocalLinUCB lattice": LocalLinUCB(5, n, 1.0, 0.1),
         "LocalLinUCB float": LocalLinUCB(5, n, 1.0, 0.1, sampler="float"),
-        "LocalLinUCB noise off": LocalLinUCB(5, n),
+        "LocalLinUCB noise off": LocalLinUCB(5, n, epsilon=None),
     }
     if args.only:
         learners = {k: v for k, v in learners.items() if any(w in k for w in args.only)}

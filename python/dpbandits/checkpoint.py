@@ -5,8 +5,9 @@ stopped: for a learner, its class, its constructor configuration, the bytes
 of its Rust engine (every tree node's stored noise, the padding, the
 generator state) and the Python-side round state; for a tree counter, its
 state bytes. A restored object draws exactly the noise the original would
-have drawn next, and never redraws a stored node (DESIGN.md: "A checkpoint
-carries the node noise").
+have drawn next, and never redraws a stored node: a checkpoint carries
+the node noise, since redrawing it would release fresh noise on the same
+data.
 
 File layout (all integers little-endian)::
 

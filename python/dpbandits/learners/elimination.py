@@ -132,6 +132,14 @@ class EliminationLinearBandit(LearnerBase):
         None: operating-system entropy (deployment); an int reproduces the
         noise and the shuffler's permutations.
 
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above; the message names
+        the argument and the range.
+    TypeError
+        If an argument has the wrong type (e.g. a string for ``epsilon``).
+
     Examples
     --------
     >>> import numpy as np
@@ -397,6 +405,57 @@ class ContextualEliminationBandit(LearnerBase):
     a zeta-net of the unit sphere (with ``zeta``, default 1/T). Other
     arguments as for :class:`EliminationLinearBandit`. Rows g(theta) have
     norm <= 1 when every ||phi(a, c)|| <= 1 (Assumption 1).
+
+    Parameters
+    ----------
+    thetas:
+        A (M, d) array of candidate parameters, or ``"sphere"``.
+    context_sampler:
+        A function ``rng -> (number of actions, d) array`` of the features
+        phi(a, c) of one random context c.
+    horizon:
+        Number of rounds T, an integer >= 1.
+    privacy:
+        None (default: no privacy), ``"central"``, ``"local"``, ``"shuffle"``
+        or ``"shuffle-sum"``, as :class:`EliminationLinearBandit`.
+    epsilon, delta:
+        As :class:`EliminationLinearBandit`: epsilon finite and > 0 is required
+        with a private model; delta in (0, 1) for the shuffle models.
+    d:
+        Dimension, needed with ``thetas="sphere"``.
+    n_samples:
+        Contexts drawn to estimate g, an integer >= 1 (default 1000).
+    sampler_seed:
+        Seed of those draws (default 0).
+    zeta:
+        Resolution of the sphere's net, in (0, 1]; None (default) for 1 / T.
+    max_actions:
+        Largest net size accepted, an integer >= 1.
+    seed:
+        None (default) or an integer.
+    options:
+        Further keyword arguments of :class:`EliminationLinearBandit`.
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above; the message names
+        the argument and the range.
+    TypeError
+        If an argument has the wrong type (e.g. a string for ``epsilon``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dpbandits as dp
+    >>> thetas = np.array([[1.0, 0.0], [0.0, 1.0]])
+    >>> contexts = lambda rng: rng.uniform(-1, 1, size=(3, 2)) / np.sqrt(2)
+    >>> learner = dp.ContextualEliminationBandit(thetas, contexts, horizon=1000, privacy="central",
+    ...                                          epsilon=1.0, seed=0)
+    >>> i = learner.select(np.array([[0.5, 0.1], [0.1, 0.5], [0.0, 0.0]]))
+    >>> learner.update(0.4)
+    >>> learner.privacy.model       # joint DP: the context stays with the client (Corollary 1)
+    'joint'
     """
 
     def __init__(

@@ -116,6 +116,14 @@ class LinUCB(_LinUCBBase):
         simulation. (This learner draws no noise; the seed only fixes how
         its replicates are labelled.)
 
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above; the message names
+        the argument and the range.
+    TypeError
+        If an argument has the wrong type (e.g. a string for ``epsilon``).
+
     Examples
     --------
     >>> import dpbandits as dp
@@ -229,6 +237,55 @@ class JointDPLinUCB(_LinUCBBase):
     :func:`dpbandits.simulate` None means the replicate seed alone and an
     integer is mixed with each replicate seed (:mod:`dpbandits.sim`).
     Copying a learner copies its generator: see :meth:`fork`.
+
+    Parameters
+    ----------
+    d:
+        Dimension of the actions, an integer >= 1.
+    horizon:
+        Number of rounds n, an integer >= 1 (the tree's depth and the
+        calibration use it).
+    epsilon, delta:
+        The (epsilon, delta)-joint DP to meet: epsilon finite and > 0 (within
+        the range the calibration's arithmetic supports), delta in (0, 1).
+    noise:
+        ``"gaussian"`` (default) or ``"wishart"``.
+    shift:
+        True (default: the paper's shift), False (Wishart: unshifted) or a
+        shift magnitude (finite float).
+    alpha:
+        Failure probability of the confidence radius, in (0, 1); None
+        (default) for 1 / n.
+    sigma, S, L, B_tilde:
+        Sub-Gaussian parameter of the reward noise, bound on ||theta*||, on
+        ||x|| and on |y|: finite and > 0 (default 1).
+    radius:
+        Form of the confidence radius beta_t (default ``"log_det"``, Prop. 4).
+    bounds:
+        ``"clip"`` (default) or ``"error"``, see above.
+    calibration:
+        ``"paper"`` (default) or ``"tight"`` (Gaussian only).
+    seed:
+        None (default) or an integer, see above.
+    sampler:
+        ``"lattice"`` (exact discrete Gaussian, the default for Gaussian
+        noise) or ``"float"``; None for the noise's default (Wishart noise is
+        floating point).
+    secure:
+        True draws the noise from operating-system entropy (lattice only).
+    counter:
+        ``"binary"`` (default), ``"smooth-binary"``, ``"sqrt"`` or ``"blt"``,
+        see above.
+    padding:
+        ``"fresh"`` (default) or ``"persistent"`` (Wishart only), see above.
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above; the message names
+        the argument and the range.
+    TypeError
+        If an argument has the wrong type (e.g. a string for ``epsilon``).
 
     Examples
     --------

@@ -27,7 +27,7 @@ Arguments common to all functions, with their valid ranges:
   sets (Prop. 4); ``None`` means 1/n (App. D), which needs n >= 2.
 - ``L``, ``B_tilde``: finite, > 0 (App. D: L = 1, Btilde = 1).
 
-Known traps this module avoids (DESIGN.md): the Wishart scale is
+Known traps this module avoids: the Wishart scale is
 Ltilde^2 I, not Ltilde I (§4.1 writes W(Ltilde I, k) once; Thm 8, Prop. 9
 and Thm 23 use Ltilde^2 I); Eq. (4) uses natural logarithms; the shift is
 applied once to each release, never to each tree node.

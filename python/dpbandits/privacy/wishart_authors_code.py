@@ -2,7 +2,7 @@
 
 The App. D.2 figure of Shariff & Sheffet 2018 was produced by the authors'
 Julia package PrivateBandits.jl (github.com/roshanshariff/PrivateBandits.jl,
-final commit 49417f1, 2018-10-10: ``src/DifferentialPrivacy.jl``,
+its final published version: ``src/DifferentialPrivacy.jl``,
 ``src/LinearBandits.jl``, ``src/Experiments.jl``, ``experiment2.jl``). Its
 Wishart learners depart from the paper's printed constants (§4.1, Eq. (4),
 Prop. 9), which :func:`dpbandits.privacy.calibration.shariff_sheffet_wishart`
