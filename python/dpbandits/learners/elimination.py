@@ -27,7 +27,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import _core
 from dpbandits._sizes import check_bytes
-from dpbandits._validation import epsilon_range, float_array, positive_int, seed_or_none
+from dpbandits._validation import epsilon_range, float_array, integral_arguments, positive_int, seed_or_none
 from dpbandits.errors import StateError
 from dpbandits.learners.online import LearnerBase
 from dpbandits.nets import zeta_net
@@ -174,7 +174,9 @@ class EliminationLinearBandit(LearnerBase):
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
     ) -> None:
-        self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        self._args = integral_arguments(
+            type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        )
         self.sampler = sampler_choice(sampler)
         self.horizon = positive_int("horizon", horizon, minimum=2)
         if privacy not in _PRIVACY:
@@ -475,7 +477,9 @@ class ContextualEliminationBandit(LearnerBase):
         seed: int | None = None,
         **options: Any,
     ) -> None:
-        self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__", "options")}
+        self._args = integral_arguments(
+            type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__", "options")}
+        )
         self._args.update(options)
         horizon = positive_int("horizon", horizon, minimum=2)
         if not callable(context_sampler):
@@ -546,7 +550,7 @@ class ContextualEliminationBandit(LearnerBase):
         if g is None or not isinstance(linear_config, dict):
             raise ValueError("the checkpoint lacks the action set g of a ContextualEliminationBandit")
         self = cls.__new__(cls)
-        self._args = {**config, "context_sampler": None}
+        self._args = integral_arguments(type(self), {**config, "context_sampler": None})
         self.thetas = float_array("thetas", config["thetas"], ndim=2)
         self.g = float_array("g", g, ndim=2)
         # The linear learner is rebuilt from this learner's own configuration,

@@ -23,7 +23,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import _core
 from dpbandits._sizes import MAX_TREE_ENTRIES, check_tree_entries
-from dpbandits._validation import epsilon_range, in_open_unit, positive, positive_int, seed_or_none
+from dpbandits._validation import epsilon_range, in_open_unit, integral_arguments, positive, positive_int, seed_or_none
 from dpbandits.learners.online import OnlineLearner, engine_decision_set
 from dpbandits.privacy import (
     ConfidenceRadius,
@@ -152,7 +152,9 @@ class LinUCB(_LinUCBBase):
         refactor_every: int = 64,
         seed: int | None = None,
     ) -> None:
-        self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        self._args = integral_arguments(
+            type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        )
         self.d = positive_int("d", d)
         self.horizon = positive_int("horizon", horizon)
         self.regularizer = positive("regularizer", regularizer)
@@ -329,7 +331,9 @@ class JointDPLinUCB(_LinUCBBase):
         counter: Literal["binary", "smooth-binary", "sqrt", "blt"] = "binary",
         padding: Literal["fresh", "persistent"] = "fresh",
     ) -> None:
-        self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        self._args = integral_arguments(
+            type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        )
         # Every argument the calibration formulas read is validated here, once:
         # they are called in their checked forms, which trust these values.
         self.d = positive_int("d", d)

@@ -30,7 +30,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import _core
 from dpbandits._sizes import check_bytes
-from dpbandits._validation import in_open_unit, positive, positive_int, seed_or_none
+from dpbandits._validation import epsilon_range, in_open_unit, integral_arguments, positive, positive_int, seed_or_none
 from dpbandits.learners.online import OnlineLearner, engine_decision_set
 from dpbandits.noise import NoiseWire
 from dpbandits.privacy.calibration import failure_probability
@@ -210,6 +210,7 @@ class LocalLinUCB(_TrustLinUCB):
     not private ...
     """
 
+    @epsilon_range
     def __init__(
         self,
         d: int,
@@ -230,7 +231,9 @@ class LocalLinUCB(_TrustLinUCB):
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
     ) -> None:
-        self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        self._args = integral_arguments(
+            type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        )
         a, L, B_tilde = self._common(d, horizon, regularizer, sampler, alpha, L, B_tilde)
         self.epsilon = None if epsilon is None else positive("epsilon", epsilon)
         self.delta = delta
@@ -348,6 +351,7 @@ class ShuffleLinUCB(_TrustLinUCB):
     (50, 'shuffle')
     """
 
+    @epsilon_range
     def __init__(
         self,
         d: int,
@@ -370,7 +374,9 @@ class ShuffleLinUCB(_TrustLinUCB):
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
     ) -> None:
-        self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        self._args = integral_arguments(
+            type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        )
         a, L, B_tilde = self._common(d, horizon, regularizer, sampler, alpha, L, B_tilde)
         batch = shuffle_batch_size(self.horizon) if batch_size is None else positive_int("batch_size", batch_size)
         if batch > self.horizon:

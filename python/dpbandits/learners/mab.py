@@ -23,7 +23,15 @@ from numpy.typing import NDArray
 
 from dpbandits import _core
 from dpbandits._sizes import check_bytes, tree_bytes
-from dpbandits._validation import epsilon_range, in_open_unit, positive, positive_int, real, seed_or_none
+from dpbandits._validation import (
+    epsilon_range,
+    in_open_unit,
+    integral_arguments,
+    positive,
+    positive_int,
+    real,
+    seed_or_none,
+)
 from dpbandits.errors import LinearRegretWarning, StateError
 from dpbandits.learners.online import LearnerBase
 from dpbandits.noise import NoiseWire
@@ -179,7 +187,9 @@ class UCB1(KArmedLearner):
     def __init__(
         self, k: int, horizon: int, reward_range: Sequence[float] = (0.0, 1.0), seed: int | None = None
     ) -> None:
-        self._args = {"k": k, "horizon": horizon, "reward_range": reward_range, "seed": seed}
+        self._args = integral_arguments(
+            type(self), {"k": k, "horizon": horizon, "reward_range": reward_range, "seed": seed}
+        )
         self.k = positive_int("k", k)
         self.horizon = positive_int("horizon", horizon)
         _check_arms(self.k, self.horizon, private=False)
@@ -245,7 +255,9 @@ class ThompsonSampling(KArmedLearner):
         reward_range: Sequence[float] = (0.0, 1.0),
         seed: int | None = None,
     ) -> None:
-        self._args = {"k": k, "horizon": horizon, "prior": prior, "reward_range": reward_range, "seed": seed}
+        self._args = integral_arguments(
+            type(self), {"k": k, "horizon": horizon, "prior": prior, "reward_range": reward_range, "seed": seed}
+        )
         self.k = positive_int("k", k)
         self.horizon = positive_int("horizon", horizon)
         _check_arms(self.k, self.horizon, private=False)
@@ -379,11 +391,11 @@ class PrivateUCB(KArmedLearner):
         secure: bool = False,
         counter: Literal["binary", "smooth-binary"] = "binary",
     ) -> None:
-        self._args = {
+        self._args = integral_arguments(type(self), {
             "k": k, "horizon": horizon, "epsilon": epsilon, "gamma": gamma, "confidence": confidence,
             "reward_range": reward_range, "bounds": bounds, "calibration": calibration, "seed": seed,
             "sampler": sampler, "secure": secure, "counter": counter,
-        }
+        })
         self.sampler = sampler_choice(sampler)
         self.k = positive_int("k", k)
         self.horizon = positive_int("horizon", horizon, minimum=2)
@@ -543,11 +555,11 @@ class PrivateThompsonSampling(KArmedLearner):
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
     ) -> None:
-        self._args = {
+        self._args = integral_arguments(type(self), {
             "k": k, "horizon": horizon, "epsilon": epsilon, "gamma": gamma, "gap_estimation": gap_estimation,
             "reward_range": reward_range, "bounds": bounds, "calibration": calibration, "seed": seed,
             "sampler": sampler, "secure": secure,
-        }
+        })
         self.sampler = sampler_choice(sampler)
         self.k = positive_int("k", k)
         self.horizon = positive_int("horizon", horizon, minimum=2)

@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 
 from dpbandits import _core
 from dpbandits._sizes import MAX_TREE_ENTRIES, check_bytes, check_tree_entries, tree_bytes
-from dpbandits._validation import epsilon_range, non_negative, positive, positive_int, seed_or_none
+from dpbandits._validation import epsilon_range, integral_arguments, non_negative, positive, positive_int, seed_or_none
 from dpbandits.learners.online import OnlineLearner
 from dpbandits.noise import NoiseWire
 from dpbandits.privacy.factorization import counter_choice, counter_parameters, default_counter
@@ -64,11 +64,11 @@ class _MishraThakurtaContextual(OnlineLearner):
         secure: bool = False,
         counter: Literal["binary", "smooth-binary"] | None = None,
     ) -> None:
-        self._args = {
+        self._args = integral_arguments(type(self), {
             "d": d, "horizon": horizon, "epsilon": epsilon, "alpha": alpha, "L": L, "B": B,
             "bounds": bounds, "calibration": calibration, "seed": seed, "sampler": sampler,
             "secure": secure, "counter": counter,
-        }
+        })
         self.sampler = sampler_choice(sampler)
         self.d = positive_int("d", d)
         self.horizon = positive_int("horizon", horizon, minimum=2)

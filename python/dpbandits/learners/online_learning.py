@@ -39,7 +39,15 @@ from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import _core
 from dpbandits._sizes import MAX_TREE_ENTRIES, check_bytes, check_tree_entries, tree_bytes
-from dpbandits._validation import epsilon_range, float_array, positive, positive_int, real, seed_or_none
+from dpbandits._validation import (
+    epsilon_range,
+    float_array,
+    integral_arguments,
+    positive,
+    positive_int,
+    real,
+    seed_or_none,
+)
 from dpbandits.errors import StateError
 from dpbandits.learners.online import LearnerBase
 from dpbandits.noise import NoiseWire
@@ -210,7 +218,9 @@ class PrivateFTRL(_FollowTheLeaderBase):
         secure: bool = False,
         counter: Literal["binary", "smooth-binary"] | None = None,
     ) -> None:
-        self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        self._args = integral_arguments(
+            type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        )
         self.sampler = sampler_choice(sampler)
         self.geometry = _geometry(geometry)
         self.n = positive_int("n", n)
@@ -336,7 +346,9 @@ class PrivateFTPL(_FollowTheLeaderBase):
         secure: bool = False,
         counter: Literal["binary", "smooth-binary", "sqrt", "blt"] | None = None,
     ) -> None:
-        self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        self._args = integral_arguments(
+            type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        )
         self.sampler = sampler_choice(sampler)
         self.geometry = _geometry(geometry)
         self.n = positive_int("n", n)
@@ -436,7 +448,9 @@ class EXP2(LearnerBase):
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
     ) -> None:
-        self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        self._args = integral_arguments(
+            type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        )
         self.sampler = sampler_choice(sampler)
         self.n = positive_int("n", n, minimum=2)
         self.horizon = positive_int("horizon", horizon)
@@ -557,7 +571,9 @@ class SCRiBLe(LearnerBase):
         bounds: Bounds = "clip",
         seed: int | None = None,
     ) -> None:
-        self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        self._args = integral_arguments(
+            type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        )
         self.n = positive_int("n", n)
         self.horizon = positive_int("horizon", horizon, minimum=2)
         _check_n(self.n, None, vectors=7)  # 4 kept, 3 more while select() builds the Dikin direction

@@ -51,7 +51,16 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpbandits import _core
-from dpbandits._validation import delta_in_unit, positive, positive_int, real, seed_or_none
+from dpbandits._validation import (
+    delta_in_unit,
+    epsilon_range,
+    integral_arguments,
+    parameter_range,
+    positive,
+    positive_int,
+    real,
+    seed_or_none,
+)
 from dpbandits.learners.mab import KArmedLearner, _bounds, _reward_range
 from dpbandits.noise import NoiseWire
 from dpbandits.privacy.azize import (
@@ -301,6 +310,7 @@ class DPKLUCB(_LaplacePhased):
     ((2,), 1.0, 0.0)
     """
 
+    @epsilon_range
     def __init__(
         self,
         k: int,
@@ -315,11 +325,11 @@ class DPKLUCB(_LaplacePhased):
         seed: int | None = None,
         phase_floor: float | None = 4.0,
     ) -> None:
-        self._args = {
+        self._args = integral_arguments(type(self), {
             "k": k, "horizon": horizon, "epsilon": epsilon, "alpha": alpha, "explore": explore,
             "reward_range": reward_range, "bounds": bounds, "sampler": sampler, "secure": secure, "seed": seed,
             "phase_floor": phase_floor,
-        }
+        })
         self._laplace(epsilon)
         grid = self._grid(alpha, phase_floor, horizon)
         self.explore = real("explore", explore)
@@ -398,6 +408,7 @@ class DPIMED(_LaplacePhased):
     (200, 'central')
     """
 
+    @epsilon_range
     def __init__(
         self,
         k: int,
@@ -411,10 +422,10 @@ class DPIMED(_LaplacePhased):
         seed: int | None = None,
         phase_floor: float | None = None,
     ) -> None:
-        self._args = {
+        self._args = integral_arguments(type(self), {
             "k": k, "horizon": horizon, "epsilon": epsilon, "alpha": alpha, "reward_range": reward_range,
             "bounds": bounds, "sampler": sampler, "secure": secure, "seed": seed, "phase_floor": phase_floor,
-        }
+        })
         self._laplace(epsilon)
         grid = self._grid(alpha, phase_floor, horizon)
         self._build(k, horizon, reward_range, _bounds(bounds), seed, sampler, secure,
@@ -430,6 +441,7 @@ class _AdaP(_LaplacePhased):
     _kl = False
     _name = ""
 
+    @epsilon_range
     def __init__(
         self,
         k: int,
@@ -443,10 +455,10 @@ class _AdaP(_LaplacePhased):
         secure: bool = False,
         seed: int | None = None,
     ) -> None:
-        self._args = {
+        self._args = integral_arguments(type(self), {
             "k": k, "horizon": horizon, "epsilon": epsilon, "beta": beta, "alpha": alpha,
             "reward_range": reward_range, "bounds": bounds, "sampler": sampler, "secure": secure, "seed": seed,
-        }
+        })
         self._laplace(epsilon)
         self.alpha = _alpha(alpha)
         self.beta = positive("beta", beta)
@@ -595,6 +607,7 @@ class _AdaC(PhasedLearner):
     _kl = False
     _name = ""
 
+    @parameter_range("rho")
     def __init__(
         self,
         k: int,
@@ -609,10 +622,10 @@ class _AdaC(PhasedLearner):
         secure: bool = False,
         seed: int | None = None,
     ) -> None:
-        self._args = {
+        self._args = integral_arguments(type(self), {
             "k": k, "horizon": horizon, "rho": rho, "beta": beta, "alpha": alpha, "delta": delta,
             "reward_range": reward_range, "bounds": bounds, "sampler": sampler, "secure": secure, "seed": seed,
-        }
+        })
         self.rho = positive("rho", rho)
         self.alpha = _alpha(alpha)
         self.beta = positive("beta", beta)
@@ -843,6 +856,7 @@ class DPSE(_LaplacePhased):
     [True, True, True]
     """
 
+    @epsilon_range
     def __init__(
         self,
         k: int,
@@ -855,10 +869,10 @@ class DPSE(_LaplacePhased):
         secure: bool = False,
         seed: int | None = None,
     ) -> None:
-        self._args = {
+        self._args = integral_arguments(type(self), {
             "k": k, "horizon": horizon, "epsilon": epsilon, "beta": beta, "reward_range": reward_range,
             "bounds": bounds, "sampler": sampler, "secure": secure, "seed": seed,
-        }
+        })
         self._laplace(epsilon)
         self.schedule = dp_se_schedule(positive_int("k", k), positive_int("horizon", horizon), self.epsilon,  # type: ignore[arg-type]
                                        beta)
@@ -953,6 +967,7 @@ class DPTS(_LaplacePhased):
     (200, 'central')
     """
 
+    @epsilon_range
     def __init__(
         self,
         k: int,
@@ -967,11 +982,11 @@ class DPTS(_LaplacePhased):
         seed: int | None = None,
         phase_floor: float | None = None,
     ) -> None:
-        self._args = {
+        self._args = integral_arguments(type(self), {
             "k": k, "horizon": horizon, "epsilon": epsilon, "alpha": alpha, "reward_var": reward_var,
             "reward_range": reward_range, "bounds": bounds, "sampler": sampler, "secure": secure, "seed": seed,
             "phase_floor": phase_floor,
-        }
+        })
         self._laplace(epsilon)
         grid = self._grid(alpha, phase_floor, horizon)
         reward_var, noise_var = dp_ts_variances(self.epsilon, reward_var)  # type: ignore[arg-type]
@@ -1036,7 +1051,9 @@ class KLUCB(PhasedLearner):
         bounds: Bounds = "clip",
         seed: int | None = None,
     ) -> None:
-        self._args = {"k": k, "horizon": horizon, "reward_range": reward_range, "bounds": bounds, "seed": seed}
+        self._args = integral_arguments(
+            type(self), {"k": k, "horizon": horizon, "reward_range": reward_range, "bounds": bounds, "seed": seed}
+        )
         self._build(k, horizon, reward_range, _bounds(bounds), seed, "float", False,
                     index="optimistic_kl", explore=1.0, alpha=0.0, forget=False)
 
