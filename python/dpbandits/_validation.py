@@ -68,8 +68,8 @@ def in_open_unit(name: str, value: float) -> float:
 
 def positive_int(name: str, value: int, minimum: int = 1) -> int:
     """``value`` as an int, or ValueError unless it is an integer >= minimum
-    and < 2**64 (every count and size reaches Rust as a 64-bit integer;
-    a larger one used to surface as a bare OverflowError)."""
+    and < 2**64 (every count and size reaches Rust as a 64-bit integer,
+    which a larger one would overflow)."""
     if isinstance(value, bool):
         # bool is an Integral; True as a count or a seed is a caller's mistake.
         raise TypeError(f"invalid argument `{name}`: expected an integer, got {value!r}")

@@ -95,7 +95,7 @@ MAGIC = b"DPBCKPT\n"
 #: The largest JSON header read (bytes) and its deepest nesting of arrays
 #: and objects. A header this package writes nests a few levels (tagged
 #: values inside the configuration); a hostile file with 100,000 nested
-#: arrays used to exhaust the recursion limit of the decoder.
+#: arrays would exhaust the recursion limit of the decoder.
 MAX_HEADER_BYTES = 1 << 30
 MAX_HEADER_DEPTH = 64
 #: Bumped whenever the layout or the meaning of a field changes. Version 2

@@ -207,7 +207,7 @@ def d2(opts: RunOptions) -> Report:
                        f"{nm:,.0f} ({nm / max(gm, 1e-12):.2%} of Gaussian)",
                        "agrees" if nm < 0.05 * gm else "differs")
     # Fig. 4's two Wishart claims, for the paper's tree and for the authors' persistent padding
-    # (REPRODUCTION.md, App. D.2 Wishart ordering).
+    # (docs/reproduction-notes.md, "The Wishart ordering of App. D.2").
     for suffix, prefix in (("", ""), ("Persistent", "with persistent padding: ")):
         u0, w0 = finals[(0.0, f"WishartUnshifted{suffix}")], finals[(0.0, f"Wishart{suffix}")]
         others0 = max(finals[(0.0, k)].mean() for k in ("NonPrivate", "Gaussian", f"Wishart{suffix}"))

@@ -221,7 +221,7 @@ class JointDPLinUCB(_LinUCBBase):
       per tree level while that level's bit of t is 0, so most of the noise
       persists from round to round, as in the pan-private tree of the
       authors' code (PrivateBandits.jl). Each release has the same law
-      either way, hence the same guarantee (REPRODUCTION.md, App. D.2).
+      either way, hence the same guarantee (docs/reproduction-notes.md).
 
     Inputs the proof bounds (||x|| <= L, |y| <= B_tilde, Assumption 6) are
     enforced before they reach the tree: ``bounds="clip"`` (default) scales
