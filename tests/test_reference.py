@@ -109,3 +109,15 @@ def test_relative_links_resolve() -> None:
 def test_no_history_in_documents_docstrings_or_comments(what: str, pattern: re.Pattern[str]) -> None:
     bad = [f"{f}:{i}: {line.strip()}" for f, i, line in _lines(DOCUMENTS + SOURCES) if pattern.search(line)]
     assert not bad, f"{len(bad)} line(s) with a {what}:\n" + "\n".join(bad[:40])
+
+
+ENVIRONMENTS = [n for n in dpbandits.__all__ if inspect.isclass(getattr(dpbandits, n))
+                and getattr(dpbandits, n).__module__.startswith("dpbandits.envs")]
+
+
+@pytest.mark.parametrize("name", ENVIRONMENTS)
+def test_every_environment_docstring_has_parameters_and_examples(name: str) -> None:
+    doc = inspect.getdoc(getattr(dpbandits, name)) or ""
+    for section in ("Parameters", "Examples"):
+        assert re.search(rf"^{section}\n-{{{len(section)}}}$", doc, re.MULTILINE), f"{name}: no {section} section"
+    assert f"dp.{name}(" in doc.split("Examples\n--------", 1)[1]

@@ -41,6 +41,37 @@ class ShariffSheffetEnv:
     reproducible and is combined with each replicate seed in a simulation
     (:func:`dpbandits.sim.replicate_seed`), so two environment seeds give two
     different sets of replicates.
+
+    Parameters
+    ----------
+    d:
+        Dimension, an integer >= 2.
+    k:
+        Actions per round, an integer >= 1; None (default) for d^2.
+    gap:
+        Suboptimality gap, in [0, 2 optimal_reward) (default 0.1).
+    optimal_reward:
+        Mean reward of the best action, in (0, 1) (default 0.75).
+    reward:
+        ``"pm1"`` (default: +-1 rewards) or ``"gaussian"``.
+    seed:
+        None (default) or an integer, as above.
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above; the message names
+        the argument and the range.
+    TypeError
+        If an argument has the wrong type (e.g. a string for ``epsilon``).
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> env = dp.ShariffSheffetEnv(d=5, gap=0.1, seed=0)
+    >>> actions = env.decision_set(1)
+    >>> actions.shape, env.reward(1, 0) in (-1.0, 1.0), float(env.mean_rewards(1).max())
+    ((25, 5), True, 0.75)
     """
 
     def __init__(
