@@ -1,5 +1,5 @@
 """Rounds per second of ``simulate`` at d = 5, K = 25 (D.2's environment,
-gap 0.1) for the local and shuffle LinUCB learners (issue 23 target:
+gap 0.1) for the local and shuffle LinUCB learners (target:
 >= 1 M rounds/s), beside non-private LinUCB and JDP-LinUCB; one seed per
 run, median of ``--runs`` runs. Side by side: a NumPy loop of the local
 learner's per-round work (score K actions with theta and the Cholesky

@@ -1,4 +1,4 @@
-"""LinUCB in the local and shuffle models (issue 23).
+"""LinUCB in the local and shuffle models.
 
 - the formulas of dpbandits.privacy.linucb_trust against hand-computed values
   (Eqs. (LT2)-(LT7)), and the sensitivity of Eq. (LT2) attained and never
