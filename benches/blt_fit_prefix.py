@@ -1,4 +1,4 @@
-"""Which BLT fit serves D.2's horizon (issue 20): the tight Gaussian
+"""Which BLT fit serves D.2's horizon: the tight Gaussian
 JointDPLinUCB calibrated for n = 5e7 with each candidate fit as the 2^26
 entry of ``BLT_BY_LOG2_HORIZON``, run for the first ``--rounds`` rounds
 only (on D.2 the regret is spent early: by ~1.25e4 rounds at gap 0.1),

@@ -1,7 +1,7 @@
 """PrivateFTRL (Agarwal & Singh, "The Price of Differential Privacy for
 Online Learning", ICML 2017, Alg. 1: experts, entropic regularizer) in
 ``simulate`` beside the same algorithm written in plain NumPy, vectorised
-per round (issue 22's side-by-side): microseconds of CPU time per round,
+per round (side by side): microseconds of CPU time per round,
 the two sides interleaved, median of several runs, and the ratio.
 
 Both sides run N = 1000 experts with Bernoulli losses (expert 0 mean 0.4,

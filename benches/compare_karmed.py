@@ -1,5 +1,5 @@
 """UCB1 and PrivateUCB (K = 10 Bernoulli arms) in ``simulate`` beside
-20-line numba loops of the same algorithms (issue 22's side-by-side):
+20-line numba loops of the same algorithms (side by side):
 nanoseconds per round, the engines and the loops interleaved, median of
 several runs; numba's row is skipped when numba is not installed
 (``pip install numba``; not a dependency of the package).

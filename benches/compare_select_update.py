@@ -1,7 +1,7 @@
 """Time of one round (one ``select`` + one ``update``) of LinUCB and
 JointDPLinUCB through the public Python classes, beside NumPy.
 
-The workload of issue 22's target: d = 40 with K = 400 actions and d = 64
+The target workload: d = 40 with K = 400 actions and d = 64
 with K = 4096 actions, unit rows, a new decision set every round (drawn
 beforehand from a pool, so that no side times the drawing), rewards +-1.
 

@@ -1,4 +1,4 @@
-"""Regret with each continual counter (issue 20), side by side on the same
+"""Regret with each continual counter, side by side on the same
 environment realizations (``simulate_many``).
 
     nice -n 10 python benches/counter_regret.py d2 --n 50000000 --seeds 2 [--sampler float]

@@ -1,4 +1,4 @@
-"""Interleaved A/B of installed builds on issue 22's K-armed target:
+"""Interleaved A/B of installed builds on the K-armed speed target:
 ``dp.simulate`` of PrivateUCB (tight calibration, K = 10 Bernoulli arms,
 means 0.9 .. 0.45) for ``--horizon`` rounds, wall clock per round.
 

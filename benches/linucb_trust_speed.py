@@ -1,5 +1,5 @@
 """Rounds per second of ``simulate`` at d = 5, K = 25 (D.2's environment,
-gap 0.1) for the local and shuffle LinUCB learners (issue 23 target:
+gap 0.1) for the local and shuffle LinUCB learners (target:
 >= 1 M rounds/s), beside non-private LinUCB and JDP-LinUCB; one seed per
 run, median of ``--runs`` runs. Side by side: a NumPy loop of the local
 learner's per-round work (score K actions with theta and the Cholesky
@@ -71,7 +71,7 @@ def main() -> None:
         "ShuffleLinUCB amplification": ShuffleLinUCB(5, n, 1.0, 0.1, protocol="amplification"),
         "LocalLinUCB lattice": LocalLinUCB(5, n, 1.0, 0.1),
         "LocalLinUCB float": LocalLinUCB(5, n, 1.0, 0.1, sampler="float"),
-        "LocalLinUCB noise off": LocalLinUCB(5, n),
+        "LocalLinUCB noise off": LocalLinUCB(5, n, epsilon=None),
     }
     if args.only:
         learners = {k: v for k, v in learners.items() if any(w in k for w in args.only)}

@@ -1,5 +1,5 @@
 """Fixed cost of one ``simulate()`` call: a 10-round run of UCB1 on a
-2-armed Bernoulli bandit, median of many calls (issue 22 target: < 100 us).
+2-armed Bernoulli bandit, median of many calls (target: < 100 us).
 
     python3 benches/simulate_overhead.py --calls 200
 """

@@ -69,7 +69,7 @@ const SMOOTH_GAUSSIAN: Factorization = Factorization::SmoothBinary { height: 29,
 const SMOOTH_LAPLACE: Factorization = Factorization::SmoothBinary { height: 46, ones: 39 };
 
 /// Per-step cost of the streaming counters (BLT, smooth binary) against the
-/// binary tree (issue 20 target: <= 2x), scalar and 6 x 6, float and
+/// binary tree (target: <= 2x), scalar and 6 x 6, float and
 /// lattice noise; Laplace noise: smooth binary against the tree.
 fn counters(c: &mut Criterion) {
     let mut group = c.benchmark_group("counter_step_horizon_5e7");

@@ -1,4 +1,4 @@
-"""Checkpoints that cannot lie about their guarantee (issue 21, items 1-3, 5).
+"""Checkpoints that cannot lie about their guarantee.
 
 - A header edited with its SHA-256 recomputed (epsilon, delta, horizon,
   calibration, noise kind, sampler, privacy model, ...) is refused with a

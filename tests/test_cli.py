@@ -11,8 +11,9 @@ Claims checked:
   guarantees (model, epsilon, delta), the calibration note; ``--verbose``
   adds each guarantee's derivation;
 - ``--out`` receives a CSV and a JSON of every curve whose numbers are the
-  simulation's, and the PNG, whose y axis is logarithmic and whose legend
-  explains the band;
+  simulation's at log-spaced record points from the first round on, and
+  the PNG, whose axes are logarithmic and whose legend explains the line
+  (median) and the band (quantiles);
 - without matplotlib the run says so before computing and still writes the
   numbers.
 """
@@ -106,11 +107,14 @@ def test_a_run_prints_the_table_and_writes_the_numbers(tmp_path: Path, capsys) -
     assert "derivation" not in out  # the long form is for --verbose
     assert not (out_dir / "d2_regret.png").exists()
 
-    # The CSV and JSON hold exactly what simulate_many computes for these seeds.
+    # The CSV and JSON hold exactly what simulate_many computes for these
+    # seeds, at log-spaced record points from the first round on.
     again = dp.simulate_many(
         {"GaussianTight": dp.JointDPLinUCB(3, 400, 1.0, 0.1, calibration="tight")},
-        dp.ShariffSheffetEnv(3, gap=0.1), seeds=2,
+        dp.ShariffSheffetEnv(3, gap=0.1), seeds=2, record_every=1,
     )["GaussianTight"]
+    again = again.at(cli.log_spaced(again.record_at))
+    assert again.record_at[0] == 1 and again.record_at[-1] == 400
     with (out_dir / "d2_regret.csv").open() as fh:
         rows = [r for r in csv.DictReader(fh) if r["learner"] == "GaussianTight"]
     got = np.array([float(r["regret"]) for r in rows]).reshape(again.regret.shape)
@@ -119,6 +123,27 @@ def test_a_run_prints_the_table_and_writes_the_numbers(tmp_path: Path, capsys) -
     assert doc["meta"]["horizon"] == 400 and doc["meta"]["seeds"] == 2
     assert doc["results"]["GaussianTight"]["guarantee"]["calibration"] == "tight"
     np.testing.assert_array_equal(np.asarray(doc["results"]["GaussianTight"]["regret"]), again.regret)
+    np.testing.assert_array_equal(np.asarray(doc["results"]["GaussianTight"]["record_at"]), again.record_at)
+
+
+def test_log_spaced_points_start_early_and_keep_the_last() -> None:
+    points = cli.log_spaced(np.arange(100, 2_000_001, 100))
+    assert points[0] == 100 and points[-1] == 2_000_000
+    assert len(points) <= cli.LOG_POINTS + 1
+    # Log-spaced: no gap wider than a factor 2 (the grid's own step at its
+    # start), and the target ratio (2e4^(1/199), about 1.05) further on.
+    ratios = np.asarray(points[1:]) / np.asarray(points[:-1])
+    assert ratios.max() <= 2.0 and ratios[-50:].max() < 1.06
+
+
+def test_main_help_is_plain_text_and_k_states_its_default_once(capsys) -> None:
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    assert "``" not in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        cli.main(["run", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "actions per round (default: d^2)" in out and "(default: None)" not in out
 
 
 def test_verbose_prints_each_derivation(tmp_path: Path, capsys) -> None:
@@ -146,14 +171,15 @@ def test_the_figure_has_a_log_axis_and_an_explained_band(tmp_path: Path, monkeyp
     assert png.stat().st_size > 10_000
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     ax = saved["fig"].axes[0]
-    assert ax.get_yscale() == "log"
+    assert ax.get_yscale() == "log" and ax.get_xscale() == "log"
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert labels[:2] == ["NonPrivate", "Wishart"]
-    assert "mean ± sd over 2 seeds" in labels[-1]
+    assert "median" in labels[-1] and "10% to 90% quantiles over 2 seeds" in labels[-1]
+    # The curves start in the first rounds, not at horizon / 200.
+    first_x = min(float(np.min(line.get_xdata())) for line in ax.get_lines() if len(line.get_xdata()))
+    assert first_x < 10
     assert "horizon=400" in ax.get_title() and "epsilon=1.0" in ax.get_title() and "delta=0.1" in ax.get_title()
     assert saved["fig"].dpi >= 150
-    # Round labels stay short (full digits overlapped at the millions).
-    assert len(ax.get_xticks()) <= 8
 
 
 def test_round_labels_are_short() -> None:

@@ -1,4 +1,4 @@
-"""counter= on the learners that release prefix sums (issue 20): PrivateFTRL
+"""counter= on the learners that release prefix sums: PrivateFTRL
 (Laplace), PrivateFTPL (Gaussian), PrivateUCB and the Mishra–Thakurta
 contextual learners (Laplace).
 

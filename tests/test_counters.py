@@ -1,4 +1,4 @@
-"""Continual counters beyond the binary tree (issue 20): the square-root
+"""Continual counters beyond the binary tree: the square-root
 factorization and its streaming BLT form.
 
 Claims checked: the encoder coefficients and column norms of

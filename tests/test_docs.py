@@ -31,6 +31,19 @@ def test_docs_build_strict(tmp_path: Path) -> None:
     leftovers = [p for p in pages if re.search(r":(class|func|meth|attr|mod|exc):<code>", p)]
     assert not leftovers, f"{len(leftovers)} API pages still show Sphinx roles"
     assert "<code>PrivacyBudget</code>" in (site / "api" / "privacy" / "index.html").read_text(encoding="utf-8")
+    # Every public class and function of dpbandits has its entry in the built reference.
+    import inspect
+
+    import dpbandits
+
+    html = "".join(p.read_text(encoding="utf-8") for p in (site / "api").rglob("*.html"))
+    missing = [n for n in dpbandits.__all__ if n != "__version__"
+               and not inspect.ismodule(getattr(dpbandits, n))
+               and f'id="{getattr(dpbandits, n).__module__}.{n}"' not in html]
+    assert not missing, f"not in the built API reference: {missing}"
+    # The home page includes README sections, not the whole README under a second title.
+    home = (site / "index.html").read_text(encoding="utf-8")
+    assert home.count("<h1") == 1
 
 
 def test_roles_become_code() -> None:

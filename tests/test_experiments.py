@@ -99,6 +99,13 @@ def test_register_one_decorator_unique_names(tmp_path: Path) -> None:
         assert get("toy-experiment").run is toy
         written = toy(RunOptions(quick=True, out=tmp_path, progress=False)).write()
         assert [p.suffix for p in written] == [".csv", ".json", ".md"]  # no figure was set
+        # The wall time counts from the run's start (opts.started), not from the report's creation.
+        import time
+
+        early = RunOptions(quick=True, out=tmp_path / "early", progress=False, started=time.perf_counter() - 100.0)
+        toy(early).write()
+        meta = json.loads((tmp_path / "early" / "toy-experiment" / "toy-experiment.json").read_text())["meta"]
+        assert meta["wall_seconds"] >= 100.0
         with pytest.raises(ValueError, match="already registered"):
             register("toy-experiment", title="again", paper="none")(lambda opts: toy(opts))
         with pytest.raises(ValueError, match="lower-case"):

@@ -1,4 +1,4 @@
-"""Hostile sizes (issue 26, item 2): no process crash on any size.
+"""Hostile sizes: no process crash on any size.
 
 The rule: every public constructor, and ``simulate``, given a size argument
 of 2**31, 2**40 or 2**63 either works (a size that costs no memory, such

@@ -1,4 +1,4 @@
-"""LinUCB in the local and shuffle models (issue 23).
+"""LinUCB in the local and shuffle models.
 
 - the formulas of dpbandits.privacy.linucb_trust against hand-computed values
   (Eqs. (LT2)-(LT7)), and the sensitivity of Eq. (LT2) attained and never
@@ -115,7 +115,7 @@ def test_guarantees_name_the_model() -> None:
     assert (s.model, s.epsilon, s.delta) == ("shuffle", 1.0, 0.1) and "Cheu" in s.basis
     a = ShuffleLinUCB(3, 100, 1.0, 0.1, protocol="amplification", batch_size=20, seed=0).privacy
     assert a.model == "shuffle" and "Feldman" in a.basis
-    assert not LocalLinUCB(3, 100, seed=0).privacy.is_private
+    assert not LocalLinUCB(3, 100, epsilon=None, seed=0).privacy.is_private
     assert "operating-system" in LocalLinUCB(3, 100, 1.0, 0.1, secure=True).privacy.basis
     assert "operating-system" in ShuffleLinUCB(3, 100, 1.0, 0.1, secure=True).privacy.basis
 
@@ -138,7 +138,7 @@ def test_local_with_noise_off_plays_as_linucb(regularizer: float) -> None:
     n, k, d = 2000, 25, 5
     sets, theta = _contexts(3, n, k, d)
     a = LinUCB(d, n, regularizer=regularizer, seed=0)
-    b = LocalLinUCB(d, n, regularizer=regularizer, seed=0)
+    b = LocalLinUCB(d, n, epsilon=None, regularizer=regularizer, seed=0)
     noise = np.random.default_rng(4).choice([-1.0, 1.0], size=n)
     for t in range(n):
         i = a.select(sets[t])
@@ -177,7 +177,7 @@ def _numpy_batched_linucb(sets: np.ndarray, rewards_of, batch: int, lam: float, 
 def test_shuffle_with_noise_off_and_batches_of_one_plays_as_linucb() -> None:
     n, k, d = 1000, 25, 5
     sets, theta = _contexts(9, n, k, d)
-    a, b = LinUCB(d, n, seed=0), ShuffleLinUCB(d, n, batch_size=1, seed=0)
+    a, b = LinUCB(d, n, seed=0), ShuffleLinUCB(d, n, epsilon=None, batch_size=1, seed=0)
     for t in range(n):
         i = a.select(sets[t])
         assert b.select(sets[t]) == i, f"round {t}"
@@ -195,7 +195,7 @@ def test_shuffle_with_noise_off_plays_the_batched_schedule() -> None:
         return float(np.clip(sets[t][i] @ theta * 0.5 + 0.5 * noise[t], -1, 1))
 
     want = _numpy_batched_linucb(sets, reward, batch, 1.0, 1.0 / n)
-    lr = ShuffleLinUCB(d, n, batch_size=batch, seed=0)
+    lr = ShuffleLinUCB(d, n, epsilon=None, batch_size=batch, seed=0)
     for t in range(n):
         i = lr.select(sets[t])
         assert i == want[t], f"round {t}"
@@ -284,7 +284,7 @@ def test_simulate_and_sweep_run_both_learners() -> None:
         (lambda: LocalLinUCB(0, 100, 1.0, 0.1), "d"),
         (lambda: LocalLinUCB(5, 100, 1.0, 0.1, sampler="exact"), "sampler"),  # type: ignore[arg-type]
         (lambda: LocalLinUCB(5, 100, 1.0, 0.1, regularizer=0.0), "regularizer"),
-        (lambda: LocalLinUCB(5, 100, sampler="float", secure=True), "secure"),
+        (lambda: LocalLinUCB(5, 100, epsilon=None, sampler="float", secure=True), "secure"),
         (lambda: ShuffleLinUCB(5, 100, 1.0, 0.1, batch_size=0), "batch_size"),
         (lambda: ShuffleLinUCB(5, 100, 1.0, 0.1, batch_size=101), "batch_size"),
         (lambda: ShuffleLinUCB(5, 100, 1.0, 0.1, protocol="tree"), "protocol"),  # type: ignore[arg-type]

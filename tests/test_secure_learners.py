@@ -1,8 +1,8 @@
 """Secure mode of every private learner (``secure=True``): the exact lattice
 noise of the default sampler, drawn from the operating system's entropy
 instead of the seeded stream, so that nobody (the operator included) can
-reproduce or predict it from a seed (issue 21, item 4; the noise law and
-the entropy source are separate choices, issue 26)."""
+reproduce or predict it from a seed (the noise law and
+the entropy source are separate choices)."""
 
 from __future__ import annotations
 

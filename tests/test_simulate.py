@@ -457,3 +457,46 @@ def test_an_exception_in_a_custom_environment_reaches_the_caller() -> None:
 
     with pytest.raises(KeyError, match="round 7"):
         simulate(LinUCB(2, 20), Broken(), seeds=[0])
+
+
+# --- the results API: one rule, curve(), at(), to_frame() -----------------------------
+
+
+def test_result_curve_gives_rounds_mean_se_and_quantiles() -> None:
+    res = dp.simulate(dp.UCB1(3, 2000), dp.BernoulliBandit([0.9, 0.5, 0.4]), seeds=5, record_every=100)
+    rounds, mean, se, q = res.curve((0.1, 0.5, 0.9))
+    assert rounds.tolist() == res.record_at.tolist()
+    np.testing.assert_allclose(mean, res.regret.mean(axis=0))
+    np.testing.assert_allclose(se, res.regret.std(axis=0, ddof=1) / np.sqrt(5))
+    np.testing.assert_allclose(q, np.quantile(res.regret, [0.1, 0.5, 0.9], axis=0))
+    assert np.all(q[0] <= q[1]) and np.all(q[1] <= q[2])
+    with pytest.raises(ValueError, match="`quantiles`"):
+        res.curve((0.5, 1.5))
+
+
+def test_result_at_keeps_the_chosen_record_points() -> None:
+    res = dp.simulate(dp.UCB1(3, 1000), dp.BernoulliBandit([0.9, 0.5, 0.4]), seeds=2, record_every=10)
+    part = res.at([1000, 10, 500])
+    assert part.record_at.tolist() == [10, 500, 1000]
+    np.testing.assert_array_equal(part.regret, res.regret[:, [0, 49, 99]])
+    assert part.final_regret.tolist() == res.final_regret.tolist()
+    with pytest.raises(ValueError, match="`rounds`"):
+        res.at([15])
+
+
+def test_result_to_frame_is_long_format() -> None:
+    pd = pytest.importorskip("pandas")
+    res = dp.simulate(dp.UCB1(3, 400), dp.BernoulliBandit([0.9, 0.5, 0.4]), seeds=3, record_every=100)
+    frame = res.to_frame()
+    assert isinstance(frame, pd.DataFrame)
+    assert list(frame.columns) == ["learner", "seed", "round", "regret"] and len(frame) == 3 * res.record_at.size
+    np.testing.assert_array_equal(frame["regret"].to_numpy().reshape(res.regret.shape), res.regret)
+
+
+def test_result_interface_follows_one_rule() -> None:
+    # Per-replicate values read off the record are properties; statistics across
+    # replicates and exports are methods.
+    properties = {n for n, v in vars(SimulationResult).items() if isinstance(v, property)}
+    methods = {n for n, v in vars(SimulationResult).items() if callable(v) and not n.startswith("_")}
+    assert properties == {"privacy", "horizon", "final_regret", "rounds_per_second"}
+    assert {"mean_regret", "sd_regret", "curve", "at", "summary", "to_dict", "to_frame"} <= methods

@@ -1,4 +1,4 @@
-"""The smooth binary mechanism (Andersson & Pagh 2023; issue 20).
+"""The smooth binary mechanism (Andersson & Pagh 2023).
 
 Claims checked: the tree shape and costs by hand; B C = A and the column
 norms by dense enumeration (the bound H - w attained); that sampled
@@ -36,7 +36,7 @@ from dpbandits.privacy.smooth_binary import (
 
 def test_shape_and_costs_by_hand() -> None:
     # T = 2^20: binom(23, 10) = 1,144,066 >= 2^20 + 1; (23 - 10) * 10 = 130
-    # against the tree's 21 levels x 20 = 420 (issue 20's table).
+    # against the tree's 21 levels x 20 = 420.
     g = smooth_binary_shape(2**20, "gaussian")
     assert (g.height, g.ones) == (23, 10) and math.comb(23, 10) >= 2**20 + 1
     assert g.zeros * g.ones == 130

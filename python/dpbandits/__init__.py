@@ -95,3 +95,6 @@ __all__ = [
     "simulate_many",
     "sweep",
 ]
+
+# ``from __future__ import annotations`` binds the name in this namespace.
+del annotations

@@ -21,6 +21,35 @@ def real(name: str, value: float) -> float:
     return float(value)
 
 
+def reward_scalar(name: str, value: Any) -> float:
+    """One reward (or loss) as a float: a real number, a NumPy scalar or a
+    0-d array; TypeError naming ``name`` otherwise (a string, None, a bool,
+    an array of several values), ValueError unless it is finite.
+
+    Examples
+    --------
+    >>> reward_scalar("reward", 0.5), reward_scalar("reward", np.float32(0.25)), reward_scalar("reward", 1)
+    (0.5, 0.25, 1.0)
+    >>> reward_scalar("reward", "0.5")
+    Traceback (most recent call last):
+    ...
+    TypeError: invalid argument `reward`: expected one real number, got str '0.5'
+    """
+    if type(value) is float:
+        v = value
+    elif isinstance(value, numbers.Real) and not isinstance(value, bool):
+        v = float(value)
+    elif isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
+        v = float(value)
+    else:
+        shape = f" of shape {value.shape}" if isinstance(value, np.ndarray) else ""
+        raise TypeError(f"invalid argument `{name}`: expected one real number, got {type(value).__name__}"
+                        f"{shape} {value!r}"[:200])
+    if not math.isfinite(v):
+        raise ValueError(f"invalid argument `{name}`: must be finite, got {value!r}")
+    return v
+
+
 def positive(name: str, value: float) -> float:
     """``value`` as a float, or ValueError unless it is finite and > 0."""
     v = real(name, value)
@@ -39,8 +68,8 @@ def in_open_unit(name: str, value: float) -> float:
 
 def positive_int(name: str, value: int, minimum: int = 1) -> int:
     """``value`` as an int, or ValueError unless it is an integer >= minimum
-    and < 2**64 (every count and size reaches Rust as a 64-bit integer;
-    a larger one used to surface as a bare OverflowError)."""
+    and < 2**64 (every count and size reaches Rust as a 64-bit integer,
+    which a larger one would overflow)."""
     if isinstance(value, bool):
         # bool is an Integral; True as a count or a seed is a caller's mistake.
         raise TypeError(f"invalid argument `{name}`: expected an integer, got {value!r}")
@@ -55,6 +84,26 @@ def positive_int(name: str, value: int, minimum: int = 1) -> int:
     if v >= 2**64:
         raise ValueError(f"invalid argument `{name}`: must be < 2**64, got {v}")
     return v
+
+
+def integral_arguments(cls: type, args: dict[str, Any]) -> dict[str, Any]:
+    """A constructor's arguments with every integral float given for an
+    integer parameter (annotated ``int``, ``int | None``) made an int.
+
+    One rule for integer arguments: an integral float (``horizon=1e6``) is
+    accepted and kept as the integer it denotes, so ``config`` and ``repr``
+    show ``1000000``; a non-integral one (``k=2.5``) is refused by the
+    parameter's check (TypeError naming it).
+    """
+    annotations = getattr(getattr(cls, "__init__", None), "__annotations__", {})
+    out = dict(args)
+    for name, value in args.items():
+        note = annotations.get(name)
+        text = note if isinstance(note, str) else getattr(note, "__name__", str(note))
+        if (text.split(" ")[0] == "int" and isinstance(value, float) and not isinstance(value, bool)
+                and math.isfinite(value) and value.is_integer()):
+            out[name] = int(value)
+    return out
 
 
 def seed_or_none(name: str, value: int | None) -> int | None:
@@ -72,8 +121,8 @@ def float_array(name: str, value: ArrayLike, ndim: int | None = None, finite: bo
     ``finite=False`` leaves the finiteness test to a caller that makes it
     elsewhere (an engine binding that checks as it copies)."""
     if np.iscomplexobj(value):
-        # Bug fix (hostile-input fuzzing): complex input was cast to float
-        # with only a ComplexWarning, silently dropping the imaginary part.
+        # NumPy would cast complex input to float with only a warning,
+        # dropping the imaginary part.
         raise ValueError(f"invalid argument `{name}`: complex values are not accepted")
     try:
         arr = np.asarray(value, dtype=np.float64)
@@ -105,6 +154,16 @@ def delta_in_unit(name: str, value: float) -> float:
 _CALIBRATION_ERRORS = (OverflowError, ZeroDivisionError, ValueError)
 
 
+def parameter_range(name: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """:func:`epsilon_range` for the privacy parameter ``name`` (``"rho"``
+    for the zCDP learners)."""
+
+    def decorate(init: Callable[..., None]) -> Callable[..., None]:
+        return _parameter_range(init, name)
+
+    return decorate
+
+
 def epsilon_range(init: Callable[..., None]) -> Callable[..., None]:
     """Decorates a private learner's ``__init__``: when construction fails
     inside the calibration arithmetic (an OverflowError, a division by zero,
@@ -116,6 +175,10 @@ def epsilon_range(init: Callable[..., None]) -> Callable[..., None]:
     unchanged, as do errors that already name ``epsilon`` and
     :class:`MemoryError`.
     """
+    return _parameter_range(init, "epsilon")
+
+
+def _parameter_range(init: Callable[..., None], name: str) -> Callable[..., None]:
     signature = inspect.signature(init)
 
     @functools.wraps(init)
@@ -123,10 +186,10 @@ def epsilon_range(init: Callable[..., None]) -> Callable[..., None]:
         try:
             init(self, *args, **kwargs)
         except _CALIBRATION_ERRORS as exc:
-            if isinstance(exc, MemoryError) or "`epsilon`" in str(exc):
+            if isinstance(exc, MemoryError) or f"`{name}`" in str(exc):
                 raise
             bound = signature.bind(self, *args, **kwargs)
-            epsilon = bound.arguments.get("epsilon")
+            epsilon = bound.arguments.get(name)
             if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
                 raise
             eps = float(epsilon)
@@ -134,7 +197,7 @@ def epsilon_range(init: Callable[..., None]) -> Callable[..., None]:
                 raise
 
             def works(e: float) -> bool:
-                bound.arguments["epsilon"] = e
+                bound.arguments[name] = e
                 try:
                     init(object.__new__(type(self)), *bound.args[1:], **bound.kwargs)
                 except _CALIBRATION_ERRORS:
@@ -163,8 +226,8 @@ def epsilon_range(init: Callable[..., None]) -> Callable[..., None]:
                 shown = float(f"{edge * (1.001 if eps < 1.0 else 0.999):.4g}")
             side = ">=" if eps < 1.0 else "<="
             raise ValueError(
-                f"invalid argument `epsilon`: {epsilon!r} is outside the range the calibration can represent "
-                f"for these arguments ({type(exc).__name__}: {exc}); epsilon {side} {shown:.4g} works"
+                f"invalid argument `{name}`: {epsilon!r} is outside the range the calibration can represent "
+                f"for these arguments ({type(exc).__name__}: {exc}); {name} {side} {shown:.4g} works"
             ) from None
 
     return wrapper

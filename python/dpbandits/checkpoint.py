@@ -5,8 +5,9 @@ stopped: for a learner, its class, its constructor configuration, the bytes
 of its Rust engine (every tree node's stored noise, the padding, the
 generator state) and the Python-side round state; for a tree counter, its
 state bytes. A restored object draws exactly the noise the original would
-have drawn next, and never redraws a stored node (DESIGN.md: "A checkpoint
-carries the node noise").
+have drawn next, and never redraws a stored node: a checkpoint carries
+the node noise, since redrawing it would release fresh noise on the same
+data.
 
 File layout (all integers little-endian)::
 
@@ -94,7 +95,7 @@ MAGIC = b"DPBCKPT\n"
 #: The largest JSON header read (bytes) and its deepest nesting of arrays
 #: and objects. A header this package writes nests a few levels (tagged
 #: values inside the configuration); a hostile file with 100,000 nested
-#: arrays used to exhaust the recursion limit of the decoder.
+#: arrays would exhaust the recursion limit of the decoder.
 MAX_HEADER_BYTES = 1 << 30
 MAX_HEADER_DEPTH = 64
 #: Bumped whenever the layout or the meaning of a field changes. Version 2

@@ -122,8 +122,7 @@ class TreeCounter:
         How a padded release gets its missing draws. ``"fresh"`` (default,
         Alg. 2's rule): one new draw of the missing sum every round.
         ``"persistent"`` (the pan-private tree of Shariff & Sheffet's own
-        code, REPRODUCTION.md "App. D.2 Wishart ordering"): one draw per
-        tree level whose bit of t is 0, kept while that bit stays 0, so
+        code; docs/reproduction-notes.md): one draw per tree level whose bit of t is 0, kept while that bit stays 0, so
         consecutive releases share most of their noise; every release then
         carries floor(log2 n) + 1 draws (one per level). Same law of every
         release, hence the same guarantee; needs ``padded=True``.

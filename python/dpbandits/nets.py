@@ -62,9 +62,8 @@ def zeta_net(
         shell = (0.0, 1.0 + zeta)
     else:
         raise ValueError(f"invalid argument `actions`: must be an array, 'sphere' or 'ball', got {kind!r}")
-    # Bug fix (issue 26): the estimate was computed as area * zeta / h**d,
-    # which overflowed (OverflowError) for d in the thousands; it is now
-    # kept in logarithms, and a d for which no zeta <= 1 fits is named.
+    # The size estimate is kept in logarithms (area * zeta / h**d overflows
+    # for d in the thousands), and a d for which no zeta <= 1 fits is named.
     log_estimate = _log_net_size(kind, d, zeta)
     if log_estimate > math.log(max_actions):
         if _log_net_size(kind, d, 1.0) > math.log(max_actions):

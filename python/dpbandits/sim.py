@@ -33,7 +33,7 @@ from __future__ import annotations
 import sys
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -41,7 +41,7 @@ from numpy.typing import NDArray
 
 from dpbandits import _core
 from dpbandits._sizes import check_bytes
-from dpbandits._validation import positive_int, seed_or_none
+from dpbandits._validation import positive_int, real, seed_or_none
 from dpbandits.errors import IrreproducibleRunWarning
 from dpbandits.privacy.guarantees import Guarantee
 
@@ -75,9 +75,44 @@ class SimulationResult:
     point t, for the played index (a vertex) or point x_t; it can decrease
     between record points.
 
-    ``guarantee`` is the learner's :class:`~dpbandits.privacy.Guarantee`
-    object and ``config`` its constructor arguments, so a result carries
-    what produced it. :meth:`to_dict` and :meth:`to_frame` export it.
+    One rule for the interface: fields and properties are the record itself
+    and values read off it per replicate (``regret``, ``record_at``,
+    ``final_regret``, ``rounds_per_second``, ``horizon``, ``privacy``);
+    methods compute statistics across replicates or exports
+    (:meth:`mean_regret`, :meth:`sd_regret`, :meth:`curve`,
+    :meth:`summary`, :meth:`at`, :meth:`to_dict`, :meth:`to_frame`).
+
+    Attributes
+    ----------
+    learner, environment:
+        ``repr`` of the learner and the environment that produced the run.
+    guarantee:
+        The learner's :class:`~dpbandits.privacy.Guarantee`.
+    config:
+        The learner's constructor arguments.
+    seeds:
+        The replicate seeds, shape (n_seeds,).
+    record_at:
+        The rounds at which regret was recorded, shape (n_records,): the
+        x-axis of every curve.
+    regret:
+        Cumulative regret, shape (n_seeds, n_records).
+    rounds:
+        Rounds each replicate ran in all (its length, equal to
+        ``horizon``), shape (n_seeds,); not the x-axis (that is
+        ``record_at``).
+    seconds:
+        Wall time of each replicate, shape (n_seeds,).
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> res = dp.simulate(dp.UCB1(k=3, horizon=1000), dp.BernoulliBandit([0.9, 0.5, 0.4]), seeds=3)
+    >>> rounds, mean, se, q = res.curve()
+    >>> rounds.shape == mean.shape == se.shape, q.shape == (3, rounds.size)
+    (True, True)
+    >>> res.at([10, 100, 1000]).record_at.tolist()
+    [10, 100, 1000]
     """
 
     learner: str
@@ -129,6 +164,67 @@ class SimulationResult:
             f"{np.median(self.rounds_per_second):,.0f} {THROUGHPUT_UNIT}, {self.privacy}"
         )
 
+    def curve(
+        self, quantiles: Sequence[float] = (0.1, 0.5, 0.9)
+    ) -> tuple[NDArray[np.uint64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        """The regret curve across replicates.
+
+        Parameters
+        ----------
+        quantiles:
+            Levels in [0, 1] of the quantiles to compute over seeds.
+
+        Returns
+        -------
+        rounds:
+            ``record_at``, shape (n_records,).
+        mean:
+            Mean cumulative regret over seeds at each record point.
+        se:
+            Standard error of that mean (sd / sqrt(n_seeds); 0 for one seed).
+        quantiles:
+            Shape (len(quantiles), n_records): row i is the
+            ``quantiles[i]``-quantile over seeds (linear interpolation).
+
+        Raises
+        ------
+        ValueError
+            If a quantile level lies outside [0, 1].
+        """
+        levels = np.asarray([real("quantiles", q) for q in quantiles], dtype=np.float64)
+        if levels.size == 0 or not np.all((levels >= 0.0) & (levels <= 1.0)):
+            raise ValueError(f"invalid argument `quantiles`: levels must lie in [0, 1], got {list(quantiles)}")
+        n = self.regret.shape[0]
+        se = self.sd_regret() / np.sqrt(n)
+        return self.record_at, self.mean_regret(), se, np.quantile(self.regret, levels, axis=0)
+
+    def at(self, rounds: Sequence[int] | NDArray[np.integer[Any]]) -> SimulationResult:
+        """The same result restricted to the record points ``rounds``.
+
+        Parameters
+        ----------
+        rounds:
+            Record points to keep; each must be one of ``record_at``.
+
+        Returns
+        -------
+        SimulationResult
+            A result whose ``record_at`` is the sorted distinct ``rounds``.
+
+        Raises
+        ------
+        ValueError
+            If a round was not recorded.
+        """
+        want = np.unique(np.asarray(rounds, dtype=np.int64))
+        recorded = self.record_at.astype(np.int64)
+        index = np.searchsorted(recorded, want)
+        ok = (index < recorded.size) & (recorded[np.minimum(index, recorded.size - 1)] == want)
+        if not np.all(ok):
+            missing = want[~ok][:5].tolist()
+            raise ValueError(f"invalid argument `rounds`: {missing} not among the record points `record_at`")
+        return replace(self, record_at=self.record_at[index], regret=self.regret[:, index])
+
     def to_dict(self) -> dict[str, Any]:
         """Everything as plain Python values (JSON-serializable)."""
         g = self.guarantee
@@ -148,8 +244,8 @@ class SimulationResult:
         }
 
     def to_frame(self) -> Any:
-        """A long-format ``pandas.DataFrame`` (columns seed, round, regret);
-        needs pandas."""
+        """A long-format ``pandas.DataFrame`` with columns learner, seed,
+        round (the record point) and regret; needs pandas."""
         try:
             import pandas as pd
         except ImportError:  # pragma: no cover - depends on the environment

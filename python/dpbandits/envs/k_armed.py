@@ -57,6 +57,28 @@ class BernoulliBandit(_KArmedBandit):
 
     ``seed``: None (operating-system entropy online; the replicate seed in
     :func:`dpbandits.simulate`) or an integer (see :mod:`dpbandits.sim`).
+
+    Parameters
+    ----------
+    means:
+        The arms' means, each in [0, 1] (at least one arm).
+    seed:
+        None (default) or an integer, as above.
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above; the message names
+        the argument and the range.
+    TypeError
+        If an argument has the wrong type (e.g. a string for ``epsilon``).
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> env = dp.BernoulliBandit([0.9, 0.5], seed=0)
+    >>> env.k, env.pull(0) in (0.0, 1.0), env.regret(1)
+    (2, True, 0.4)
     """
 
     def __init__(self, means: ArrayLike, seed: int | None = None) -> None:
@@ -75,6 +97,30 @@ class GaussianBandit(_KArmedBandit):
 
     Rewards are unbounded: a private learner clips them into its declared
     ``reward_range`` (or refuses them, ``bounds="error"``).
+
+    Parameters
+    ----------
+    means:
+        The arms' means, finite (at least one arm).
+    sigma:
+        Standard deviation of every arm, finite and > 0 (default 1).
+    seed:
+        None (default: operating-system entropy) or an integer.
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above; the message names
+        the argument and the range.
+    TypeError
+        If an argument has the wrong type (e.g. a string for ``epsilon``).
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> env = dp.GaussianBandit([0.5, 0.0], sigma=0.1, seed=0)
+    >>> env.k, isinstance(env.pull(1), float)
+    (2, True)
     """
 
     def __init__(self, means: ArrayLike, sigma: float = 1.0, seed: int | None = None) -> None:

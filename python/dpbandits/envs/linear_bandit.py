@@ -33,6 +33,31 @@ class LinearBanditEnv:
 
     ``seed``: None draws from operating-system entropy; an int reproduces
     the actions, theta* and the rewards of round-by-round use.
+
+    Parameters
+    ----------
+    actions:
+        A (K, d) array of actions with norm <= 1, or a number K of random
+        unit actions.
+    d:
+        Dimension, required when ``actions`` is a number.
+    seed:
+        None (default) or an integer, as above.
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above; the message names
+        the argument and the range.
+    TypeError
+        If an argument has the wrong type (e.g. a string for ``epsilon``).
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> env = dp.LinearBanditEnv(10, d=2, seed=0)
+    >>> env.decision_set(1).shape, isinstance(env.reward(1, 0), float)
+    ((10, 2), True)
     """
 
     def __init__(self, actions: ArrayLike | int, d: int | None = None, seed: int | None = None) -> None:

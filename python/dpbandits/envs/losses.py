@@ -100,6 +100,30 @@ class StochasticLosses(_LossEnvironment):
 
     ``seed``: None draws from operating-system entropy online and from the
     replicate seed alone in a simulation (as every built-in environment).
+
+    Parameters
+    ----------
+    means:
+        Each action's loss probability, in [0, 1].
+    seed:
+        None (default) or an integer, as above.
+    geometry:
+        ``"simplex"`` (default, experts), ``"ball"`` or ``"cube"``.
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above; the message names
+        the argument and the range.
+    TypeError
+        If an argument has the wrong type (e.g. a string for ``epsilon``).
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> env = dp.StochasticLosses([0.4, 0.5, 0.5], seed=0)
+    >>> env.next_round().shape
+    (3,)
     """
 
     def __init__(self, means: ArrayLike, seed: int | None = None, geometry: str = "simplex") -> None:
@@ -120,7 +144,34 @@ class SwitchingBestExpert(_LossEnvironment):
     phase j expert j mod 2 has loss 0 and all others loss 1 (the leader
     switches, fooling follow-the-leader; the best expert in hindsight is the
     last phase's leader). ``n`` >= 2. On the ball or the cube the vector
-    is divided by its norm."""
+    is divided by its norm.
+
+    Parameters
+    ----------
+    n:
+        Number of experts, an integer >= 2.
+    first_phase:
+        Length of the first phase, an integer >= 1 (default 1).
+    seed:
+        None (default) or an integer.
+    geometry:
+        ``"simplex"`` (default), ``"ball"`` or ``"cube"``.
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above; the message names
+        the argument and the range.
+    TypeError
+        If an argument has the wrong type (e.g. a string for ``epsilon``).
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> env = dp.SwitchingBestExpert(3)
+    >>> env.next_round().tolist(), env.next_round().tolist()
+    ([0.0, 1.0, 1.0], [1.0, 0.0, 1.0])
+    """
 
     def __init__(self, n: int, first_phase: int = 1, seed: int | None = None, geometry: str = "simplex") -> None:
         self.n_actions = positive_int("n", n, minimum=2)
@@ -140,7 +191,30 @@ class LossArray(_LossEnvironment):
     """User-supplied losses: a (rounds, n) array; row t - 1 is round t's
     loss vector (a simulation may not run longer). Each row must lie in the
     geometry's loss set: entries in [0, 1] (simplex), ||row||_2 <= 1 (ball),
-    ||row||_1 <= 1 (cube); nothing is clipped."""
+    ||row||_1 <= 1 (cube); nothing is clipped.
+
+    Parameters
+    ----------
+    losses:
+        A (rounds, n) array of finite losses.
+    geometry:
+        ``"simplex"`` (default), ``"ball"`` or ``"cube"``.
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above; the message names
+        the argument and the range.
+    TypeError
+        If an argument has the wrong type (e.g. a string for ``epsilon``).
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> env = dp.LossArray([[0.1, 0.9], [0.8, 0.2]])
+    >>> env.next_round().tolist()
+    [0.1, 0.9]
+    """
 
     def __init__(self, losses: ArrayLike, geometry: str = "simplex") -> None:
         arr = float_array("losses", losses, ndim=2)
@@ -167,6 +241,33 @@ class UniformLosses(_LossEnvironment):
     optimization with a fixed best point in expectation (-center /
     ||center||_2 on the ball, -sign(center) on the cube). ``spread`` >= 0;
     ``seed`` as :class:`StochasticLosses`.
+
+    Parameters
+    ----------
+    center:
+        The mean loss vector, finite.
+    spread:
+        Half-width of the uniform noise, finite and >= 0 (default 0.3).
+    geometry:
+        ``"ball"`` (default) or ``"cube"``.
+    seed:
+        None (default) or an integer.
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above; the message names
+        the argument and the range.
+    TypeError
+        If an argument has the wrong type (e.g. a string for ``epsilon``).
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> env = dp.UniformLosses([0.3, -0.4, 0.0], seed=0)
+    >>> l = env.next_round()
+    >>> l.shape, bool((l ** 2).sum() <= 1.0)
+    ((3,), True)
     """
 
     def __init__(

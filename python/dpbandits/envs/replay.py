@@ -123,6 +123,15 @@ def _check(features: ArrayLike, labels: ArrayLike, wrong_reward: float) -> tuple
     k = int(y.max()) + 1
     if k < 2:
         raise ValueError("invalid argument `labels`: need at least two classes")
+    absent = np.setdiff1d(np.arange(k), y)
+    if absent.size:
+        # Each class in [0, K) is an arm: a label that never occurs would be
+        # an arm that is never right, a class the data does not have.
+        shown = ", ".join(map(str, absent[:5].tolist())) + (", ..." if absent.size > 5 else "")
+        raise ValueError(
+            f"invalid argument `labels`: the classes are 0..{k - 1}, but no sample has label {shown}; "
+            "number the classes that occur 0..K-1 (np.unique(labels, return_inverse=True)[1])"
+        )
     return f, y.astype(np.int64), k
 
 
@@ -130,8 +139,8 @@ class ReplayEnv:
     """The replay bandit of a labelled data set (see the module docstring).
 
     ``features``: (n, p) rows of norm <= 1 (:func:`prepare_features`);
-    ``labels``: n integers in [0, K); the arms are the K classes and
-    d = K·p. ``wrong_reward``: 0 or -1. ``name`` labels the data in reports.
+    ``labels``: n integers in [0, K), each class occurring at least once;
+    the arms are the K classes and d = K·p. ``wrong_reward``: 0 or -1. ``name`` labels the data in reports.
 
     Runs in Rust (``rust/src/env/replay.rs``): as a spec,
     :func:`dpbandits.simulate` builds one instance per replicate sharing

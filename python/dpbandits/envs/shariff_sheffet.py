@@ -41,6 +41,37 @@ class ShariffSheffetEnv:
     reproducible and is combined with each replicate seed in a simulation
     (:func:`dpbandits.sim.replicate_seed`), so two environment seeds give two
     different sets of replicates.
+
+    Parameters
+    ----------
+    d:
+        Dimension, an integer >= 2.
+    k:
+        Actions per round, an integer >= 1; None (default) for d^2.
+    gap:
+        Suboptimality gap, in [0, 2 optimal_reward) (default 0.1).
+    optimal_reward:
+        Mean reward of the best action, in (0, 1) (default 0.75).
+    reward:
+        ``"pm1"`` (default: +-1 rewards) or ``"gaussian"``.
+    seed:
+        None (default) or an integer, as above.
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above; the message names
+        the argument and the range.
+    TypeError
+        If an argument has the wrong type (e.g. a string for ``epsilon``).
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> env = dp.ShariffSheffetEnv(d=5, gap=0.1, seed=0)
+    >>> actions = env.decision_set(1)
+    >>> actions.shape, env.reward(1, 0) in (-1.0, 1.0), float(env.mean_rewards(1).max())
+    ((25, 5), True, 0.75)
     """
 
     def __init__(
@@ -81,8 +112,8 @@ class ShariffSheffetEnv:
         """Realized reward of row ``index`` in round ``t``."""
         if t != self._engine.t:
             raise ValueError(f"invalid argument `t`: the current round is {self._engine.t}, got {t}")
-        # Bug fix (hostile-input fuzzing): int(index) of a NaN/inf index
-        # raised a bare OverflowError/ValueError not naming the argument.
+        # Checked here so that a NaN or infinite index is named, not a bare
+        # OverflowError from int().
         index = positive_int("index", index, minimum=0)
         if not index < self.k:
             raise ValueError(f"invalid argument `index`: must lie in [0, {self.k}), got {index}")
@@ -90,7 +121,7 @@ class ShariffSheffetEnv:
 
     def mean_rewards(self, t: int) -> NDArray[np.float64]:
         """<x, theta*> of each action of round t (the current round)."""
-        # Bug fix (hostile-input fuzzing): any t, even NaN, was accepted.
+        # Only the current round's means exist.
         if t != self._engine.t:
             raise ValueError(f"invalid argument `t`: the current round is {self._engine.t}, got {t}")
         return self._engine.mean_rewards()

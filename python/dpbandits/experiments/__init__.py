@@ -59,6 +59,9 @@ class RunOptions:
     n_jobs: int | None = None
     progress: bool = True
     client: Any = field(default=None, repr=False)
+    #: ``time.perf_counter()`` when the run started; the report's wall time
+    #: counts from here (None: from the report's creation).
+    started: float | None = field(default=None, repr=False)
 
     def seed_count(self, default: int) -> int:
         """``--seeds`` if given, else the experiment's ``default``."""
@@ -134,8 +137,11 @@ def reproduce(name: str, quick: bool = False, out: str | Path = "results", backe
               client: Any = None) -> Sequence[Path]:
     """Runs experiment ``name`` and writes its files under ``<out>/<name>/``;
     returns the paths written."""
+    import time
+
     from dpbandits.sweeps import _check_backend
 
+    started = time.perf_counter()
     exp = get(name)
     _check_backend(backend)
     if seeds is not None:
@@ -143,5 +149,5 @@ def reproduce(name: str, quick: bool = False, out: str | Path = "results", backe
 
         seeds = positive_int("seeds", seeds)
     opts = RunOptions(quick=quick, out=Path(out), backend=backend, seeds=seeds, n_jobs=n_jobs, progress=progress,
-                      client=client)
+                      client=client, started=started)
     return exp.run(opts).write()

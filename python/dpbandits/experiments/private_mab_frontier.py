@@ -62,6 +62,34 @@ ADAPTIVE = (1.2, 4.0)
 DEFAULT = "DP-KLUCB adaptive"
 
 
+#: Largest regret / Thm 1 bound ratio still read as agreeing with "within a
+#: factor alpha asymptotically": the paper grid's alpha (1.5), which bounds
+#: the default grid's effective phase ratio max(1.2, 1 + L / n) once phases
+#: are longer than 2 L.
+RATIO_LIMIT = 1.5
+
+
+def frontier_verdict(regret: float, bound: float) -> str:
+    """Verdict on "regret within a factor alpha of the asymptotic lower bound".
+
+    ``"agrees"`` when 1 <= regret / bound <= :data:`RATIO_LIMIT`;
+    ``"differs"`` above; ``"inconclusive (below the asymptotic bound at
+    finite T)"`` below 1, where the finite horizon, not the algorithm,
+    decides.
+
+    Examples
+    --------
+    >>> frontier_verdict(120.0, 100.0), frontier_verdict(200.0, 100.0)
+    ('agrees', 'differs')
+    >>> frontier_verdict(86.0, 100.0)
+    'inconclusive (below the asymptotic bound at finite T)'
+    """
+    ratio = regret / bound
+    if ratio < 1.0:
+        return "inconclusive (below the asymptotic bound at finite T)"
+    return "agrees" if ratio <= RATIO_LIMIT else "differs"
+
+
 def _private(k: int, horizon: int, eps: float, long_run: bool) -> dict[str, tuple[type, dict[str, Any]]]:
     base = {"k": k, "horizon": horizon}
     out: dict[str, tuple[type, dict[str, Any]]] = {}
@@ -161,18 +189,21 @@ def private_mab_frontier(opts: RunOptions) -> Report:
         return float(np.mean(results[(cell, label)].final_regret))
 
     main = f"I1 T={n}"
-    # Paper vs measured: the issue's reference numbers (a NumPy implementation of Azize et al. 2025's
-    # DP-KLUCB, alpha = 2, 200 seeds; lower bounds of Thm 1) and the paper's ordering claims.
-    reference = {0.1: 800.0, 0.5: 210.0, 1.0: 160.0}
+    # Paper vs measured: Azize et al. 2025 state that DP-KLUCB's regret is
+    # within a factor alpha of Thm 1's bound as T grows. The bound is
+    # asymptotic (constant x ln T), so at finite T the regret may sit below
+    # it: that is not evidence for the claim and is reported as such. The
+    # rule: "agrees" for 1 <= regret / bound <= RATIO_LIMIT, "differs" above,
+    # "inconclusive" below 1.
     for eps in epsilons:
         dk = final(main, f"{DEFAULT} eps={eps:g}")
         lb = azize2025_lower_bound(INSTANCES["I1"], eps, n)
-        ref = reference.get(eps)
-        report.compare(f"DP-KLUCB (default: adaptive grid) regret at T = {n:,}, eps = {eps:g}, instance I1",
-                       f"about {ref:,.0f} (alpha 2, NumPy reference); Thm 1 bound {lb:,.0f}" if ref and not quick
-                       else f"Thm 1 bound {lb:,.0f}",
+        report.compare(f"DP-KLUCB (default: adaptive grid) within a factor alpha of the Thm 1 lower bound, "
+                       f"T = {n:,}, eps = {eps:g}, instance I1",
+                       f"ratio -> at most alpha as T -> infinity (Azize et al. 2025); Thm 1 bound {lb:,.0f} "
+                       f"(asymptotic: finite-T regret may lie below it)",
                        f"{dk:,.0f} ({dk / lb:.2f}x the bound)",
-                       "agrees" if dk >= lb * 0.5 and (ref is None or quick or dk <= 1.25 * ref) else "differs")
+                       frontier_verdict(dk, lb))
         adap = final(main, f"AdaP-KLUCB eps={eps:g}")
         report.compare(f"no forgetting beats forgetting (eps = {eps:g})",
                        "DP-KLUCB < AdaP-KLUCB (Azize et al. 2025, Sec. 6)", f"{dk:,.0f} vs {adap:,.0f}",

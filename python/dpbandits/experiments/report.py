@@ -65,7 +65,10 @@ class Report:
     ``settings`` (shown in the summary and the JSON), ``figure`` (a function
     ``path -> None`` drawing the PNG with matplotlib), ``comparison`` (rows
     claim / paper / measured / verdict) and ``notes``; then ``write()``.
-    The clock starts when the report is created.
+    The clock starts with the run (``opts.started``) or, without one, when
+    the report is created, and stops when every file but the summary is
+    written, so the summary's wall time covers the experiment, the figure
+    and the data files.
     """
 
     def __init__(self, opts: RunOptions, name: str) -> None:
@@ -80,7 +83,7 @@ class Report:
         self.table_columns: list[str] | None = None
         self.comparison: list[dict[str, str]] = []
         self.notes: list[str] = []
-        self._start = time.perf_counter()
+        self._start = time.perf_counter() if opts.started is None else opts.started
 
     def add_row(self, **row: Any) -> None:
         """One row of the results table (column name -> value)."""
@@ -104,23 +107,8 @@ class Report:
     def write(self) -> list[Path]:
         """Writes the PNG (when matplotlib is present), CSV, JSON and
         markdown; returns their paths."""
-        wall = time.perf_counter() - self._start
         self.dir.mkdir(parents=True, exist_ok=True)
         written = []
-        columns = self.table_columns or list(dict.fromkeys(k for r in self.rows for k in r))
-        csv_path = self.dir / f"{self.name}.csv"
-        with csv_path.open("w", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=columns, extrasaction="ignore")
-            w.writeheader()
-            for r in self.rows:
-                w.writerow({k: (repr(v) if isinstance(v, float) else v) for k, v in r.items()})
-        written.append(csv_path)
-        meta = {"experiment": self.name, "title": self.experiment.title, "paper": self.experiment.paper,
-                "command": self.command(), "wall_seconds": wall, "version": __version__, **self.settings}
-        json_path = self.dir / f"{self.name}.json"
-        json_path.write_text(json.dumps({"meta": meta, "rows": self.rows, "comparison": self.comparison,
-                                         "data": self.data}, indent=1, default=_json_default))
-        written.append(json_path)
         png = self.dir / f"{self.name}.png"
         if self.figure is not None:
             if importlib.util.find_spec("matplotlib") is None:
@@ -129,6 +117,21 @@ class Report:
             else:
                 self.figure(png)
                 written.append(png)
+        columns = self.table_columns or list(dict.fromkeys(k for r in self.rows for k in r))
+        csv_path = self.dir / f"{self.name}.csv"
+        with csv_path.open("w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=columns, extrasaction="ignore")
+            w.writeheader()
+            for r in self.rows:
+                w.writerow({k: (repr(v) if isinstance(v, float) else v) for k, v in r.items()})
+        written.append(csv_path)
+        wall = time.perf_counter() - self._start
+        meta = {"experiment": self.name, "title": self.experiment.title, "paper": self.experiment.paper,
+                "command": self.command(), "wall_seconds": wall, "version": __version__, **self.settings}
+        json_path = self.dir / f"{self.name}.json"
+        json_path.write_text(json.dumps({"meta": meta, "rows": self.rows, "comparison": self.comparison,
+                                         "data": self.data}, indent=1, default=_json_default))
+        written.append(json_path)
         md_path = self.dir / f"{self.name}.md"
         md_path.write_text(self._markdown(meta, columns, png if png in written else None))
         written.append(md_path)

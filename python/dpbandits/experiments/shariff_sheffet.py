@@ -34,13 +34,15 @@ def _welch(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def _regret_axes(ax: Any, curves: list[tuple[str, SimulationResult]], title: str) -> None:
+    # Median and 10%-90% quantile band over seeds: unlike mean +- sd, the
+    # band stays positive on the log axis.
     for label, res in curves:
-        t = res.record_at.astype(float)
-        mean, sd = res.mean_regret(), res.sd_regret()
-        keep = mean > 0
-        (line,) = ax.plot(t[keep], mean[keep], label=label, linewidth=1.4)
-        lo = np.maximum(mean - sd, mean * 1e-3)
-        ax.fill_between(t[keep], lo[keep], (mean + sd)[keep], color=line.get_color(), alpha=0.2, linewidth=0)
+        rounds, _, _, (lo, median, hi) = res.curve((0.1, 0.5, 0.9))
+        t = rounds.astype(float)
+        keep = median > 0
+        (line,) = ax.plot(t[keep], median[keep], label=label, linewidth=1.4)
+        ax.fill_between(t[keep], np.maximum(lo, median * 1e-3)[keep], hi[keep], color=line.get_color(), alpha=0.2,
+                        linewidth=0)
     ax.set_yscale("log")
     ax.set_xlabel("round t")
     ax.set_ylabel("cumulative pseudo-regret")
@@ -207,7 +209,7 @@ def d2(opts: RunOptions) -> Report:
                        f"{nm:,.0f} ({nm / max(gm, 1e-12):.2%} of Gaussian)",
                        "agrees" if nm < 0.05 * gm else "differs")
     # Fig. 4's two Wishart claims, for the paper's tree and for the authors' persistent padding
-    # (REPRODUCTION.md, App. D.2 Wishart ordering).
+    # (docs/reproduction-notes.md, "The Wishart ordering of App. D.2").
     for suffix, prefix in (("", ""), ("Persistent", "with persistent padding: ")):
         u0, w0 = finals[(0.0, f"WishartUnshifted{suffix}")], finals[(0.0, f"Wishart{suffix}")]
         others0 = max(finals[(0.0, k)].mean() for k in ("NonPrivate", "Gaussian", f"Wishart{suffix}"))
@@ -244,7 +246,7 @@ def d2(opts: RunOptions) -> Report:
             _regret_axes(ax, [(lrn, results[(f"gap{g}", lrn)]) for lrn in D2_LEARNERS],
                          f"gap {g}: d = 5, K = 25, eps = {EPSILON}, delta = {DELTA}, n = {n:,}, {seeds} seeds")
         axes[1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8,
-                       title="band: mean ± sd", title_fontsize=7)
+                       title="line: median; band: 10%-90% over seeds", title_fontsize=7)
         fig.tight_layout()
         fig.savefig(path)
         plt.close(fig)

@@ -1,6 +1,6 @@
 """Learners: validated configuration + calibration + a handle on a Rust engine.
 
-One module per family (DESIGN.md). Every learner has ``select``, ``update``
+One module per family of algorithms. Every learner has ``select``, ``update``
 and ``privacy`` (a :class:`dpbandits.privacy.Guarantee`).
 """
 

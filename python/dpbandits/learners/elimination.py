@@ -27,7 +27,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import _core
 from dpbandits._sizes import check_bytes
-from dpbandits._validation import epsilon_range, float_array, positive_int, seed_or_none
+from dpbandits._validation import epsilon_range, float_array, integral_arguments, positive_int, seed_or_none
 from dpbandits.errors import StateError
 from dpbandits.learners.online import LearnerBase
 from dpbandits.nets import zeta_net
@@ -132,6 +132,14 @@ class EliminationLinearBandit(LearnerBase):
         None: operating-system entropy (deployment); an int reproduces the
         noise and the shuffler's permutations.
 
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above; the message names
+        the argument and the range.
+    TypeError
+        If an argument has the wrong type (e.g. a string for ``epsilon``).
+
     Examples
     --------
     >>> import numpy as np
@@ -166,7 +174,9 @@ class EliminationLinearBandit(LearnerBase):
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
     ) -> None:
-        self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        self._args = integral_arguments(
+            type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        )
         self.sampler = sampler_choice(sampler)
         self.horizon = positive_int("horizon", horizon, minimum=2)
         if privacy not in _PRIVACY:
@@ -397,6 +407,57 @@ class ContextualEliminationBandit(LearnerBase):
     a zeta-net of the unit sphere (with ``zeta``, default 1/T). Other
     arguments as for :class:`EliminationLinearBandit`. Rows g(theta) have
     norm <= 1 when every ||phi(a, c)|| <= 1 (Assumption 1).
+
+    Parameters
+    ----------
+    thetas:
+        A (M, d) array of candidate parameters, or ``"sphere"``.
+    context_sampler:
+        A function ``rng -> (number of actions, d) array`` of the features
+        phi(a, c) of one random context c.
+    horizon:
+        Number of rounds T, an integer >= 1.
+    privacy:
+        None (default: no privacy), ``"central"``, ``"local"``, ``"shuffle"``
+        or ``"shuffle-sum"``, as :class:`EliminationLinearBandit`.
+    epsilon, delta:
+        As :class:`EliminationLinearBandit`: epsilon finite and > 0 is required
+        with a private model; delta in (0, 1) for the shuffle models.
+    d:
+        Dimension, needed with ``thetas="sphere"``.
+    n_samples:
+        Contexts drawn to estimate g, an integer >= 1 (default 1000).
+    sampler_seed:
+        Seed of those draws (default 0).
+    zeta:
+        Resolution of the sphere's net, in (0, 1]; None (default) for 1 / T.
+    max_actions:
+        Largest net size accepted, an integer >= 1.
+    seed:
+        None (default) or an integer.
+    options:
+        Further keyword arguments of :class:`EliminationLinearBandit`.
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above; the message names
+        the argument and the range.
+    TypeError
+        If an argument has the wrong type (e.g. a string for ``epsilon``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dpbandits as dp
+    >>> thetas = np.array([[1.0, 0.0], [0.0, 1.0]])
+    >>> contexts = lambda rng: rng.uniform(-1, 1, size=(3, 2)) / np.sqrt(2)
+    >>> learner = dp.ContextualEliminationBandit(thetas, contexts, horizon=1000, privacy="central",
+    ...                                          epsilon=1.0, seed=0)
+    >>> i = learner.select(np.array([[0.5, 0.1], [0.1, 0.5], [0.0, 0.0]]))
+    >>> learner.update(0.4)
+    >>> learner.privacy.model       # joint DP: the context stays with the client (Corollary 1)
+    'joint'
     """
 
     def __init__(
@@ -416,7 +477,9 @@ class ContextualEliminationBandit(LearnerBase):
         seed: int | None = None,
         **options: Any,
     ) -> None:
-        self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__", "options")}
+        self._args = integral_arguments(
+            type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__", "options")}
+        )
         self._args.update(options)
         horizon = positive_int("horizon", horizon, minimum=2)
         if not callable(context_sampler):
@@ -487,7 +550,7 @@ class ContextualEliminationBandit(LearnerBase):
         if g is None or not isinstance(linear_config, dict):
             raise ValueError("the checkpoint lacks the action set g of a ContextualEliminationBandit")
         self = cls.__new__(cls)
-        self._args = {**config, "context_sampler": None}
+        self._args = integral_arguments(type(self), {**config, "context_sampler": None})
         self.thetas = float_array("thetas", config["thetas"], ndim=2)
         self.g = float_array("g", g, ndim=2)
         # The linear learner is rebuilt from this learner's own configuration,

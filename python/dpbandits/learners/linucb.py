@@ -23,7 +23,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import _core
 from dpbandits._sizes import MAX_TREE_ENTRIES, check_tree_entries
-from dpbandits._validation import epsilon_range, in_open_unit, positive, positive_int, seed_or_none
+from dpbandits._validation import epsilon_range, in_open_unit, integral_arguments, positive, positive_int, seed_or_none
 from dpbandits.learners.online import OnlineLearner, engine_decision_set
 from dpbandits.privacy import (
     ConfidenceRadius,
@@ -116,6 +116,14 @@ class LinUCB(_LinUCBBase):
         simulation. (This learner draws no noise; the seed only fixes how
         its replicates are labelled.)
 
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above; the message names
+        the argument and the range.
+    TypeError
+        If an argument has the wrong type (e.g. a string for ``epsilon``).
+
     Examples
     --------
     >>> import dpbandits as dp
@@ -144,7 +152,9 @@ class LinUCB(_LinUCBBase):
         refactor_every: int = 64,
         seed: int | None = None,
     ) -> None:
-        self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        self._args = integral_arguments(
+            type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        )
         self.d = positive_int("d", d)
         self.horizon = positive_int("horizon", horizon)
         self.regularizer = positive("regularizer", regularizer)
@@ -211,7 +221,7 @@ class JointDPLinUCB(_LinUCBBase):
       per tree level while that level's bit of t is 0, so most of the noise
       persists from round to round, as in the pan-private tree of the
       authors' code (PrivateBandits.jl). Each release has the same law
-      either way, hence the same guarantee (REPRODUCTION.md, App. D.2).
+      either way, hence the same guarantee (docs/reproduction-notes.md).
 
     Inputs the proof bounds (||x|| <= L, |y| <= B_tilde, Assumption 6) are
     enforced before they reach the tree: ``bounds="clip"`` (default) scales
@@ -229,6 +239,55 @@ class JointDPLinUCB(_LinUCBBase):
     :func:`dpbandits.simulate` None means the replicate seed alone and an
     integer is mixed with each replicate seed (:mod:`dpbandits.sim`).
     Copying a learner copies its generator: see :meth:`fork`.
+
+    Parameters
+    ----------
+    d:
+        Dimension of the actions, an integer >= 1.
+    horizon:
+        Number of rounds n, an integer >= 1 (the tree's depth and the
+        calibration use it).
+    epsilon, delta:
+        The (epsilon, delta)-joint DP to meet: epsilon finite and > 0 (within
+        the range the calibration's arithmetic supports), delta in (0, 1).
+    noise:
+        ``"gaussian"`` (default) or ``"wishart"``.
+    shift:
+        True (default: the paper's shift), False (Wishart: unshifted) or a
+        shift magnitude (finite float).
+    alpha:
+        Failure probability of the confidence radius, in (0, 1); None
+        (default) for 1 / n.
+    sigma, S, L, B_tilde:
+        Sub-Gaussian parameter of the reward noise, bound on ||theta*||, on
+        ||x|| and on |y|: finite and > 0 (default 1).
+    radius:
+        Form of the confidence radius beta_t (default ``"log_det"``, Prop. 4).
+    bounds:
+        ``"clip"`` (default) or ``"error"``, see above.
+    calibration:
+        ``"paper"`` (default) or ``"tight"`` (Gaussian only).
+    seed:
+        None (default) or an integer, see above.
+    sampler:
+        ``"lattice"`` (exact discrete Gaussian, the default for Gaussian
+        noise) or ``"float"``; None for the noise's default (Wishart noise is
+        floating point).
+    secure:
+        True draws the noise from operating-system entropy (lattice only).
+    counter:
+        ``"binary"`` (default), ``"smooth-binary"``, ``"sqrt"`` or ``"blt"``,
+        see above.
+    padding:
+        ``"fresh"`` (default) or ``"persistent"`` (Wishart only), see above.
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above; the message names
+        the argument and the range.
+    TypeError
+        If an argument has the wrong type (e.g. a string for ``epsilon``).
 
     Examples
     --------
@@ -272,7 +331,9 @@ class JointDPLinUCB(_LinUCBBase):
         counter: Literal["binary", "smooth-binary", "sqrt", "blt"] = "binary",
         padding: Literal["fresh", "persistent"] = "fresh",
     ) -> None:
-        self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        self._args = integral_arguments(
+            type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        )
         # Every argument the calibration formulas read is validated here, once:
         # they are called in their checked forms, which trust these values.
         self.d = positive_int("d", d)

@@ -30,7 +30,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import _core
 from dpbandits._sizes import check_bytes
-from dpbandits._validation import in_open_unit, positive, positive_int, seed_or_none
+from dpbandits._validation import epsilon_range, in_open_unit, integral_arguments, positive, positive_int, seed_or_none
 from dpbandits.learners.online import OnlineLearner, engine_decision_set
 from dpbandits.noise import NoiseWire
 from dpbandits.privacy.calibration import failure_probability
@@ -167,9 +167,10 @@ class LocalLinUCB(_TrustLinUCB):
     epsilon, delta:
         Each report is (epsilon, delta)-DP in its user's (x, y)
         (``noise="gaussian"``: delta in (0, 1)) or epsilon-DP
-        (``noise="laplace"``: delta None). ``epsilon=None``: noise off (the
-        same learner without privacy; plays as :class:`LinUCB` with the
-        same regularizer and radius).
+        (``noise="laplace"``: delta None). Required: ``epsilon=None``,
+        spelled out, turns the noise off (the same learner without
+        privacy; plays as :class:`LinUCB` with the same regularizer and
+        radius), and ``privacy`` then says "not private".
     noise:
         ``"gaussian"`` (default) or ``"laplace"`` (L1 sensitivity, Eq. (LT3)).
     calibration:
@@ -187,13 +188,34 @@ class LocalLinUCB(_TrustLinUCB):
         the scale); ``"float"``: floating-point noise (open to low-bit
         attacks). ``secure=True``: noise from OS entropy. ``seed`` as every
         learner.
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above; the message names
+        the argument and the range.
+    TypeError
+        If an argument has the wrong type (e.g. a string for ``epsilon``).
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> learner = dp.LocalLinUCB(d=5, horizon=1000, epsilon=1.0, delta=0.1, seed=0)
+    >>> env = dp.ShariffSheffetEnv(d=5, gap=0.1, seed=1)
+    >>> for t in range(1, 51):
+    ...     learner.update(env.reward(t, learner.select(env.decision_set(t))))
+    >>> learner.t, learner.privacy.model
+    (50, 'local')
+    >>> print(dp.LocalLinUCB(d=5, horizon=1000, epsilon=None).privacy)  # doctest: +ELLIPSIS
+    not private ...
     """
 
+    @epsilon_range
     def __init__(
         self,
         d: int,
         horizon: int,
-        epsilon: float | None = None,
+        epsilon: float | None,
         delta: float | None = None,
         *,
         noise: Literal["gaussian", "laplace"] = "gaussian",
@@ -209,7 +231,9 @@ class LocalLinUCB(_TrustLinUCB):
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
     ) -> None:
-        self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        self._args = integral_arguments(
+            type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        )
         a, L, B_tilde = self._common(d, horizon, regularizer, sampler, alpha, L, B_tilde)
         self.epsilon = None if epsilon is None else positive("epsilon", epsilon)
         self.delta = delta
@@ -289,15 +313,50 @@ class ShuffleLinUCB(_TrustLinUCB):
       ``"closed-form"``, FMT Thm 3.1, or ``"numerical"``, Thm 3.2, default;
       :meth:`describe` reports both eps_0). Each report is also eps_0-LDP.
 
-    Other arguments as :class:`LocalLinUCB`. ``epsilon=None``: noise off
-    (the batched non-private schedule).
+    Parameters
+    ----------
+    d, horizon:
+        Dimension, an integer >= 1, and number of rounds T, an integer >= 2.
+    epsilon, delta:
+        The (epsilon, delta)-DP of the whole run in the shuffle model:
+        epsilon finite and > 0, delta in (0, 1). Required: ``epsilon=None``,
+        spelled out, turns the noise off (the batched non-private schedule).
+    protocol:
+        ``"vector-sum"`` (default) or ``"amplification"``, see above.
+    calibration:
+        ``"tight"`` (default) or ``"paper"``.
+    shuffle_method:
+        ``"numerical"`` (default) or ``"closed-form"`` amplification bound.
+    batch_size:
+        Users per batch, an integer >= 1; None (default) for ceil(T^(3/5)).
+    regularizer, alpha, sigma, S, L, B_tilde, bounds, sampler, secure, seed:
+        As :class:`LocalLinUCB`.
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above; the message names
+        the argument and the range.
+    TypeError
+        If an argument has the wrong type (e.g. a string for ``epsilon``).
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> learner = dp.ShuffleLinUCB(d=5, horizon=1000, epsilon=1.0, delta=0.1, seed=0)
+    >>> env = dp.ShariffSheffetEnv(d=5, gap=0.1, seed=1)
+    >>> for t in range(1, 51):
+    ...     learner.update(env.reward(t, learner.select(env.decision_set(t))))
+    >>> learner.t, learner.privacy.model
+    (50, 'shuffle')
     """
 
+    @epsilon_range
     def __init__(
         self,
         d: int,
         horizon: int,
-        epsilon: float | None = None,
+        epsilon: float | None,
         delta: float | None = None,
         *,
         protocol: Literal["vector-sum", "amplification"] = "vector-sum",
@@ -315,7 +374,9 @@ class ShuffleLinUCB(_TrustLinUCB):
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
     ) -> None:
-        self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        self._args = integral_arguments(
+            type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        )
         a, L, B_tilde = self._common(d, horizon, regularizer, sampler, alpha, L, B_tilde)
         batch = shuffle_batch_size(self.horizon) if batch_size is None else positive_int("batch_size", batch_size)
         if batch > self.horizon:

@@ -1,7 +1,6 @@
 """K-armed stochastic bandits: UCB1, Thompson sampling, and the private
 versions of Mishra & Thakurta, "(Nearly) Optimal Differentially Private
-Stochastic Multi-Arm Bandits", UAI 2015 (appendix in
-``papers/mishra-thakurta-2015-private-bandits-appendix.md``).
+Stochastic Multi-Arm Bandits", UAI 2015, and its appendix.
 
 Online use: ``arm = learner.select()``, then ``learner.update(reward)``.
 Simulation: ``dpbandits.simulate(learner, BernoulliBandit(means))`` runs the
@@ -24,7 +23,15 @@ from numpy.typing import NDArray
 
 from dpbandits import _core
 from dpbandits._sizes import check_bytes, tree_bytes
-from dpbandits._validation import epsilon_range, in_open_unit, positive, positive_int, real, seed_or_none
+from dpbandits._validation import (
+    epsilon_range,
+    in_open_unit,
+    integral_arguments,
+    positive,
+    positive_int,
+    real,
+    seed_or_none,
+)
 from dpbandits.errors import LinearRegretWarning, StateError
 from dpbandits.learners.online import LearnerBase
 from dpbandits.noise import NoiseWire
@@ -144,12 +151,45 @@ class UCB1(KArmedLearner):
     once, then argmax mean_a + w sqrt(2 ln t / n_a), t the round
     (1-indexed), w = hi - lo the width of ``reward_range`` (rewards are not
     clipped: no privacy proof depends on them). Ties go to the lowest arm.
+
+    Privacy: none.
+
+    Parameters
+    ----------
+    k:
+        Number of arms, an integer >= 1.
+    horizon:
+        Number of rounds T, an integer >= 1.
+    reward_range:
+        (lo, hi), finite with lo < hi (default [0, 1]).
+    seed:
+        None or an integer.
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above; the message names
+        the argument and the range.
+    TypeError
+        If an argument has the wrong type (e.g. a string for ``epsilon``).
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> learner = dp.UCB1(k=3, horizon=1000, seed=0)
+    >>> env = dp.BernoulliBandit([0.9, 0.5, 0.4], seed=1)
+    >>> for t in range(200):
+    ...     learner.update(env.pull(learner.select()))   # K-armed: select() takes no argument
+    >>> learner.t, learner.privacy.model
+    (200, 'none')
     """
 
     def __init__(
         self, k: int, horizon: int, reward_range: Sequence[float] = (0.0, 1.0), seed: int | None = None
     ) -> None:
-        self._args = {"k": k, "horizon": horizon, "reward_range": reward_range, "seed": seed}
+        self._args = integral_arguments(
+            type(self), {"k": k, "horizon": horizon, "reward_range": reward_range, "seed": seed}
+        )
         self.k = positive_int("k", k)
         self.horizon = positive_int("horizon", horizon)
         _check_arms(self.k, self.horizon, private=False)
@@ -172,6 +212,39 @@ class ThompsonSampling(KArmedLearner):
       to Bernoulli((y - lo) / w) (rewards clipped into ``reward_range``);
     - ``prior="gaussian"``: N(S_a / (n_a + 1), w^2 / (n_a + 1)) (rewards
       not clipped).
+
+    Privacy: none.
+
+    Parameters
+    ----------
+    k:
+        Number of arms, an integer >= 1.
+    horizon:
+        Number of rounds T, an integer >= 1.
+    prior:
+        ``"beta"`` (default) or ``"gaussian"``.
+    reward_range:
+        (lo, hi), finite with lo < hi (default [0, 1]).
+    seed:
+        None or an integer (the posterior draws).
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above; the message names
+        the argument and the range.
+    TypeError
+        If an argument has the wrong type (e.g. a string for ``epsilon``).
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> learner = dp.ThompsonSampling(k=3, horizon=1000, seed=0)
+    >>> env = dp.BernoulliBandit([0.9, 0.5, 0.4], seed=1)
+    >>> for t in range(200):
+    ...     learner.update(env.pull(learner.select()))   # K-armed: select() takes no argument
+    >>> learner.t, learner.privacy.model
+    (200, 'none')
     """
 
     def __init__(
@@ -182,7 +255,9 @@ class ThompsonSampling(KArmedLearner):
         reward_range: Sequence[float] = (0.0, 1.0),
         seed: int | None = None,
     ) -> None:
-        self._args = {"k": k, "horizon": horizon, "prior": prior, "reward_range": reward_range, "seed": seed}
+        self._args = integral_arguments(
+            type(self), {"k": k, "horizon": horizon, "prior": prior, "reward_range": reward_range, "seed": seed}
+        )
         self.k = positive_int("k", k)
         self.horizon = positive_int("horizon", horizon)
         _check_arms(self.k, self.horizon, private=False)
@@ -216,17 +291,14 @@ class PrivateUCB(KArmedLearner):
       experiments): argmax r~_a / n_a + sqrt(max(r~_a - lo n_a, 0) ln t) / n_a
       + w ln t / n_a. It has no noise term (its intervals need not cover
       the Laplace noise: a strongly negative early node can lock the best
-      arm out for the rest of the run, observed with T = 2 * 10^4, eps = 10);
-      privacy is the same (post-processing). This is App. D.1 as written
+      arm out for the rest of the run); privacy is the same (post-processing). This is App. D.1 as written
       (we checked the index term by term), and it fails by design: with
       node noise of scale k log2 T / epsilon (about 83 at k = 5, T = 10^5,
       eps = 1) the noise dominates every arm's sum, the interval has no
       term that grows to cover it, and an arm whose early node is strongly
       negative is never pulled again (its tree nodes, hence its release,
-      change only when it is pulled). Measured on the 5-arm instance
-      (0.75, 0.625, 0.5, 0.375, 0.25), 50 seeds: 84% of runs above 2% of
-      T (regret 0.27 T on average) at T = 10^5 and 10^6, eps = 1, and the
-      same runs at eps = 0.1 (the decisions depend on the noise's ratios
+      change only when it is pulled); most runs lock onto a suboptimal
+      arm, at every epsilon (the decisions depend on the noise's ratios
       only). Use ``"lemma5"``, or :class:`dpbandits.DPKLUCB`.
 
     Node scale b (:func:`~dpbandits.privacy.mishra_thakurta.private_ucb_node_scale`):
@@ -247,8 +319,49 @@ class PrivateUCB(KArmedLearner):
     Pagh 2023, :mod:`dpbandits.privacy.smooth_binary`): a reward reaches
     H - w nodes, every release sums w; ``privacy`` names it.
 
-    ``k`` >= 1, ``horizon`` T >= 2, ``epsilon`` > 0, 0 < ``gamma`` < 1
-    (default 1/T).
+    Parameters
+    ----------
+    k:
+        Number of arms, an integer >= 1.
+    horizon:
+        Number of rounds T, an integer >= 2.
+    epsilon:
+        Privacy parameter, finite and > 0 (within the range the calibration's
+        arithmetic supports): epsilon-DP of the rewards.
+    gamma:
+        Failure probability of the Lemma 5 bound, in (0, 1); None (default)
+        for 1 / T.
+    confidence:
+        ``"lemma5"`` (default) or ``"empirical"`` (App. D.1).
+    reward_range:
+        (lo, hi), finite with lo < hi (default [0, 1]); hi - lo is the
+        sensitivity.
+    bounds:
+        ``"clip"`` (default) or ``"error"`` for a reward outside
+        ``reward_range``.
+    calibration:
+        ``"paper"`` (default) or ``"tight"``: the node scale above.
+    seed:
+        None (default: operating-system entropy) or an integer for a
+        reproducible run.
+    sampler:
+        ``"lattice"`` (default): exact discrete noise on a power-of-two
+        lattice; ``"float"``: floating-point noise (not protected against
+        low-bit attacks; the guarantee says so).
+    secure:
+        True draws the noise from operating-system entropy (lattice sampler
+        only); False (default) from the seeded generator.
+    counter:
+        ``"binary"`` (default, the paper's tree) or ``"smooth-binary"``
+        (``calibration="tight"`` only).
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above; the message names
+        the argument and the range.
+    TypeError
+        If an argument has the wrong type (e.g. a string for ``epsilon``).
 
     Examples
     --------
@@ -278,11 +391,11 @@ class PrivateUCB(KArmedLearner):
         secure: bool = False,
         counter: Literal["binary", "smooth-binary"] = "binary",
     ) -> None:
-        self._args = {
+        self._args = integral_arguments(type(self), {
             "k": k, "horizon": horizon, "epsilon": epsilon, "gamma": gamma, "confidence": confidence,
             "reward_range": reward_range, "bounds": bounds, "calibration": calibration, "seed": seed,
             "sampler": sampler, "secure": secure, "counter": counter,
-        }
+        })
         self.sampler = sampler_choice(sampler)
         self.k = positive_int("k", k)
         self.horizon = positive_int("horizon", horizon, minimum=2)
@@ -376,6 +489,55 @@ class PrivateThompsonSampling(KArmedLearner):
     epsilons when that exceeds epsilon (paper calibration with k = 1).
     Rewards outside ``reward_range`` are clipped (``bounds="clip"``) or
     refused (``"error"``).
+
+    Parameters
+    ----------
+    k:
+        Number of arms, an integer >= 1.
+    horizon:
+        Number of rounds T, an integer >= 2.
+    epsilon:
+        Privacy parameter, finite and > 0: epsilon-DP of the rewards.
+    gamma:
+        Failure probability of the Lemma 5 bound, in (0, 1); None (default)
+        for 1 / T.
+    gap_estimation:
+        True (default) for Lemma 9's phases 1 and 2; False to skip them.
+    reward_range:
+        (lo, hi), finite with lo < hi (default [0, 1]).
+    bounds:
+        ``"clip"`` (default) or ``"error"`` for a reward outside
+        ``reward_range``.
+    calibration:
+        ``"paper"`` (default) or ``"tight"``.
+    seed:
+        None (default: operating-system entropy) or an integer for a
+        reproducible run.
+    sampler:
+        ``"lattice"`` (default): exact discrete noise on a power-of-two
+        lattice; ``"float"``: floating-point noise (not protected against
+        low-bit attacks; the guarantee says so).
+    secure:
+        True draws the noise from operating-system entropy (lattice sampler
+        only); False (default) from the seeded generator.
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above; the message names
+        the argument and the range.
+    TypeError
+        If an argument has the wrong type (e.g. a string for ``epsilon``).
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> learner = dp.PrivateThompsonSampling(k=3, horizon=1000, epsilon=1.0, gap_estimation=False, seed=0)
+    >>> env = dp.BernoulliBandit([0.9, 0.5, 0.4], seed=1)
+    >>> for t in range(200):
+    ...     learner.update(env.pull(learner.select()))   # K-armed: select() takes no argument
+    >>> learner.t, learner.privacy.model
+    (200, 'central')
     """
 
     @epsilon_range
@@ -393,11 +555,11 @@ class PrivateThompsonSampling(KArmedLearner):
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
     ) -> None:
-        self._args = {
+        self._args = integral_arguments(type(self), {
             "k": k, "horizon": horizon, "epsilon": epsilon, "gamma": gamma, "gap_estimation": gap_estimation,
             "reward_range": reward_range, "bounds": bounds, "calibration": calibration, "seed": seed,
             "sampler": sampler, "secure": secure,
-        }
+        })
         self.sampler = sampler_choice(sampler)
         self.k = positive_int("k", k)
         self.horizon = positive_int("horizon", horizon, minimum=2)

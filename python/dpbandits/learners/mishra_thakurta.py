@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 
 from dpbandits import _core
 from dpbandits._sizes import MAX_TREE_ENTRIES, check_bytes, check_tree_entries, tree_bytes
-from dpbandits._validation import epsilon_range, non_negative, positive, positive_int, seed_or_none
+from dpbandits._validation import epsilon_range, integral_arguments, non_negative, positive, positive_int, seed_or_none
 from dpbandits.learners.online import OnlineLearner
 from dpbandits.noise import NoiseWire
 from dpbandits.privacy.factorization import counter_choice, counter_parameters, default_counter
@@ -64,11 +64,11 @@ class _MishraThakurtaContextual(OnlineLearner):
         secure: bool = False,
         counter: Literal["binary", "smooth-binary"] | None = None,
     ) -> None:
-        self._args = {
+        self._args = integral_arguments(type(self), {
             "d": d, "horizon": horizon, "epsilon": epsilon, "alpha": alpha, "L": L, "B": B,
             "bounds": bounds, "calibration": calibration, "seed": seed, "sampler": sampler,
             "secure": secure, "counter": counter,
-        }
+        })
         self.sampler = sampler_choice(sampler)
         self.d = positive_int("d", d)
         self.horizon = positive_int("horizon", horizon, minimum=2)
@@ -160,8 +160,7 @@ class PrivateContextualUCB(_MishraThakurtaContextual):
     otherwise argmax z^T b~ + alpha ||z||. Inputs: ||z|| <= ``L``,
     |y| <= ``B`` (clipped with ``bounds="clip"``, refused with ``"error"``);
     node scales from :func:`dpbandits.privacy.mishra_thakurta.contextual_node_scales`.
-    ``d`` >= 1, ``horizon`` >= 2, ``epsilon`` > 0, ``alpha`` >= 0
-    (App. D.2: smaller alpha, more exploitation). ``calibration="tight"``
+    ``calibration="tight"``
     (default: node scales from the exact node count, so the reported epsilon
     is the requested one) or ``"paper"`` (the appendix's log2 T count, for
     reproduction; it meets only epsilon tree_levels(T) / log2 T, which
@@ -169,6 +168,56 @@ class PrivateContextualUCB(_MishraThakurtaContextual):
     with ``"tight"``; not in the paper: the entry sums by the smooth binary
     mechanism, Andersson & Pagh 2023, :mod:`dpbandits.privacy.smooth_binary`)
     or ``"binary"`` (the appendix's trees; the default with ``"paper"``).
+
+    Parameters
+    ----------
+    d:
+        Dimension of the contexts, an integer >= 1.
+    horizon:
+        Number of rounds T, an integer >= 2.
+    epsilon:
+        Privacy parameter, finite and > 0: epsilon-joint DP of contexts and
+        rewards.
+    alpha:
+        Exploration weight, finite and >= 0 (default 1).
+    L, B:
+        Bounds on ||z|| and |y|, finite and > 0 (default 1).
+    bounds:
+        ``"clip"`` (default) or ``"error"`` for a context or reward beyond
+        them.
+    calibration:
+        ``"tight"`` (default) or ``"paper"``.
+    seed:
+        None (default: operating-system entropy) or an integer for a
+        reproducible run.
+    sampler:
+        ``"lattice"`` (default): exact discrete noise on a power-of-two
+        lattice; ``"float"``: floating-point noise (not protected against
+        low-bit attacks; the guarantee says so).
+    secure:
+        True draws the noise from operating-system entropy (lattice sampler
+        only); False (default) from the seeded generator.
+    counter:
+        ``"smooth-binary"`` or ``"binary"``; None (default) for the
+        calibration's default.
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above; the message names
+        the argument and the range.
+    TypeError
+        If an argument has the wrong type (e.g. a string for ``epsilon``).
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> learner = dp.PrivateContextualUCB(d=5, horizon=1000, epsilon=1.0, seed=0)
+    >>> env = dp.ShariffSheffetEnv(d=5, gap=0.1, seed=1)
+    >>> for t in range(1, 51):
+    ...     learner.update(env.reward(t, learner.select(env.decision_set(t))))
+    >>> learner.t, learner.privacy.model
+    (50, 'joint')
     """
 
     _rule = "ucb"
@@ -182,6 +231,56 @@ class PrivateContextualThompsonSampling(_MishraThakurtaContextual):
     gap-estimation or random-pulling phase (App. D.3). Arguments as
     :class:`PrivateContextualUCB`; ``alpha`` >= 0 scales the posterior
     covariance.
+
+    Parameters
+    ----------
+    d:
+        Dimension of the contexts, an integer >= 1.
+    horizon:
+        Number of rounds T, an integer >= 2.
+    epsilon:
+        Privacy parameter, finite and > 0: epsilon-joint DP of contexts and
+        rewards.
+    alpha:
+        Exploration weight, finite and >= 0 (default 1).
+    L, B:
+        Bounds on ||z|| and |y|, finite and > 0 (default 1).
+    bounds:
+        ``"clip"`` (default) or ``"error"`` for a context or reward beyond
+        them.
+    calibration:
+        ``"tight"`` (default) or ``"paper"``.
+    seed:
+        None (default: operating-system entropy) or an integer for a
+        reproducible run.
+    sampler:
+        ``"lattice"`` (default): exact discrete noise on a power-of-two
+        lattice; ``"float"``: floating-point noise (not protected against
+        low-bit attacks; the guarantee says so).
+    secure:
+        True draws the noise from operating-system entropy (lattice sampler
+        only); False (default) from the seeded generator.
+    counter:
+        ``"smooth-binary"`` or ``"binary"``; None (default) for the
+        calibration's default.
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above; the message names
+        the argument and the range.
+    TypeError
+        If an argument has the wrong type (e.g. a string for ``epsilon``).
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> learner = dp.PrivateContextualThompsonSampling(d=5, horizon=1000, epsilon=1.0, seed=0)
+    >>> env = dp.ShariffSheffetEnv(d=5, gap=0.1, seed=1)
+    >>> for t in range(1, 51):
+    ...     learner.update(env.reward(t, learner.select(env.decision_set(t))))
+    >>> learner.t, learner.privacy.model
+    (50, 'joint')
     """
 
     _rule = "thompson"

@@ -39,7 +39,15 @@ from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import _core
 from dpbandits._sizes import MAX_TREE_ENTRIES, check_bytes, check_tree_entries, tree_bytes
-from dpbandits._validation import epsilon_range, float_array, positive, positive_int, real, seed_or_none
+from dpbandits._validation import (
+    epsilon_range,
+    float_array,
+    integral_arguments,
+    positive,
+    positive_int,
+    real,
+    seed_or_none,
+)
 from dpbandits.errors import StateError
 from dpbandits.learners.online import LearnerBase
 from dpbandits.noise import NoiseWire
@@ -163,6 +171,25 @@ class PrivateFTRL(_FollowTheLeaderBase):
         ``calibration="paper"``; select it to reproduce the paper):
         TreeBasedAgg, Alg. 2, the padded tree. ``privacy`` names it.
 
+    seed:
+        None (default: operating-system entropy) or an integer for a
+        reproducible run.
+    sampler:
+        ``"lattice"`` (default): exact discrete noise on a power-of-two
+        lattice; ``"float"``: floating-point noise (not protected against
+        low-bit attacks; the guarantee says so).
+    secure:
+        True draws the noise from operating-system entropy (lattice sampler
+        only); False (default) from the seeded generator.
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above; the message names
+        the argument and the range.
+    TypeError
+        If an argument has the wrong type (e.g. a string for ``epsilon``).
+
     Examples
     --------
     >>> import dpbandits as dp
@@ -191,7 +218,9 @@ class PrivateFTRL(_FollowTheLeaderBase):
         secure: bool = False,
         counter: Literal["binary", "smooth-binary"] | None = None,
     ) -> None:
-        self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        self._args = integral_arguments(
+            type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        )
         self.sampler = sampler_choice(sampler)
         self.geometry = _geometry(geometry)
         self.n = positive_int("n", n)
@@ -252,6 +281,54 @@ class PrivateFTPL(_FollowTheLeaderBase):
     ``"binary"`` (the padded tree; the default with ``calibration="paper"``)
     (not in the paper; see :func:`dpbandits.privacy.agarwal_singh.ftpl_sigma`).
     Other parameters as :class:`PrivateFTRL`.
+
+    Parameters
+    ----------
+    n:
+        Dimension N, an integer >= 2 for experts.
+    horizon:
+        Number of rounds T, an integer >= 2.
+    epsilon:
+        Privacy parameter, finite and > 0; None for the non-private FTPL
+        (spelled out: there is no default).
+    delta:
+        In (0, 1), required with a finite epsilon; None without privacy.
+    geometry:
+        ``"simplex"`` (default, experts), ``"ball"`` or ``"cube"``.
+    calibration:
+        ``"tight"`` (default) or ``"paper"``.
+    bounds:
+        ``"clip"`` (default) losses into the loss set, or ``"error"``.
+    seed:
+        None (default: operating-system entropy) or an integer for a
+        reproducible run.
+    sampler:
+        ``"lattice"`` (default): exact discrete noise on a power-of-two
+        lattice; ``"float"``: floating-point noise (not protected against
+        low-bit attacks; the guarantee says so).
+    secure:
+        True draws the noise from operating-system entropy (lattice sampler
+        only); False (default) from the seeded generator.
+    counter:
+        ``"smooth-binary"``, ``"sqrt"``, ``"blt"`` or ``"binary"``; None
+        (default) for the calibration's default named above.
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above; the message names
+        the argument and the range.
+    TypeError
+        If an argument has the wrong type (e.g. a string for ``epsilon``).
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> learner = dp.PrivateFTPL(n=4, horizon=1000, epsilon=1.0, delta=1e-6, seed=0)
+    >>> expert = learner.select()
+    >>> learner.update([0.2, 0.9, 0.5, 0.5])
+    >>> learner.t, learner.privacy.model, learner.privacy.delta
+    (1, 'central', 1e-06)
     """
 
     @epsilon_range
@@ -269,7 +346,9 @@ class PrivateFTPL(_FollowTheLeaderBase):
         secure: bool = False,
         counter: Literal["binary", "smooth-binary", "sqrt", "blt"] | None = None,
     ) -> None:
-        self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        self._args = integral_arguments(
+            type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        )
         self.sampler = sampler_choice(sampler)
         self.geometry = _geometry(geometry)
         self.n = positive_int("n", n)
@@ -311,7 +390,49 @@ class EXP2(LearnerBase):
     then ``learner.update(loss)`` with the loss of arm i only. The engine
     adds Lap(1/epsilon) to it before the importance-weighted update.
     ``epsilon=None``: the non-private EXP2 with Thm 4.1's eta and gamma at
-    lambda = 0. ``n`` >= 2; ``horizon`` >= N log N / 2 (so gamma <= 1).
+    lambda = 0.
+
+    Privacy: epsilon-DP of the loss sequence (central), or none with
+    ``epsilon=None``.
+
+    Parameters
+    ----------
+    n:
+        Number of arms N, an integer >= 2.
+    horizon:
+        Number of rounds T, an integer with T >= N log N / 2.
+    epsilon:
+        Privacy parameter, finite and > 0; None for the non-private EXP2
+        (spelled out: there is no default).
+    bounds:
+        ``"clip"`` (default) losses into [0, 1], or ``"error"``.
+    seed:
+        None (default: operating-system entropy) or an integer for a
+        reproducible run.
+    sampler:
+        ``"lattice"`` (default): exact discrete noise on a power-of-two
+        lattice; ``"float"``: floating-point noise (not protected against
+        low-bit attacks; the guarantee says so).
+    secure:
+        True draws the noise from operating-system entropy (lattice sampler
+        only); False (default) from the seeded generator.
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above; the message names
+        the argument and the range.
+    TypeError
+        If an argument has the wrong type (e.g. a string for ``epsilon``).
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> learner = dp.EXP2(n=4, horizon=1000, epsilon=1.0, seed=0)
+    >>> arm = learner.select()
+    >>> learner.update(0.3)          # the loss of the played arm only
+    >>> learner.t, learner.privacy.model
+    (1, 'central')
     """
 
     _engine: _core.Exp2Engine
@@ -327,7 +448,9 @@ class EXP2(LearnerBase):
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
     ) -> None:
-        self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        self._args = integral_arguments(
+            type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        )
         self.sampler = sampler_choice(sampler)
         self.n = positive_int("n", n, minimum=2)
         self.horizon = positive_int("horizon", horizon)
@@ -397,6 +520,43 @@ class SCRiBLe(LearnerBase):
     In :func:`dpbandits.simulate` it runs on loss environments with
     ``geometry="ball"`` (e.g. :class:`dpbandits.UniformLosses`); its regret
     there is sum_t <l_t, y_t> + ||L_T||_2 for the sampled points y_t.
+
+    Privacy: epsilon-DP of the loss sequence (central), with
+    floating-point Laplace noise (the guarantee says so); none with
+    ``epsilon=None``.
+
+    Parameters
+    ----------
+    n:
+        Dimension N of the ball, an integer >= 1.
+    horizon:
+        Number of rounds T, an integer >= 2.
+    epsilon:
+        Privacy parameter, finite and > 0; None for the non-private SCRiBLe
+        (spelled out: there is no default).
+    calibration:
+        ``"tight"`` (default) or ``"paper"``.
+    bounds:
+        ``"clip"`` (default) or ``"error"`` for a loss with |loss| > ||y||.
+    seed:
+        None (default: operating-system entropy) or an integer.
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above; the message names
+        the argument and the range.
+    TypeError
+        If an argument has the wrong type (e.g. a string for ``epsilon``).
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> learner = dp.SCRiBLe(n=3, horizon=1000, epsilon=1.0, seed=0)
+    >>> y = learner.select()          # a point of the unit ball
+    >>> learner.update(0.1)           # the loss <l_t, y>
+    >>> y.shape, learner.t
+    ((3,), 1)
     """
 
     _engine: _core.ScribleEngine
@@ -411,7 +571,9 @@ class SCRiBLe(LearnerBase):
         bounds: Bounds = "clip",
         seed: int | None = None,
     ) -> None:
-        self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        self._args = integral_arguments(
+            type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        )
         self.n = positive_int("n", n)
         self.horizon = positive_int("horizon", horizon, minimum=2)
         _check_n(self.n, None, vectors=7)  # 4 kept, 3 more while select() builds the Dikin direction

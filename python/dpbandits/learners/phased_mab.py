@@ -51,7 +51,16 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpbandits import _core
-from dpbandits._validation import delta_in_unit, positive, positive_int, real, seed_or_none
+from dpbandits._validation import (
+    delta_in_unit,
+    epsilon_range,
+    integral_arguments,
+    parameter_range,
+    positive,
+    positive_int,
+    real,
+    seed_or_none,
+)
 from dpbandits.learners.mab import KArmedLearner, _bounds, _reward_range
 from dpbandits.noise import NoiseWire
 from dpbandits.privacy.azize import (
@@ -207,98 +216,101 @@ class _LaplacePhased(PhasedLearner):
 
 
 class DPKLUCB(_LaplacePhased):
-    """DP-KLUCB (Azize, Wu, Honda, Orabona, Ito & Basu 2025, arXiv
-    2505.05613): KL-UCB in arm-dependent geometric phases with a Laplace
-    release per phase and no forgetting; by default on our adaptive phase
-    grid (below). The library's default private K-armed learner: best on
-    the ``private-mab-frontier`` leaderboard (REPRODUCTION.md).
+    """DP-KLUCB: KL-UCB in arm-dependent phases with one Laplace release per phase.
 
-    Schedule (``phase_floor=None``, the paper's grid): each arm's phases
-    end when its pull count reaches n_0 = 1,
-    n_l = max(n_{l-1} + 1, ceil(alpha^l)) (alpha^l computed by repeated
-    multiplication). Adaptive grid (``phase_floor`` = f; the default is
-    f = 4 with alpha = 1.2): the first phase has L = ceil(f / epsilon)
-    pulls (:func:`dpbandits.privacy.azize.adaptive_min_phase`, at most the
-    horizon), then an arm at pull count n ends its next phase at
-    n' = max(n + L, ceil(x alpha)), x <- max(x alpha, n') (x_0 = 1): the
-    effective ratio is max(alpha, 1 + L / n), long phases while n is small
-    and ratio alpha once n >= L / (alpha - 1). At a decision (no phase
-    running) every arm is scored and the best one is committed for its
-    whole next phase.
-    Index: with S~_a the sum of arm a's released phase sums, N_a its pulls
-    in released phases, m_a = clip(S~_a / N_a, 0, 1),
-    U_a = max{y in [m_a, 1] : N_a d_eps(m_a, y) <= explore ln t}
-    (:func:`dpbandits.privacy.azize.dp_klucb_index`), d_eps the divergence
-    of the paper's lower bound (:func:`dpbandits.privacy.azize.d_eps`).
-    The paper's regret is within a factor alpha of its Thm 1 lower bound.
+    Azize, Wu, Honda, Orabona, Ito & Basu 2025, "Optimal regret of bandits
+    under differential privacy" (arXiv 2505.05613). The library's default
+    private K-armed learner.
 
-    Why the adaptive grid (beyond the paper). A small ratio brings the
-    regret closer to the bound (the factor alpha), but the paper's grid
-    starts with one-pull phases (about 25 at alpha = 1.1), each with its own
-    Laplace(1/epsilon) draw: their sum, of standard deviation about
-    7 / epsilon against a few dozen rewards, can bury the best arm for
-    most of the horizon (fixed alpha = 1.1 on the instance below: mean
-    5,276 at eps = 1, runs up to 127,000, 4-6% of runs above 2% of T). A
-    phase of at least f / epsilon pulls releases its average with Laplace
-    noise of scale at most 1 / f per pull, the size of a reward's own
-    deviation, whatever epsilon; once n >= L / (alpha - 1) the grid is the
-    paper's at ratio alpha, where its factor alpha applies. alpha = 1.1
-    with the same floor is a little better on average on the instance
-    below but kept rare tails on near-tie instances (1 run in 30 above 2%
-    of T on I2 / I4 / H10 at eps in {0.01, 0.1, 0.25}); 1.2 had none there
-    but one run at 2.05% of T (H10, eps = 0.01, where fixed alpha = 1.5 had
-    4 in 30).
+    Each arm's rewards accumulate into its open phase; when the arm's pull
+    count reaches the end of the phase, the phase sum is released once with
+    its own Laplace(1/epsilon) draw. Past releases are kept (no forgetting).
+    At a decision every arm is scored on its released sums and the best one
+    is committed for its whole next phase. Index: with S~_a the sum of arm
+    a's releases, N_a its pulls in released phases and m_a = clip(S~_a / N_a,
+    0, 1), U_a = max{y in [m_a, 1] : N_a d_eps(m_a, y) <= explore ln t}
+    (:func:`dpbandits.privacy.azize.dp_klucb_index`), with d_eps the
+    divergence of the paper's lower bound (:func:`dpbandits.privacy.azize.d_eps`).
+    The paper shows regret within a factor alpha of its Thm 1 lower bound as
+    T grows.
 
-    Privacy of the adaptive grid (as of the paper's): the end of an arm's
-    next phase is a fixed function of its pull count in released phases
-    and of public constants (alpha, f, epsilon, the horizon); which arm
-    plays is decided from released sums only, so the phases are fixed by
-    earlier releases; each reward enters exactly one phase sum, released
-    once with its own Laplace(1/epsilon) draw (sensitivity 1); by parallel
-    composition over disjoint phases the releases are epsilon-DP, and every
-    decision is post-processing. Checked by the audits of the exact released
-    sums in tests/test_phased_mab.py (default grid and DPTS on the adaptive
-    grid: eps_lb 0.996 and 0.988 against a claim of 1; the adaptive grid
-    with half the noise is flagged).
+    Phase grids. The paper's grid (``phase_floor=None``) ends an arm's phases
+    at pull counts n_l = max(n_(l-1) + 1, ceil(alpha^l)): the first phases
+    are single pulls, each with its own Laplace draw, whose sum can bury the
+    best arm at small alpha. The adaptive grid (the default, alpha = 1.2,
+    f = 4) makes the first phase L = ceil(f / epsilon) pulls long
+    (:func:`dpbandits.privacy.azize.adaptive_min_phase`) and then ends the
+    next phase at n' = max(n + L, ceil(x alpha)), x <- max(x alpha, n'): the
+    noise per pull of a phase mean is then at most 1 / f, the size of a
+    reward's own deviation, and once n >= L / (alpha - 1) the grid is the
+    paper's at ratio alpha. Choices the paper leaves open: arms without a
+    release have index +inf; the exploration function is explore * ln t;
+    ties go to fewer pulls, then to a random order drawn once from the seed;
+    the noisy mean is clipped to [0, 1] (post-processing).
 
-    Measured (5 arms 0.75, 0.625, 0.5, 0.375, 0.25; T = 10^6; mean +- se;
-    Thm 1 lower bound 106 / 144 / 576 at eps = 1 / 0.5 / 0.1):
-    default (alpha 1.2, f = 4), seeds 0-49: 116.0 +- 4.6 / 164.8 +- 4.2 /
-    654.8 +- 18.1, fresh seeds 50-149: 115.0 +- 2.7 / 164.7 +- 3.5 /
-    675.1 +- 19.5, no run above 2% of T; the paper's grid on seeds 0-49:
-    alpha = 1.5 132.6 / 189.0 / 722.6, alpha = 2 153.3 / 205.6 / 776.3,
-    alpha = 1.1 5,276 / 6,782 / 2,936. T = 10^7, seeds 0-49: default
-    136.5 +- 4.8 / 190.7 +- 4.6 / 768.1 +- 17.7 (no run above 2% of T;
-    bound 124 / 168 / 672), alpha = 1.5 153.3 / 216.0 / 854.6. The other
-    instances: REPRODUCTION.md (private-mab-frontier).
+    Privacy: the end of each phase is a fixed function of released pull
+    counts and public constants, each reward enters exactly one phase sum
+    (sensitivity 1 after normalisation) released with its own Laplace draw,
+    and every decision reads released values only: epsilon-DP of the rewards
+    by parallel composition (central model). ``privacy`` reports the exact
+    lattice epsilon 2^j / ceil(2^j / epsilon) <= epsilon.
 
-    Open choices (the stored paper text we could reach has no algorithm
-    box; these are ours): the phase grids above (first phase: one pull, or
-    L pulls on the adaptive grid; arms without a release have index
-    +inf); the arm is committed for its phase; the
-    exploration function is explore * ln t with t the round of the
-    decision (no ln ln t term; ``explore`` = 1); ties go to the arm with
-    fewer pulls, then to a random order drawn once from the seed
-    (``tie_ranks``; never the arm index, which would favour the first arm);
-    the noisy mean is clipped to [0, 1] before the index (post-processing).
+    Parameters
+    ----------
+    k:
+        Number of arms, an integer >= 1.
+    horizon:
+        Number of rounds T, an integer >= 1.
+    epsilon:
+        Privacy parameter, finite and > 0: the learner is epsilon-DP in the
+        rewards.
+    alpha:
+        Ratio of the phase grid, finite and > 1 (default 1.2).
+    explore:
+        Coefficient of ln t in the index, finite and >= 0 (default 1).
+    reward_range:
+        (lo, hi), finite with lo < hi: the range of a reward (default [0, 1]);
+        rewards are normalised to [0, 1] and hi - lo is the sensitivity.
+    bounds:
+        ``"clip"`` (default) clips a reward outside ``reward_range`` to it;
+        ``"error"`` refuses it with a ValueError.
+    sampler:
+        ``"lattice"`` (default): exact discrete noise on a power-of-two
+        lattice; ``"float"``: floating-point noise, without protection against
+        low-bit attacks (the guarantee says so).
+    secure:
+        True draws the noise from operating-system entropy (needs the lattice
+        sampler); False (default) from the seeded generator.
+    seed:
+        None (default: operating-system entropy) or an integer for a
+        reproducible run.
+    phase_floor:
+        f > 0 for the adaptive grid (default 4: phases of at least
+        ceil(4 / epsilon) pulls); None for the paper's grid.
 
-    Guarantee: epsilon-DP of the rewards (central), see the module
-    docstring; ``privacy`` reports the exact lattice epsilon
-    2^j / ceil(2^j / epsilon) <= epsilon.
-
-    ``k`` >= 1, ``horizon`` >= 1, ``epsilon`` > 0, ``alpha`` > 1,
-    ``explore`` >= 0, ``reward_range`` finite lo < hi, ``bounds`` 'clip'
-    or 'error', ``sampler`` 'lattice' (default) or 'float',
-    ``phase_floor`` > 0 or None (the paper's grid).
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above; the message names
+        the argument and the range.
+    TypeError
+        If an argument has the wrong type (e.g. a string for ``epsilon``).
 
     Examples
     --------
     >>> import dpbandits as dp
+    >>> learner = dp.DPKLUCB(k=3, horizon=5000, epsilon=1.0, seed=0)
+    >>> env = dp.BernoulliBandit([0.9, 0.5, 0.4], seed=1)
+    >>> for t in range(200):
+    ...     learner.update(env.pull(learner.select()))
+    >>> learner.t, learner.privacy.model
+    (200, 'central')
     >>> res = dp.simulate(dp.DPKLUCB(k=3, horizon=5000, epsilon=1.0), dp.BernoulliBandit([0.9, 0.5, 0.4]), seeds=2)
     >>> res.final_regret.shape, res.guarantee.epsilon, res.guarantee.delta
     ((2,), 1.0, 0.0)
     """
 
+    @epsilon_range
     def __init__(
         self,
         k: int,
@@ -313,11 +325,11 @@ class DPKLUCB(_LaplacePhased):
         seed: int | None = None,
         phase_floor: float | None = 4.0,
     ) -> None:
-        self._args = {
+        self._args = integral_arguments(type(self), {
             "k": k, "horizon": horizon, "epsilon": epsilon, "alpha": alpha, "explore": explore,
             "reward_range": reward_range, "bounds": bounds, "sampler": sampler, "secure": secure, "seed": seed,
             "phase_floor": phase_floor,
-        }
+        })
         self._laplace(epsilon)
         grid = self._grid(alpha, phase_floor, horizon)
         self.explore = real("explore", explore)
@@ -334,21 +346,69 @@ class DPKLUCB(_LaplacePhased):
 
 
 class DPIMED(_LaplacePhased):
-    """DP-IMED (Azize et al. 2025): IMED (Honda & Takemura 2015) in the
-    same phases as :class:`DPKLUCB`, on the cumulative released sums.
+    """DP-IMED: IMED in the phases of :class:`DPKLUCB`, on cumulative released sums.
 
-    Index: I_a = N_a d_eps(m_a, m*) + ln N_a, m* = max_a m_a, the arm of
+    Azize et al. 2025 (arXiv 2505.05613); IMED after Honda & Takemura 2015.
+    Index: I_a = N_a d_eps(m_a, m*) + ln N_a with m* = max_a m_a; the arm of
     smallest index is committed for its next phase
-    (:func:`dpbandits.privacy.azize.dp_imed_index`). Open choices as in
-    :class:`DPKLUCB` (phase grid, initialisation, commitment, ties,
-    clipping). Guarantee: epsilon-DP of the rewards.
+    (:func:`dpbandits.privacy.azize.dp_imed_index`). Choices left open by the
+    paper as in :class:`DPKLUCB`. An arm whose cumulative noisy mean is
+    buried early is revisited only at phase ends, so at small epsilon some
+    runs lock onto a suboptimal arm for long.
 
-    Measured (instance of :class:`DPKLUCB`, T = 10^6, 50 seeds): median
-    below DP-KLUCB's (92 vs 129 at eps = 1) but heavy tails (mean 237 at
-    eps = 1; at eps = 0.1, 6% of runs above 2% of T): an arm whose
-    cumulative noisy mean is buried early is revisited only at phase ends.
+    Privacy: epsilon-DP of the rewards (central), as :class:`DPKLUCB`.
+
+    Parameters
+    ----------
+    k:
+        Number of arms, an integer >= 1.
+    horizon:
+        Number of rounds T, an integer >= 1.
+    epsilon:
+        Privacy parameter, finite and > 0: the learner is epsilon-DP in the
+        rewards.
+    alpha:
+        Ratio of the phase grid, finite and > 1 (default 1.5).
+    reward_range:
+        (lo, hi), finite with lo < hi: the range of a reward (default [0, 1]);
+        rewards are normalised to [0, 1] and hi - lo is the sensitivity.
+    bounds:
+        ``"clip"`` (default) clips a reward outside ``reward_range`` to it;
+        ``"error"`` refuses it with a ValueError.
+    sampler:
+        ``"lattice"`` (default): exact discrete noise on a power-of-two
+        lattice; ``"float"``: floating-point noise, without protection against
+        low-bit attacks (the guarantee says so).
+    secure:
+        True draws the noise from operating-system entropy (needs the lattice
+        sampler); False (default) from the seeded generator.
+    seed:
+        None (default: operating-system entropy) or an integer for a
+        reproducible run.
+    phase_floor:
+        f > 0 for the adaptive grid of :class:`DPKLUCB`; None (default) for
+        the paper's grid.
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above; the message names
+        the argument and the range.
+    TypeError
+        If an argument has the wrong type (e.g. a string for ``epsilon``).
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> learner = dp.DPIMED(k=3, horizon=5000, epsilon=1.0, seed=0)
+    >>> env = dp.BernoulliBandit([0.9, 0.5, 0.4], seed=1)
+    >>> for t in range(200):
+    ...     learner.update(env.pull(learner.select()))
+    >>> learner.t, learner.privacy.model
+    (200, 'central')
     """
 
+    @epsilon_range
     def __init__(
         self,
         k: int,
@@ -362,10 +422,10 @@ class DPIMED(_LaplacePhased):
         seed: int | None = None,
         phase_floor: float | None = None,
     ) -> None:
-        self._args = {
+        self._args = integral_arguments(type(self), {
             "k": k, "horizon": horizon, "epsilon": epsilon, "alpha": alpha, "reward_range": reward_range,
             "bounds": bounds, "sampler": sampler, "secure": secure, "seed": seed, "phase_floor": phase_floor,
-        }
+        })
         self._laplace(epsilon)
         grid = self._grid(alpha, phase_floor, horizon)
         self._build(k, horizon, reward_range, _bounds(bounds), seed, sampler, secure,
@@ -381,6 +441,7 @@ class _AdaP(_LaplacePhased):
     _kl = False
     _name = ""
 
+    @epsilon_range
     def __init__(
         self,
         k: int,
@@ -394,10 +455,10 @@ class _AdaP(_LaplacePhased):
         secure: bool = False,
         seed: int | None = None,
     ) -> None:
-        self._args = {
+        self._args = integral_arguments(type(self), {
             "k": k, "horizon": horizon, "epsilon": epsilon, "beta": beta, "alpha": alpha,
             "reward_range": reward_range, "bounds": bounds, "sampler": sampler, "secure": secure, "seed": seed,
-        }
+        })
         self._laplace(epsilon)
         self.alpha = _alpha(alpha)
         self.beta = positive("beta", beta)
@@ -413,16 +474,66 @@ class _AdaP(_LaplacePhased):
 
 
 class AdaPUCB(_AdaP):
-    """AdaP-UCB (Azize & Basu 2022, Alg. 1): doubling arm-dependent phases
-    (``alpha`` = 2), Laplace on each phase's mean, earlier phases forgotten.
+    """AdaP-UCB: doubling arm-dependent phases, Laplace on each phase's mean, earlier phases forgotten.
 
-    Index on the last phase's noisy mean m (n rewards):
-    m + sqrt(beta ln t / (2 n)) + beta ln t / (epsilon n)
-    (:func:`dpbandits.privacy.azize.adap_index_coefficients`; the paper's
-    analysis takes its alpha > 3, our ``beta`` = 3.1 by default). Open
-    choices: phase grid of :class:`DPKLUCB` (with alpha = 2: phases of 1,
-    1, 2, 4, ... pulls, the last one half of the arm's pulls), commitment,
-    ties and clipping as there. Guarantee: epsilon-DP of the rewards.
+    Azize & Basu 2022, "When privacy meets partial information: a refined
+    analysis of differentially private bandits", Alg. 1. Index on the last
+    phase's noisy mean m of n rewards: m + sqrt(beta ln t / (2 n)) +
+    beta ln t / (epsilon n) (:func:`dpbandits.privacy.azize.adap_index_coefficients`).
+    Phase grid, commitment, ties and clipping as in :class:`DPKLUCB` (with
+    alpha = 2: phases of 1, 1, 2, 4, ... pulls).
+
+    Privacy: epsilon-DP of the rewards (central): each reward is in one
+    phase mean, released once with its own Laplace draw.
+
+    Parameters
+    ----------
+    k:
+        Number of arms, an integer >= 1.
+    horizon:
+        Number of rounds T, an integer >= 1.
+    epsilon:
+        Privacy parameter, finite and > 0: the learner is epsilon-DP in the
+        rewards.
+    beta:
+        Exploration coefficient, finite and > 0 (default 3.1; the analysis
+        takes it > 3).
+    alpha:
+        Ratio of the phase grid, finite and > 1 (default 2: doubling phases).
+    reward_range:
+        (lo, hi), finite with lo < hi: the range of a reward (default [0, 1]);
+        rewards are normalised to [0, 1] and hi - lo is the sensitivity.
+    bounds:
+        ``"clip"`` (default) clips a reward outside ``reward_range`` to it;
+        ``"error"`` refuses it with a ValueError.
+    sampler:
+        ``"lattice"`` (default): exact discrete noise on a power-of-two
+        lattice; ``"float"``: floating-point noise, without protection against
+        low-bit attacks (the guarantee says so).
+    secure:
+        True draws the noise from operating-system entropy (needs the lattice
+        sampler); False (default) from the seeded generator.
+    seed:
+        None (default: operating-system entropy) or an integer for a
+        reproducible run.
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above; the message names
+        the argument and the range.
+    TypeError
+        If an argument has the wrong type (e.g. a string for ``epsilon``).
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> learner = dp.AdaPUCB(k=3, horizon=5000, epsilon=1.0, seed=0)
+    >>> env = dp.BernoulliBandit([0.9, 0.5, 0.4], seed=1)
+    >>> for t in range(200):
+    ...     learner.update(env.pull(learner.select()))
+    >>> learner.t, learner.privacy.model
+    (200, 'central')
     """
 
     _kl = False
@@ -430,10 +541,62 @@ class AdaPUCB(_AdaP):
 
 
 class AdaPKLUCB(_AdaP):
-    """AdaP-KLUCB (Azize & Basu 2022, Alg. 1 with the KL-UCB index): as
-    :class:`AdaPUCB`, index max{q in [m, 1] : n kl(m, q) <= beta ln t} +
-    beta ln t / (epsilon n) on the clipped last-phase noisy mean m.
-    Guarantee: epsilon-DP of the rewards.
+    """AdaP-KLUCB: :class:`AdaPUCB` with the KL-UCB index.
+
+    Azize & Basu 2022, Alg. 1 with the index max{q in [m, 1] : n kl(m, q) <=
+    beta ln t} + beta ln t / (epsilon n) on the clipped last-phase noisy
+    mean m.
+
+    Privacy: epsilon-DP of the rewards (central).
+
+    Parameters
+    ----------
+    k:
+        Number of arms, an integer >= 1.
+    horizon:
+        Number of rounds T, an integer >= 1.
+    epsilon:
+        Privacy parameter, finite and > 0: the learner is epsilon-DP in the
+        rewards.
+    beta:
+        Exploration coefficient, finite and > 0 (default 3.1; the analysis
+        takes it > 3).
+    alpha:
+        Ratio of the phase grid, finite and > 1 (default 2: doubling phases).
+    reward_range:
+        (lo, hi), finite with lo < hi: the range of a reward (default [0, 1]);
+        rewards are normalised to [0, 1] and hi - lo is the sensitivity.
+    bounds:
+        ``"clip"`` (default) clips a reward outside ``reward_range`` to it;
+        ``"error"`` refuses it with a ValueError.
+    sampler:
+        ``"lattice"`` (default): exact discrete noise on a power-of-two
+        lattice; ``"float"``: floating-point noise, without protection against
+        low-bit attacks (the guarantee says so).
+    secure:
+        True draws the noise from operating-system entropy (needs the lattice
+        sampler); False (default) from the seeded generator.
+    seed:
+        None (default: operating-system entropy) or an integer for a
+        reproducible run.
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above; the message names
+        the argument and the range.
+    TypeError
+        If an argument has the wrong type (e.g. a string for ``epsilon``).
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> learner = dp.AdaPKLUCB(k=3, horizon=5000, epsilon=1.0, seed=0)
+    >>> env = dp.BernoulliBandit([0.9, 0.5, 0.4], seed=1)
+    >>> for t in range(200):
+    ...     learner.update(env.pull(learner.select()))
+    >>> learner.t, learner.privacy.model
+    (200, 'central')
     """
 
     _kl = True
@@ -444,6 +607,7 @@ class _AdaC(PhasedLearner):
     _kl = False
     _name = ""
 
+    @parameter_range("rho")
     def __init__(
         self,
         k: int,
@@ -458,10 +622,10 @@ class _AdaC(PhasedLearner):
         secure: bool = False,
         seed: int | None = None,
     ) -> None:
-        self._args = {
+        self._args = integral_arguments(type(self), {
             "k": k, "horizon": horizon, "rho": rho, "beta": beta, "alpha": alpha, "delta": delta,
             "reward_range": reward_range, "bounds": bounds, "sampler": sampler, "secure": secure, "seed": seed,
-        }
+        })
         self.rho = positive("rho", rho)
         self.alpha = _alpha(alpha)
         self.beta = positive("beta", beta)
@@ -492,14 +656,70 @@ class _AdaC(PhasedLearner):
 
 
 class AdaCUCB(_AdaC):
-    """AdaC-UCB (Azize & Basu 2024, "Concentrated differential privacy for
-    bandits"): the AdaP-UCB schedule (doubling phases, last phase only)
-    with Gaussian noise sigma = 1 / sqrt(2 rho) on each phase sum; index
-    m + sqrt(beta ln t / (2 n)) + sigma sqrt(2 beta ln t) / n
-    (:func:`dpbandits.privacy.azize.adac_index_coefficients`).
-    Guarantee: rho-zCDP of the rewards, reported with its (epsilon,
-    ``delta``) conversion (``delta`` default 1/T). Open choices as in
-    :class:`AdaPUCB`.
+    """AdaC-UCB: the AdaP-UCB schedule with Gaussian noise, rho-zCDP.
+
+    Azize & Basu 2024, "Concentrated differential privacy for bandits":
+    doubling phases, last phase only, Gaussian noise sigma = 1 / sqrt(2 rho)
+    on each phase sum; index m + sqrt(beta ln t / (2 n)) + sigma
+    sqrt(2 beta ln t) / n (:func:`dpbandits.privacy.azize.adac_index_coefficients`).
+    Choices left open by the paper as in :class:`AdaPUCB`.
+
+    Privacy: rho-zCDP of the rewards (central), reported with its (epsilon,
+    ``delta``) conversion (Bun & Steinke 2016, Prop. 1.3).
+
+    Parameters
+    ----------
+    k:
+        Number of arms, an integer >= 1.
+    horizon:
+        Number of rounds T, an integer >= 1.
+    rho:
+        Privacy parameter of zero-concentrated DP, finite and > 0: the learner
+        is rho-zCDP in the rewards (rho = epsilon^2 / 2 is what epsilon-DP
+        implies).
+    beta:
+        Exploration coefficient, finite and > 0 (default 3.1).
+    alpha:
+        Ratio of the phase grid, finite and > 1 (default 2).
+    delta:
+        The delta of the reported (epsilon, delta) conversion, in (0, 1);
+        None (default) for 1 / T.
+    reward_range:
+        (lo, hi), finite with lo < hi: the range of a reward (default [0, 1]);
+        rewards are normalised to [0, 1] and hi - lo is the sensitivity.
+    bounds:
+        ``"clip"`` (default) clips a reward outside ``reward_range`` to it;
+        ``"error"`` refuses it with a ValueError.
+    sampler:
+        ``"lattice"`` (default): exact discrete noise on a power-of-two
+        lattice; ``"float"``: floating-point noise, without protection against
+        low-bit attacks (the guarantee says so).
+    secure:
+        True draws the noise from operating-system entropy (needs the lattice
+        sampler); False (default) from the seeded generator.
+    seed:
+        None (default: operating-system entropy) or an integer for a
+        reproducible run.
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above; the message names
+        the argument and the range.
+    TypeError
+        If an argument has the wrong type (e.g. a string for ``epsilon``).
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> learner = dp.AdaCUCB(k=3, horizon=5000, rho=0.5, seed=0)
+    >>> env = dp.BernoulliBandit([0.9, 0.5, 0.4], seed=1)
+    >>> for t in range(200):
+    ...     learner.update(env.pull(learner.select()))
+    >>> learner.t, learner.privacy.model
+    (200, 'central')
+    >>> learner.privacy.rho > 0
+    True
     """
 
     _kl = False
@@ -507,27 +727,136 @@ class AdaCUCB(_AdaC):
 
 
 class AdaCKLUCB(_AdaC):
-    """AdaC-KLUCB (Azize & Basu 2024): as :class:`AdaCUCB` with the
-    KL-UCB bound max{q : n kl(m, q) <= beta ln t} in place of the
-    Hoeffding term. Guarantee: rho-zCDP (and its (epsilon, delta))."""
+    """AdaC-KLUCB: :class:`AdaCUCB` with the KL-UCB bound.
+
+    Azize & Basu 2024: the bound max{q : n kl(m, q) <= beta ln t} replaces
+    the Hoeffding term of :class:`AdaCUCB`.
+
+    Privacy: rho-zCDP of the rewards (central), with its (epsilon, delta)
+    conversion.
+
+    Parameters
+    ----------
+    k:
+        Number of arms, an integer >= 1.
+    horizon:
+        Number of rounds T, an integer >= 1.
+    rho:
+        Privacy parameter of zero-concentrated DP, finite and > 0: the learner
+        is rho-zCDP in the rewards (rho = epsilon^2 / 2 is what epsilon-DP
+        implies).
+    beta:
+        Exploration coefficient, finite and > 0 (default 3.1).
+    alpha:
+        Ratio of the phase grid, finite and > 1 (default 2).
+    delta:
+        The delta of the reported (epsilon, delta) conversion, in (0, 1);
+        None (default) for 1 / T.
+    reward_range:
+        (lo, hi), finite with lo < hi: the range of a reward (default [0, 1]);
+        rewards are normalised to [0, 1] and hi - lo is the sensitivity.
+    bounds:
+        ``"clip"`` (default) clips a reward outside ``reward_range`` to it;
+        ``"error"`` refuses it with a ValueError.
+    sampler:
+        ``"lattice"`` (default): exact discrete noise on a power-of-two
+        lattice; ``"float"``: floating-point noise, without protection against
+        low-bit attacks (the guarantee says so).
+    secure:
+        True draws the noise from operating-system entropy (needs the lattice
+        sampler); False (default) from the seeded generator.
+    seed:
+        None (default: operating-system entropy) or an integer for a
+        reproducible run.
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above; the message names
+        the argument and the range.
+    TypeError
+        If an argument has the wrong type (e.g. a string for ``epsilon``).
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> learner = dp.AdaCKLUCB(k=3, horizon=5000, rho=0.5, seed=0)
+    >>> env = dp.BernoulliBandit([0.9, 0.5, 0.4], seed=1)
+    >>> for t in range(200):
+    ...     learner.update(env.pull(learner.select()))
+    >>> learner.t, learner.privacy.model
+    (200, 'central')
+    """
 
     _kl = True
     _name = "AdaC-KLUCB"
 
 
 class DPSE(_LaplacePhased):
-    """DP-SE (Sajed & Sheffet 2019, "An optimal private stochastic-MAB
-    algorithm based on an optimal private stopping rule", Alg. 1):
-    successive elimination in epochs; epoch e pulls every active arm
-    R_e times in a row (fresh rewards; earlier epochs forgotten), releases
-    each arm's epoch sum + Lap(1/epsilon) (its mean + Lap(1/(epsilon R_e))),
-    and eliminates arms whose released mean is below the best one minus
-    Delta_e / 2 (:func:`dpbandits.privacy.azize.dp_se_schedule`: R_e,
-    Delta_e = 2^-e, confidence ``beta`` default 1/T, K in place of the
-    active-arm count). When one arm is left it is played to the end.
-    Guarantee: epsilon-DP of the rewards (each reward is in one epoch sum).
+    """DP-SE: successive elimination in epochs with one Laplace release per arm and epoch.
+
+    Sajed & Sheffet 2019, "An optimal private stochastic-MAB algorithm based
+    on an optimal private stopping rule", Alg. 1. Epoch e pulls every active
+    arm R_e times in a row (fresh rewards; earlier epochs forgotten), releases
+    each arm's epoch sum + Lap(1/epsilon), and eliminates the arms whose
+    released mean is below the best one minus Delta_e / 2
+    (:func:`dpbandits.privacy.azize.dp_se_schedule`: R_e, Delta_e = 2^-e,
+    confidence ``beta``, K in place of the active-arm count). When one arm is
+    left it is played to the end.
+
+    Privacy: epsilon-DP of the rewards (central): each reward is in one epoch
+    sum.
+
+    Parameters
+    ----------
+    k:
+        Number of arms, an integer >= 1.
+    horizon:
+        Number of rounds T, an integer >= 1.
+    epsilon:
+        Privacy parameter, finite and > 0: the learner is epsilon-DP in the
+        rewards.
+    beta:
+        Confidence of the elimination, in (0, 1); None (default) for 1 / T.
+    reward_range:
+        (lo, hi), finite with lo < hi: the range of a reward (default [0, 1]);
+        rewards are normalised to [0, 1] and hi - lo is the sensitivity.
+    bounds:
+        ``"clip"`` (default) clips a reward outside ``reward_range`` to it;
+        ``"error"`` refuses it with a ValueError.
+    sampler:
+        ``"lattice"`` (default): exact discrete noise on a power-of-two
+        lattice; ``"float"``: floating-point noise, without protection against
+        low-bit attacks (the guarantee says so).
+    secure:
+        True draws the noise from operating-system entropy (needs the lattice
+        sampler); False (default) from the seeded generator.
+    seed:
+        None (default: operating-system entropy) or an integer for a
+        reproducible run.
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above; the message names
+        the argument and the range.
+    TypeError
+        If an argument has the wrong type (e.g. a string for ``epsilon``).
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> learner = dp.DPSE(k=3, horizon=5000, epsilon=1.0, seed=0)
+    >>> env = dp.BernoulliBandit([0.9, 0.5, 0.4], seed=1)
+    >>> for t in range(200):
+    ...     learner.update(env.pull(learner.select()))
+    >>> learner.t, learner.privacy.model
+    (200, 'central')
+    >>> learner.active.tolist()
+    [True, True, True]
     """
 
+    @epsilon_range
     def __init__(
         self,
         k: int,
@@ -540,10 +869,10 @@ class DPSE(_LaplacePhased):
         secure: bool = False,
         seed: int | None = None,
     ) -> None:
-        self._args = {
+        self._args = integral_arguments(type(self), {
             "k": k, "horizon": horizon, "epsilon": epsilon, "beta": beta, "reward_range": reward_range,
             "bounds": bounds, "sampler": sampler, "secure": secure, "seed": seed,
-        }
+        })
         self._laplace(epsilon)
         self.schedule = dp_se_schedule(positive_int("k", k), positive_int("horizon", horizon), self.epsilon,  # type: ignore[arg-type]
                                        beta)
@@ -562,49 +891,83 @@ class DPSE(_LaplacePhased):
 
 
 class DPTS(_LaplacePhased):
-    """A private Thompson sampling that learns at long horizons (after Hu &
-    Hegde, UAI 2022, "Near-optimal Thompson sampling-based algorithms for
-    differentially private stochastic bandits").
+    """A phased private Thompson sampling (after Hu & Hegde 2022).
 
-    Why this one. Hu & Hegde show that Thompson sampling reaches the
-    optimal private regret order when each arm's private mean is refreshed
-    lazily, only when the arm's pull count reaches the next point of a
-    geometric grid, so that each reward is charged to a single Laplace
-    release; the tree counters of :class:`PrivateThompsonSampling` pay
-    log T times the noise, and its gap-estimation batches do not fit
-    realistic horizons. Posterior draws are made every round (unlike the
-    phase-committed index learners): with draws only at phase ends, a
-    buried best arm gets O(log T) chances to recover and about 6% of runs
-    locked on at T = 1e6 in our measurements; with a draw every round
-    none did (REPRODUCTION.md).
-
-    Design: each arm's rewards accumulate into its open phase; when the
-    arm's pull count reaches n_l (the grid of :class:`DPKLUCB`, ratio
-    ``alpha``) the phase sum is released with its own Laplace(1/epsilon)
-    draw. Every round, each arm is scored by one draw of
-    N(m_a, reward_var / N_a + L_a 2 / (epsilon^2 N_a^2)) (m_a the clipped
+    Hu & Hegde, UAI 2022, "Near-optimal Thompson sampling-based algorithms
+    for differentially private stochastic bandits": Thompson sampling reaches
+    the optimal private regret order when each arm's private mean is
+    refreshed lazily, so that each reward is charged to a single Laplace
+    release. Each arm's rewards accumulate into its open phase (the grid of
+    :class:`DPKLUCB`, ratio ``alpha``); the phase sum is released with its own
+    Laplace(1/epsilon) draw. Every round each arm is scored by one draw of
+    N(m_a, reward_var / N_a + 2 L_a / (epsilon^2 N_a^2)) (m_a the clipped
     mean of the arm's released sums, N_a its released pulls, L_a its
-    releases: the noisy mean's variance; ``reward_var`` 1/4, the largest
-    reward variance in [0, 1]; :func:`dpbandits.privacy.azize.dp_ts_variances`)
-    and the largest draw is played; arms without a release are played
-    first. Open choices (ours): Gaussian posteriors, the variance above,
-    cumulative released sums (no forgetting: post-processing, Azize et al.
-    2025), the phase grid, ties (fewer pulls, then a seeded random order),
-    clipping of the mean to [0, 1].
+    releases; :func:`dpbandits.privacy.azize.dp_ts_variances`) and the
+    largest draw is played; arms without a release are played first. A draw
+    every round, rather than at phase ends only, gives a buried best arm a
+    chance to recover every round. Choices left open: Gaussian posteriors,
+    cumulative released sums (no forgetting), ties (fewer pulls, then a
+    seeded random order), clipping of the mean to [0, 1].
 
-    Privacy: a reward enters exactly one release (its arm's phase), each
-    release has sensitivity 1 and its own Laplace(1/epsilon) draw, and
-    which arm is played (hence when each phase ends) depends only on
-    earlier releases and the learner's own sampling randomness:
-    epsilon-DP of the rewards by parallel composition.
+    Privacy: a reward enters exactly one release of sensitivity 1 with its own
+    Laplace draw, and which arm is played depends only on earlier releases and
+    the learner's own sampling randomness: epsilon-DP of the rewards
+    (central) by parallel composition.
 
-    Measured (5 arms 0.75 .. 0.25, T = 10^6, 50 seeds): 156 / 1,104 at
-    eps = 1 / 0.1 with no run above 2% of T; on the leaderboard (20
-    seeds) 5% of runs above 2% of T at eps = 0.01. About 13 M rounds/s in
-    ``simulate`` (five posterior draws every round), below the 20 M of the
-    phase-committed learners.
+    Parameters
+    ----------
+    k:
+        Number of arms, an integer >= 1.
+    horizon:
+        Number of rounds T, an integer >= 1.
+    epsilon:
+        Privacy parameter, finite and > 0: the learner is epsilon-DP in the
+        rewards.
+    alpha:
+        Ratio of the phase grid, finite and > 1 (default 1.5).
+    reward_var:
+        Reward variance in the posterior, finite and > 0 (default 1/4, the
+        largest for rewards in [0, 1]).
+    reward_range:
+        (lo, hi), finite with lo < hi: the range of a reward (default [0, 1]);
+        rewards are normalised to [0, 1] and hi - lo is the sensitivity.
+    bounds:
+        ``"clip"`` (default) clips a reward outside ``reward_range`` to it;
+        ``"error"`` refuses it with a ValueError.
+    sampler:
+        ``"lattice"`` (default): exact discrete noise on a power-of-two
+        lattice; ``"float"``: floating-point noise, without protection against
+        low-bit attacks (the guarantee says so).
+    secure:
+        True draws the noise from operating-system entropy (needs the lattice
+        sampler); False (default) from the seeded generator.
+    seed:
+        None (default: operating-system entropy) or an integer for a
+        reproducible run.
+    phase_floor:
+        f > 0 for the adaptive grid of :class:`DPKLUCB`; None (default) for
+        the paper's grid.
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above; the message names
+        the argument and the range.
+    TypeError
+        If an argument has the wrong type (e.g. a string for ``epsilon``).
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> learner = dp.DPTS(k=3, horizon=5000, epsilon=1.0, seed=0)
+    >>> env = dp.BernoulliBandit([0.9, 0.5, 0.4], seed=1)
+    >>> for t in range(200):
+    ...     learner.update(env.pull(learner.select()))
+    >>> learner.t, learner.privacy.model
+    (200, 'central')
     """
 
+    @epsilon_range
     def __init__(
         self,
         k: int,
@@ -619,11 +982,11 @@ class DPTS(_LaplacePhased):
         seed: int | None = None,
         phase_floor: float | None = None,
     ) -> None:
-        self._args = {
+        self._args = integral_arguments(type(self), {
             "k": k, "horizon": horizon, "epsilon": epsilon, "alpha": alpha, "reward_var": reward_var,
             "reward_range": reward_range, "bounds": bounds, "sampler": sampler, "secure": secure, "seed": seed,
             "phase_floor": phase_floor,
-        }
+        })
         self._laplace(epsilon)
         grid = self._grid(alpha, phase_floor, horizon)
         reward_var, noise_var = dp_ts_variances(self.epsilon, reward_var)  # type: ignore[arg-type]
@@ -637,13 +1000,47 @@ class DPTS(_LaplacePhased):
 
 
 class KLUCB(PhasedLearner):
-    """Non-private KL-UCB (Garivier & Cappé 2011) for rewards in
-    ``reward_range`` (normalised to [0, 1]; the Bernoulli kl bounds the
-    deviation of any [0, 1] reward): pull each arm once, then
-    argmax max{q in [m_a, 1] : n_a kl(m_a, q) <= ln t} (no ln ln t term).
+    """Non-private KL-UCB (Garivier & Cappé 2011).
+
+    Pull each arm once, then argmax max{q in [m_a, 1] : n_a kl(m_a, q) <=
+    ln t} (no ln ln t term), on rewards normalised from ``reward_range`` to
+    [0, 1] (the Bernoulli kl bounds the deviation of any [0, 1] reward).
     Ties: fewer pulls, then a seeded random order. Runs on the phased engine
-    with phases of one round and no noise. Rewards outside the range are
-    clipped (``bounds="clip"``) or refused.
+    with phases of one round and no noise.
+
+    Privacy: none.
+
+    Parameters
+    ----------
+    k:
+        Number of arms, an integer >= 1.
+    horizon:
+        Number of rounds T, an integer >= 1.
+    reward_range:
+        (lo, hi), finite with lo < hi (default [0, 1]).
+    bounds:
+        ``"clip"`` (default) or ``"error"`` for a reward outside
+        ``reward_range``.
+    seed:
+        None or an integer (ties).
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above; the message names
+        the argument and the range.
+    TypeError
+        If an argument has the wrong type (e.g. a string for ``epsilon``).
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> learner = dp.KLUCB(k=3, horizon=5000, seed=0)
+    >>> env = dp.BernoulliBandit([0.9, 0.5, 0.4], seed=1)
+    >>> for t in range(200):
+    ...     learner.update(env.pull(learner.select()))
+    >>> learner.t, learner.privacy.model
+    (200, 'none')
     """
 
     def __init__(
@@ -654,7 +1051,9 @@ class KLUCB(PhasedLearner):
         bounds: Bounds = "clip",
         seed: int | None = None,
     ) -> None:
-        self._args = {"k": k, "horizon": horizon, "reward_range": reward_range, "bounds": bounds, "seed": seed}
+        self._args = integral_arguments(
+            type(self), {"k": k, "horizon": horizon, "reward_range": reward_range, "bounds": bounds, "seed": seed}
+        )
         self._build(k, horizon, reward_range, _bounds(bounds), seed, "float", False,
                     index="optimistic_kl", explore=1.0, alpha=0.0, forget=False)
 

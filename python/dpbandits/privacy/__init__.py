@@ -1,6 +1,6 @@
 """Privacy decisions of dpbandits: guarantees, calibration, confidence radii.
 
-This package is the only place noise scales are computed (DESIGN.md). A
+This package is the only place noise scales are computed. A
 learner calls one calibration function, hands its numbers to the Rust
 engine, and reports its ``guarantee``:
 

@@ -13,7 +13,7 @@ Conventions (stated once, used everywhere below):
   sensitivity of a prefix sum is max ||l - l'||_1 over the loss set: N for
   [0, 1]^N, 2 sqrt(N) for the ball, 2 for the cube. The paper uses
   ||Y||_1 (N, sqrt(N), 1): right for [0, 1]^N, a factor 2 short for the
-  symmetric sets (DESIGN.md's sensitivity note).
+  symmetric sets (two losses of the set can differ by twice its radius).
 - The paper's tree calibration (Lemma 3.3) counts log2 T noisy nodes per
   leaf; a leaf reaches floor(log2 T) + 1 of them
   (:func:`dpbandits.privacy.tree.tree_levels`).

@@ -48,6 +48,7 @@ steps is (2^j / t)-DP <= (1 / b)-DP (:func:`lattice_laplace_epsilon`).
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -217,7 +218,18 @@ def dp_ts_variances(epsilon: float, reward_var: float = 0.25) -> tuple[float, fl
     n_a^2), the variance of the noisy mean of n_a rewards (variance at most
     1/4 in [0, 1]) carrying L_a phase noises of variance 2 / epsilon^2
     (Laplace(1/epsilon))."""
-    return positive("reward_var", reward_var), 2.0 * phase_laplace_scale(epsilon) ** 2
+    scale = phase_laplace_scale(epsilon)
+    noise_var = 2.0 * scale * scale
+    if not math.isfinite(noise_var):
+        smallest = math.sqrt(2.0 / sys.float_info.max) * 1.001
+        raise ValueError(f"invalid argument `epsilon`: {epsilon!r} is too small: the noise variance 2 / epsilon^2 "
+                         f"overflows a float; epsilon >= {smallest:.4g} works")
+    return positive("reward_var", reward_var), noise_var
+
+
+#: Longest DP-SE epoch listed (pulls per arm): beyond any horizon a run
+#: can have (the engines count rounds in 64-bit integers).
+MAX_EPOCH_PULLS = 2.0**62
 
 
 @dataclass(frozen=True)
@@ -273,7 +285,12 @@ def dp_se_schedule(k: int, horizon: int, epsilon: float, beta: float | None = No
     e = 1
     while total < horizon and e < 64:
         delta = 2.0**-e
-        r = max(32.0 * math.log(8 * k * e * e / b) / delta**2, 8.0 * math.log(4 * k * e * e / b) / (eps * delta))
+        # An epoch longer than MAX_EPOCH_PULLS pulls never ends within a
+        # representable horizon: such lengths (a tiny epsilon or beta makes
+        # them infinite) are capped there, which changes no run.
+        scaled = eps * delta
+        privacy_pulls = 8.0 * math.log(4 * k * e * e / b) / scaled if scaled > 0.0 else math.inf
+        r = min(max(32.0 * math.log(8 * k * e * e / b) / delta**2, privacy_pulls), MAX_EPOCH_PULLS)
         pulls.append(math.ceil(r))
         gaps.append(delta / 2.0)
         total += k * pulls[-1]

@@ -27,7 +27,7 @@ Arguments common to all functions, with their valid ranges:
   sets (Prop. 4); ``None`` means 1/n (App. D), which needs n >= 2.
 - ``L``, ``B_tilde``: finite, > 0 (App. D: L = 1, Btilde = 1).
 
-Known traps this module avoids (DESIGN.md): the Wishart scale is
+Known traps this module avoids: the Wishart scale is
 Ltilde^2 I, not Ltilde I (§4.1 writes W(Ltilde I, k) once; Thm 8, Prop. 9
 and Thm 23 use Ltilde^2 I); Eq. (4) uses natural logarithms; the shift is
 applied once to each release, never to each tree node.
@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from dataclasses import dataclass
 
 from dpbandits._validation import in_open_unit, positive, positive_int
@@ -67,7 +68,9 @@ _PROTECTS = "contexts and rewards"
 
 def failure_probability(alpha: float | None, horizon: int) -> float:
     """The confidence sets' failure probability: ``alpha`` in (0, 1), or
-    ``None`` for the default 1/horizon (which needs horizon >= 2)."""
+    ``None`` for the default 1/horizon (which needs horizon >= 2). The
+    radii take ln(8 n / alpha) (Prop. 4, Claim 17), so alpha must keep
+    8 n / alpha a finite float."""
     if alpha is None:
         if horizon < 2:
             raise ValueError(
@@ -75,7 +78,22 @@ def failure_probability(alpha: float | None, horizon: int) -> float:
                 "outside (0, 1); pass alpha explicitly"
             )
         return 1.0 / horizon
-    return in_open_unit("alpha", alpha)
+    a = in_open_unit("alpha", alpha)
+    if not math.isfinite(8.0 * horizon / a):
+        smallest = 8.0 * horizon / sys.float_info.max * 1.001
+        raise ValueError(f"invalid argument `alpha`: {alpha!r} is too small: ln(8 n / alpha) overflows; "
+                         f"alpha in [{smallest:.4g}, 1) works")
+    return a
+
+
+def _l_tilde_sq(L: float, B_tilde: float) -> float:
+    """Ltilde^2 = L^2 + B_tilde^2 (Assumption 6), checked so that the noise
+    formulas' Ltilde^4 stays a finite float."""
+    l_tilde_sq = L * L + B_tilde * B_tilde
+    if not math.isfinite(l_tilde_sq * l_tilde_sq):
+        raise ValueError(f"invalid arguments `L`, `B_tilde`: Ltilde^4 = (L^2 + B_tilde^2)^2 overflows a float "
+                         f"(L = {L!r}, B_tilde = {B_tilde!r}); L^2 + B_tilde^2 <= 1e154 works")
+    return l_tilde_sq
 
 
 def _finite_real(name: str, value: float) -> float:
@@ -347,7 +365,7 @@ def shariff_sheffet_gaussian_checked(
         )
 
     m = tree_depth_checked(n)
-    l_tilde_sq = L * L + B_tilde * B_tilde  # Assumption 6
+    l_tilde_sq = _l_tilde_sq(L, B_tilde)  # Assumption 6
     if counter != "binary":
         return _factorized_gaussian(
             d, n, epsilon, delta, alpha, L, B_tilde, shift, calibration, sampler, counter, m, l_tilde_sq
@@ -664,7 +682,7 @@ def shariff_sheffet_wishart_checked(
             f"epsilon' = {composed!r} > epsilon = {epsilon!r} (App. A.2); use a smaller epsilon"
         )
 
-    l_tilde_sq = L * L + B_tilde * B_tilde  # Assumption 6
+    l_tilde_sq = _l_tilde_sq(L, B_tilde)  # Assumption 6
     l_tilde = math.sqrt(l_tilde_sq)
     k = wishart_degrees_of_freedom_checked(d, m, epsilon, delta)
     sqrt_mk = math.sqrt(m * k)

@@ -206,7 +206,7 @@ def _check_bonus(b: RegularizerBounds, sigma: float, S: float) -> None:
     ||x||_{V_t^-1} <= L / sqrt(rho_min), so every bonus is at most
     W = (sigma sqrt(A) + S sqrt(rho_max) + gamma) L / sqrt(rho_min), with A
     the upper-bound form's log term. W <= :data:`MAX_BONUS` keeps every UCB
-    finite (a sigma near 1.8e308 used to give infinite UCBs); the
+    finite (a sigma near 1.8e308 would give infinite UCBs); the
     ValueError names the argument and the range that works with the others.
     """
     # ln(rho_max/rho_min + n L^2 / (d rho_min)) in logs (L^2 may overflow).

@@ -143,7 +143,7 @@ BLT_4: tuple[tuple[float, ...], tuple[float, ...]] = (
 #:   (mostly by 2.5e5 at gap 0), while the max-variance fit at 2^26
 #:   (0.0728x the tree, theta up to 1 - 4e-8) pays for its long memory
 #:   with a larger column norm: 207 regret against 159 for this fit
-#:   (REPRODUCTION.md). Without the cap the last release would
+#:   (docs/reproduction-notes.md). Without the cap the last release would
 #:   reach 11x the tree's for 3% less early variance.
 #:
 #: Fits for 2^16, 2^18, 2^22, 2^24 and beyond 2^26 were not run (a horizon

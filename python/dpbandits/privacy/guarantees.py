@@ -1,8 +1,7 @@
 """What a learner promises: the privacy model, the parameters, who is protected
 and the result the promise rests on.
 
-Every learner exposes one :class:`Guarantee` as ``learner.privacy``
-(DESIGN.md, "Every learner reports its guarantee"). A guarantee is a plain
+Every learner exposes one :class:`Guarantee` as ``learner.privacy``. A guarantee is a plain
 value: frozen, comparable, printable on one line.
 
 >>> from dpbandits.privacy import Guarantee

@@ -26,6 +26,6 @@ def laplace_epsilon(sensitivity_l1: float, scale: float) -> float:
     scale = positive("scale", scale)
     epsilon = sensitivity_l1 / scale
     if not math.isfinite(epsilon):
-        # Bug fix (hostile-input fuzzing): a subnormal scale overflowed to inf.
+        # A subnormal scale makes the quotient overflow to inf.
         raise ValueError(f"invalid argument `scale`: {scale!r} is too small (epsilon overflows)")
     return epsilon

@@ -1,7 +1,8 @@
 """Noise calibration of the private bandits of Mishra & Thakurta, UAI 2015.
 
 Every formula of that paper the package uses lives here, once, next to the
-appendix section it comes from (``papers/mishra-thakurta-2015-private-bandits-appendix.md``):
+appendix section it comes from (Mishra & Thakurta, "(Nearly) Optimal
+Differentially Private Stochastic Multi-Arm Bandits", UAI 2015, appendix):
 
 - App. A: tree-based aggregation with Laplace noise, Lap(log T / epsilon)
   per node (:func:`dpbandits.privacy.laplace_tree_scale`);

@@ -8,7 +8,7 @@ mechanism's, the same noise distribution at every step) and its summary
 result Var[M(t)] = (1 + o(1)) log^2 T / (8 rho) under rho-zCDP; not the
 numbered algorithm and theorem statements. The construction below follows
 the authors' reference implementation (github.com/jodander/smooth-binary-mechanism,
-commit 1795acf, ``smooth_binary_mechanism_noise``), and every quantity used
+``smooth_binary_mechanism_noise``), and every quantity used
 here is checked exactly (enumeration of the encoder's columns, the per-step
 law) and empirically (audits) in tests/test_smooth_binary.py.
 

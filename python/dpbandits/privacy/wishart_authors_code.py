@@ -2,12 +2,12 @@
 
 The App. D.2 figure of Shariff & Sheffet 2018 was produced by the authors'
 Julia package PrivateBandits.jl (github.com/roshanshariff/PrivateBandits.jl,
-final commit 49417f1, 2018-10-10: ``src/DifferentialPrivacy.jl``,
+its final published version: ``src/DifferentialPrivacy.jl``,
 ``src/LinearBandits.jl``, ``src/Experiments.jl``, ``experiment2.jl``). Its
 Wishart learners depart from the paper's printed constants (§4.1, Eq. (4),
 Prop. 9), which :func:`dpbandits.privacy.calibration.shariff_sheffet_wishart`
 implements. This module reproduces the code's constants so that our engine
-can be run with them (REPRODUCTION.md, "App. D.2 Wishart ordering"). It is
+can be run with them (docs/reproduction-notes.md). It is
 for reproduction only: the library's learners never use it.
 
 What the code computes, with d the action dimension, n the horizon,

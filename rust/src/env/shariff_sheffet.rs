@@ -136,8 +136,8 @@ impl ShariffSheffetEnv {
         if k < 1 {
             return Err(Error::invalid("k", "must be >= 1"));
         }
-        // Bug fix (hostile-input fuzzing): k = 2^40 tried to allocate k x d
-        // floats and aborted the whole process; a decision set must fit.
+        // A decision set must fit: k = 2^40 would try to allocate k x d
+        // floats and abort the whole process.
         if d.checked_mul(k).is_none_or(|n| n > MAX_DECISION_ENTRIES) {
             return Err(Error::invalid(
                 "k",

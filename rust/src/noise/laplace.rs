@@ -8,10 +8,10 @@ use crate::rng::standard_normal;
 /// One Laplace(0, `scale`) draw by inversion of the CDF.
 #[inline]
 pub fn laplace<R: Rng + ?Sized>(rng: &mut R, scale: f64) -> f64 {
-    // Bug fix: this used `random::<f64>()`, which is in [0, 1) and can be
-    // exactly 0; then u = 1/2, 1 - 2|u| = 0 and the draw was +inf (once in
-    // 2^53 draws: rare, but one infinite node noise poisons every later
-    // release of a tree counter).
+    // Not `random::<f64>()`: it is in [0, 1) and can be exactly 0; then
+    // u = 1/2, 1 - 2|u| = 0 and the draw is +inf (once in 2^53 draws: rare,
+    // but one infinite node noise poisons every later release of a tree
+    // counter).
     // Open01 excludes both ends, so u is in (-1/2, 1/2), 1 - 2|u| in (0, 1],
     // and the attainable values of u are symmetric about 0.
     let u: f64 = 0.5 - rng.sample::<f64, _>(Open01);
