@@ -298,3 +298,102 @@ def test_forks_and_pickles_of_a_registered_learner_are_charged(tmp_path: Path) -
     with dp.research_replay():
         replayed = copy.deepcopy(lrn)
     assert replayed.lineage["ledger"] is None and len(ledger.spends("clicks")) == 4
+
+
+# ----------------------------------------------------- write-ahead autosave
+
+
+def test_autosave_makes_each_release_durable_before_the_decision(tmp_path: Path) -> None:
+    from dpbandits.autosave import release_marker
+    from dpbandits.checkpoint import read_checkpoint
+
+    path = tmp_path / "live.ckpt"
+    live = dp.PrivateUCB(k=3, horizon=1000, epsilon=1.0).autosave(path)
+    ids = {live.checkpoint_id}
+    for t in range(40):
+        arm = live.select()
+        # The file holds every release this decision read.
+        on_disk = dp.PrivateUCB.load(path, replay=True)
+        assert on_disk.t == live.t == t and on_disk._engine.sums().tobytes() == live._engine.sums().tobytes()
+        live.update(float(arm == 0))
+        ids.add(live.checkpoint_id)
+    assert len(ids) == 41  # a tree learner releases every round
+    assert read_checkpoint(path).lineage["checkpoint_id"] == live.checkpoint_id
+    # A phased learner releases once per phase: one save per phase.
+    phased = dp.DPKLUCB(k=3, horizon=10_000, epsilon=1.0).autosave(tmp_path / "phased.ckpt")
+    saves = {phased.checkpoint_id}
+    for t in range(200):
+        phased.select()
+        phased.update(float(t % 2))
+        saves.add(phased.checkpoint_id)
+        assert release_marker(dp.DPKLUCB.load(tmp_path / "phased.ckpt", replay=True)) == release_marker(phased.learner)
+    assert len(saves) == 1 + len(phased._engine.releases()) < 60
+    with pytest.raises(AttributeError, match="only through its methods"):
+        phased.horizon = 3
+    with pytest.raises(TypeError, match="does not pickle"):
+        pickle.dumps(phased)
+
+
+def test_kill_9_never_loses_a_revealed_release(tmp_path: Path) -> None:
+    import os
+    import signal
+    import time
+
+    from dpbandits.autosave import release_marker
+
+    rng = np.random.default_rng(11)
+    path = tmp_path / "live.ckpt"
+    for kill in range(20):
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child decides until killed
+            os.close(read)
+            try:
+                lrn = dp.DPKLUCB.load(path) if path.exists() else dp.DPKLUCB(k=3, horizon=100_000, epsilon=1.0)
+                live = lrn.autosave(path)
+                while True:
+                    arm = live.select()
+                    # The decision was returned: report the releases it could reveal.
+                    os.write(write, release_marker(live.learner).to_bytes(8, "little"))
+                    live.update(float(arm == 1))
+            finally:
+                os._exit(1)
+        os.close(write)
+        time.sleep(float(rng.uniform(0.05, 0.3)))
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        data = b""
+        while chunk := os.read(read, 1 << 16):
+            data += chunk
+        os.close(read)
+        revealed = max((int.from_bytes(data[i:i + 8], "little") for i in range(0, len(data) - 7, 8)), default=0)
+        saved = release_marker(dp.DPKLUCB.load(path, replay=True))
+        assert saved >= revealed, f"kill {kill}: a decision revealed releases up to {revealed}, the file holds {saved}"
+
+
+def test_restoring_an_older_checkpoint_than_the_newest_is_refused_or_charged(tmp_path: Path) -> None:
+    ledger = dp.Ledger(tmp_path / "privacy.db")
+    ledger.set_budget("clicks", epsilon=5.0, delta=1e-6, model="joint")
+    lrn = dp.JointDPLinUCB(D, 1000, 1.0, 0.1)
+    ledger.register(lrn, dataset="clicks")
+    lrn.update(X[0], 0.5)
+    old = lrn.save(tmp_path / "old.ckpt")
+    lrn.update(X[1], -0.5)  # a release after the old checkpoint ...
+    lrn.save(tmp_path / "new.ckpt")  # ... made durable in a newer one
+    with pytest.raises(PrivacyBudgetError, match=r"holds round 1, but the learner that saved it went on and saved "
+                                                 r"round 2"):
+        dp.JointDPLinUCB.load(tmp_path / "old.ckpt")
+    dp.JointDPLinUCB.load(tmp_path / "new.ckpt")  # the newest, once: free
+    charged = dp.JointDPLinUCB.load(tmp_path / "old.ckpt", charge=True)
+    assert [s.kind for s in ledger.spends("clicks")] == ["register", "restore"]
+    assert ledger.spends("clicks")[-1].checkpoint_id == old and charged.t == 1
+    # The moved database: pass it explicitly.
+    moved = tmp_path / "moved.db"
+    ledger.close()
+    (tmp_path / "privacy.db").rename(moved)
+    for suffix in ("-wal", "-shm"):
+        if (tmp_path / f"privacy.db{suffix}").exists():
+            (tmp_path / f"privacy.db{suffix}").rename(tmp_path / f"moved.db{suffix}")
+    with dp.Ledger(moved) as there:
+        with pytest.raises(PrivacyBudgetError, match="already restored"):
+            dp.JointDPLinUCB.load(tmp_path / "new.ckpt", ledger=there)

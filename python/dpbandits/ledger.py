@@ -40,9 +40,11 @@ Deployment rules (see docs/guide/restarts-and-ledger.md):
 - Restores: the first restore of a checkpoint id for use is free (it
   continues the saved learner, whose guarantee was charged); the second is
   refused unless ``load(..., charge=True)``, which charges the guarantee
-  again. Restore from the newest checkpoint (autosave makes every release
-  durable first): rounds released after the checkpoint you restore from are
-  released again with other noise, which the ledger cannot see.
+  again. The ledger records every save of a registered learner, and a
+  restore of a checkpoint whose learner saved a later round is treated as
+  a second restore too. Restore from the newest checkpoint (autosave makes
+  every release durable first): rounds released after the newest save are
+  released again with other noise, which no ledger can see.
 - Forks, ``copy.copy``, ``copy.deepcopy`` and ``pickle`` round trips of a
   registered learner are charged (the guarantee once more) when they are
   made, and refused if that exceeds the budget.
@@ -103,6 +105,10 @@ CREATE TABLE IF NOT EXISTS restores(
     learner_id TEXT NOT NULL, path TEXT NOT NULL, spend_id INTEGER REFERENCES spends(id),
     created REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS restores_checkpoint ON restores(checkpoint_id);
+CREATE TABLE IF NOT EXISTS checkpoints(
+    checkpoint_id TEXT PRIMARY KEY, registration TEXT NOT NULL REFERENCES registrations(registration),
+    learner_id TEXT NOT NULL, round INTEGER NOT NULL, path TEXT NOT NULL, created REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS checkpoints_learner ON checkpoints(learner_id, round);
 """
 
 #: Spend kinds: a learner's registration, the live copies of a registered
@@ -329,10 +335,11 @@ class Ledger:
                              "research_replay()) repeats another learner's noise and must not see real data")
         text = label if label is not None else f"{type(learner).__name__} {lineage['learner_id'][:8]}"
         registration = new_checkpoint_id()
+        guarantee = learner.privacy  # type: ignore[attr-defined]  # every learner class defines it
         with learner.lock, self._lock:
             conn = self._connect()
             with _transaction(conn):
-                spend = self._spend(conn, name, learner.privacy, "register", text, registration=registration,
+                spend = self._spend(conn, name, guarantee, "register", text, registration=registration,
                                     learner_id=lineage["learner_id"])
                 conn.execute("INSERT INTO registrations VALUES (?, ?, ?, ?, ?, ?)",
                              (registration, name, type(learner).__qualname__, lineage["learner_id"], spend.id,
@@ -341,6 +348,28 @@ class Ledger:
         return registration
 
     # ------------------------------------------------- learners' own calls
+
+    @classmethod
+    def _shared(cls, path: str) -> Ledger:
+        """This process's open ledger at ``path`` (one connection per path
+        and process, for the learners' own calls)."""
+        key = (os.getpid(), os.path.abspath(path))
+        with _SHARED_GUARD:
+            ledger = _SHARED.get(key)
+            if ledger is None:
+                ledger = _SHARED[key] = cls(path)
+        return ledger
+
+    def _record_save(self, learner: Any, binding: Mapping[str, str], lineage: Mapping[str, Any], path: str) -> None:
+        """Records a checkpoint written by a registered learner, so that a
+        restore of an older checkpoint of the same learner is recognised."""
+        with self._lock:
+            conn = self._connect()
+            with _transaction(conn):
+                self._known_registration(conn, binding)
+                conn.execute("INSERT INTO checkpoints VALUES (?, ?, ?, ?, ?, ?)",
+                             (lineage["checkpoint_id"], binding["registration"], lineage["learner_id"],
+                              lineage["round"], os.path.abspath(path), time.time()))
 
     def _charge_copy(self, learner: Any, binding: Mapping[str, str], origin: str,
                      source: Mapping[str, Any] | None) -> None:
@@ -370,14 +399,19 @@ class Ledger:
                 self._known_registration(conn, binding)
                 earlier = conn.execute("SELECT COUNT(*) FROM restores WHERE checkpoint_id = ?",
                                        (checkpoint_id,)).fetchone()[0]
+                newer = conn.execute("SELECT MAX(round) FROM checkpoints WHERE learner_id = ? AND round > ?",
+                                     (lineage["learner_id"], lineage["round"])).fetchone()[0]
                 spend_id = None
-                if earlier:
+                if earlier or newer is not None:
+                    why = (f"checkpoint {checkpoint_id} was already restored for use {earlier} time(s); another "
+                           "restore is another live copy of the same state" if earlier else
+                           f"checkpoint {checkpoint_id} holds round {lineage['round']}, but the learner that saved "
+                           f"it went on and saved round {newer}: restoring the older state releases those rounds "
+                           "again")
                     if not charge:
                         raise PrivacyBudgetError(
-                            f"{name!r}: checkpoint {checkpoint_id} was already restored for use {earlier} time(s); "
-                            "another restore is another live copy of the same state, whose releases compose with "
-                            f"the first's. Pass charge=True to charge its guarantee ({learner.privacy}) once more "
-                            f"on data set {binding['dataset']!r}"
+                            f"{name!r}: {why}, and its releases compose with the first's. Pass charge=True to charge "
+                            f"its guarantee ({learner.privacy}) once more on data set {binding['dataset']!r}"
                         )
                     spend_id = self._spend(conn, binding["dataset"], learner.privacy, "restore",
                                            f"restore {earlier + 1} of checkpoint {checkpoint_id[:8]}",
@@ -447,6 +481,10 @@ class Ledger:
         assert spend_id is not None
         return LedgerSpend(spend_id, dataset, kind, label, entry.model, entry.epsilon, entry.delta, entry.rho,
                            registration, learner_id, checkpoint_id, now)
+
+
+_SHARED: dict[tuple[int, str], Ledger] = {}
+_SHARED_GUARD = threading.Lock()
 
 
 class _transaction:

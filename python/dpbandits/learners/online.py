@@ -231,8 +231,7 @@ class LearnerBase:
             return
         from dpbandits.ledger import Ledger
 
-        with Ledger(binding["path"]) as ledger:
-            ledger._charge_copy(self, binding, origin, source)
+        Ledger._shared(binding["path"])._charge_copy(self, binding, origin, source)
 
     def _clone(self) -> Any:
         """A bit-identical copy (pickled inside :func:`research_replay`)."""
@@ -247,6 +246,7 @@ class LearnerBase:
         return clone
 
     def __getstate__(self) -> dict[str, Any]:
+        self._lineage_state()  # the copy names this learner as its parent
         state = self.__dict__.copy()
         state.pop("_lock", None)  # locks do not pickle; a copy gets its own
         if _REPLAY.get():
@@ -319,7 +319,13 @@ class LearnerBase:
                 path, _class_kind(type(self)), self._checkpoint_config(), bytes(self._engine.to_bytes()),
                 self._checkpoint_extra(), key=key, lineage=header,
             )
-            self.__dict__["_last_checkpoint"] = checkpoint_id
+            binding = header["ledger"]
+            if binding is not None:
+                # After the file: a crash in between leaves a newest file the
+                # ledger does not know, whose restore is then simply the first.
+                from dpbandits.ledger import Ledger
+
+                Ledger._shared(binding["path"])._record_save(self, binding, header, os.fspath(path))
         return checkpoint_id
 
     def autosave(self, path: str | os.PathLike[str], *, key: bytes | str | None = None) -> Any:
@@ -434,8 +440,8 @@ class LearnerBase:
             from dpbandits.ledger import Ledger
 
             if ledger is None:
-                with Ledger(binding["path"]) as opened:  # type: ignore[index]
-                    opened._record_restore(learner, name, lineage, charge=charge)
+                Ledger._shared(binding["path"])._record_restore(  # type: ignore[index]
+                    learner, name, lineage, charge=charge)
             else:
                 if not isinstance(ledger, Ledger):
                     raise TypeError(f"invalid argument `ledger`: expected a dpbandits.Ledger, got {ledger!r}")
