@@ -217,3 +217,16 @@ def test_kill_9_at_random_moments_leaves_a_consistent_ledger(tmp_path: Path) -> 
     assert len(committed) > 100  # the children did commit between the kills
     with dp.Ledger(path) as ledger:  # and the ledger still takes spends
         ledger.spend(PureDP(STEP), dataset="crash", label="after")
+
+
+def test_a_missing_ledger_is_never_recreated_empty(tmp_path: Path) -> None:
+    ledger = dp.Ledger(tmp_path / "l.db")
+    ledger.set_budget("d", epsilon=3.0)
+    lrn = dp.PrivateUCB(k=2, horizon=100, epsilon=1.0)
+    ledger.register(lrn, dataset="d")
+    ledger.close()
+    binding = dict(lrn.lineage["ledger"])
+    lrn.__dict__["_ledger"] = {**binding, "path": str(tmp_path / "gone.db")}
+    with pytest.raises(PrivacyBudgetError, match="missing"):
+        lrn.fork()
+    assert not (tmp_path / "gone.db").exists()

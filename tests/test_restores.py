@@ -397,3 +397,36 @@ def test_restoring_an_older_checkpoint_than_the_newest_is_refused_or_charged(tmp
     with dp.Ledger(moved) as there:
         with pytest.raises(PrivacyBudgetError, match="already restored"):
             dp.JointDPLinUCB.load(tmp_path / "new.ckpt", ledger=there)
+
+
+@pytest.mark.slow
+def test_audit_of_two_restores_finds_no_more_than_the_charged_epsilon(tmp_path: Path) -> None:
+    # The mechanism audited: restore one checkpoint twice, feed both the same
+    # reward except that the second gets the neighbour's on side 1; output
+    # the difference of the two copies' releases of the pulled arm. Shared
+    # noise (replay) makes it the data difference: eps_lb far above the
+    # charge. Re-keyed restores leave eps_lb <= epsilon of one release (the
+    # second copy's), below the 2 epsilon the ledger charges for the pair.
+    from dpbandits.audit import audit
+
+    lrn = _warm("PrivateUCB")
+    path = tmp_path / "l.ckpt"
+    lrn.save(path)
+    arm = type(lrn).load(path, replay=True).select()
+
+    def restores(replay: bool) -> Callable[[int, int, int], np.ndarray]:
+        def mechanism(side: int, count: int, seed: int) -> np.ndarray:
+            out = np.empty(count)
+            for i in range(count):
+                b, c = dp.PrivateUCB.load(path, replay=replay), dp.PrivateUCB.load(path, replay=replay)
+                _ucb_feed(b, REWARDS)
+                _ucb_feed(c, NEIGHBOUR if side else REWARDS)
+                out[i] = b._engine.sums()[arm] - c._engine.sums()[arm]
+            return out
+
+        return mechanism
+
+    shared = audit(restores(True), epsilon=1.0, n=1000, seed=1)
+    assert shared.epsilon_lower_bound > 4.0  # the hazard: the data difference, exactly
+    independent = audit(restores(False), epsilon=1.0, n=1000, seed=2)
+    assert independent.epsilon_lower_bound <= 1.0

@@ -354,6 +354,10 @@ class Ledger:
         """This process's open ledger at ``path`` (one connection per path
         and process, for the learners' own calls)."""
         key = (os.getpid(), os.path.abspath(path))
+        if not os.path.isfile(key[1]):
+            # Never a new empty ledger in its place: its spends would start from zero.
+            raise PrivacyBudgetError(f"the privacy ledger {key[1]!r} this learner spends on is missing; restore it, "
+                                     "or pass the ledger it moved to (load(..., ledger=...))")
         with _SHARED_GUARD:
             ledger = _SHARED.get(key)
             if ledger is None:
