@@ -141,13 +141,21 @@ class Ledger:
     under a lock, so threads may share it) and pickles as its path (the copy
     opens its own connection). Use it as a context manager or call
     :meth:`close`. ``timeout``: seconds a spend waits for another process's
-    transaction before it fails (sqlite3.OperationalError).
+    transaction before it fails (sqlite3.OperationalError). ``create``:
+    whether a new ledger may be made at ``path``; with False, ``path`` must
+    already hold a dpbandits ledger, and any other file is refused
+    (:class:`~dpbandits.errors.PrivacyBudgetError`) before anything is
+    written to it (the learners open the ledger their checkpoint names this
+    way).
 
     See the module docstring for the deployment rules.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 60.0) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 60.0, create: bool = True) -> None:
         self._path = os.path.abspath(os.fspath(path))
+        if not isinstance(create, bool):
+            raise TypeError(f"invalid argument `create`: expected True or False, got {create!r}")
+        self._create = create
         if not (isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and 0 < timeout < math.inf):
             raise ValueError(f"invalid argument `timeout`: seconds > 0, got {timeout!r}")
         self._timeout = float(timeout)
@@ -164,6 +172,8 @@ class Ledger:
         # A connection inherited through os.fork is never used (SQLite
         # forbids it): the child opens its own.
         self._pid = os.getpid()
+        if not self._create:
+            self._check_existing()
         conn = sqlite3.connect(self._path, timeout=self._timeout, isolation_level=None, check_same_thread=False)
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(self._timeout * 1000)}")
@@ -189,6 +199,25 @@ class Ledger:
         self._conn = conn
         return conn
 
+    def _check_existing(self) -> None:
+        """Refuses a path that does not hold a dpbandits ledger, reading it
+        only (a checkpoint's header names the ledger; nothing is written
+        to a file that is not one)."""
+        refused = PrivacyBudgetError(f"{self._path!r} is not a dpbandits privacy ledger (or is missing); restore it, "
+                                     "or pass the ledger the learner was registered on (load(..., ledger=...))")
+        if not os.path.isfile(self._path):
+            raise refused
+        try:
+            probe = sqlite3.connect(f"file:{self._path}?mode=ro", uri=True, timeout=self._timeout)
+            try:
+                row = probe.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+            finally:
+                probe.close()
+        except sqlite3.DatabaseError:
+            raise refused from None
+        if row is None:
+            raise refused
+
     @property
     def path(self) -> str:
         """The database file (absolute path)."""
@@ -208,7 +237,7 @@ class Ledger:
         self.close()
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (Ledger, (self._path,), None)
+        return (_reopen, (self._path, self._timeout, self._create))
 
     def __repr__(self) -> str:
         return f"Ledger({self._path!r})"
@@ -354,14 +383,12 @@ class Ledger:
         """This process's open ledger at ``path`` (one connection per path
         and process, for the learners' own calls)."""
         key = (os.getpid(), os.path.abspath(path))
-        if not os.path.isfile(key[1]):
-            # Never a new empty ledger in its place: its spends would start from zero.
-            raise PrivacyBudgetError(f"the privacy ledger {key[1]!r} this learner spends on is missing; restore it, "
-                                     "or pass the ledger it moved to (load(..., ledger=...))")
         with _SHARED_GUARD:
             ledger = _SHARED.get(key)
             if ledger is None:
-                ledger = _SHARED[key] = cls(path)
+                # Never a new empty ledger in its place (its spends would
+                # start from zero), never tables in another database.
+                ledger = _SHARED[key] = cls(path, create=False)
         return ledger
 
     def _record_save(self, learner: Any, binding: Mapping[str, str], lineage: Mapping[str, Any], path: str) -> None:
@@ -485,6 +512,10 @@ class Ledger:
         assert spend_id is not None
         return LedgerSpend(spend_id, dataset, kind, label, entry.model, entry.epsilon, entry.delta, entry.rho,
                            registration, learner_id, checkpoint_id, now)
+
+
+def _reopen(path: str, timeout: float, create: bool) -> Ledger:
+    return Ledger(path, timeout=timeout, create=create)
 
 
 _SHARED: dict[tuple[int, str], Ledger] = {}
