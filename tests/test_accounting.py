@@ -421,8 +421,11 @@ def test_budget_pickles_with_its_entries() -> None:
     clone = pickle.loads(pickle.dumps(budget))
     assert clone.entries == budget.entries
     assert clone.spent == budget.spent
-    clone.spend(ZCDP(0.001), "c")
-    assert len(clone.entries) == 3 and len(budget.entries) == 2
+    # A pickled copy is a read-only snapshot: two copies cannot spend one budget twice.
+    with pytest.raises(PrivacyBudgetError, match="snapshot"):
+        clone.spend(ZCDP(0.001), "c")
+    budget.spend(ZCDP(0.001), "c")
+    assert len(clone.entries) == 2 and len(budget.entries) == 3
     assert "PrivacyBudget(epsilon=1.0" in repr(budget)
 
 

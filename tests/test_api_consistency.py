@@ -29,7 +29,6 @@ import pytest
 
 import dpbandits as dp
 from dpbandits import privacy
-from dpbandits.errors import DuplicatedNoiseWarning
 from dpbandits.mechanisms import LaplaceNoise, TreeCounter
 
 D = 3
@@ -71,14 +70,13 @@ def _release_after(learner, rows) -> np.ndarray:
     return learner.ucb(actions(6, seed=1))
 
 
-def test_copying_a_private_learner_warns_and_fork_reseeds() -> None:
+def test_copies_and_forks_reseed() -> None:
     learner = dp.JointDPLinUCB(D, 1000, 1.0, 0.1, seed=1)
     rows = [(actions(1, seed=s)[0], 0.5) for s in range(5)]
     _release_after(learner, rows)
-    with pytest.warns(DuplicatedNoiseWarning, match="fork"):
+    with dp.research_replay():  # a bit-identical copy: research replays only
         duplicate = copy.deepcopy(learner)
-    with pytest.warns(DuplicatedNoiseWarning):
-        copy.copy(learner)
+    copied = copy.copy(learner)  # a restore for use: re-keyed
     forked = learner.fork()
     assert forked.t == learner.t == 5
     # The past is shared: the same releases right now.
@@ -87,9 +85,10 @@ def test_copying_a_private_learner_warns_and_fork_reseeds() -> None:
     a = _release_after(learner, more)
     b = _release_after(duplicate, more)
     c = _release_after(forked, more)
-    # A plain copy adds the same future noise (the hazard); the fork does not.
+    d = _release_after(copied, more)
+    # A replayed copy adds the same future noise (the hazard); the fork and the copy do not.
     np.testing.assert_array_equal(a, b)
-    assert not np.allclose(a, c)
+    assert not np.allclose(a, c) and not np.allclose(a, d)
     # A seeded fork is reproducible.
     f1, f2 = learner.fork(seed=9), learner.fork(seed=9)
     np.testing.assert_array_equal(_release_after(f1, more), _release_after(f2, more))

@@ -144,10 +144,10 @@ CASES: dict[str, list[tuple[str, str, bool]]] = {
 }
 
 #: Public classes whose sizes are arrays the caller already built (nothing
-#: is allocated from a number), and result types.
+#: is allocated from a number), result types, and the privacy ledger (a path).
 NO_SIZE_ARGUMENT = {
     "BernoulliBandit", "GaussianBandit", "StochasticLosses", "LossArray", "UniformLosses", "ReplayEnv",
-    "Environment", "SimulationResult", "SweepResult",
+    "Environment", "SimulationResult", "SweepResult", "Ledger",
     "GaussianNoise", "LaplaceNoise", "SymmetricGaussianNoise", "WishartNoise", "ZeroNoise",
 }
 

@@ -47,6 +47,8 @@ from dpbandits.learners import (
     ShuffleLinUCB,
     ThompsonSampling,
 )
+from dpbandits.learners.online import research_replay
+from dpbandits.ledger import Ledger
 from dpbandits.sim import SimulationResult, simulate, simulate_many
 from dpbandits.sweeps import SweepResult, sweep
 
@@ -67,6 +69,7 @@ __all__ = [
     "EliminationLinearBandit",
     "GaussianBandit",
     "JointDPLinUCB",
+    "Ledger",
     "LinUCB",
     "LinearBanditEnv",
     "LocalLinUCB",
@@ -91,6 +94,7 @@ __all__ = [
     "errors",
     "mechanisms",
     "privacy",
+    "research_replay",
     "simulate",
     "simulate_many",
     "sweep",

@@ -57,6 +57,17 @@ temporary file, which the next save of the same target overwrites and
 renames (and the randomly named ``.<name>.XXXXXXXX.tmp`` files that
 earlier versions left behind are removed then too).
 
+Lineage. A learner's checkpoint header also says which state it holds and
+where that state came from (:func:`lineage_fields`): a random
+``checkpoint_id`` drawn at every save, the saving learner's random
+``learner_id``, the ``parent`` id it was restored or copied from with its
+``generation``, the ``round`` and, for a learner that spends on a privacy
+ledger, the ledger's path, data set and registration. Two restores of the
+same ``checkpoint_id`` are two live copies of one state: the ledger
+(:class:`dpbandits.Ledger`) refuses the second restore for use unless the
+caller asks to charge it, and every restore for use draws its future noise
+from operating-system entropy (:meth:`dpbandits.learners.online.LearnerBase.load`).
+
 Any file that is not a complete checkpoint of a known format version
 (another version, a flipped byte, a truncation, another class, an edited
 header) raises :class:`dpbandits.errors.CheckpointError`, a ``ValueError``.
@@ -74,9 +85,10 @@ import json
 import math
 import os
 import re
+import secrets
 import stat
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 try:  # POSIX: an exclusive lock on the temporary file serializes concurrent saves of one target
@@ -89,7 +101,17 @@ import numpy as np
 from dpbandits._sizes import format_bytes, memory_limit
 from dpbandits.errors import CheckpointError
 
-__all__ = ["FORMAT_VERSION", "Checkpoint", "read_checkpoint", "temporary_path", "verify_engine", "write_checkpoint"]
+__all__ = [
+    "FORMAT_VERSION",
+    "Checkpoint",
+    "header_lineage",
+    "lineage_fields",
+    "new_checkpoint_id",
+    "read_checkpoint",
+    "temporary_path",
+    "verify_engine",
+    "write_checkpoint",
+]
 
 MAGIC = b"DPBCKPT\n"
 #: The largest JSON header read (bytes) and its deepest nesting of arrays
@@ -123,6 +145,9 @@ class Checkpoint:
     package_version: str
     #: Whether the file carried an HMAC-SHA256 tag (verified with the key given).
     authenticated: bool = False
+    #: Where the saved state comes from (:func:`lineage_fields`): empty for a
+    #: file written without lineage (a counter, or an earlier version).
+    lineage: dict[str, Any] = field(default_factory=dict)
 
 
 def _key_bytes(key: Any) -> bytes | None:
@@ -324,22 +349,24 @@ def write_checkpoint(
     extra: dict[str, Any] | None = None,
     *,
     key: Key | None = None,
+    lineage: dict[str, Any] | None = None,
 ) -> None:
     """Writes a checkpoint atomically (fixed temporary file ``.<name>.tmp``
     in the same directory, flush, fsync, ``os.replace``, fsync of the
-    directory); with ``key``, authenticated with HMAC-SHA256."""
+    directory); with ``key``, authenticated with HMAC-SHA256. ``lineage``
+    (:func:`lineage_fields`) goes into the header as plain JSON."""
     from dpbandits import __version__
 
     secret = _key_bytes(key)
-    header = json.dumps(
-        {
-            "kind": kind,
-            "config": _encode(dict(config)),
-            "extra": _encode(dict(extra or {})),
-            "package_version": __version__,
-        },
-        sort_keys=True,
-    ).encode("utf-8")
+    fields: dict[str, Any] = {
+        "kind": kind,
+        "config": _encode(dict(config)),
+        "extra": _encode(dict(extra or {})),
+        "package_version": __version__,
+    }
+    if lineage is not None:
+        fields["lineage"] = lineage_fields(lineage)
+    header = json.dumps(fields, sort_keys=True).encode("utf-8")
     body = b"".join(
         [
             MAGIC,
@@ -476,7 +503,86 @@ def read_checkpoint(
     if expected_kind is not None and kind != expected_kind:
         raise CheckpointError(f"{name!r} holds a {kind}, not a {expected_kind}")
     return Checkpoint(kind=kind, config=config, state=bytes(state), extra=extra, package_version=package_version,
-                      authenticated=authenticated)
+                      authenticated=authenticated, lineage=header_lineage(name, header))
+
+
+# --- lineage: which state a checkpoint holds and where it came from ---------------------
+
+#: Lineage fields a header may carry, with their JSON types (None allowed
+#: where the tuple holds type(None)).
+_LINEAGE_TYPES: dict[str, tuple[type, ...]] = {
+    "checkpoint_id": (str,),
+    "learner_id": (str,),
+    "parent": (str, type(None)),
+    "generation": (int,),
+    "origin": (str,),
+    "round": (int,),
+    "ledger": (dict, type(None)),
+}
+_ORIGINS = ("new", "use", "replay", "fork", "copy", "pickle")
+_ID = re.compile(r"[0-9a-f]{32}")
+_LEDGER_TYPES: dict[str, type] = {"path": str, "dataset": str, "registration": str}
+
+
+def new_checkpoint_id() -> str:
+    """A fresh random checkpoint (or learner) id: 128 bits from the
+    operating system, as 32 hexadecimal digits."""
+    return secrets.token_hex(16)
+
+
+def lineage_fields(lineage: dict[str, Any]) -> dict[str, Any]:
+    """``lineage`` checked and reduced to the header's plain JSON fields
+    (ValueError naming the field otherwise):
+
+    - ``checkpoint_id``: this file's random id (:func:`new_checkpoint_id`);
+      every save draws a new one, so two restores of the same id are two
+      restores of the same state;
+    - ``learner_id``: the random id of the live learner that saved it;
+    - ``parent``: the id of the checkpoint (or learner) this learner was
+      restored (or copied) from, None for a learner built by its
+      constructor;
+    - ``generation``: restores and copies between the constructor and this
+      state (0: never restored);
+    - ``origin``: how the saving learner came to be (``"new"``, ``"use"``,
+      ``"replay"``, ``"fork"``, ``"copy"``, ``"pickle"``);
+    - ``round``: the rounds recorded when it was saved;
+    - ``ledger``: None, or the privacy ledger the learner spends on
+      (``path``, ``dataset``, ``registration``; :class:`dpbandits.Ledger`).
+    """
+    out: dict[str, Any] = {}
+    for name, types in _LINEAGE_TYPES.items():
+        value = lineage.get(name)
+        if not isinstance(value, types) or isinstance(value, bool):
+            raise ValueError(f"invalid lineage field `{name}`: expected {types}, got {value!r}")
+        out[name] = value
+    if not _ID.fullmatch(out["checkpoint_id"]) or not _ID.fullmatch(out["learner_id"]):
+        raise ValueError("invalid lineage field `checkpoint_id`/`learner_id`: 32 lowercase hexadecimal digits")
+    if out["parent"] is not None and not _ID.fullmatch(out["parent"]):
+        raise ValueError("invalid lineage field `parent`: 32 lowercase hexadecimal digits or None")
+    if out["generation"] < 0 or out["round"] < 0:
+        raise ValueError("invalid lineage field `generation`/`round`: must be >= 0")
+    if out["origin"] not in _ORIGINS:
+        raise ValueError(f"invalid lineage field `origin`: one of {_ORIGINS}, got {out['origin']!r}")
+    if out["ledger"] is not None:
+        binding = out["ledger"]
+        if set(binding) != set(_LEDGER_TYPES) or not all(isinstance(binding[k], t) for k, t in _LEDGER_TYPES.items()):
+            raise ValueError(f"invalid lineage field `ledger`: expected the keys {sorted(_LEDGER_TYPES)} (strings)")
+        out["ledger"] = dict(binding)
+    return out
+
+
+def header_lineage(name: str, header: dict[str, Any]) -> dict[str, Any]:
+    """The lineage of a decoded header (empty when it has none: counters and
+    files of earlier versions); CheckpointError for a malformed one."""
+    raw = header.get("lineage")
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise CheckpointError(f"{name!r}: malformed checkpoint header (lineage)")
+    try:
+        return lineage_fields(raw)
+    except ValueError as exc:
+        raise CheckpointError(f"{name!r}: malformed checkpoint header ({exc})") from None
 
 
 # --- the engine bytes against the header ----------------------------------------------

@@ -26,6 +26,16 @@ Learner and environment draw from separate streams, so two learners
 simulated with the same seeds (and the same environment) meet the same
 contexts and reward noise: common random numbers, which make their regret
 difference low-variance.
+
+Restores and privacy spending
+-----------------------------
+A simulation never restores a learner's state: it reads the learner's
+configuration and seed and builds a fresh engine per replicate, so
+simulating a learner that has recorded rounds, or a copy of it, gives the
+same numbers as simulating its configuration (the restore rules of
+:class:`dpbandits.learners.online.LearnerBase` do not enter). Simulations run
+on simulated data and spend nothing on real data: they never touch a
+:class:`dpbandits.Ledger`, also for learners registered on one.
 """
 
 from __future__ import annotations

@@ -52,6 +52,11 @@ and its ``(class, config)`` pair are the same configuration); other objects
 by ``repr`` (built-in environments print every argument); numpy arrays by
 shape, dtype and a SHA-256 of their bytes. The key does not include the
 package version: delete the results directory after changing the code.
+
+Learners travel to the workers as their class and constructor arguments,
+never as their state, so seeded cells are reproducible whatever the
+learner objects have recorded; a sweep runs on simulated data, spends
+nothing on real data and never touches a :class:`dpbandits.Ledger`.
 """
 
 from __future__ import annotations

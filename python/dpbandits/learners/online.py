@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import importlib
 import inspect
 import os
 import pickle
 import sys
 import threading
-import warnings
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -17,7 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpbandits._validation import float_array
-from dpbandits.errors import CheckpointError, DuplicatedNoiseWarning, StateError
+from dpbandits.errors import CheckpointError, StateError
 
 # Guards the lazy creation of each learner's lock (subclasses do not call a
 # base __init__, so the lock is made on first use).
@@ -63,27 +64,87 @@ def engine_decision_set(decision_set: ArrayLike) -> NDArray[np.float64]:
 _FLOAT64 = np.dtype(np.float64)
 _FLOATS = (float, np.float64)
 
+#: Set inside :func:`research_replay`: restores and copies are bit-identical.
+_REPLAY: contextvars.ContextVar[bool] = contextvars.ContextVar("dpbandits_research_replay", default=False)
+
+
+@contextlib.contextmanager
+def research_replay() -> Iterator[None]:
+    """Inside this context, ``pickle`` round trips (pickled or unpickled
+    inside it), ``copy.copy`` and ``copy.deepcopy`` of learners are
+    bit-identical research replays: the copy draws exactly the noise the
+    original would have drawn, and spends on no ledger. For reproducible
+    research on simulated data only: two such copies fed neighbouring real
+    rewards release values whose difference is the data difference.
+    ``load(path, replay=True)`` is the checkpoint form. The context is per
+    thread and per task (a context variable).
+
+    >>> import copy, dpbandits as dp
+    >>> a = dp.DPKLUCB(k=2, horizon=100, epsilon=1.0, seed=3)
+    >>> for r in (1.0, 0.0, 1.0):
+    ...     _ = a.select()
+    ...     a.update(r)
+    >>> with dp.research_replay():
+    ...     b = copy.deepcopy(a)
+    >>> b.lineage["origin"], b.seed
+    ('replay', 3)
+    """
+    token = _REPLAY.set(True)
+    try:
+        yield
+    finally:
+        _REPLAY.reset(token)
+
+
+def _new_lineage(parent: str | None, generation: int, origin: str) -> dict[str, Any]:
+    from dpbandits.checkpoint import new_checkpoint_id
+
+    return {"learner_id": new_checkpoint_id(), "parent": parent, "generation": generation, "origin": origin}
+
 
 class LearnerBase:
     """What every learner class shares: its constructor arguments as
     ``config``, its ``seed``, a ``repr`` that shows every argument that
-    changes behaviour, ``spawn`` and ``fork``, and a warning on copies.
+    changes behaviour, checkpoints, ``spawn``, ``fork`` and copies that
+    never duplicate future noise.
 
     Subclasses set ``self._args`` (the constructor's arguments) first thing
     in ``__init__`` and hold a Rust engine in ``self._engine`` (with
-    ``to_bytes`` / ``from_bytes``).
+    ``to_bytes`` / ``from_bytes`` and ``reseed``).
 
     Checkpoints: :meth:`save` writes the class, the constructor
     configuration, the engine bytes (every stored node noise and the
-    generator state) and the pending selection to a file atomically, with a
-    format version and a SHA-256 checksum (or, with ``key=``, an
-    HMAC-SHA256 tag; :mod:`dpbandits.checkpoint`); :meth:`load` restores a
-    learner whose future decisions and noise are bit-identical to the
-    original's, after checking that the engine bytes carry the noise the
-    header's configuration calls for. Subclasses with more Python-side round
-    state extend :meth:`_checkpoint_extra` / :meth:`_restore_extra`; those
-    whose constructor takes something a file cannot hold (a function)
-    override :meth:`_checkpoint_config` / :meth:`_from_checkpoint_config`.
+    generator state), the pending selection and the lineage (a random
+    checkpoint id, the parent's id and generation; :mod:`dpbandits.checkpoint`)
+    to a file atomically, with a format version and a SHA-256 checksum (or,
+    with ``key=``, an HMAC-SHA256 tag). :meth:`load` restores it for use
+    (future noise re-keyed from operating-system entropy) or, with
+    ``replay=True``, as a bit-identical research replay. Subclasses with
+    more Python-side round state extend :meth:`_checkpoint_extra` /
+    :meth:`_restore_extra`; those whose constructor takes something a file
+    cannot hold (a function) override :meth:`_checkpoint_config` /
+    :meth:`_from_checkpoint_config`.
+
+    Restores never release a value twice from different data. Two live
+    copies of one state with the same future noise, fed neighbouring
+    rewards, would release values whose difference is exactly the data
+    difference (epsilon = infinity). So every way of making a second live
+    copy of a private learner that has recorded a round re-keys the copy's
+    future noise from operating-system entropy: :meth:`load` (unless
+    ``replay=True``), :meth:`fork` (its ``seed``), ``pickle`` round trips,
+    ``copy.copy`` and ``copy.deepcopy``. What stays shared is only noise
+    already attached to data both copies hold (the audit of every engine is
+    in :meth:`load`), so each copy's new releases carry independent noise
+    and the copies' privacy losses compose (each charged on a
+    :class:`dpbandits.Ledger`). A learner at round 0 is a configuration: a
+    copy of a seeded one is the same seeded learner (as building it twice
+    with that seed), a copy of one with ``seed=None`` gets its own
+    operating-system root. Inside :func:`research_replay` (and with
+    ``load(..., replay=True)``) restores and copies are bit-identical, for
+    reproducible research on simulated data only. The simulation machinery
+    (``simulate``, ``sweep``) never restores a learner's state: it builds one
+    fresh engine per replicate from the configuration and the replicate
+    seed, so seeded simulations stay reproducible.
 
     Budget: the guarantee is calibrated for ``horizon`` rounds. Past them
     ``select`` and ``update`` raise :class:`dpbandits.errors.StateError`
@@ -100,14 +161,10 @@ class LearnerBase:
     (``with learner.lock: i = learner.select(D); learner.update(r)``) or
     use the explicit form ``update(x, reward)``.
 
-    Copies and pickles: a private learner's state includes its noise
-    generator. A ``copy.deepcopy`` or a pickle round trip therefore
-    duplicates future noise: two copies fed different rows add the same
-    noise, and the difference of their releases reveals the rows exactly.
-    Pickling is for checkpoints (one live copy at a time); to run copies
-    side by side on purpose, use :meth:`fork`, which reseeds the copy's
-    future noise. ``copy.copy`` and ``copy.deepcopy`` of a private learner
-    warn with :class:`dpbandits.errors.DuplicatedNoiseWarning`.
+    Processes: ``os.fork`` of a process holding a live learner copies it
+    without any of the above (no Python code runs); do not use the learner
+    in both processes. Ship learners to other processes by pickling (a
+    restore for use) or by :meth:`save` / :meth:`load`.
     """
 
     _engine: Any
@@ -125,13 +182,92 @@ class LearnerBase:
                 lock = self.__dict__.setdefault("_lock", threading.RLock())
         return lock  # type: ignore[no-any-return]
 
+    # ------------------------------------------------------------ lineage
+
+    def _lineage_state(self) -> dict[str, Any]:
+        lineage = self.__dict__.get("_lineage")
+        if lineage is None:
+            with _LOCK_GUARD:
+                lineage = self.__dict__.setdefault("_lineage", _new_lineage(None, 0, "new"))
+        return lineage  # type: ignore[no-any-return]
+
+    @property
+    def lineage(self) -> Mapping[str, Any]:
+        """Where this live learner's state comes from (a read-only copy):
+        ``learner_id`` (random, one per live copy), ``parent`` (the id of
+        the checkpoint or learner it was restored or copied from; None when
+        built by its constructor), ``generation`` (restores and copies since
+        the constructor), ``origin`` (``"new"``, ``"use"``: restored for
+        use, ``"replay"``: a bit-identical research replay, ``"fork"``,
+        ``"copy"``, ``"pickle"``) and ``ledger`` (the privacy ledger it
+        spends on, or None)."""
+        return {**self._lineage_state(), "ledger": self.__dict__.get("_ledger")}
+
+    def _is_private(self) -> bool:
+        guarantee = getattr(self, "privacy", None)
+        return guarantee is not None and bool(guarantee.is_private)
+
+    def _restored(self, origin: str, parent: str | None, generation: int, *, replay: bool) -> None:
+        """Makes this object (a new live copy of a saved or copied state) a
+        learner of its own: a new lineage and, unless ``replay``, future
+        noise re-keyed from operating-system entropy when the state holds
+        data (or its root came from the operating system: ``seed=None``).
+        A seeded learner at round 0 is a configuration and stays seeded."""
+        self.__dict__["_lineage"] = _new_lineage(parent, generation, "replay" if replay else origin)
+        if replay or not self._is_private():
+            return
+        recorded = int(self._engine.t) > 0
+        if recorded or self.seed is None:
+            self._engine.reseed(None)
+            if recorded:
+                self._args = {**self._args, "seed": None}
+
+    def _charge_copy(self, origin: str, source: Mapping[str, Any] | None) -> None:
+        """Charges a new live copy of a learner that spends on a ledger (its
+        guarantee once more, on the same data set); PrivacyBudgetError when
+        that exceeds the budget. The copy spends on the same ledger."""
+        binding = self.__dict__.get("_ledger")
+        if binding is None:
+            return
+        from dpbandits.ledger import Ledger
+
+        Ledger._shared(binding["path"])._charge_copy(self, binding, origin, source)
+
+    def _clone(self) -> Any:
+        """A bit-identical copy (pickled inside :func:`research_replay`)."""
+        token = _REPLAY.set(True)
+        try:
+            clone = pickle.loads(pickle.dumps(self))
+        finally:
+            _REPLAY.reset(token)
+        binding = self.__dict__.get("_ledger")
+        if binding is not None:
+            clone.__dict__["_ledger"] = binding
+        return clone
+
     def __getstate__(self) -> dict[str, Any]:
+        self._lineage_state()  # the copy names this learner as its parent
         state = self.__dict__.copy()
         state.pop("_lock", None)  # locks do not pickle; a copy gets its own
+        if _REPLAY.get():
+            state["_replay_pickle"] = True  # pickled inside research_replay(): unpickles bit-identically
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        """A pickle round trip is a restore: for use (re-keyed, charged on
+        the learner's ledger) unless it was pickled or is unpickled inside
+        :func:`research_replay`."""
+        state = dict(state)
+        replay = bool(state.pop("_replay_pickle", False)) or _REPLAY.get()
+        source = state.get("_lineage")
         self.__dict__.update(state)
+        parent = source.get("learner_id") if isinstance(source, dict) else None
+        generation = int(source.get("generation", 0)) + 1 if isinstance(source, dict) else 1
+        self._restored("pickle", parent, generation, replay=replay)
+        if replay:
+            self.__dict__.pop("_ledger", None)  # a research replay spends on no ledger
+        else:
+            self._charge_copy("pickle", source)
 
     def _checkpoint_extra(self) -> dict[str, Any]:
         """Python-side round state a checkpoint must carry (JSON-able values
@@ -146,25 +282,62 @@ class LearnerBase:
             else:
                 self._pending = np.asarray(pending, dtype=np.float64)
 
-    def save(self, path: str | os.PathLike[str], *, key: bytes | str | None = None) -> None:
+    def save(self, path: str | os.PathLike[str], *, key: bytes | str | None = None) -> str:
         """Writes a checkpoint of this learner to ``path`` atomically
         (temporary file ``.<name>.tmp``, fsync, rename, directory fsync):
         class, constructor configuration, engine state with every stored
-        node noise and the generator, pending selection, format version,
-        checksum. The checksum only detects accidents; with ``key`` (bytes
-        or str) the file is authenticated with HMAC-SHA256 and only a
+        node noise and the generator, pending selection, lineage (a new
+        random checkpoint id, this learner's id, its parent and generation,
+        its ledger), format version, checksum; returns the checkpoint id.
+        The checksum only detects accidents; with ``key`` (bytes or str)
+        the file is authenticated with HMAC-SHA256 and only a
         ``load(path, key=key)`` accepts it: use one whenever the file is
         stored where others can write (see :mod:`dpbandits.checkpoint`).
-        The file holds exact statistics: treat it like the raw data, and
-        resume from it once (two live copies would add the same future
-        noise)."""
-        from dpbandits.checkpoint import write_checkpoint
+        The file holds exact statistics: treat it like the raw data.
+
+        Deployment: restore from the newest checkpoint, once. A learner that
+        released something after its last save and is then restored from
+        that save releases those rounds again with other noise (the
+        privacy loss of those rounds doubles); :meth:`autosave` makes every
+        release durable before the decision that reveals it is returned,
+        so the newest checkpoint always holds every release."""
+        from dpbandits.checkpoint import new_checkpoint_id, write_checkpoint
 
         with self.lock:
+            lineage = self._lineage_state()
+            checkpoint_id = new_checkpoint_id()
+            header = {
+                "checkpoint_id": checkpoint_id,
+                "learner_id": lineage["learner_id"],
+                "parent": lineage["parent"],
+                "generation": lineage["generation"],
+                "origin": lineage["origin"],
+                "round": int(self._engine.t),
+                "ledger": self.__dict__.get("_ledger"),
+            }
             write_checkpoint(
                 path, _class_kind(type(self)), self._checkpoint_config(), bytes(self._engine.to_bytes()),
-                self._checkpoint_extra(), key=key,
+                self._checkpoint_extra(), key=key, lineage=header,
             )
+            binding = header["ledger"]
+            if binding is not None:
+                # After the file: a crash in between leaves a newest file the
+                # ledger does not know, whose restore is then simply the first.
+                from dpbandits.ledger import Ledger
+
+                Ledger._shared(binding["path"])._record_save(self, binding, header, os.fspath(path))
+        return checkpoint_id
+
+    def autosave(self, path: str | os.PathLike[str], *, key: bytes | str | None = None) -> Any:
+        """This learner in write-ahead autosave mode: a
+        :class:`dpbandits.autosave.Autosaved` that forwards ``select``,
+        ``update`` and the rest to this learner and makes every new release
+        durable (a checkpoint written to ``path`` and fsynced, :meth:`save`)
+        before the decision that reveals it is returned. Use the returned
+        object, not this learner, from then on."""
+        from dpbandits.autosave import Autosaved
+
+        return Autosaved(self, path, key=key)
 
     def _checkpoint_config(self) -> dict[str, Any]:
         """The configuration a checkpoint stores (default: the constructor
@@ -176,11 +349,51 @@ class LearnerBase:
         return cls(**config)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], *, key: bytes | str | None = None) -> Any:
-        """The learner saved in ``path`` by :meth:`save`, continuing exactly
-        where it stopped (bit-identical future decisions; no node noise is
-        drawn again). ``Cls.load`` refuses a file holding a learner that is
-        not a ``Cls``.
+    def load(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        key: bytes | str | None = None,
+        replay: bool = False,
+        ledger: Any = None,
+        charge: bool = False,
+    ) -> Any:
+        """The learner saved in ``path`` by :meth:`save`. ``Cls.load``
+        refuses a file holding a learner that is not a ``Cls``.
+
+        Restore for use (default): every noise draw the restored learner
+        makes comes from a generator re-keyed from operating-system entropy
+        (``engine.reseed(None)``; ``seed`` becomes None), so two restores of
+        one file, fed neighbouring rewards, release values with independent
+        noise. Audit of the noise an engine stores before it is released,
+        which is kept: a tree node's noise is drawn when the node completes
+        and covers only rewards already recorded (binary tree counters of
+        the trees, Gram-matrix trees, loss trees; ``rust/src/counter/tree``);
+        the padding of a padded tree (fresh or persistent) is part of the
+        current release and independent of the data; a factorization
+        counter draws one noise vector per step when the step's value
+        arrives and keeps it only through its effect on the buffers of the
+        data already added (``rust/src/counter/factorization.rs``); phased
+        learners draw a phase's noise when the phase ends
+        (``rust/src/policy/phased_mab.rs``); the gap-estimation batches of
+        ``PrivateThompsonSampling`` at the end of the batch
+        (``rust/src/policy/mab.rs``); elimination, local and shuffle
+        learners per report or at the batch end
+        (``rust/src/policy/elimination.rs``, ``linucb_trust.rs``). No engine
+        draws privacy noise ahead of the data it protects. Kept noise
+        therefore only enters values of data both restores share, and every
+        new reward enters new values through fresh noise. The permutation
+        and sampling generators are re-keyed too. Such a restore is a second
+        live copy of the saved state: on a :class:`dpbandits.Ledger` (the
+        one the file names, or ``ledger``) it is recorded, and a second
+        restore of the same checkpoint id for use is refused
+        (PrivacyBudgetError) unless ``charge=True``, which charges the
+        learner's guarantee once more on its data set.
+
+        ``replay=True``: a bit-identical research replay (the future noise
+        the saved learner would have drawn; nothing drawn again). Only for
+        research on simulated or already-public data: such a learner spends
+        on no ledger and :meth:`dpbandits.Ledger.register` refuses it.
 
         The learner is rebuilt from the header's configuration, so its
         ``privacy`` is recomputed by the library's own formulas, never read
@@ -195,9 +408,15 @@ class LearnerBase:
         Raises :class:`dpbandits.errors.CheckpointError` (a ValueError) for
         a corrupted or truncated file, one from an unknown format version,
         one holding another class, one whose header does not match its
-        engine, or one failing authentication."""
+        engine, or one failing authentication;
+        :class:`dpbandits.errors.PrivacyBudgetError` for a restore the
+        ledger refuses."""
         from dpbandits.checkpoint import read_checkpoint, verify_engine
 
+        if not isinstance(replay, bool):
+            raise TypeError(f"invalid argument `replay`: expected True or False, got {replay!r}")
+        if not isinstance(charge, bool):
+            raise TypeError(f"invalid argument `charge`: expected True or False, got {charge!r}")
         name = os.fspath(path)
         ckpt = read_checkpoint(name, key=key)
         target = _resolve_kind(ckpt.kind, name)
@@ -214,6 +433,19 @@ class LearnerBase:
         verify_engine(name, ckpt.config, learner._engine, restored)
         learner._engine = restored
         learner._restore_extra(ckpt.extra)
+        lineage = ckpt.lineage
+        learner._restored("use", lineage.get("checkpoint_id"), int(lineage.get("generation", 0)) + 1, replay=replay)
+        binding = lineage.get("ledger")
+        if not replay and (binding is not None or ledger is not None):
+            from dpbandits.ledger import Ledger
+
+            if ledger is None:
+                Ledger._shared(binding["path"])._record_restore(  # type: ignore[index]
+                    learner, name, lineage, charge=charge)
+            else:
+                if not isinstance(ledger, Ledger):
+                    raise TypeError(f"invalid argument `ledger`: expected a dpbandits.Ledger, got {ledger!r}")
+                ledger._record_restore(learner, name, lineage, charge=charge)
         return learner
 
     @property
@@ -224,7 +456,8 @@ class LearnerBase:
     @property
     def seed(self) -> int | None:
         """The seed given at construction (None: operating-system entropy
-        online; the replicate seed alone in a simulation)."""
+        online, also after a restore for use; the replicate seed alone in a
+        simulation)."""
         return self._args.get("seed")  # type: ignore[no-any-return]
 
     @property
@@ -260,7 +493,12 @@ class LearnerBase:
         return guarantee
 
     def spawn(self, seed: int | None) -> Any:
-        """A fresh learner (round 0) with the same configuration and another seed."""
+        """A fresh learner (round 0) with the same configuration and another
+        seed (None: operating-system entropy, the choice for use on real
+        data). It shares nothing with this learner and spends on no ledger
+        until registered (:meth:`dpbandits.Ledger.register`). Two learners
+        built with the same seed add the same noise: seeds are for
+        research on simulated data."""
         return type(self)(**{**self._args, "seed": seed})
 
     def fork(self, seed: int | None = None) -> Any:
@@ -268,30 +506,43 @@ class LearnerBase:
         generator (``seed=None``: operating-system entropy). Past releases
         are shared, future ones are independent, so running the copy and
         the original on different data leaks nothing beyond what each
-        releases."""
-        clone = pickle.loads(pickle.dumps(self))
+        releases; on the same users their losses compose. A fork of a
+        learner on a ledger is charged there (its guarantee once more) and
+        must use operating-system entropy (two forks with one seed would
+        add the same noise)."""
+        binding = self.__dict__.get("_ledger")
+        if seed is not None and binding is not None:
+            raise ValueError("invalid argument `seed`: a learner on a privacy ledger forks with operating-system "
+                             "entropy only (seed=None); two forks with one seed would add the same noise")
+        clone = self._clone()
+        source = self._lineage_state()
         clone._engine.reseed(seed)
         clone._args = {**self._args, "seed": seed}
+        clone.__dict__["_lineage"] = _new_lineage(source["learner_id"], source["generation"] + 1, "fork")
+        if binding is not None:
+            clone.__dict__["_ledger"] = binding
+            clone._charge_copy("fork", source)
         return clone
 
-    def _warn_copy(self) -> None:
-        guarantee = getattr(self, "privacy", None)
-        if guarantee is not None and guarantee.is_private:
-            warnings.warn(
-                f"copying {type(self).__name__} duplicates its noise generator: two copies fed different "
-                "data add the same future noise, and the difference of their releases reveals the data. "
-                "Use learner.fork() for an independent copy.",
-                DuplicatedNoiseWarning,
-                stacklevel=3,
-            )
+    def _copy(self) -> Any:
+        clone = self._clone()
+        source = self._lineage_state()
+        replay = _REPLAY.get()
+        clone._restored("copy", source["learner_id"], source["generation"] + 1, replay=replay)
+        if replay:
+            clone.__dict__.pop("_ledger", None)
+        else:
+            clone._charge_copy("copy", source)
+        return clone
 
     def __copy__(self) -> Any:
-        self._warn_copy()
-        return pickle.loads(pickle.dumps(self))
+        """A restore for use of this learner's state (re-keyed, charged on
+        its ledger; bit-identical inside :func:`research_replay`)."""
+        return self._copy()
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Any:
-        self._warn_copy()
-        return pickle.loads(pickle.dumps(self))
+        """As :meth:`__copy__`."""
+        return self._copy()
 
     def __repr__(self) -> str:
         params = _init_parameters(type(self))

@@ -32,8 +32,19 @@ eps sqrt(2 k ln(1/delta)) instead of k eps); basic wins for a few parts and
 for a pure budget (delta = 0, which no zCDP part fits).
 
 The budget assumes every part protects the same unit (one user's data) under
-the same neighbouring relation; mixing models composes to the weakest of
-them. Comparisons are exact on exactly rounded sums (``math.fsum``), so a
+the same neighbouring relation. Trust models: a budget declared in a model
+(``model="joint"``, ...) takes only parts whose guarantee implies a guarantee
+in that model, by :func:`model_implies` (local => shuffle => central =>
+joint); a budget without a model takes every part and the composition holds
+in the weakest model among them.
+
+Copies. A pickled (or copied) budget is a read-only snapshot: its entries and
+:attr:`spent` read as the original's, but :meth:`~PrivacyBudget.spend`
+refuses, so two copies in two processes cannot spend one budget twice. For a
+budget shared by processes and surviving restarts use
+:class:`dpbandits.Ledger` (SQLite, a transaction per spend).
+
+Comparisons are exact on exactly rounded sums (``math.fsum``), so a
 composition that lands exactly on the budget is accepted.
 
 >>> from dpbandits.privacy import PrivacyBudget, PureDP, ZCDP
@@ -65,11 +76,34 @@ from dpbandits.privacy.conversion import (
 from dpbandits.privacy.guarantees import Guarantee
 from dpbandits.privacy.notions import ZCDP, ApproxDP, PureDP
 
-__all__ = ["BudgetEntry", "PrivacyBudget"]
+__all__ = ["BudgetEntry", "PrivacyBudget", "model_implies"]
 
 Spendable = Guarantee | PureDP | ApproxDP | ZCDP
 Accounting = Literal["none", "basic", "zcdp", "zcdp+basic"]
 _MAX_ROUNDING_STEPS = 64
+
+
+#: How strong each trust model is: a guarantee in a model implies one with the
+#: same parameters in every model below it. Local => shuffle: the shuffled
+#: multiset is post-processing of the DP reports. Shuffle => central: what
+#: the analyzer releases is post-processing of the DP shuffled view. Central
+#: => joint: the actions shown to the other users are post-processing of the
+#: DP output (Shariff & Sheffet 2018, Claim 7; Kearns et al. 2014).
+_MODEL_STRENGTH = {"local": 3, "shuffle": 2, "central": 1, "joint": 0}
+
+
+def model_implies(part: str | None, budget: str | None) -> bool:
+    """Whether a guarantee in trust model ``part`` (None: a bare notion,
+    whose caller states its model) counts against a budget in model
+    ``budget`` (None: any model), by the order local => shuffle => central
+    => joint (:data:`_MODEL_STRENGTH`). ValueError for an unknown model."""
+    for name, model in (("part", part), ("budget", budget)):
+        if model is not None and model not in _MODEL_STRENGTH:
+            raise ValueError(f"invalid argument `{name}`: a trust model in {sorted(_MODEL_STRENGTH)} or None, "
+                             f"got {model!r}")
+    if part is None or budget is None:
+        return True
+    return _MODEL_STRENGTH[part] >= _MODEL_STRENGTH[budget]
 
 
 def _pool_bare_zcdp(entry: BudgetEntry) -> bool:
@@ -134,16 +168,38 @@ class PrivacyBudget:
     """An (epsilon, delta) budget that composes what is spent against it.
 
     ``epsilon`` > 0 finite; 0 <= ``delta`` < 1 (0: a pure-DP budget, which
-    only pure parts can fit, by basic composition).
+    only pure parts can fit, by basic composition). ``model``: the trust
+    model the budget is declared in (``"central"``, ``"joint"``,
+    ``"local"``, ``"shuffle"``), or None for any (module docstring).
 
-    See the module docstring for the two accountings. Picklable (plain
-    attributes and frozen dataclasses).
+    See the module docstring for the two accountings. A pickled or copied
+    budget is a read-only snapshot (:attr:`read_only`): it reads as the
+    original and refuses to spend.
     """
 
-    def __init__(self, epsilon: float, delta: float) -> None:
+    def __init__(self, epsilon: float, delta: float, model: str | None = None) -> None:
         self._epsilon = positive("epsilon", epsilon)
         self._delta = delta_in_unit("delta", delta)
+        model_implies(None, model)  # checks the name
+        self._model = model
         self._entries: list[BudgetEntry] = []
+        self._read_only = False
+
+    @classmethod
+    def _of_entries(cls, epsilon: float, delta: float, model: str | None,
+                    entries: list[BudgetEntry]) -> PrivacyBudget:
+        """A budget holding ``entries`` already checked to fit (a ledger's rows)."""
+        budget = cls(epsilon, delta, model)
+        budget._entries = list(entries)
+        return budget
+
+    def __getstate__(self) -> dict[str, object]:
+        return {**self.__dict__, "_entries": list(self._entries), "_read_only": True}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self.__dict__.setdefault("_model", None)
+        self._read_only = True
 
     # ----------------------------------------------------------- accounting
 
@@ -185,6 +241,8 @@ class PrivacyBudget:
             entry = _entry(item, "")
         except PrivacyBudgetError:
             return False
+        if self._read_only or not model_implies(entry.model, self._model):
+            return False
         return self._best([*self._entries, entry]) is not None
 
     def spend(self, item: Spendable, label: str) -> BudgetEntry:
@@ -194,11 +252,22 @@ class PrivacyBudget:
 
         Raises :class:`dpbandits.errors.PrivacyBudgetError`, recording
         nothing, when no accounting of the parts so far plus ``item`` fits
-        the budget, or when ``item`` is not private.
+        the budget, when ``item`` is not private or its trust model does
+        not imply the budget's, or when this budget is a read-only copy.
         """
         if not isinstance(label, str) or not label.strip():
             raise ValueError(f"invalid argument `label`: must be a non-empty string, got {label!r}")
+        if self._read_only:
+            raise PrivacyBudgetError(
+                f"cannot spend {label!r} ({item}): this PrivacyBudget is a pickled or copied snapshot, which only "
+                "reads; spend on the original, or share a dpbandits.Ledger between processes"
+            )
         entry = _entry(item, label)
+        if not model_implies(entry.model, self._model):
+            raise PrivacyBudgetError(
+                f"cannot spend {label!r} ({item}): a {entry.model}-DP guarantee does not imply {self._model} DP, "
+                f"the trust model of this budget"
+            )
         if self._best([*self._entries, entry]) is None:
             raise PrivacyBudgetError(
                 f"cannot spend {label!r} ({item}): the composition would exceed the "
@@ -217,6 +286,16 @@ class PrivacyBudget:
     def delta(self) -> float:
         """The declared delta."""
         return self._delta
+
+    @property
+    def model(self) -> str | None:
+        """The trust model the budget is declared in (None: any)."""
+        return self._model
+
+    @property
+    def read_only(self) -> bool:
+        """True for a pickled or copied snapshot, which refuses to spend."""
+        return self._read_only
 
     @property
     def entries(self) -> tuple[BudgetEntry, ...]:
@@ -278,7 +357,8 @@ class PrivacyBudget:
         return 0.0
 
     def __repr__(self) -> str:
+        model = "" if self._model is None else f", model={self._model!r}"
         return (
-            f"PrivacyBudget(epsilon={self._epsilon!r}, delta={self._delta!r}; spent {self.spent} "
+            f"PrivacyBudget(epsilon={self._epsilon!r}, delta={self._delta!r}{model}; spent {self.spent} "
             f"by {self.accounting} accounting over {len(self._entries)} release(s))"
         )
