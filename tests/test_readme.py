@@ -44,7 +44,8 @@ def test_readme_example_runs(index: int) -> None:
 
 
 @pytest.mark.parametrize("setting", ["K-armed bandit", "Linear bandit with a fixed action set",
-                                     "Contextual linear bandit", "Online learning with expert advice"])
+                                     "Contextual linear bandit", "Online learning with expert advice",
+                                     "Deployment"])
 def test_every_setting_has_an_executed_quickstart(setting: str) -> None:
     sections = _sections()
     assert setting in sections, f"README has no quickstart {setting!r}: {sorted(sections)}"
