@@ -6,9 +6,14 @@ rebuilds the learner from the file's configuration and refuses a file
 whose noise does not match it). Here the run is "killed" half way, resumed
 from the last checkpoint, and the resumed run is checked to equal an
 uninterrupted one bit for bit. The environment pickles mid-stream too.
-A checkpoint holds exact statistics and the generator state: store it like
-the raw data, resume from each file once, and for files others can write
-pass ``key=`` (HMAC-SHA256) to ``save`` and ``load``.
+
+The data here are simulated, so the resume is a research replay
+(``load(..., replay=True)``: the noise the saved learner would have drawn).
+On real data, restore with the default instead: the restored learner's
+future noise is re-keyed from the operating system, and a ledger refuses a
+second restore of the same file (docs/guide/restarts-and-ledger.md). A
+checkpoint holds exact statistics: store it like the raw data, and for
+files others can write pass ``key=`` (HMAC-SHA256) to ``save`` and ``load``.
 
     python examples/checkpointed_run.py [horizon]    # default 200000
 """
@@ -53,7 +58,7 @@ def main(horizon: int) -> None:
         run(learner, env, 1, horizon // 2 + every // 2, ckpt, every)  # "killed" between two checkpoints
         del learner, env
         t, regret, env = pickle.loads((ckpt / "env.pkl").read_bytes())
-        learner = dp.JointDPLinUCB.load(ckpt / "learner.ckpt")
+        learner = dp.JointDPLinUCB.load(ckpt / "learner.ckpt", replay=True)
         print(f"resumed after round {t}: {learner.privacy}")
         regret = run(learner, env, t + 1, horizon, ckpt, every, regret)
     print(f"regret after {horizon} rounds: uninterrupted {whole:.3f}, resumed {regret:.3f}")

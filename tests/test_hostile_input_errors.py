@@ -242,4 +242,4 @@ def test_the_namespace_has_no_future_import() -> None:
     public = {n for n in vars(dp) if not n.startswith("_")}
     assert public - set(dp.__all__) <= {"design", "errors", "mechanisms", "privacy", "envs", "learners", "sim",
                                         "sweeps", "noise", "nets", "audit", "checkpoint", "plot", "experiments",
-                                        "cli"}, public - set(dp.__all__)
+                                        "ledger", "autosave", "cli"}, public - set(dp.__all__)
