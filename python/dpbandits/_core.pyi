@@ -164,6 +164,14 @@ class _Contextual(Protocol):
         """Index of the row of ``actions`` (k, d) to play."""
     def observe(self, x: NDArray[np.float64], reward: float) -> None:
         """Records a played row and its reward (bounds enforced)."""
+    def select_many(self, decision_sets: NDArray[np.float64]) -> tuple[NDArray[np.int64], BaseException | None]:
+        """``select`` on each (k, d) set of ``decision_sets`` (n, k, d), GIL released:
+        (the selections made, the error that stopped the batch or None)."""
+    def observe_many(
+        self, xs: NDArray[np.float64], rewards: NDArray[np.float64]
+    ) -> tuple[int, BaseException | None]:
+        """``observe`` of each row of ``xs`` (n, d) with its reward, GIL released:
+        (rows recorded, the error that stopped the batch or None)."""
     @property
     def d(self) -> int: ...
 
@@ -534,6 +542,9 @@ class FollowTheLeaderEngine(_SecureLearner):
     def released(self) -> NDArray[np.float64]:
         """The noisy prefix sum L~_t the decision is computed from."""
     def observe(self, losses: NDArray[np.float64]) -> None: ...
+    def observe_many(self, losses: NDArray[np.float64]) -> tuple[int, BaseException | None]:
+        """``observe`` of each row of ``losses`` (rounds, n), GIL released:
+        (rows recorded, the error that stopped the batch or None)."""
     @property
     def noise_terms(self) -> int: ...
     @staticmethod

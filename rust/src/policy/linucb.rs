@@ -18,6 +18,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::linear_policy::{LinearPolicy, PolicyForm};
 use super::ucb_scores::{lower_inverse, ucb_scores, InverseForm, FIXED_MAX_D};
 use super::{Learner, UcbLearner};
 use crate::counter::tree::{Padding, TreeCounter};
@@ -243,6 +244,34 @@ impl ReleasedEstimates {
     pub(crate) fn factor_release(&mut self, last_good_v: &[f64], last_good_u: &[f64], fallback_diag: f64) -> bool {
         let d = self.u.len();
         let ok = refactor(&mut self.chol, &self.v, d);
+        self.solve_after_factor(ok, last_good_v, last_good_u, fallback_diag);
+        ok
+    }
+
+    /// Factors V and solves for theta~ with no fallback: false (and nothing
+    /// solved) when V is not positive definite. For a policy frozen from a
+    /// pair that factored ([`super::linear_policy::LinearPolicy`]).
+    pub(crate) fn factor_release_only(&mut self, d: usize) -> bool {
+        if !refactor(&mut self.chol, &self.v, d) {
+            return false;
+        }
+        self.solve_after_factor(true, &[], &[], 1.0);
+        true
+    }
+
+    /// theta~ given directly (an engine that keeps V^{-1} itself).
+    pub(crate) fn set_theta_direct(&mut self, theta: &[f64]) {
+        self.theta.copy_from_slice(theta);
+    }
+
+    /// The released (V, u~) of the round: after [`ReleasedEstimates::factor_release`],
+    /// the pair that factored (a fallback's when the release did not).
+    pub(crate) fn released_pair(&self) -> (Vec<f64>, Vec<f64>) {
+        (self.v.clone(), self.u.clone())
+    }
+
+    fn solve_after_factor(&mut self, ok: bool, last_good_v: &[f64], last_good_u: &[f64], fallback_diag: f64) {
+        let d = self.u.len();
         if !ok {
             if last_good_v.is_empty() {
                 self.v.fill(0.0);
@@ -263,7 +292,6 @@ impl ReleasedEstimates {
             // Small d: F = L^-1 (d^3/6 flops) feeds the unrolled kernels.
             lower_inverse(chol.lower(), chol.inv_diag(), d, &mut self.factor_inv);
         }
-        ok
     }
 
     /// Records the (V, u~) just factored as the last pair that did.
@@ -525,6 +553,25 @@ impl LinUcb {
     /// UCB_t(x) of every action in `set`, in order (for inspection).
     pub fn ucb(&mut self, set: &DecisionSet) -> Result<Vec<f64>> {
         Ok(UcbLearner::scores(self, set.rows())?.to_vec())
+    }
+
+    /// The policy the next selection follows, from released values only:
+    /// the released (V_t, u~_t) (or, when it is not positive definite, the
+    /// pair the round falls back to) and beta_t; for exact statistics,
+    /// V_t^{-1} and theta_t. Nothing in the engine changes.
+    pub fn policy(&mut self) -> Result<LinearPolicy> {
+        let (beta, _) = self.estimates_uncommitted();
+        let d = self.config.d;
+        let form = match &self.stats {
+            Statistics::Exact { inv, .. } => {
+                PolicyForm::Inverse { inverse: inv.inverse().to_vec(), theta: self.work.est.theta().to_vec() }
+            }
+            Statistics::Tree { .. } | Statistics::Factorized { .. } => {
+                let (v, u) = self.work.est.released_pair();
+                PolicyForm::Released { v, u }
+            }
+        };
+        LinearPolicy::new(d, beta, form)
     }
 
     /// Records (x, y) after enforcing the input bounds.
