@@ -269,8 +269,8 @@ class EliminationLinearBandit(LearnerBase):
             text = text.replace(repr(self._args["actions"]), f"<{self.k} x {self.d} actions>", 1)
         return text
 
-    @property
-    def _pending(self) -> int | None:  # type: ignore[override]
+    @property  # type: ignore[override]
+    def _pending(self) -> int | None:
         """The outstanding selection (None: none)."""
         queue = self.__dict__.get("_queue")
         return queue.oldest() if queue else None

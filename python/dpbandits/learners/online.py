@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpbandits._validation import float_array
-from dpbandits.errors import CheckpointError, DuplicatedNoiseWarning, StateError
+from dpbandits.errors import CheckpointError, DuplicatedNoiseWarning
 from dpbandits.learners.outstanding import OutstandingRows
 
 # Guards the lazy creation of each learner's lock (subclasses do not call a
@@ -457,6 +457,22 @@ class OnlineLearner(LearnerBase):
             queue = self._rows()
             queue.clear()
             queue.push_many(rows)
+
+    @property
+    def policy_version(self) -> int:
+        """Increments when a new policy is available: every recorded reward
+        makes a new release (the tree's or counter's next prefix sum)."""
+        return int(self._engine.t)
+
+    def policy(self) -> Any:
+        """A read-only, picklable policy built only from released values
+        (:mod:`dpbandits.serving_linear`): it selects as this learner would
+        now, and serving it costs no privacy. Its ``version`` is
+        :attr:`policy_version`."""
+        from dpbandits.serving_linear import LinearUCBPolicy
+
+        with self.lock:
+            return LinearUCBPolicy(self._engine.policy(), self.policy_version)
 
     @property
     def t(self) -> int:
