@@ -188,6 +188,11 @@ struct Workspace {
     est: ReleasedEstimates,
     row: Vec<f64>,
     outer: Vec<f64>,
+    /// The round (value of `t`) whose estimates `est` holds, with that
+    /// round's (beta_t, factored): the release changes only when a reward
+    /// is recorded, so the selections of one round (a batch of selections
+    /// awaiting their rewards) compute them once, with the same bits.
+    prepared: Option<(u64, f64, bool)>,
 }
 
 /// theta~ = V^{-1} u~ and the UCB scores from a released (V, u~): the
@@ -456,6 +461,7 @@ impl LinUcb {
                 est: ReleasedEstimates::new(d),
                 row: vec![0.0; d + 1],
                 outer: vec![0.0; (d + 1) * (d + 1)],
+                prepared: None,
             };
         }
     }
@@ -472,6 +478,18 @@ impl LinUcb {
     /// release, use V = shift * I and u~ = 0.
     fn estimates_uncommitted(&mut self) -> (f64, bool) {
         self.ensure_workspace();
+        if let Some((t, beta, factored)) = self.work.prepared {
+            if t == self.t {
+                return (beta, factored);
+            }
+        }
+        let (beta, factored) = self.compute_estimates();
+        self.work.prepared = Some((self.t, beta, factored));
+        (beta, factored)
+    }
+
+    /// [`LinUcb::estimates_uncommitted`] without the per-round cache.
+    fn compute_estimates(&mut self) -> (f64, bool) {
         let d = self.config.d;
         let radius = self.config.radius;
         let est = &mut self.work.est;
@@ -632,6 +650,7 @@ impl LinUcb {
     /// Draws future tree noise from `seeds` (see [`TreeCounter::reseed`]);
     /// exact statistics have no generator.
     pub fn reseed(&mut self, seeds: &SeedSequence) {
+        self.work.prepared = None;
         match &mut self.stats {
             Statistics::Tree { tree, .. } => tree.reseed(seeds),
             Statistics::Factorized { counter, .. } => counter.reseed(seeds),
@@ -642,6 +661,7 @@ impl LinUcb {
     /// Tree noise from the operating system from now on (secure mode;
     /// before the first update).
     pub fn use_os_entropy(&mut self) -> Result<()> {
+        self.work.prepared = None;
         match &mut self.stats {
             Statistics::Tree { tree, .. } => tree.use_os_entropy(),
             Statistics::Factorized { counter, .. } => counter.use_os_entropy(),
