@@ -138,6 +138,7 @@ class MishraThakurtaPolicy:
 
     @property
     def d(self) -> int:
+        """Feature dimension."""
         return int(self._b.shape[0])
 
     def released(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:

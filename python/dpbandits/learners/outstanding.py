@@ -46,6 +46,7 @@ class OutstandingRows:
         return self._buf[self._head:self._tail].copy()
 
     def clear(self) -> None:
+        """Forgets every outstanding row."""
         self._head = self._tail = 0
 
     def _reserve(self, n: int) -> None:
@@ -94,6 +95,7 @@ class OutstandingRows:
         )
 
     def pop_first(self) -> None:
+        """Removes the oldest outstanding row."""
         self._head += 1
         if self._head == self._tail:
             self._head = self._tail = 0
@@ -146,15 +148,19 @@ class OutstandingIndices:
         return list(self._queue)
 
     def clear(self) -> None:
+        """Forgets every outstanding index."""
         self._queue.clear()
 
     def push(self, index: int) -> None:
+        """Appends a selection of ``index``."""
         self._queue.append(index)
 
     def oldest(self) -> int:
+        """The oldest outstanding index."""
         return self._queue[0]
 
     def describe(self) -> str:
+        """The outstanding indices for a message (the first few, oldest first)."""
         shown = ", ".join(str(i) for i in list(self._queue)[:_SHOWN])
         more = f" and {len(self._queue) - _SHOWN} more" if len(self._queue) > _SHOWN else ""
         return f"{shown}{more}"

@@ -16,6 +16,9 @@ impl SelectRows for LinearPolicy {
     }
 }
 
+/// What `released` returns: the form's name, its matrix and its vector.
+type Released<'py> = (&'static str, Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<f64>>);
+
 /// A LinUCB policy frozen from released values; made by a LinUCB-type
 /// engine's `policy()`.
 #[pyclass(module = "dpbandits._core", name = "LinearPolicyEngine")]
@@ -47,7 +50,7 @@ engine_methods! {
     fn released<'py>(
         &self,
         py: Python<'py>,
-    ) -> PyResult<(&'static str, Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<f64>>)> {
+    ) -> PyResult<Released<'py>> {
         let d = self.inner.d();
         let (kind, m, v) = match self.inner.form() {
             PolicyForm::Released { v, u } => ("released", v, u),
