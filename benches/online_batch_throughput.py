@@ -30,9 +30,9 @@ import time
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("RAYON_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-import dpbandits as dp  # noqa: E402
+import dpbandits as dp
 
 
 def workload(d: int, k: int, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -377,11 +377,16 @@ class OnlineLearner(LearnerBase):
 
     def select(self, decision_set: ArrayLike) -> int:
         """Index (row of ``decision_set``, shape (k, d)) of the action to play."""
-        actions = engine_decision_set(decision_set)
-        with self.lock:
+        # The common case (a float64 ndarray) is passed to the engine, which
+        # checks it; anything else is converted first.
+        actions = decision_set if type(decision_set) is np.ndarray and decision_set.dtype == _FLOAT64 \
+            else engine_decision_set(decision_set)
+        state = self.__dict__
+        with state.get("_lock") or self.lock:
             index: int = self._engine.select(actions)
+            queue = state.get("_queue")
             # A copy: the caller may reuse its array before update().
-            self._rows().push(actions[index])
+            (self._rows() if queue is None else queue).push(actions[index])
         return index
 
     def select_many(self, decision_sets: ArrayLike) -> NDArray[np.int64]:
@@ -404,11 +409,22 @@ class OnlineLearner(LearnerBase):
         time (it settles the oldest outstanding selection of that row, if
         any). ``update(reward)``: the reward of the one outstanding
         selection (StateError when none or several are outstanding)."""
-        with self.lock:
-            self._update(*args)
+        state = self.__dict__
+        with state.get("_lock") or self.lock:
+            queue = state.get("_queue")
+            if queue is None:
+                queue = self._rows()
+            if len(args) == 1:
+                # Strict alternation, the common case, without the general path.
+                reward = args[0]
+                x = queue.only("reward")
+                self._engine.observe(x, reward if type(reward) in _FLOATS
+                                     else float(np.asarray(reward, dtype=np.float64)))
+                queue.pop_first()
+            else:
+                self._update(queue, *args)
 
-    def _update(self, *args: ArrayLike | float) -> None:
-        queue = self._rows()
+    def _update(self, queue: OutstandingRows, *args: ArrayLike | float) -> None:
         if len(args) == 1:
             x, reward = queue.only("reward"), args[0]
         elif len(args) == 2:

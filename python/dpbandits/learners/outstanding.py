@@ -65,7 +65,8 @@ class OutstandingRows:
 
     def push(self, row: NDArray[np.float64]) -> None:
         """Appends a copy of ``row`` (the caller may reuse its array)."""
-        self._reserve(1)
+        if self._tail == len(self._buf):
+            self._reserve(1)
         self._buf[self._tail] = row
         self._tail += 1
 
