@@ -325,8 +325,8 @@ class EliminationLinearBandit(LearnerBase):
                 raise TypeError(f"invalid argument `index`: expected an int, got {type(index).__name__}")
         else:
             raise TypeError("update takes (reward) or (index, reward)")
-        r = float(np.asarray(reward, dtype=np.float64))
-        if not np.isfinite(r):  # clipping would silently turn inf into r_max
+        r = reward if type(reward) is float else float(np.asarray(reward, dtype=np.float64))
+        if not math.isfinite(r):  # clipping would silently turn inf into r_max
             raise ValueError(f"invalid argument `reward`: must be finite, got {reward!r}")
         with self.lock:
             queue = self._outstanding()

@@ -107,7 +107,9 @@ class _FollowTheLeaderBase(LearnerBase):
     def update(self, losses: ArrayLike) -> None:
         """Records the round's loss vector l_t (shape (n,)); out-of-set
         losses are clipped or refused as ``bounds`` says."""
-        losses = float_array("losses", losses, ndim=1)
+        # The engine checks the length and finiteness (naming `losses`).
+        if not (type(losses) is np.ndarray and losses.dtype == np.float64):
+            losses = float_array("losses", losses, ndim=1, finite=False)
         with self.lock:
             self._engine.observe(losses)
 
@@ -400,7 +402,7 @@ class EXP2(LearnerBase):
             arm, loss = None, args[0]
         else:
             raise TypeError("update takes (loss) or (arm, loss)")
-        value = real("loss", loss)
+        value = loss if type(loss) is float else real("loss", loss)
         with self.lock:
             if self._pending is None:
                 raise StateError("update(loss) needs a preceding select()")
@@ -502,7 +504,7 @@ class SCRiBLe(LearnerBase):
             y, loss = None, args[0]
         else:
             raise TypeError("update takes (loss) or (y, loss)")
-        value = real("loss", loss)  # type: ignore[arg-type]
+        value = loss if type(loss) is float else real("loss", loss)  # type: ignore[arg-type]
         with self.lock:
             point = self.__dict__.get("_point")
             if y is not None and (point is None or not np.array_equal(y, point)):
