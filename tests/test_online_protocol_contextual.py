@@ -325,3 +325,21 @@ def test_the_mishra_thakurta_policy_reads_the_release(name: str) -> None:
     else:
         got = policy.select_many(probe)
         assert got.shape == (50,) and got.min() >= 0 and got.max() < K
+
+
+@pytest.mark.parametrize("name", ["LinUCB", "JointDPLinUCB-gaussian", "JointDPLinUCB-wishart"])
+def test_the_estimates_of_a_round_are_computed_once_with_the_bits_of_a_fresh_computation(name: str) -> None:
+    # The engine keeps a round's released estimates until the next recorded
+    # reward; an engine restored from bytes starts without them and computes
+    # them afresh: every selection of the round agrees, and so does the state.
+    learner = CONTEXTUAL[name](51)
+    ds, ys = sets(30, 23), rewards(30, 24)
+    learner.update_many(ds[:, 0], ys)
+    state = pickle.dumps(learner)
+    probe = sets(12, 25)
+    batch = learner.select_many(probe)
+    for s, i in zip(probe, batch, strict=True):
+        fresh = pickle.loads(state)
+        assert fresh.select(s) == i
+        assert fresh.ucb(s).tobytes() == learner.ucb(s).tobytes()
+    assert fresh.t == learner.t == 30
