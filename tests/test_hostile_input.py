@@ -274,7 +274,8 @@ def _fuzz_learner_methods(kind: str, bounds: str, method: str, ds: Any, bad: Any
     t = learner.t
     i = learner.select(DS)
     assert 0 <= i < 3
-    learner.update(0.25)
+    # The fuzzed select may have left a selection outstanding too: name the row.
+    learner.update(DS[i], 0.25)
     assert learner.t == t + 1
     assert np.all(np.isfinite(learner.ucb(DS))), f"non-finite UCB after {method} with {ds!r} / {bad!r}"
 

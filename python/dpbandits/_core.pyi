@@ -32,6 +32,7 @@ __all__ = [
     "LearnerFactory",
     "LinUcbEngine",
     "LinearBanditEnvEngine",
+    "LinearPolicyEngine",
     "LossEnvEngine",
     "MabEngine",
     "MtContextualEngine",
@@ -48,6 +49,7 @@ __all__ = [
     "_restore_follow_the_leader",
     "_restore_k_armed_bandit",
     "_restore_linear_bandit_env",
+    "_restore_linear_policy",
     "_restore_linucb",
     "_restore_mab",
     "_restore_mt_contextual",
@@ -164,6 +166,14 @@ class _Contextual(Protocol):
         """Index of the row of ``actions`` (k, d) to play."""
     def observe(self, x: NDArray[np.float64], reward: float) -> None:
         """Records a played row and its reward (bounds enforced)."""
+    def select_many(self, decision_sets: NDArray[np.float64]) -> tuple[NDArray[np.int64], BaseException | None]:
+        """``select`` on each (k, d) set of ``decision_sets`` (n, k, d), GIL released:
+        (the selections made, the error that stopped the batch or None)."""
+    def observe_many(
+        self, xs: NDArray[np.float64], rewards: NDArray[np.float64]
+    ) -> tuple[int, BaseException | None]:
+        """``observe`` of each row of ``xs`` (n, d) with its reward, GIL released:
+        (rows recorded, the error that stopped the batch or None)."""
     @property
     def d(self) -> int: ...
 
@@ -325,10 +335,30 @@ class LinUcbEngine(_Contextual, _SecureLearner):
         """UCB of every row of ``actions``."""
     @property
     def psd_failures(self) -> int: ...
+    def policy(self) -> LinearPolicyEngine:
+        """The policy the next selection follows, from released values only."""
     @staticmethod
     def from_bytes(state: bytes) -> LinUcbEngine: ...
 
 def _restore_linucb(state: bytes) -> LinUcbEngine: ...
+
+@final
+class LinearPolicyEngine(_Pickled):
+    """A LinUCB policy frozen from released values (made by an engine's ``policy()``)."""
+
+    @property
+    def d(self) -> int: ...
+    @property
+    def beta(self) -> float: ...
+    def theta(self) -> NDArray[np.float64]: ...
+    def released(self) -> tuple[str, NDArray[np.float64], NDArray[np.float64]]: ...
+    def select(self, actions: NDArray[np.float64]) -> int: ...
+    def select_many(self, decision_sets: NDArray[np.float64]) -> tuple[NDArray[np.int64], BaseException | None]: ...
+    def scores(self, actions: NDArray[np.float64]) -> NDArray[np.float64]: ...
+    @staticmethod
+    def from_bytes(state: bytes) -> LinearPolicyEngine: ...
+
+def _restore_linear_policy(state: bytes) -> LinearPolicyEngine: ...
 
 @final
 class TrustLinUcbEngine(_Contextual, _SecureLearner):
@@ -365,6 +395,8 @@ class TrustLinUcbEngine(_Contextual, _SecureLearner):
     ) -> Self: ...
     def ucb(self, actions: NDArray[np.float64]) -> NDArray[np.float64]:
         """UCB of every row of ``actions``."""
+    def policy(self) -> LinearPolicyEngine:
+        """The policy the next selection follows, from released sums only."""
     def estimates(self) -> tuple[NDArray[np.float64], float]:
         """(theta~, beta) of the coming round, from released sums only."""
     def released(self) -> NDArray[np.float64]:
@@ -534,6 +566,9 @@ class FollowTheLeaderEngine(_SecureLearner):
     def released(self) -> NDArray[np.float64]:
         """The noisy prefix sum L~_t the decision is computed from."""
     def observe(self, losses: NDArray[np.float64]) -> None: ...
+    def observe_many(self, losses: NDArray[np.float64]) -> tuple[int, BaseException | None]:
+        """``observe`` of each row of ``losses`` (rounds, n), GIL released:
+        (rows recorded, the error that stopped the batch or None)."""
     @property
     def noise_terms(self) -> int: ...
     @staticmethod

@@ -30,6 +30,7 @@ from dpbandits._sizes import check_bytes
 from dpbandits._validation import epsilon_range, float_array, integral_arguments, positive_int, seed_or_none
 from dpbandits.errors import StateError
 from dpbandits.learners.online import LearnerBase
+from dpbandits.learners.outstanding import OutstandingIndices
 from dpbandits.nets import zeta_net
 from dpbandits.noise import NoiseWire
 from dpbandits.privacy.elimination import (
@@ -264,7 +265,7 @@ class EliminationLinearBandit(LearnerBase):
             self._use_secure(secure, self.sampler)
         elif secure:
             raise ValueError(f"invalid argument `secure`: privacy={privacy!r} has no secure (lattice) noise")
-        self._pending: int | None = None
+        self._pending = None
 
     @property
     def privacy(self) -> Guarantee:
@@ -278,25 +279,73 @@ class EliminationLinearBandit(LearnerBase):
             text = text.replace(repr(self._args["actions"]), f"<{self.k} x {self.d} actions>", 1)
         return text
 
+    @property  # type: ignore[override]
+    def _pending(self) -> int | None:
+        """The outstanding selection (None: none)."""
+        queue = self.__dict__.get("_queue")
+        return queue.oldest() if queue else None
+
+    @_pending.setter
+    def _pending(self, index: int | None) -> None:
+        self.__dict__["_queue"] = OutstandingIndices(() if index is None else (int(index),))
+
+    @property
+    def outstanding(self) -> list[int]:
+        """The actions selected and not yet updated (at most one: see :meth:`select`)."""
+        return self._outstanding().indices()
+
+    def _outstanding(self) -> OutstandingIndices:
+        queue = self.__dict__.get("_queue")
+        if queue is None:
+            queue = self.__dict__["_queue"] = OutstandingIndices()
+        return queue  # type: ignore[no-any-return]
+
     def select(self, decision_set: ArrayLike | None = None) -> int:
         """Index (row of ``actions``) to play this round. ``decision_set``,
-        if given, must be the fixed action set."""
+        if given, must be the fixed action set.
+
+        Delayed feedback: refused (StateError) while a selection awaits its
+        reward. A batch's pulls are fixed when it starts, but its last
+        reward decides the next batch's core set (Hanna et al. Alg. 1 lines
+        5-8), and the engine assigns each reward to the batch slot that
+        was selected; one selection at a time keeps that assignment exact.
+        Feed rewards as they arrive, select again after each."""
         ds = None if decision_set is None else float_array("decision_set", decision_set, ndim=2)
         with self.lock:
+            queue = self._outstanding()
+            if len(queue):
+                raise StateError(
+                    f"select() while action {queue.describe()} awaits its reward: batched elimination takes one "
+                    "selection at a time (its batches end on their last reward); call update first"
+                )
             index = int(self._engine.select()) if ds is None else int(self._engine.select_set(ds))
-            self._pending = index
+            queue.push(index)
         return index
 
-    def update(self, reward: float) -> None:
-        """The reward of the action returned by the last :meth:`select`."""
-        r = float(np.asarray(reward, dtype=np.float64))
-        if not np.isfinite(r):  # clipping would silently turn inf into r_max
+    def update(self, *args: float) -> None:
+        """``update(reward)``: the reward of the outstanding selection;
+        ``update(index, reward)``: the same, naming the action (it must be
+        the outstanding one). The protected unit is one reward; it enters
+        the batch's (privatized) sum once."""
+        if len(args) == 1:
+            index, reward = None, args[0]
+        elif len(args) == 2:
+            index, reward = args
+            if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+                raise TypeError(f"invalid argument `index`: expected an int, got {type(index).__name__}")
+        else:
+            raise TypeError("update takes (reward) or (index, reward)")
+        r = reward if type(reward) is float else float(np.asarray(reward, dtype=np.float64))
+        if not math.isfinite(r):  # clipping would silently turn inf into r_max
             raise ValueError(f"invalid argument `reward`: must be finite, got {reward!r}")
         with self.lock:
-            if self._pending is None:
-                raise StateError("update(reward) needs a preceding select()")
-            self._engine.update(self._pending, r)
-            self._pending = None
+            queue = self._outstanding()
+            pending = queue.only("reward")
+            if index is not None and int(index) != pending:
+                raise ValueError(f"invalid argument `index`: the outstanding selection is action {pending}, "
+                                 f"got {int(index)}")
+            self._engine.update(pending, r)
+            queue.clear()
 
     @property
     def t(self) -> int:

@@ -139,6 +139,12 @@ class _TrustLinUCB(OnlineLearner):
             return self._engine.released()
 
     @property
+    def policy_version(self) -> int:
+        """Increments when a new policy is available: at each released
+        batch sum S_k (the decisions read nothing else)."""
+        return int(self._engine.batches)
+
+    @property
     def batches(self) -> int:
         """Batches whose sum the server has received (k)."""
         return int(self._engine.batches)

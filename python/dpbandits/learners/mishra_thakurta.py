@@ -22,7 +22,7 @@ Readings of the appendix's typesetting (our choices, stated once here):
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -124,6 +124,16 @@ class _MishraThakurtaContextual(OnlineLearner):
     def released(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """The released (A~, b~) the next selection reads."""
         return self._engine.released()
+
+    def policy(self, seed: int | None = None) -> Any:
+        """A read-only, picklable policy from the released (A~, b~) only
+        (:class:`dpbandits.serving_linear.MishraThakurtaPolicy`; ``seed``:
+        its own generator for Thompson draws). Serving it costs no privacy."""
+        from dpbandits.serving_linear import MishraThakurtaPolicy
+
+        with self.lock:
+            a, b = self._engine.released()
+            return MishraThakurtaPolicy(self._rule, self.alpha, a, b, self.policy_version, seed=seed)
 
     @property
     def privacy(self) -> Guarantee:

@@ -18,7 +18,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpbandits._validation import float_array
-from dpbandits.errors import CheckpointError, StateError
+from dpbandits.errors import CheckpointError
+from dpbandits.learners.outstanding import OutstandingRows
 
 # Guards the lazy creation of each learner's lock (subclasses do not call a
 # base __init__, so the lock is made on first use).
@@ -570,36 +571,113 @@ def _init_parameters(cls: type[LearnerBase]) -> Mapping[str, inspect.Parameter]:
 
 
 class OnlineLearner(LearnerBase):
-    """Round-by-round use: ``i = learner.select(D)``, then
-    ``learner.update(reward)`` (for the action just selected) or
-    ``learner.update(x, reward)`` (any played features, e.g. logged data).
+    """The online protocol of the contextual linear learners.
+
+    ``i = learner.select(D)`` (D of shape (k, d)) returns the row to play;
+    ``learner.select_many(Ds)`` (shape (n, k, d)) makes n selections in
+    one call (in Rust, the GIL released), equal bit for bit to n calls of
+    ``select``. The reward of a played row x is recorded with
+    ``learner.update(x, reward)`` at any time and in any order (delayed,
+    out of order, or logged data that was never selected), or many at once
+    with ``learner.update_many(X, rewards)``, equal bit for bit to the loop
+    of ``update(x, reward)``. ``learner.update(reward)`` is for strict
+    alternation: it records the reward of the one outstanding selection,
+    and raises :class:`dpbandits.errors.StateError` naming the outstanding
+    rows when there is none or more than one (:attr:`outstanding`).
+
+    Delayed feedback and privacy: the protected unit is one user's (x,
+    reward). Each recorded pair enters the private statistics once, in
+    arrival order (the release counts recorded rewards, not selections);
+    decisions read only released values. The order in which rewards enter
+    depends only on the rows played and on arrival times (assumed
+    independent of the reward values), so delay changes which release a
+    decision reads, never the guarantee. A selection made before a reward
+    arrives simply reads an older release (each outstanding reward adds
+    at most a bounded term to the regret, Joulani, Gyorgy & Szepesvari,
+    ICML 2013).
     """
 
     d: int
-    _pending: NDArray[np.float64] | None
+    _queue: OutstandingRows
+
+    def _rows(self) -> OutstandingRows:
+        queue = self.__dict__.get("_queue")
+        if queue is None:
+            queue = self.__dict__["_queue"] = OutstandingRows(self.d)
+        return queue
+
+    @property
+    def _pending(self) -> NDArray[np.float64] | None:  # type: ignore[override]
+        """The most recent outstanding row (None: none outstanding)."""
+        queue = self._rows()
+        return queue.rows()[-1] if len(queue) else None
+
+    @_pending.setter
+    def _pending(self, row: ArrayLike | None) -> None:
+        queue = self._rows()
+        queue.clear()
+        if row is not None:
+            queue.push(np.asarray(row, dtype=np.float64))
+
+    @property
+    def outstanding(self) -> NDArray[np.float64]:
+        """The feature rows selected and not yet updated, oldest first,
+        shape (m, d) (a copy)."""
+        with self.lock:
+            return self._rows().rows()
 
     def select(self, decision_set: ArrayLike) -> int:
         """Index (row of ``decision_set``, shape (k, d)) of the action to play."""
-        actions = engine_decision_set(decision_set)
-        with self.lock:
+        # The common case (a float64 ndarray) is passed to the engine, which
+        # checks it; anything else is converted first.
+        actions = decision_set if type(decision_set) is np.ndarray and decision_set.dtype == _FLOAT64 \
+            else engine_decision_set(decision_set)
+        state = self.__dict__
+        with state.get("_lock") or self.lock:
             index: int = self._engine.select(actions)
+            queue = state.get("_queue")
             # A copy: the caller may reuse its array before update().
-            self._pending = actions[index].copy()
+            (self._rows() if queue is None else queue).push(actions[index])
         return index
 
-    def update(self, *args: ArrayLike | float) -> None:
-        """``update(reward)`` for the last selection, or ``update(x, reward)``
-        (the form to use from several threads without holding :attr:`lock`)."""
+    def select_many(self, decision_sets: ArrayLike) -> NDArray[np.int64]:
+        """The selections for n decision sets (shape (n, k, d)), as n calls
+        of :meth:`select` would make them (bit for bit), in one call to the
+        engine with the GIL released. Every selection is outstanding until
+        its update."""
+        sets = decision_sets if type(decision_sets) is np.ndarray and decision_sets.dtype == _FLOAT64 \
+            else float_array("decision_sets", decision_sets, finite=False)
         with self.lock:
-            self._update(*args)
+            chosen, error = self._engine.select_many(sets)
+            if len(chosen):
+                self._rows().push_many(sets[np.arange(len(chosen)), chosen])
+        if error is not None:
+            raise error
+        return chosen  # type: ignore[no-any-return]
 
-    def _update(self, *args: ArrayLike | float) -> None:
+    def update(self, *args: ArrayLike | float) -> None:
+        """``update(x, reward)``: the reward of playing the row ``x``, at any
+        time (it settles the oldest outstanding selection of that row, if
+        any). ``update(reward)``: the reward of the one outstanding
+        selection (StateError when none or several are outstanding)."""
+        state = self.__dict__
+        with state.get("_lock") or self.lock:
+            queue = state.get("_queue")
+            if queue is None:
+                queue = self._rows()
+            if len(args) == 1:
+                # Strict alternation, the common case, without the general path.
+                reward = args[0]
+                x = queue.only("reward")
+                self._engine.observe(x, reward if type(reward) in _FLOATS
+                                     else float(np.asarray(reward, dtype=np.float64)))
+                queue.pop_first()
+            else:
+                self._update(queue, *args)
+
+    def _update(self, queue: OutstandingRows, *args: ArrayLike | float) -> None:
         if len(args) == 1:
-            if self._pending is None:
-                raise StateError(
-                    "update(reward) needs a preceding select(); pass update(x, reward) to record another action"
-                )
-            x, reward = self._pending, args[0]
+            x, reward = queue.only("reward"), args[0]
         elif len(args) == 2:
             x = float_array("x", args[0], ndim=1, finite=False)
             reward = args[1]
@@ -615,7 +693,53 @@ class OnlineLearner(LearnerBase):
         # entries"), before anything is recorded; the simulation loop relies
         # on the same check.
         self._engine.observe(x, r)
-        self._pending = None
+        if len(args) == 1:
+            queue.pop_first()
+        else:
+            queue.settle(x)
+
+    def update_many(self, X: ArrayLike, rewards: ArrayLike) -> None:
+        """The rewards of the played rows ``X`` (shape (n, d)), recorded in
+        order: equal bit for bit to ``update(X[i], rewards[i])`` for i = 0..n-1,
+        in one call to the engine with the GIL released. On a refused row
+        (bounds, horizon) the rows before it are recorded, as the loop would."""
+        xs = float_array("X", X, ndim=2, finite=False)
+        ys = float_array("rewards", rewards, ndim=1, finite=False)
+        with self.lock:
+            done, error = self._engine.observe_many(xs, ys)
+            self._rows().settle_many(xs[:done])
+        if error is not None:
+            raise error
+
+    def _checkpoint_extra(self) -> dict[str, Any]:
+        """The outstanding rows (oldest first) with the base's round state."""
+        extra = super()._checkpoint_extra()
+        extra["outstanding"] = self._rows().rows()
+        return extra
+
+    def _restore_extra(self, extra: Mapping[str, Any]) -> None:
+        super()._restore_extra(extra)
+        if "outstanding" in extra:
+            rows = np.asarray(extra["outstanding"], dtype=np.float64).reshape(-1, self.d)
+            queue = self._rows()
+            queue.clear()
+            queue.push_many(rows)
+
+    @property
+    def policy_version(self) -> int:
+        """Increments when a new policy is available: every recorded reward
+        makes a new release (the tree's or counter's next prefix sum)."""
+        return int(self._engine.t)
+
+    def policy(self) -> Any:
+        """A read-only, picklable policy built only from released values
+        (:mod:`dpbandits.serving_linear`): it selects as this learner would
+        now, and serving it costs no privacy. Its ``version`` is
+        :attr:`policy_version`."""
+        from dpbandits.serving_linear import LinearUCBPolicy
+
+        with self.lock:
+            return LinearUCBPolicy(self._engine.policy(), self.policy_version)
 
     @property
     def t(self) -> int:

@@ -115,9 +115,22 @@ class _FollowTheLeaderBase(LearnerBase):
     def update(self, losses: ArrayLike) -> None:
         """Records the round's loss vector l_t (shape (n,)); out-of-set
         losses are clipped or refused as ``bounds`` says."""
-        losses = float_array("losses", losses, ndim=1)
+        # The engine checks the length and finiteness (naming `losses`).
+        if not (type(losses) is np.ndarray and losses.dtype == np.float64):
+            losses = float_array("losses", losses, ndim=1, finite=False)
         with self.lock:
             self._engine.observe(losses)
+
+    def update_many(self, losses: ArrayLike) -> None:
+        """Records the loss vectors of several rounds (shape (rounds, n)), in
+        order: equal bit for bit to ``update(losses[i])`` for each i, in one
+        call to the engine with the GIL released. On a refused row the rows
+        before it are recorded, as the loop would."""
+        rows = float_array("losses", losses, ndim=2, finite=False)
+        with self.lock:
+            _, error = self._engine.observe_many(rows)
+        if error is not None:
+            raise error
 
     @property
     def t(self) -> int:
@@ -474,9 +487,25 @@ class EXP2(LearnerBase):
         self._secure_if_private(secure, epsilon)
         self._pending: int | None = None
 
+    @property
+    def outstanding(self) -> list[int]:
+        """The arm selected and not yet updated (at most one: see :meth:`select`)."""
+        return [] if self._pending is None else [self._pending]
+
     def select(self) -> int:
-        """Arm i_t ~ p_t."""
+        """Arm i_t ~ p_t.
+
+        Delayed feedback: refused (StateError) while a selection awaits its
+        loss. Alg. 5 samples i_t from p_t, and the importance weight of the
+        loss (line 4) is 1 / p_t(i_t) for that same p_t; with a second
+        selection outstanding the weights would move in between and the
+        estimate would divide by the wrong probability."""
         with self.lock:
+            if self._pending is not None:
+                raise StateError(
+                    f"select() while arm {self._pending} awaits its loss: EXP2 updates p_t every round "
+                    "(Alg. 5) and takes one selection at a time; call update first"
+                )
             self._pending = int(self._engine.select())
             return self._pending
 
@@ -484,12 +513,25 @@ class EXP2(LearnerBase):
         """p_t = (1 - gamma) q_t + gamma / N (Alg. 5 line 3)."""
         return self._engine.probabilities()
 
-    def update(self, loss: float) -> None:
-        """The loss in [0, 1] of the arm just selected."""
-        value = real("loss", loss)
+    def update(self, *args: float) -> None:
+        """``update(loss)``: the loss in [0, 1] of the arm just selected;
+        ``update(arm, loss)``: the same, naming the arm (it must be the
+        outstanding one). The protected unit is one loss."""
+        if len(args) == 2:
+            arm, loss = args
+            if isinstance(arm, bool) or not isinstance(arm, (int, np.integer)):
+                raise TypeError(f"invalid argument `arm`: expected an int, got {type(arm).__name__}")
+        elif len(args) == 1:
+            arm, loss = None, args[0]
+        else:
+            raise TypeError("update takes (loss) or (arm, loss)")
+        value = loss if type(loss) is float else real("loss", loss)
         with self.lock:
             if self._pending is None:
                 raise StateError("update(loss) needs a preceding select()")
+            if arm is not None and int(arm) != self._pending:
+                raise ValueError(f"invalid argument `arm`: the outstanding selection is arm {self._pending}, "
+                                 f"got {int(arm)}")
             self._engine.observe(self._pending, value)
             self._pending = None
 
@@ -586,20 +628,51 @@ class SCRiBLe(LearnerBase):
             self.n, self.horizon, p.eta, noise=self.noise_wire, clip=_clip(bounds), seed=seed_or_none("seed", seed),
         )
 
+    @property
+    def outstanding(self) -> list[NDArray[np.float64]]:
+        """The point selected and not yet updated (at most one: see :meth:`select`)."""
+        point = self.__dict__.get("_point")
+        return [] if point is None else [point.copy()]
+
     def select(self) -> NDArray[np.float64]:
-        """The point y_t to play."""
+        """The point y_t to play.
+
+        Delayed feedback: refused (StateError) while a point awaits its
+        loss. The loss estimate (Abernethy, Hazan & Rakhlin Alg. 1 line 9)
+        is built along the eigen-direction of the Dikin ellipsoid drawn for
+        that point at the current iterate, which the next update moves."""
         with self.lock:
-            return self._engine.select()
+            if self.__dict__.get("_point") is not None:
+                raise StateError(
+                    "select() while a point awaits its loss: SCRiBLe moves its iterate every round "
+                    "and takes one selection at a time; call update first"
+                )
+            point = self._engine.select()
+            self._point = point.copy()
+            return point
 
     def iterate(self) -> NDArray[np.float64]:
         """The iterate x_t (strictly inside the ball)."""
         return self._engine.iterate()
 
-    def update(self, loss: float) -> None:
-        """The loss <l_t, y_t> of the point just selected."""
-        value = real("loss", loss)
+    def update(self, *args: ArrayLike | float) -> None:
+        """``update(loss)``: the loss <l_t, y_t> of the point just selected;
+        ``update(y, loss)``: the same, naming the point (it must be the
+        outstanding one). The protected unit is one loss."""
+        if len(args) == 2:
+            y = float_array("y", args[0], ndim=1)
+            loss = args[1]
+        elif len(args) == 1:
+            y, loss = None, args[0]
+        else:
+            raise TypeError("update takes (loss) or (y, loss)")
+        value = loss if type(loss) is float else real("loss", loss)  # type: ignore[arg-type]
         with self.lock:
+            point = self.__dict__.get("_point")
+            if y is not None and (point is None or not np.array_equal(y, point)):
+                raise ValueError("invalid argument `y`: it is not the outstanding point")
             self._engine.observe(value)
+            self._point = None
 
     @property
     def t(self) -> int:

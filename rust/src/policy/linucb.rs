@@ -18,6 +18,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::linear_policy::{LinearPolicy, PolicyForm};
 use super::ucb_scores::{lower_inverse, ucb_scores, InverseForm, FIXED_MAX_D};
 use super::{Learner, UcbLearner};
 use crate::counter::tree::{Padding, TreeCounter};
@@ -187,6 +188,11 @@ struct Workspace {
     est: ReleasedEstimates,
     row: Vec<f64>,
     outer: Vec<f64>,
+    /// The round (value of `t`) whose estimates `est` holds, with that
+    /// round's (beta_t, factored): the release changes only when a reward
+    /// is recorded, so the selections of one round (a batch of selections
+    /// awaiting their rewards) compute them once, with the same bits.
+    prepared: Option<(u64, f64, bool)>,
 }
 
 /// theta~ = V^{-1} u~ and the UCB scores from a released (V, u~): the
@@ -243,6 +249,34 @@ impl ReleasedEstimates {
     pub(crate) fn factor_release(&mut self, last_good_v: &[f64], last_good_u: &[f64], fallback_diag: f64) -> bool {
         let d = self.u.len();
         let ok = refactor(&mut self.chol, &self.v, d);
+        self.solve_after_factor(ok, last_good_v, last_good_u, fallback_diag);
+        ok
+    }
+
+    /// Factors V and solves for theta~ with no fallback: false (and nothing
+    /// solved) when V is not positive definite. For a policy frozen from a
+    /// pair that factored ([`super::linear_policy::LinearPolicy`]).
+    pub(crate) fn factor_release_only(&mut self, d: usize) -> bool {
+        if !refactor(&mut self.chol, &self.v, d) {
+            return false;
+        }
+        self.solve_after_factor(true, &[], &[], 1.0);
+        true
+    }
+
+    /// theta~ given directly (an engine that keeps V^{-1} itself).
+    pub(crate) fn set_theta_direct(&mut self, theta: &[f64]) {
+        self.theta.copy_from_slice(theta);
+    }
+
+    /// The released (V, u~) of the round: after [`ReleasedEstimates::factor_release`],
+    /// the pair that factored (a fallback's when the release did not).
+    pub(crate) fn released_pair(&self) -> (Vec<f64>, Vec<f64>) {
+        (self.v.clone(), self.u.clone())
+    }
+
+    fn solve_after_factor(&mut self, ok: bool, last_good_v: &[f64], last_good_u: &[f64], fallback_diag: f64) {
+        let d = self.u.len();
         if !ok {
             if last_good_v.is_empty() {
                 self.v.fill(0.0);
@@ -263,7 +297,6 @@ impl ReleasedEstimates {
             // Small d: F = L^-1 (d^3/6 flops) feeds the unrolled kernels.
             lower_inverse(chol.lower(), chol.inv_diag(), d, &mut self.factor_inv);
         }
-        ok
     }
 
     /// Records the (V, u~) just factored as the last pair that did.
@@ -428,6 +461,7 @@ impl LinUcb {
                 est: ReleasedEstimates::new(d),
                 row: vec![0.0; d + 1],
                 outer: vec![0.0; (d + 1) * (d + 1)],
+                prepared: None,
             };
         }
     }
@@ -444,6 +478,18 @@ impl LinUcb {
     /// release, use V = shift * I and u~ = 0.
     fn estimates_uncommitted(&mut self) -> (f64, bool) {
         self.ensure_workspace();
+        if let Some((t, beta, factored)) = self.work.prepared {
+            if t == self.t {
+                return (beta, factored);
+            }
+        }
+        let (beta, factored) = self.compute_estimates();
+        self.work.prepared = Some((self.t, beta, factored));
+        (beta, factored)
+    }
+
+    /// [`LinUcb::estimates_uncommitted`] without the per-round cache.
+    fn compute_estimates(&mut self) -> (f64, bool) {
         let d = self.config.d;
         let radius = self.config.radius;
         let est = &mut self.work.est;
@@ -527,6 +573,25 @@ impl LinUcb {
         Ok(UcbLearner::scores(self, set.rows())?.to_vec())
     }
 
+    /// The policy the next selection follows, from released values only:
+    /// the released (V_t, u~_t) (or, when it is not positive definite, the
+    /// pair the round falls back to) and beta_t; for exact statistics,
+    /// V_t^{-1} and theta_t. Nothing in the engine changes.
+    pub fn policy(&mut self) -> Result<LinearPolicy> {
+        let (beta, _) = self.estimates_uncommitted();
+        let d = self.config.d;
+        let form = match &self.stats {
+            Statistics::Exact { inv, .. } => {
+                PolicyForm::Inverse { inverse: inv.inverse().to_vec(), theta: self.work.est.theta().to_vec() }
+            }
+            Statistics::Tree { .. } | Statistics::Factorized { .. } => {
+                let (v, u) = self.work.est.released_pair();
+                PolicyForm::Released { v, u }
+            }
+        };
+        LinearPolicy::new(d, beta, form)
+    }
+
     /// Records (x, y) after enforcing the input bounds.
     pub fn observe(&mut self, x: &[f64], y: f64) -> Result<()> {
         let d = self.config.d;
@@ -585,6 +650,7 @@ impl LinUcb {
     /// Draws future tree noise from `seeds` (see [`TreeCounter::reseed`]);
     /// exact statistics have no generator.
     pub fn reseed(&mut self, seeds: &SeedSequence) {
+        self.work.prepared = None;
         match &mut self.stats {
             Statistics::Tree { tree, .. } => tree.reseed(seeds),
             Statistics::Factorized { counter, .. } => counter.reseed(seeds),
@@ -595,6 +661,7 @@ impl LinUcb {
     /// Tree noise from the operating system from now on (secure mode;
     /// before the first update).
     pub fn use_os_entropy(&mut self) -> Result<()> {
+        self.work.prepared = None;
         match &mut self.stats {
             Statistics::Tree { tree, .. } => tree.use_os_entropy(),
             Statistics::Factorized { counter, .. } => counter.use_os_entropy(),

@@ -327,6 +327,19 @@ impl TrustLinUcb {
         Ok(UcbLearner::scores(self, set.rows())?.to_vec())
     }
 
+    /// The policy the next selection follows, from the released sums only:
+    /// the regularised released (V, u~) (or the pair the round falls back
+    /// to) and beta of the current batch.
+    pub fn policy(&mut self) -> Result<super::linear_policy::LinearPolicy> {
+        self.refresh();
+        let (v, u) = self.work.est.released_pair();
+        super::linear_policy::LinearPolicy::new(
+            self.config.d,
+            self.work.beta,
+            super::linear_policy::PolicyForm::Released { v, u },
+        )
+    }
+
     /// (theta~, beta) of the current round.
     pub fn estimates(&mut self) -> (Vec<f64>, f64) {
         self.refresh();

@@ -7,6 +7,7 @@
 pub mod elimination;
 pub mod exp2;
 pub mod follow_the_leader;
+pub mod linear_policy;
 pub mod linucb;
 pub mod linucb_trust;
 pub mod mab;

@@ -1,10 +1,10 @@
 //! Bindings for learner engines.
 
-use numpy::{PyReadonlyArrayDyn, PyUntypedArrayMethods};
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArrayDyn, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use super::arrays::py_shape;
+use super::arrays::{py_shape, row_major};
 use super::errors::IntoPy;
 use super::mechanisms::seeds;
 use super::noise::Noise;
@@ -88,6 +88,98 @@ fn decision_rows<R>(
     }
 }
 
+/// The outcome of a batch call: the results of the calls made, in order,
+/// and the error that stopped the batch (None: every call was made). The
+/// Python layer records what was made, then raises the error, so a batch
+/// leaves the learner as the loop of single calls would have.
+pub(crate) type Batch<'py, T> = (Bound<'py, PyArray1<T>>, Option<Py<PyAny>>);
+
+/// The Python exception of a core error, as a value.
+fn error_value(py: Python<'_>, err: Error) -> Py<PyAny> {
+    super::errors::to_py(err).into_value(py).into_any()
+}
+
+/// `select` of a contextual engine on each of the n decision sets of
+/// `sets` (shape (n, k, d)), in order, the GIL released: the selections
+/// made and the error that stopped the batch. A set with a NaN or infinite
+/// entry stops it where the loop of single `select` calls would have
+/// raised, with the same error.
+pub fn select_many<'py, E: SelectRows + Send>(
+    py: Python<'py>,
+    engine: &mut E,
+    sets: &PyReadonlyArrayDyn<'py, f64>,
+    d: usize,
+) -> PyResult<Batch<'py, i64>> {
+    let (n, k) = match *sets.shape() {
+        [n, k, cols] if cols == d && k >= 1 => (n, k),
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "invalid argument `decision_sets`: expected shape (n, k, {d}) with k >= 1, got {}",
+                py_shape(sets.shape())
+            )))
+        }
+    };
+    // One copy: the engine reads it with the GIL released.
+    let (_, data) = row_major(sets);
+    let mut chosen: Vec<i64> = Vec::with_capacity(n);
+    let failed = py.detach(|| {
+        for features in data.chunks_exact(k * d) {
+            if !E::CHECKS_FINITE && !all_finite(features) {
+                return Some(Error::invalid("decision_set", "contains NaN or infinite entries"));
+            }
+            match engine.select_rows(DecisionRows { k, d, features }) {
+                Ok(i) => chosen.push(i as i64),
+                Err(e) => return Some(e),
+            }
+        }
+        None
+    });
+    Ok((chosen.into_pyarray(py), failed.map(|e| error_value(py, e))))
+}
+
+/// A contextual engine's `observe`, one call per row of `xs` (shape
+/// (n, d)) with the reward of the same index in `rewards` (shape (n,)), in
+/// order, the GIL released: the number of rows recorded and the error
+/// that stopped the batch (every row before it is recorded, as in the
+/// loop of single calls).
+pub fn observe_many<'py, E: Send>(
+    py: Python<'py>,
+    engine: &mut E,
+    xs: &PyReadonlyArrayDyn<'py, f64>,
+    rewards: &PyReadonlyArrayDyn<'py, f64>,
+    d: usize,
+    observe: impl Fn(&mut E, &[f64], f64) -> crate::Result<()> + Send + Sync,
+) -> PyResult<(usize, Option<Py<PyAny>>)> {
+    let n = match *xs.shape() {
+        [n, cols] if cols == d => n,
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "invalid argument `X`: expected shape (n, {d}), got {}",
+                py_shape(xs.shape())
+            )))
+        }
+    };
+    if rewards.shape() != [n] {
+        return Err(PyValueError::new_err(format!(
+            "invalid argument `rewards`: expected shape ({n},) (one per row of X), got {}",
+            py_shape(rewards.shape())
+        )));
+    }
+    let (_, x) = row_major(xs);
+    let (_, y) = row_major(rewards);
+    let mut done = 0;
+    let failed = py.detach(|| {
+        for (row, &r) in x.chunks_exact(d).zip(&y) {
+            if let Err(e) = observe(engine, row, r) {
+                return Some(e);
+            }
+            done += 1;
+        }
+        None
+    });
+    Ok((done, failed.map(|e| error_value(py, e))))
+}
+
 /// A contextual engine's `select` on a decision set read in place: the UCB
 /// learners score it there; the Mishra & Thakurta engine, which keeps its
 /// own set type, gets a copy.
@@ -129,6 +221,11 @@ pub struct PyLinUcb {
 engine_methods! {
     PyLinUcb { inner: LinUcb }, restore _restore_linucb, shared [contextual, ucb, learner, secure, state],
     getters [psd_failures: u64];
+
+    /// The policy the next selection follows, from released values only.
+    fn policy(&mut self) -> PyResult<super::linear_policy::PyLinearPolicy> {
+        Ok(super::linear_policy::PyLinearPolicy { inner: self.inner.policy().py_err()? })
+    }
 
     #[new]
     #[pyo3(signature = (d, horizon, *, regularizer=None, refactor_every=64, noise=None, shift=0.0, pad_to=0, padding="fresh",

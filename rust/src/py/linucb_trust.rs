@@ -77,6 +77,11 @@ engine_methods! {
         Ok(PyTrustLinUcb { inner: TrustLinUcb::new(config, &seeds(seed)?).py_err()? })
     }
 
+    /// The policy the next selection follows, from released sums only.
+    fn policy(&mut self) -> PyResult<super::linear_policy::PyLinearPolicy> {
+        Ok(super::linear_policy::PyLinearPolicy { inner: self.inner.policy().py_err()? })
+    }
+
     /// (theta~, beta) of the coming round, from released sums only.
     fn estimates<'py>(&mut self, py: Python<'py>) -> (Bound<'py, PyArray1<f64>>, f64) {
         let (theta, beta) = self.inner.estimates();

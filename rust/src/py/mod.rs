@@ -356,6 +356,30 @@ macro_rules! engine_methods {
                 $crate::py::errors::IntoPy::py_err(self.$field.observe(&data, reward))
             }
 
+            /// `select` on each decision set of `decision_sets` (n, k, d), the
+            /// GIL released: (the selections made, the error that stopped the
+            /// batch or None).
+            fn select_many<'py>(
+                &mut self,
+                py: ::pyo3::Python<'py>,
+                decision_sets: ::numpy::PyReadonlyArrayDyn<'py, f64>,
+            ) -> ::pyo3::PyResult<$crate::py::learners::Batch<'py, i64>> {
+                let d = self.$field.config().d;
+                $crate::py::learners::select_many(py, &mut self.$field, &decision_sets, d)
+            }
+
+            /// `observe` of each row of `xs` (n, d) with its reward, the GIL
+            /// released: (rows recorded, the error that stopped the batch or None).
+            fn observe_many<'py>(
+                &mut self,
+                py: ::pyo3::Python<'py>,
+                xs: ::numpy::PyReadonlyArrayDyn<'py, f64>,
+                rewards: ::numpy::PyReadonlyArrayDyn<'py, f64>,
+            ) -> ::pyo3::PyResult<(usize, Option<::pyo3::Py<::pyo3::PyAny>>)> {
+                let d = self.$field.config().d;
+                $crate::py::learners::observe_many(py, &mut self.$field, &xs, &rewards, d, |e, x, r| e.observe(x, r))
+            }
+
         ] [$($i)*] $($rest)*);
     };
 
@@ -470,6 +494,7 @@ mod elimination;
 mod envs;
 mod errors;
 mod learners;
+mod linear_policy;
 mod linucb_trust;
 mod mab;
 mod mechanisms;
@@ -522,6 +547,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     mechanisms::register(m)?;
     design::register(m)?;
     learners::register(m)?;
+    linear_policy::register(m)?;
     linucb_trust::register(m)?;
     envs::register(m)?;
     sim::register(m)?;

@@ -4,7 +4,7 @@
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArrayDyn};
 use pyo3::prelude::*;
 
-use super::arrays::{expect_shape, row_major};
+use super::arrays::{expect_shape, row_major, rows};
 use super::errors::{unknown, IntoPy};
 use super::mechanisms::seeds;
 use super::noise::Noise;
@@ -93,6 +93,25 @@ engine_methods! {
     fn observe(&mut self, losses: PyReadonlyArrayDyn<'_, f64>) -> PyResult<()> {
         let l = vector("losses", &losses, self.inner.config().n)?;
         self.inner.observe(&l).py_err()
+    }
+
+    /// `observe` of each row of `losses` (shape (rounds, n)), in order, the
+    /// GIL released: (rows recorded, the error that stopped the batch or None).
+    fn observe_many(&mut self, py: Python<'_>, losses: PyReadonlyArrayDyn<'_, f64>) -> PyResult<(usize, Option<Py<PyAny>>)> {
+        let n = self.inner.config().n;
+        let (_, data) = rows("losses", &losses, &[n])?;
+        let inner = &mut self.inner;
+        let mut done = 0;
+        let failed = py.detach(|| {
+            for row in data.chunks_exact(n) {
+                if let Err(e) = inner.observe(row) {
+                    return Some(e);
+                }
+                done += 1;
+            }
+            None
+        });
+        Ok((done, failed.map(|e| super::errors::to_py(e).into_value(py).into_any())))
     }
 }
 
