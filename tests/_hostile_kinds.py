@@ -105,7 +105,8 @@ def fuzz_kind(name: str, edits: int, directory: str, seed: int = 0) -> dict[str,
     (CheckpointError at load), "ok", "state_error" (a StateError in the
     rounds after, e.g. an edited round count at the horizon, a documented
     refusal), and any other exception by "load:"/"run:" and its type, with
-    an example edit of each, and the slowest edit's seconds."""
+    an example edit of each, the slowest edit's seconds and the CPU
+    seconds of the whole fuzz."""
     warnings.simplefilter("ignore")
     make, step = KINDS[name]
     cls = type(make(HORIZON, 1))
@@ -124,6 +125,7 @@ def fuzz_kind(name: str, edits: int, directory: str, seed: int = 0) -> dict[str,
     examples: dict[str, str] = {}
     slowest = 0.0
     rng = random.Random(seed)
+    cpu = time.process_time()
     path = os.path.join(directory, f"{name.replace('/', '_')}.ckpt")
     edited = path + ".edited"
     try:
@@ -151,7 +153,8 @@ def fuzz_kind(name: str, edits: int, directory: str, seed: int = 0) -> dict[str,
                     examples.setdefault(kind, f"state bit {bit} of byte {offset} after {rounds} rounds: {outcome[1]}")
     finally:
         cls._from_checkpoint_config = original  # type: ignore[method-assign]
-    return {"name": name, "outcomes": dict(outcomes), "examples": examples, "slowest": slowest}
+    return {"name": name, "outcomes": dict(outcomes), "examples": examples, "slowest": slowest,
+            "cpu_seconds": time.process_time() - cpu}
 
 
 def _load_and_play(path: str, step: Callable[[Any, int], Any], rounds: int) -> str | tuple[str, str]:

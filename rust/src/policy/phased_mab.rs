@@ -1085,6 +1085,15 @@ impl PhasedMab {
         {
             return bad("a released value, posterior or phase grid entry is not finite");
         }
+        self.check_phases()
+    }
+
+    /// The phase part of [`PhasedMab::check_state`]: per-arm counts agree,
+    /// the running or open phases are consistent with the round count, and
+    /// the epoch state (DP-SE) and the release records with the schedule.
+    fn check_phases(&self) -> Result<()> {
+        let bad = |what: &str| Err(Error::Decode(format!("inconsistent phased bandit state: {what}")));
+        let k = self.config.k;
         let mut counted: u64 = 0;
         for a in 0..k {
             let (n, phases, last) = (self.pulls[a], self.phases[a], self.last_len[a]);
