@@ -60,6 +60,20 @@ Any file that is not a complete checkpoint of a known format version
 (another version, a flipped byte, a truncation, another class, an edited
 header) raises :class:`dpbandits.errors.CheckpointError`, a ``ValueError``.
 
+Hostile files. Reading assumes the file may have been written by an
+attacker (who can recompute the checksum): only a regular file is read (a
+directory, a FIFO, a device such as ``/dev/zero``, also behind a symbolic
+link, is refused before a byte is read), exactly its size and at most the
+memory available; the header must be ASCII JSON within
+:data:`MAX_HEADER_BYTES`, :data:`MAX_HEADER_DEPTH` levels and one value per
+:data:`HEADER_BYTES_PER_VALUE` bytes, so parsing takes a small multiple of
+the file's memory; a learner's class is looked up in the registry of
+``dpbandits.learners`` classes (nothing the file names is imported); every
+engine checks its whole restored state (its ``from_bytes``) and a state
+whose parts disagree is a ``CheckpointError`` at load; and besides the
+noise parameters (above), the header's ``secure`` must match the engine's
+entropy source and its ``seed`` the keys of the engine's seeded generators.
+
 The files hold exact sums and generator states: treat them like the raw data.
 """
 
