@@ -107,6 +107,10 @@ class _Learner(_Pickled, Protocol):
     def noise_parameters(self, as_json: Literal[True]) -> str: ...
     def _factory(self) -> LearnerFactory:
         """The configuration, for the simulation loop (one engine per replicate)."""
+    def _generator_keys(self) -> list[bytes]:
+        """The 32-byte keys of the engine's seeded (ChaCha8) generators, fixed
+        from construction or reseeding; checkpoint loading compares them with
+        those of the engine built from the header's seed."""
 
 class _SecureLearner(_Learner, Protocol):
     """A learner with a secure mode: privacy noise from the operating system."""

@@ -29,7 +29,21 @@ import os
 
 from dpbandits.errors import AllocationError
 
-__all__ = ["MAX_TREE_ENTRIES", "check_bytes", "check_tree_entries", "format_bytes", "memory_limit", "tree_bytes"]
+__all__ = [
+    "MAX_TREE_ENTRIES",
+    "check_bytes",
+    "check_tree_entries",
+    "check_work",
+    "format_bytes",
+    "format_seconds",
+    "memory_limit",
+    "tree_bytes",
+    "work_limit",
+]
+
+#: The most work an argument may set, in seconds of a lower-bound estimate
+#: (see :func:`check_work`), unless ``DPBANDITS_MAX_WORK_SECONDS`` says otherwise.
+DEFAULT_MAX_WORK_SECONDS = 3600.0
 
 #: Most float64 node entries (levels x values) one tree counter holds
 #: (1 GiB a buffer): ``MAX_STATE_ENTRIES`` of rust/src/counter/mod.rs.
@@ -160,4 +174,44 @@ def check_bytes(name: str, value: object, nbytes: int, what: str) -> None:
         raise AllocationError(
             f"invalid argument `{name}`: Unable to allocate {format_bytes(nbytes)} for {what} "
             f"({name} = {value}); at most {format_bytes(limit)} can be allocated ({source})"
+        )
+
+
+def format_seconds(seconds: float) -> str:
+    """``seconds`` as a duration: "950 ms", "42.0 s", "1.6 hours", "3.1 days"."""
+    if seconds < 1.0:
+        return f"{seconds * 1e3:.0f} ms"
+    for unit, size in (("days", 86400.0), ("hours", 3600.0), ("minutes", 60.0)):
+        if seconds >= size:
+            return f"{seconds / size:.1f} {unit}"
+    return f"{seconds:.1f} s"
+
+
+def work_limit() -> tuple[float, str]:
+    """The most seconds of work (a lower-bound estimate) one argument may
+    set, and where the limit comes from: ``DPBANDITS_MAX_WORK_SECONDS`` when
+    set (a positive number), else :data:`DEFAULT_MAX_WORK_SECONDS`."""
+    raw = os.environ.get("DPBANDITS_MAX_WORK_SECONDS")
+    if raw is not None:
+        try:
+            value = float(raw)
+        except ValueError:
+            value = math.nan
+        if math.isfinite(value) and value > 0:
+            return value, "DPBANDITS_MAX_WORK_SECONDS"
+    return DEFAULT_MAX_WORK_SECONDS, "the default; set DPBANDITS_MAX_WORK_SECONDS to allow more"
+
+
+def check_work(name: str, value: object, seconds: float, what: str, works: object) -> None:
+    """ValueError naming ``name`` unless ``seconds`` (a lower bound on the
+    time that argument ``name`` = ``value`` makes a call spend, for
+    ``what``) fits in :func:`work_limit`; ``works`` is the largest value
+    that fits. Sizes are refused by the memory they imply
+    (:func:`check_bytes`); work that takes hours is refused the same way,
+    up front, instead of running until the process is killed."""
+    limit, source = work_limit()
+    if seconds > limit:
+        raise ValueError(
+            f"invalid argument `{name}`: {name} = {value} implies {what}, at least {format_seconds(seconds)} of "
+            f"work; at most {format_seconds(limit)} is accepted ({source}); {name} <= {works} works"
         )

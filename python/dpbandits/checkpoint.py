@@ -72,6 +72,20 @@ Any file that is not a complete checkpoint of a known format version
 (another version, a flipped byte, a truncation, another class, an edited
 header) raises :class:`dpbandits.errors.CheckpointError`, a ``ValueError``.
 
+Hostile files. Reading assumes the file may have been written by an
+attacker (who can recompute the checksum): only a regular file is read (a
+directory, a FIFO, a device such as ``/dev/zero``, also behind a symbolic
+link, is refused before a byte is read), exactly its size and at most the
+memory available; the header must be ASCII JSON within
+:data:`MAX_HEADER_BYTES`, :data:`MAX_HEADER_DEPTH` levels and one value per
+:data:`HEADER_BYTES_PER_VALUE` bytes, so parsing takes a small multiple of
+the file's memory; a learner's class is looked up in the registry of
+``dpbandits.learners`` classes (nothing the file names is imported); every
+engine checks its whole restored state (its ``from_bytes``) and a state
+whose parts disagree is a ``CheckpointError`` at load; and besides the
+noise parameters (above), the header's ``secure`` must match the engine's
+entropy source and its ``seed`` the keys of the engine's seeded generators.
+
 The files hold exact sums and generator states: treat them like the raw data.
 """
 
@@ -120,6 +134,14 @@ MAGIC = b"DPBCKPT\n"
 #: arrays would exhaust the recursion limit of the decoder.
 MAX_HEADER_BYTES = 1 << 30
 MAX_HEADER_DEPTH = 64
+#: The most JSON values a header may hold: one per HEADER_BYTES_PER_VALUE
+#: bytes of header, at least MIN_HEADER_VALUES. Every value becomes a
+#: Python object of tens of bytes when parsed, so this bounds the parsing
+#: memory by a small multiple of the header; a header this package writes
+#: stores arrays as base64 text and scalars as tagged values of 20 bytes
+#: or more, well below the bound.
+HEADER_BYTES_PER_VALUE = 16
+MIN_HEADER_VALUES = 1 << 16
 #: Bumped whenever the layout or the meaning of a field changes. Version 2
 #: added the optional authentication section; version-1 files (never
 #: authenticated, otherwise the same layout) are still read.
@@ -165,7 +187,7 @@ def _key_bytes(key: Any) -> bytes | None:
     return raw
 
 
-def _tag(key: bytes, signed: bytes) -> bytes:
+def _tag(key: bytes, signed: bytes | memoryview) -> bytes:
     return hmac.new(key, signed, hashlib.sha256).digest()
 
 
@@ -226,19 +248,38 @@ def _decode(value: Any) -> Any:
 
 
 _JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+#: Bytes of the string-free header text scanned per step of :func:`_json_shape`
+#: (its working arrays are a few times this, whatever the header's size).
+_SCAN_CHUNK = 1 << 20
+_OPENERS = np.zeros(256, dtype=np.int8)
+_OPENERS[[ord("["), ord("{")]] = 1
+_STEPS = _OPENERS.copy()
+_STEPS[[ord("]"), ord("}")]] = -1
+_SEPARATORS = np.zeros(256, dtype=np.int8)
+_SEPARATORS[[ord(","), ord("["), ord("{")]] = 1
 
 
-def _json_depth(raw: bytes) -> int:
+def _json_shape(raw: bytes | memoryview) -> tuple[int, int]:
     """The deepest nesting of arrays and objects in the JSON text ``raw``
-    (strings skipped), computed without recursion or a Python-level loop
-    over bytes."""
+    and its number of values' separators (commas and opening brackets),
+    strings skipped: computed a chunk at a time, in memory bounded by the
+    chunk (plus the string-free copy of the text), without recursion or a
+    Python-level loop over bytes."""
     text = _JSON_STRING.sub(b"", raw)
-    codes = np.frombuffer(text, dtype=np.uint8)
-    if codes.size == 0:
-        return 0
-    step = (np.isin(codes, (ord("["), ord("{"))).astype(np.int64)
-            - np.isin(codes, (ord("]"), ord("}"))).astype(np.int64))
-    return int(np.cumsum(step).max(initial=0))
+    depth = deepest = separators = 0
+    for start in range(0, len(text), _SCAN_CHUNK):
+        codes = np.frombuffer(text, dtype=np.uint8, count=min(_SCAN_CHUNK, len(text) - start), offset=start)
+        levels = np.cumsum(_STEPS[codes], dtype=np.int64)
+        if levels.size:
+            deepest = max(deepest, depth + int(levels.max()))
+            depth += int(levels[-1])
+        separators += int(np.count_nonzero(_SEPARATORS[codes]))
+    return deepest, separators
+
+
+def _json_depth(raw: bytes | memoryview) -> int:
+    """The deepest nesting of arrays and objects in the JSON text ``raw``."""
+    return _json_shape(raw)[0]
 
 
 def _fsync_directory(directory: str) -> None:
@@ -414,19 +455,10 @@ def read_checkpoint(
     HMAC-SHA256 tag made with that key; without one it must carry none."""
     secret = _key_bytes(key)
     name = os.fspath(path)
-    with open(name, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        limit, source = memory_limit()
-        if size > limit:
-            # Read whole, a file larger than memory would be the end of the
-            # process (or a bare MemoryError): refused by its size.
-            raise CheckpointError(
-                f"{name!r}: a checkpoint of {format_bytes(size)} does not fit in memory "
-                f"(at most {format_bytes(limit)}, {source})"
-            )
-        blob = f.read()
-    if len(blob) < len(MAGIC) + 8 + 8 + _DIGEST or not blob.startswith(MAGIC):
-        if blob.startswith(MAGIC):
+    blob = _read_regular_file(name)
+    magic = blob[: len(MAGIC)] == MAGIC
+    if len(blob) < len(MAGIC) + 8 + 8 + _DIGEST or not magic:
+        if magic:
             raise CheckpointError(f"{name!r}: truncated checkpoint ({len(blob)} bytes)")
         raise CheckpointError(f"{name!r} is not a dpbandits checkpoint (bad magic bytes)")
     (version,) = struct.unpack_from("<I", blob, len(MAGIC))
@@ -444,7 +476,7 @@ def read_checkpoint(
         pos += 4
         if hlen > MAX_HEADER_BYTES:
             raise CheckpointError(f"{name!r}: header of {hlen} bytes exceeds the limit of {MAX_HEADER_BYTES}")
-        raw = body[pos : pos + hlen]
+        raw = body[pos : pos + hlen].tobytes()
         if len(raw) != hlen:
             raise CheckpointError(f"{name!r}: inconsistent section lengths")
         pos += hlen
@@ -483,12 +515,26 @@ def read_checkpoint(
             "refused because a key was given. Load it without key= only if you trust where it was stored."
         )
     try:
-        depth = _json_depth(raw)
-        if depth > MAX_HEADER_DEPTH:
+        if not raw.isascii():
+            # This package writes ASCII JSON (non-ASCII escaped): one byte a character.
+            raise CheckpointError(f"{name!r}: malformed checkpoint (the header is not ASCII JSON)")
+        # Strings are counted first (by their quotes: no copy), since removing
+        # millions of them to scan the rest would itself cost memory.
+        most = max(MIN_HEADER_VALUES, hlen // HEADER_BYTES_PER_VALUE)
+        separators = raw.count(b'"') // 2
+        if separators <= most:
+            depth, separators = _json_shape(raw)
+            if depth > MAX_HEADER_DEPTH:
+                raise CheckpointError(
+                    f"{name!r}: malformed checkpoint (header nests {depth} levels, more than {MAX_HEADER_DEPTH})"
+                )
+        if separators > most:
             raise CheckpointError(
-                f"{name!r}: malformed checkpoint (header nests {depth} levels, more than {MAX_HEADER_DEPTH})"
+                f"{name!r}: malformed checkpoint (the header holds {separators:,} JSON values, more than the "
+                f"{most:,} a header of {hlen:,} bytes written by dpbandits can hold; its arrays are stored as "
+                "base64 text)"
             )
-        header = json.loads(raw.decode("utf-8"))
+        header = json.loads(raw.decode("ascii"))
         kind = header["kind"]
         config = _decode(header["config"])
         extra = _decode(header["extra"])
@@ -585,6 +631,64 @@ def header_lineage(name: str, header: dict[str, Any]) -> dict[str, Any]:
         raise CheckpointError(f"{name!r}: malformed checkpoint header ({exc})") from None
 
 
+# O_NONBLOCK: opening a FIFO returns at once (and is then refused) instead of
+# waiting for a writer; it changes nothing for a regular file.
+_READ_FLAGS = (os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+               | getattr(os, "O_BINARY", 0))
+
+
+def _file_type(mode: int) -> str:
+    for test, what in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return what
+    return "not a regular file"  # pragma: no cover - other file types
+
+
+def _read_regular_file(name: str) -> memoryview:
+    """The bytes of the regular file ``name``, read with a size limit: its
+    size when opened, at most the memory this process can use. Anything
+    else (a directory, a FIFO, a device such as ``/dev/zero``, also behind
+    a symbolic link) is refused with CheckpointError before a byte is
+    read, and so is a file that grows or shrinks while it is read."""
+    try:
+        fd = os.open(name, _READ_FLAGS)
+    except IsADirectoryError:
+        raise CheckpointError(f"{name!r} is a directory, not a checkpoint file") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise CheckpointError(
+                f"{name!r} is {_file_type(st.st_mode)}, not a regular file: checkpoints are read from regular files "
+                "only"
+            )
+        f = os.fdopen(fd, "rb", buffering=0)
+    except BaseException:
+        os.close(fd)
+        raise
+    with f:
+        size = st.st_size
+        limit, source = memory_limit()
+        if size > limit:
+            # Read whole, a file larger than memory would be the end of the
+            # process (or a bare MemoryError): refused by its size.
+            raise CheckpointError(
+                f"{name!r}: a checkpoint of {format_bytes(size)} does not fit in memory "
+                f"(at most {format_bytes(limit)}, {source})"
+            )
+        buf = bytearray(size)
+        view = memoryview(buf)
+        got = 0
+        while got < size:
+            n = f.readinto(view[got:])
+            if not n:
+                raise CheckpointError(f"{name!r} shrank while it was read ({got} of {size} bytes)")
+            got += n
+        if f.read(1):
+            raise CheckpointError(f"{name!r} grew while it was read (more than its {size} bytes)")
+    return view
+
+
 # --- the engine bytes against the header ----------------------------------------------
 
 _Path = tuple[str, ...]
@@ -642,6 +746,44 @@ def _short(value: Any) -> str:
 _SUMMARY_KEYS = ("privacy", "epsilon", "delta", "horizon", "noise", "shift", "calibration", "sampler")
 
 
+def _verify_seed(name: str, config: dict[str, Any], expected: Any, restored: Any) -> None:
+    """Refuses a header whose ``seed`` is not the one the engine's
+    generators were drawn from: the seeded generators of the engine built
+    from the header's seed and those in the file must have the same keys
+    (a generator's key is fixed from construction or reseeding; only its
+    position moves). A header without a seed (operating-system entropy)
+    names nothing to check."""
+    if config.get("seed") is None:
+        return
+    if not (hasattr(expected, "_generator_keys") and hasattr(restored, "_generator_keys")):
+        raise CheckpointError(
+            f"{name!r}: the engine ({type(restored).__name__}) does not report its generators, so the header's "
+            f"seed={config['seed']!r} cannot be verified"
+        )
+    if sorted(expected._generator_keys()) != sorted(restored._generator_keys()):
+        raise CheckpointError(
+            f"{name!r}: the header says seed={config['seed']!r}, but the engine state's generators were not drawn "
+            "from that seed; the header was edited or the file was written by another version of dpbandits"
+        )
+
+
+def _verify_entropy_source(name: str, config: dict[str, Any], expected: Any, restored: Any) -> None:
+    """Refuses a header whose ``secure`` field says another entropy source
+    than the restored engine draws from: the engine built from the header
+    (``expected``) and the one in the file must agree on whether privacy
+    noise comes from the operating system."""
+    claimed = getattr(expected, "os_entropy", None)
+    actual = getattr(restored, "os_entropy", None)
+    if claimed is None and actual is None and not config.get("secure", False):
+        return
+    if claimed is not actual:
+        raise CheckpointError(
+            f"{name!r}: the header says secure={config.get('secure', False)!r}, but the engine state draws its "
+            f"privacy noise from {'the operating system' if actual else 'a seeded generator'}; the header was "
+            "edited or the file was written by another version of dpbandits"
+        )
+
+
 def verify_engine(name: str, config: dict[str, Any], expected: Any, restored: Any) -> None:
     """Refuses (CheckpointError naming the field) a restored engine whose
     configuration, i.e. the noise parameters it was built with (noise law,
@@ -654,6 +796,8 @@ def verify_engine(name: str, config: dict[str, Any], expected: Any, restored: An
             f"{name!r}: the engine ({type(restored).__name__}) does not report the noise parameters it was built "
             "with, so the checkpoint's guarantee cannot be verified"
         )
+    _verify_entropy_source(name, config, expected, restored)
+    _verify_seed(name, config, expected, restored)
     if expected.noise_parameters(as_json=True) == restored.noise_parameters(as_json=True):
         return  # the common case, without decoding (an action set may hold millions of numbers)
     found = _noise_first(_differences(expected.noise_parameters(), restored.noise_parameters()))

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
@@ -182,8 +183,9 @@ class TreeCounter:
     True
     """
 
-    __slots__ = ("_inner",)
+    __slots__ = ("_inner", "_lock")
     _inner: _core.TreeCounter | _core.FactorizationCounter
+    _lock: threading.RLock
 
     def __init__(
         self,
@@ -266,106 +268,121 @@ class TreeCounter:
 
     def add(self, value: ArrayLike) -> None:
         """Adds the value of the next round (finite, of the counter's shape)."""
-        arr = float_array("value", value)
-        self._inner.add(arr if arr.ndim else arr.reshape(()))
+        with self.lock:
+            arr = float_array("value", value)
+            self._inner.add(arr if arr.ndim else arr.reshape(()))
 
     def add_many(self, values: ArrayLike) -> None:
         """Adds several rounds at once (first axis = rounds), GIL released.
 
         Adds nothing when the rows would not all fit in the horizon."""
-        arr = float_array("values", values)
-        # Refuse the whole batch up front: the Rust loop adds rows until the
-        # horizon is used up and then raises, which would leave the counter
-        # part-way through the batch.
-        if arr.ndim == len(self.shape) + 1 and self.t + arr.shape[0] > self.horizon:
-            raise StateError(
-                f"adding {arr.shape[0]} values at t = {self.t} would exceed the horizon of "
-                f"{self.horizon} additions the noise was calibrated for"
-            )
-        self._inner.add_many(arr)
+        with self.lock:
+            arr = float_array("values", values)
+            # Refuse the whole batch up front: the Rust loop adds rows until the
+            # horizon is used up and then raises, which would leave the counter
+            # part-way through the batch.
+            if arr.ndim == len(self.shape) + 1 and self.t + arr.shape[0] > self.horizon:
+                raise StateError(
+                    f"adding {arr.shape[0]} values at t = {self.t} would exceed the horizon of "
+                    f"{self.horizon} additions the noise was calibrated for"
+                )
+            self._inner.add_many(arr)
 
     def release(self) -> NDArray[np.float64] | float:
         """The noisy running sum after the last addition: a float for a
         scalar counter (``shape=()``), else a new array of the counter's
         shape. (Methods compute or change something; properties read
         stored attributes.)"""
-        out = self._inner.release()
-        return float(out) if self.shape == () else out
+        with self.lock:
+            out = self._inner.release()
+            return float(out) if self.shape == () else out
 
     def live_nodes(self) -> list[tuple[int, int, int, NDArray[np.float64]]]:
         """(level, first_leaf, last_leaf, noisy_sum) of the nodes whose sum is
         the current release. These are released (noisy) values. Binary
         counters only (a factorization counter has no nodes)."""
-        if not isinstance(self._inner, _core.TreeCounter):
-            raise ValueError(f"live_nodes: a {self.counter!r} counter has no tree nodes")
-        return self._inner.live_nodes()
+        with self.lock:
+            if not isinstance(self._inner, _core.TreeCounter):
+                raise ValueError(f"live_nodes: a {self.counter!r} counter has no tree nodes")
+            return self._inner.live_nodes()
 
     @property
     def counter(self) -> str:
         """"binary", "smooth-binary", "sqrt" or "blt"."""
-        if isinstance(self._inner, _core.TreeCounter):
-            return "binary"
-        return str(self._inner.factorization[0])
+        with self.lock:
+            if isinstance(self._inner, _core.TreeCounter):
+                return "binary"
+            return str(self._inner.factorization[0])
 
     @property
     def t(self) -> int:
         """Number of values added so far."""
-        return self._inner.t
+        with self.lock:
+            return self._inner.t
 
     @property
     def noise_terms(self) -> int:
         """Noise draws in the current release (popcount(t), or exactly
         max(1, ceil(log2 n)) when padded)."""
-        return self._inner.noise_terms
+        with self.lock:
+            return self._inner.noise_terms
 
     @property
     def horizon(self) -> int:
         """The most values the counter accepts (its calibrated horizon)."""
-        return self._inner.horizon
+        with self.lock:
+            return self._inner.horizon
 
     @property
     def shape(self) -> tuple[int, ...]:
         """Shape of each counted value (and of each release)."""
-        return tuple(self._inner.shape)
+        with self.lock:
+            return tuple(self._inner.shape)
 
     @property
     def padded(self) -> bool:
         """Whether every release is topped up to a fixed number of noise draws."""
-        return self._inner.padded
+        with self.lock:
+            return self._inner.padded
 
     @property
     def noise(self) -> NoiseSpec:
         """The per-node noise spec (its scale as drawn: rounded up to whole
         lattice steps for lattice noise)."""
-        return spec_of_wire(self._inner.noise)
+        with self.lock:
+            return spec_of_wire(self._inner.noise)
 
     @property
     def max_noise_terms(self) -> int:
         """m = 1 + ceil(log2 n), the bound on noise terms per release (for
         a factorization counter: n, every draw enters every later release;
         smooth binary: w, every release sums exactly w node draws)."""
-        inner = self._inner
-        if isinstance(inner, _core.FactorizationCounter) and inner.factorization[0] == "smooth-binary":
-            return int(inner.factorization[1][1])
-        if self.counter != "binary":
-            return self.horizon
-        return tree_depth(self.horizon)
+        with self.lock:
+            inner = self._inner
+            if isinstance(inner, _core.FactorizationCounter) and inner.factorization[0] == "smooth-binary":
+                return int(inner.factorization[1][1])
+            if self.counter != "binary":
+                return self.horizon
+            return tree_depth(self.horizon)
 
     @property
     def secure(self) -> bool:
         """Whether node noise is exact discrete noise on a lattice."""
-        return self._inner.secure_exponent is not None
+        with self.lock:
+            return self._inner.secure_exponent is not None
 
     @property
     def os_entropy(self) -> bool:
         """Whether draws come from the operating system (``secure=True`` without a seed)."""
-        return bool(self._inner.os_entropy)
+        with self.lock:
+            return bool(self._inner.os_entropy)
 
     @property
     def lattice_step(self) -> float | None:
         """g = 2^-j of secure mode (releases are multiples of it), else None."""
-        j = self._inner.secure_exponent
-        return None if j is None else math.ldexp(1.0, -j)
+        with self.lock:
+            j = self._inner.secure_exponent
+            return None if j is None else math.ldexp(1.0, -j)
 
     def save(self, path: str | os.PathLike[str], *, key: bytes | str | None = None) -> None:
         """Writes the whole state (exact sums, every stored node noise, the
@@ -375,7 +392,8 @@ class TreeCounter:
         the file like the raw data."""
         from dpbandits.checkpoint import write_checkpoint
 
-        write_checkpoint(path, _TREE_KIND, {}, bytes(self._inner.to_bytes()), key=key)
+        with self.lock:
+            write_checkpoint(path, _TREE_KIND, {}, bytes(self._inner.to_bytes()), key=key)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], *, key: bytes | str | None = None) -> TreeCounter:
@@ -400,14 +418,32 @@ class TreeCounter:
         ``values`` (first axis = rounds): every release, shape
         (runs, rounds, *shape). For privacy audits (:mod:`dpbandits.audit`);
         the counter stays at t = 0 and its generator moves past the draws."""
-        arr = float_array("values", values)
-        return self._inner._release_runs(arr, positive_int("runs", runs, minimum=0))
+        with self.lock:
+            arr = float_array("values", values)
+            return self._inner._release_runs(arr, positive_int("runs", runs, minimum=0))
 
     def __getstate__(self) -> bytes:
-        return bytes(self._inner.to_bytes())
+        with self.lock:
+            return bytes(self._inner.to_bytes())
 
     def __setstate__(self, state: bytes) -> None:
-        self._inner = _inner_from_bytes(state)
+        with self.lock:
+            self._inner = _inner_from_bytes(state)
+
+    @property
+    def lock(self) -> threading.RLock:
+        """This counter's reentrant lock, held by every method and
+        property: a thread reading the counter while another adds values
+        (``add_many`` releases the GIL) waits for it instead of failing."""
+        try:
+            return self._lock
+        except AttributeError:
+            with _LOCK_GUARD:
+                try:
+                    return self._lock
+                except AttributeError:
+                    self._lock = threading.RLock()
+                    return self._lock
 
     def __repr__(self) -> str:
         counter = "" if self.counter == "binary" else f"counter={self.counter!r}, "
@@ -428,6 +464,9 @@ def _inner_from_bytes(state: bytes) -> _core.TreeCounter | _core.FactorizationCo
 
 
 _TREE_KIND = "dpbandits.mechanisms:TreeCounter"
+#: Guards the lazy creation of each counter's lock (restored counters are
+#: made with ``__new__``).
+_LOCK_GUARD = threading.Lock()
 
 
 def _horizon(horizon: int) -> int:

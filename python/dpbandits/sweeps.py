@@ -79,6 +79,7 @@ import numpy as np
 from dpbandits._validation import positive_int
 from dpbandits.privacy.guarantees import Guarantee
 from dpbandits.sim import SimulationResult, _seeds, simulate_many
+from dpbandits.worker_lifetime import die_with_parent
 
 __all__ = ["BACKENDS", "CorruptCellError", "SweepResult", "cell_key", "load_sweep", "sweep"]
 
@@ -230,9 +231,15 @@ def run_cell(config: Mapping[str, Any], seed: int, progress: Callable[[int], Non
     }
 
 
-def _run_indexed(i: int, config: Mapping[str, Any], seed: int, shared: Any = None) -> tuple[int, dict[str, Any]]:
+def _run_indexed(i: int, config: Mapping[str, Any], seed: int, shared: Any = None,
+                 parent: int | None = None) -> tuple[int, dict[str, Any]]:
     """A cell in a worker; ``shared`` (a multiprocessing.Manager dict, or
-    None) receives the cell's learner-rounds done under key ``i``."""
+    None) receives the cell's learner-rounds done under key ``i``. A local
+    worker process (the processes backend; ``parent``: the sweep's process
+    id) exits with the sweep's process
+    (:func:`dpbandits.worker_lifetime.die_with_parent`)."""
+    if parent is not None and os.getpid() != parent:
+        die_with_parent()
     report = None if shared is None else (lambda done: shared.__setitem__(i, int(done)))
     return i, run_cell(config, seed, report)
 
@@ -266,9 +273,11 @@ class _RoundsBar:
         self.lock = threading.Lock()
         self.stop = threading.Event()
         if live:
-            import multiprocessing
+            from multiprocessing.managers import SyncManager
 
-            self.manager = multiprocessing.Manager()
+            # The manager's server process exits with this one (kill -9 included).
+            self.manager = SyncManager()
+            self.manager.start(die_with_parent)
             self.shared = self.manager.dict()
             self.thread = threading.Thread(target=self._poll, daemon=True)
             self.thread.start()
@@ -626,7 +635,8 @@ def sweep(
                 else:
                     kwargs = stack.enter_context(_backend(backend, n_jobs, client))
                     parallel = joblib.Parallel(return_as="generator_unordered", batch_size=1, **kwargs)
-                    finished = parallel(joblib.delayed(_run_indexed)(j, wire[i], s, shared)
+                    parent = os.getpid() if backend == "processes" else None
+                    finished = parallel(joblib.delayed(_run_indexed)(j, wire[i], s, shared, parent)
                                         for j, (_, _, i, s, _) in enumerate(todo))
                 for j, out in finished:
                     key, label, i, s, digest = todo[j]

@@ -26,7 +26,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import _core
-from dpbandits._sizes import check_bytes
+from dpbandits._sizes import check_bytes, check_work, work_limit
 from dpbandits._validation import epsilon_range, float_array, integral_arguments, positive_int, seed_or_none
 from dpbandits.errors import StateError
 from dpbandits.learners.online import LearnerBase
@@ -410,6 +410,14 @@ def _action_set(
     return np.ascontiguousarray(arr)
 
 
+#: Lower bounds on the cost of one Monte Carlo sample of
+#: :func:`expected_best_actions` (a call of a Python function returning an
+#: array, its conversion and scoring: about 10 microseconds measured) and
+#: on the multiply-add rate, for the work bound of ``n_samples``.
+SAMPLE_SECONDS = 5e-6
+FLOPS = 1e10
+
+
 def expected_best_actions(
     thetas: ArrayLike, context_sampler: Callable[[np.random.Generator], ArrayLike], n_samples: int,
     rng: np.random.Generator,
@@ -424,6 +432,12 @@ def expected_best_actions(
     """
     th = float_array("thetas", thetas, ndim=2)
     n = positive_int("n_samples", n_samples)
+    # Each sample calls the Python sampler and scores every action against
+    # every theta: at least SAMPLE_SECONDS, and th.size multiply-adds per
+    # action (at FLOPS a second).
+    per_sample = SAMPLE_SECONDS + th.size / FLOPS
+    check_work("n_samples", n, n * per_sample, f"{n} calls of context_sampler, each scored against "
+               f"{th.shape[0]} thetas", max(1, int(work_limit()[0] / per_sample)))
     g = np.zeros_like(th)
     for _ in range(n):
         phi = float_array("context_sampler()", context_sampler(rng), ndim=2)

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import importlib
 import inspect
 import os
 import pickle
-import sys
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
@@ -30,21 +28,31 @@ def _class_kind(cls: type) -> str:
     return f"{cls.__module__}:{cls.__qualname__}"
 
 
+def _loadable_classes() -> dict[str, type]:
+    """The registry of learner classes a checkpoint may name: every class
+    ``dpbandits.learners`` exports, by ``module:qualname``. Built from
+    modules this package has already imported; a file's ``kind`` is only
+    ever looked up here, so loading imports nothing and runs no code the
+    file names."""
+    from dpbandits import learners
+
+    classes = (getattr(learners, name) for name in learners.__all__)
+    return {_class_kind(cls): cls for cls in classes if isinstance(cls, type) and issubclass(cls, LearnerBase)}
+
+
 def _resolve_kind(kind: str, path: str) -> type:
-    module, _, qualname = kind.partition(":")
-    # Only dpbandits' own modules are imported on behalf of a file; a user's
-    # learner class must already be imported (loading runs no code it names).
-    if module not in sys.modules and not (module == "dpbandits" or module.startswith("dpbandits.")):
-        raise CheckpointError(f"{path!r} holds a {kind}; import its module before loading")
-    try:
-        obj: Any = importlib.import_module(module)
-        for part in qualname.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError):
-        raise CheckpointError(f"{path!r} holds a {kind}, which this dpbandits does not have") from None
-    if not isinstance(obj, type):
-        raise CheckpointError(f"{path!r} holds {kind}, which is not a class")
-    return obj
+    """The learner class named by a checkpoint's ``kind``, from the registry
+    of loadable classes (:func:`_loadable_classes`); CheckpointError for
+    any other name (another module, a function, a class of a user module:
+    nothing is imported on behalf of a file)."""
+    target = _loadable_classes().get(kind) if isinstance(kind, str) else None
+    if target is None:
+        shown = repr(kind) if len(repr(kind)) <= 120 else repr(kind)[:117] + "..."
+        raise CheckpointError(
+            f"{path!r} holds a {shown}, which is not a learner class of dpbandits.learners; "
+            "only those classes are loaded from a checkpoint"
+        )
+    return target
 
 
 def engine_decision_set(decision_set: ArrayLike) -> NDArray[np.float64]:

@@ -116,8 +116,8 @@ impl FactorSpec {
                 Factorization::SmoothBinary { height: self.theta[0] as u32, ones: self.theta[1] as u32 }
             }
             d => Factorization::Blt {
-                theta: self.theta[..d.min(MAX_BLT_BUFFERS)].to_vec(),
-                omega: self.omega[..d.min(MAX_BLT_BUFFERS)].to_vec(),
+                theta: self.theta[..d.min(MAX_SPEC_BUFFERS)].to_vec(),
+                omega: self.omega[..d.min(MAX_SPEC_BUFFERS)].to_vec(),
             },
         }
     }
@@ -780,6 +780,30 @@ impl FactorizationCounter {
             Ok(())
         } else {
             Err(Error::Decode("inconsistent factorization counter state".into()))
+        }
+    }
+
+    /// Refuses a counter restored inside an engine's state unless it is
+    /// consistent ([`FactorizationCounter::check_consistent`]), holds
+    /// finite buffers, and has the layout of `reference`, the counter the
+    /// engine's configuration builds: the same shape, horizon, noise and
+    /// factorization (see [`crate::counter::TreeCounter::check_restored`]).
+    pub(crate) fn check_restored(&self, reference: &FactorizationCounter) -> Result<()> {
+        self.check_consistent()?;
+        let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
+        let same = self.shape == reference.shape
+            && self.horizon == reference.horizon
+            && self.noise == reference.noise
+            && self.factor == reference.factor
+            && [&self.exact, &self.decoded, &self.past_x, &self.past_w, &self.enc, &self.dec, &self.release]
+                .iter()
+                .all(|v| finite(v));
+        if same {
+            Ok(())
+        } else {
+            Err(Error::Decode(
+                "a factorization counter in the state differs from the one its configuration builds".into(),
+            ))
         }
     }
 }

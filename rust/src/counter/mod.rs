@@ -268,6 +268,17 @@ impl ContinualCounter {
         each!(self, c => c.to_bytes())
     }
 
+    /// Refuses a counter restored inside an engine's state unless it is
+    /// consistent and of the kind and layout of `reference`, the counter
+    /// the engine's configuration builds (see [`TreeCounter::check_restored`]).
+    pub(crate) fn check_restored(&self, reference: &ContinualCounter) -> Result<()> {
+        match (self, reference) {
+            (ContinualCounter::Binary(c), ContinualCounter::Binary(r)) => c.check_restored(r),
+            (ContinualCounter::Factorization(c), ContinualCounter::Factorization(r)) => c.check_restored(r),
+            _ => Err(Error::Decode("a counter in the state is not of the kind its configuration builds".into())),
+        }
+    }
+
     /// Restores either kind from [`ContinualCounter::to_bytes`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         if bytes.first() == Some(&FACTOR_STATE_TAG) {

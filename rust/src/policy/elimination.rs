@@ -483,7 +483,97 @@ impl Elimination {
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let engine: Elimination = crate::state::decode(bytes)?;
         engine.config.validate().map_err(|e| Error::Decode(e.to_string()))?;
+        engine.check_state()?;
         Ok(engine)
+    }
+
+    /// Every invariant a decoded state must meet for the next rounds to
+    /// run as they would have: the surviving set is increasing and names
+    /// actions of A; one history record per finished batch; the current
+    /// batch is the one [`Elimination::start_batch`] builds for the
+    /// surviving set and batch index (core set, weights, pulls, basis,
+    /// design value, total; the shuffled order a permutation of its slots);
+    /// the position in the batch, the pending selection and the round
+    /// count agree with the rewards recorded; sums are finite.
+    #[allow(clippy::float_cmp)] // the same computation on the same inputs
+    fn check_state(&self) -> Result<()> {
+        let bad = |what: &str| Err(Error::Decode(format!("inconsistent elimination state: {what}")));
+        let k = self.config.k;
+        let batches = self.config.batch_lengths.len();
+        if self.active.is_empty() || self.active.iter().any(|&a| a >= k) || !self.active.windows(2).all(|w| w[0] < w[1])
+        {
+            return bad("the surviving set is not an increasing list of actions");
+        }
+        if self.t > self.config.horizon || self.batch_index > batches || self.history.len() != self.batch_index {
+            return bad("round, batch index or history out of range");
+        }
+        let mut played: u64 = 0;
+        for record in &self.history {
+            for &n in &record.pulls {
+                played = match played.checked_add(n) {
+                    Some(p) => p,
+                    None => return bad("the batch records' pulls overflow"),
+                };
+            }
+        }
+        if let Some(a) = self.committed {
+            if a >= k || self.pending.is_some() || played > self.t {
+                return bad("the committed action is out of range or rounds are missing");
+            }
+            return Ok(());
+        }
+        if self.batch_index == batches {
+            return bad("every batch is finished but no action is committed");
+        }
+        let mut reference = self.clone();
+        reference.batch = Batch::default();
+        reference.start_batch().map_err(|e| Error::Decode(format!("inconsistent elimination state: {e}")))?;
+        let (b, r) = (&self.batch, &reference.batch);
+        let same_floats =
+            |x: &[f64], y: &[f64]| x.len() == y.len() && x.iter().zip(y).all(|(a, b)| a.to_bits() == b.to_bits());
+        if reference.committed.is_some()
+            || b.support != r.support
+            || !same_floats(&b.weights, &r.weights)
+            || b.pulls != r.pulls
+            || !same_floats(&b.basis, &r.basis)
+            || b.rank != r.rank
+            || b.design_value.to_bits() != r.design_value.to_bits()
+            || b.total != r.total
+        {
+            return bad("the current batch is not the one its surviving set and index give");
+        }
+        if b.sums.len() != b.support.len() || !b.sums.iter().all(|x| x.is_finite()) || b.done >= b.total {
+            return bad("the batch's sums or progress are out of range");
+        }
+        if r.order.is_empty() {
+            if !b.order.is_empty() || b.pos >= b.support.len() || b.pos_done >= b.pulls[b.pos] {
+                return bad("the batch position is out of range");
+            }
+            if b.pulls[..b.pos].iter().sum::<u64>() + b.pos_done != b.done {
+                return bad("the batch position disagrees with its rounds");
+            }
+        } else {
+            let mut counts = vec![0u64; b.support.len()];
+            for &p in &b.order {
+                match counts.get_mut(p as usize) {
+                    Some(c) => *c += 1,
+                    None => return bad("the shuffled order names a slot outside the batch"),
+                }
+            }
+            if b.order.len() as u64 != b.total || counts != b.pulls {
+                return bad("the shuffled order is not a permutation of the batch's slots");
+            }
+        }
+        if let Some(p) = self.pending {
+            let expected = if b.order.is_empty() { b.pos } else { b.order[b.done as usize] as usize };
+            if p != expected {
+                return bad("the pending selection is not the batch's next slot");
+            }
+        }
+        if played.checked_add(b.done) != Some(self.t) {
+            return bad("the rounds recorded disagree with the batches played");
+        }
+        Ok(())
     }
 
     /// The action (index into A) to play this round; a state error once

@@ -196,7 +196,17 @@ impl Exp2 {
         match bytes.split_first() {
             Some((&STATE_VERSION, body)) => {
                 let e: Exp2 = crate::state::decode(body)?;
-                if e.log_q.len() != e.config.n || e.p.len() != e.config.n {
+                // The constructor's checks of the configuration; weights and
+                // probabilities of the right length, finite (log weights may be
+                // -inf), and a round inside the horizon.
+                e.config.validate().map_err(|err| Error::Decode(format!("EXP2 state: {err}")))?;
+                let probabilities = e.p.iter().all(|&x| (0.0..=1.0).contains(&x));
+                if e.log_q.len() != e.config.n
+                    || e.p.len() != e.config.n
+                    || e.log_q.iter().any(|x| x.is_nan() || *x == f64::INFINITY)
+                    || !probabilities
+                    || e.t > e.config.horizon
+                {
                     return Err(Error::Decode("inconsistent EXP2 state".into()));
                 }
                 Ok(e)

@@ -247,8 +247,21 @@ impl FollowTheLeader {
         match bytes.split_first() {
             Some((&STATE_VERSION, body)) => {
                 let e: FollowTheLeader = crate::state::decode(body)?;
+                // The configuration passes the constructor's checks, and the
+                // counter is the one it builds (kind, shape, horizon, noise).
+                let reference = FollowTheLeader::new(e.config, &SeedSequence::from_seed(0)).map_err(|err| {
+                    Error::Decode(format!("follow-the-leader state with an invalid configuration: {err}"))
+                })?;
+                e.tree.check_restored(&reference.tree)?;
                 let n = e.config.n;
-                if e.initial.len() != n || e.x.len() != n || e.scratch.len() != n || e.tree.dim() != n {
+                let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
+                if e.initial.len() != n
+                    || e.x.len() != n
+                    || e.scratch.len() != n
+                    || e.tree.dim() != n
+                    || !finite(&e.initial)
+                    || !finite(&e.x)
+                {
                     return Err(Error::Decode("inconsistent follow-the-leader state".into()));
                 }
                 Ok(e)

@@ -700,12 +700,28 @@ impl LinUcb {
         if d == 0 || d > MAX_DIMENSION || !stats_ok || !fallback_ok {
             return Err(Error::Decode("inconsistent LinUCB state".into()));
         }
-        // Bug fix: the counter was restored unchecked (its own `from_bytes`
-        // checks it).
-        match &e.stats {
-            Statistics::Exact { .. } => {}
-            Statistics::Tree { tree, .. } => tree.check_consistent()?,
-            Statistics::Factorized { counter, .. } => counter.check_consistent()?,
+        // The configuration passes the constructor's checks, and the
+        // counter is the one it builds (noise, horizon, padding, shift),
+        // with one addition more than the rounds (A_1 = 0).
+        let reference = LinUcb::new(e.config, &SeedSequence::from_seed(0))
+            .map_err(|err| Error::Decode(format!("LinUCB state with an invalid configuration: {err}")))?;
+        let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
+        let counted = match (&e.stats, &reference.stats) {
+            (Statistics::Exact { inv, u, log_det }, Statistics::Exact { .. }) => {
+                finite(inv.matrix()) && finite(u) && log_det.is_finite()
+            }
+            (Statistics::Tree { tree, shift }, Statistics::Tree { tree: r, shift: rs }) => {
+                tree.check_restored(r)?;
+                shift.to_bits() == rs.to_bits() && tree.t() == e.t.saturating_add(1)
+            }
+            (Statistics::Factorized { counter, shift }, Statistics::Factorized { counter: r, shift: rs }) => {
+                counter.check_restored(r)?;
+                shift.to_bits() == rs.to_bits() && counter.t() == e.t.saturating_add(1)
+            }
+            _ => false,
+        };
+        if !counted || e.t > e.config.horizon || !finite(&e.last_good_v) || !finite(&e.last_good_u) {
+            return Err(Error::Decode("inconsistent LinUCB state".into()));
         }
         Ok(e)
     }

@@ -265,7 +265,18 @@ impl TrustLinUcb {
         let m = report_len(d);
         let fallback_ok = (e.last_good_v.is_empty() && e.last_good_u.is_empty())
             || (e.last_good_v.len() == d * d && e.last_good_u.len() == d);
-        if e.released.len() != m || e.pending.len() != m || !fallback_ok || e.in_batch >= e.config.batch {
+        // Rounds are whole batches plus the open one's reports, within the
+        // horizon; the sums are finite.
+        let rounds = e.batches.checked_mul(e.config.batch).and_then(|r| r.checked_add(e.in_batch));
+        let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
+        if e.released.len() != m
+            || e.pending.len() != m
+            || !fallback_ok
+            || e.in_batch >= e.config.batch
+            || rounds != Some(e.t)
+            || e.t > e.config.horizon
+            || !(finite(&e.released) && finite(&e.pending) && finite(&e.last_good_v) && finite(&e.last_good_u))
+        {
             return Err(Error::Decode("inconsistent TrustLinUCB state".into()));
         }
         Ok(e)

@@ -658,15 +658,82 @@ impl Mab {
         if sums != k || m.pulls.len() != k || m.batch_sums.len() != k || m.released_means.iter().any(|r| r.len() != k) {
             return Err(Error::Decode("inconsistent K-armed state".into()));
         }
-        // Bug fix: the arms' counters were restored unchecked (their own
-        // `from_bytes` checks them), so a forged tree could index out of
-        // bounds or miscount its noise terms.
-        match &m.sums {
-            Sums::Exact(_) => {}
-            Sums::Tree(trees) => trees.iter().try_for_each(TreeCounter::check_consistent)?,
-            Sums::Counters(cs) => cs.iter().try_for_each(FactorizationCounter::check_consistent)?,
-        }
+        m.check_state()?;
         Ok(m)
+    }
+
+    /// Every invariant a decoded state must meet for the next rounds to
+    /// run as they would have: the configuration passes the constructor's
+    /// checks; each arm's counter is the one it builds (noise, horizon,
+    /// padding) and has counted that arm's pulls; the phase names a batch
+    /// of the schedule with a position inside it; the round count is the
+    /// pulls of the index statistics plus those of the gap estimation;
+    /// sums and released means are finite.
+    fn check_state(&self) -> Result<()> {
+        let bad = |what: &str| Err(Error::Decode(format!("inconsistent K-armed state: {what}")));
+        let k = self.config.k;
+        // A reference engine of one arm: the constructor's checks of the
+        // configuration, and the counter an arm gets (the same for every arm).
+        let reference = Mab::new(MabConfig { k: 1, ..self.config.clone() }, &SeedSequence::from_seed(0))
+            .map_err(|e| Error::Decode(format!("K-armed state with an invalid configuration: {e}")))?;
+        let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
+        match (&self.sums, &reference.sums) {
+            (Sums::Exact(s), Sums::Exact(_)) => {
+                if !finite(s) {
+                    return bad("a reward sum is not finite");
+                }
+            }
+            (Sums::Tree(trees), Sums::Tree(r)) => {
+                for (tree, &n) in trees.iter().zip(&self.pulls) {
+                    tree.check_restored(&r[0])?;
+                    if tree.t() != n || tree.os_entropy() != self.noise.is_os() {
+                        return bad("an arm's tree disagrees with its pulls or entropy source");
+                    }
+                }
+            }
+            (Sums::Counters(cs), Sums::Counters(r)) => {
+                for (c, &n) in cs.iter().zip(&self.pulls) {
+                    c.check_restored(&r[0])?;
+                    if c.t() != n || c.os_entropy() != self.noise.is_os() {
+                        return bad("an arm's counter disagrees with its pulls or entropy source");
+                    }
+                }
+            }
+            _ => return bad("the reward sums are not of the configuration's kind"),
+        }
+        if !finite(&self.batch_sums) || !self.released_means.iter().all(|r| finite(r)) {
+            return bad("a batch sum or released mean is not finite");
+        }
+        let index_pulls = self.pulls.iter().try_fold(0u64, |acc, &n| acc.checked_add(n));
+        let Some(index_pulls) = index_pulls else { return bad("pull counts overflow") };
+        let (phase_ok, gap_rounds) = match (self.phase, &self.config.phases) {
+            (Phase::Index, _) => (true, None),
+            (Phase::Gap { batch, done }, Some(p)) => {
+                let ok = batch < p.gaps.len()
+                    && done < p.batch_sizes[batch].saturating_mul(k as u64)
+                    && self.released_means.len() == batch;
+                (ok, Some(p.batch_sizes[..batch.min(p.gaps.len())].iter().sum::<u64>() * k as u64 + done))
+            }
+            (Phase::Random { batch, done }, Some(p)) => {
+                let ok = batch < p.gaps.len()
+                    && done < p.random_pulls[batch].saturating_mul(k as u64)
+                    && self.released_means.len() == batch + 1;
+                (ok, None)
+            }
+            (_, None) => (false, None),
+        };
+        if !phase_ok {
+            return bad("the phase is outside the schedule");
+        }
+        if let Some(rounds) = gap_rounds {
+            if index_pulls != 0 || rounds != self.t {
+                return bad("the gap-estimation position disagrees with the round count");
+            }
+        }
+        if index_pulls > self.t || self.t > self.config.horizon {
+            return bad("the round count is out of range");
+        }
+        Ok(())
     }
 }
 

@@ -317,9 +317,13 @@ impl MtContextual {
     /// whose trees disagree with d (an index panic later) is refused.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let e: MtContextual = crate::state::decode(bytes)?;
-        let d = e.config.d;
-        let tri = d.checked_add(1).and_then(|d1| d.checked_mul(d1)).map(|v| v / 2);
-        if d == 0 || tri != Some(e.tree_a.dim()) || e.tree_b.dim() != d {
+        // The configuration passes the constructor's checks, and both
+        // counters are the ones it builds (kind, shape, horizon, noise).
+        let reference = MtContextual::new(e.config, &SeedSequence::from_seed(0))
+            .map_err(|err| Error::Decode(format!("contextual state with an invalid configuration: {err}")))?;
+        e.tree_a.check_restored(&reference.tree_a)?;
+        e.tree_b.check_restored(&reference.tree_b)?;
+        if e.tree_a.t() != e.t || e.tree_b.t() != e.t || e.tree_a.os_entropy() != e.tree_b.os_entropy() {
             return Err(Error::Decode("inconsistent contextual state".into()));
         }
         Ok(e)

@@ -1021,8 +1021,153 @@ impl PhasedMab {
         crate::state::encode(self)
     }
 
+    /// Restores an engine written by [`PhasedMab::to_bytes`], refusing
+    /// ([`Error::Decode`]) a state whose parts disagree (see
+    /// [`PhasedMab::check_state`]).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        crate::state::decode::<Self>(bytes).map(Self::derive)
+        let engine = crate::state::decode::<Self>(bytes)?.derive();
+        engine.check_state()?;
+        Ok(engine)
+    }
+
+    /// Every invariant a decoded state must meet for the next rounds to
+    /// run as they would have: the configuration passes the constructor's
+    /// checks (a reference engine is built from it), the lattice is the
+    /// configuration's, every per-arm buffer has K entries, the tie ranks
+    /// are a permutation, the phases (committed or open) are consistent
+    /// with the round count (finished pulls plus pulls of running phases
+    /// make t <= horizon), every index names an arm, and the released
+    /// values are finite.
+    #[allow(clippy::float_cmp)] // `up` is an exact power of two
+    fn check_state(&self) -> Result<()> {
+        let bad = |what: &str| Err(Error::Decode(format!("inconsistent phased bandit state: {what}")));
+        let reference = PhasedMab::new(self.config.clone(), &SeedSequence::from_seed(0))
+            .map_err(|e| Error::Decode(format!("phased bandit state with an invalid configuration: {e}")))?;
+        let k = self.config.k;
+        if self.lattice != reference.lattice || self.up != reference.up {
+            return bad("the lattice differs from the configuration's noise");
+        }
+        let lengths = [
+            self.pulls.len(),
+            self.phases.len(),
+            self.grid_x.len(),
+            self.released_sum.len(),
+            self.last_value.len(),
+            self.last_len.len(),
+            self.tie_rank.len(),
+            self.active.len(),
+            self.epoch_means.len(),
+            self.open.len(),
+            self.post_mean.len(),
+            self.post_sd.len(),
+        ];
+        if lengths.iter().any(|&n| n != k) {
+            return bad("a per-arm buffer does not have K entries");
+        }
+        let mut seen = vec![false; k];
+        for &r in &self.tie_rank {
+            match seen.get_mut(r as usize) {
+                Some(s) if !*s => *s = true,
+                _ => return bad("the tie ranks are not a permutation of the arms"),
+            }
+        }
+        if self.t > self.config.horizon || self.last_arm >= k {
+            return bad("round or last arm out of range");
+        }
+        let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
+        if !(finite(&self.released_sum)
+            && finite(&self.last_value)
+            && finite(&self.epoch_means)
+            && finite(&self.post_mean)
+            && finite(&self.post_sd)
+            && self.post_sd.iter().all(|&x| x >= 0.0)
+            && self.grid_x.iter().all(|&x| x.is_finite() && x >= 1.0))
+        {
+            return bad("a released value, posterior or phase grid entry is not finite");
+        }
+        self.check_phases()
+    }
+
+    /// The phase part of [`PhasedMab::check_state`]: per-arm counts agree,
+    /// the running or open phases are consistent with the round count, and
+    /// the epoch state (DP-SE) and the release records with the schedule.
+    fn check_phases(&self) -> Result<()> {
+        let bad = |what: &str| Err(Error::Decode(format!("inconsistent phased bandit state: {what}")));
+        let k = self.config.k;
+        let mut counted: u64 = 0;
+        for a in 0..k {
+            let (n, phases, last) = (self.pulls[a], self.phases[a], self.last_len[a]);
+            if (n == 0) != (phases == 0) || (n == 0) != (last == 0) || last > n || u64::from(phases) > n {
+                return bad("an arm's pulls, phases and last phase length disagree");
+            }
+            counted = match counted.checked_add(n) {
+                Some(c) => c,
+                None => return bad("pull counts overflow"),
+            };
+        }
+        let phase_ok = |c: &Current, arm: usize| {
+            c.arm == arm
+                && c.len >= 1
+                && c.done < c.len
+                && c.start <= self.t
+                && c.steps >= 0
+                && (c.steps as f64) <= c.done as f64 * self.up
+                && c.sum.is_finite()
+        };
+        let mut running: u64 = 0;
+        if self.config.commit {
+            if self.pending.is_some() || self.open.iter().any(|c| c.len != 0) {
+                return bad("an open phase or a pending arm in committed play");
+            }
+            if let Some(c) = &self.current {
+                if c.arm >= k || !phase_ok(c, c.arm) || c.start + c.done != self.t {
+                    return bad("the running phase is inconsistent");
+                }
+                running = c.done;
+            }
+        } else {
+            if self.current.is_some() {
+                return bad("a committed phase in uncommitted play");
+            }
+            for (a, c) in self.open.iter().enumerate() {
+                if c.len != 0 {
+                    if !phase_ok(c, a) {
+                        return bad("an open phase is inconsistent");
+                    }
+                    running += c.done;
+                }
+            }
+            if let Some(a) = self.pending {
+                if a >= k || self.open[a].len == 0 {
+                    return bad("the pending arm has no open phase");
+                }
+            }
+        }
+        if counted.checked_add(running) != Some(self.t) {
+            return bad("the pulls of finished and running phases do not add up to the round count");
+        }
+        if let PhaseSchedule::Epochs { .. } = self.config.schedule {
+            if self.epoch_next >= k || !(self.epoch_next..k).any(|b| self.active[b]) {
+                return bad("the epoch position or the active arms are out of range");
+            }
+            if let Some(c) = &self.current {
+                if !self.active[c.arm] {
+                    return bad("the running phase's arm was eliminated");
+                }
+            }
+        } else if self.epoch != 0 || self.epoch_next != 0 || self.active.iter().any(|&x| !x) {
+            return bad("epoch state outside the epoch schedule");
+        }
+        if self.fast.record
+            && self.releases.iter().map(|r| u64::from(r.arm < k && r.len >= 1)).sum::<u64>()
+                != self.phases.iter().map(|&p| u64::from(p)).sum::<u64>()
+        {
+            return bad("the release records disagree with the phase counts");
+        }
+        if !self.fast.record && !self.releases.is_empty() {
+            return bad("release records of an engine that keeps none");
+        }
+        Ok(())
     }
 
     /// For audits: `count` independent runs (seeds `seed`, run index) that

@@ -194,18 +194,64 @@ impl Scrible {
         self.noise = seeds.stream("reduction_noise");
     }
 
+    /// Whether x_t is the iterate [`Scrible::observe`] computes from the
+    /// estimated losses' sum (bit for bit; 0 before the first round), with
+    /// that sum far from overflow (its squared norm at most 1e200: one more
+    /// round cannot make the next iterate NaN).
+    #[allow(clippy::float_cmp)] // the same computation on the same values
+    fn iterate_follows_losses(&self) -> bool {
+        let norm_sq = self.cumulative.iter().map(|v| v * v).sum::<f64>();
+        if norm_sq.is_nan() || norm_sq > 1e200 {
+            return false;
+        }
+        let norm = norm_sq.sqrt();
+        let a = self.config.eta * norm;
+        let radius = a / (1.0 + (1.0 + a * a).sqrt());
+        self.x.iter().zip(&self.cumulative).all(|(xk, c)| {
+            let expected = if self.t == 0 || norm == 0.0 { 0.0 } else { -radius * c / norm };
+            xk.to_bits() == expected.to_bits() || (*xk == 0.0 && expected == 0.0)
+        })
+    }
+
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = vec![STATE_VERSION];
         out.extend(crate::state::encode(self));
         out
     }
 
+    #[allow(clippy::float_cmp)] // the sign is exactly +1 or -1
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         match bytes.split_first() {
             Some((&STATE_VERSION, body)) => {
                 let e: Scrible = crate::state::decode(body)?;
+                // The constructor's checks of the configuration; buffers of the
+                // right length and finite; a pending play of the dimension.
+                Scrible::new(e.config, &SeedSequence::from_seed(0))
+                    .map_err(|err| Error::Decode(format!("SCRiBLe state with an invalid configuration: {err}")))?;
                 let n = e.config.n;
-                if e.cumulative.len() != n || e.x.len() != n || e.y.len() != n || e.z.len() != n {
+                let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
+                // The iterate lies strictly inside the unit ball (the barrier's
+                // domain), and a pending play is a signed unit step along an
+                // eigenvector with a positive eigenvalue, inside the ball.
+                let inside = |v: &[f64]| v.iter().map(|a| a * a).sum::<f64>() < 1.0;
+                let pending_ok = e.pending.as_ref().is_none_or(|p| {
+                    p.direction.len() == n
+                        && finite(&p.direction)
+                        && (p.sign == 1.0 || p.sign == -1.0)
+                        && p.eigenvalue.is_finite()
+                        && p.eigenvalue > 0.0
+                        && e.y.iter().map(|a| a * a).sum::<f64>() <= 1.0 + 1e-9
+                });
+                if e.cumulative.len() != n
+                    || e.x.len() != n
+                    || e.y.len() != n
+                    || e.z.len() != n
+                    || !(finite(&e.cumulative) && finite(&e.x) && finite(&e.y) && finite(&e.z))
+                    || !pending_ok
+                    || !inside(&e.x)
+                    || !e.iterate_follows_losses()
+                    || e.t > e.config.horizon
+                {
                     return Err(Error::Decode("inconsistent SCRiBLe state".into()));
                 }
                 Ok(e)

@@ -35,6 +35,13 @@ pub fn to_py(err: Error) -> PyErr {
     }
 }
 
+/// Converts the error of restoring saved state (`from_bytes`, unpickling)
+/// into `dpbandits.errors.CheckpointError` (a `ValueError`), whatever the
+/// core error: a state that does not restore is bad saved state.
+pub fn checkpoint_error(err: Error) -> PyErr {
+    raise("CheckpointError", format!("the saved state does not restore: {err}"), PyValueError::new_err)
+}
+
 /// The error for the name `got` of argument `name` outside `choices`.
 pub fn unknown<T>(name: &'static str, choices: &str, got: &str) -> PyResult<T> {
     Err(to_py(Error::invalid(name, format!("must be {choices}, got {got:?}"))))

@@ -172,6 +172,16 @@ macro_rules! engine_methods {
 
             /// The configuration this engine was built with, as plain values
             /// (`as_json`: their JSON text); see `dpbandits.checkpoint`; read-only.
+            /// The 32-byte keys of the engine's seeded (ChaCha8) generators,
+            /// fixed from construction or reseeding (see `generator_keys`);
+            /// compared on load with those of the engine built from the header's seed.
+            fn _generator_keys<'py>(&self, py: ::pyo3::Python<'py>) -> Vec<::pyo3::Bound<'py, ::pyo3::types::PyBytes>> {
+                $crate::py::generator_keys::generator_keys(&self.$field)
+                    .iter()
+                    .map(|key| ::pyo3::types::PyBytes::new(py, key))
+                    .collect()
+            }
+
             #[pyo3(signature = (as_json=false))]
             fn noise_parameters<'py>(
                 &self,
@@ -464,10 +474,12 @@ macro_rules! engine_methods {
                 ::pyo3::types::PyBytes::new(py, &$crate::py::Snapshot::snapshot(self))
             }
 
-            /// The object `to_bytes` was called on, continuing exactly.
+            /// The object `to_bytes` was called on, continuing exactly; a
+            /// state that is not one (its parts disagree: see each engine's
+            /// `from_bytes`) raises `dpbandits.errors.CheckpointError`.
             #[staticmethod]
             fn from_bytes(state: &[u8]) -> ::pyo3::PyResult<Self> {
-                $crate::py::errors::IntoPy::py_err(<Self as $crate::py::Snapshot>::restore(state))
+                <Self as $crate::py::Snapshot>::restore(state).map_err($crate::py::errors::checkpoint_error)
             }
 
             fn __reduce__<'py>(
@@ -493,6 +505,7 @@ mod design;
 mod elimination;
 mod envs;
 mod errors;
+mod generator_keys;
 mod learners;
 mod linear_policy;
 mod linucb_trust;

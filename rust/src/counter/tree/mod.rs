@@ -902,6 +902,33 @@ impl TreeCounter {
             Err(Error::Decode("inconsistent tree counter state".into()))
         }
     }
+
+    /// Refuses a counter restored inside an engine's state unless it is
+    /// consistent ([`TreeCounter::check_consistent`]), holds finite sums,
+    /// and has the layout of `reference`, the counter the engine's
+    /// configuration builds: the same shape, horizon, noise (law, scale,
+    /// lattice) and padding. A state whose counter carries other noise
+    /// than its configuration names is refused here, since the checkpoint's
+    /// check of the configuration against the library's calibration reads
+    /// the configuration only.
+    pub(crate) fn check_restored(&self, reference: &TreeCounter) -> Result<()> {
+        self.check_consistent()?;
+        let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
+        let same = self.shape == reference.shape
+            && self.horizon == reference.horizon
+            && self.noise == reference.noise
+            && self.pad_to == reference.pad_to
+            && self.padding.len() == reference.padding.len()
+            && finite(&self.exact)
+            && finite(&self.noisy)
+            && finite(&self.padding)
+            && finite(&self.release);
+        if same {
+            Ok(())
+        } else {
+            Err(Error::Decode("a tree counter in the state differs from the one its configuration builds".into()))
+        }
+    }
 }
 
 impl Counter for TreeCounter {
