@@ -39,6 +39,7 @@ __all__ = [
     "ReplayEnvEngine",
     "ScribleEngine",
     "ShariffSheffetEnvEngine",
+    "StochasticExpertsEngine",
     "TreeCounter",
     "TrustLinUcbEngine",
     "__version__",
@@ -54,6 +55,7 @@ __all__ = [
     "_restore_phased_mab",
     "_restore_scrible",
     "_restore_shariff_sheffet_env",
+    "_restore_stochastic_experts",
     "_restore_tree_counter",
     "_restore_trust_linucb",
     "core_set",
@@ -803,3 +805,31 @@ class PhasedMabEngine(_Arms, _Learner):
     def from_bytes(state: bytes) -> PhasedMabEngine: ...
 
 def _restore_phased_mab(state: bytes) -> PhasedMabEngine: ...
+
+@final
+class StochasticExpertsEngine(_SecureLearner):
+    """Doubling-batch report-noisy-min for stochastic losses (Asi, Feldman,
+    Koren & Talwar 2023, Sec. 3); see dpbandits.PrivateStochasticExperts."""
+
+    def __new__(
+        cls,
+        n: int,
+        horizon: int,
+        *,
+        noise: _Noise = ...,
+        first_batch: int = 1,
+        clip: bool = True,
+        seed: int | None = None,
+    ) -> Self: ...
+    def select(self) -> int: ...
+    def observe(self, losses: NDArray[np.float64]) -> None: ...
+    def observe_many(self, losses: NDArray[np.float64]) -> list[int]: ...
+    def _selection_runs(self, losses: NDArray[np.float64], runs: int) -> NDArray[np.uint64]: ...
+    @property
+    def selections(self) -> int: ...
+    @property
+    def batch_remaining(self) -> int: ...
+    @staticmethod
+    def from_bytes(state: bytes) -> StochasticExpertsEngine: ...
+
+def _restore_stochastic_experts(state: bytes) -> StochasticExpertsEngine: ...

@@ -21,6 +21,7 @@ from dpbandits.learners.phased_mab import (
     AdaPKLUCB,
     AdaPUCB,
 )
+from dpbandits.learners.private_experts import PrivateStochasticExperts
 
 __all__ = [
     "DPIMED",
@@ -43,6 +44,7 @@ __all__ = [
     "PrivateContextualUCB",
     "PrivateFTPL",
     "PrivateFTRL",
+    "PrivateStochasticExperts",
     "PrivateThompsonSampling",
     "PrivateUCB",
     "SCRiBLe",

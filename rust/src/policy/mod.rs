@@ -6,6 +6,7 @@
 
 pub mod elimination;
 pub mod exp2;
+pub mod experts_stochastic;
 pub mod follow_the_leader;
 pub mod linucb;
 pub mod linucb_trust;
@@ -21,6 +22,7 @@ use crate::rng::SeedSequence;
 
 pub use crate::env::Geometry;
 pub use exp2::{Exp2, Exp2Config};
+pub use experts_stochastic::{StochasticExperts, StochasticExpertsConfig};
 pub use follow_the_leader::{FollowTheLeader, FollowTheLeaderConfig, LeaderRule};
 pub use linucb::{BoundsPolicy, InputBounds, LinUcb, LinUcbConfig, Radius, Statistics};
 pub use linucb_trust::{ReportPrivatizer, TrustLinUcb, TrustLinUcbConfig, TrustRadius};
