@@ -23,12 +23,14 @@ from dpbandits.noise import NoiseWire as _Noise
 
 __version__: str
 __all__ = [
+    "BatchedExp3Engine",
     "EliminationEngine",
     "EnvironmentFactory",
     "Exp2Engine",
     "FactorizationCounter",
     "FollowTheLeaderEngine",
     "KArmedBanditEngine",
+    "LazyExpertsEngine",
     "LearnerFactory",
     "LinUcbEngine",
     "LinearBanditEnvEngine",
@@ -43,11 +45,13 @@ __all__ = [
     "TreeCounter",
     "TrustLinUcbEngine",
     "__version__",
+    "_restore_batched_exp3",
     "_restore_elimination",
     "_restore_exp2",
     "_restore_factorization_counter",
     "_restore_follow_the_leader",
     "_restore_k_armed_bandit",
+    "_restore_lazy_experts",
     "_restore_linear_bandit_env",
     "_restore_linucb",
     "_restore_mab",
@@ -833,3 +837,54 @@ class StochasticExpertsEngine(_SecureLearner):
     def from_bytes(state: bytes) -> StochasticExpertsEngine: ...
 
 def _restore_stochastic_experts(state: bytes) -> StochasticExpertsEngine: ...
+
+@final
+class LazyExpertsEngine(_Learner):
+    """Lazy multiplicative weights through a batched shrinking dartboard (after
+    Asi, Koren, Liu & Talwar 2024); see dpbandits.LazyPrivateExperts."""
+
+    def __new__(
+        cls,
+        n: int,
+        horizon: int,
+        batch: int,
+        eta: float,
+        gamma: float,
+        max_switches: int,
+        *,
+        clip: bool = True,
+        seed: int | None = None,
+    ) -> Self: ...
+    def select(self) -> int: ...
+    def observe(self, losses: NDArray[np.float64]) -> None: ...
+    @property
+    def switches(self) -> int: ...
+    @staticmethod
+    def from_bytes(state: bytes) -> LazyExpertsEngine: ...
+
+def _restore_lazy_experts(state: bytes) -> LazyExpertsEngine: ...
+
+@final
+class BatchedExp3Engine(_SecureLearner):
+    """EXP3 behind the batched private conversion (Asi, Raman & Talwar 2025);
+    see dpbandits.BatchedPrivateEXP3."""
+
+    def __new__(
+        cls,
+        k: int,
+        horizon: int,
+        batch: int,
+        eta: float,
+        gamma: float,
+        *,
+        noise: _Noise = ...,
+        clip: bool = True,
+        seed: int | None = None,
+    ) -> Self: ...
+    def select(self) -> int: ...
+    def probabilities(self) -> NDArray[np.float64]: ...
+    def observe(self, arm: int, loss: float) -> None: ...
+    @staticmethod
+    def from_bytes(state: bytes) -> BatchedExp3Engine: ...
+
+def _restore_batched_exp3(state: bytes) -> BatchedExp3Engine: ...

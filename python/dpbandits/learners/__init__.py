@@ -21,7 +21,7 @@ from dpbandits.learners.phased_mab import (
     AdaPKLUCB,
     AdaPUCB,
 )
-from dpbandits.learners.private_experts import PrivateStochasticExperts
+from dpbandits.learners.private_experts import BatchedPrivateEXP3, LazyPrivateExperts, PrivateStochasticExperts
 
 __all__ = [
     "DPIMED",
@@ -35,9 +35,11 @@ __all__ = [
     "AdaCUCB",
     "AdaPKLUCB",
     "AdaPUCB",
+    "BatchedPrivateEXP3",
     "ContextualEliminationBandit",
     "EliminationLinearBandit",
     "JointDPLinUCB",
+    "LazyPrivateExperts",
     "LinUCB",
     "LocalLinUCB",
     "PrivateContextualThompsonSampling",
