@@ -72,3 +72,97 @@ def test_selection_meets_epsilon_and_half_noise_is_flagged(epsilon: float, recor
     bug = audit(selection((kind, steps // 2, exponent), lr.horizon), epsilon=eps, n=N, seed=4202)
     _report(f"PrivateStochasticExperts selection, eps {eps:g}, planted bug: half the noise", bug, record_property)
     assert not bug.passed
+
+
+# --- LazyPrivateExperts: the coin and the draw of one batch -------------------------
+#
+# One batch of B = 1 round, d = 2 experts, at most one switch: the released
+# values are x_0 (the first expert, data independent) and x_1. Side 0 has
+# loss vector (0, 1), side 1 (1, 0). The statistic (CODES) puts
+# {x_0 = 0, x_1 = 1} at the top, so a threshold event isolates it: a switch away
+# from an expert with loss 0, which only the switching floor gamma allows
+# (the (L1) term of dpbandits.privacy.private_experts). The claim is the
+# pure accounting eps_coin + 2 eta for one draw; the planted bug drops the
+# floor (gamma ~ 0), which that term exists for.
+
+
+#: (x_0, x_1) -> statistic: the switch away from expert 0 is the largest value.
+CODES = ((0.0, 3.0), (2.0, 1.0))
+
+
+def lazy_release(eta: float, gamma: float):  # type: ignore[no-untyped-def]
+    rows = [np.array([0.0, 1.0]), np.array([1.0, 0.0])]
+
+    def mechanism(side: int, count: int, seed: int) -> np.ndarray:
+        out = np.empty(count)
+        loss = rows[side]
+        engine_cls = _core.LazyExpertsEngine
+        for r in range(count):
+            e = engine_cls(2, 2, 1, eta, gamma, 1, seed=(seed * 10_000_019 + r) % 2**64)
+            x0 = e.select()
+            e.observe(loss)
+            out[r] = CODES[x0][e.select()]
+        return out
+
+    return mechanism
+
+
+@pytest.mark.slow
+def test_lazy_batch_meets_its_accounting_and_a_dropped_floor_is_flagged(record_property) -> None:  # type: ignore[no-untyped-def]
+    from dpbandits.privacy.private_experts import lazy_epsilon
+
+    eta, gamma = 0.5, 0.3
+    claim = lazy_epsilon(eta, gamma, 1, 1e-6)
+    assert claim == pytest.approx(np.log1p(eta * (1 - gamma) / gamma) + 2 * eta)
+    ok = audit(lazy_release(eta, gamma), epsilon=claim, n=N, seed=4301, confidence=AT_CLAIM)
+    _report(f"LazyPrivateExperts one batch, eta {eta}, gamma {gamma}, claim {claim:.3f}", ok, record_property)
+    # The event {x_0 = 0, x_1 = 1} has probability gamma / (1 + e^eta) / 2 on
+    # side 0 and (1 - (1 - gamma) e^-eta) / (1 + e^-eta) / 2 on side 1:
+    # log ratio 1.152, what a correct audit finds (the claim covers the draw's
+    # 2 eta as well).
+    exact = np.log((1 - (1 - gamma) * np.exp(-eta)) / (1 + np.exp(-eta)) / (gamma / (1 + np.exp(eta))))
+    assert exact == pytest.approx(1.152, abs=1e-3)
+    assert ok.passed and ok.epsilon_lower_bound > exact - 0.1
+    bug = audit(lazy_release(eta, 1e-4), epsilon=claim, n=N, seed=4302)
+    _report("LazyPrivateExperts one batch, planted bug: no switching floor", bug, record_property)
+    assert not bug.passed
+
+
+# --- BatchedPrivateEXP3: the noisy batch sum, read back from the released policy ---
+#
+# K = 2, one batch of tau = 1 round: EXP3's next distribution p is a
+# strictly monotone function of the noisy value v = l + Z it received
+# (log p_0 - log p_1 moves by -eta v / p(i) in the played arm's favour),
+# so s = (log p_0 - log p_1) (+1 if arm 0 was played, -1 otherwise) is a
+# released statistic as informative as v. Losses 0 (side 0) vs 1 (side 1).
+
+
+def batched_release(wire: tuple):  # type: ignore[no-untyped-def, type-arg]
+    losses = [0.0, 1.0]
+
+    def mechanism(side: int, count: int, seed: int) -> np.ndarray:
+        p0, sign = np.empty(count), np.empty(count)
+        engine_cls, loss = _core.BatchedExp3Engine, losses[side]
+        for r in range(count):
+            e = engine_cls(2, 2, 1, 0.5, 0.1, noise=wire, seed=(seed * 10_000_019 + r) % 2**64)
+            arm = e.select()
+            e.observe(arm, loss)
+            p0[r], sign[r] = e.probabilities()[0], 1.0 - 2.0 * arm
+        return (np.log(p0) - np.log1p(-p0)) * sign
+
+    return mechanism
+
+
+@pytest.mark.slow
+def test_batched_exp3_batch_sum_meets_epsilon_and_half_noise_is_flagged(record_property) -> None:  # type: ignore[no-untyped-def]
+    from dpbandits.learners.private_experts import BatchedPrivateEXP3
+
+    lr = BatchedPrivateEXP3(2, 1000, 1.0, seed=0)
+    eps, wire = lr.privacy.epsilon, lr.noise_wire
+    ok = audit(batched_release(wire), epsilon=eps, n=N, seed=4401, confidence=AT_CLAIM)
+    _report(f"BatchedPrivateEXP3 batch sum, {wire}", ok, record_property)
+    assert ok.passed and ok.epsilon_lower_bound > 0.9 * eps
+    kind, steps, exponent = wire
+    bug = audit(batched_release((kind, steps // 2, exponent)), epsilon=eps, n=N, seed=4402)
+    _report("BatchedPrivateEXP3 batch sum, planted bug: half the noise", bug, record_property)
+    assert not bug.passed

@@ -204,7 +204,7 @@ impl StochasticExperts {
     /// stream.
     pub fn selection_runs(&mut self, losses: &[f64], runs: usize) -> Result<Vec<u64>> {
         let n = self.config.n;
-        if losses.is_empty() || losses.len() % n != 0 {
+        if losses.is_empty() || !losses.len().is_multiple_of(n) {
             return Err(Error::invalid("losses", format!("expected rows of {n} entries, got {} values", losses.len())));
         }
         check_finite("losses", losses)?;
