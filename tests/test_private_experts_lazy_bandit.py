@@ -83,7 +83,7 @@ def test_batched_exp3_protocol_checkpoints_and_hostile_input(tmp_path) -> None: 
     with pytest.raises(StateError):
         lr.update(0.5)
     arms = []
-    for t in range(100):
+    for _ in range(100):
         i = lr.select()
         arms.append(i)
         lr.update(0.1 if i == 0 else 0.9)

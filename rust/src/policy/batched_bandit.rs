@@ -265,6 +265,7 @@ impl Learner for BatchedExp3 {
 }
 
 #[cfg(test)]
+#[allow(clippy::float_cmp)] // lattice values are exact: equality is the test
 mod tests {
     use super::*;
 

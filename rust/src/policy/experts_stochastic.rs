@@ -326,6 +326,7 @@ impl Learner for StochasticExperts {
 }
 
 #[cfg(test)]
+#[allow(clippy::float_cmp)] // lattice values are exact: equality is the test
 mod tests {
     use super::*;
     use crate::noise::SecureNoise;
