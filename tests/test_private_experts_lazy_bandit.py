@@ -100,6 +100,8 @@ def test_batched_exp3_protocol_checkpoints_and_hostile_input(tmp_path) -> None: 
     strict.select()
     with pytest.raises(ValueError, match="loss"):
         strict.update(1.5)
+    with pytest.raises((TypeError, ValueError), match="loss"):
+        strict.update("high")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="`k`"):
         dp.BatchedPrivateEXP3(1, 1000, 1.0)
     assert dp.BatchedPrivateEXP3(4, 1000, 1.0, secure=True).secure

@@ -36,7 +36,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import _core
-from dpbandits._validation import float_array, positive_int, seed_or_none
+from dpbandits._validation import float_array, positive_int, real, seed_or_none
 from dpbandits.errors import StateError
 from dpbandits.learners.online import LearnerBase
 from dpbandits.noise import NoiseWire
@@ -302,7 +302,7 @@ class BatchedPrivateEXP3(LearnerBase):
 
     def update(self, loss: float) -> None:
         """The loss in [0, 1] of the arm just selected."""
-        value = float(loss)
+        value = real("loss", loss)
         with self.lock:
             if self._pending is None:
                 raise StateError("update(loss) needs a preceding select()")
