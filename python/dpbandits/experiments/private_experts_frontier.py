@@ -47,7 +47,7 @@ from dpbandits.privacy.private_experts import agarwal_singh_rate, lazy_rate, sto
 NAME = "private-experts-frontier"
 DIMENSIONS = (16, 1024)
 FTPL_DELTA = 1e-6
-#: The issue's target workload: d = 1,024, T = 2^16, eps = 0.05.
+#: The high-privacy workload the stochastic learner is checked on: d = 1,024, T = 2^16, eps = 0.05.
 TARGET = (1024, 2**16, 0.05)
 #: The learner the docs recommend for stochastic losses.
 DEFAULT = "PrivateStochasticExperts"
