@@ -23,12 +23,14 @@ from dpbandits.noise import NoiseWire as _Noise
 
 __version__: str
 __all__ = [
+    "BatchedExp3Engine",
     "EliminationEngine",
     "EnvironmentFactory",
     "Exp2Engine",
     "FactorizationCounter",
     "FollowTheLeaderEngine",
     "KArmedBanditEngine",
+    "LazyExpertsEngine",
     "LearnerFactory",
     "LinUcbEngine",
     "LinearBanditEnvEngine",
@@ -40,14 +42,17 @@ __all__ = [
     "ReplayEnvEngine",
     "ScribleEngine",
     "ShariffSheffetEnvEngine",
+    "StochasticExpertsEngine",
     "TreeCounter",
     "TrustLinUcbEngine",
     "__version__",
+    "_restore_batched_exp3",
     "_restore_elimination",
     "_restore_exp2",
     "_restore_factorization_counter",
     "_restore_follow_the_leader",
     "_restore_k_armed_bandit",
+    "_restore_lazy_experts",
     "_restore_linear_bandit_env",
     "_restore_linear_policy",
     "_restore_linucb",
@@ -56,6 +61,7 @@ __all__ = [
     "_restore_phased_mab",
     "_restore_scrible",
     "_restore_shariff_sheffet_env",
+    "_restore_stochastic_experts",
     "_restore_tree_counter",
     "_restore_trust_linucb",
     "core_set",
@@ -842,3 +848,82 @@ class PhasedMabEngine(_Arms, _Learner):
     def from_bytes(state: bytes) -> PhasedMabEngine: ...
 
 def _restore_phased_mab(state: bytes) -> PhasedMabEngine: ...
+
+@final
+class StochasticExpertsEngine(_SecureLearner):
+    """Doubling-batch report-noisy-min for stochastic losses (Asi, Feldman,
+    Koren & Talwar 2023, Sec. 3); see dpbandits.PrivateStochasticExperts."""
+
+    def __new__(
+        cls,
+        n: int,
+        horizon: int,
+        *,
+        noise: _Noise = ...,
+        first_batch: int = 1,
+        clip: bool = True,
+        seed: int | None = None,
+    ) -> Self: ...
+    def select(self) -> int: ...
+    def observe(self, losses: NDArray[np.float64]) -> None: ...
+    def observe_many(self, losses: NDArray[np.float64]) -> list[int]: ...
+    def _selection_runs(self, losses: NDArray[np.float64], runs: int) -> NDArray[np.uint64]: ...
+    @property
+    def selections(self) -> int: ...
+    @property
+    def batch_remaining(self) -> int: ...
+    @staticmethod
+    def from_bytes(state: bytes) -> StochasticExpertsEngine: ...
+
+def _restore_stochastic_experts(state: bytes) -> StochasticExpertsEngine: ...
+
+@final
+class LazyExpertsEngine(_Learner):
+    """Lazy multiplicative weights through a batched shrinking dartboard (after
+    Asi, Koren, Liu & Talwar 2024); see dpbandits.LazyPrivateExperts."""
+
+    def __new__(
+        cls,
+        n: int,
+        horizon: int,
+        batch: int,
+        eta: float,
+        gamma: float,
+        max_switches: int,
+        *,
+        clip: bool = True,
+        seed: int | None = None,
+    ) -> Self: ...
+    def select(self) -> int: ...
+    def observe(self, losses: NDArray[np.float64]) -> None: ...
+    @property
+    def switches(self) -> int: ...
+    @staticmethod
+    def from_bytes(state: bytes) -> LazyExpertsEngine: ...
+
+def _restore_lazy_experts(state: bytes) -> LazyExpertsEngine: ...
+
+@final
+class BatchedExp3Engine(_SecureLearner):
+    """EXP3 behind the batched private conversion (Asi, Raman & Talwar 2025);
+    see dpbandits.BatchedPrivateEXP3."""
+
+    def __new__(
+        cls,
+        k: int,
+        horizon: int,
+        batch: int,
+        eta: float,
+        gamma: float,
+        *,
+        noise: _Noise = ...,
+        clip: bool = True,
+        seed: int | None = None,
+    ) -> Self: ...
+    def select(self) -> int: ...
+    def probabilities(self) -> NDArray[np.float64]: ...
+    def observe(self, arm: int, loss: float) -> None: ...
+    @staticmethod
+    def from_bytes(state: bytes) -> BatchedExp3Engine: ...
+
+def _restore_batched_exp3(state: bytes) -> BatchedExp3Engine: ...

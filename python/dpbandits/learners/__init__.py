@@ -21,6 +21,7 @@ from dpbandits.learners.phased_mab import (
     AdaPKLUCB,
     AdaPUCB,
 )
+from dpbandits.learners.private_experts import BatchedPrivateEXP3, LazyPrivateExperts, PrivateStochasticExperts
 
 __all__ = [
     "DPIMED",
@@ -34,15 +35,18 @@ __all__ = [
     "AdaCUCB",
     "AdaPKLUCB",
     "AdaPUCB",
+    "BatchedPrivateEXP3",
     "ContextualEliminationBandit",
     "EliminationLinearBandit",
     "JointDPLinUCB",
+    "LazyPrivateExperts",
     "LinUCB",
     "LocalLinUCB",
     "PrivateContextualThompsonSampling",
     "PrivateContextualUCB",
     "PrivateFTPL",
     "PrivateFTRL",
+    "PrivateStochasticExperts",
     "PrivateThompsonSampling",
     "PrivateUCB",
     "SCRiBLe",

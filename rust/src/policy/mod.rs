@@ -4,10 +4,13 @@
 //! the [`Feedback`] for it. The one simulation loop (`crate::sim`) drives
 //! every learner of the catalog through this trait, whatever the family.
 
+pub mod batched_bandit;
 pub mod elimination;
 pub mod exp2;
+pub mod experts_stochastic;
 pub mod follow_the_leader;
 pub mod linear_policy;
+pub mod lazy_experts;
 pub mod linucb;
 pub mod linucb_trust;
 pub mod mab;
@@ -21,8 +24,11 @@ use crate::error::Result;
 use crate::rng::SeedSequence;
 
 pub use crate::env::Geometry;
+pub use batched_bandit::{BatchedExp3, BatchedExp3Config};
 pub use exp2::{Exp2, Exp2Config};
+pub use experts_stochastic::{StochasticExperts, StochasticExpertsConfig};
 pub use follow_the_leader::{FollowTheLeader, FollowTheLeaderConfig, LeaderRule};
+pub use lazy_experts::{LazyExperts, LazyExpertsConfig};
 pub use linucb::{BoundsPolicy, InputBounds, LinUcb, LinUcbConfig, Radius, Statistics};
 pub use linucb_trust::{ReportPrivatizer, TrustLinUcb, TrustLinUcbConfig, TrustRadius};
 pub use mab::{Mab, MabConfig, MabIndex, MabStatistics, Phases, RewardPolicy, RewardRange};

@@ -514,6 +514,7 @@ mod mechanisms;
 pub(crate) mod noise;
 mod online_learning;
 mod phased_mab;
+mod private_experts;
 mod replay;
 mod secure;
 mod sim;
@@ -570,5 +571,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     replay::register(m)?;
     secure::register(m)?;
     phased_mab::register(m)?;
+    private_experts::register(m)?;
     Ok(())
 }

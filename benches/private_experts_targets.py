@@ -1,0 +1,65 @@
+"""The workloads of the private experts and bandit learners, 4 seeds each
+(final regret, mean and standard error, and the per-seed values):
+
+1. stochastic experts: d = 1,024 (expert 0 mean loss 0.4, the others
+   0.5), T = 2^16, eps = 0.05: PrivateStochasticExperts, PrivateFTRL,
+   PrivateFTPL (delta 1e-6);
+2. oblivious switching best expert: d = 1,024, T = 2^16, eps = 0.1:
+   LazyPrivateExperts (delta 1e-6), PrivateFTRL, PrivateFTPL, and the
+   non-private lazy multiplicative weights;
+3. bandits: K = 16, T = 10^6, eps = 1, stochastic (0.4 / 0.5) and
+   switching losses: BatchedPrivateEXP3 and EXP2.
+
+    python benches/private_experts_targets.py [--only 1,2,3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+import dpbandits as dp
+
+
+def run(name: str, learner, env, seeds: int = 4) -> None:  # type: ignore[no-untyped-def]
+    t0 = time.perf_counter()
+    r = dp.simulate(learner, env, seeds=seeds).final_regret
+    se = r.std(ddof=1) / np.sqrt(r.size)
+    print(f"{name}: mean {r.mean():,.0f} se {se:,.0f} runs {np.round(r).astype(int).tolist()} "
+          f"({time.perf_counter() - t0:.0f} s)", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", default="1,2,3")
+    parts = {int(p) for p in ap.parse_args().only.split(",")}
+    if 1 in parts:
+        d, T, eps = 1024, 2**16, 0.05
+        env = dp.StochasticLosses([0.4] + [0.5] * (d - 1))
+        run("1 PrivateStochasticExperts", dp.PrivateStochasticExperts(d, T, eps, seed=0), env)
+        run("1 PrivateFTRL", dp.PrivateFTRL(d, T, eps, seed=0), env)
+        run("1 PrivateFTPL", dp.PrivateFTPL(d, T, eps, delta=1e-6, seed=0), env)
+    if 2 in parts:
+        d, T, eps = 1024, 2**16, 0.1
+        env = dp.SwitchingBestExpert(d)
+        lazy = dp.LazyPrivateExperts(d, T, eps, seed=0)
+        print(f"2 lazy parameters: B {lazy.batch}, eta {lazy.eta:.3g}, gamma {lazy.gamma:g}, "
+              f"max switches {lazy.max_switches}, {lazy.privacy}", flush=True)
+        run("2 LazyPrivateExperts", lazy, env)
+        run("2 PrivateFTRL", dp.PrivateFTRL(d, T, eps, seed=0), env)
+        run("2 PrivateFTPL", dp.PrivateFTPL(d, T, eps, delta=1e-6, seed=0), env)
+        run("2 non-private lazy MW", dp.LazyPrivateExperts(d, T, None, seed=0), env)
+    if 3 in parts:
+        K, T, eps = 16, 10**6, 1.0
+        for name, env in (("stochastic", dp.StochasticLosses([0.4] + [0.5] * (K - 1))),
+                          ("switching", dp.SwitchingBestExpert(K))):
+            b = dp.BatchedPrivateEXP3(K, T, eps, seed=0)
+            print(f"3 batch tau {b.batch}, eta {b.eta:.3g}, gamma {b.gamma:.3g}", flush=True)
+            run(f"3 {name} BatchedPrivateEXP3", b, env)
+            run(f"3 {name} EXP2", dp.EXP2(K, T, eps, seed=0), env)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,324 @@
+"""Private prediction from experts past Agarwal & Singh 2017.
+
+- :class:`PrivateStochasticExperts`: the doubling-batch algorithm of Asi,
+  Feldman, Koren & Talwar, "Private online prediction from experts:
+  separations and faster rates" (COLT 2023, arXiv 2210.13537), Sec. 3, for
+  stochastic (i.i.d.) losses: pure epsilon-DP, regret
+  O(sqrt(T log d) + log(d) log(T) / epsilon) where the Agarwal & Singh
+  learners pay d / epsilon. The recommended learner for stochastic losses.
+- :class:`LazyPrivateExperts`: multiplicative weights made private through
+  laziness (a batched shrinking dartboard with a switching floor and a
+  switch budget), after the L2P transformation of Asi, Koren, Liu & Talwar,
+  "Private online learning via lazy algorithms" (NeurIPS 2024, arXiv
+  2406.03620): (epsilon, delta)-DP against oblivious adversaries, rate
+  sqrt(T log d) + T^(1/3) log(d) / epsilon^(2/3).
+- :class:`BatchedPrivateEXP3`: adversarial K-armed bandits through the
+  batched conversion of Asi, Raman & Talwar, "Faster rates for private
+  adversarial bandits" (ICML 2025, arXiv 2505.21790): pure epsilon-DP,
+  rate sqrt(K T / epsilon) (bandit feedback: ``update(loss)`` of the
+  played arm).
+
+Full information: each round ``select()`` gives the expert to play and
+``update(losses)`` records every expert's loss (a vector in [0, 1]^d).
+Privacy semantics: the protected unit is one round's loss vector
+(neighbouring loss sequences differ in one round); the loss vectors enter
+in round order, which depends on nothing but the round. Every constant
+comes from :mod:`dpbandits.privacy.private_experts`; the Rust engine
+(``rust/src/policy/experts_stochastic.rs``) reads only the released
+selections.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from dpbandits import _core
+from dpbandits._validation import float_array, positive_int, real, seed_or_none
+from dpbandits.errors import StateError
+from dpbandits.learners.online import LearnerBase
+from dpbandits.noise import NoiseWire
+from dpbandits.privacy import Guarantee
+from dpbandits.privacy.private_experts import batched_bandit_parameters, lazy_parameters, report_noisy_min_noise
+from dpbandits.privacy.secure import sampler_choice
+
+__all__ = ["BatchedPrivateEXP3", "LazyPrivateExperts", "PrivateStochasticExperts"]
+
+
+def _clip(bounds: str) -> bool:
+    if bounds not in ("clip", "error"):
+        raise ValueError(f"invalid argument `bounds`: must be 'clip' or 'error', got {bounds!r}")
+    return bounds == "clip"
+
+
+class PrivateStochasticExperts(LearnerBase):
+    """Doubling-batch report-noisy-min for stochastic losses (Asi, Feldman,
+    Koren & Talwar 2023, Sec. 3).
+
+    Batches of b_0, 2 b_0, 4 b_0, ... rounds; the expert played throughout
+    batch i + 1 is argmin_x (sum of batch i's losses of x + Z_x) with Z_x
+    i.i.d. Laplace(2 / epsilon) (exact discrete Laplace on the lattice by
+    default); the first batch plays a uniform expert. Each loss vector
+    enters one selection, so the learner is epsilon-DP
+    (:mod:`dpbandits.privacy.private_experts`). Against i.i.d. losses the
+    regret is O(sqrt(T log d) + log(d) log(T) / epsilon); against
+    adversarial losses there is no guarantee (use :class:`PrivateFTRL`).
+
+    Parameters
+    ----------
+    n, horizon:
+        Number of experts d >= 2 and horizon T >= 2.
+    epsilon:
+        > 0 for pure epsilon-DP of the loss sequence; None for the
+        non-private doubling-batch follow-the-leader.
+    first_batch:
+        b_0 >= 1 (default 1, as in the paper).
+    bounds:
+        ``"clip"`` losses into [0, 1], or ``"error"``.
+    sampler:
+        ``"lattice"`` (default) or ``"float"``.
+    secure:
+        Noise from the operating system (lattice only).
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> learner = dp.PrivateStochasticExperts(n=4, horizon=1000, epsilon=1.0, seed=0)
+    >>> expert = learner.select()
+    >>> learner.update([0.2, 0.9, 0.5, 0.5])
+    >>> learner.t, learner.privacy.epsilon <= 1.0
+    (1, True)
+    >>> res = dp.simulate(learner, dp.StochasticLosses([0.4, 0.5, 0.5, 0.5]), seeds=2)
+    >>> res.final_regret.shape
+    (2,)
+    """
+
+    _engine: _core.StochasticExpertsEngine
+
+    def __init__(
+        self,
+        n: int,
+        horizon: int,
+        epsilon: float | None,
+        first_batch: int = 1,
+        bounds: Literal["clip", "error"] = "clip",
+        seed: int | None = None,
+        sampler: Literal["lattice", "float"] = "lattice",
+        secure: bool = False,
+    ) -> None:
+        self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        self.sampler = sampler_choice(sampler)
+        self.n = positive_int("n", n, minimum=2)
+        self.horizon = positive_int("horizon", horizon, minimum=2)
+        self.first_batch = positive_int("first_batch", first_batch)
+        if self.first_batch > self.horizon:
+            raise ValueError(
+                f"invalid argument `first_batch`: must lie in [1, horizon = {self.horizon}], got {first_batch}"
+            )
+        basis = "Asi, Feldman, Koren & Talwar 2023, Sec. 3 (doubling batches, report-noisy-min, parallel composition)"
+        wire: NoiseWire = ("zero",)
+        self.noise_scale = 0.0
+        if epsilon is None:
+            self._privacy = Guarantee.none("non-private doubling-batch follow-the-leader (AFKT 2023, Sec. 3)")
+        else:
+            noise = report_noisy_min_noise(epsilon, self.horizon, self.sampler, basis)
+            self._privacy, wire, self.noise_scale = noise.guarantee, noise.wire, noise.scale
+        #: The per-expert selection noise, as the engine gets it (rust/src/py/noise.rs).
+        self.noise_wire = wire
+        self._engine = _core.StochasticExpertsEngine(
+            self.n, self.horizon, noise=wire, first_batch=self.first_batch, clip=_clip(bounds),
+            seed=seed_or_none("seed", seed),
+        )
+        self._secure_if_private(secure, epsilon)
+
+    def select(self) -> int:
+        """The expert played this round (fixed within a batch)."""
+        with self.lock:
+            return int(self._engine.select())
+
+    def update(self, losses: ArrayLike) -> None:
+        """Records the round's loss vector (shape (n,), entries in [0, 1];
+        out-of-range entries clipped or refused as ``bounds`` says)."""
+        losses = float_array("losses", losses, ndim=1)
+        with self.lock:
+            self._engine.observe(losses)
+
+    def update_many(self, losses: ArrayLike) -> NDArray[np.int64]:
+        """Records many rounds' loss vectors (shape (rounds, n)), equal to
+        the loop of ``select()`` then ``update(row)``; returns the experts
+        played in those rounds."""
+        losses = float_array("losses", losses, ndim=2)
+        with self.lock:
+            return np.asarray(self._engine.observe_many(losses), dtype=np.int64)
+
+    @property
+    def t(self) -> int:
+        """Rounds observed."""
+        return int(self._engine.t)
+
+    @property
+    def selections(self) -> int:
+        """Batches closed (released selections)."""
+        return int(self._engine.selections)
+
+    @property
+    def privacy(self) -> Guarantee:
+        """Pure epsilon-DP of the loss sequence, or none."""
+        return self._secure_guarantee(self._privacy)
+
+    def reseed(self, seed: int | None = None) -> None:
+        """Draws future selection noise from a new seed (past selections kept)."""
+        self._engine.reseed(seed_or_none("seed", seed))
+
+
+class LazyPrivateExperts(LearnerBase):
+    """Lazy multiplicative weights, private through few switches (after Asi,
+    Koren, Liu & Talwar 2024, the L2P transformation applied to
+    multiplicative weights; reconstruction and accounting in
+    :mod:`dpbandits.privacy.private_experts`).
+
+    Batches of B rounds; at a batch's end the current expert is kept with
+    probability (1 - gamma) exp(-eta a) (a: its loss over the batch), else
+    redrawn from P ∝ exp(-eta L) (L: cumulative losses); after
+    ``max_switches`` redraws it is frozen. The played expert has exactly
+    multiplicative weights' law, so against an oblivious adversary the
+    regret is that of batched multiplicative weights; only the coins and
+    the at most ``max_switches`` draws read the data: (epsilon, delta)-DP
+    with (B, eta, gamma, max_switches) chosen by
+    :func:`dpbandits.privacy.private_experts.lazy_parameters`. The draws are
+    floating point (``privacy.sampler == "float"``).
+
+    Parameters: ``n`` experts (>= 2), ``horizon`` (>= 2), ``epsilon``
+    (None: non-private lazy multiplicative weights), ``delta`` in (0, 1),
+    ``bounds`` ("clip" or "error"), ``seed``.
+    """
+
+    _engine: _core.LazyExpertsEngine
+
+    def __init__(
+        self,
+        n: int,
+        horizon: int,
+        epsilon: float | None,
+        delta: float = 1e-6,
+        bounds: Literal["clip", "error"] = "clip",
+        seed: int | None = None,
+    ) -> None:
+        self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        self.n = positive_int("n", n, minimum=2)
+        self.horizon = positive_int("horizon", horizon, minimum=2)
+        p = lazy_parameters(self.n, self.horizon, epsilon, delta)
+        self.batch, self.eta, self.gamma, self.max_switches = p.batch, p.eta, p.gamma, p.max_switches
+        self._privacy = p.guarantee
+        self._engine = _core.LazyExpertsEngine(
+            self.n, self.horizon, p.batch, p.eta, p.gamma, p.max_switches, clip=_clip(bounds),
+            seed=seed_or_none("seed", seed),
+        )
+
+    def select(self) -> int:
+        """The expert played this round."""
+        with self.lock:
+            return int(self._engine.select())
+
+    def update(self, losses: ArrayLike) -> None:
+        """Records the round's loss vector (shape (n,), entries in [0, 1])."""
+        losses = float_array("losses", losses, ndim=1)
+        with self.lock:
+            self._engine.observe(losses)
+
+    @property
+    def t(self) -> int:
+        """Rounds observed."""
+        return int(self._engine.t)
+
+    @property
+    def switches(self) -> int:
+        """Redraws made (at most ``max_switches``)."""
+        return int(self._engine.switches)
+
+    @property
+    def privacy(self) -> Guarantee:
+        """(epsilon, delta)-DP of the loss sequence, or none."""
+        return self._privacy
+
+    def reseed(self, seed: int | None = None) -> None:
+        """Draws future coins and experts from a new seed."""
+        self._engine.reseed(seed_or_none("seed", seed))
+
+
+class BatchedPrivateEXP3(LearnerBase):
+    """EXP3 behind the batched private conversion of Asi, Raman & Talwar
+    2025 for adversarial K-armed bandits with losses in [0, 1].
+
+    The arm is fixed for batches of tau rounds; each batch's loss sum gets
+    one Laplace(1 / epsilon) draw (exact discrete Laplace on the lattice by
+    default) and its mean is EXP3's loss for one round. Pure epsilon-DP of
+    the loss sequence (parallel composition); tau, eta, gamma from
+    :func:`dpbandits.privacy.private_experts.batched_bandit_parameters`.
+    Each round: ``i = learner.select()``, then ``learner.update(loss)``
+    with the loss of arm i. ``batch`` overrides tau.
+    """
+
+    _engine: _core.BatchedExp3Engine
+
+    def __init__(
+        self,
+        k: int,
+        horizon: int,
+        epsilon: float | None,
+        batch: int | None = None,
+        bounds: Literal["clip", "error"] = "clip",
+        seed: int | None = None,
+        sampler: Literal["lattice", "float"] = "lattice",
+        secure: bool = False,
+    ) -> None:
+        self._args = {k_: v for k_, v in locals().items() if k_ not in ("self", "__class__")}
+        self.sampler = sampler_choice(sampler)
+        self.k = positive_int("k", k, minimum=2)
+        self.horizon = positive_int("horizon", horizon, minimum=2)
+        p = batched_bandit_parameters(self.k, self.horizon, epsilon, self.sampler, batch)
+        self.batch, self.eta, self.gamma, self.noise_scale = p.batch, p.eta, p.gamma, p.scale
+        self._privacy = p.guarantee
+        #: The batch-sum noise, as the engine gets it (rust/src/py/noise.rs).
+        self.noise_wire = p.wire
+        self._engine = _core.BatchedExp3Engine(
+            self.k, self.horizon, p.batch, p.eta, p.gamma, noise=p.wire, clip=_clip(bounds),
+            seed=seed_or_none("seed", seed),
+        )
+        self._secure_if_private(secure, epsilon)
+        self._pending: int | None = None
+
+    def select(self) -> int:
+        """The arm to play this round."""
+        with self.lock:
+            self._pending = int(self._engine.select())
+            return self._pending
+
+    def probabilities(self) -> NDArray[np.float64]:
+        """p = (1 - gamma) q + gamma / K, the law of the next batch's arm."""
+        return self._engine.probabilities()
+
+    def update(self, loss: float) -> None:
+        """The loss in [0, 1] of the arm just selected."""
+        value = real("loss", loss)
+        with self.lock:
+            if self._pending is None:
+                raise StateError("update(loss) needs a preceding select()")
+            self._engine.observe(self._pending, value)
+            self._pending = None
+
+    @property
+    def t(self) -> int:
+        """Rounds observed."""
+        return int(self._engine.t)
+
+    @property
+    def privacy(self) -> Guarantee:
+        """Pure epsilon-DP of the loss sequence, or none."""
+        return self._secure_guarantee(self._privacy)
+
+    def reseed(self, seed: int | None = None) -> None:
+        """Draws future noise and arms from a new seed."""
+        self._engine.reseed(seed_or_none("seed", seed))

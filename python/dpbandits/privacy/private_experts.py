@@ -1,0 +1,327 @@
+"""Privacy constants and regret rates of the private experts learners past
+Agarwal & Singh 2017 (:mod:`dpbandits.learners.private_experts`).
+
+Stochastic losses: Asi, Feldman, Koren & Talwar, "Private online
+prediction from experts: separations and faster rates" (COLT 2023, arXiv
+2210.13537), Sec. 3. Rounds are cut into doubling batches; the expert of
+batch i + 1 is the report-noisy-min over batch i's summed losses. Each
+round's loss vector enters exactly one selection, so the transcript of
+selections is as private as one selection (parallel composition; the
+later selections do not read that loss vector).
+
+One selection (report-noisy-min, the argument written out here because
+the paper's text we could reach states the rate, not the noise
+constant): scores S(x) = sum_{t in B} l_t(x) with l_t in [0, 1]^d, so a
+change of one loss vector moves every score by at most Delta = 1, in
+either direction (the scores are not monotone counting queries). Output
+argmin_x S(x) + Z_x, ties to the lowest index. Fix Z_{-i}. Expert i wins
+exactly on a down-set {Z_i <= z*(S)}; on the neighbour S',
+S'(i) + z - 2 Delta <= S(i) + z - Delta and S'(j) >= S(j) - Delta, so a
+win of i at Z_i = z under S (strict against lower indices, weak against
+higher ones) is a win at z - 2 Delta under S', whence
+z*(S') >= z*(S) - 2 Delta and
+
+    P_S'(i) >= P(Z_i <= z*(S) - 2 Delta) >= exp(-2 Delta / b) P_S(i)     (RNM)
+
+for Z ~ Laplace(b) (density ratio e^{-s/b} at shift s) and equally for
+the discrete Laplace with t steps and integer shift 2 Delta 2^j
+(pmf ratio e^{-s/t}). Hence Laplace(b = 2 / epsilon) gives epsilon-DP
+(Dwork & Roth 2014, Claim 3.9 with the factor 2 of non-monotone scores);
+on the lattice t = ceil(2^(j+1) / epsilon) steps, epsilon met = 2^(j+1) / t
+(losses in [0, 1] rounded monotonically stay in [0, 2^j] steps: no
+rounding allowance). The audit in tests/test_private_experts_audit.py
+checks the released selections against this claim.
+
+Rates (constant 1, the log factors as the papers state them):
+
+- stochastic (AFKT 2023, Thm. for stochastic adversaries):
+  sqrt(T ln d) + ln(d) ln(T) / epsilon, :func:`stochastic_rate`;
+- lazy / low-switching (Asi, Koren, Liu & Talwar 2024):
+  sqrt(T ln d) + T^(1/3) ln(d) / epsilon^(2/3), :func:`lazy_rate`;
+- Agarwal & Singh 2017 (Thm. 3.1, experts): sqrt(T ln d) + d ln(d) ln^2(T)
+  / epsilon, :func:`agarwal_singh_rate` (the regime the new learners beat).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from dpbandits._validation import in_open_unit, positive, positive_int
+from dpbandits.noise import NoiseWire
+from dpbandits.privacy.guarantees import Guarantee
+from dpbandits.privacy.secure import LatticeNoise, Sampler, lattice_laplace
+
+__all__ = [
+    "PROTECTS",
+    "BatchedBanditParameters",
+    "LazyParameters",
+    "SelectionNoise",
+    "agarwal_singh_rate",
+    "batch_lengths",
+    "batched_bandit_parameters",
+    "lazy_epsilon",
+    "lazy_parameters",
+    "lazy_rate",
+    "report_noisy_min_epsilon",
+    "report_noisy_min_noise",
+    "stochastic_rate",
+]
+
+PROTECTS = "the loss sequence (one round's loss vector)"
+"""Neighbouring loss sequences differ in one round's loss vector (AFKT 2023, Def. of DP-OPE)."""
+
+#: L-infinity sensitivity of a batch's summed losses to one loss vector in [0, 1]^d.
+SCORE_SENSITIVITY = 1.0
+
+
+@dataclass(frozen=True)
+class SelectionNoise:
+    """The per-expert noise of one report-noisy-min selection.
+
+    ``scale``: the Laplace scale b actually drawn (lattice: steps 2^-j);
+    ``wire``: the noise value the engine takes; ``lattice``: the lattice
+    parameters (None with the floating-point sampler); ``guarantee``: the
+    epsilon the selections meet (<= the epsilon asked).
+    """
+
+    scale: float
+    wire: NoiseWire
+    lattice: LatticeNoise | None
+    guarantee: Guarantee
+
+
+def report_noisy_min_epsilon(scale: float, sensitivity: float = SCORE_SENSITIVITY) -> float:
+    """epsilon = 2 Delta / b of report-noisy-min with Laplace(b) noise on
+    scores of L-infinity sensitivity Delta (module docstring, (RNM))."""
+    if not (scale > 0 and math.isfinite(scale)):
+        raise ValueError(f"invalid argument `scale`: must be finite > 0, got {scale!r}")
+    if not (sensitivity > 0 and math.isfinite(sensitivity)):
+        raise ValueError(f"invalid argument `sensitivity`: must be finite > 0, got {sensitivity!r}")
+    return 2.0 * sensitivity / scale
+
+
+def report_noisy_min_noise(epsilon: float, horizon: int, sampler: Sampler, basis: str) -> SelectionNoise:
+    """Noise of an epsilon-DP report-noisy-min over batch sums of losses in
+    [0, 1] (module docstring, (RNM)): Laplace(2 / epsilon), or on the
+    lattice the discrete Laplace with t = ceil(2^(j+1) / epsilon) steps,
+    exact sums up to ``horizon`` losses (``sum_bound``). ``basis`` names
+    the algorithm in the guarantee."""
+    epsilon = positive("epsilon", epsilon)
+    horizon = positive_int("horizon", horizon)
+    scale = 2.0 * SCORE_SENSITIVITY / epsilon
+    if sampler == "lattice":
+        lattice = lattice_laplace(scale, SCORE_SENSITIVITY, value_range=(0.0, 1.0), sum_bound=float(horizon))
+        # Scores move by at most 2^j steps; the shift in (RNM) is 2 2^j steps.
+        met = 2.0 * math.ldexp(1.0, lattice.exponent) / lattice.steps
+        guarantee = Guarantee("central", met, 0.0, protects=PROTECTS, basis=basis, calibration="tight",
+                              sampler="lattice")
+        return SelectionNoise(lattice.scale, lattice.wire(), lattice, guarantee)
+    met = report_noisy_min_epsilon(scale)
+    guarantee = Guarantee("central", met, 0.0, protects=PROTECTS, basis=basis, calibration="tight", sampler="float")
+    return SelectionNoise(scale, ("laplace", scale), None, guarantee)
+
+
+def batch_lengths(horizon: int, first_batch: int = 1) -> list[int]:
+    """Lengths of the doubling batches b_0, 2 b_0, 4 b_0, ... covering
+    ``horizon`` rounds (the last one cut at the horizon)."""
+    horizon = positive_int("horizon", horizon)
+    first_batch = positive_int("first_batch", first_batch)
+    if first_batch > horizon:
+        raise ValueError(f"invalid argument `first_batch`: must lie in [1, horizon = {horizon}], got {first_batch}")
+    out, length, used = [], first_batch, 0
+    while used < horizon:
+        take = min(length, horizon - used)
+        out.append(take)
+        used += take
+        length *= 2
+    return out
+
+
+def stochastic_rate(horizon: float, n: int, epsilon: float | None) -> float:
+    """sqrt(T ln d) + ln(d) ln(T) / epsilon (AFKT 2023, the stochastic
+    rate; epsilon None: sqrt(T ln d))."""
+    base = math.sqrt(horizon * math.log(n))
+    return base if epsilon is None else base + math.log(n) * math.log(horizon) / epsilon
+
+
+def agarwal_singh_rate(horizon: float, n: int, epsilon: float | None) -> float:
+    """sqrt(T ln d) + d ln(d) ln^2(T) / epsilon (Agarwal & Singh 2017,
+    Thm. 3.1 for experts, constant 1)."""
+    base = math.sqrt(horizon * math.log(n))
+    return base if epsilon is None else base + n * math.log(n) * math.log(horizon) ** 2 / epsilon
+
+
+# --------------------------------------------------------------------------
+# Lazy multiplicative weights (after Asi, Koren, Liu & Talwar 2024, L2P)
+# --------------------------------------------------------------------------
+#
+# Reconstruction (the paper's text we could reach gives the transformation's
+# idea and rates, not its constants): batches of B rounds; at the end of
+# batch k the current expert x is kept with probability
+# kappa(a) = (1 - gamma) exp(-eta a), a = x's loss over the batch, else a
+# new expert is drawn from P_k(x) ∝ exp(-eta L_k(x)) (a switch); after
+# S_max switches the expert is frozen. The law of the played expert is
+# exactly P_k (rust/src/policy/lazy_experts.rs), so the regret is that of
+# batched multiplicative weights: ln(d) / eta + eta T B / 8 (Hoeffding's
+# lemma per batch loss in [0, B]).
+#
+# Privacy of one changed loss vector (in batch k):
+#   (L1) the coin of batch k: a moves by <= 1, so the keep probability moves
+#        by a factor <= e^eta and the switch probability 1 - kappa by a
+#        factor <= (1 - (1 - gamma) e^-eta) / gamma <= 1 + eta (1 - gamma) / gamma:
+#        eps_coin = max(eta, ln(1 + eta (1 - gamma) / gamma)), pure;
+#   (L2) every draw at a batch end >= k: the exponential mechanism with
+#        score -eta L (sensitivity eta), 2 eta-DP and eta^2 / 2-zCDP
+#        (bounded range, Cesar & Rogers 2021, Lemma 3.2); at most S_max.
+# Other coins read other batches only. zCDP adds (Bun & Steinke 2016,
+# Lemma 2.3): rho = eps_coin^2 / 2 + S_max eta^2 / 2, and rho-zCDP is
+# (rho + 2 sqrt(rho ln(1/delta)), delta)-DP (Prop. 1.3); pure accounting
+# gives eps_coin + 2 eta S_max. The guarantee reports the smaller.
+
+
+def lazy_epsilon(eta: float, gamma: float, max_switches: int, delta: float) -> float:
+    """epsilon at ``delta`` of the lazy learner: min(pure (L1) + (L2),
+    zCDP conversion), as in the comment block above."""
+    eta = positive("eta", eta)
+    gamma = in_open_unit("gamma", gamma)
+    eps_coin = max(eta, math.log1p(eta * (1.0 - gamma) / gamma))
+    pure = eps_coin + 2.0 * eta * max_switches
+    rho = eps_coin**2 / 2.0 + max_switches * eta**2 / 2.0
+    approx = rho + 2.0 * math.sqrt(rho * math.log(1.0 / in_open_unit("delta", delta)))
+    return min(pure, approx)
+
+
+def _switch_budget(expected: float) -> int:
+    # E[S] <= gamma T / B + eta T; S is a sum of independent-enough coins:
+    # E + 3 sqrt(E) + 5 is rarely reached (then the expert freezes).
+    return math.ceil(expected + 3.0 * math.sqrt(expected) + 5.0)
+
+
+@dataclass(frozen=True)
+class LazyParameters:
+    """Batch B, learning rate eta, floor gamma, switch budget, the modelled regret and the guarantee."""
+
+    batch: int
+    eta: float
+    gamma: float
+    max_switches: int
+    regret_model: float
+    guarantee: Guarantee
+
+
+def lazy_parameters(n: int, horizon: int, epsilon: float | None, delta: float = 1e-6) -> LazyParameters:
+    """The (B, eta, gamma, S_max) minimizing the modelled regret
+    ln(d) / eta + eta T B / 8 subject to :func:`lazy_epsilon` <= epsilon:
+    B over powers of two, gamma over a log grid, eta by bisection.
+    ``epsilon=None``: multiplicative weights, B = 1, eta = sqrt(8 ln d / T)."""
+    n = positive_int("n", n, minimum=2)
+    T = positive_int("horizon", horizon, minimum=2)
+    log_d = math.log(n)
+    if epsilon is None:
+        eta = math.sqrt(8.0 * log_d / T)
+        g = Guarantee.none("non-private lazy multiplicative weights (shrinking dartboard)")
+        return LazyParameters(1, eta, 0.0, T, 2.0 * math.sqrt(T * log_d / 8.0), g)
+    epsilon = positive("epsilon", epsilon)
+    delta = in_open_unit("delta", delta)
+    best: tuple[float, int, float, float, int] | None = None
+    batch = 1
+    while batch <= T:
+        for gamma in (10.0 ** (-k / 4.0) for k in range(1, 17)):
+            def eps_at(eta: float, batch: int = batch, gamma: float = gamma) -> float:
+                budget = _switch_budget(gamma * T / batch + eta * T)
+                return lazy_epsilon(eta, gamma, budget, delta)
+
+            lo, hi = 1e-12, 10.0
+            if eps_at(lo) > epsilon:
+                continue
+            for _ in range(80):
+                mid = math.sqrt(lo * hi)
+                lo, hi = (mid, hi) if eps_at(mid) <= epsilon else (lo, mid)
+            eta = min(lo, math.sqrt(8.0 * log_d / (T * batch)))
+            regret = log_d / eta + eta * T * batch / 8.0
+            if best is None or regret < best[0]:
+                best = (regret, batch, gamma, eta, _switch_budget(gamma * T / batch + eta * T))
+        batch *= 2
+    if best is None:
+        raise ValueError(f"invalid argument `epsilon`: {epsilon!r} is too small for horizon {T}")
+    regret, batch, gamma, eta, budget = best
+    met = lazy_epsilon(eta, gamma, budget, delta)
+    basis = ("lazy multiplicative weights through a batched shrinking dartboard with a switching floor, after "
+             "Asi, Koren, Liu & Talwar 2024 (L2P); accounting of dpbandits.privacy.private_experts (L1)-(L2)")
+    guarantee = Guarantee("central", met, delta, protects=PROTECTS, basis=basis, calibration="tight", sampler="float")
+    return LazyParameters(batch, eta, gamma, budget, regret, guarantee)
+
+
+def lazy_rate(horizon: float, n: int, epsilon: float | None) -> float:
+    """sqrt(T ln d) + T^(1/3) ln(d) / epsilon^(2/3) (Asi, Koren, Liu & Talwar 2024, DP-OPE)."""
+    base = math.sqrt(horizon * math.log(n))
+    return base if epsilon is None else base + horizon ** (1.0 / 3.0) * math.log(n) / epsilon ** (2.0 / 3.0)
+
+
+# --------------------------------------------------------------------------
+# Batched private bandits (Asi, Raman & Talwar 2025)
+# --------------------------------------------------------------------------
+#
+# The conversion: play the base algorithm's arm for tau rounds, feed it one
+# noisy loss (S + Z) / m per batch, S the batch's loss sum (sensitivity 1
+# to one round's loss), Z ~ Laplace(1 / epsilon): epsilon-DP by the Laplace
+# mechanism and parallel composition (each loss in one batch). The base is
+# EXP3 with an exploration floor tuned as Agarwal & Singh's Thm 4.1 for
+# T' = ceil(T / tau) rounds and forwarded noise lambda = 1 / (tau epsilon):
+# eta = sqrt(ln K / (2 K T' s)), gamma = eta K sqrt(s),
+# s = 1 + 2 lambda^2 ln(K T'). tau minimizes the modelled regret
+# tau sqrt(2 K T' ln K s) (the paper's rate sqrt(K T / epsilon) at
+# tau ~ 1 / epsilon; reconstruction: the tuning constants are ours).
+
+
+@dataclass(frozen=True)
+class BatchedBanditParameters:
+    """Batch tau, step eta, floor gamma, batch-sum noise, modelled regret and guarantee."""
+
+    batch: int
+    eta: float
+    gamma: float
+    scale: float
+    wire: NoiseWire
+    regret_model: float
+    guarantee: Guarantee
+
+
+def _bandit_model(k: int, horizon: int, tau: int, epsilon: float | None) -> tuple[float, float, float]:
+    rounds = -(-horizon // tau)
+    lam = 0.0 if epsilon is None else 1.0 / (tau * epsilon)
+    spread = 1.0 + 2.0 * lam**2 * math.log(k * rounds)
+    eta = math.sqrt(math.log(k) / (2.0 * k * rounds * spread))
+    gamma = min(1.0, eta * k * math.sqrt(spread))
+    return tau * math.sqrt(2.0 * k * rounds * math.log(k) * spread), eta, gamma
+
+
+def batched_bandit_parameters(
+    k: int, horizon: int, epsilon: float | None, sampler: Sampler = "lattice", batch: int | None = None
+) -> BatchedBanditParameters:
+    """Parameters of :class:`dpbandits.BatchedPrivateEXP3` (comment block
+    above); ``batch`` overrides the modelled optimum of tau."""
+    k = positive_int("k", k, minimum=2)
+    T = positive_int("horizon", horizon, minimum=2)
+    if batch is None:
+        taus = range(1, min(T, 4096) + 1) if epsilon is not None else [1]
+        tau = min(taus, key=lambda t: _bandit_model(k, T, t, epsilon)[0])
+    else:
+        tau = positive_int("batch", batch)
+        if tau > T:
+            raise ValueError(f"invalid argument `batch`: must lie in [1, horizon = {T}], got {batch}")
+    regret, eta, gamma = _bandit_model(k, T, tau, epsilon)
+    basis = "Asi, Raman & Talwar 2025, batched conversion (Laplace on each batch's loss sum) of EXP3"
+    if epsilon is None:
+        return BatchedBanditParameters(tau, eta, gamma, 0.0, ("zero",), regret,
+                                       Guarantee.none("non-private batched EXP3"))
+    epsilon = positive("epsilon", epsilon)
+    scale = 1.0 / epsilon
+    if sampler == "lattice":
+        lattice = lattice_laplace(scale, 1.0, value_range=(0.0, 1.0), sum_bound=float(tau))
+        met = math.ldexp(1.0, lattice.exponent) / lattice.steps
+        g = Guarantee("central", met, 0.0, protects=PROTECTS, basis=basis, calibration="tight", sampler="lattice")
+        return BatchedBanditParameters(tau, eta, gamma, lattice.scale, lattice.wire(), regret, g)
+    g = Guarantee("central", epsilon, 0.0, protects=PROTECTS, basis=basis, calibration="tight", sampler="float")
+    return BatchedBanditParameters(tau, eta, gamma, scale, ("laplace", scale), regret, g)

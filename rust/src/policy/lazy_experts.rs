@@ -1,0 +1,306 @@
+//! Lazy-to-private experts: multiplicative weights played lazily through a
+//! batched shrinking dartboard with a switching floor, after the L2P
+//! transformation of Asi, Koren, Liu & Talwar, "Private online learning via
+//! lazy algorithms" (NeurIPS 2024, arXiv 2406.03620), applied to
+//! multiplicative weights (the reconstruction and its privacy accounting are
+//! in `dpbandits.privacy.private_experts`).
+//!
+//! Rounds are cut into batches of B. P_k(x) is proportional to
+//! exp(-eta L_k(x)), L_k the cumulative loss through batch k. At the end of
+//! batch k the current expert x is kept with probability
+//! (1 - gamma) exp(-eta a_k(x)), a_k(x) its loss over the batch (a
+//! history-local rule: it reads only batch k); otherwise a new expert is
+//! drawn from P_k and a switch is counted. Because
+//! P_{k-1}(x) (1 - gamma) exp(-eta a_k(x)) <= P_k(x) with remainder
+//! proportional to P_k, the expert of batch k + 1 has law exactly P_k (the
+//! lazy algorithm's distribution): the regret is that of batched
+//! multiplicative weights. After `max_switches` switches the expert is
+//! frozen (the privacy accounting counts at most that many draws).
+//!
+//! The coins and draws are floating point (the guarantee says so).
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+use super::Learner;
+use crate::env::{DecisionSet, Feedback};
+use crate::error::{check_finite, check_positive, try_filled, Error, Result};
+use crate::rng::{SeedSequence, StreamRng};
+
+/// Plain-number configuration of [`LazyExperts`].
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LazyExpertsConfig {
+    /// Number of experts d.
+    pub n: usize,
+    pub horizon: u64,
+    /// Batch length B.
+    pub batch: u64,
+    /// Learning rate eta of multiplicative weights (per unit of loss).
+    pub eta: f64,
+    /// Switching floor gamma in [0, 1): every batch switches with probability >= gamma.
+    pub gamma: f64,
+    /// Switches after which the expert is frozen.
+    pub max_switches: u64,
+    /// Losses outside [0, 1] are clipped (true) or refused.
+    pub clip: bool,
+}
+
+impl LazyExpertsConfig {
+    fn validate(&self) -> Result<()> {
+        if self.n < 1 {
+            return Err(Error::invalid("n", "must be >= 1"));
+        }
+        if self.horizon < 1 {
+            return Err(Error::invalid("horizon", "must be >= 1"));
+        }
+        if self.batch < 1 || self.batch > self.horizon {
+            return Err(Error::invalid(
+                "batch",
+                format!("must lie in [1, horizon = {}], got {}", self.horizon, self.batch),
+            ));
+        }
+        check_positive("eta", self.eta)?;
+        if !(0.0..1.0).contains(&self.gamma) {
+            return Err(Error::invalid("gamma", format!("must lie in [0, 1), got {}", self.gamma)));
+        }
+        Ok(())
+    }
+}
+
+impl super::LearnerFactory for LazyExpertsConfig {
+    fn horizon(&self) -> u64 {
+        self.horizon
+    }
+
+    fn build(&self, seeds: &SeedSequence) -> Result<Box<dyn Learner>> {
+        Ok(Box::new(LazyExperts::new(*self, seeds)?))
+    }
+}
+
+/// Batched shrinking-dartboard multiplicative weights with a switching floor.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct LazyExperts {
+    config: LazyExpertsConfig,
+    current: usize,
+    /// Cumulative losses L(x).
+    cumulative: Vec<f64>,
+    /// The current expert's loss over the current batch.
+    batch_loss: f64,
+    batch_end: u64,
+    switches: u64,
+    t: u64,
+    scratch: Vec<f64>,
+    sampling: StreamRng,
+}
+
+const STATE_VERSION: u8 = 1;
+
+impl LazyExperts {
+    /// A fresh learner: x_0 uniform (P_0), coins and draws from `seeds`'
+    /// `"sampling"` stream.
+    pub fn new(config: LazyExpertsConfig, seeds: &SeedSequence) -> Result<Self> {
+        config.validate()?;
+        let mut sampling = seeds.stream("sampling");
+        let current = sampling.random_range(0..config.n);
+        Ok(LazyExperts {
+            config,
+            current,
+            cumulative: try_filled("n", config.n, 0.0)?,
+            batch_loss: 0.0,
+            batch_end: config.batch,
+            switches: 0,
+            t: 0,
+            scratch: try_filled("n", config.n, 0.0)?,
+            sampling,
+        })
+    }
+
+    pub fn config(&self) -> &LazyExpertsConfig {
+        &self.config
+    }
+
+    pub fn t(&self) -> u64 {
+        self.t
+    }
+
+    pub fn current(&self) -> usize {
+        self.current
+    }
+
+    /// Switches made (draws from P_k).
+    pub fn switches(&self) -> u64 {
+        self.switches
+    }
+
+    /// Records the round's loss vector; at a batch's end, keeps or redraws the expert.
+    pub fn observe(&mut self, losses: &[f64]) -> Result<()> {
+        let n = self.config.n;
+        if losses.len() != n {
+            return Err(Error::invalid("losses", format!("expected {n} entries, got {}", losses.len())));
+        }
+        if self.t >= self.config.horizon {
+            return Err(Error::State(format!("the horizon of {} rounds is used up", self.config.horizon)));
+        }
+        check_finite("losses", losses)?;
+        if let Some(v) = losses.iter().find(|v| !(0.0..=1.0).contains(*v)) {
+            if !self.config.clip {
+                return Err(Error::invalid("losses", format!("must lie in [0, 1], got {v}")));
+            }
+        }
+        for (c, l) in self.cumulative.iter_mut().zip(losses) {
+            *c += l.clamp(0.0, 1.0);
+        }
+        self.batch_loss += losses[self.current].clamp(0.0, 1.0);
+        self.t += 1;
+        if self.t == self.batch_end {
+            self.end_batch();
+            self.batch_end = self.t.saturating_add(self.config.batch).min(self.config.horizon);
+        }
+        Ok(())
+    }
+
+    fn end_batch(&mut self) {
+        let c = self.config;
+        let loss = std::mem::take(&mut self.batch_loss);
+        if self.switches >= c.max_switches {
+            return;
+        }
+        let keep = (1.0 - c.gamma) * (-c.eta * loss).exp();
+        let u: f64 = self.sampling.random();
+        if u < keep {
+            return;
+        }
+        // A draw from P_k(x) ∝ exp(-eta L(x)), by the inverse CDF.
+        let lo = self.cumulative.iter().copied().fold(f64::INFINITY, f64::min);
+        let mut total = 0.0;
+        for (w, l) in self.scratch.iter_mut().zip(&self.cumulative) {
+            *w = (-c.eta * (l - lo)).exp();
+            total += *w;
+        }
+        let target = self.sampling.random::<f64>() * total;
+        let mut acc = 0.0;
+        let mut pick = self.scratch.iter().rposition(|&w| w > 0.0).unwrap_or(0);
+        for (i, w) in self.scratch.iter().enumerate() {
+            acc += w;
+            if target < acc {
+                pick = i;
+                break;
+            }
+        }
+        self.current = pick;
+        self.switches += 1;
+    }
+
+    /// Draws future coins and experts from a new root (`fork`).
+    pub fn reseed(&mut self, seeds: &SeedSequence) {
+        self.sampling = seeds.stream("sampling");
+    }
+
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = vec![STATE_VERSION];
+        out.extend(crate::state::encode(self));
+        out
+    }
+
+    /// The learner `to_bytes` wrote; refuses inconsistent state.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let Some((&STATE_VERSION, body)) = bytes.split_first() else {
+            return Err(Error::Decode("unknown lazy-experts state version".into()));
+        };
+        let e: LazyExperts = crate::state::decode(body)?;
+        let c = &e.config;
+        c.validate().map_err(|err| Error::Decode(format!("invalid lazy-experts configuration: {err}")))?;
+        let consistent = e.cumulative.len() == c.n
+            && e.scratch.len() == c.n
+            && e.current < c.n
+            && e.t <= c.horizon
+            && e.batch_end <= c.horizon
+            && (e.t < e.batch_end || e.t == c.horizon)
+            && e.switches <= c.max_switches
+            && e.batch_loss.is_finite()
+            && e.batch_loss >= 0.0
+            && e.cumulative.iter().all(|v| v.is_finite() && *v >= 0.0 && *v <= e.t as f64);
+        if !consistent {
+            return Err(Error::Decode("inconsistent lazy-experts state".into()));
+        }
+        Ok(e)
+    }
+}
+
+impl Learner for LazyExperts {
+    fn select(&mut self, set: &DecisionSet) -> Result<usize> {
+        if set.k != self.config.n {
+            return Err(Error::invalid(
+                "env",
+                format!("the learner has {} experts, the environment {}", self.config.n, set.k),
+            ));
+        }
+        Ok(self.current)
+    }
+
+    fn update(&mut self, _set: &DecisionSet, _index: usize, feedback: Feedback<'_>) -> Result<()> {
+        match feedback {
+            Feedback::Losses(l) => self.observe(l),
+            Feedback::Reward(_) => Err(Error::State("a full-information learner needs the loss vector".into())),
+        }
+    }
+
+    fn full_information(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(n: usize, horizon: u64) -> LazyExpertsConfig {
+        LazyExpertsConfig { n, horizon, batch: 4, eta: 0.05, gamma: 0.1, max_switches: 1000, clip: true }
+    }
+
+    #[test]
+    fn the_played_expert_has_the_law_of_multiplicative_weights() {
+        // Expert 0 has loss 0, expert 1 loss 1 every round: after k batches
+        // P_k(0) = 1 / (1 + exp(-eta 4 k)). Over many seeds the frequency of
+        // expert 0 in batch 3 (after 2 batches) must match P_2(0).
+        let c = config(2, 40);
+        let runs = 20_000;
+        let mut hits = 0;
+        for s in 0..runs {
+            let mut e = LazyExperts::new(c, &SeedSequence::from_seed(s)).unwrap();
+            for _ in 0..8 {
+                e.observe(&[0.0, 1.0]).unwrap();
+            }
+            hits += usize::from(e.current() == 0);
+        }
+        let p = 1.0 / (1.0 + (-0.05f64 * 8.0).exp());
+        let freq = hits as f64 / runs as f64;
+        let se = (p * (1.0 - p) / runs as f64).sqrt();
+        assert!((freq - p).abs() < 4.0 * se, "freq {freq}, P_2(0) {p}");
+    }
+
+    #[test]
+    fn switches_stop_at_the_budget_and_state_round_trips() {
+        let c = LazyExpertsConfig { max_switches: 3, gamma: 0.9, ..config(5, 400) };
+        let mut a = LazyExperts::new(c, &SeedSequence::from_seed(1)).unwrap();
+        for t in 0..150u64 {
+            a.observe(&[(t % 2) as f64, 0.5, 0.2, 1.0, 0.0]).unwrap();
+        }
+        assert_eq!(a.switches(), 3);
+        let mut b = LazyExperts::from_bytes(&a.to_bytes()).unwrap();
+        for _ in 150..400 {
+            a.observe(&[0.1, 0.5, 0.2, 1.0, 0.0]).unwrap();
+            b.observe(&[0.1, 0.5, 0.2, 1.0, 0.0]).unwrap();
+            assert_eq!(a.current(), b.current());
+        }
+        assert!(a.observe(&[0.0; 5]).is_err());
+        let mut bad = b.clone();
+        bad.switches = 9;
+        assert!(LazyExperts::from_bytes(&bad.to_bytes()).is_err());
+        assert!(LazyExperts::from_bytes(&[7, 1, 2]).is_err());
+        assert!(LazyExperts::new(LazyExpertsConfig { gamma: 1.0, ..c }, &SeedSequence::from_seed(0)).is_err());
+        let mut strict = LazyExperts::new(LazyExpertsConfig { clip: false, ..c }, &SeedSequence::from_seed(0)).unwrap();
+        assert!(strict.observe(&[f64::NAN, 0.0, 0.0, 0.0, 0.0]).is_err());
+        assert!(strict.observe(&[2.0, 0.0, 0.0, 0.0, 0.0]).is_err());
+    }
+}

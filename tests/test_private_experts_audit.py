@@ -1,0 +1,168 @@
+"""Privacy audit of PrivateStochasticExperts on its exact released values
+(dpbandits.audit): one report-noisy-min selection, computed by the
+engine's own selection code (``_selection_runs``) with the learner's own
+noise value (``noise_wire``, read from the learner, never re-derived here).
+
+Neighbouring batches of one round, d = 32 experts: side 0 has loss vector
+(0, 1, ..., 1), side 1 (1, 0, ..., 0) (every score moves by the
+sensitivity 1, expert 0 against all others: the case where the factor 2 of
+report-noisy-min is attained in the tail). The statistic is the indicator
+"expert 0 selected". A correct selection must not exceed its claim; the
+planted bug (half the noise) must be flagged. N = 10^6 outputs per side
+(+ N/2 for the event selection). Each loss vector enters exactly one
+selection, so this selection's epsilon is the learner's (parallel
+composition, dpbandits.privacy.private_experts).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dpbandits import _core
+from dpbandits.audit import audit
+from dpbandits.learners.private_experts import PrivateStochasticExperts
+
+N = 1_000_000
+D = 32
+# Pure DP attained in the tails: a 95% lower bound may exceed a tight claim
+# by chance; at 0.9999 a correct mechanism fails with probability <= 1e-4
+# while the planted bug (eps 2 at claim 1) is still flagged.
+AT_CLAIM = 0.9999
+
+
+def selection(wire: tuple, horizon: int):  # type: ignore[no-untyped-def, type-arg]
+    batches = [np.ones((1, D)), np.zeros((1, D))]
+    batches[0][0, 0], batches[1][0, 0] = 0.0, 1.0
+
+    def mechanism(side: int, count: int, seed: int) -> np.ndarray:
+        engine = _core.StochasticExpertsEngine(D, horizon, noise=wire, seed=seed)
+        return (engine._selection_runs(batches[side], count) == 0).astype(np.float64)
+
+    return mechanism
+
+
+def _report(name: str, result, record_property) -> None:  # type: ignore[no-untyped-def]
+    line = f"[audit] {name}: {result}"
+    print(line)
+    record_property(name, line)
+
+
+def test_selection_runs_use_the_learners_noise_and_code() -> None:
+    lr = PrivateStochasticExperts(D, 1000, 1.0, seed=0)
+    mech = selection(lr.noise_wire, lr.horizon)
+    a, b = mech(0, 20_000, 1), mech(1, 20_000, 1)
+    # Expert 0 is favoured on side 0 (loss 0) and disfavoured on side 1.
+    assert a.mean() > b.mean() > 0.0
+    engine = _core.StochasticExpertsEngine(D, 1000, noise=lr.noise_wire, seed=0)
+    with pytest.raises(ValueError, match="losses"):
+        engine._selection_runs(np.zeros((1, D + 1)), 3)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("epsilon", [1.0, 0.25])
+def test_selection_meets_epsilon_and_half_noise_is_flagged(epsilon: float, record_property) -> None:  # type: ignore[no-untyped-def]
+    lr = PrivateStochasticExperts(D, 10_000, epsilon, seed=0)
+    eps, wire = lr.privacy.epsilon, lr.noise_wire
+    assert eps <= epsilon and wire[0] == "lattice_laplace"
+    ok = audit(selection(wire, lr.horizon), epsilon=eps, n=N, seed=4201, confidence=AT_CLAIM)
+    _report(f"PrivateStochasticExperts selection, eps {eps:g}, {wire}", ok, record_property)
+    assert ok.passed and ok.epsilon_lower_bound > 0.6 * eps
+    kind, steps, exponent = wire
+    bug = audit(selection((kind, steps // 2, exponent), lr.horizon), epsilon=eps, n=N, seed=4202)
+    _report(f"PrivateStochasticExperts selection, eps {eps:g}, planted bug: half the noise", bug, record_property)
+    assert not bug.passed
+
+
+# --- LazyPrivateExperts: the coin and the draw of one batch -------------------------
+#
+# One batch of B = 1 round, d = 2 experts, at most one switch: the released
+# values are x_0 (the first expert, data independent) and x_1. Side 0 has
+# loss vector (0, 1), side 1 (1, 0). The statistic (CODES) puts
+# {x_0 = 0, x_1 = 1} at the top, so a threshold event isolates it: a switch away
+# from an expert with loss 0, which only the switching floor gamma allows
+# (the (L1) term of dpbandits.privacy.private_experts). The claim is the
+# pure accounting eps_coin + 2 eta for one draw; the planted bug drops the
+# floor (gamma ~ 0), which that term exists for.
+
+
+#: (x_0, x_1) -> statistic: the switch away from expert 0 is the largest value.
+CODES = ((0.0, 3.0), (2.0, 1.0))
+
+
+def lazy_release(eta: float, gamma: float):  # type: ignore[no-untyped-def]
+    rows = [np.array([0.0, 1.0]), np.array([1.0, 0.0])]
+
+    def mechanism(side: int, count: int, seed: int) -> np.ndarray:
+        out = np.empty(count)
+        loss = rows[side]
+        engine_cls = _core.LazyExpertsEngine
+        for r in range(count):
+            e = engine_cls(2, 2, 1, eta, gamma, 1, seed=(seed * 10_000_019 + r) % 2**64)
+            x0 = e.select()
+            e.observe(loss)
+            out[r] = CODES[x0][e.select()]
+        return out
+
+    return mechanism
+
+
+@pytest.mark.slow
+def test_lazy_batch_meets_its_accounting_and_a_dropped_floor_is_flagged(record_property) -> None:  # type: ignore[no-untyped-def]
+    from dpbandits.privacy.private_experts import lazy_epsilon
+
+    eta, gamma = 0.5, 0.3
+    claim = lazy_epsilon(eta, gamma, 1, 1e-6)
+    assert claim == pytest.approx(np.log1p(eta * (1 - gamma) / gamma) + 2 * eta)
+    ok = audit(lazy_release(eta, gamma), epsilon=claim, n=N, seed=4301, confidence=AT_CLAIM)
+    _report(f"LazyPrivateExperts one batch, eta {eta}, gamma {gamma}, claim {claim:.3f}", ok, record_property)
+    # The event {x_0 = 0, x_1 = 1} has probability gamma / (1 + e^eta) / 2 on
+    # side 0 and (1 - (1 - gamma) e^-eta) / (1 + e^-eta) / 2 on side 1:
+    # log ratio 1.152, what a correct audit finds (the claim covers the draw's
+    # 2 eta as well).
+    exact = np.log((1 - (1 - gamma) * np.exp(-eta)) / (1 + np.exp(-eta)) / (gamma / (1 + np.exp(eta))))
+    assert exact == pytest.approx(1.152, abs=1e-3)
+    assert ok.passed and ok.epsilon_lower_bound > exact - 0.1
+    bug = audit(lazy_release(eta, 1e-4), epsilon=claim, n=N, seed=4302)
+    _report("LazyPrivateExperts one batch, planted bug: no switching floor", bug, record_property)
+    assert not bug.passed
+
+
+# --- BatchedPrivateEXP3: the noisy batch sum, read back from the released policy ---
+#
+# K = 2, one batch of tau = 1 round: EXP3's next distribution p is a
+# strictly monotone function of the noisy value v = l + Z it received
+# (log p_0 - log p_1 moves by -eta v / p(i) in the played arm's favour),
+# so s = (log p_0 - log p_1) (+1 if arm 0 was played, -1 otherwise) is a
+# released statistic as informative as v. Losses 0 (side 0) vs 1 (side 1).
+
+
+def batched_release(wire: tuple):  # type: ignore[no-untyped-def, type-arg]
+    losses = [0.0, 1.0]
+
+    def mechanism(side: int, count: int, seed: int) -> np.ndarray:
+        p0, sign = np.empty(count), np.empty(count)
+        engine_cls, loss = _core.BatchedExp3Engine, losses[side]
+        for r in range(count):
+            e = engine_cls(2, 2, 1, 0.5, 0.1, noise=wire, seed=(seed * 10_000_019 + r) % 2**64)
+            arm = e.select()
+            e.observe(arm, loss)
+            p0[r], sign[r] = e.probabilities()[0], 1.0 - 2.0 * arm
+        return (np.log(p0) - np.log1p(-p0)) * sign
+
+    return mechanism
+
+
+@pytest.mark.slow
+def test_batched_exp3_batch_sum_meets_epsilon_and_half_noise_is_flagged(record_property) -> None:  # type: ignore[no-untyped-def]
+    from dpbandits.learners.private_experts import BatchedPrivateEXP3
+
+    lr = BatchedPrivateEXP3(2, 1000, 1.0, seed=0)
+    eps, wire = lr.privacy.epsilon, lr.noise_wire
+    ok = audit(batched_release(wire), epsilon=eps, n=N, seed=4401, confidence=AT_CLAIM)
+    _report(f"BatchedPrivateEXP3 batch sum, {wire}", ok, record_property)
+    assert ok.passed and ok.epsilon_lower_bound > 0.9 * eps
+    kind, steps, exponent = wire
+    bug = audit(batched_release((kind, steps // 2, exponent)), epsilon=eps, n=N, seed=4402)
+    _report("BatchedPrivateEXP3 batch sum, planted bug: half the noise", bug, record_property)
+    assert not bug.passed
