@@ -47,6 +47,7 @@ from dpbandits.learners import (
     ShuffleLinUCB,
     ThompsonSampling,
 )
+from dpbandits.learners.bai import AdaPTT, BAIRuns, DPTopTwo, TopTwoBAI
 from dpbandits.sim import SimulationResult, simulate, simulate_many
 from dpbandits.sweeps import SweepResult, sweep
 
@@ -55,13 +56,16 @@ __all__ = [
     "DPKLUCB",
     "DPSE",
     "DPTS",
+    "DPTopTwo",
     "EXP2",
     "KLUCB",
     "UCB1",
     "AdaCKLUCB",
     "AdaCUCB",
     "AdaPKLUCB",
+    "AdaPTT",
     "AdaPUCB",
+    "BAIRuns",
     "BernoulliBandit",
     "ContextualEliminationBandit",
     "EliminationLinearBandit",
@@ -85,6 +89,7 @@ __all__ = [
     "SweepResult",
     "SwitchingBestExpert",
     "ThompsonSampling",
+    "TopTwoBAI",
     "UniformLosses",
     "__version__",
     "design",

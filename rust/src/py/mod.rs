@@ -465,6 +465,7 @@ macro_rules! engine_methods {
 }
 
 mod arrays;
+mod bai;
 mod design;
 mod elimination;
 mod envs;
@@ -531,5 +532,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     replay::register(m)?;
     secure::register(m)?;
     phased_mab::register(m)?;
+    bai::register(m)?;
     Ok(())
 }
