@@ -71,6 +71,18 @@ def test_delta_correct_on_a_small_instance(name: str) -> None:
     assert p_value > 0.01
 
 
+def test_the_binomial_test_flags_a_broken_stopping_rule() -> None:
+    """The error-rate test has power: the same engine with the noise radii
+    and the threshold removed (a planted bug) is rejected."""
+    learner = DPTopTwo(3, 0.1, 1.0)
+    broken = _core.BaiEngine(3, rule="top_two_stopping", epsilon=1.0, first=learner.first_length,
+                             ratio=learner.ratio, noise=learner.noise_wire, thresholds=[0.0], c1=0.0,
+                             radii=[0.0] * 64, seed=0)
+    tau, rec, stopped = broken.simulate([0.6, 0.5, 0.4], 2000, 2024)
+    errors = int(((rec != 0) | ~stopped).sum())
+    assert _binomial_upper_tail(errors, 2000, 0.1) < 0.01
+
+
 def test_private_sampling_is_no_worse_than_adap_tt() -> None:
     means = [0.75, 0.625, 0.5, 0.375, 0.25]
     dptt = DPTopTwo(5, 0.01, 1.0).simulate(means, reps=200, seed=5)

@@ -496,8 +496,10 @@ class DPTopTwo(_PrivateBAI):
         delta: float,
         epsilon: float,
         beta: float = 0.5,
-        first_batch: float = 1.0,
-        ratio: float = 1.2,
+        first_batch: float = 4.0,
+        ratio: float = 1.5,
+        challenger: Literal["stopping", "d_eps"] = "stopping",
+        noise_share: float = 0.5,
         sampler: Sampler = "lattice",
         secure: bool = False,
         max_samples: int = 10**8,
@@ -506,7 +508,9 @@ class DPTopTwo(_PrivateBAI):
         self._setup(k, delta, max_samples)
         self.beta = _beta(beta)
         self._args = {"__class__": "DPTopTwo", "k": k, "delta": delta, "epsilon": epsilon, "beta": beta,
-                      "first_batch": first_batch, "ratio": ratio, "sampler": sampler, "secure": secure,
+                      "first_batch": first_batch, "ratio": ratio, "challenger": challenger, "noise_share": noise_share,
+                      "sampler": sampler,
+                      "secure": secure,
                       "max_samples": max_samples, "seed": seed}
         wire, lattice = self._noise(epsilon, sampler, secure)
         self.first_batch = positive("first_batch", first_batch)
@@ -515,11 +519,17 @@ class DPTopTwo(_PrivateBAI):
             raise ValueError(f"invalid argument `ratio`: must be finite and > 1, got {ratio!r}")
         first = max(1, math.ceil(self.first_batch / self.epsilon))
         self.first_length = min(first, self.max_samples)
-        c0, c1 = glr_threshold(self.k, self.delta / 2.0)
+        self.noise_share = in_open_unit("noise_share", noise_share)
+        c0, c1 = glr_threshold(self.k, self.delta * (1.0 - self.noise_share))
         batches = _batches(self.first_length, self.ratio, self.max_samples)
-        radii = noise_radii(self.k, self.delta / 2.0, 1.0 / self.epsilon, batches, lattice, cumulative=True)
+        radii = noise_radii(self.k, self.delta * self.noise_share, 1.0 / self.epsilon, batches, lattice,
+                            cumulative=True)
+        if challenger not in ("stopping", "d_eps"):
+            raise ValueError(f"invalid argument `challenger`: must be 'stopping' or 'd_eps', got {challenger!r}")
+        self.challenger = challenger
+        rule = "top_two_stopping" if challenger == "stopping" else "top_two"
         self._engine = _core.BaiEngine(
-            self.k, rule="top_two", epsilon=self.epsilon, beta=self.beta, first=self.first_length, ratio=self.ratio,
+            self.k, rule=rule, epsilon=self.epsilon, beta=self.beta, first=self.first_length, ratio=self.ratio,
             forget=False, noise=wire, secure=secure, thresholds=[c0], c1=c1, radii=radii,
             max_samples=self.max_samples, seed=seed_or_none("seed", seed),
         )

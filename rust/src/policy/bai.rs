@@ -55,6 +55,12 @@ pub enum BaiRule {
     /// transportation-cost challenger with its ln N penalty (TCI, Jourdan et
     /// al. 2022), on the private costs of Jourdan & Azize 2025.
     TopTwo { divergence_epsilon: Option<f64> },
+    /// Leader: the largest mean. Challenger: the arm b whose test in the
+    /// stopping rule is furthest from passing: first the arms with
+    /// x <= y (largest y - x first), then the smallest GLR(x, y) + ln N_b, on
+    /// the noise-shifted means x, y of the stopping rule (without noise:
+    /// the TCI challenger with the kl cost).
+    StoppingTopTwo,
     /// AdaP-TT (Azize et al. 2023): leader argmax of
     /// m_a + ln t / (eps s_a) + sqrt(ln t / (2 s_a)) (s_a the last batch's
     /// length, t the selections so far); challenger argmin over b of
@@ -474,8 +480,10 @@ impl Bai {
         let next = (ratio * s.observed as f64).ceil() as u64;
         s.batch_end = next.max(s.observed + 1);
         if self.ready() {
-            if let BaiRule::TopTwo { divergence_epsilon } = self.config.rule {
-                self.top_two_pair(divergence_epsilon);
+            match self.config.rule {
+                BaiRule::TopTwo { divergence_epsilon } => self.top_two_pair(divergence_epsilon),
+                BaiRule::StoppingTopTwo => self.stopping_pair(),
+                BaiRule::AdaP { .. } => {}
             }
             self.stop = self.stopping();
         }
@@ -501,6 +509,39 @@ impl Bai {
         }
         self.leader = leader;
         self.challenger = challenger;
+    }
+
+    /// The stopping-aware challenger ([`BaiRule::StoppingTopTwo`]).
+    fn stopping_pair(&mut self) {
+        let leader = self.empirical_best();
+        let na = self.weight(leader);
+        let x = self.radius(leader).map_or(f64::NEG_INFINITY, |r| self.mean(leader) - r / na);
+        // (violated, score): violated arms first, by the largest violation.
+        let mut best: Option<(usize, bool, f64)> = None;
+        for b in 0..self.config.k {
+            if b == leader {
+                continue;
+            }
+            let nb = self.weight(b);
+            let y = self.radius(b).map_or(f64::INFINITY, |r| self.mean(b) + r / nb);
+            let (violated, score) = if x > y {
+                (false, glr_cost(x.clamp(0.0, 1.0), na, y.clamp(0.0, 1.0), nb) + nb.ln())
+            } else {
+                (true, x - y)
+            };
+            let take = match best {
+                None => true,
+                Some((c, v, sc)) => {
+                    (violated && !v)
+                        || (violated == v && (score < sc || (score == sc && self.tie_rank[b] < self.tie_rank[c])))
+                }
+            };
+            if take {
+                best = Some((b, violated, score));
+            }
+        }
+        self.leader = leader;
+        self.challenger = best.map_or(leader, |(c, _, _)| c);
     }
 
     /// The noise radius of arm a's statistic (None past the table: no stop).

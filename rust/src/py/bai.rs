@@ -51,11 +51,12 @@ impl PyBai {
     ) -> PyResult<Self> {
         let rule = match rule {
             "top_two" => BaiRule::TopTwo { divergence_epsilon: epsilon },
+            "top_two_stopping" => BaiRule::StoppingTopTwo,
             "adap" => match epsilon {
                 Some(e) => BaiRule::AdaP { epsilon: e },
                 None => return Err(to_py(Error::invalid("epsilon", "AdaP-TT needs epsilon"))),
             },
-            _ => return unknown("rule", "'top_two' or 'adap'", rule),
+            _ => return unknown("rule", "'top_two', 'top_two_stopping' or 'adap'", rule),
         };
         let config =
             BaiConfig { k, rule, beta, first, ratio, forget, noise: noise.0, secure, thresholds, c1, radii, max_samples };
