@@ -78,7 +78,7 @@ def test_the_binomial_test_flags_a_broken_stopping_rule() -> None:
     broken = _core.BaiEngine(3, rule="top_two_stopping", epsilon=1.0, first=learner.first_length,
                              ratio=learner.ratio, noise=learner.noise_wire, thresholds=[0.0], c1=0.0,
                              radii=[0.0] * 64, seed=0)
-    tau, rec, stopped = broken.simulate([0.6, 0.5, 0.4], 2000, 2024)
+    _, rec, stopped = broken.simulate([0.6, 0.5, 0.4], 2000, 2024)
     errors = int(((rec != 0) | ~stopped).sum())
     assert _binomial_upper_tail(errors, 2000, 0.1) < 0.01
 
@@ -121,7 +121,7 @@ def test_update_many_equals_the_loop() -> None:
         assert np.array_equal(arms, b.select_many(7))
         rewards = (rng.random(7) < 0.5).astype(float)
         a.update_many(arms, rewards)
-        for arm, r in zip(arms, rewards):
+        for arm, r in zip(arms, rewards, strict=True):
             b.update(int(arm), float(r))
         assert a.to_bytes() == b.to_bytes()
 

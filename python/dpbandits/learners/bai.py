@@ -243,12 +243,16 @@ class BestArmIdentifier:
         if self._outstanding[a] > 0:
             self._outstanding[a] -= 1
 
-    def update_many(self, arms: Sequence[int] | NDArray[np.int64], rewards: Sequence[float] | NDArray[np.float64]) -> None:
+    def update_many(
+        self, arms: Sequence[int] | NDArray[np.int64], rewards: Sequence[float] | NDArray[np.float64]
+    ) -> None:
         """The loop of ``update(arm, reward)`` over the pairs, in Rust."""
         a = np.asarray(arms)
         r = np.asarray(rewards, dtype=np.float64)
         if a.ndim != 1 or r.ndim != 1 or a.shape != r.shape:
-            raise ValueError(f"invalid argument `rewards`: needs 1-D arms and rewards of one length, got {a.shape}, {r.shape}")
+            raise ValueError(
+                f"invalid argument `rewards`: needs 1-D arms and rewards of one length, got {a.shape}, {r.shape}"
+            )
         if a.size and not np.issubdtype(a.dtype, np.integer):
             raise TypeError(f"invalid argument `arms`: expected integers, got dtype {a.dtype}")
         a = a.astype(np.int64)
@@ -295,6 +299,7 @@ class BestArmIdentifier:
 
     @property
     def privacy(self) -> Guarantee:
+        """The learner's guarantee (model, epsilon, who is protected, the result it rests on)."""
         raise NotImplementedError
 
     # -- checkpoints, forks, simulation -------------------------------------
@@ -357,12 +362,14 @@ class BestArmIdentifier:
         if len(mu) != self.k or not all(math.isfinite(m) and 0.0 <= m <= 1.0 for m in mu):
             raise ValueError(f"invalid argument `means`: needs {self.k} Bernoulli means in [0, 1], got {means!r}")
         reps = positive_int("reps", reps)
-        seed = seed_or_none("seed", seed)
-        if seed is None:
+        root = seed_or_none("seed", seed)
+        if root is None:
             raise ValueError("invalid argument `seed`: simulations need an integer seed")
         if getattr(self, "secure", False):
-            raise ValueError("invalid argument `secure`: simulations draw seeded noise; build the learner with secure=False")
-        tau, rec, stopped = self._engine.simulate(list(mu), reps, seed)
+            raise ValueError(
+                "invalid argument `secure`: simulations draw seeded noise; build the learner with secure=False"
+            )
+        tau, rec, stopped = self._engine.simulate(list(mu), reps, root)
         best = int(np.argmax(mu))
         errors = (rec != best) | ~stopped
         return BAIRuns(mu, tau, rec, stopped, errors)

@@ -178,7 +178,7 @@ def characteristic_time(
     (Garivier & Kaufmann 2016), 'tv' (Azize et al. 2023's T*_TV) or 'dp'
     (d_eps with ``epsilon``, our reading of Jourdan & Azize 2025); the inner
     and outer optimisations solved numerically (module docstring), relative
-    accuracy about 1e-9."""
+    accuracy about 1e-7."""
     mu, best = _means(means)
     d = _divergence(divergence, epsilon)
     top = mu[best]
@@ -189,7 +189,7 @@ def characteristic_time(
         if divergence == "kl":  # the minimiser is the weighted mean (Garivier & Kaufmann 2016, Lemma 3)
             y = (top + x * lo) / (1.0 + x)
             return d(top, y) + x * d(lo, y)
-        return _golden_min(lambda y: d(top, y) + x * d(lo, y), lo, hi, tol=1e-11)[1]
+        return _golden_min(lambda y: d(top, y) + x * d(lo, y), lo, hi, tol=1e-9)[1]
 
     caps = {b: d(top, mu[b]) for b in others}
 
@@ -207,7 +207,7 @@ def characteristic_time(
                 lo = mid
             else:
                 hi = mid
-            if hi - lo <= 1e-10 * hi:
+            if hi - lo <= 1e-9 * hi:
                 break
         return hi
 
@@ -217,7 +217,7 @@ def characteristic_time(
         total = 1.0 + sum(inverse(b, s) for b in others)
         return -s / total if math.isfinite(total) else 0.0
 
-    s_opt, v = _golden_min(neg_rate, 1e-12 * s_max, s_max * (1.0 - 1e-12), iters=90, tol=1e-10)
+    s_opt, v = _golden_min(neg_rate, 1e-12 * s_max, s_max * (1.0 - 1e-12), iters=90, tol=1e-8)
     rate = -v
     xs = {b: inverse(b, s_opt) for b in others}
     total = 1.0 + sum(xs.values())

@@ -220,7 +220,9 @@ impl Bai {
             return Err(Error::invalid("max_samples", "must be >= 1"));
         }
         match config.rule {
-            BaiRule::TopTwo { divergence_epsilon: Some(e) } | BaiRule::AdaP { epsilon: e } if !(e > 0.0 && e.is_finite()) => {
+            BaiRule::TopTwo { divergence_epsilon: Some(e) } | BaiRule::AdaP { epsilon: e }
+                if !(e > 0.0 && e.is_finite()) =>
+            {
                 return Err(Error::invalid("epsilon", format!("must be finite and > 0, got {e}")));
             }
             _ => {}
@@ -618,7 +620,11 @@ impl Bai {
         }
         let (mut sel, mut obs) = (0u64, 0u64);
         for s in &e.arms {
-            if s.released > s.observed || s.batch_end <= s.observed || !s.released_sum.is_finite() || !s.last_sum.is_finite() {
+            if s.released > s.observed
+                || s.batch_end <= s.observed
+                || !s.released_sum.is_finite()
+                || !s.last_sum.is_finite()
+            {
                 return bad("an arm's counts or sums");
             }
             if (s.batches == 0) != (s.released == 0) || s.last_len > s.released {

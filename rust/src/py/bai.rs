@@ -58,8 +58,20 @@ impl PyBai {
             },
             _ => return unknown("rule", "'top_two', 'top_two_stopping' or 'adap'", rule),
         };
-        let config =
-            BaiConfig { k, rule, beta, first, ratio, forget, noise: noise.0, secure, thresholds, c1, radii, max_samples };
+        let config = BaiConfig {
+            k,
+            rule,
+            beta,
+            first,
+            ratio,
+            forget,
+            noise: noise.0,
+            secure,
+            thresholds,
+            c1,
+            radii,
+            max_samples,
+        };
         Ok(PyBai { inner: Bai::new(config, &seeds(seed)?).py_err()? })
     }
 
@@ -76,7 +88,12 @@ impl PyBai {
 
     /// Records `rewards[i]` of `arms[i]` in order (stops at the first error,
     /// after the pairs before it).
-    fn observe_many(&mut self, py: Python<'_>, arms: PyReadonlyArray1<i64>, rewards: PyReadonlyArray1<f64>) -> PyResult<()> {
+    fn observe_many(
+        &mut self,
+        py: Python<'_>,
+        arms: PyReadonlyArray1<i64>,
+        rewards: PyReadonlyArray1<f64>,
+    ) -> PyResult<()> {
         let (arms, rewards) = (arms.as_slice()?.to_vec(), rewards.as_slice()?.to_vec());
         if arms.len() != rewards.len() {
             return Err(to_py(Error::invalid(
@@ -183,11 +200,7 @@ impl PyBai {
     ) -> PyResult<(Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<bool>>)> {
         let config = self.inner.config().clone();
         let runs = py.detach(|| bai::simulate(&config, &means, reps, seed)).py_err()?;
-        Ok((
-            runs.stopping_times.into_pyarray(py),
-            runs.recommendations.into_pyarray(py),
-            runs.stopped.into_pyarray(py),
-        ))
+        Ok((runs.stopping_times.into_pyarray(py), runs.recommendations.into_pyarray(py), runs.stopped.into_pyarray(py)))
     }
 
     /// The engine `simulate` runs for replicate `index` of root `seed`.
