@@ -50,6 +50,7 @@ from dpbandits.learners import (
     ShuffleLinUCB,
     ThompsonSampling,
 )
+from dpbandits.learners.bai import AdaPTT, BAIRuns, DPTopTwo, TopTwoBAI
 from dpbandits.learners.online import research_replay
 from dpbandits.ledger import Ledger
 from dpbandits.sim import SimulationResult, simulate, simulate_many
@@ -66,15 +67,18 @@ __all__ = [
     "AdaCKLUCB",
     "AdaCUCB",
     "AdaPKLUCB",
+    "AdaPTT",
     "AdaPUCB",
+    "BAIRuns",
     "BatchedPrivateEXP3",
     "BernoulliBandit",
     "ContextualEliminationBandit",
+    "DPTopTwo",
     "EliminationLinearBandit",
     "GaussianBandit",
     "JointDPLinUCB",
-    "Ledger",
     "LazyPrivateExperts",
+    "Ledger",
     "LinUCB",
     "LinearBanditEnv",
     "LocalLinUCB",
@@ -94,6 +98,7 @@ __all__ = [
     "SweepResult",
     "SwitchingBestExpert",
     "ThompsonSampling",
+    "TopTwoBAI",
     "UniformLosses",
     "__version__",
     "design",

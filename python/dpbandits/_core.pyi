@@ -24,6 +24,8 @@ from dpbandits.noise import NoiseWire as _Noise
 __version__: str
 __all__ = [
     "BatchedExp3Engine",
+    "BaiBernoulliRewards",
+    "BaiEngine",
     "EliminationEngine",
     "EnvironmentFactory",
     "Exp2Engine",
@@ -907,6 +909,17 @@ def _restore_lazy_experts(state: bytes) -> LazyExpertsEngine: ...
 class BatchedExp3Engine(_SecureLearner):
     """EXP3 behind the batched private conversion (Asi, Raman & Talwar 2025);
     see dpbandits.BatchedPrivateEXP3."""
+class BaiEngine:
+    """Best-arm identification engine (rust/src/policy/bai.rs): Top Two
+    sampling on per-arm batches (first ``first`` rewards, then ratio
+    ``ratio``) whose sums are released with ``noise`` (zero or Laplace, exact
+    on a lattice by default), means from every release or the last one
+    (``forget``), ``rule`` "top_two" (EB leader, TCI challenger on d_eps
+    costs with ``epsilon``, kl without) or "adap" (AdaP-TT's leader and
+    challenger); the stopping rule on noise-shifted means with GLR
+    ``thresholds`` (one constant or one per batch index), ``c1`` and noise
+    ``radii`` per batch index. Every constant comes from
+    dpbandits.privacy.bai."""
 
     def __new__(
         cls,
@@ -927,3 +940,68 @@ class BatchedExp3Engine(_SecureLearner):
     def from_bytes(state: bytes) -> BatchedExp3Engine: ...
 
 def _restore_batched_exp3(state: bytes) -> BatchedExp3Engine: ...
+        *,
+        rule: str = "top_two",
+        epsilon: float | None = None,
+        beta: float = 0.5,
+        first: int = 1,
+        ratio: float = 1.0,
+        forget: bool = False,
+        noise: _Noise = ...,
+        secure: bool = False,
+        thresholds: Sequence[float] = ...,
+        c1: float = 3.0,
+        radii: Sequence[float] = ...,
+        max_samples: int = 100000000,
+        seed: int | None = None,
+    ) -> Self: ...
+    def select(self) -> int:
+        """The next arm to pull."""
+    def observe(self, arm: int, reward: float) -> None:
+        """Records a reward in [0, 1] of ``arm``."""
+    def observe_many(self, arms: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
+        """Records the pairs in order."""
+    def select_many(self, n: int) -> NDArray[np.int64]:
+        """``n`` decisions in a row."""
+    @property
+    def k(self) -> int: ...
+    @property
+    def t(self) -> int: ...
+    @property
+    def samples(self) -> int: ...
+    @property
+    def should_stop(self) -> bool: ...
+    @property
+    def recommendation(self) -> int | None: ...
+    def pulls(self) -> NDArray[np.uint64]:
+        """Selections of each arm."""
+    def released_counts(self) -> NDArray[np.uint64]:
+        """Rewards of each arm in released batches."""
+    def released_sums(self) -> NDArray[np.float64]:
+        """Sum of each arm's released batch sums."""
+    def means(self) -> NDArray[np.float64]:
+        """Each arm's released mean clipped to [0, 1] (NaN before a release)."""
+    def reseed(self, seed: int | None = None) -> None:
+        """Draws future noise and coin flips from a new root."""
+    def config_json(self) -> str:
+        """The engine's configuration as JSON text."""
+    def to_bytes(self) -> bytes:
+        """The engine's state."""
+    @staticmethod
+    def from_bytes(state: bytes) -> BaiEngine: ...
+    def simulate(
+        self, means: Sequence[float], reps: int, seed: int
+    ) -> tuple[NDArray[np.uint64], NDArray[np.int64], NDArray[np.bool_]]:
+        """``reps`` replicates on Bernoulli arms: stopping times, recommendations, stopped."""
+    def _replicate(self, seed: int, index: int) -> BaiEngine:
+        """The engine ``simulate`` runs as replicate ``index`` of ``seed``."""
+    def _audit_runs(self, rewards: Sequence[float], round: int, count: int, seed: int) -> NDArray[np.float64]:
+        """``count`` fresh engines fed ``rewards``; the release of the batch holding observation ``round``."""
+
+@final
+class BaiBernoulliRewards:
+    """The Bernoulli rewards of replicate ``index`` of ``BaiEngine.simulate`` with root ``seed``."""
+
+    def __new__(cls, means: Sequence[float], seed: int, index: int) -> Self: ...
+    def pull(self, arm: int) -> float:
+        """The next reward of ``arm``."""

@@ -4,13 +4,14 @@
 //! the [`Feedback`] for it. The one simulation loop (`crate::sim`) drives
 //! every learner of the catalog through this trait, whatever the family.
 
+pub mod bai;
 pub mod batched_bandit;
 pub mod elimination;
 pub mod exp2;
 pub mod experts_stochastic;
 pub mod follow_the_leader;
-pub mod linear_policy;
 pub mod lazy_experts;
+pub mod linear_policy;
 pub mod linucb;
 pub mod linucb_trust;
 pub mod mab;

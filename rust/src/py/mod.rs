@@ -501,6 +501,7 @@ macro_rules! engine_methods {
 }
 
 mod arrays;
+mod bai;
 mod design;
 mod elimination;
 mod envs;
@@ -572,5 +573,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     secure::register(m)?;
     phased_mab::register(m)?;
     private_experts::register(m)?;
+    bai::register(m)?;
     Ok(())
 }

@@ -1,0 +1,833 @@
+//! Fixed-confidence best-arm identification (BAI) with a stopping rule:
+//! Top Two samplers on per-arm batches released with Laplace noise, and
+//! their simulation. Built by `dpbandits.learners.bai` (the private Top Two
+//! of Jourdan & Azize 2025, AdaP-TT of Azize, Jourdan, Al Marjani & Basu
+//! 2023, and the non-private Top Two with the GLR stopping rule).
+//!
+//! Statistics. Each arm plays in batches: its j-th batch ends when its
+//! observed reward count reaches n_j (n_1 = `first`,
+//! n_{j+1} = max(n_j + 1, ceil(`ratio` n_j))); at the end of a batch its
+//! reward sum is released once with its own noise draw. The engine's means
+//! are m_a = clip(S_a / N_a, 0, 1) with N_a the rewards in released batches
+//! and S_a the sum of the released batch sums (`forget` = false), or the
+//! last batch's released sum over its length (`forget` = true, AdaP-TT).
+//! Every decision (leader, challenger, stopping, recommendation) reads only
+//! these released values and the selection counts (functions of past
+//! decisions): never a reward inside an open batch.
+//!
+//! Released values (the project's noise rule): with lattice noise each
+//! reward in [0, 1] is rounded to the lattice 2^-j and summed as an integer
+//! number of steps; the noise is an exact discrete Laplace number of steps;
+//! the released sum is an exact multiple of 2^-j.
+//!
+//! Stopping (every rule): with the leader a (largest mean) and for every
+//! other arm b, the means shifted by the noise radii,
+//! x = m_a - R_a / N_a and y = m_b + R_b / N_b (R: `radii[j - 1]` after the
+//! arm's j-th batch, 0 without noise), must satisfy x > y and
+//! N_a kl(x, z) + N_b kl(y, z) >= c0 + c1 (ln(1 + ln N_a) + ln(1 + ln N_b)),
+//! z = (N_a x + N_b y) / (N_a + N_b) (the Bernoulli GLR of the shifted
+//! means); c0 = `thresholds[j - 1]` with j the larger batch index of the
+//! two arms (one entry: constant). The constants and why the rule is
+//! delta-correct: `dpbandits.privacy.bai` and `dpbandits.learners.bai`.
+
+use rand_core::RngCore;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::noise::cell_sampler::discrete_laplace;
+use crate::noise::entropy::EntropyCell;
+use crate::noise::laplace;
+use crate::noise::lattice::{SecureKind, SecureNoise};
+use crate::noise::NoiseSpec;
+use crate::rng::{unit_f64, SeedSequence, SimulationRng, StreamRng};
+
+/// Most arms a BAI engine accepts.
+pub const MAX_ARMS: usize = 1 << 20;
+
+/// How the leader and the challenger are chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub enum BaiRule {
+    /// Leader: the largest mean (ties: the random tie order). Challenger:
+    /// argmin over b of W(a, b) + ln N_b with
+    /// W(a, b) = inf_z N_a d(m_a, z) + N_b d(m_b, z) (0 when m_b >= m_a),
+    /// d = d_eps (`divergence_epsilon`) or the Bernoulli kl (None): the
+    /// transportation-cost challenger with its ln N penalty (TCI, Jourdan et
+    /// al. 2022), on the private costs of Jourdan & Azize 2025.
+    TopTwo { divergence_epsilon: Option<f64> },
+    /// Leader: the largest mean. Challenger: the arm b whose test in the
+    /// stopping rule is furthest from passing: first the arms with
+    /// x <= y (largest y - x first), then the smallest GLR(x, y) + ln N_b, on
+    /// the noise-shifted means x, y of the stopping rule (without noise:
+    /// the TCI challenger with the kl cost).
+    StoppingTopTwo,
+    /// AdaP-TT (Azize et al. 2023): leader argmax of
+    /// m_a + ln t / (eps s_a) + sqrt(ln t / (2 s_a)) (s_a the last batch's
+    /// length, t the selections so far); challenger argmin over b of
+    /// (m_a - m_b + 1 / (1 + sqrt t)) / sqrt(1 / n_a + 1 / n_b), n the
+    /// selection counts.
+    AdaP { epsilon: f64 },
+}
+
+/// Everything the engine needs, as plain numbers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BaiConfig {
+    pub k: usize,
+    pub rule: BaiRule,
+    /// Probability of playing the leader (Top Two's beta).
+    pub beta: f64,
+    /// First batch length and growth ratio (>= 1) of the per-arm batches.
+    pub first: u64,
+    pub ratio: f64,
+    /// Means from the last batch only (AdaP-TT).
+    pub forget: bool,
+    /// Noise of each batch sum (sensitivity 1: rewards in [0, 1]).
+    pub noise: NoiseSpec,
+    /// Noise from the operating system instead of the seeded stream.
+    pub secure: bool,
+    /// GLR threshold: c0 (one entry) or c0 per batch index (no stop past
+    /// the table), and c1.
+    pub thresholds: Vec<f64>,
+    pub c1: f64,
+    /// Noise radius of an arm's sum after its j-th batch (j = 1, 2, ...;
+    /// no stop past the table).
+    pub radii: Vec<f64>,
+    /// Most samples the engine takes (keeps lattice sums exact).
+    pub max_samples: u64,
+}
+
+/// One arm's state.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct Arm {
+    /// Selections made (decisions).
+    selected: u64,
+    /// Rewards observed (released or in the open batch).
+    observed: u64,
+    /// Released batches, rewards in them, sum of the released sums.
+    batches: u32,
+    released: u64,
+    released_sum: f64,
+    /// The last batch: its released sum and length.
+    last_sum: f64,
+    last_len: u64,
+    /// End of the open batch (observed count), its lattice steps / sum.
+    batch_end: u64,
+    open_steps: i64,
+    open_sum: f64,
+}
+
+/// The engine.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Bai {
+    config: BaiConfig,
+    lattice: Option<SecureNoise>,
+    up: f64,
+    arms: Vec<Arm>,
+    tie_rank: Vec<u32>,
+    t: u64,
+    observed: u64,
+    /// Cached after every release: leader, challenger, stop.
+    leader: usize,
+    challenger: usize,
+    stop: bool,
+    rng: StreamRng,
+    #[serde(skip)]
+    entropy: EntropyCell,
+}
+
+fn kl(x: f64, y: f64) -> f64 {
+    const TINY: f64 = 1e-15;
+    let y = y.clamp(TINY, 1.0 - TINY);
+    let mut v = 0.0;
+    if x > 0.0 {
+        v += x * (x / y).ln();
+    }
+    if x < 1.0 {
+        v += (1.0 - x) * ((1.0 - x) / (1.0 - y)).ln();
+    }
+    v.max(0.0)
+}
+
+/// The Bernoulli GLR cost of two arms with means x > y over na, nb samples
+/// (0 when x <= y).
+pub fn glr_cost(x: f64, na: f64, y: f64, nb: f64) -> f64 {
+    if x <= y {
+        return 0.0;
+    }
+    let z = (na * x + nb * y) / (na + nb);
+    na * kl(x, z) + nb * kl(y, z)
+}
+
+/// The private transportation cost inf_z na d_eps(x, z) + nb d_eps(y, z)
+/// over z in [y, x] (convex in z: golden section), or the kl cost.
+fn tc_cost(x: f64, na: f64, y: f64, nb: f64, eps: Option<f64>) -> f64 {
+    let Some(eps) = eps else { return glr_cost(x, na, y, nb) };
+    if x <= y {
+        return 0.0;
+    }
+    let f = |z: f64| {
+        na * crate::policy::phased_mab::d_eps(x, z, Some(eps)) + nb * crate::policy::phased_mab::d_eps(y, z, Some(eps))
+    };
+    const G: f64 = 0.618_033_988_749_894_8;
+    let (mut a, mut b) = (y, x);
+    let mut c = b - G * (b - a);
+    let mut d = a + G * (b - a);
+    let (mut fc, mut fd) = (f(c), f(d));
+    for _ in 0..48 {
+        if fc <= fd {
+            b = d;
+            d = c;
+            fd = fc;
+            c = b - G * (b - a);
+            fc = f(c);
+        } else {
+            a = c;
+            c = d;
+            fc = fd;
+            d = a + G * (b - a);
+            fd = f(d);
+        }
+    }
+    fc.min(fd)
+}
+
+impl Bai {
+    /// A fresh engine; noise and coin flips from the `"bai"` stream of `seeds`.
+    pub fn new(config: BaiConfig, seeds: &SeedSequence) -> Result<Self> {
+        let k = config.k;
+        if !(2..=MAX_ARMS).contains(&k) {
+            return Err(Error::invalid("k", format!("must lie in [2, {MAX_ARMS}], got {k}")));
+        }
+        if !(config.beta > 0.0 && config.beta < 1.0) {
+            return Err(Error::invalid("beta", format!("must lie in (0, 1), got {}", config.beta)));
+        }
+        if config.first == 0 {
+            return Err(Error::invalid("first_batch", "must be >= 1"));
+        }
+        if !(config.ratio.is_finite() && config.ratio >= 1.0) {
+            return Err(Error::invalid("ratio", format!("must be finite and >= 1, got {}", config.ratio)));
+        }
+        if config.thresholds.is_empty() || config.thresholds.iter().any(|c| !c.is_finite() || *c < 0.0) {
+            return Err(Error::invalid("thresholds", "must be a non-empty list of finite values >= 0"));
+        }
+        if !(config.c1.is_finite() && config.c1 >= 0.0) {
+            return Err(Error::invalid("c1", "must be finite and >= 0"));
+        }
+        if config.radii.iter().any(|r| !r.is_finite() || *r < 0.0) {
+            return Err(Error::invalid("radii", "must be finite values >= 0"));
+        }
+        if config.max_samples == 0 {
+            return Err(Error::invalid("max_samples", "must be >= 1"));
+        }
+        match config.rule {
+            BaiRule::TopTwo { divergence_epsilon: Some(e) } | BaiRule::AdaP { epsilon: e }
+                if !(e > 0.0 && e.is_finite()) =>
+            {
+                return Err(Error::invalid("epsilon", format!("must be finite and > 0, got {e}")));
+            }
+            _ => {}
+        }
+        let spec = config.noise;
+        spec.validate(&[1])?;
+        let (lattice, up) = match spec {
+            NoiseSpec::Zero => (None, 1.0),
+            NoiseSpec::Laplace { .. } => (None, 1.0),
+            NoiseSpec::Lattice(s) if matches!(s.kind(), SecureKind::Laplace { .. }) => {
+                let up = 2f64.powi(s.exponent());
+                if (config.max_samples as f64) * up > 2f64.powi(52) {
+                    return Err(Error::invalid(
+                        "max_samples",
+                        format!("max_samples * 2^{} exceeds 2^52: the lattice sums would not stay exact", s.exponent()),
+                    ));
+                }
+                (Some(s), up)
+            }
+            _ => return Err(Error::invalid("noise", format!("batch releases take Laplace noise, got {spec:?}"))),
+        };
+        if !matches!(spec, NoiseSpec::Zero) && config.radii.is_empty() {
+            return Err(Error::invalid("radii", "a private engine needs its noise radii"));
+        }
+        let mut rng = seeds.stream("bai");
+        let mut order: Vec<u32> = (0..k as u32).collect();
+        for i in (1..k).rev() {
+            let j = (rng.next_u64() % (i as u64 + 1)) as usize;
+            order.swap(i, j);
+        }
+        let mut tie_rank = vec![0u32; k];
+        for (rank, &a) in order.iter().enumerate() {
+            tie_rank[a as usize] = rank as u32;
+        }
+        let first = config.first;
+        Ok(Bai {
+            lattice,
+            up,
+            arms: vec![Arm { batch_end: first, ..Arm::default() }; k],
+            tie_rank,
+            t: 0,
+            observed: 0,
+            leader: 0,
+            challenger: 1,
+            stop: false,
+            rng,
+            entropy: EntropyCell::default(),
+            config,
+        })
+    }
+
+    pub fn config(&self) -> &BaiConfig {
+        &self.config
+    }
+
+    /// Selections made.
+    pub fn t(&self) -> u64 {
+        self.t
+    }
+
+    /// Rewards observed.
+    pub fn samples(&self) -> u64 {
+        self.observed
+    }
+
+    /// Selections of each arm.
+    pub fn pulls(&self) -> Vec<u64> {
+        self.arms.iter().map(|a| a.selected).collect()
+    }
+
+    /// Rewards of each arm in released batches.
+    pub fn released_counts(&self) -> Vec<u64> {
+        self.arms.iter().map(|a| a.released).collect()
+    }
+
+    /// Sum of each arm's released batch sums.
+    pub fn released_sums(&self) -> Vec<f64> {
+        self.arms.iter().map(|a| a.released_sum).collect()
+    }
+
+    /// Each arm's released mean (NaN before its first release).
+    pub fn means(&self) -> Vec<f64> {
+        (0..self.config.k).map(|a| if self.arms[a].batches == 0 { f64::NAN } else { self.mean(a) }).collect()
+    }
+
+    pub fn should_stop(&self) -> bool {
+        self.stop
+    }
+
+    /// The recommended arm: the largest released mean (the leader of the
+    /// stopping rule); None before every arm has a release.
+    pub fn recommendation(&self) -> Option<usize> {
+        self.ready().then(|| self.empirical_best())
+    }
+
+    fn ready(&self) -> bool {
+        self.arms.iter().all(|a| a.batches > 0)
+    }
+
+    fn mean(&self, a: usize) -> f64 {
+        let s = &self.arms[a];
+        let m = if self.config.forget { s.last_sum / s.last_len as f64 } else { s.released_sum / s.released as f64 };
+        m.clamp(0.0, 1.0)
+    }
+
+    /// Released pulls of the statistic (last batch when forgetting).
+    fn weight(&self, a: usize) -> f64 {
+        let s = &self.arms[a];
+        (if self.config.forget { s.last_len } else { s.released }) as f64
+    }
+
+    fn better(&self, a: usize, ma: f64, b: usize, mb: f64) -> bool {
+        ma > mb || (ma == mb && self.tie_rank[a] < self.tie_rank[b])
+    }
+
+    fn empirical_best(&self) -> usize {
+        let mut best = 0;
+        let mut mb = self.mean(0);
+        for a in 1..self.config.k {
+            let m = self.mean(a);
+            if self.better(a, m, best, mb) {
+                best = a;
+                mb = m;
+            }
+        }
+        best
+    }
+
+    /// The arm to pull next.
+    pub fn select_arm(&mut self) -> Result<usize> {
+        if self.t >= self.config.max_samples {
+            return Err(Error::State(format!(
+                "max_samples = {} selections made: the experiment's budget is spent",
+                self.config.max_samples
+            )));
+        }
+        let arm = if !self.ready() {
+            // Initialisation: the arm without a release with the fewest selections.
+            (0..self.config.k)
+                .filter(|&a| self.arms[a].batches == 0)
+                .min_by_key(|&a| (self.arms[a].selected, self.tie_rank[a]))
+                .expect("an arm without a release")
+        } else {
+            if let BaiRule::AdaP { .. } = self.config.rule {
+                self.adap_pair();
+            }
+            let u = unit_f64(&mut self.rng);
+            if u < self.config.beta {
+                self.leader
+            } else {
+                self.challenger
+            }
+        };
+        self.arms[arm].selected += 1;
+        self.t += 1;
+        Ok(arm)
+    }
+
+    /// AdaP-TT's leader and challenger (they move with t).
+    fn adap_pair(&mut self) {
+        let BaiRule::AdaP { epsilon } = self.config.rule else { return };
+        let lt = (self.t.max(1) as f64).ln();
+        let mut leader = 0;
+        let mut best = f64::NEG_INFINITY;
+        for a in 0..self.config.k {
+            let s = self.arms[a].last_len as f64;
+            let idx = self.mean(a) + lt / (epsilon * s) + (lt / (2.0 * s)).sqrt();
+            if idx > best || (idx == best && self.tie_rank[a] < self.tie_rank[leader]) {
+                best = idx;
+                leader = a;
+            }
+        }
+        let kappa = 1.0 / (1.0 + (self.t as f64).sqrt());
+        let nl = self.arms[leader].selected.max(1) as f64;
+        let ml = self.mean(leader);
+        let mut challenger = usize::MAX;
+        let mut cost = f64::INFINITY;
+        for b in 0..self.config.k {
+            if b == leader {
+                continue;
+            }
+            let nb = self.arms[b].selected.max(1) as f64;
+            let c = (ml - self.mean(b) + kappa) / (1.0 / nl + 1.0 / nb).sqrt();
+            if challenger == usize::MAX || c < cost || (c == cost && self.tie_rank[b] < self.tie_rank[challenger]) {
+                cost = c;
+                challenger = b;
+            }
+        }
+        self.leader = leader;
+        self.challenger = challenger;
+    }
+
+    /// Records a reward of `arm`.
+    pub fn observe(&mut self, arm: usize, reward: f64) -> Result<()> {
+        let k = self.config.k;
+        if arm >= k {
+            return Err(Error::invalid("arm", format!("must be < {k}, got {arm}")));
+        }
+        if !(0.0..=1.0).contains(&reward) {
+            return Err(Error::invalid("reward", format!("must lie in [0, 1], got {reward}")));
+        }
+        if self.observed >= self.config.max_samples {
+            return Err(Error::State(format!("max_samples = {} rewards observed", self.config.max_samples)));
+        }
+        let lattice = self.lattice.is_some();
+        let up = self.up;
+        let s = &mut self.arms[arm];
+        if lattice {
+            #[allow(clippy::float_cmp)] // exact lattice points
+            let steps = if reward == 1.0 {
+                up as i64
+            } else if reward == 0.0 {
+                0
+            } else {
+                (reward * up + 0.5).floor() as i64
+            };
+            s.open_steps += steps;
+        } else {
+            s.open_sum += reward;
+        }
+        s.observed += 1;
+        self.observed += 1;
+        if s.observed == s.batch_end {
+            self.release(arm)?;
+        }
+        Ok(())
+    }
+
+    fn draw(&mut self) -> Result<f64> {
+        let rng: &mut dyn RngCore = if self.config.secure { self.entropy.get()? } else { &mut self.rng };
+        Ok(match (self.lattice, self.config.noise) {
+            (Some(lat), _) => match lat.kind() {
+                SecureKind::Laplace { t } => discrete_laplace(rng, t) as f64,
+                _ => 0.0,
+            },
+            (None, NoiseSpec::Laplace { scale }) => laplace(rng, scale),
+            _ => 0.0,
+        })
+    }
+
+    fn release(&mut self, arm: usize) -> Result<()> {
+        let noise = if matches!(self.config.noise, NoiseSpec::Zero) { 0.0 } else { self.draw()? };
+        let ratio = self.config.ratio;
+        let s = &mut self.arms[arm];
+        let value = match self.lattice {
+            Some(lat) => (s.open_steps as f64 + noise) * lat.step(),
+            None => s.open_sum + noise,
+        };
+        let len = s.observed - s.released;
+        s.batches += 1;
+        s.released = s.observed;
+        s.released_sum += value;
+        s.last_sum = value;
+        s.last_len = len;
+        s.open_steps = 0;
+        s.open_sum = 0.0;
+        let next = (ratio * s.observed as f64).ceil() as u64;
+        s.batch_end = next.max(s.observed + 1);
+        if self.ready() {
+            match self.config.rule {
+                BaiRule::TopTwo { divergence_epsilon } => self.top_two_pair(divergence_epsilon),
+                BaiRule::StoppingTopTwo => self.stopping_pair(),
+                BaiRule::AdaP { .. } => {}
+            }
+            self.stop = self.stopping();
+        }
+        Ok(())
+    }
+
+    fn top_two_pair(&mut self, eps: Option<f64>) {
+        let leader = self.empirical_best();
+        let ml = self.mean(leader);
+        let nl = self.weight(leader);
+        let mut challenger = usize::MAX;
+        let mut cost = f64::INFINITY;
+        for b in 0..self.config.k {
+            if b == leader {
+                continue;
+            }
+            let nb = self.weight(b);
+            let c = tc_cost(ml, nl, self.mean(b), nb, eps) + nb.ln();
+            if challenger == usize::MAX || c < cost || (c == cost && self.tie_rank[b] < self.tie_rank[challenger]) {
+                cost = c;
+                challenger = b;
+            }
+        }
+        self.leader = leader;
+        self.challenger = challenger;
+    }
+
+    /// The stopping-aware challenger ([`BaiRule::StoppingTopTwo`]).
+    fn stopping_pair(&mut self) {
+        let leader = self.empirical_best();
+        let na = self.weight(leader);
+        let x = self.radius(leader).map_or(f64::NEG_INFINITY, |r| self.mean(leader) - r / na);
+        // (violated, score): violated arms first, by the largest violation.
+        let mut best: Option<(usize, bool, f64)> = None;
+        for b in 0..self.config.k {
+            if b == leader {
+                continue;
+            }
+            let nb = self.weight(b);
+            let y = self.radius(b).map_or(f64::INFINITY, |r| self.mean(b) + r / nb);
+            let (violated, score) = if x > y {
+                (false, glr_cost(x.clamp(0.0, 1.0), na, y.clamp(0.0, 1.0), nb) + nb.ln())
+            } else {
+                (true, x - y)
+            };
+            let take = match best {
+                None => true,
+                Some((c, v, sc)) => {
+                    (violated && !v)
+                        || (violated == v && (score < sc || (score == sc && self.tie_rank[b] < self.tie_rank[c])))
+                }
+            };
+            if take {
+                best = Some((b, violated, score));
+            }
+        }
+        self.leader = leader;
+        self.challenger = best.map_or(leader, |(c, _, _)| c);
+    }
+
+    /// The noise radius of arm a's statistic (None past the table: no stop).
+    fn radius(&self, a: usize) -> Option<f64> {
+        let r = &self.config.radii;
+        if matches!(self.config.noise, NoiseSpec::Zero) {
+            return Some(0.0);
+        }
+        let j = self.arms[a].batches as usize;
+        r.get(j.max(1) - 1).copied()
+    }
+
+    fn stopping(&self) -> bool {
+        let a = self.empirical_best();
+        let na = self.weight(a);
+        let Some(ra) = self.radius(a) else { return false };
+        let x = self.mean(a) - ra / na;
+        let ln_a = (1.0 + na.ln()).ln();
+        let th = &self.config.thresholds;
+        for b in 0..self.config.k {
+            if b == a {
+                continue;
+            }
+            let nb = self.weight(b);
+            let Some(rb) = self.radius(b) else { return false };
+            let y = self.mean(b) + rb / nb;
+            if !(x > y) {
+                return false;
+            }
+            // One entry: a constant threshold; a table: indexed by the larger batch index.
+            let j = self.arms[a].batches.max(self.arms[b].batches) as usize;
+            let c0 = if th.len() == 1 {
+                th[0]
+            } else {
+                match th.get(j.max(1) - 1) {
+                    Some(&c) => c,
+                    None => return false,
+                }
+            };
+            let c = c0 + self.config.c1 * (ln_a + (1.0 + nb.ln()).ln());
+            if glr_cost(x.clamp(0.0, 1.0), na, y.clamp(0.0, 1.0), nb) < c {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Draws future noise and coin flips from `seeds` (the fork of a learner).
+    pub fn reseed(&mut self, seeds: &SeedSequence) {
+        self.rng = seeds.stream("bai");
+        self.entropy = EntropyCell::default();
+    }
+
+    pub fn to_bytes(&self) -> Vec<u8> {
+        crate::state::encode(self)
+    }
+
+    /// A saved engine, checked for consistency (a corrupted or hand-made
+    /// state is refused, never run).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let e: Self = crate::state::decode(bytes)?;
+        let bad = |what: &str| Err(Error::Decode(format!("inconsistent BAI state: {what}")));
+        let k = e.config.k;
+        if e.arms.len() != k || e.tie_rank.len() != k || !(2..=MAX_ARMS).contains(&k) {
+            return bad("arm count");
+        }
+        let mut ranks = e.tie_rank.clone();
+        ranks.sort_unstable();
+        if ranks.iter().enumerate().any(|(i, &r)| r as usize != i) {
+            return bad("tie order");
+        }
+        if e.leader >= k || e.challenger >= k {
+            return bad("leader or challenger");
+        }
+        let (mut sel, mut obs) = (0u64, 0u64);
+        for s in &e.arms {
+            if s.released > s.observed
+                || s.batch_end <= s.observed
+                || !s.released_sum.is_finite()
+                || !s.last_sum.is_finite()
+            {
+                return bad("an arm's counts or sums");
+            }
+            if (s.batches == 0) != (s.released == 0) || s.last_len > s.released {
+                return bad("an arm's batches");
+            }
+            sel = sel.saturating_add(s.selected);
+            obs = obs.saturating_add(s.observed);
+        }
+        if sel != e.t || obs != e.observed || e.observed > e.config.max_samples {
+            return bad("totals");
+        }
+        let fresh = Bai::new(e.config.clone(), &SeedSequence::from_seed(0))?;
+        if fresh.lattice != e.lattice {
+            return bad("noise");
+        }
+        Ok(e)
+    }
+}
+
+/// Per replicate: stopping time (rewards observed), recommended arm and
+/// whether the rule stopped within `max_samples`.
+#[derive(Clone, Debug, Default)]
+pub struct BaiRuns {
+    pub stopping_times: Vec<u64>,
+    pub recommendations: Vec<i64>,
+    pub stopped: Vec<bool>,
+}
+
+/// The Bernoulli rewards of one simulated replicate: arm a's n-th reward
+/// is 1{u < mu_a} for the next uniform u of the replicate's stream.
+pub struct BernoulliRewards {
+    means: Vec<f64>,
+    rng: SimulationRng,
+}
+
+impl BernoulliRewards {
+    /// Replicate `index` of root `seed` (the stream `simulate` uses).
+    pub fn new(means: &[f64], seed: u64, index: u64) -> Result<Self> {
+        if means.iter().any(|m| !(0.0..=1.0).contains(m)) {
+            return Err(Error::invalid("means", "Bernoulli means must lie in [0, 1]"));
+        }
+        let root = SeedSequence::from_seed(seed).child("bai_replicate", index);
+        Ok(BernoulliRewards { means: means.to_vec(), rng: root.simulation_stream("env") })
+    }
+
+    #[inline]
+    pub fn pull(&mut self, arm: usize) -> f64 {
+        if unit_f64(&mut self.rng) < self.means[arm] {
+            1.0
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The engine of replicate `index` of root `seed`.
+pub fn replicate_engine(config: &BaiConfig, seed: u64, index: u64) -> Result<Bai> {
+    let root = SeedSequence::from_seed(seed).child("bai_replicate", index);
+    Bai::new(config.clone(), &root.child("learner", 0))
+}
+
+/// Runs `reps` independent replicates (in parallel) of `config` on Bernoulli
+/// arms `means` until the stopping rule fires or `max_samples` rewards.
+pub fn simulate(config: &BaiConfig, means: &[f64], reps: usize, seed: u64) -> Result<BaiRuns> {
+    if means.len() != config.k {
+        return Err(Error::invalid("means", format!("needs k = {} means, got {}", config.k, means.len())));
+    }
+    if config.secure {
+        return Err(Error::invalid("secure", "simulations draw seeded noise (secure=False)"));
+    }
+    let results: Vec<Result<(u64, i64, bool)>> = (0..reps as u64)
+        .into_par_iter()
+        .map(|r| {
+            let mut engine = replicate_engine(config, seed, r)?;
+            let mut env = BernoulliRewards::new(means, seed, r)?;
+            while !engine.should_stop() && engine.samples() < config.max_samples {
+                let arm = engine.select_arm()?;
+                let y = env.pull(arm);
+                engine.observe(arm, y)?;
+            }
+            let rec = engine.recommendation().map_or(-1, |a| a as i64);
+            Ok((engine.samples(), rec, engine.should_stop()))
+        })
+        .collect();
+    let mut runs = BaiRuns::default();
+    for r in results {
+        let (t, a, s) = r?;
+        runs.stopping_times.push(t);
+        runs.recommendations.push(a);
+        runs.stopped.push(s);
+    }
+    Ok(runs)
+}
+
+/// For audits: `count` independent engines (seeds (`seed`, run)) whose
+/// i-th observation is `rewards[i]` whatever arm they chose; per run, the
+/// released sum of the batch that holds observation `round` (NaN when that
+/// batch does not end within the rewards given).
+pub fn audit_runs(config: &BaiConfig, rewards: &[f64], round: usize, count: usize, seed: u64) -> Result<Vec<f64>> {
+    if round >= rewards.len() {
+        return Err(Error::invalid("round", format!("must be < {} (the rewards given), got {round}", rewards.len())));
+    }
+    let root = SeedSequence::from_seed(seed);
+    (0..count as u64)
+        .into_par_iter()
+        .map(|r| {
+            let mut e = Bai::new(config.clone(), &root.child("audit", r))?;
+            let mut target: Option<(usize, u32)> = None;
+            for (i, &y) in rewards.iter().enumerate() {
+                let a = e.select_arm()?;
+                e.observe(a, y)?;
+                if i == round {
+                    // The batch holding this observation is the arm's next release
+                    // (or the one just made, when this observation closed it).
+                    let s = &e.arms[a];
+                    target = Some((a, if s.released == s.observed { s.batches } else { s.batches + 1 }));
+                }
+                if let Some((ta, tb)) = target {
+                    if e.arms[ta].batches == tb {
+                        return Ok(e.arms[ta].last_sum);
+                    }
+                }
+            }
+            Ok(f64::NAN)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(noise: NoiseSpec, radii: Vec<f64>) -> BaiConfig {
+        BaiConfig {
+            k: 3,
+            rule: BaiRule::TopTwo { divergence_epsilon: None },
+            beta: 0.5,
+            first: 1,
+            ratio: 1.0,
+            forget: false,
+            noise,
+            secure: false,
+            thresholds: vec![5.0],
+            c1: 3.0,
+            radii,
+            max_samples: 1_000_000,
+        }
+    }
+
+    #[test]
+    fn non_private_identifies_an_easy_instance() {
+        let runs = simulate(&config(NoiseSpec::Zero, vec![]), &[0.9, 0.5, 0.1], 50, 7).unwrap();
+        assert!(runs.stopped.iter().all(|&s| s));
+        assert!(runs.recommendations.iter().all(|&a| a == 0));
+        assert!(runs.stopping_times.iter().all(|&t| t > 3 && t < 2000));
+    }
+
+    #[test]
+    fn private_identifies_and_is_reproducible() {
+        let mut c = config(NoiseSpec::Laplace { scale: 1.0 }, vec![10.0, 14.0, 17.0, 19.0]);
+        c.rule = BaiRule::TopTwo { divergence_epsilon: Some(1.0) };
+        c.first = 4;
+        c.ratio = 1.5;
+        let a = simulate(&c, &[0.9, 0.5, 0.1], 20, 3).unwrap();
+        let b = simulate(&c, &[0.9, 0.5, 0.1], 20, 3).unwrap();
+        assert_eq!(a.stopping_times, b.stopping_times);
+        assert!(a.recommendations.iter().all(|&r| r == 0));
+    }
+
+    #[test]
+    fn hostile_input_is_refused() {
+        let mut e = Bai::new(config(NoiseSpec::Zero, vec![]), &SeedSequence::from_seed(1)).unwrap();
+        assert!(e.observe(3, 1.0).is_err());
+        assert!(e.observe(0, f64::NAN).is_err());
+        assert!(e.observe(0, 1.5).is_err());
+        let mut c = config(NoiseSpec::Zero, vec![]);
+        c.beta = 1.0;
+        assert!(Bai::new(c, &SeedSequence::from_seed(1)).is_err());
+        let mut c = config(NoiseSpec::Laplace { scale: 1.0 }, vec![]);
+        c.k = 2;
+        assert!(Bai::new(c, &SeedSequence::from_seed(1)).is_err());
+    }
+
+    #[test]
+    fn checkpoint_round_trip_and_corruption() {
+        let mut e = Bai::new(config(NoiseSpec::Zero, vec![]), &SeedSequence::from_seed(1)).unwrap();
+        let mut env = BernoulliRewards::new(&[0.9, 0.5, 0.1], 1, 0).unwrap();
+        for _ in 0..20 {
+            let a = e.select_arm().unwrap();
+            e.observe(a, env.pull(a)).unwrap();
+        }
+        let bytes = e.to_bytes();
+        let mut f = Bai::from_bytes(&bytes).unwrap();
+        for _ in 0..20 {
+            let a = e.select_arm().unwrap();
+            assert_eq!(a, f.select_arm().unwrap());
+            let y = env.pull(a);
+            e.observe(a, y).unwrap();
+            f.observe(a, y).unwrap();
+        }
+        assert!(Bai::from_bytes(&bytes[..bytes.len() / 2]).is_err());
+        let mut g = e.clone();
+        g.t += 1;
+        assert!(Bai::from_bytes(&g.to_bytes()).is_err());
+    }
+}
