@@ -291,6 +291,12 @@ class DPKLUCB(_LaplacePhased):
     or 'error', ``sampler`` 'lattice' (default) or 'float',
     ``phase_floor`` > 0 or None (the paper's grid).
 
+    Delayed feedback (the protocol of
+    :class:`~dpbandits.learners.mab.KArmedLearner`, QPM-D): each reward enters
+    exactly one phase sum, once, in its arm's arrival order; phases count the
+    rewards fed; the order depends on the arms chosen and on arrival times,
+    never on the reward values, so the guarantee is unchanged.
+
     Examples
     --------
     >>> import dpbandits as dp
@@ -347,6 +353,12 @@ class DPIMED(_LaplacePhased):
     below DP-KLUCB's (92 vs 129 at eps = 1) but heavy tails (mean 237 at
     eps = 1; at eps = 0.1, 6% of runs above 2% of T): an arm whose
     cumulative noisy mean is buried early is revisited only at phase ends.
+
+    Delayed feedback (the protocol of
+    :class:`~dpbandits.learners.mab.KArmedLearner`, QPM-D): each reward enters
+    exactly one phase sum, once, in its arm's arrival order; phases count the
+    rewards fed; the order depends on the arms chosen and on arrival times,
+    never on the reward values, so the guarantee is unchanged.
     """
 
     def __init__(
@@ -423,6 +435,12 @@ class AdaPUCB(_AdaP):
     choices: phase grid of :class:`DPKLUCB` (with alpha = 2: phases of 1,
     1, 2, 4, ... pulls, the last one half of the arm's pulls), commitment,
     ties and clipping as there. Guarantee: epsilon-DP of the rewards.
+
+    Delayed feedback (the protocol of
+    :class:`~dpbandits.learners.mab.KArmedLearner`, QPM-D): each reward enters
+    exactly one phase sum, once, in its arm's arrival order; phases count the
+    rewards fed; the order depends on the arms chosen and on arrival times,
+    never on the reward values, so the guarantee is unchanged.
     """
 
     _kl = False
@@ -434,6 +452,12 @@ class AdaPKLUCB(_AdaP):
     :class:`AdaPUCB`, index max{q in [m, 1] : n kl(m, q) <= beta ln t} +
     beta ln t / (epsilon n) on the clipped last-phase noisy mean m.
     Guarantee: epsilon-DP of the rewards.
+
+    Delayed feedback (the protocol of
+    :class:`~dpbandits.learners.mab.KArmedLearner`, QPM-D): each reward enters
+    exactly one phase sum, once, in its arm's arrival order; phases count the
+    rewards fed; the order depends on the arms chosen and on arrival times,
+    never on the reward values, so the guarantee is unchanged.
     """
 
     _kl = True
@@ -500,6 +524,12 @@ class AdaCUCB(_AdaC):
     Guarantee: rho-zCDP of the rewards, reported with its (epsilon,
     ``delta``) conversion (``delta`` default 1/T). Open choices as in
     :class:`AdaPUCB`.
+
+    Delayed feedback (the protocol of
+    :class:`~dpbandits.learners.mab.KArmedLearner`, QPM-D): each reward enters
+    exactly one phase sum, once, in its arm's arrival order; phases count the
+    rewards fed; the order depends on the arms chosen and on arrival times,
+    never on the reward values, so the guarantee is unchanged.
     """
 
     _kl = False
@@ -509,7 +539,14 @@ class AdaCUCB(_AdaC):
 class AdaCKLUCB(_AdaC):
     """AdaC-KLUCB (Azize & Basu 2024): as :class:`AdaCUCB` with the
     KL-UCB bound max{q : n kl(m, q) <= beta ln t} in place of the
-    Hoeffding term. Guarantee: rho-zCDP (and its (epsilon, delta))."""
+    Hoeffding term. Guarantee: rho-zCDP (and its (epsilon, delta)).
+
+    Delayed feedback (the protocol of
+    :class:`~dpbandits.learners.mab.KArmedLearner`, QPM-D): each reward enters
+    exactly one phase sum, once, in its arm's arrival order; phases count the
+    rewards fed; the order depends on the arms chosen and on arrival times,
+    never on the reward values, so the guarantee is unchanged.
+    """
 
     _kl = True
     _name = "AdaC-KLUCB"
@@ -526,6 +563,12 @@ class DPSE(_LaplacePhased):
     Delta_e = 2^-e, confidence ``beta`` default 1/T, K in place of the
     active-arm count). When one arm is left it is played to the end.
     Guarantee: epsilon-DP of the rewards (each reward is in one epoch sum).
+
+    Delayed feedback (the protocol of
+    :class:`~dpbandits.learners.mab.KArmedLearner`, QPM-D): each reward enters
+    exactly one phase sum, once, in its arm's arrival order; phases count the
+    rewards fed; the order depends on the arms chosen and on arrival times,
+    never on the reward values, so the guarantee is unchanged.
     """
 
     def __init__(
@@ -603,6 +646,12 @@ class DPTS(_LaplacePhased):
     seeds) 5% of runs above 2% of T at eps = 0.01. About 13 M rounds/s in
     ``simulate`` (five posterior draws every round), below the 20 M of the
     phase-committed learners.
+
+    Delayed feedback (the protocol of
+    :class:`~dpbandits.learners.mab.KArmedLearner`, QPM-D): each reward enters
+    exactly one phase sum, once, in its arm's arrival order; phases count the
+    rewards fed; the order depends on the arms chosen and on arrival times,
+    never on the reward values, so the guarantee is unchanged.
     """
 
     def __init__(
@@ -644,6 +693,10 @@ class KLUCB(PhasedLearner):
     Ties: fewer pulls, then a seeded random order. Runs on the phased engine
     with phases of one round and no noise. Rewards outside the range are
     clipped (``bounds="clip"``) or refused.
+
+    Delayed feedback: the protocol of
+    :class:`~dpbandits.learners.mab.KArmedLearner` (QPM-D); each reward enters
+    the statistics once, in its arm's arrival order.
     """
 
     def __init__(

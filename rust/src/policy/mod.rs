@@ -4,6 +4,7 @@
 //! the [`Feedback`] for it. The one simulation loop (`crate::sim`) drives
 //! every learner of the catalog through this trait, whatever the family.
 
+pub mod delayed;
 pub mod elimination;
 pub mod exp2;
 pub mod follow_the_leader;
