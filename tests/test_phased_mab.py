@@ -467,7 +467,8 @@ def test_committed_arm_is_enforced_and_horizon_ends() -> None:
     a = engine.select()
     with pytest.raises(ValueError, match="arm"):
         engine.observe(1 - a, 1.0)
-    for _ in range(3):
+    engine.observe(a, 1.0)  # answers the selection above (a refused reward answers none)
+    for _ in range(2):
         engine.observe(engine.select(), 1.0)
     with pytest.raises(Exception, match="horizon"):
         engine.select()

@@ -27,6 +27,7 @@ __all__ = [
     "BaiBernoulliRewards",
     "BaiEngine",
     "EliminationEngine",
+    "EngineLock",
     "EnvironmentFactory",
     "Exp2Engine",
     "FactorizationCounter",
@@ -160,16 +161,50 @@ class _Counter(_Pickled, Protocol):
         shape (runs, rounds, *shape). Fresh counters only; for privacy audits."""
 
 class _Arms(Protocol):
-    """A K-armed learner (part ``arms``)."""
+    """A K-armed engine under the delayed-feedback reduction QPM-D
+    (rust/src/policy/delayed.rs; bindings rust/src/py/karmed.rs). Every
+    method takes the engine's lock (``lock``) for the call."""
 
     def select(self) -> int:
-        """The arm to pull this round."""
+        """The current proposal, counted as outstanding until its reward arrives."""
+    def select_many(self, n: int) -> NDArray[np.int64]:
+        """``n`` selections (all the proposal), outstanding."""
+    @overload
+    def update(self, arm_or_reward: float, reward: None = None) -> None:
+        """``update(reward)``: the one outstanding selection's reward."""
+    @overload
+    def update(self, arm_or_reward: int, reward: float) -> None: ...
+    def update_many(self, arms: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
+        """The loop of ``update(arms[i], rewards[i])`` (GIL released)."""
     def observe(self, arm: int, reward: float) -> None:
-        """Records the reward of pulling ``arm``."""
+        """The engine's own call: ``reward`` of ``arm`` fed at once."""
+    @property
+    def outstanding(self) -> int: ...
+    def outstanding_by_arm(self) -> NDArray[np.uint64]: ...
+    def queue_lengths(self) -> NDArray[np.uint64]: ...
+    def policy(self) -> tuple[int, int]:
+        """(arm, version) of the current proposal."""
+    @property
+    def policy_version(self) -> int: ...
+    @property
+    def lock(self) -> EngineLock: ...
     def pulls(self) -> NDArray[np.uint64]:
         """Pulls of each arm that the index statistics count (released phases for phased engines)."""
     @property
     def k(self) -> int: ...
+    def _simulate_delayed(self, means: Sequence[float], horizon: int, max_delay: int, env_seed: int) -> float:
+        """Delayed-feedback simulation on Bernoulli arms; the pseudo-regret."""
+
+@final
+class EngineLock:
+    """The reentrant lock of a K-armed engine (as ``threading.RLock``)."""
+
+    def acquire(self, blocking: bool = True, timeout: float = ...) -> bool:
+        """As ``threading.RLock.acquire`` (``timeout`` -1: no limit)."""
+    def release(self) -> None: ...
+    def __enter__(self) -> bool: ...
+    def __exit__(self, *_args: object) -> None: ...
+    def _is_owned(self) -> bool: ...
 
 class _Contextual(Protocol):
     """A contextual linear learner (part ``contextual``)."""

@@ -2,7 +2,9 @@
 versions of Mishra & Thakurta, "(Nearly) Optimal Differentially Private
 Stochastic Multi-Arm Bandits", UAI 2015, and its appendix.
 
-Online use: ``arm = learner.select()``, then ``learner.update(reward)``.
+Online use: ``arm = learner.select()``, then ``learner.update(arm, reward)``
+(any order, any time: delayed feedback) or ``learner.update(reward)``; the
+protocol is :class:`KArmedLearner`'s.
 Simulation: ``dpbandits.simulate(learner, BernoulliBandit(means))`` runs the
 Rust engine (``rust/src/policy/mab.rs``) on the Rust environment.
 
@@ -19,12 +21,13 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import _core
 from dpbandits._sizes import check_bytes, tree_bytes
 from dpbandits._validation import (
     epsilon_range,
+    float_array,
     in_open_unit,
     integral_arguments,
     positive,
@@ -32,7 +35,7 @@ from dpbandits._validation import (
     real,
     seed_or_none,
 )
-from dpbandits.errors import LinearRegretWarning, StateError
+from dpbandits.errors import LinearRegretWarning
 from dpbandits.learners.online import LearnerBase
 from dpbandits.noise import NoiseWire
 from dpbandits.privacy.factorization import counter_choice, counter_parameters
@@ -49,6 +52,7 @@ from dpbandits.privacy.mishra_thakurta import (
 )
 from dpbandits.privacy.mishra_thakurta import reported_epsilon as _reported_epsilon
 from dpbandits.privacy.secure import lattice_laplace, sampler_choice
+from dpbandits.serving import ArmPolicy
 
 __all__ = ["UCB1", "KArmedLearner", "PrivateThompsonSampling", "PrivateUCB", "ThompsonSampling"]
 
@@ -103,37 +107,158 @@ def _gamma(gamma: float | None, horizon: int) -> float:
 
 
 class KArmedLearner(LearnerBase):
-    """Round-by-round use of a K-armed learner: ``arm = select()``, then
-    ``update(reward)`` for that arm. The decision set of a simulation is
-    ``DecisionSet{k, d: 0}``.
+    """The online protocol of every K-armed learner (decision set of a
+    simulation: ``DecisionSet{k, d: 0}``)::
+
+        arm = learner.select()              # one decision, outstanding until its reward
+        arms = learner.select_many(n)       # n decisions (int64 array)
+        learner.update(arm, reward)         # the reward of a pull of `arm`: any order, any time
+        learner.update(reward)              # when exactly one selection is outstanding
+        learner.update_many(arms, rewards)  # the loop of update(arm, reward), in Rust
+        policy = learner.policy()           # picklable, from released values only
+
+    Delayed and out-of-order feedback: the queued reduction QPM-D of
+    Joulani, György & Szepesvári, "Online Learning under Delayed Feedback",
+    ICML 2013, Sec. 3.2 (Algorithm 1), in ``rust/src/policy/delayed.rs``.
+    The learner's algorithm proposes an arm; every selection returns that
+    proposal (asked once: a Thompson learner does not redraw per
+    selection). A reward of arm a is queued in a's FIFO queue; whenever the
+    proposal's queue is non-empty its head is fed to the algorithm, which
+    proposes anew. With strict alternation (select, then its reward) this is
+    exactly the algorithm run round by round. The paper bounds the regret by
+    the algorithm's own plus an additive term of order K times the expected
+    delay. A reward may also come for a pull served elsewhere (from a
+    published :meth:`policy`); ``update(arm, reward)`` takes it the same way.
+
+    Privacy semantics of delay: the protected unit is one reward. Each
+    reward enters the private statistics at most once, in per-arm arrival
+    order (a queued reward the algorithm never asks for is never released);
+    trees and phases count the rewards fed (:attr:`t`), not the selections;
+    decisions read only released values. The order in which rewards enter
+    depends only on the arms chosen and on arrival times (assumed
+    independent of the reward values), never on the values, so the
+    learner's guarantee (``privacy``) holds as stated.
+
+    Horizon: rewards accepted (fed + queued) never exceed ``horizon``; a
+    selection is refused (:class:`~dpbandits.errors.StateError`) once fed +
+    queued + outstanding selections reach it.
+
+    Threads: the engine holds the lock (:attr:`lock`, a reentrant lock
+    with the ``threading.RLock`` interface) and takes it once per call, in
+    Rust; ``select`` and ``update`` are the engine's own methods, bound to
+    the learner (no Python frame per call). Hold ``learner.lock`` across a
+    ``select``/``update(reward)`` pair from several threads, or use
+    ``update(arm, reward)``.
     """
 
     k: int
     horizon: int
-    _engine: Any
-    _pending: int | None = None
+
+    # The engine. Assigning it binds the learner's ``select`` and ``update``
+    # to the engine's methods (instance attributes shadow the methods below,
+    # which document them and delegate): validation, the lock and the
+    # protocol then cost one Rust call.
+    @property  # type: ignore[override]
+    def _engine(self) -> Any:
+        return self.__dict__["_armed"]
+
+    @_engine.setter
+    def _engine(self, engine: Any) -> None:
+        d = self.__dict__
+        d["_armed"] = engine
+        d["select"] = engine.select
+        d["update"] = engine.update
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        state.pop("select", None)  # bound to this engine; rebound on unpickling
+        state.pop("update", None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        self._engine = self.__dict__["_armed"]
+
+    @property
+    def lock(self) -> _core.EngineLock:  # type: ignore[override]
+        """This learner's reentrant lock, held by every engine call (``select``,
+        ``update``, the batch forms, ``save``); as ``threading.RLock``."""
+        lock: _core.EngineLock = self._engine.lock
+        return lock
 
     def select(self) -> int:
-        """The arm (0 <= arm < k) to pull this round."""
-        with self.lock:
-            arm = int(self._engine.select())
-            self._pending = arm
-        return arm
+        """The arm (0 <= arm < k) to pull: the algorithm's current proposal,
+        counted as outstanding until its reward arrives."""
+        return int(self._engine.select())
 
-    def update(self, reward: float) -> None:
-        """Records the reward of the arm just selected (range policy applies)."""
-        r = real("reward", reward)
-        if not math.isfinite(r):
-            raise ValueError(f"invalid argument `reward`: must be finite, got {reward!r}")
-        with self.lock:
-            if self._pending is None:
-                raise StateError("update(reward) needs a preceding select()")
-            self._engine.observe(self._pending, r)
-            self._pending = None
+    def update(self, *args: Any) -> None:
+        """``update(arm, reward)``: the reward of a pull of ``arm``, in any
+        order and at any time after the selection (or for a pull served
+        from :meth:`policy`); ``update(reward)``: the reward of the one
+        outstanding selection (StateError naming the outstanding arms when
+        there are several or none). Range policy as configured; refused
+        input changes nothing."""
+        self._engine.update(*args)
+
+    def select_many(self, n: int) -> NDArray[np.int64]:
+        """``n`` decisions at once (an int64 array; all outstanding). Without
+        feedback the algorithm does not move: they are all its proposal."""
+        if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
+            raise TypeError(f"invalid argument `n`: expected an integer >= 0, got {n!r}")
+        return self._engine.select_many(int(n))
+
+    def update_many(self, arms: ArrayLike, rewards: ArrayLike) -> None:
+        """Equal, bit for bit, to ``for a, r in zip(arms, rewards):
+        update(a, r)`` (in Rust, GIL released): it stops at the first
+        refused pair, whose error names its index, the earlier pairs
+        recorded as the loop would have."""
+        a = np.asarray(arms)
+        if a.dtype == np.bool_ or a.dtype.kind not in "iu":
+            raise TypeError(f"invalid argument `arms`: expected integer arm indices, got dtype {a.dtype}")
+        if a.ndim != 1:
+            raise ValueError(f"invalid argument `arms`: expected 1 dimension, got shape {a.shape}")
+        if a.dtype.kind == "u" and a.size and int(a.max()) >= self.k:
+            raise ValueError(f"invalid argument `arms`: entries must be < {self.k}, got {int(a.max())}")
+        r = float_array("rewards", rewards, ndim=1, finite=False)
+        if r.shape != a.shape:
+            raise ValueError(f"invalid argument `rewards`: needs one reward per arm, got {r.size} for {a.size} arms")
+        self._engine.update_many(np.ascontiguousarray(a, dtype=np.int64), np.ascontiguousarray(r))
+
+    @property
+    def outstanding(self) -> int:
+        """Selections made by ``select``/``select_many`` not yet answered by
+        a reward (per arm: :meth:`outstanding_by_arm`)."""
+        return int(self._engine.outstanding)
+
+    def outstanding_by_arm(self) -> NDArray[np.uint64]:
+        """Per arm, the outstanding selections."""
+        return self._engine.outstanding_by_arm()
+
+    def queue_lengths(self) -> NDArray[np.uint64]:
+        """Per arm, rewards received and not yet fed to the algorithm."""
+        return self._engine.queue_lengths()
+
+    def policy(self) -> ArmPolicy:
+        """The current decision as a read-only, picklable
+        :class:`~dpbandits.serving.ArmPolicy`, built from released values
+        only: serving it elsewhere is post-processing (no privacy cost).
+        Send the rewards of the pulls it serves to ``update(arm, reward)``."""
+        arm, version = self._engine.policy()
+        return ArmPolicy(k=self.k, arm=int(arm), version=int(version))
+
+    @property
+    def policy_version(self) -> int:
+        """Increments when a new policy is available (the algorithm's
+        proposal changed)."""
+        return int(self._engine.policy_version)
+
+    def _checkpoint_extra(self) -> dict[str, Any]:
+        # Queues, outstanding selections and the proposal are in the engine bytes.
+        return {}
 
     @property
     def t(self) -> int:
-        """Rounds recorded so far."""
+        """Rewards fed to the algorithm so far (queued ones excluded)."""
         return int(self._engine.t)
 
     @property
@@ -153,6 +278,10 @@ class UCB1(KArmedLearner):
     clipped: no privacy proof depends on them). Ties go to the lowest arm.
 
     Privacy: none.
+
+    Delayed feedback: the protocol of
+    :class:`~dpbandits.learners.mab.KArmedLearner` (QPM-D); each reward enters
+    the statistics once, in its arm's arrival order.
 
     Parameters
     ----------
@@ -214,6 +343,10 @@ class ThompsonSampling(KArmedLearner):
       not clipped).
 
     Privacy: none.
+
+    Delayed feedback: the protocol of
+    :class:`~dpbandits.learners.mab.KArmedLearner` (QPM-D); each reward enters
+    the statistics once, in its arm's arrival order.
 
     Parameters
     ----------
@@ -363,6 +496,11 @@ class PrivateUCB(KArmedLearner):
     TypeError
         If an argument has the wrong type (e.g. a string for ``epsilon``).
 
+    Delayed feedback (the protocol of :class:`KArmedLearner`, QPM-D): each
+    reward enters its arm's tree once, as the next leaf in its arm's arrival
+    order; the order depends on the arms chosen and on arrival times, never on
+    the reward values, so the guarantee is unchanged.
+
     Examples
     --------
     >>> import dpbandits as dp
@@ -489,6 +627,11 @@ class PrivateThompsonSampling(KArmedLearner):
     epsilons when that exceeds epsilon (paper calibration with k = 1).
     Rewards outside ``reward_range`` are clipped (``bounds="clip"``) or
     refused (``"error"``).
+
+    Delayed feedback (the protocol of :class:`KArmedLearner`, QPM-D): each
+    reward enters its arm's tree once, as the next leaf in its arm's arrival
+    order; the order depends on the arms chosen and on arrival times, never on
+    the reward values, so the guarantee is unchanged.
 
     Parameters
     ----------

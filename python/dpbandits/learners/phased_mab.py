@@ -296,6 +296,12 @@ class DPKLUCB(_LaplacePhased):
     TypeError
         If an argument has the wrong type (e.g. a string for ``epsilon``).
 
+    Delayed feedback (the protocol of
+    :class:`~dpbandits.learners.mab.KArmedLearner`, QPM-D): each reward enters
+    exactly one phase sum, once, in its arm's arrival order; phases count the
+    rewards fed; the order depends on the arms chosen and on arrival times,
+    never on the reward values, so the guarantee is unchanged.
+
     Examples
     --------
     >>> import dpbandits as dp
@@ -357,6 +363,12 @@ class DPIMED(_LaplacePhased):
     runs lock onto a suboptimal arm for long.
 
     Privacy: epsilon-DP of the rewards (central), as :class:`DPKLUCB`.
+
+    Delayed feedback (the protocol of
+    :class:`~dpbandits.learners.mab.KArmedLearner`, QPM-D): each reward enters
+    exactly one phase sum, once, in its arm's arrival order; phases count the
+    rewards fed; the order depends on the arms chosen and on arrival times,
+    never on the reward values, so the guarantee is unchanged.
 
     Parameters
     ----------
@@ -486,6 +498,12 @@ class AdaPUCB(_AdaP):
     Privacy: epsilon-DP of the rewards (central): each reward is in one
     phase mean, released once with its own Laplace draw.
 
+    Delayed feedback (the protocol of
+    :class:`~dpbandits.learners.mab.KArmedLearner`, QPM-D): each reward enters
+    exactly one phase sum, once, in its arm's arrival order; phases count the
+    rewards fed; the order depends on the arms chosen and on arrival times,
+    never on the reward values, so the guarantee is unchanged.
+
     Parameters
     ----------
     k:
@@ -548,6 +566,12 @@ class AdaPKLUCB(_AdaP):
     mean m.
 
     Privacy: epsilon-DP of the rewards (central).
+
+    Delayed feedback (the protocol of
+    :class:`~dpbandits.learners.mab.KArmedLearner`, QPM-D): each reward enters
+    exactly one phase sum, once, in its arm's arrival order; phases count the
+    rewards fed; the order depends on the arms chosen and on arrival times,
+    never on the reward values, so the guarantee is unchanged.
 
     Parameters
     ----------
@@ -667,6 +691,12 @@ class AdaCUCB(_AdaC):
     Privacy: rho-zCDP of the rewards (central), reported with its (epsilon,
     ``delta``) conversion (Bun & Steinke 2016, Prop. 1.3).
 
+    Delayed feedback (the protocol of
+    :class:`~dpbandits.learners.mab.KArmedLearner`, QPM-D): each reward enters
+    exactly one phase sum, once, in its arm's arrival order; phases count the
+    rewards fed; the order depends on the arms chosen and on arrival times,
+    never on the reward values, so the guarantee is unchanged.
+
     Parameters
     ----------
     k:
@@ -734,6 +764,12 @@ class AdaCKLUCB(_AdaC):
 
     Privacy: rho-zCDP of the rewards (central), with its (epsilon, delta)
     conversion.
+
+    Delayed feedback (the protocol of
+    :class:`~dpbandits.learners.mab.KArmedLearner`, QPM-D): each reward enters
+    exactly one phase sum, once, in its arm's arrival order; phases count the
+    rewards fed; the order depends on the arms chosen and on arrival times,
+    never on the reward values, so the guarantee is unchanged.
 
     Parameters
     ----------
@@ -806,6 +842,12 @@ class DPSE(_LaplacePhased):
 
     Privacy: epsilon-DP of the rewards (central): each reward is in one epoch
     sum.
+
+    Delayed feedback (the protocol of
+    :class:`~dpbandits.learners.mab.KArmedLearner`, QPM-D): each reward enters
+    exactly one phase sum, once, in its arm's arrival order; phases count the
+    rewards fed; the order depends on the arms chosen and on arrival times,
+    never on the reward values, so the guarantee is unchanged.
 
     Parameters
     ----------
@@ -914,6 +956,12 @@ class DPTS(_LaplacePhased):
     the learner's own sampling randomness: epsilon-DP of the rewards
     (central) by parallel composition.
 
+    Delayed feedback (the protocol of
+    :class:`~dpbandits.learners.mab.KArmedLearner`, QPM-D): each reward enters
+    exactly one phase sum, once, in its arm's arrival order; phases count the
+    rewards fed; the order depends on the arms chosen and on arrival times,
+    never on the reward values, so the guarantee is unchanged.
+
     Parameters
     ----------
     k:
@@ -1009,6 +1057,10 @@ class KLUCB(PhasedLearner):
     with phases of one round and no noise.
 
     Privacy: none.
+
+    Delayed feedback: the protocol of
+    :class:`~dpbandits.learners.mab.KArmedLearner` (QPM-D); each reward enters
+    the statistics once, in its arm's arrival order.
 
     Parameters
     ----------

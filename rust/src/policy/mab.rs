@@ -52,7 +52,7 @@ impl RewardRange {
     /// messages' formatting the whole function was not inlined, and the
     /// call cost a K-armed round 38 instructions of its 622.
     #[inline]
-    fn enforce(&self, y: f64) -> Result<f64> {
+    pub(crate) fn enforce(&self, y: f64) -> Result<f64> {
         if self.lo <= y && y <= self.hi {
             Ok(y)
         } else {

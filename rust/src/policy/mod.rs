@@ -6,6 +6,7 @@
 
 pub mod bai;
 pub mod batched_bandit;
+pub mod delayed;
 pub mod elimination;
 pub mod exp2;
 pub mod experts_stochastic;

@@ -5,12 +5,14 @@ use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods};
 use pyo3::prelude::*;
 
 use super::errors::{unknown, IntoPy};
+use super::karmed::{karmed_engine, ArmedCell};
 use super::mechanisms::seeds;
 use super::noise::Noise;
 use super::sim::PyEnvironmentFactory;
 use crate::counter::FactorSpec;
 use crate::env::{ArmReward, Environment, Feedback, KArmedBandit, KArmedConfig};
 use crate::noise::NoiseSpec;
+use crate::policy::delayed::{simulate_delayed, Delayed};
 use crate::policy::mab::Phase;
 use crate::policy::{
     BoundsPolicy, ContextualRule, InputBounds, Mab, MabConfig, MabIndex, MabStatistics, MtContextual,
@@ -33,20 +35,23 @@ pub fn reward_policy(name: &str) -> PyResult<RewardPolicy> {
     }
 }
 
-/// K-armed engine (UCB1, private UCB, Thompson sampling); built by `dpbandits.learners.mab`.
-#[pyclass(module = "dpbandits._core", name = "MabEngine")]
+/// K-armed engine (UCB1, private UCB, Thompson sampling) under the
+/// delayed-feedback reduction (`policy::delayed`), with its lock; built by
+/// `dpbandits.learners.mab`.
+#[pyclass(frozen, module = "dpbandits._core", name = "MabEngine")]
 pub struct PyMab {
-    inner: Mab,
+    cell: ArmedCell<Mab>,
 }
 
-engine_methods! {
-    PyMab { inner: Mab }, restore _restore_mab, shared [arms, learner, secure, state];
+karmed_engine! {
+    PyMab, Mab, _restore_mab;
 
     #[new]
     #[pyo3(signature = (k, horizon, *, index="ucb", noise_bound=0.0, noise=None,
                         lo=0.0, hi=1.0, bounds="clip", phases=None, seed=None,
                         counter=None, theta=Vec::new(), omega=Vec::new()))]
     fn new(
+        py: Python<'_>,
         k: usize,
         horizon: u64,
         index: &str,
@@ -93,30 +98,64 @@ engine_methods! {
             rewards: RewardRange { lo, hi, policy: reward_policy(bounds)? },
             phases,
         };
-        Ok(PyMab { inner: Mab::new(config, &seeds(seed)?).py_err()? })
+        let engine = Mab::new(config, &seeds(seed)?).py_err()?;
+        Ok(PyMab { cell: ArmedCell::new(py, Delayed::new(engine))? })
     }
 
     /// The per-arm reward sums the index reads (released ones when private).
-    fn sums<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        self.inner.sums().into_pyarray(py)
+    fn sums<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        Ok(self.cell.with(py, |d| d.sums())?.into_pyarray(py))
     }
 
     /// Released noisy batch means of the gap-estimation phase (batches x k).
     fn released_batch_means<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        let rows = self.inner.released_batch_means();
-        let k = self.inner.config().k;
+        let (rows, k) = self.cell.with(py, |d| (d.released_batch_means().to_vec(), d.config().k))?;
         let flat: Vec<f64> = rows.iter().flatten().copied().collect();
         flat.into_pyarray(py).reshape([rows.len(), k])
     }
 
     /// "gap", "random" or "index".
     #[getter]
-    fn phase(&self) -> &'static str {
-        match self.inner.phase() {
+    fn phase(&self, py: Python<'_>) -> PyResult<&'static str> {
+        self.cell.with(py, |d| match d.phase() {
             Phase::Gap { .. } => "gap",
             Phase::Random { .. } => "random",
             Phase::Index => "index",
-        }
+        })
+    }
+
+    /// The configuration, for the simulation loop (one engine per replicate).
+    fn _factory(&self, py: Python<'_>) -> PyResult<super::sim::PyLearnerFactory> {
+        let (config, os) = self.cell.with(py, |d| (d.config().clone(), d.os_entropy()))?;
+        Ok(super::sim::PyLearnerFactory::with_entropy(config, os))
+    }
+
+    /// Every privacy noise draw from the operating system from now on
+    /// (secure mode; before the first round).
+    fn use_os_entropy(&self, py: Python<'_>) -> PyResult<()> {
+        self.cell.with(py, |d| d.engine_mut().use_os_entropy())?.py_err()
+    }
+
+    /// Whether privacy noise comes from the operating system.
+    #[getter]
+    fn os_entropy(&self, py: Python<'_>) -> PyResult<bool> {
+        self.cell.with(py, |d| d.os_entropy())
+    }
+
+    /// Delayed-feedback simulation (`policy::delayed::simulate_delayed`)
+    /// of this engine on Bernoulli arms of `means`: `horizon` rounds, each
+    /// reward delivered after a uniform 0..=`max_delay` rounds; the
+    /// pseudo-regret. The engine is played (GIL released).
+    fn _simulate_delayed(
+        &self,
+        py: Python<'_>,
+        means: Vec<f64>,
+        horizon: u64,
+        max_delay: u64,
+        env_seed: u64,
+    ) -> PyResult<f64> {
+        let run = |d: &mut Delayed<Mab>| simulate_delayed(d, &means, horizon, max_delay, env_seed);
+        self.cell.detached(py, run)?.py_err()
     }
 }
 

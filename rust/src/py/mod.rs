@@ -62,13 +62,14 @@
 //!      `secure` (`_factory` with the entropy mode, `use_os_entropy`,
 //!      `os_entropy`) or `seeded` (`_factory` only); the config is `Clone`
 //!      and a `LearnerFactory`.
-//!    - `arms` (K-armed: `select`, `observe(arm, reward)`, `pulls`, `k`;
-//!      engine: `select_arm()`, `observe`, `pulls()`, `config().k`) or
-//!      `contextual` (a (k, d) decision set: `select(actions)`,
+//!    - `contextual` (a (k, d) decision set: `select(actions)`,
 //!      `observe(x, reward)`, `d`; engine: `learners::SelectRows`, which
 //!      every `UcbLearner` has, `observe(&[f64], f64)`, `config().d`); with
 //!      `ucb`, also `ucb(actions)` (engine: a `UcbLearner`). The decision
 //!      set is read in place when C-contiguous (`learners::with_decision_set`).
+//!      The K-armed engines have their own macro, `karmed::karmed_engine!`
+//!      (the online protocol over the delayed-feedback reduction, and a
+//!      lock taken in Rust).
 //!    - `counter`: a continual counter's `add`, `add_many`, `release`,
 //!      `_release_runs` and getters.
 //!    - `rounds`: an environment played round by round (fields `env`,
@@ -319,31 +320,6 @@ macro_rules! engine_methods {
         ] [$($i)*] $($rest)*);
     };
 
-    // A K-armed learner: arms in, rewards back.
-    (@part ($py:ident, $field:ident, $inner:ty, $restore:tt) [$($m:tt)*] [$($i:tt)*] arms $($rest:ident)*) => {
-        engine_methods!(@part ($py, $field, $inner, $restore) [$($m)*
-            /// The arm to pull this round.
-            fn select(&mut self) -> ::pyo3::PyResult<usize> {
-                $crate::py::errors::IntoPy::py_err(self.$field.select_arm())
-            }
-
-            /// Records the reward of pulling `arm`.
-            fn observe(&mut self, arm: usize, reward: f64) -> ::pyo3::PyResult<()> {
-                $crate::py::errors::IntoPy::py_err(self.$field.observe(arm, reward))
-            }
-
-            /// Pulls of each arm that the index statistics count.
-            fn pulls<'py>(&self, py: ::pyo3::Python<'py>) -> ::pyo3::Bound<'py, ::numpy::PyArray1<u64>> {
-                ::numpy::IntoPyArray::into_pyarray(self.$field.pulls().to_vec(), py)
-            }
-
-            #[getter]
-            fn k(&self) -> usize {
-                self.$field.config().k
-            }
-        ] [$($i)*] $($rest)*);
-    };
-
     // A contextual linear learner: a (k, d) decision set in, the played
     // row's features and reward back.
     (@part ($py:ident, $field:ident, $inner:ty, $restore:tt) [$($m:tt)*] [$($i:tt)*] contextual $($rest:ident)*) => {
@@ -507,6 +483,7 @@ mod elimination;
 mod envs;
 mod errors;
 mod generator_keys;
+pub(crate) mod karmed;
 mod learners;
 mod linear_policy;
 mod linucb_trust;
@@ -566,6 +543,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     linucb_trust::register(m)?;
     envs::register(m)?;
     sim::register(m)?;
+    karmed::register(m)?;
     mab::register(m)?;
     elimination::register(m)?;
     online_learning::register(m)?;

@@ -1,0 +1,514 @@
+//! The K-armed engines' Python surface: the online protocol (select,
+//! select_many, update(arm, reward) / update(reward), update_many,
+//! outstanding selections, the served policy) over the QPM-D reduction
+//! (`policy::delayed`), and the lock that makes an engine thread-safe,
+//! taken once per call in Rust.
+//!
+//! # The lock
+//!
+//! Each engine owns an [`EngineLock`], a reentrant lock with the interface
+//! of `threading.RLock` (`acquire`, `release`, a context manager) that the
+//! learner exposes as its `lock`. Every method of the engine takes it for
+//! the call, so `with learner.lock: ...` from one thread holds off every
+//! other thread's calls (the documented discipline for a select/update
+//! pair), and calls never interleave inside the engine. Uncontended, it is
+//! one compare-and-swap and two stores (no system call, no Python object);
+//! a thread that finds it held waits with the GIL released (a condition
+//! variable), so the holder can run. The batch methods hold it while they
+//! run with the GIL released.
+//!
+//! The classes are `frozen` (PyO3 keeps no borrow flag: a second thread
+//! would otherwise fail with "already borrowed" while a batch runs without
+//! the GIL); the engine sits in a `Mutex` that the lock makes uncontended.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, PoisonError, TryLockError};
+use std::time::{Duration, Instant};
+
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFloat, PyInt};
+
+use super::errors::{to_py, IntoPy};
+use crate::error::Error;
+use crate::policy::delayed::{ArmedEngine, Delayed};
+
+/// A per-thread token (never 0): the owner of an [`EngineLock`].
+fn thread_token() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    thread_local! {
+        static TOKEN: u64 = NEXT.fetch_add(1, Ordering::Relaxed);
+    }
+    TOKEN.with(|t| *t)
+}
+
+/// A reentrant lock held by the engine's methods (see the module docs).
+#[pyclass(frozen, module = "dpbandits._core", name = "EngineLock")]
+#[derive(Default)]
+pub struct EngineLock {
+    /// The owning thread's token, 0 when free.
+    owner: AtomicU64,
+    /// Acquisitions by the owner (touched by the owner only).
+    depth: AtomicU64,
+    /// Threads waiting (the releaser wakes them only when there are some).
+    waiters: AtomicUsize,
+    park: Mutex<()>,
+    freed: Condvar,
+}
+
+impl EngineLock {
+    #[inline]
+    fn try_enter(&self, me: u64) -> bool {
+        match self.owner.compare_exchange(0, me, Ordering::SeqCst, Ordering::Relaxed) {
+            Ok(_) => {
+                self.depth.store(1, Ordering::Relaxed);
+                true
+            }
+            Err(owner) if owner == me => {
+                self.depth.fetch_add(1, Ordering::Relaxed);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Takes the lock for this thread (waiting without the GIL; `None`:
+    /// no time limit); false when `timeout` passed first.
+    #[inline]
+    pub fn enter(&self, py: Python<'_>, timeout: Option<Duration>) -> bool {
+        let me = thread_token();
+        if self.try_enter(me) {
+            return true;
+        }
+        py.detach(|| self.wait(me, timeout))
+    }
+
+    #[cold]
+    fn wait(&self, me: u64, timeout: Option<Duration>) -> bool {
+        self.waiters.fetch_add(1, Ordering::SeqCst);
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let mut guard = self.park.lock().unwrap_or_else(PoisonError::into_inner);
+        let got = loop {
+            if self.try_enter(me) {
+                break true;
+            }
+            match deadline {
+                None => guard = self.freed.wait(guard).unwrap_or_else(PoisonError::into_inner),
+                Some(d) => {
+                    let now = Instant::now();
+                    if now >= d {
+                        break false;
+                    }
+                    guard = self.freed.wait_timeout(guard, d - now).unwrap_or_else(PoisonError::into_inner).0;
+                }
+            }
+        };
+        drop(guard);
+        self.waiters.fetch_sub(1, Ordering::SeqCst);
+        got
+    }
+
+    /// Releases one acquisition; false when this thread does not hold it.
+    #[inline]
+    pub fn exit(&self) -> bool {
+        if self.owner.load(Ordering::Relaxed) != thread_token() {
+            return false;
+        }
+        if self.depth.fetch_sub(1, Ordering::Relaxed) == 1 {
+            self.owner.store(0, Ordering::SeqCst);
+            if self.waiters.load(Ordering::SeqCst) > 0 {
+                let _guard = self.park.lock().unwrap_or_else(PoisonError::into_inner);
+                self.freed.notify_all();
+            }
+        }
+        true
+    }
+}
+
+#[pymethods]
+impl EngineLock {
+    /// Takes the lock (reentrant: the holding thread may take it again);
+    /// as `threading.RLock.acquire`: False when not blocking or when
+    /// `timeout` seconds passed first.
+    #[pyo3(signature = (blocking=true, timeout=-1.0))]
+    #[allow(clippy::float_cmp)] // -1 is threading's exact sentinel
+    fn acquire(&self, py: Python<'_>, blocking: bool, timeout: f64) -> PyResult<bool> {
+        if !blocking {
+            if timeout != -1.0 {
+                return Err(PyValueError::new_err("can't specify a timeout for a non-blocking call"));
+            }
+            return Ok(self.try_enter(thread_token()));
+        }
+        let limit = if timeout == -1.0 {
+            None
+        } else if timeout.is_finite() && timeout >= 0.0 {
+            Some(Duration::from_secs_f64(timeout.min(1e9)))
+        } else {
+            return Err(PyValueError::new_err("timeout value must be a non-negative number or -1"));
+        };
+        Ok(self.enter(py, limit))
+    }
+
+    /// Releases one acquisition (RuntimeError when this thread does not hold it).
+    fn release(&self) -> PyResult<()> {
+        if self.exit() {
+            Ok(())
+        } else {
+            Err(PyRuntimeError::new_err("cannot release un-acquired lock"))
+        }
+    }
+
+    fn __enter__(&self, py: Python<'_>) -> bool {
+        self.enter(py, None)
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, _args: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<()> {
+        self.release()
+    }
+
+    /// Whether the calling thread holds the lock (as `threading.RLock._is_owned`).
+    fn _is_owned(&self) -> bool {
+        self.owner.load(Ordering::Relaxed) == thread_token()
+    }
+
+    fn __repr__(&self) -> String {
+        let owner = self.owner.load(Ordering::Relaxed);
+        if owner == 0 {
+            "<dpbandits EngineLock unlocked>".into()
+        } else {
+            format!("<dpbandits EngineLock locked, depth {}>", self.depth.load(Ordering::Relaxed))
+        }
+    }
+}
+
+/// Releases the lock when dropped (also when the call unwinds).
+struct Held<'a>(&'a EngineLock);
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        self.0.exit();
+    }
+}
+
+/// A K-armed engine under the reduction, with its lock.
+pub struct ArmedCell<E> {
+    lock: Py<EngineLock>,
+    inner: Mutex<Delayed<E>>,
+}
+
+impl<E: ArmedEngine> ArmedCell<E> {
+    pub fn new(py: Python<'_>, engine: Delayed<E>) -> PyResult<Self> {
+        Ok(ArmedCell { lock: Py::new(py, EngineLock::default())?, inner: Mutex::new(engine) })
+    }
+
+    /// The lock object (the same Python object every time).
+    pub fn lock(&self, py: Python<'_>) -> Py<EngineLock> {
+        self.lock.clone_ref(py)
+    }
+
+    /// `f` on the engine with the lock held for the call.
+    #[inline]
+    pub fn with<R>(&self, py: Python<'_>, f: impl FnOnce(&mut Delayed<E>) -> R) -> PyResult<R> {
+        let lock = self.lock.get();
+        lock.enter(py, None);
+        let _held = Held(lock);
+        let mut engine = match self.inner.try_lock() {
+            Ok(g) => g,
+            Err(TryLockError::Poisoned(_)) => return Err(poisoned()),
+            // The lock makes the mutex uncontended; only a call made from
+            // inside another call of this engine (none is) could get here.
+            Err(TryLockError::WouldBlock) => return Err(PyRuntimeError::new_err("engine re-entered")),
+        };
+        Ok(f(&mut engine))
+    }
+
+    /// `f` on the engine with the lock held and the GIL released.
+    pub fn detached<R: Send>(&self, py: Python<'_>, f: impl FnOnce(&mut Delayed<E>) -> R + Send) -> PyResult<R> {
+        let lock = self.lock.get();
+        lock.enter(py, None);
+        let _held = Held(lock);
+        let inner = &self.inner;
+        py.detach(|| inner.lock().map(|mut g| f(&mut g)).map_err(|_| ())).map_err(|()| poisoned())
+    }
+}
+
+fn poisoned() -> PyErr {
+    to_py(Error::State("an earlier call panicked inside this engine; its state cannot be trusted".into()))
+}
+
+/// `obj` as a reward: a float or an int (not a bool) converted by PyO3;
+/// other real numbers (NumPy scalars, fractions) by the package's one check
+/// of a real number (`dpbandits._validation.real`).
+#[inline]
+pub fn reward_value(obj: &Bound<'_, PyAny>) -> PyResult<f64> {
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        return Ok(f.value());
+    }
+    if obj.is_instance_of::<PyBool>() {
+        return Err(PyTypeError::new_err("invalid argument `reward`: expected a real number, got bool"));
+    }
+    if obj.is_instance_of::<PyInt>() {
+        return obj.extract::<f64>().map_err(|_| to_py(Error::invalid("reward", "an integer too large for a float")));
+    }
+    let py = obj.py();
+    py.import("dpbandits._validation")?.getattr("real")?.call1(("reward", obj))?.extract::<f64>()
+}
+
+/// `obj` as an arm index: an int (or an object with `__index__`, such as a
+/// NumPy integer), not a bool, >= 0; the engine checks `< k`.
+#[inline]
+pub fn arm_value(obj: &Bound<'_, PyAny>) -> PyResult<usize> {
+    if obj.is_instance_of::<PyBool>() {
+        return Err(PyTypeError::new_err("invalid argument `arm`: expected an integer, got bool"));
+    }
+    match obj.extract::<i64>() {
+        Ok(a) => usize::try_from(a).map_err(|_| to_py(Error::invalid("arm", format!("must be >= 0, got {a}")))),
+        Err(e) if e.is_instance_of::<pyo3::exceptions::PyOverflowError>(obj.py()) => {
+            Err(to_py(Error::invalid("arm", "an integer out of range")))
+        }
+        Err(_) => {
+            let name = obj.get_type().name().map_or_else(|_| "object".into(), |n| n.to_string());
+            Err(PyTypeError::new_err(format!("invalid argument `arm`: expected an integer, got {name}")))
+        }
+    }
+}
+
+/// `arms` as indices (>= 0; the engine checks `< k`), naming the entry.
+pub fn arm_indices(arms: &PyReadonlyArray1<'_, i64>) -> PyResult<Vec<usize>> {
+    let view = arms.as_array();
+    let mut out = Vec::new();
+    out.try_reserve_exact(view.len())
+        .map_err(|_| to_py(Error::Allocation { name: "arms", what: format!("{} indices", view.len()) }))?;
+    for (i, &a) in view.iter().enumerate() {
+        match usize::try_from(a) {
+            Ok(a) => out.push(a),
+            Err(_) => return Err(to_py(Error::invalid("arms", format!("entry {i}: must be >= 0, got {a}")))),
+        }
+    }
+    Ok(out)
+}
+
+/// `n` copies of `arm` as an int64 array (fallible allocation).
+pub fn filled_arms(py: Python<'_>, arm: usize, n: usize) -> PyResult<Bound<'_, PyArray1<i64>>> {
+    let v = py.detach(|| crate::error::try_filled("n", n, arm as i64)).py_err()?;
+    Ok(v.into_pyarray(py))
+}
+
+/// The protocol methods of a K-armed engine class `$py` whose field `cell`
+/// is an [`ArmedCell`] of `$inner`, with the class's own methods, its
+/// unpickling function `$restore` and its `register`.
+macro_rules! karmed_engine {
+    ($py:ident, $inner:ty, $restore:ident; $($own:tt)*) => {
+        #[::pyo3::pymethods]
+        impl $py {
+            $($own)*
+
+            /// The current proposal (the arm to pull), counted as an
+            /// outstanding selection until its reward arrives.
+            fn select(&self, py: ::pyo3::Python<'_>) -> ::pyo3::PyResult<usize> {
+                $crate::py::errors::IntoPy::py_err(self.cell.with(py, |d| d.select())?)
+            }
+
+            /// `n` selections (int64 array; the proposal does not move
+            /// without feedback), all outstanding.
+            fn select_many<'py>(
+                &self,
+                py: ::pyo3::Python<'py>,
+                n: u64,
+            ) -> ::pyo3::PyResult<::pyo3::Bound<'py, ::numpy::PyArray1<i64>>> {
+                let arm = $crate::py::errors::IntoPy::py_err(self.cell.with(py, |d| d.select_many(n))?)?;
+                let n = usize::try_from(n).map_err(|_| {
+                    $crate::py::errors::to_py($crate::error::Error::invalid("n", "too large"))
+                })?;
+                $crate::py::karmed::filled_arms(py, arm, n)
+            }
+
+            /// `update(arm, reward)`: the reward of a pull of `arm`, any
+            /// order, any time; `update(reward)`: the one outstanding
+            /// selection's (a StateError naming them when there are
+            /// several or none).
+            #[pyo3(signature = (arm_or_reward, reward=None))]
+            fn update(
+                &self,
+                py: ::pyo3::Python<'_>,
+                arm_or_reward: &::pyo3::Bound<'_, ::pyo3::PyAny>,
+                reward: Option<&::pyo3::Bound<'_, ::pyo3::PyAny>>,
+            ) -> ::pyo3::PyResult<()> {
+                let done = match reward {
+                    None => {
+                        let r = $crate::py::karmed::reward_value(arm_or_reward)?;
+                        self.cell.with(py, |d| d.update_last(r))?
+                    }
+                    Some(reward) => {
+                        let a = $crate::py::karmed::arm_value(arm_or_reward)?;
+                        let r = $crate::py::karmed::reward_value(reward)?;
+                        self.cell.with(py, |d| d.update(a, r))?
+                    }
+                };
+                $crate::py::errors::IntoPy::py_err(done)
+            }
+
+            /// The loop of `update(arms[i], rewards[i])` (GIL released),
+            /// stopping at the first refusal, whose error names the entry.
+            fn update_many(
+                &self,
+                py: ::pyo3::Python<'_>,
+                arms: ::numpy::PyReadonlyArray1<'_, i64>,
+                rewards: ::numpy::PyReadonlyArray1<'_, f64>,
+            ) -> ::pyo3::PyResult<()> {
+                let arms = $crate::py::karmed::arm_indices(&arms)?;
+                let rewards = rewards.as_array().to_vec();
+                $crate::py::errors::IntoPy::py_err(self.cell.detached(py, |d| d.update_many(&arms, &rewards))?)
+            }
+
+            /// The engine's own call: the reward of `arm` fed at once, with
+            /// the engine's checks (a committed phase refuses another arm).
+            fn observe(&self, py: ::pyo3::Python<'_>, arm: usize, reward: f64) -> ::pyo3::PyResult<()> {
+                $crate::py::errors::IntoPy::py_err(self.cell.with(py, |d| d.observe_now(arm, reward))?)
+            }
+
+            /// Selections issued and not yet answered by a reward.
+            #[getter]
+            fn outstanding(&self, py: ::pyo3::Python<'_>) -> ::pyo3::PyResult<u64> {
+                self.cell.with(py, |d| d.outstanding())
+            }
+
+            /// Per arm, the outstanding selections.
+            fn outstanding_by_arm<'py>(
+                &self,
+                py: ::pyo3::Python<'py>,
+            ) -> ::pyo3::PyResult<::pyo3::Bound<'py, ::numpy::PyArray1<u64>>> {
+                let v = self.cell.with(py, |d| d.outstanding_by_arm().to_vec())?;
+                Ok(::numpy::IntoPyArray::into_pyarray(v, py))
+            }
+
+            /// Per arm, rewards received and not yet fed to the algorithm.
+            fn queue_lengths<'py>(
+                &self,
+                py: ::pyo3::Python<'py>,
+            ) -> ::pyo3::PyResult<::pyo3::Bound<'py, ::numpy::PyArray1<u64>>> {
+                let v = self.cell.with(py, |d| d.queue_lengths())?;
+                Ok(::numpy::IntoPyArray::into_pyarray(v, py))
+            }
+
+            /// (arm, version) of the current proposal; StateError once the
+            /// horizon's rewards are fed.
+            fn policy(&self, py: ::pyo3::Python<'_>) -> ::pyo3::PyResult<(usize, u64)> {
+                let p = $crate::py::errors::IntoPy::py_err(self.cell.with(py, |d| d.policy())?)?;
+                p.ok_or_else(|| {
+                    $crate::py::errors::to_py($crate::error::Error::State(
+                        "the horizon is reached: no further decision".into(),
+                    ))
+                })
+            }
+
+            /// The number of distinct consecutive proposals so far.
+            #[getter]
+            fn policy_version(&self, py: ::pyo3::Python<'_>) -> ::pyo3::PyResult<u64> {
+                $crate::py::errors::IntoPy::py_err(self.cell.with(py, |d| d.policy_version())?)
+            }
+
+            /// The lock every method takes (reentrant; as `threading.RLock`).
+            #[getter]
+            fn lock(&self, py: ::pyo3::Python<'_>) -> ::pyo3::Py<$crate::py::karmed::EngineLock> {
+                self.cell.lock(py)
+            }
+
+            /// Pulls of each arm that the index statistics count.
+            fn pulls<'py>(
+                &self,
+                py: ::pyo3::Python<'py>,
+            ) -> ::pyo3::PyResult<::pyo3::Bound<'py, ::numpy::PyArray1<u64>>> {
+                let v = self.cell.with(py, |d| d.pulls().to_vec())?;
+                Ok(::numpy::IntoPyArray::into_pyarray(v, py))
+            }
+
+            #[getter]
+            fn k(&self, py: ::pyo3::Python<'_>) -> ::pyo3::PyResult<usize> {
+                self.cell.with(py, |d| d.config().k)
+            }
+
+            /// Rewards fed to the algorithm so far.
+            #[getter]
+            fn t(&self, py: ::pyo3::Python<'_>) -> ::pyo3::PyResult<u64> {
+                self.cell.with(py, |d| d.t())
+            }
+
+            #[getter]
+            fn horizon(&self, py: ::pyo3::Python<'_>) -> ::pyo3::PyResult<u64> {
+                self.cell.with(py, |d| d.config().horizon)
+            }
+
+            /// Draws all future noise from a new root (`None`: operating-system
+            /// entropy). Past releases are unchanged.
+            #[pyo3(signature = (seed=None))]
+            fn reseed(&self, py: ::pyo3::Python<'_>, seed: Option<u64>) -> ::pyo3::PyResult<()> {
+                let seeds = $crate::py::mechanisms::seeds(seed)?;
+                self.cell.with(py, |d| d.engine_mut().reseed(&seeds))
+            }
+
+            /// The configuration this engine was built with, as plain values
+            /// (`as_json`: their JSON text); see `dpbandits.checkpoint`; read-only.
+            #[pyo3(signature = (as_json=false))]
+            fn noise_parameters<'py>(
+                &self,
+                py: ::pyo3::Python<'py>,
+                as_json: bool,
+            ) -> ::pyo3::PyResult<::pyo3::Bound<'py, ::pyo3::PyAny>> {
+                let config = self.cell.with(py, |d| d.config().clone())?;
+                $crate::py::config_values(py, &config, as_json)
+            }
+
+            /// Serialized state (node noise, generators, queues and
+            /// outstanding selections included).
+            fn to_bytes<'py>(
+                &self,
+                py: ::pyo3::Python<'py>,
+            ) -> ::pyo3::PyResult<::pyo3::Bound<'py, ::pyo3::types::PyBytes>> {
+                let bytes = self.cell.with(py, |d| d.to_bytes())?;
+                Ok(::pyo3::types::PyBytes::new(py, &bytes))
+            }
+
+            /// The object `to_bytes` was called on, continuing exactly.
+            #[staticmethod]
+            fn from_bytes(py: ::pyo3::Python<'_>, state: &[u8]) -> ::pyo3::PyResult<Self> {
+                let engine = $crate::py::errors::IntoPy::py_err(
+                    $crate::policy::delayed::Delayed::<$inner>::from_bytes(state),
+                )?;
+                Ok($py { cell: $crate::py::karmed::ArmedCell::new(py, engine)? })
+            }
+
+            fn __reduce__<'py>(
+                &self,
+                py: ::pyo3::Python<'py>,
+            ) -> ::pyo3::PyResult<::pyo3::Bound<'py, ::pyo3::types::PyTuple>> {
+                use ::pyo3::types::PyAnyMethods;
+                let restore = py.import("dpbandits._core")?.getattr(stringify!($restore))?;
+                ::pyo3::IntoPyObject::into_pyobject((restore, (self.to_bytes(py)?,)), py)
+            }
+        }
+
+        #[doc = concat!("Unpickling entry point for `", stringify!($py), "`.")]
+        #[::pyo3::pyfunction]
+        fn $restore(py: ::pyo3::Python<'_>, state: &[u8]) -> ::pyo3::PyResult<$py> {
+            $py::from_bytes(py, state)
+        }
+
+        impl $py {
+            /// Adds the class (and its unpickling function) to the module.
+            pub fn register(m: &::pyo3::Bound<'_, ::pyo3::types::PyModule>) -> ::pyo3::PyResult<()> {
+                use ::pyo3::types::PyModuleMethods;
+                m.add_function(::pyo3::wrap_pyfunction!($restore, m)?)?;
+                m.add_class::<$py>()
+            }
+        }
+    };
+}
+
+pub(crate) use karmed_engine;
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<EngineLock>()
+}
