@@ -195,7 +195,8 @@ def private_experts_frontier(opts: RunOptions) -> Report:
                        "agrees" if obl["LazyPrivateExperts"] < obl["PrivateFTRL"] else "differs")
     report.notes.append("Oblivious rows: SwitchingBestExpert's phases double like the batches of "
                         "PrivateStochasticExperts, so each batch's leader loses the next phase: the stochastic "
-                        "algorithm has no adversarial guarantee and shows it; use PrivateFTRL there.")
+                        "algorithm has no adversarial guarantee and shows it; use LazyPrivateExperts (oblivious "
+                        "adversaries) or PrivateFTRL (adaptive ones) there.")
     report.notes.append("Rates are O(.) expressions evaluated with constant 1 (natural logs).")
     if quick:
         report.notes.append(f"--quick: T in {list(horizons)}, eps in {list(epsilons)}, {seeds} seeds.")
