@@ -164,11 +164,12 @@ class LearnerBase:
 
     Threads: every learner has a reentrant :attr:`lock`; ``select`` and
     ``update`` take it, so concurrent calls never interleave inside the
-    engine and no update is lost. ``update(reward)`` refers to "the last
-    selection", which another thread may have replaced: threads sharing a
-    learner either hold the lock across the pair
-    (``with learner.lock: i = learner.select(D); learner.update(r)``) or
-    use the explicit form ``update(x, reward)``.
+    engine and no update is lost. ``update(reward)`` needs exactly one
+    outstanding selection and raises :class:`dpbandits.errors.StateError`
+    otherwise: threads sharing a learner use the explicit form
+    ``update(action, reward)`` (the arm, or the played features), or hold
+    the lock across the pair
+    (``with learner.lock: i = learner.select(D); learner.update(r)``).
 
     Processes: ``os.fork`` of a process holding a live learner copies it
     without any of the above (no Python code runs); do not use the learner
