@@ -192,14 +192,6 @@ def test_karmed_update_refuses_what_is_not_a_reward(make: Callable[[], Any], bad
     assert learner.t == 0
 
 
-CONTEXTUAL_UPDATE_PENDING = pytest.mark.xfail(
-    strict=True,
-    reason="the contextual and elimination update paths (rewritten by the online-protocol change) convert "
-           "the reward with NumPy; they are to call dpbandits._validation.reward_scalar",
-)
-
-
-@CONTEXTUAL_UPDATE_PENDING
 @pytest.mark.parametrize("bad", NOT_A_REWARD, ids=repr)
 @pytest.mark.parametrize("make", [
     lambda: (dp.JointDPLinUCB(3, 100, 1.0, 0.1, seed=0), np.eye(3)),

@@ -27,7 +27,14 @@ from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import _core
 from dpbandits._sizes import check_bytes, check_work, work_limit
-from dpbandits._validation import epsilon_range, float_array, integral_arguments, positive_int, seed_or_none
+from dpbandits._validation import (
+    epsilon_range,
+    float_array,
+    integral_arguments,
+    positive_int,
+    reward_scalar,
+    seed_or_none,
+)
 from dpbandits.errors import StateError
 from dpbandits.learners.online import LearnerBase
 from dpbandits.learners.outstanding import OutstandingIndices
@@ -335,7 +342,7 @@ class EliminationLinearBandit(LearnerBase):
                 raise TypeError(f"invalid argument `index`: expected an int, got {type(index).__name__}")
         else:
             raise TypeError("update takes (reward) or (index, reward)")
-        r = reward if type(reward) is float else float(np.asarray(reward, dtype=np.float64))
+        r = reward if type(reward) is float else reward_scalar("reward", reward)
         if not math.isfinite(r):  # clipping would silently turn inf into r_max
             raise ValueError(f"invalid argument `reward`: must be finite, got {reward!r}")
         with self.lock:

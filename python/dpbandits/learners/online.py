@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from dpbandits._validation import float_array
+from dpbandits._validation import float_array, reward_scalar
 from dpbandits.errors import CheckpointError
 from dpbandits.learners.outstanding import OutstandingRows
 
@@ -678,8 +678,7 @@ class OnlineLearner(LearnerBase):
                 # Strict alternation, the common case, without the general path.
                 reward = args[0]
                 x = queue.only("reward")
-                self._engine.observe(x, reward if type(reward) in _FLOATS
-                                     else float(np.asarray(reward, dtype=np.float64)))
+                self._engine.observe(x, reward if type(reward) in _FLOATS else reward_scalar("reward", reward))
                 queue.pop_first()
             else:
                 self._update(queue, *args)
@@ -694,8 +693,8 @@ class OnlineLearner(LearnerBase):
             raise TypeError("update takes (reward) or (x, reward)")
         # A Python float or a NumPy float64 (an entry of a reward array; a
         # float subclass), the common cases, is taken as is; anything else
-        # goes through NumPy's conversion, as before.
-        r = reward if type(reward) in _FLOATS else float(np.asarray(reward, dtype=np.float64))
+        # must be one real number (a string, None, a bool or an array is refused).
+        r = reward if type(reward) in _FLOATS else reward_scalar("reward", reward)
         # The engine is the one check of (x, r): the length of x, then the
         # bounds of the privacy proof with finiteness ("invalid argument
         # `reward`: must be finite", "`x`: contains NaN or infinite
