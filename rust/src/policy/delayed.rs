@@ -193,6 +193,11 @@ impl<E: ArmedEngine> Delayed<E> {
         &mut self.engine
     }
 
+    /// The base, read-only.
+    pub fn engine(&self) -> &E {
+        &self.engine
+    }
+
     /// Rewards received and not yet fed to the base.
     pub fn queued(&self) -> u64 {
         self.q.queued

@@ -441,6 +441,17 @@ macro_rules! karmed_engine {
                 self.cell.with(py, |d| d.config().horizon)
             }
 
+            /// The 32-byte keys of the base engine's seeded (ChaCha8) generators
+            /// (see `generator_keys`); compared on load with those of the
+            /// engine built from the header's seed.
+            fn _generator_keys<'py>(
+                &self,
+                py: ::pyo3::Python<'py>,
+            ) -> ::pyo3::PyResult<Vec<::pyo3::Bound<'py, ::pyo3::types::PyBytes>>> {
+                let keys = self.cell.with(py, |d| $crate::py::generator_keys::generator_keys(d.engine()))?;
+                Ok(keys.iter().map(|key| ::pyo3::types::PyBytes::new(py, key)).collect())
+            }
+
             /// Draws all future noise from a new root (`None`: operating-system
             /// entropy). Past releases are unchanged.
             #[pyo3(signature = (seed=None))]
