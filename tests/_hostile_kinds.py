@@ -23,8 +23,9 @@ from dpbandits.learners.online import LearnerBase
 
 K = 3
 HORIZON = 40
-#: Rounds played before each saved state whose engine bytes are edited.
-SNAPSHOT_ROUNDS = (3, 17, 33)
+#: Rounds played before each saved state whose engine bytes are edited (the
+#: last at the horizon, where every later round is a StateError).
+SNAPSHOT_ROUNDS = (3, 17, 33, HORIZON)
 #: Rounds played after a load that succeeded.
 ROUNDS_AFTER = 4
 

@@ -702,7 +702,9 @@ impl LinUcb {
         }
         // The configuration passes the constructor's checks, and the
         // counter is the one it builds (noise, horizon, padding, shift),
-        // with one addition more than the rounds (A_1 = 0).
+        // with one addition more than the rounds (A_1 = 0) up to its
+        // horizon (round n's row would enter no release).
+        let added = e.t.saturating_add(1).min(e.config.horizon);
         let reference = LinUcb::new(e.config, &SeedSequence::from_seed(0))
             .map_err(|err| Error::Decode(format!("LinUCB state with an invalid configuration: {err}")))?;
         let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
@@ -712,11 +714,11 @@ impl LinUcb {
             }
             (Statistics::Tree { tree, shift }, Statistics::Tree { tree: r, shift: rs }) => {
                 tree.check_restored(r)?;
-                shift.to_bits() == rs.to_bits() && tree.t() == e.t.saturating_add(1)
+                shift.to_bits() == rs.to_bits() && tree.t() == added
             }
             (Statistics::Factorized { counter, shift }, Statistics::Factorized { counter: r, shift: rs }) => {
                 counter.check_restored(r)?;
-                shift.to_bits() == rs.to_bits() && counter.t() == e.t.saturating_add(1)
+                shift.to_bits() == rs.to_bits() && counter.t() == added
             }
             _ => false,
         };
