@@ -306,9 +306,11 @@ impl<E: ArmedEngine> Delayed<E> {
         if self.engine.rounds_fed() + self.q.queued >= self.engine.rounds_allowed() {
             return Err(self.horizon_reached("no further reward is accepted"));
         }
-        // Fast path (strict alternation): the reward of the proposal with
-        // nothing queued is fed at once; the next proposal is asked lazily.
-        if self.q.queued == 0 && self.q.proposal == Some(arm) {
+        // Fast path (strict alternation, and batches answered in order):
+        // the reward of the proposal with nothing queued is fed at once,
+        // without the queue (what `drain` would do: ask the proposal, feed
+        // its queue's head); the next proposal is asked lazily.
+        if self.q.queued == 0 && self.proposal()? == Some(arm) {
             self.feed_now(arm, reward)?;
             self.answer(arm);
             return Ok(());
