@@ -220,7 +220,7 @@ def test_checkpoint_round_trip_in_the_middle_of_a_delay(name: str, tmp_path: Any
     lr.update_many(arms[1:5], np.array([1.0, 0.0, 1.0, 1.0]))
     path = tmp_path / "ckpt"
     lr.save(path)
-    back = type(lr).load(path)
+    back = type(lr).load(path, replay=True)  # bit-identical continuation (a restore for use re-keys)
     assert back.outstanding == lr.outstanding == 7
     assert np.array_equal(back.queue_lengths(), lr.queue_lengths())
     assert np.array_equal(back.outstanding_by_arm(), lr.outstanding_by_arm())

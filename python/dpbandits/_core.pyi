@@ -944,17 +944,6 @@ def _restore_lazy_experts(state: bytes) -> LazyExpertsEngine: ...
 class BatchedExp3Engine(_SecureLearner):
     """EXP3 behind the batched private conversion (Asi, Raman & Talwar 2025);
     see dpbandits.BatchedPrivateEXP3."""
-class BaiEngine:
-    """Best-arm identification engine (rust/src/policy/bai.rs): Top Two
-    sampling on per-arm batches (first ``first`` rewards, then ratio
-    ``ratio``) whose sums are released with ``noise`` (zero or Laplace, exact
-    on a lattice by default), means from every release or the last one
-    (``forget``), ``rule`` "top_two" (EB leader, TCI challenger on d_eps
-    costs with ``epsilon``, kl without) or "adap" (AdaP-TT's leader and
-    challenger); the stopping rule on noise-shifted means with GLR
-    ``thresholds`` (one constant or one per batch index), ``c1`` and noise
-    ``radii`` per batch index. Every constant comes from
-    dpbandits.privacy.bai."""
 
     def __new__(
         cls,
@@ -975,6 +964,23 @@ class BaiEngine:
     def from_bytes(state: bytes) -> BatchedExp3Engine: ...
 
 def _restore_batched_exp3(state: bytes) -> BatchedExp3Engine: ...
+
+@final
+class BaiEngine:
+    """Best-arm identification engine (rust/src/policy/bai.rs): Top Two
+    sampling on per-arm batches (first ``first`` rewards, then ratio
+    ``ratio``) whose sums are released with ``noise`` (zero or Laplace, exact
+    on a lattice by default), means from every release or the last one
+    (``forget``), ``rule`` "top_two" (EB leader, TCI challenger on d_eps
+    costs with ``epsilon``, kl without) or "adap" (AdaP-TT's leader and
+    challenger); the stopping rule on noise-shifted means with GLR
+    ``thresholds`` (one constant or one per batch index), ``c1`` and noise
+    ``radii`` per batch index. Every constant comes from
+    dpbandits.privacy.bai."""
+
+    def __new__(
+        cls,
+        k: int,
         *,
         rule: str = "top_two",
         epsilon: float | None = None,

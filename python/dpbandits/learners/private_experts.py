@@ -36,7 +36,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import _core
-from dpbandits._validation import float_array, positive_int, real, seed_or_none
+from dpbandits._validation import float_array, integral_arguments, positive_int, real, seed_or_none
 from dpbandits.errors import StateError
 from dpbandits.learners.online import LearnerBase
 from dpbandits.noise import NoiseWire
@@ -108,7 +108,8 @@ class PrivateStochasticExperts(LearnerBase):
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
     ) -> None:
-        self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        self._args = integral_arguments(type(self), args)
         self.sampler = sampler_choice(sampler)
         self.n = positive_int("n", n, minimum=2)
         self.horizon = positive_int("horizon", horizon, minimum=2)
@@ -206,7 +207,8 @@ class LazyPrivateExperts(LearnerBase):
         bounds: Literal["clip", "error"] = "clip",
         seed: int | None = None,
     ) -> None:
-        self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        self._args = integral_arguments(type(self), args)
         self.n = positive_int("n", n, minimum=2)
         self.horizon = positive_int("horizon", horizon, minimum=2)
         p = lazy_parameters(self.n, self.horizon, epsilon, delta)
@@ -274,7 +276,8 @@ class BatchedPrivateEXP3(LearnerBase):
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
     ) -> None:
-        self._args = {k_: v for k_, v in locals().items() if k_ not in ("self", "__class__")}
+        args = {k_: v for k_, v in locals().items() if k_ not in ("self", "__class__")}
+        self._args = integral_arguments(type(self), args)
         self.sampler = sampler_choice(sampler)
         self.k = positive_int("k", k, minimum=2)
         self.horizon = positive_int("horizon", horizon, minimum=2)
