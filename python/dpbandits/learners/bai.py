@@ -389,8 +389,32 @@ class TopTwoBAI(BestArmIdentifier):
     stopping rule with the Kaufmann & Koolen 2021 threshold at level
     ``delta`` (module docstring). Every reward is its own batch (no noise).
 
-    ``k`` >= 2, ``delta`` in (0, 1), ``beta`` in (0, 1), ``max_samples`` >= 1
-    (the budget after which ``select`` refuses), ``seed`` for the coin flips.
+    Parameters
+    ----------
+    k:
+        Number of arms, an integer >= 2.
+    delta:
+        Confidence level: the probability of recommending a wrong arm is at
+        most ``delta``, in (0, 1).
+    beta:
+        Probability of sampling the leader rather than the challenger, in
+        (0, 1) (default 0.5).
+    max_samples:
+        The budget of selections, an integer >= 1 (default 10^8): once it is
+        spent ``select`` refuses.
+    seed:
+        None (default: operating-system entropy) or an integer in
+        [0, 2^64) for reproducible coin flips.
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above (``k`` < 2,
+        ``delta`` or ``beta`` outside (0, 1), ``max_samples`` < 1, a
+        negative ``seed``); the message names the argument and the range.
+    TypeError
+        If an argument has the wrong type (a non-integer ``k``,
+        ``max_samples`` or ``seed``, a non-number ``delta`` or ``beta``).
 
     Examples
     --------
@@ -484,9 +508,66 @@ class DPTopTwo(_PrivateBAI):
     Guarantee: epsilon-DP of the rewards (central; module docstring);
     ``privacy`` reports the exact lattice epsilon 2^j / ceil(2^j / epsilon).
 
-    ``k`` >= 2, ``delta`` in (0, 1), ``epsilon`` > 0, ``beta`` in (0, 1),
-    ``first_batch`` > 0, ``ratio`` > 1, ``sampler`` 'lattice' (default) or
-    'float', ``max_samples`` >= 1.
+    Parameters
+    ----------
+    k:
+        Number of arms, an integer >= 2.
+    delta:
+        Confidence level: the probability of recommending a wrong arm is at
+        most ``delta``, in (0, 1).
+    epsilon:
+        Privacy parameter, finite and > 0: the learner is epsilon-DP in the
+        rewards.
+    beta:
+        Probability of sampling the leader rather than the challenger, in
+        (0, 1) (default 0.5).
+    first_batch:
+        f, finite and > 0 (default 4): each arm's first batch is
+        ceil(f / epsilon) rewards (at least 1, at most ``max_samples``).
+    ratio:
+        Ratio of the geometric batches, finite and > 1 (default 1.5); it
+        must not make more than :data:`MAX_BATCHES` batches per arm within
+        ``max_samples``.
+    challenger:
+        ``"stopping"`` (default): the stopping-aware challenger, the arm
+        whose test in the stopping rule is furthest from passing (first the
+        arms whose test fails, largest violation first, then the smallest
+        GLR + ln N_b on the noise-shifted means); ``"d_eps"``: the
+        transportation-cost challenger argmin_b W_eps(a, b) + ln N_b above.
+    noise_share:
+        The share of ``delta`` given to the noise radii, in (0, 1) (default
+        0.5); the GLR threshold gets ``delta`` (1 - ``noise_share``).
+    sampler:
+        ``"lattice"`` (default): exact discrete Laplace noise on a
+        power-of-two lattice; ``"float"``: floating-point Laplace noise,
+        without protection against low-bit attacks (the guarantee says so).
+    secure:
+        True draws the noise from operating-system entropy (needs
+        ``sampler="lattice"``; such a learner cannot ``simulate``); False
+        (default) from the seeded generator.
+    max_samples:
+        The budget of selections, an integer >= 1 (default 10^8): once it is
+        spent ``select`` refuses.
+    seed:
+        None (default: operating-system entropy) or an integer in
+        [0, 2^64) for reproducible coin flips and noise.
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above (``k`` < 2;
+        ``delta``, ``beta`` or ``noise_share`` outside (0, 1);
+        ``epsilon`` or ``first_batch`` not finite and > 0; ``ratio`` not
+        finite and > 1, or making more than :data:`MAX_BATCHES` batches per
+        arm; ``challenger`` or ``sampler`` not one of the choices;
+        ``secure=True`` with ``sampler="float"``; ``max_samples`` < 1, or
+        too large for the lattice sums to stay exact at this ``epsilon``; a
+        negative ``seed``); the message names the argument and the range.
+    TypeError
+        If an argument has the wrong type (a non-integer ``k``,
+        ``max_samples`` or ``seed``, a non-number ``epsilon``, ``delta``,
+        ``beta``, ``first_batch``, ``ratio`` or ``noise_share``, a
+        non-bool ``secure``).
 
     Examples
     --------
@@ -565,8 +646,60 @@ class AdaPTT(_PrivateBAI):
 
     Guarantee: epsilon-DP of the rewards (central; module docstring).
 
-    ``k`` >= 2, ``delta`` in (0, 1), ``epsilon`` > 0, ``beta`` in (0, 1),
-    ``sampler`` 'lattice' (default) or 'float', ``max_samples`` >= 1.
+    Parameters
+    ----------
+    k:
+        Number of arms, an integer >= 2.
+    delta:
+        Confidence level: the probability of recommending a wrong arm is at
+        most ``delta``, in (0, 1).
+    epsilon:
+        Privacy parameter, finite and > 0: the learner is epsilon-DP in the
+        rewards.
+    beta:
+        Probability of sampling the leader rather than the challenger, in
+        (0, 1) (default 0.5).
+    sampler:
+        ``"lattice"`` (default): exact discrete Laplace noise on a
+        power-of-two lattice; ``"float"``: floating-point Laplace noise,
+        without protection against low-bit attacks (the guarantee says so).
+    secure:
+        True draws the noise from operating-system entropy (needs
+        ``sampler="lattice"``; such a learner cannot ``simulate``); False
+        (default) from the seeded generator.
+    max_samples:
+        The budget of selections, an integer >= 1 (default 10^8): once it is
+        spent ``select`` refuses.
+    seed:
+        None (default: operating-system entropy) or an integer in
+        [0, 2^64) for reproducible coin flips and noise.
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above (``k`` < 2,
+        ``delta`` or ``beta`` outside (0, 1), ``epsilon`` not finite and
+        > 0, ``sampler`` not one of the choices, ``secure=True`` with
+        ``sampler="float"``, ``max_samples`` < 1 or too large for the
+        lattice sums to stay exact at this ``epsilon``, a negative
+        ``seed``); the message names the argument and the range.
+    TypeError
+        If an argument has the wrong type (a non-integer ``k``,
+        ``max_samples`` or ``seed``, a non-number ``epsilon``, ``delta`` or
+        ``beta``, a non-bool ``secure``).
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> learner = dp.AdaPTT(k=3, delta=0.05, epsilon=1.0, seed=0)
+    >>> for _ in range(5):
+    ...     arm = learner.select()
+    ...     learner.update(arm, 1.0 if arm == 0 else 0.0)
+    >>> learner.samples, learner.privacy.model
+    (5, 'central')
+    >>> runs = learner.simulate([0.9, 0.5, 0.1], reps=20, seed=1)
+    >>> runs.error_rate, bool(runs.stopped.all())
+    (0.0, True)
     """
 
     def __init__(

@@ -69,18 +69,39 @@ class PrivateStochasticExperts(LearnerBase):
     Parameters
     ----------
     n, horizon:
-        Number of experts d >= 2 and horizon T >= 2.
+        Number of experts d >= 2 and horizon T >= 2, integers.
     epsilon:
-        > 0 for pure epsilon-DP of the loss sequence; None for the
-        non-private doubling-batch follow-the-leader.
+        Finite and > 0 for pure epsilon-DP of the loss sequence; None for
+        the non-private doubling-batch follow-the-leader.
     first_batch:
-        b_0 >= 1 (default 1, as in the paper).
+        b_0, an integer in [1, ``horizon``] (default 1, as in the paper).
     bounds:
-        ``"clip"`` losses into [0, 1], or ``"error"``.
+        ``"clip"`` (default) clips losses into [0, 1]; ``"error"`` refuses a
+        loss outside it with a ValueError.
+    seed:
+        None (default: operating-system entropy) or an integer in
+        [0, 2^64) for a reproducible run.
     sampler:
-        ``"lattice"`` (default) or ``"float"``.
+        ``"lattice"`` (default): exact discrete Laplace noise on a
+        power-of-two lattice; ``"float"``: floating-point Laplace noise.
     secure:
-        Noise from the operating system (lattice only).
+        True draws the noise from the operating system (needs
+        ``sampler="lattice"`` and an ``epsilon``); False (default) from the
+        seeded generator.
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above (``n`` or
+        ``horizon`` < 2, ``first_batch`` outside [1, ``horizon``],
+        ``epsilon`` not finite and > 0, ``bounds`` or ``sampler`` not one of
+        the choices, ``secure=True`` with ``sampler="float"`` or with
+        ``epsilon=None``, a negative ``seed``); the message names the
+        argument and the range.
+    TypeError
+        If an argument has the wrong type (a non-integer ``n``, ``horizon``,
+        ``first_batch`` or ``seed``, a non-number ``epsilon``, a non-bool
+        ``secure``).
 
     Examples
     --------
@@ -191,9 +212,46 @@ class LazyPrivateExperts(LearnerBase):
     :func:`dpbandits.privacy.private_experts.lazy_parameters`. The draws are
     floating point (``privacy.sampler == "float"``).
 
-    Parameters: ``n`` experts (>= 2), ``horizon`` (>= 2), ``epsilon``
-    (None: non-private lazy multiplicative weights), ``delta`` in (0, 1),
-    ``bounds`` ("clip" or "error"), ``seed``.
+    Parameters
+    ----------
+    n, horizon:
+        Number of experts d >= 2 and horizon T >= 2, integers.
+    epsilon:
+        Finite and > 0 for (epsilon, delta)-DP of the loss sequence (it must
+        be large enough for some (B, eta, gamma, max_switches) to meet it at
+        this horizon); None for the non-private lazy multiplicative weights.
+    delta:
+        In (0, 1) (default 1e-6); unused when ``epsilon`` is None.
+    bounds:
+        ``"clip"`` (default) clips losses into [0, 1]; ``"error"`` refuses a
+        loss outside it with a ValueError.
+    seed:
+        None (default: operating-system entropy) or an integer in
+        [0, 2^64) for a reproducible run.
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above (``n`` or
+        ``horizon`` < 2, ``epsilon`` not finite and > 0 or too small for
+        the horizon, ``delta`` outside (0, 1), ``bounds`` not one of the
+        choices, a negative ``seed``); the message names the argument and
+        the range.
+    TypeError
+        If an argument has the wrong type (a non-integer ``n``, ``horizon``
+        or ``seed``, a non-number ``epsilon`` or ``delta``).
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> learner = dp.LazyPrivateExperts(n=4, horizon=1000, epsilon=1.0, seed=0)
+    >>> for _ in range(3):
+    ...     expert = learner.select()
+    ...     learner.update([0.2, 0.9, 0.5, 0.5])
+    >>> learner.t, learner.privacy.model, learner.privacy.sampler
+    (3, 'central', 'float')
+    >>> learner.privacy.epsilon <= 1.0, learner.privacy.delta <= 1e-6
+    (True, True)
     """
 
     _engine: _core.LazyExpertsEngine
@@ -261,6 +319,54 @@ class BatchedPrivateEXP3(LearnerBase):
     :func:`dpbandits.privacy.private_experts.batched_bandit_parameters`.
     Each round: ``i = learner.select()``, then ``learner.update(loss)``
     with the loss of arm i. ``batch`` overrides tau.
+
+    Parameters
+    ----------
+    k, horizon:
+        Number of arms K >= 2 and horizon T >= 2, integers.
+    epsilon:
+        Finite and > 0 for pure epsilon-DP of the loss sequence; None for
+        the non-private batched EXP3 (tau = 1 unless ``batch`` is given).
+    batch:
+        None (default: the tau minimizing the modelled regret) or an
+        integer tau in [1, ``horizon``].
+    bounds:
+        ``"clip"`` (default) clips losses into [0, 1]; ``"error"`` refuses a
+        loss outside it with a ValueError.
+    seed:
+        None (default: operating-system entropy) or an integer in
+        [0, 2^64) for a reproducible run.
+    sampler:
+        ``"lattice"`` (default): exact discrete Laplace noise on a
+        power-of-two lattice; ``"float"``: floating-point Laplace noise.
+    secure:
+        True draws the noise from the operating system (needs
+        ``sampler="lattice"`` and an ``epsilon``); False (default) from the
+        seeded generator.
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above (``k`` or
+        ``horizon`` < 2, ``batch`` outside [1, ``horizon``], ``epsilon``
+        not finite and > 0, ``bounds`` or ``sampler`` not one of the
+        choices, ``secure=True`` with ``sampler="float"`` or with
+        ``epsilon=None``, a negative ``seed``); the message names the
+        argument and the range.
+    TypeError
+        If an argument has the wrong type (a non-integer ``k``,
+        ``horizon``, ``batch`` or ``seed``, a non-number ``epsilon``, a
+        non-bool ``secure``).
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> learner = dp.BatchedPrivateEXP3(k=3, horizon=1000, epsilon=1.0, seed=0)
+    >>> for _ in range(5):
+    ...     arm = learner.select()
+    ...     learner.update(0.0 if arm == 0 else 1.0)
+    >>> learner.t, learner.probabilities().shape, learner.privacy.model
+    (5, (3,), 'central')
     """
 
     _engine: _core.BatchedExp3Engine
