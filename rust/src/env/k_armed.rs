@@ -8,6 +8,14 @@
 //! rewards are i.i.d. over rounds with the stated law, which is all a
 //! bandit learner (seeing one arm per round) can observe, and every learner
 //! run on the same seed meets the same draws (common random numbers).
+//!
+//! The draws come from the `"environment/rewards"` stream as a
+//! [`SimulationRng`] (xoshiro256++, keyed by the seed's ChaCha derivation):
+//! fast, not cryptographic, and never a source of privacy noise (the
+//! learners draw theirs from their own ChaCha8 streams with exact
+//! samplers). A Bernoulli round uses the word's top 53 bits as a uniform on
+//! [0, 1); the simulation loop's phase runs draw the same words and compare
+//! them as integers ([`KArmedBandit::bernoulli_pull`]).
 
 use rand::Rng;
 use rand_core::RngCore;
