@@ -27,6 +27,15 @@ simulated with the same seeds (and the same environment) meet the same
 contexts and reward noise: common random numbers, which make their regret
 difference low-variance.
 
+Generators: each stream's key is derived from the seed through ChaCha8.
+Built-in environments draw their contexts and rewards from xoshiro256++
+generators on their streams (fast, not cryptographic: no privacy guarantee
+rests on them); learners draw their privacy noise from their own ChaCha8
+streams through exact samplers (or from the operating system with
+``secure=True``). The K-armed learners that commit an arm for a phase run a
+phase at a time in the simulation loop, with the same draws and results as
+round by round (see the documentation's page on K-armed simulations).
+
 Restores and privacy spending
 -----------------------------
 A simulation never restores a learner's state: it reads the learner's

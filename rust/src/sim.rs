@@ -170,7 +170,9 @@ pub fn run_shared_episode(
                 Some(ConcretePair::MabKArmed) => {
                     run!(Mab, KArmedBandit, |l, e| karmed_episode(l, e, horizon, record_every, progress))
                 }
-                Some(ConcretePair::PhasedMabKArmed) => run!(PhasedMab, KArmedBandit),
+                Some(ConcretePair::PhasedMabKArmed) => {
+                    run!(PhasedMab, KArmedBandit, |l, e| phased_episode(l, e, horizon, record_every, progress))
+                }
                 Some(ConcretePair::LinUcbShariffSheffet) => run!(LinUcb, ShariffSheffetEnv),
                 None => shared_episode(std::slice::from_mut(one), env, horizon, record_every, progress),
             }
@@ -327,6 +329,73 @@ fn karmed_episode(
         let mut y = [0.0];
         env.shared_rewards(&[arm], &mut y)?;
         mab.observe(arm, y[0])?;
+        if t == records.due {
+            regret.push(total);
+            records.advance();
+        }
+    }
+    Ok(records.finish(vec![regret], t, start, progress))
+}
+
+/// [`shared_episode`] for one [`PhasedMab`] on a [`KArmedBandit`] (DP-KLUCB,
+/// DP-IMED, AdaP / AdaC, DP-SE, the phased Thompson sampling and KL-UCB
+/// on built-in arms), a phase at a time: an engine that commits its arm for
+/// a phase decides only at the phase's end, so the loop asks it for the
+/// committed arm and the phase's rounds left ([`PhasedMab::committed_phase`])
+/// and plays them in a row, up to the next record point, progress batch
+/// or the horizon: each round draws the arm's reward and adds its
+/// pseudo-regret, and the run's rewards go to the engine at once. Bernoulli
+/// arms count their 1-rewards (one generator word and an integer
+/// comparison a round, [`KArmedBandit::bernoulli_pull`]) and the engine adds
+/// the count to the phase sum ([`PhasedMab::observe_counted_run`]); other
+/// arms hand each reward over ([`PhasedMab::observe_run`]). The same
+/// draws in the same order, the same phase sums, releases and noise draws,
+/// the same regret additions (one per round, in order: the records are
+/// equal bit for bit) and the same errors as the general loop. Engines
+/// that decide every round (`commit` false) run in the general loop.
+fn phased_episode(
+    mab: &mut PhasedMab,
+    env: &mut KArmedBandit,
+    horizon: u64,
+    record_every: u64,
+    progress: Option<&Progress>,
+) -> Result<Vec<EpisodeTrace>> {
+    if env.num_actions() != mab.config().k || !mab.config().commit {
+        // The general loop's first round reports a mismatch.
+        return shared_episode(&mut [mab], env, horizon, record_every, progress);
+    }
+    let start = Instant::now();
+    let mut records = Records::new(horizon, record_every)?;
+    let mut regret = try_with_capacity("record_every", records.at.len())?;
+    let counted = mab.takes_counted_runs();
+    let (mut t, mut total) = (0, 0.0);
+    while t < horizon {
+        if progress_stops(progress, t, 1) {
+            break;
+        }
+        let Some((arm, left)) = mab.committed_phase() else {
+            // Past the engine's horizon: the round fails as in the general loop.
+            mab.select_arm()?;
+            return Err(Error::State("a committed engine without a phase to play".into()));
+        };
+        let next_batch = (t / PROGRESS_BATCH + 1) * PROGRESS_BATCH;
+        let n = left.min(horizon.min(records.due).min(next_batch) - t);
+        let gap = env.regret(arm).unwrap_or(f64::NAN);
+        match env.bernoulli_cut(arm).filter(|_| counted) {
+            Some(cut) => {
+                let mut ones = 0;
+                for _ in 0..n {
+                    total += gap;
+                    ones += env.bernoulli_pull(cut);
+                }
+                mab.observe_counted_run(n, ones)?;
+            }
+            None => mab.observe_run(n, || {
+                total += gap;
+                env.pull(arm)
+            })?,
+        }
+        t += n;
         if t == records.due {
             regret.push(total);
             records.advance();
@@ -564,6 +633,105 @@ mod tests {
         let fast = run_episode(&mut learner(stats, &root), &mut env(), 2000, 100, None).unwrap();
         let general = run_episode(&mut Opaque(learner(stats, &root)), &mut env(), 2000, 100, None).unwrap();
         assert_eq!(fast.regret, general.regret);
+    }
+
+    /// The phased engines on K-armed bandits: the phase-run loop
+    /// (`phased_episode`) against the general loop, for every index and
+    /// schedule, lattice, floating-point and no noise, Bernoulli and
+    /// Gaussian arms, reward ranges other than [0, 1] (counted runs on the
+    /// lattice, reward by reward in floating point), record points inside
+    /// phases: the same records bit for bit, the same engine and
+    /// environment states afterwards (every noise and reward draw), the
+    /// same progress, and the same errors.
+    #[test]
+    fn phase_runs_equal_the_general_loop() {
+        use crate::env::{ArmReward, KArmedBandit, KArmedConfig};
+        use crate::policy::phased_mab::{PhaseSchedule, PhasedIndex, PhasedMabConfig};
+        use crate::policy::{RewardPolicy, RewardRange};
+        let root = SeedSequence::from_seed(9);
+        let means = vec![0.7, 0.55, 0.5, 0.3, 0.0];
+        let env = |reward| {
+            KArmedBandit::new(KArmedConfig { means: means.clone(), reward }, &root.child("environment", 0)).unwrap()
+        };
+        let kl =
+            PhasedIndex::Optimistic { kl: true, divergence_epsilon: Some(1.0), explore: 1.0, linear: 0.0, root: 0.0 };
+        let adap =
+            PhasedIndex::Optimistic { kl: false, divergence_epsilon: None, explore: 1.0, linear: 2.0, root: 0.5 };
+        let geometric = |alpha| PhaseSchedule::Geometric { alpha, forget: false };
+        let lattice = NoiseSpec::Laplace { scale: 1.0 }.on_lattice(19).unwrap();
+        let gaussian = NoiseSpec::Gaussian { sigma: 2.0 }.on_lattice(12).unwrap();
+        let unit = RewardRange { lo: 0.0, hi: 1.0, policy: RewardPolicy::Clip };
+        let wide = RewardRange { lo: -1.0, hi: 2.0, policy: RewardPolicy::Clip };
+        let cases = [
+            (kl, geometric(1.5), lattice, unit),
+            (kl, PhaseSchedule::Adaptive { alpha: 1.2, min_len: 40, forget: false }, gaussian, unit),
+            (adap, PhaseSchedule::Adaptive { alpha: 1.5, min_len: 3, forget: true }, lattice, unit),
+            (PhasedIndex::Imed { divergence_epsilon: Some(0.5) }, geometric(2.0), lattice, wide),
+            (kl, geometric(1.5), NoiseSpec::Laplace { scale: 1.0 }, unit),
+            (kl, geometric(1.5), NoiseSpec::Laplace { scale: 1.0 }, wide),
+            (kl, geometric(0.0), NoiseSpec::Zero, unit),
+            (PhasedIndex::Thompson { reward_var: 0.25, noise_var: 4.0 }, geometric(1.5), lattice, unit),
+            (
+                PhasedIndex::Elimination,
+                PhaseSchedule::Epochs { pulls: vec![30, 60, 120], gaps: vec![0.3, 0.2, 0.1] },
+                lattice,
+                wide,
+            ),
+        ];
+        for (index, schedule, noise, rewards) in cases {
+            let config =
+                PhasedMabConfig { k: 5, horizon: 6000, index, schedule, noise, secure: false, commit: true, rewards };
+            let engine = || PhasedMab::new(config.clone(), &root).unwrap();
+            for reward in [ArmReward::Bernoulli, ArmReward::Gaussian { sigma: 0.5 }] {
+                for (rounds, every) in [(6000, 1), (6000, 7), (5000, 1000), (5999, 6000)] {
+                    let (mut fast, mut fast_env) = (engine(), env(reward));
+                    assert_eq!(concrete_pair(&fast, &fast_env), Some(ConcretePair::PhasedMabKArmed));
+                    let (mut slow, mut slow_env) = (Opaque(engine()), env(reward));
+                    let (p_fast, p_slow) = (Progress::default(), Progress::default());
+                    let a = run_episode(&mut fast, &mut fast_env, rounds, every, Some(&p_fast)).unwrap();
+                    let b = run_episode(&mut slow, &mut slow_env, rounds, every, Some(&p_slow)).unwrap();
+                    let case = format!("{config:?} {reward:?} {rounds} {every}");
+                    assert_eq!(a.regret, b.regret, "{case}");
+                    assert_eq!((a.record_at, a.rounds), (b.record_at, b.rounds), "{case}");
+                    assert_eq!(fast.to_bytes(), slow.0.to_bytes(), "{case}");
+                    assert_eq!(fast_env.to_bytes(), slow_env.to_bytes(), "{case}");
+                    assert_eq!(p_fast.rounds.load(Ordering::Relaxed), p_slow.rounds.load(Ordering::Relaxed));
+                    assert!(!fast.releases().is_empty() || matches!(noise, NoiseSpec::Zero), "{case}");
+                }
+                // Past the engine's horizon, both fail alike.
+                let fast = run_episode(&mut engine(), &mut env(reward), 6001, 100, None).unwrap_err();
+                let slow = run_episode(&mut Opaque(engine()), &mut env(reward), 6001, 100, None).unwrap_err();
+                assert_eq!(format!("{fast:?}"), format!("{slow:?}"));
+            }
+        }
+        // A reward the range policy refuses fails at the same round (the
+        // first 0 reward of Bernoulli arms, the first Gaussian reward
+        // outside the range), with the same message.
+        let strict = RewardRange { lo: 0.5, hi: 1.0, policy: RewardPolicy::Error };
+        let config = PhasedMabConfig {
+            k: 5,
+            horizon: 6000,
+            index: kl,
+            schedule: geometric(1.5),
+            noise: lattice,
+            secure: false,
+            commit: true,
+            rewards: strict,
+        };
+        for reward in [ArmReward::Bernoulli, ArmReward::Gaussian { sigma: 0.5 }] {
+            let mut fast = PhasedMab::new(config.clone(), &root).unwrap();
+            let mut slow = Opaque(PhasedMab::new(config.clone(), &root).unwrap());
+            let a = run_episode(&mut fast, &mut env(reward), 6000, 10, None).unwrap_err();
+            let b = run_episode(&mut slow, &mut env(reward), 6000, 10, None).unwrap_err();
+            assert_eq!(format!("{a:?}"), format!("{b:?}"));
+            assert_eq!(fast.to_bytes(), slow.0.to_bytes());
+        }
+        // A cancelled run stops before its first round.
+        let stopped = Progress::default();
+        stopped.cancel.store(true, Ordering::Relaxed);
+        let mut fast = PhasedMab::new(PhasedMabConfig { rewards: unit, ..config }, &root).unwrap();
+        let trace = run_episode(&mut fast, &mut env(ArmReward::Bernoulli), 6000, 10, Some(&stopped)).unwrap();
+        assert_eq!((trace.rounds, trace.regret.len(), fast.t()), (0, 0, 0));
     }
 
     mod points {

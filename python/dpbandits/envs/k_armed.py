@@ -7,6 +7,12 @@ Each round draws one uniform (Bernoulli: arm a pays 1 when u < mu_a) or one
 standard normal z (Gaussian: arm a pays mu_a + sigma z) shared by the arms:
 every arm's rewards are i.i.d. over rounds with the stated law, and learners
 run on the same seed meet the same draws (common random numbers).
+
+Generators: the draws come from the environment's own xoshiro256++ stream
+(the ``"environment/rewards"`` stream of the seed, keyed through ChaCha8 by
+``dpbandits.sim``'s seed scheme), chosen for speed: they play no part in
+any privacy guarantee. Every learner's privacy noise comes from the
+learner's own ChaCha8 streams through exact samplers, never from this one.
 """
 
 from __future__ import annotations

@@ -8,8 +8,17 @@
 //! rewards are i.i.d. over rounds with the stated law, which is all a
 //! bandit learner (seeing one arm per round) can observe, and every learner
 //! run on the same seed meets the same draws (common random numbers).
+//!
+//! The draws come from the `"environment/rewards"` stream as a
+//! [`SimulationRng`] (xoshiro256++, keyed by the seed's ChaCha derivation):
+//! fast, not cryptographic, and never a source of privacy noise (the
+//! learners draw theirs from their own ChaCha8 streams with exact
+//! samplers). A Bernoulli round uses the word's top 53 bits as a uniform on
+//! [0, 1); the simulation loop's phase runs draw the same words and compare
+//! them as integers ([`KArmedBandit::bernoulli_pull`]).
 
 use rand::Rng;
+use rand_core::RngCore;
 use rand_distr::StandardNormal;
 use serde::{Deserialize, Serialize};
 
@@ -91,6 +100,47 @@ impl KArmedBandit {
         Ok(env)
     }
 }
+
+impl KArmedBandit {
+    /// For a Bernoulli arm, the integer cut c = ceil(mu_a 2^53) with which
+    /// [`KArmedBandit::bernoulli_pull`] draws its rewards; `None` for
+    /// Gaussian arms or an index out of range.
+    pub fn bernoulli_cut(&self, arm: usize) -> Option<u64> {
+        let mu = *self.config.means.get(arm)?;
+        match self.config.reward {
+            // mu 2^53 is exact (a power-of-two scaling of mu in [0, 1]).
+            ArmReward::Bernoulli => Some((mu * UNIT_SCALE).ceil() as u64),
+            ArmReward::Gaussian { .. } => None,
+        }
+    }
+
+    /// One round's reward (0 or 1) of the Bernoulli arm whose cut is `cut`
+    /// ([`KArmedBandit::bernoulli_cut`]), from the round's draw: the same
+    /// word and the same reward as [`Environment::shared_rewards`] gives
+    /// that arm. There the reward is 1{u < mu} with u = m 2^-53, m the
+    /// word's top 53 bits; for an integer m, m 2^-53 < mu exactly when
+    /// m < ceil(mu 2^53), so the comparison is one of integers. For the
+    /// simulation loop's phase runs, where the rewards of one arm are
+    /// drawn in a row.
+    #[allow(clippy::inline_always)] // the whole round of a phase run
+    #[inline(always)]
+    pub fn bernoulli_pull(&mut self, cut: u64) -> u64 {
+        u64::from((self.rewards.next_u64() >> 11) < cut)
+    }
+
+    /// The reward of pulling `arm` alone this round: the draw and the value
+    /// of [`Environment::shared_rewards`] with the one index `arm`.
+    #[allow(clippy::inline_always)] // the whole round of a phase run
+    #[inline(always)]
+    pub fn pull(&mut self, arm: usize) -> Result<f64> {
+        let mut y = [0.0];
+        self.shared_rewards(&[arm], &mut y)?;
+        Ok(y[0])
+    }
+}
+
+/// 2^53: the resolution of the uniforms of the Bernoulli draws.
+const UNIT_SCALE: f64 = 9_007_199_254_740_992.0;
 
 impl Environment for KArmedBandit {
     fn dim(&self) -> usize {
@@ -174,6 +224,37 @@ mod tests {
         }
         assert!((env.regret(2).unwrap() - 0.8).abs() < 1e-12);
         assert_eq!(env.regret(0), Some(0.0));
+    }
+
+    /// The integer draw of the phase runs gives the reward of the
+    /// floating-point comparison from the same word: for means at the
+    /// edges (0, 1, the smallest and largest below 1, halves, values
+    /// between two uniforms' grid points) and words whose top 53 bits
+    /// fall on, just below and just above each mean's cut.
+    #[test]
+    fn bernoulli_pulls_equal_the_shared_rewards() {
+        let means = vec![0.0, 1.0, f64::MIN_POSITIVE, 5e-324, 1.0 - f64::EPSILON / 2.0, 0.5, 0.3, 0.75, 1.0 / 3.0];
+        let config = KArmedConfig { means: means.clone(), reward: ArmReward::Bernoulli };
+        let env = KArmedBandit::new(config.clone(), &SeedSequence::from_seed(3)).unwrap();
+        for (arm, &mu) in means.iter().enumerate() {
+            let cut = env.bernoulli_cut(arm).unwrap();
+            for m in [0, 1, cut.saturating_sub(1), cut, cut + 1, (1 << 53) - 1] {
+                let m = m.min((1 << 53) - 1);
+                let u = m as f64 * (1.0 / (1u64 << 53) as f64);
+                assert_eq!(m < cut, u < mu, "mean {mu}, m {m}");
+            }
+        }
+        assert_eq!(env.bernoulli_cut(means.len()), None);
+        let gaussian = KArmedConfig { means: vec![0.5], reward: ArmReward::Gaussian { sigma: 1.0 } };
+        assert_eq!(KArmedBandit::new(gaussian, &SeedSequence::from_seed(3)).unwrap().bernoulli_cut(0), None);
+        // Drawn in a row, the same rewards from the same stream.
+        let (mut a, mut b) = (env.clone(), env);
+        for round in 0..20_000 {
+            let arm = round % means.len();
+            let cut = a.bernoulli_cut(arm).unwrap();
+            assert_eq!(a.bernoulli_pull(cut) as f64, b.pull(arm).unwrap());
+        }
+        assert_eq!(a.to_bytes(), b.to_bytes());
     }
 
     #[test]

@@ -45,6 +45,9 @@ use crate::rng::{standard_normal, SeedSequence, StreamRng};
 /// Most arms an engine accepts (checked before anything is allocated).
 pub const MAX_ARMS: usize = 1 << 24;
 
+/// 2^53: integers up to it are exact in f64.
+const MAX_EXACT_COUNT: f64 = 9_007_199_254_740_992.0;
+
 /// The score of an arm when a phase is chosen.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub enum PhasedIndex {
@@ -262,6 +265,21 @@ fn round_nonnegative(x: f64) -> i64 {
         f + 1
     } else {
         f
+    }
+}
+
+/// The lattice steps of a normalised reward u in [0, 1] on the lattice
+/// 2^-j (`up` = 2^j): round(u 2^j); 0 and 1 (Bernoulli rewards) are
+/// lattice points, taken without rounding.
+#[allow(clippy::float_cmp)] // exact lattice points
+#[inline]
+fn lattice_steps(u: f64, up: f64) -> i64 {
+    if u == 1.0 {
+        up as i64
+    } else if u == 0.0 {
+        0
+    } else {
+        round_nonnegative(u * up)
     }
 }
 
@@ -877,7 +895,6 @@ impl PhasedMab {
     }
 
     /// Records the reward of pulling `arm` (range policy applied).
-    #[allow(clippy::float_cmp)] // exact lattice points
     pub fn observe(&mut self, arm: usize, reward: f64) -> Result<()> {
         let k = self.config.k;
         if arm >= k {
@@ -887,21 +904,7 @@ impl PhasedMab {
         if self.config.commit && self.current.is_none() {
             self.decide();
         }
-        let r = &self.config.rewards;
-        if !reward.is_finite() {
-            return Err(Error::invalid("reward", format!("must be finite, got {reward}")));
-        }
-        let y = match r.policy {
-            RewardPolicy::Error if reward < r.lo || reward > r.hi => {
-                return Err(Error::invalid(
-                    "reward",
-                    format!("{reward} lies outside the declared reward range [{}, {}]", r.lo, r.hi),
-                ))
-            }
-            _ => reward.clamp(r.lo, r.hi),
-        };
-        // On [0, 1] the normalisation is the identity (no division).
-        let u = if self.fast.unit { y } else { ((y - r.lo) / (r.hi - r.lo)).clamp(0.0, 1.0) };
+        let u = self.normalised(reward)?;
         let cur = if self.config.commit {
             let cur = self.current.as_mut().expect("decided above");
             if arm != cur.arm {
@@ -924,14 +927,7 @@ impl PhasedMab {
             &mut self.open[arm]
         };
         if self.lattice.is_some() {
-            // 0 and 1 (Bernoulli rewards) are lattice points: no rounding.
-            cur.steps += if u == 1.0 {
-                self.up as i64
-            } else if u == 0.0 {
-                0
-            } else {
-                round_nonnegative(u * self.up)
-            };
+            cur.steps += lattice_steps(u, self.up);
         } else {
             cur.sum += u;
         }
@@ -947,6 +943,141 @@ impl PhasedMab {
             self.finish_phase(finished)?;
         }
         Ok(())
+    }
+
+    /// A reward as the phase sum takes it: checked finite, the range
+    /// policy applied, normalised to [0, 1] (the identity on [0, 1]).
+    #[inline]
+    fn normalised(&self, reward: f64) -> Result<f64> {
+        let r = &self.config.rewards;
+        if !reward.is_finite() {
+            return Err(Error::invalid("reward", format!("must be finite, got {reward}")));
+        }
+        let y = match r.policy {
+            RewardPolicy::Error if reward < r.lo || reward > r.hi => {
+                return Err(Error::invalid(
+                    "reward",
+                    format!("{reward} lies outside the declared reward range [{}, {}]", r.lo, r.hi),
+                ))
+            }
+            _ => reward.clamp(r.lo, r.hi),
+        };
+        Ok(if self.fast.unit { y } else { ((y - r.lo) / (r.hi - r.lo)).clamp(0.0, 1.0) })
+    }
+
+    /// The committed phase to play next, as (arm, rounds): its arm and
+    /// its rounds left, at most the rounds left to the horizon, deciding
+    /// the next phase when none is running (as [`PhasedMab::select_arm`]
+    /// does). `None` when the engine decides every round (`commit` false)
+    /// or the horizon is reached. The simulation loop plays these rounds
+    /// through [`PhasedMab::observe_run`] or
+    /// [`PhasedMab::observe_counted_run`]: the decisions are made only at
+    /// phase ends, so a round is a reward draw and a sum.
+    pub fn committed_phase(&mut self) -> Option<(usize, u64)> {
+        if !self.config.commit || self.t >= self.config.horizon {
+            return None;
+        }
+        if self.current.is_none() {
+            self.decide();
+        }
+        let cur = self.current.expect("a phase is running");
+        Some((cur.arm, (cur.len - cur.done).min(self.config.horizon - self.t)))
+    }
+
+    /// Records `n` rounds of the committed phase (at most the rounds of
+    /// [`PhasedMab::committed_phase`]), the reward of each from
+    /// `reward`, called once a round in order: the same phase sums,
+    /// releases and noise draws as n calls of [`PhasedMab::observe`] with
+    /// these rewards. On an error (a reward the range policy refuses, or
+    /// one `reward` returns) the rounds before it are recorded, as they
+    /// would have been one at a time.
+    #[inline]
+    pub fn observe_run(&mut self, n: u64, mut reward: impl FnMut() -> Result<f64>) -> Result<()> {
+        let mut cur = self.run_phase(n)?;
+        let mut outcome = Ok(());
+        let mut done = 0;
+        while done < n {
+            let u = match reward().and_then(|y| self.normalised(y)) {
+                Ok(u) => u,
+                Err(e) => {
+                    outcome = Err(e);
+                    break;
+                }
+            };
+            if self.lattice.is_some() {
+                cur.steps += lattice_steps(u, self.up);
+            } else {
+                cur.sum += u;
+            }
+            done += 1;
+        }
+        self.end_run(cur, done)?;
+        outcome
+    }
+
+    /// Whether [`PhasedMab::observe_counted_run`] applies: rewards 0 and 1
+    /// both pass the range policy and, with the floating-point sampler,
+    /// normalise to 0 and 1 (so that a sum of them is an exact count in
+    /// any order).
+    #[allow(clippy::float_cmp)] // exact values
+    pub fn takes_counted_runs(&self) -> bool {
+        match (self.normalised(0.0), self.normalised(1.0)) {
+            (Ok(zero), Ok(one)) => self.lattice.is_some() || (zero == 0.0 && one == 1.0),
+            _ => false,
+        }
+    }
+
+    /// Records `n` rounds of the committed phase with rewards in {0, 1},
+    /// `ones` of them 1 (Bernoulli arms): the same phase sum as
+    /// [`PhasedMab::observe_run`] with those rewards in any order (integer
+    /// lattice steps, or an exact count in floating point), the same
+    /// releases and noise draws. Only when
+    /// [`PhasedMab::takes_counted_runs`].
+    #[inline]
+    pub fn observe_counted_run(&mut self, n: u64, ones: u64) -> Result<()> {
+        if ones > n || !self.takes_counted_runs() {
+            return Err(Error::invalid("ones", format!("a counted run of {n} rounds needs ones <= n, got {ones}")));
+        }
+        let mut cur = self.run_phase(n)?;
+        let (zero, one) = (self.normalised(0.0)?, self.normalised(1.0)?);
+        if self.lattice.is_some() {
+            let (zero, one) = (lattice_steps(zero, self.up), lattice_steps(one, self.up));
+            cur.steps += ones as i64 * one + (n - ones) as i64 * zero;
+        } else if cur.sum.fract() == 0.0 && cur.sum + ones as f64 <= MAX_EXACT_COUNT {
+            // Adding 0.0 changes no sum, adding 1.0 to an integer below
+            // 2^53 is exact: the count is the sum in any order.
+            cur.sum += ones as f64;
+        } else {
+            for _ in 0..ones {
+                cur.sum += 1.0;
+            }
+        }
+        self.end_run(cur, n)
+    }
+
+    /// The committed phase, checked to have `n` rounds to play.
+    fn run_phase(&mut self, n: u64) -> Result<Current> {
+        match self.committed_phase() {
+            Some((_, left)) if n <= left => Ok(self.current.expect("a phase is running")),
+            Some((_, left)) => Err(Error::invalid("n", format!("the committed phase has {left} rounds left, got {n}"))),
+            None => {
+                self.check_round()?;
+                Err(Error::State("the engine decides every round: no committed phase".into()))
+            }
+        }
+    }
+
+    /// Stores the phase `cur` after `done` more rounds, releasing it when it ends.
+    fn end_run(&mut self, mut cur: Current, done: u64) -> Result<()> {
+        cur.done += done;
+        self.t += done;
+        if cur.done == cur.len {
+            self.current = None;
+            self.finish_phase(cur)
+        } else {
+            self.current = Some(cur);
+            Ok(())
+        }
     }
 
     /// One noise draw (in lattice steps for the lattice sampler).
@@ -1403,6 +1534,79 @@ mod tests {
             }
             assert!(lazy > 100);
         }
+    }
+
+    /// Runs of a committed phase, handed over at once, equal the rounds
+    /// one at a time: rewards in [0, 1] and outside (clipped), counted runs
+    /// of 0/1 rewards on the lattice, in floating point and with a reward
+    /// range whose 0 and 1 normalise elsewhere; bad runs are refused.
+    #[test]
+    fn phase_runs_equal_rounds_one_at_a_time() {
+        let base = dpklucb(1.0);
+        let float = PhasedMabConfig { noise: NoiseSpec::Laplace { scale: 1.0 }, ..base.clone() };
+        let wide =
+            PhasedMabConfig { rewards: RewardRange { lo: -1.0, hi: 2.0, policy: RewardPolicy::Clip }, ..base.clone() };
+        let float_wide = PhasedMabConfig { noise: NoiseSpec::Laplace { scale: 1.0 }, ..wide.clone() };
+        for cfg in [base, float, wide, float_wide] {
+            let seeds = SeedSequence::from_seed(4);
+            let (mut runs, mut rounds) =
+                (PhasedMab::new(cfg.clone(), &seeds).unwrap(), PhasedMab::new(cfg, &seeds).unwrap());
+            let mut rng = SeedSequence::from_seed(8).stream("rewards");
+            let mut played = 0;
+            while let Some((arm, left)) = runs.committed_phase() {
+                let n = left.min(1 + rng.random_range(0..40));
+                let binary = played % 2 == 0;
+                let ys: Vec<f64> = (0..n)
+                    .map(|_| {
+                        if binary {
+                            f64::from(u8::from(rng.random::<f64>() < 0.6))
+                        } else {
+                            rng.random_range(-0.5..1.5)
+                        }
+                    })
+                    .collect();
+                if binary && runs.takes_counted_runs() {
+                    runs.observe_counted_run(n, ys.iter().filter(|&&y| y == 1.0).count() as u64).unwrap();
+                } else {
+                    let mut it = ys.iter();
+                    runs.observe_run(n, || Ok(*it.next().unwrap())).unwrap();
+                }
+                for &y in &ys {
+                    let a = rounds.select_arm().unwrap();
+                    assert_eq!(a, arm);
+                    rounds.observe(a, y).unwrap();
+                }
+                played += 1;
+            }
+            assert_eq!(runs.t(), 20_000);
+            assert!(runs.releases().len() > 20);
+            assert_eq!(runs.to_bytes(), rounds.to_bytes());
+        }
+        let mut e = PhasedMab::new(dpklucb(1.0), &SeedSequence::from_seed(4)).unwrap();
+        let (_, left) = e.committed_phase().unwrap();
+        assert!(e.observe_counted_run(left + 1, 0).is_err());
+        assert!(e.observe_counted_run(1, 2).is_err());
+        assert!(e.observe_run(left + 1, || Ok(0.5)).is_err());
+        // A reward refused mid-run: the rounds before it are recorded.
+        let mut strict = dpklucb(1.0);
+        strict.rewards.policy = RewardPolicy::Error;
+        let mut e = PhasedMab::new(strict.clone(), &SeedSequence::from_seed(4)).unwrap();
+        while e.committed_phase().unwrap().1 < 3 {
+            let a = e.select_arm().unwrap();
+            e.observe(a, 1.0).unwrap();
+        }
+        let t = e.t();
+        let mut ys = [0.5, 2.0, 0.5].into_iter();
+        let err = e.observe_run(3, || Ok(ys.next().unwrap())).unwrap_err();
+        assert!(err.to_string().contains("outside the declared reward range"), "{err}");
+        assert_eq!(e.t(), t + 1);
+        strict.rewards.lo = 0.5;
+        assert!(!PhasedMab::new(strict, &SeedSequence::from_seed(4)).unwrap().takes_counted_runs());
+        let mut open = dpklucb(1.0);
+        open.commit = false;
+        let mut e = PhasedMab::new(open, &SeedSequence::from_seed(4)).unwrap();
+        assert_eq!(e.committed_phase(), None);
+        assert!(e.observe_run(1, || Ok(0.5)).is_err());
     }
 
     #[test]
