@@ -13,7 +13,7 @@ for the 2023 paper (the 2025 paper's figure names its instances mu1 and
 mu2; that they are these two is our reading), and I1 = (0.75, 0.625,
 0.5, 0.375, 0.25) of the library's private K-armed experiments.
 
-Full run: epsilon in {0.01, 0.1, 1, 10}, 2,000 replicates per cell (500
+Full run: epsilon in {0.01, 0.1, 1, 10}, 2,000 replicates per cell (200
 for AdaP-TT). ``--quick``: instance mu1, the default and the non-private
 learner, 20 replicates (the replicate count is ``--seeds``).
 """
@@ -57,7 +57,7 @@ def binomial_upper_tail(k: int, n: int, p: float) -> float:
 #: AdaP-TT's replicates in the full run (its stopping times are 3-10 times
 #: the default's; its delta-correctness is tested at 2,000 replicates in
 #: tests/test_bai.py).
-ADAP_REPS = 500
+ADAP_REPS = 200
 
 
 def _learners(k: int, eps: float, quick: bool) -> dict[str, BestArmIdentifier]:

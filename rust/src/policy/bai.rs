@@ -161,6 +161,7 @@ pub fn glr_cost(x: f64, na: f64, y: f64, nb: f64) -> f64 {
 /// The private transportation cost inf_z na d_eps(x, z) + nb d_eps(y, z)
 /// over z in [y, x] (convex in z: golden section), or the kl cost.
 fn tc_cost(x: f64, na: f64, y: f64, nb: f64, eps: Option<f64>) -> f64 {
+    const G: f64 = 0.618_033_988_749_894_8;
     let Some(eps) = eps else { return glr_cost(x, na, y, nb) };
     if x <= y {
         return 0.0;
@@ -168,7 +169,6 @@ fn tc_cost(x: f64, na: f64, y: f64, nb: f64, eps: Option<f64>) -> f64 {
     let f = |z: f64| {
         na * crate::policy::phased_mab::d_eps(x, z, Some(eps)) + nb * crate::policy::phased_mab::d_eps(y, z, Some(eps))
     };
-    const G: f64 = 0.618_033_988_749_894_8;
     let (mut a, mut b) = (y, x);
     let mut c = b - G * (b - a);
     let mut d = a + G * (b - a);
@@ -230,8 +230,7 @@ impl Bai {
         let spec = config.noise;
         spec.validate(&[1])?;
         let (lattice, up) = match spec {
-            NoiseSpec::Zero => (None, 1.0),
-            NoiseSpec::Laplace { .. } => (None, 1.0),
+            NoiseSpec::Zero | NoiseSpec::Laplace { .. } => (None, 1.0),
             NoiseSpec::Lattice(s) if matches!(s.kind(), SecureKind::Laplace { .. }) => {
                 let up = 2f64.powi(s.exponent());
                 if (config.max_samples as f64) * up > 2f64.powi(52) {
@@ -334,6 +333,7 @@ impl Bai {
         (if self.config.forget { s.last_len } else { s.released }) as f64
     }
 
+    #[allow(clippy::float_cmp)] // exact ties go to the random tie order
     fn better(&self, a: usize, ma: f64, b: usize, mb: f64) -> bool {
         ma > mb || (ma == mb && self.tie_rank[a] < self.tie_rank[b])
     }
@@ -359,12 +359,12 @@ impl Bai {
                 self.config.max_samples
             )));
         }
-        let arm = if !self.ready() {
-            // Initialisation: the arm without a release with the fewest selections.
-            (0..self.config.k)
-                .filter(|&a| self.arms[a].batches == 0)
-                .min_by_key(|&a| (self.arms[a].selected, self.tie_rank[a]))
-                .expect("an arm without a release")
+        // Initialisation: the arm without a release with the fewest selections.
+        let waiting = (0..self.config.k)
+            .filter(|&a| self.arms[a].batches == 0)
+            .min_by_key(|&a| (self.arms[a].selected, self.tie_rank[a]));
+        let arm = if let Some(a) = waiting {
+            a
         } else {
             if let BaiRule::AdaP { .. } = self.config.rule {
                 self.adap_pair();
@@ -382,6 +382,7 @@ impl Bai {
     }
 
     /// AdaP-TT's leader and challenger (they move with t).
+    #[allow(clippy::float_cmp)] // exact ties go to the random tie order
     fn adap_pair(&mut self) {
         let BaiRule::AdaP { epsilon } = self.config.rule else { return };
         let lt = (self.t.max(1) as f64).ln();
@@ -492,6 +493,7 @@ impl Bai {
         Ok(())
     }
 
+    #[allow(clippy::float_cmp)] // exact ties go to the random tie order
     fn top_two_pair(&mut self, eps: Option<f64>) {
         let leader = self.empirical_best();
         let ml = self.mean(leader);
@@ -514,6 +516,7 @@ impl Bai {
     }
 
     /// The stopping-aware challenger ([`BaiRule::StoppingTopTwo`]).
+    #[allow(clippy::float_cmp)] // exact ties go to the random tie order
     fn stopping_pair(&mut self) {
         let leader = self.empirical_best();
         let na = self.weight(leader);
@@ -570,7 +573,7 @@ impl Bai {
             let nb = self.weight(b);
             let Some(rb) = self.radius(b) else { return false };
             let y = self.mean(b) + rb / nb;
-            if !(x > y) {
+            if x.partial_cmp(&y) != Some(std::cmp::Ordering::Greater) {
                 return false;
             }
             // One entry: a constant threshold; a table: indexed by the larger batch index.

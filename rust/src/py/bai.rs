@@ -174,7 +174,7 @@ impl PyBai {
 
     /// The configuration the engine was built with, as JSON text (compared
     /// with a fresh engine's when a checkpoint is restored).
-    fn config_json<'py>(&self, py: Python<'py>) -> PyResult<String> {
+    fn config_json(&self, py: Python<'_>) -> PyResult<String> {
         super::config_values(py, self.inner.config(), true)?.extract()
     }
 
