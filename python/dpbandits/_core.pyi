@@ -23,9 +23,9 @@ from dpbandits.noise import NoiseWire as _Noise
 
 __version__: str
 __all__ = [
-    "BatchedExp3Engine",
     "BaiBernoulliRewards",
     "BaiEngine",
+    "BatchedExp3Engine",
     "EliminationEngine",
     "EngineLock",
     "EnvironmentFactory",
