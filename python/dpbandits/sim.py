@@ -383,7 +383,7 @@ def _environment_factory(env: Any) -> Any | None:
 
 
 def _common_horizon(learners: Mapping[str, Any], horizon: int | None) -> int:
-    for lrn in learners.values():  # bug fix: a non-learner raised AttributeError
+    for lrn in learners.values():  # a clear error for a non-learner, before any attribute is read
         _learner_factory(lrn)
     horizons = {name: int(lrn.horizon) for name, lrn in learners.items()}
     if horizon is None:

@@ -371,9 +371,9 @@ impl LinUcb {
         if d == 0 {
             return Err(Error::invalid("d", "must be >= 1"));
         }
-        // Bug fix (hostile-input fuzzing): d * d wrapped around for huge d
-        // (d = 2^32 gave a buffer of length 0) and the engine panicked on an
-        // index; (d + 1)^2 entries per matrix must also fit in memory.
+        // d * d must not wrap around (d = 2^32 would give a buffer of length
+        // 0 and a panic on an index), and (d + 1)^2 entries per matrix must
+        // fit in memory.
         if d > MAX_DIMENSION {
             return Err(Error::invalid("d", format!("must be <= {MAX_DIMENSION}, got {d}")));
         }
