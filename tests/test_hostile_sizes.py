@@ -107,6 +107,24 @@ CASES: dict[str, list[tuple[str, str, bool]]] = {
                     "l.select(np.eye(3)); l.update(0.5)", False)],
     "PrivateFTRL": [("n", "dp.PrivateFTRL({v}, 100, 1.0)", True),
                     ("horizon", "l = dp.PrivateFTRL(3, {v}, 1.0); l.select(); l.update([0.1, 0.2, 0.3])", False)],
+    "PrivateStochasticExperts": [
+        ("n", "dp.PrivateStochasticExperts({v}, 100, 1.0)", True),
+        ("horizon", "l = dp.PrivateStochasticExperts(3, {v}, 1.0); l.select(); l.update([0.1, 0.2, 0.3])", False)],
+    "LazyPrivateExperts": [
+        ("n", "dp.LazyPrivateExperts({v}, 100, 1.0)", True),
+        ("horizon", "l = dp.LazyPrivateExperts(3, {v}, 1.0); l.select(); l.update([0.1, 0.2, 0.3])", False)],
+    "BatchedPrivateEXP3": [
+        ("k", "dp.BatchedPrivateEXP3({v}, 100, 1.0)", True),
+        ("horizon", "l = dp.BatchedPrivateEXP3(3, {v}, 1.0); l.select(); l.update(0.5)", False)],
+    "TopTwoBAI": [
+        ("k", "dp.TopTwoBAI({v}, 0.1)", True),
+        ("max_samples", "l = dp.TopTwoBAI(3, 0.1, max_samples={v}); l.update(l.select(), 0.5)", False)],
+    "DPTopTwo": [
+        ("k", "dp.DPTopTwo({v}, 0.1, 1.0)", True),
+        ("max_samples", "l = dp.DPTopTwo(3, 0.1, 1.0, max_samples={v}); l.update(l.select(), 0.5)", False)],
+    "AdaPTT": [
+        ("k", "dp.AdaPTT({v}, 0.1, 1.0)", True),
+        ("max_samples", "l = dp.AdaPTT(3, 0.1, 1.0, max_samples={v}); l.update(l.select(), 0.5)", False)],
     "PrivateFTPL": [
         ("n", "dp.PrivateFTPL({v}, 100, 1.0, 0.1)", True),
         ("horizon", "l = dp.PrivateFTPL(3, {v}, 1.0, 0.1); l.select(); l.update([0.1, 0.2, 0.3])", False)],
@@ -147,7 +165,7 @@ CASES: dict[str, list[tuple[str, str, bool]]] = {
 #: is allocated from a number), result types, and the privacy ledger (a path).
 NO_SIZE_ARGUMENT = {
     "BernoulliBandit", "GaussianBandit", "StochasticLosses", "LossArray", "UniformLosses", "ReplayEnv",
-    "Environment", "SimulationResult", "SweepResult", "Ledger",
+    "Environment", "SimulationResult", "SweepResult", "Ledger", "BAIRuns",
     "GaussianNoise", "LaplaceNoise", "SymmetricGaussianNoise", "WishartNoise", "ZeroNoise",
 }
 

@@ -99,6 +99,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpbandits import _core
+from dpbandits._sizes import check_bytes
 from dpbandits._validation import in_open_unit, positive, positive_int, real, seed_or_none
 from dpbandits.errors import CheckpointError, StateError
 from dpbandits.noise import NoiseWire
@@ -143,6 +144,9 @@ def _k(k: int) -> int:
     k = positive_int("k", k)
     if k < 2:
         raise ValueError(f"invalid argument `k`: best-arm identification needs k >= 2 arms, got {k}")
+    # Per arm: pulls, sums, released statistics and the outstanding count
+    # (a lower bound of 64 bytes).
+    check_bytes("k", k, k * 64, f"the per-arm statistics of {k} arms")
     return k
 
 
@@ -464,7 +468,15 @@ class _PrivateBAI(BestArmIdentifier):
             self.lattice_exponent = None
             self.noise_wire = ("laplace", scale)
             return self.noise_wire, None
-        lat = exact_lattice_noise("laplace", scale, float(self.max_samples))
+        try:
+            lat = exact_lattice_noise("laplace", scale, float(self.max_samples))
+        except ValueError:
+            # The lattice bounds the sums of up to max_samples rewards.
+            raise ValueError(
+                f"invalid argument `max_samples`: batch sums of up to {self.max_samples} rewards cannot stay exact "
+                f"on a lattice fine enough for Laplace noise of scale {scale:g}; use a smaller max_samples or "
+                "sampler='float'"
+            ) from None
         self.lattice_exponent = lat.exponent
         self.noise_wire = lat.wire()
         return self.noise_wire, (lat.steps, lat.step)
