@@ -61,7 +61,7 @@ def test_lazy_protocol_checkpoints_and_hostile_input(tmp_path) -> None:  # type:
     assert all(t % a.batch == 0 for t in changes)
     assert a.switches <= a.max_switches
     a.save(tmp_path / "lazy.ckpt")
-    b = dp.LazyPrivateExperts.load(tmp_path / "lazy.ckpt")
+    b = dp.LazyPrivateExperts.load(tmp_path / "lazy.ckpt", replay=True)  # bit-identical research replay
     for row in losses[200:]:
         assert a.select() == b.select()
         a.update(row)
@@ -89,7 +89,7 @@ def test_batched_exp3_protocol_checkpoints_and_hostile_input(tmp_path) -> None: 
         lr.update(0.1 if i == 0 else 0.9)
     assert all(arms[t] == arms[t - 1] for t in range(1, 100) if t % lr.batch)
     lr.save(tmp_path / "b.ckpt")
-    other = dp.BatchedPrivateEXP3.load(tmp_path / "b.ckpt")
+    other = dp.BatchedPrivateEXP3.load(tmp_path / "b.ckpt", replay=True)  # bit-identical research replay
     for _ in range(300):
         i, j = lr.select(), other.select()
         assert i == j
