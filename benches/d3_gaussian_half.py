@@ -2,7 +2,7 @@
 grid, seeds and cells (a sweep cell is keyed by its configuration and seed,
 so leaving out the Wishart cells changes no Gaussian cell's draws), for a
 re-run of the cells whose noise changed with exact lattice noise
-(REPRODUCTION.md, "Re-runs of 2026-11-26"). Prints the final regret per
+(the App. D.3 section of REPRODUCTION.md). Prints the final regret per
 (gap, rho_min) and writes them as JSON. Resumable (cells are kept in
 ``--out``).
 

@@ -7,8 +7,7 @@ epsilon = 1, T rounds; every reward delivered at the end of round
 s + d, d uniform on {0, ..., D} (D = 0: at once, the undelayed run). The
 whole run is in Rust (``_simulate_delayed`` of the engine:
 ``rust/src/policy/delayed.rs``, ``simulate_delayed``); environment draws
-and delays come from their own seeded streams. Target (issue: delayed
-feedback): mean regret at D <= 1.5 x the undelayed mean + 5 K D.
+and delays come from their own seeded streams. Target: mean regret at D <= 1.5 x the undelayed mean + 5 K D.
 
 Throughput: ``select_many(n)`` then ``update_many(arms, rewards)`` with
 batches of n = 10,000 (rewards drawn beforehand), decisions per second.

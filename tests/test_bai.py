@@ -177,7 +177,7 @@ def test_checkpoint_round_trip_and_corruption() -> None:
         arm = learner.select()
         learner.update(arm, env.pull(arm))
     data = learner.to_bytes()
-    twin = DPTopTwo.from_bytes(data)
+    twin = DPTopTwo.from_bytes(data, replay=True)  # a research replay continues bit-identically
     assert twin.privacy == learner.privacy
     for _ in range(300):
         arm = learner.select()
@@ -200,6 +200,15 @@ def test_checkpoint_round_trip_and_corruption() -> None:
         pass
     else:  # a flipped byte inside a float sum still decodes: state consistent, sums differ
         assert restored.to_bytes() != data
+    # a restore for use re-keys: fed the same rewards, its noise differs
+    used = DPTopTwo.from_bytes(data)
+    replayed = DPTopTwo.from_bytes(data, replay=True)
+    for _ in range(600):
+        arm = replayed.select()
+        y = env.pull(arm)
+        replayed.update(arm, y)
+        used.update(arm, y)
+    assert used.to_bytes() != replayed.to_bytes()
     # constants that do not match the arguments are refused
     other = DPTopTwo(4, 0.05, 0.25, seed=9).to_bytes()
     head_len = len(b"DPBAI1") + 4 + int.from_bytes(data[6:10], "little")

@@ -88,6 +88,7 @@ threshold.
 
 from __future__ import annotations
 
+import abc
 import json
 import math
 import struct
@@ -104,7 +105,12 @@ from dpbandits._validation import in_open_unit, positive, positive_int, real, se
 from dpbandits.errors import CheckpointError, StateError
 from dpbandits.noise import NoiseWire
 from dpbandits.privacy.azize import lattice_laplace_epsilon
-from dpbandits.privacy.bai import gaussian_calibration, glr_threshold, noise_radii
+from dpbandits.privacy.bai import (
+    batch_sum_laplace_scale,
+    forgetting_thresholds,
+    glr_threshold,
+    noise_radii,
+)
 from dpbandits.privacy.guarantees import Guarantee
 from dpbandits.privacy.secure import exact_lattice_noise
 
@@ -179,14 +185,7 @@ def _batches(first: int, ratio: float, max_samples: int) -> int:
     return j
 
 
-def _forget_thresholds(k: int, delta: float, batches: int) -> list[float]:
-    """c0 per larger batch index j of the pair (forgetting: a union over the
-    pair's batch indices; module docstring)."""
-    s = 2.0 * math.pi**2 / 6.0 - 1.2020569031595942
-    return [2.0 * gaussian_calibration(0.5 * math.log((k - 1) * s * j**3 / delta)) for j in range(1, batches + 1)]
-
-
-class BestArmIdentifier:
+class BestArmIdentifier(abc.ABC):
     """What the BAI learners share: the online protocol, the stopping rule's
     read-outs, checkpoints and simulation (module docstring)."""
 
@@ -302,9 +301,9 @@ class BestArmIdentifier:
         return self._engine.means()
 
     @property
+    @abc.abstractmethod
     def privacy(self) -> Guarantee:
         """The learner's guarantee (model, epsilon, who is protected, the result it rests on)."""
-        raise NotImplementedError
 
     # -- checkpoints, forks, simulation -------------------------------------
     def to_bytes(self) -> bytes:
@@ -313,9 +312,17 @@ class BestArmIdentifier:
         return _MAGIC + struct.pack("<I", len(head)) + head + bytes(self._engine.to_bytes())
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> BestArmIdentifier:
+    def from_bytes(cls, data: bytes, *, replay: bool = False) -> BestArmIdentifier:
         """A learner saved by :meth:`to_bytes`; CheckpointError if the bytes
-        are not one, are truncated or corrupted, or hold another class."""
+        are not one, are truncated or corrupted, or hold another class.
+
+        A restore for use (default) draws every future noise and coin flip
+        from operating-system entropy, so two restores of one state fed
+        neighbouring rewards release independent noise (the rule of
+        :meth:`dpbandits.learners.online.LearnerBase.load`); ``replay=True``
+        continues bit-identically, for research on simulated data."""
+        if not isinstance(replay, bool):
+            raise TypeError(f"invalid argument `replay`: expected True or False, got {replay!r}")
         if not isinstance(data, (bytes, bytearray)):
             raise TypeError(f"invalid argument `data`: expected bytes, got {type(data).__name__}")
         data = bytes(data)
@@ -342,12 +349,14 @@ class BestArmIdentifier:
         if engine.config_json() != learner._engine.config_json():
             raise CheckpointError("BAI checkpoint: the engine was built with other constants than its arguments give")
         learner._engine = engine
+        if not replay:
+            engine.reseed(None)
         return learner
 
     def fork(self, seed: int | None = None) -> BestArmIdentifier:
         """An independent copy whose future noise and coin flips come from
         ``seed`` (None: operating-system entropy); the past is shared."""
-        twin = type(self).from_bytes(self.to_bytes())
+        twin = type(self).from_bytes(self.to_bytes(), replay=True)
         twin._outstanding = list(self._outstanding)
         twin._engine.reseed(seed_or_none("seed", seed))
         return twin
@@ -380,7 +389,7 @@ class BestArmIdentifier:
 
     def _replicate(self, seed: int, index: int) -> BestArmIdentifier:
         """A fresh learner whose engine is the one :meth:`simulate` runs as replicate ``index``."""
-        twin = type(self).from_bytes(self.to_bytes())
+        twin = type(self).from_bytes(self.to_bytes(), replay=True)
         twin._engine = self._engine._replicate(seed, index)
         twin._outstanding = [0] * self.k
         return twin
@@ -463,7 +472,7 @@ class _PrivateBAI(BestArmIdentifier):
         if secure and self.sampler != "lattice":
             raise ValueError("invalid argument `secure`: secure=True needs sampler='lattice'")
         self.secure = secure
-        scale = 1.0 / self.epsilon  # Laplace(1 / eps) on a batch sum of rewards in [0, 1]
+        scale = batch_sum_laplace_scale(self.epsilon)
         if self.sampler == "float":
             self.lattice_exponent = None
             self.noise_wire = ("laplace", scale)
@@ -484,7 +493,7 @@ class _PrivateBAI(BestArmIdentifier):
     def _guarantee(self, basis: str) -> Guarantee:
         eps = self.epsilon
         if self.sampler == "lattice":
-            eps = lattice_laplace_epsilon(1.0 / self.epsilon, self.lattice_exponent)
+            eps = lattice_laplace_epsilon(batch_sum_laplace_scale(self.epsilon), self.lattice_exponent)
             how = "OS entropy" if self.secure else "seeded ChaCha stream"
             basis += f"; exact discrete Laplace on the lattice 2^-{self.lattice_exponent} ({how})"
         return Guarantee(
@@ -622,8 +631,8 @@ class DPTopTwo(_PrivateBAI):
         self.noise_share = in_open_unit("noise_share", noise_share)
         c0, c1 = glr_threshold(self.k, self.delta * (1.0 - self.noise_share))
         batches = _batches(self.first_length, self.ratio, self.max_samples)
-        radii = noise_radii(self.k, self.delta * self.noise_share, 1.0 / self.epsilon, batches, lattice,
-                            cumulative=True)
+        scale = batch_sum_laplace_scale(self.epsilon)
+        radii = noise_radii(self.k, self.delta * self.noise_share, scale, batches, lattice, cumulative=True)
         if challenger not in ("stopping", "d_eps"):
             raise ValueError(f"invalid argument `challenger`: must be 'stopping' or 'd_eps', got {challenger!r}")
         self.challenger = challenger
@@ -731,8 +740,9 @@ class AdaPTT(_PrivateBAI):
                       "sampler": sampler, "secure": secure, "max_samples": max_samples, "seed": seed}
         wire, lattice = self._noise(epsilon, sampler, secure)
         batches = _batches(1, 2.0, self.max_samples)
-        thresholds = _forget_thresholds(self.k, self.delta / 2.0, batches)
-        radii = noise_radii(self.k, self.delta / 2.0, 1.0 / self.epsilon, batches, lattice, cumulative=False)
+        thresholds = forgetting_thresholds(self.k, self.delta / 2.0, batches)
+        scale = batch_sum_laplace_scale(self.epsilon)
+        radii = noise_radii(self.k, self.delta / 2.0, scale, batches, lattice, cumulative=False)
         self._engine = _core.BaiEngine(
             self.k, rule="adap", epsilon=self.epsilon, beta=self.beta, first=1, ratio=2.0, forget=True,
             noise=wire, secure=secure, thresholds=thresholds, c1=3.0, radii=radii,

@@ -285,6 +285,29 @@ def gaussian_calibration(x: float) -> float:
     return _golden_min(f, 0.5 + 1e-9, 1.0 - 1e-12, iters=120)[1]
 
 
+def batch_sum_laplace_scale(epsilon: float) -> float:
+    """The Laplace scale of one released batch sum of rewards in [0, 1]:
+    1 / epsilon (L1 sensitivity 1). Every reward lies in exactly one batch
+    of its arm, so the releases compose in parallel and the learner is
+    epsilon-DP in the rewards (Azize et al. 2023, Sec. 4, AdaP-TT's
+    per-episode Laplace mechanism; Jourdan & Azize 2025, the geometric
+    batching of the private mean estimator)."""
+    return 1.0 / positive("epsilon", epsilon)
+
+
+def forgetting_thresholds(k: int, delta: float, batches: int) -> list[float]:
+    """The GLR constant c0 for each larger batch index j = 1..``batches`` of
+    a pair when means are read from the last batch only (forgetting): a
+    union over the pair's batch indices with weights 1 / j^3 and over the
+    k - 1 challengers, c0_j = 2 C_G(ln((k - 1) s j^3 / delta) / 2) with
+    s = 2 zeta(2) - zeta(3) (the sum over pairs of batch indices of the
+    weight of the larger one; Kaufmann & Koolen 2021, Thm 7 per pair)."""
+    k = positive_int("k", k)
+    dl = in_open_unit("delta", delta)
+    s = 2.0 * math.pi**2 / 6.0 - 1.2020569031595942
+    return [2.0 * gaussian_calibration(0.5 * math.log((k - 1) * s * j**3 / dl)) for j in range(1, batches + 1)]
+
+
 def glr_threshold(k: int, delta: float) -> tuple[float, float]:
     """The GLR stopping threshold of every learner of
     :mod:`dpbandits.learners.bai` as (c0, c1): stop for the pair (a, b) when
