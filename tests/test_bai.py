@@ -15,6 +15,7 @@ from dpbandits import _core
 from dpbandits.audit import audit
 from dpbandits.errors import CheckpointError, StateError
 from dpbandits.learners.bai import AdaPTT, DPTopTwo, TopTwoBAI
+from dpbandits.privacy import bai as bai_bounds
 
 SMALL = [0.7, 0.5, 0.3]
 
@@ -24,6 +25,8 @@ def _learners(delta: float = 0.1, seed: int = 0) -> dict[str, dp.learners.bai.Be
         "TopTwoBAI": TopTwoBAI(3, delta, seed=seed),
         "DPTopTwo": DPTopTwo(3, delta, 1.0, seed=seed),
         "DPTopTwo float": DPTopTwo(3, delta, 0.5, sampler="float", seed=seed),
+        "DPTopTwo eps=0.1": DPTopTwo(3, delta, 0.1, seed=seed),
+        "DPTopTwo shifted": DPTopTwo(3, delta, 1.0, challenger="stopping", stopping="shifted", seed=seed),
         "AdaPTT": AdaPTT(3, delta, 1.0, seed=seed),
     }
 
@@ -35,7 +38,7 @@ def _run(learner, env, limit: int = 10**7):  # type: ignore[no-untyped-def]
     return learner.samples, learner.recommendation
 
 
-@pytest.mark.parametrize("name", ["TopTwoBAI", "DPTopTwo", "DPTopTwo float", "AdaPTT"])
+@pytest.mark.parametrize("name", ["TopTwoBAI", "DPTopTwo", "DPTopTwo float", "DPTopTwo shifted", "AdaPTT"])
 def test_simulate_equals_step_by_step(name: str) -> None:
     learner = _learners()[name]
     runs = learner.simulate(SMALL, reps=6, seed=11)
@@ -57,7 +60,7 @@ def _binomial_upper_tail(k: int, n: int, p: float) -> float:
     return min(total, 1.0)
 
 
-@pytest.mark.parametrize("name", ["TopTwoBAI", "DPTopTwo", "AdaPTT"])
+@pytest.mark.parametrize("name", ["TopTwoBAI", "DPTopTwo", "DPTopTwo eps=0.1", "DPTopTwo shifted", "AdaPTT"])
 def test_delta_correct_on_a_small_instance(name: str) -> None:
     """Empirical error over 2,000 replicates at delta = 0.1: a one-sided
     binomial test of H0: error rate <= delta at level 0.01 does not reject."""
@@ -78,6 +81,20 @@ def test_the_binomial_test_flags_a_broken_stopping_rule() -> None:
     broken = _core.BaiEngine(3, rule="top_two_stopping", epsilon=1.0, first=learner.first_length,
                              ratio=learner.ratio, noise=learner.noise_wire, thresholds=[0.0], c1=0.0,
                              radii=[0.0] * 64, seed=0)
+    _, rec, stopped = broken.simulate([0.6, 0.5, 0.4], 2000, 2024)
+    errors = int(((rec != 0) | ~stopped).sum())
+    assert _binomial_upper_tail(errors, 2000, 0.1) < 0.01
+
+
+def test_the_binomial_test_flags_a_broken_chernoff_rule() -> None:
+    """The Chernoff rule with the thresholds of (C5) replaced by
+    ln(1 / delta) / 4 (a planted bug: no union bound, a quarter of the
+    exponent) is rejected by the same test."""
+    learner = DPTopTwo(3, 0.1, 1.0)
+    cut = [math.log(10.0) / 4] * len(bai_bounds.chernoff_pair_thresholds(3, 0.1, 128))
+    broken = _core.BaiEngine(3, rule="top_two_chernoff", epsilon=1.0, first=learner.first_length,
+                             ratio=learner.ratio, noise=learner.noise_wire, thresholds=cut, c1=0.0,
+                             seed=0, stop="chernoff")
     _, rec, stopped = broken.simulate([0.6, 0.5, 0.4], 2000, 2024)
     errors = int(((rec != 0) | ~stopped).sum())
     assert _binomial_upper_tail(errors, 2000, 0.1) < 0.01

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from dpbandits.privacy import bai
@@ -143,3 +144,74 @@ def test_laplace_radius_chernoff_by_hand():
     radii = bai.noise_radii(5, 0.005, b, 4)
     assert radii[0] == pytest.approx(bai.laplace_sum_radius(1, b, 0.005 * 6 / (math.pi**2 * 5)), rel=1e-12)
     assert radii == sorted(radii)
+
+
+# ---------------------------------------------------------------------------
+# The Chernoff stopping rule (equations (C1)-(C5) of dpbandits.privacy.bai)
+
+
+def test_c5_thresholds_by_hand():
+    from dpbandits.privacy.bai import chernoff_pair_thresholds
+
+    # k = 2, s = 2: (1 + c) e^-c = 2 delta / (1 * 1 * 2 * 3) = delta / 3; with
+    # delta = 18 e^-5 the solution is c = 5 ((1 + 5) e^-5 = 6 e^-5).
+    (c,) = chernoff_pair_thresholds(2, 18.0 * math.exp(-5.0), 2)
+    assert abs(c - 5.0) < 1e-12
+    cs = chernoff_pair_thresholds(5, 0.01, 30)
+    for s, c in zip(range(2, 31), cs, strict=True):
+        assert abs((1.0 + c) * math.exp(-c) - 2.0 * 0.01 / (4 * (s - 1) * s * (s + 1))) < 1e-15
+    assert all(b > a for a, b in zip(cs, cs[1:], strict=False))
+    with pytest.raises(ValueError, match="max_sum"):
+        chernoff_pair_thresholds(5, 0.01, 1)
+
+
+def test_c1_exponent_by_hand():
+    from dpbandits.privacy.azize import d_eps
+    from dpbandits.privacy.bai import bernoulli_laplace_deviation as dev
+
+    # Without noise draws and with a vanishing scale, D = n kl(m, z).
+    kl = 0.7 * math.log(0.7 / 0.5) + 0.3 * math.log(0.3 / 0.5)
+    assert abs(dev(0.7, 100, 0, 0.5, 1e-9) - 100 * kl) < 1e-9
+    # j = 0, scale 1: s is restricted to |s| < 1, so D = n d_1(m, z) (Fenchel duality).
+    assert abs(dev(0.7, 100, 0, 0.5, 1.0) - 100 * d_eps(0.7, 0.5, 1.0)) < 1e-9
+    assert abs(dev(0.1, 40, 0, 0.8, 0.5) - 40 * d_eps(0.1, 0.8, 2.0)) < 1e-9
+    # m = 1, n = 1, j = 1, z = 1/2, Laplace(1): sup_s s - ln((1 + e^s) / 2) + ln(1 - s^2),
+    # at the root s = 0.2132772... of 1 / (1 + e^s) = 2 s / (1 - s^2): 0.0544092603272...
+    assert abs(dev(1.0, 1, 1, 0.5, 1.0) - 0.0544092603272272) < 1e-10
+    # Noise lowers the exponent; m == z gives 0.
+    assert dev(0.7, 100, 3, 0.5, 1.0) < dev(0.7, 100, 0, 0.5, 1.0)
+    assert dev(0.4, 10, 2, 0.4, 1.0) == 0.0
+
+
+def test_c2_tail_bound_holds_by_simulation():
+    """P(m >= x_u) <= e^-u for the x_u with D(x_u; n, j, mu) = u (C2), on the
+    exact law of a Binomial sum plus j Laplace draws (10^5 draws; the bound
+    is checked with a 4-sigma allowance, and it is not vacuous: the
+    frequency is above e^-u / 20)."""
+    from dpbandits.privacy.bai import bernoulli_laplace_deviation as dev
+
+    rng = np.random.default_rng(7)
+    n, j, mu, scale, u = 30, 3, 0.3, 2.0, 3.0
+    lo, hi = mu, 1.5
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if dev(mid, n, j, mu, scale) < u else (lo, mid)
+    x_u = hi
+    draws = 100_000
+    sums = rng.binomial(n, mu, draws) + rng.laplace(0.0, scale, (draws, j)).sum(axis=1)
+    freq = float((sums >= n * x_u).mean())
+    bound = math.exp(-u)
+    assert freq <= bound + 4 * math.sqrt(bound / draws)
+    assert freq > bound / 20
+
+
+def test_pair_statistic_reference():
+    from dpbandits.privacy.bai import bernoulli_laplace_deviation as dev
+    from dpbandits.privacy.bai import chernoff_pair_statistic
+
+    w = chernoff_pair_statistic(0.9, 400, 3, 0.5, 400, 3, 1.0, grid=2000)
+    # the infimum over z (the engine's test value): 68.8995 at z = 0.6771
+    exact = dev(0.9, 400, 3, 0.6771415601081947, 1.0) + dev(0.5, 400, 3, 0.6771415601081947, 1.0)
+    assert abs(exact - 68.89951951326881) < 1e-8
+    assert exact - 0.1 < w <= exact
+    assert chernoff_pair_statistic(0.5, 10, 1, 0.6, 10, 1, 1.0) == 0.0

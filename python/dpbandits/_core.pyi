@@ -972,11 +972,13 @@ class BaiEngine:
     ``ratio``) whose sums are released with ``noise`` (zero or Laplace, exact
     on a lattice by default), means from every release or the last one
     (``forget``), ``rule`` "top_two" (EB leader, TCI challenger on d_eps
-    costs with ``epsilon``, kl without) or "adap" (AdaP-TT's leader and
-    challenger); the stopping rule on noise-shifted means with GLR
-    ``thresholds`` (one constant or one per batch index), ``c1`` and noise
-    ``radii`` per batch index. Every constant comes from
-    dpbandits.privacy.bai."""
+    costs with ``epsilon``, kl without), "top_two_stopping" (the
+    shifted-test challenger), "top_two_chernoff" (TCI on the Chernoff cost)
+    or "adap" (AdaP-TT's leader and challenger); ``stop`` "shifted": the
+    rule on noise-shifted means with GLR ``thresholds`` (one constant or
+    one per batch index), ``c1`` and noise ``radii`` per batch index;
+    "chernoff": the Chernoff pair statistic with ``thresholds`` indexed by
+    j_a + j_b - 2. Every constant comes from dpbandits.privacy.bai."""
 
     def __new__(
         cls,
@@ -995,6 +997,7 @@ class BaiEngine:
         radii: Sequence[float] = ...,
         max_samples: int = 100000000,
         seed: int | None = None,
+        stop: str = "shifted",
     ) -> Self: ...
     def select(self) -> int:
         """The next arm to pull."""

@@ -7,9 +7,10 @@ under epsilon-global differential privacy (Rust engine
   2025, "Optimal best arm identification under differential privacy"
   (arXiv 2510.17348): means from arm-dependent geometric batches released
   with Laplace noise (no forgetting), a Top Two sampling rule on the
-  transportation costs that mix KL and eps-scaled TV (the divergence d_eps
-  of :mod:`dpbandits.privacy.bai`), and a stopping rule on the noisy
-  means;
+  transportation costs of the noisy sums, and a stopping rule on the
+  Chernoff exponent of a Bernoulli sum plus Laplace sums (equations
+  (C1)-(C5) of :mod:`dpbandits.privacy.bai`; its per-reward limit is the
+  divergence d_eps that mixes KL and eps-scaled TV);
 - :class:`AdaPTT`: AdaP-TT of Azize, Jourdan, Al Marjani & Basu 2023,
   "On the complexity of differentially private best-arm identification
   with fixed confidence" (NeurIPS, arXiv 2309.02202): arm-dependent
@@ -29,9 +30,10 @@ one selection is outstanding); ``learner.should_stop``,
 [0, 1]). ``learner.simulate(means, reps, seed)`` runs replicates on
 Bernoulli arms in Rust.
 
-The stopping rule, shared by all three (what the papers' rules reduce to,
+The shifted stopping rule, used by AdaP-TT, the non-private reference and
+``DPTopTwo(stopping="shifted")`` (what the papers' rules reduce to,
 written so that its correctness has a short proof; reconstructed, see
-below). With N_a the rewards of arm a in released batches, m_a its released
+below; :class:`DPTopTwo`'s default is the Chernoff rule of its docstring). With N_a the rewards of arm a in released batches, m_a its released
 mean clipped to [0, 1] and R_a the radius of its noise
 (:func:`dpbandits.privacy.bai.noise_radii`: every arm's noise sum stays
 within its radius at every batch with probability >= 1 - delta / 2), the
@@ -77,10 +79,12 @@ points and rounding is monotone, so the sensitivity stays 1 step-exact);
 What is reconstructed. The text of the papers we could reach (abstracts,
 the authors' experiment code for the 2023 paper) has no algorithm box for
 the 2025 learner; the batch schedule (first batch ceil(f / eps) rewards,
-then ratio ``ratio``), the TCI challenger on d_eps costs, beta = 1/2 and the
-stopping rule above (which splits delta between the GLR and the noise
-radii instead of the paper's joint Bernoulli + Laplace concentration) are
-ours. AdaP-TT follows the authors' code (doubling episodes, forgetting,
+then ratio ``ratio``), the TCI challenger, beta = 1/2 and both stopping
+rules are ours: the shifted rule above (which splits delta between the
+GLR and the noise radii) and :class:`DPTopTwo`'s default Chernoff rule
+(one concentration inequality for the Bernoulli + Laplace sums,
+equations (C1)-(C5) of :mod:`dpbandits.privacy.bai`, proved there; the
+paper's own inequality was not reachable). AdaP-TT follows the authors' code (doubling episodes, forgetting,
 the leader's private UCB index and the challenger's kappa_t =
 1 / (1 + sqrt t)), with the stopping rule above in place of the code's
 threshold.
@@ -107,6 +111,7 @@ from dpbandits.noise import NoiseWire
 from dpbandits.privacy.azize import lattice_laplace_epsilon
 from dpbandits.privacy.bai import (
     batch_sum_laplace_scale,
+    chernoff_pair_thresholds,
     forgetting_thresholds,
     glr_threshold,
     noise_radii,
@@ -512,14 +517,18 @@ class DPTopTwo(_PrivateBAI):
     next batch ends when its count reaches max(n + 1, ceil(``ratio`` n));
     each batch sum is released with Laplace(1 / epsilon) and the arm's mean
     is the sum of its releases over its released rewards (no forgetting:
-    after j batches the noise is a sum of j Laplace draws, whose radius
-    :func:`dpbandits.privacy.bai.noise_radii` computes exactly). Sampling:
-    leader the largest released mean, challenger
-    argmin_b W_eps(a, b) + ln N_b with the private transportation cost
-    W_eps(a, b) = inf_z N_a d_eps(m_a, z) + N_b d_eps(m_b, z), leader with
-    probability ``beta``. Stopping: the module docstring's rule (delta / 2
-    to the GLR, delta / 2 to the noise radii). Recommendation: the largest
-    released mean.
+    after j batches the noise is a sum of j Laplace draws). Sampling:
+    leader the largest released mean, challenger argmin_b W(a, b) + ln N_b
+    with W the Chernoff cost below (or the d_eps cost
+    W_eps(a, b) = inf_z N_a d_eps(m_a, z) + N_b d_eps(m_b, z)), leader with
+    probability ``beta``. Stopping (default): the Chernoff rule of
+    :mod:`dpbandits.privacy.bai`, equations (C1)-(C5): with
+    D(m; n, j, z) = sup_s [s n m - n ln(1 - z + z e^s) - j Lambda(s)]
+    (Lambda the log-MGF of one noise draw) and
+    W(a, b) = inf_{z in [m_b, m_a]} D_a(m_a; z) + D_b(m_b; z), stop when
+    W(a, b) >= c_{j_a + j_b} for every b, (1 + c_s) e^-c_s =
+    2 delta / ((k - 1) (s - 1) s (s + 1)); the engine certifies the
+    infimum from below. Recommendation: the largest released mean.
 
     The first batch of f / epsilon rewards makes each batch mean's noise at
     most 1 / f per reward whatever epsilon (the library's adaptive phase
@@ -543,21 +552,38 @@ class DPTopTwo(_PrivateBAI):
         Probability of sampling the leader rather than the challenger, in
         (0, 1) (default 0.5).
     first_batch:
-        f, finite and > 0 (default 4): each arm's first batch is
+        f, finite and > 0 (default 64): each arm's first batch is
         ceil(f / epsilon) rewards (at least 1, at most ``max_samples``).
+        Every noise draw an arm's mean holds costs exponent in (C1), so
+        fewer, longer batches stop sooner on the ``private-bai`` instances
+        (the default was chosen there among 4, 16, 32 and 64); the price
+        is a first round of k ceil(f / epsilon) rewards.
     ratio:
         Ratio of the geometric batches, finite and > 1 (default 1.5); it
         must not make more than :data:`MAX_BATCHES` batches per arm within
         ``max_samples``.
     challenger:
-        ``"stopping"`` (default): the stopping-aware challenger, the arm
-        whose test in the stopping rule is furthest from passing (first the
-        arms whose test fails, largest violation first, then the smallest
-        GLR + ln N_b on the noise-shifted means); ``"d_eps"``: the
-        transportation-cost challenger argmin_b W_eps(a, b) + ln N_b above.
+        ``"chernoff"`` (default): argmin_b W(a, b) + ln N_b with W the
+        Chernoff cost of the stopping rule (equation (C3) of
+        :mod:`dpbandits.privacy.bai`, evaluated at the weighted mean
+        z = (N_a m_a + N_b m_b) / (N_a + N_b)), which counts the noise
+        draws each mean holds; ``"d_eps"``: the transportation-cost
+        challenger argmin_b W_eps(a, b) + ln N_b above; ``"stopping"``
+        (only with ``stopping="shifted"``): the arm whose shifted test is
+        furthest from passing (first the arms whose test fails, largest
+        violation first, then the smallest GLR + ln N_b on the
+        noise-shifted means).
+    stopping:
+        ``"chernoff"`` (default): stop when W(a, b) >= c(j_a + j_b) for the
+        leader a and every other arm b (equations (C1)-(C5) of
+        :mod:`dpbandits.privacy.bai`: the Chernoff exponent of the noisy
+        batch sums, no split of ``delta``); ``"shifted"``: the GLR of the
+        noise-shifted means with ``noise_share`` of ``delta`` to the noise
+        radii (module docstring).
     noise_share:
-        The share of ``delta`` given to the noise radii, in (0, 1) (default
-        0.5); the GLR threshold gets ``delta`` (1 - ``noise_share``).
+        With ``stopping="shifted"``: the share of ``delta`` given to the
+        noise radii, in (0, 1) (default 0.5); the GLR threshold gets
+        ``delta`` (1 - ``noise_share``).
     sampler:
         ``"lattice"`` (default): exact discrete Laplace noise on a
         power-of-two lattice; ``"float"``: floating-point Laplace noise,
@@ -580,7 +606,8 @@ class DPTopTwo(_PrivateBAI):
         ``delta``, ``beta`` or ``noise_share`` outside (0, 1);
         ``epsilon`` or ``first_batch`` not finite and > 0; ``ratio`` not
         finite and > 1, or making more than :data:`MAX_BATCHES` batches per
-        arm; ``challenger`` or ``sampler`` not one of the choices;
+        arm; ``challenger``, ``stopping`` or ``sampler`` not one of the
+        choices, or ``challenger="stopping"`` with ``stopping="chernoff"``;
         ``secure=True`` with ``sampler="float"``; ``max_samples`` < 1, or
         too large for the lattice sums to stay exact at this ``epsilon``; a
         negative ``seed``); the message names the argument and the range.
@@ -605,9 +632,10 @@ class DPTopTwo(_PrivateBAI):
         delta: float,
         epsilon: float,
         beta: float = 0.5,
-        first_batch: float = 4.0,
+        first_batch: float = 64.0,
         ratio: float = 1.5,
-        challenger: Literal["stopping", "d_eps"] = "stopping",
+        challenger: Literal["chernoff", "stopping", "d_eps"] = "chernoff",
+        stopping: Literal["chernoff", "shifted"] = "chernoff",
         noise_share: float = 0.5,
         sampler: Sampler = "lattice",
         secure: bool = False,
@@ -617,7 +645,8 @@ class DPTopTwo(_PrivateBAI):
         self._setup(k, delta, max_samples)
         self.beta = _beta(beta)
         self._args = {"__class__": "DPTopTwo", "k": k, "delta": delta, "epsilon": epsilon, "beta": beta,
-                      "first_batch": first_batch, "ratio": ratio, "challenger": challenger, "noise_share": noise_share,
+                      "first_batch": first_batch, "ratio": ratio, "challenger": challenger, "stopping": stopping,
+                      "noise_share": noise_share,
                       "sampler": sampler,
                       "secure": secure,
                       "max_samples": max_samples, "seed": seed}
@@ -629,18 +658,32 @@ class DPTopTwo(_PrivateBAI):
         first = max(1, math.ceil(self.first_batch / self.epsilon))
         self.first_length = min(first, self.max_samples)
         self.noise_share = in_open_unit("noise_share", noise_share)
-        c0, c1 = glr_threshold(self.k, self.delta * (1.0 - self.noise_share))
+        if stopping not in ("chernoff", "shifted"):
+            raise ValueError(f"invalid argument `stopping`: must be 'chernoff' or 'shifted', got {stopping!r}")
+        if challenger not in ("chernoff", "stopping", "d_eps"):
+            raise ValueError(
+                f"invalid argument `challenger`: must be 'chernoff', 'stopping' or 'd_eps', got {challenger!r}"
+            )
+        if challenger == "stopping" and stopping == "chernoff":
+            raise ValueError(
+                "invalid argument `challenger`: 'stopping' reads the noise radii of stopping='shifted'; "
+                "use challenger='d_eps' with stopping='chernoff'"
+            )
+        self.stopping = stopping
+        self.challenger = challenger
         batches = _batches(self.first_length, self.ratio, self.max_samples)
         scale = batch_sum_laplace_scale(self.epsilon)
-        radii = noise_radii(self.k, self.delta * self.noise_share, scale, batches, lattice, cumulative=True)
-        if challenger not in ("stopping", "d_eps"):
-            raise ValueError(f"invalid argument `challenger`: must be 'stopping' or 'd_eps', got {challenger!r}")
-        self.challenger = challenger
-        rule = "top_two_stopping" if challenger == "stopping" else "top_two"
+        if stopping == "chernoff":
+            thresholds, c1, radii = chernoff_pair_thresholds(self.k, self.delta, 2 * batches), 0.0, []
+        else:
+            c0, c1 = glr_threshold(self.k, self.delta * (1.0 - self.noise_share))
+            thresholds = [c0]
+            radii = noise_radii(self.k, self.delta * self.noise_share, scale, batches, lattice, cumulative=True)
+        rule = {"stopping": "top_two_stopping", "chernoff": "top_two_chernoff", "d_eps": "top_two"}[challenger]
         self._engine = _core.BaiEngine(
             self.k, rule=rule, epsilon=self.epsilon, beta=self.beta, first=self.first_length, ratio=self.ratio,
-            forget=False, noise=wire, secure=secure, thresholds=[c0], c1=c1, radii=radii,
-            max_samples=self.max_samples, seed=seed_or_none("seed", seed),
+            forget=False, noise=wire, secure=secure, thresholds=thresholds, c1=c1, radii=radii,
+            max_samples=self.max_samples, seed=seed_or_none("seed", seed), stop=stopping,
         )
 
     @property

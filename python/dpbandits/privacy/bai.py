@@ -72,11 +72,15 @@ from dpbandits._validation import in_open_unit, positive, positive_int
 __all__ = [
     "CharacteristicTime",
     "azize2023_lower_bound",
+    "bernoulli_laplace_deviation",
     "characteristic_time",
+    "chernoff_pair_statistic",
+    "chernoff_pair_thresholds",
     "gaussian_calibration",
     "glr_threshold",
     "jourdan_azize2025_lower_bound",
     "laplace_sum_radius",
+    "noise_mgf_cap",
     "noise_radii",
     "tv_characteristic_time",
 ]
@@ -373,3 +377,135 @@ def noise_radii(
         level = dn * 6.0 / (math.pi**2 * k_arms * j * j)
         out.append(laplace_sum_radius(j if cumulative else 1, scale, level, lattice))
     return out
+
+
+# ---------------------------------------------------------------------------
+# The Chernoff stopping rule of the private Top Two (no delta split)
+#
+# Concentration of a Bernoulli sum plus Laplace sums (the form the stopping
+# rule of Jourdan & Azize 2025 needs; the statement and proof below are ours,
+# their text was not reachable). Let an arm's released statistic after j
+# batches be X = S_n + L_1 + ... + L_j, S_n a sum of n i.i.d. rewards in
+# [0, 1] of mean mu, the L_i i.i.d. noise draws with log moment generating
+# function Lambda(s) (finite for |s| < s_max: Laplace(b): -ln(1 - b^2 s^2),
+# s_max = 1 / b; the engines' lattice noise: :func:`_log_mgf`), n and j fixed
+# by the batch schedule. With m = X / n and
+#
+#   (C1)  D(m; n, j, z) = sup_{|s| < s_max} [ s n m - n psi_z(s) - j Lambda(s) ],
+#         psi_z(s) = ln(1 - z + z e^s)  (the Bernoulli log-MGF),
+#
+# Chernoff's bound (psi_mu dominates the log-MGF of any reward in [0, 1] of
+# mean mu, Hoeffding's convexity argument) gives, for every u >= 0,
+#
+#   (C2)  P(m > mu and D(m; n, j, mu) >= u) <= e^-u   (and the same for m < mu):
+#
+# D is continuous and nondecreasing in m on m >= mu, so the event is
+# {m >= x_u} with D(x_u) = u, and P(X >= n x_u) <= exp(-D(x_u)). Without
+# noise D = n kl(m, z); with j = 0 and s restricted to |s| <= eps it is
+# n d_eps(m, z) (Fenchel duality: d_eps is the inf-convolution of kl with
+# eps |.|), so D <= n d_{s_max}(m, z) and D / n -> d_eps as n grows with
+# j = O(ln n): the cost of the lower bound.
+#
+# Pair statistic of a leader a and a challenger b, m_a > m_b:
+#
+#   (C3)  W(a, b) = inf_{z in [m_b, m_a]} D_a(m_a; z) + D_b(m_b; z).
+#
+# If mu_a <= mu_b (the leader is not better), taking z = mu_a, m_a or m_b
+# (whichever lies in [m_b, m_a] and the monotonicity of D in z) gives
+# W(a, b) <= X_a + Y_b with X_a = D_a(m_a; mu_a) 1{m_a > mu_a} and
+# Y_b = D_b(m_b; mu_b) 1{m_b < mu_b}, independent for fixed batch indices
+# (j_a, j_b) and each dominated by an Exp(1) variable by (C2), so
+#
+#   (C4)  P(X_a + Y_b >= c) <= (1 + c) e^-c   (the tail of a Gamma(2, 1)).
+#
+# Stopping when W(a, b) >= c(j_a + j_b) for the leader a and every other b,
+# a wrong answer needs, for some arm a that is not the best and some
+# (j_a, j_b), X_a + Y_{a*} >= c(j_a + j_b); the union over the k - 1 arms
+# and over the pairs of batch indices with weight 2 / ((s - 1) s (s + 1))
+# for the pair of sum s = j_a + j_b (there are s - 1 such pairs, and
+# sum_{s >= 2} 2 / (s (s + 1)) = 1) makes the error probability at most
+# delta when
+#
+#   (C5)  (1 + c_s) e^{-c_s} = 2 delta / ((k - 1) (s - 1) s (s + 1)).
+#
+# The engine computes the sup in (C1) by a safeguarded Newton iteration (any
+# s gives a lower bound of D) and the inf in (C3) by bisection with the
+# certificate inf_{z in [l, h]} >= D_a(m_a; h) + D_b(m_b; l) (D_a decreases
+# and D_b increases in z on [m_b, m_a]), so a stop is never declared on an
+# approximation that overestimates W.
+
+
+def _c5_solve(target: float) -> float:
+    """The c > 0 with (1 + c) e^-c = ``target`` (< 1), i.e. c - ln(1 + c) =
+    ln(1 / target), by Newton's method from c = ln(1 / target) + ln(2 + ln(1 / target))."""
+    lt = math.log(1.0 / target)
+    c = lt + math.log(2.0 + lt)
+    for _ in range(60):
+        f = c - math.log1p(c) - lt
+        step = f / (c / (1.0 + c))
+        c -= step
+        if abs(step) <= 1e-15 * c:
+            break
+    return c
+
+
+def chernoff_pair_thresholds(k: int, delta: float, max_sum: int) -> list[float]:
+    """The thresholds c_s of the Chernoff stopping rule for s = j_a + j_b =
+    2, ..., ``max_sum`` (entry s - 2): the c with (1 + c) e^-c =
+    2 delta / ((k - 1) (s - 1) s (s + 1)), equation (C5) of the comment
+    block above (the pair bound (C4) with a union over the k - 1 arms and
+    the batch-index pairs)."""
+    k = positive_int("k", k)
+    if k < 2:
+        raise ValueError(f"invalid argument `k`: BAI needs at least 2 arms, got {k}")
+    dl = in_open_unit("delta", delta)
+    max_sum = positive_int("max_sum", max_sum)
+    if max_sum < 2:
+        raise ValueError(f"invalid argument `max_sum`: must be >= 2 (two arms with a batch each), got {max_sum}")
+    return [_c5_solve(2.0 * dl / ((k - 1) * (s - 1) * s * (s + 1))) for s in range(2, max_sum + 1)]
+
+
+def noise_mgf_cap(scale: float, lattice: tuple[int, float] | None = None) -> float:
+    """s_max of (C1): the noise's moment generating function is finite for
+    |s| < s_max = 1 / ``scale`` (Laplace) or 1 / (t g) (``lattice`` = (t, g),
+    g times a discrete Laplace of t steps)."""
+    if lattice is None:
+        return 1.0 / positive("scale", scale)
+    return 1.0 / (lattice[0] * lattice[1])
+
+
+def bernoulli_laplace_deviation(
+    m: float, n: int, batches: int, z: float, scale: float, lattice: tuple[int, float] | None = None
+) -> float:
+    """D(m; n, j, z) of equation (C1): the Chernoff exponent of a mean of
+    ``n`` rewards in [0, 1] plus ``batches`` noise draws (Laplace of
+    ``scale`` or the lattice noise) reaching ``m`` when the reward mean is
+    ``z``; 0 when m == z. Computed by golden section on the concave
+    exponent (a reference for the engine, which uses Newton's method)."""
+    n = positive_int("n", n)
+    if m == z:
+        return 0.0
+    cap = noise_mgf_cap(scale, lattice)
+
+    def g(s: float) -> float:
+        psi = math.log1p(z * math.expm1(s)) if s < 700 else math.log(z) + s
+        return s * n * m - n * psi - batches * _log_mgf(s, scale, lattice)
+
+    lo, hi = (0.0, cap * (1.0 - 1e-12)) if m > z else (-cap * (1.0 - 1e-12), 0.0)
+    _, v = _golden_min(lambda s: -g(s), lo, hi, iters=200, tol=1e-15)
+    return max(-v, 0.0)
+
+
+def chernoff_pair_statistic(
+    ma: float, na: int, ja: int, mb: float, nb: int, jb: int, scale: float,
+    lattice: tuple[int, float] | None = None, grid: int = 4000,
+) -> float:
+    """W(a, b) of equation (C3), from below: min over the ``grid`` cells
+    [l, h] of [m_b, m_a] of D_a(m_a; h) + D_b(m_b; l) (a lower bound of the
+    infimum; 0 when m_a <= m_b). A reference for the engine's bisection."""
+    if ma <= mb:
+        return 0.0
+    zs = [mb + (ma - mb) * i / grid for i in range(grid + 1)]
+    da = [bernoulli_laplace_deviation(ma, na, ja, z, scale, lattice) for z in zs]
+    db = [bernoulli_laplace_deviation(mb, nb, jb, z, scale, lattice) for z in zs]
+    return min(da[i + 1] + db[i] for i in range(grid))

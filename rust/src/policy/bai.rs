@@ -29,6 +29,12 @@
 //! means); c0 = `thresholds[j - 1]` with j the larger batch index of the
 //! two arms (one entry: constant). The constants and why the rule is
 //! delta-correct: `dpbandits.privacy.bai` and `dpbandits.learners.bai`.
+//!
+//! Or (`stop` = [`BaiStop::Chernoff`], no forgetting): stop when, for the
+//! leader a and every other arm b, the pair statistic W(a, b) of
+//! [`crate::policy::bai_stop`] (the Chernoff exponent of the noisy sums,
+//! equation (C3) of `dpbandits.privacy.bai`) reaches
+//! `thresholds[j_a + j_b - 2]`, j the arms' released batches.
 
 use rand_core::RngCore;
 use rayon::prelude::*;
@@ -40,6 +46,7 @@ use crate::noise::entropy::EntropyCell;
 use crate::noise::laplace;
 use crate::noise::lattice::{SecureKind, SecureNoise};
 use crate::noise::NoiseSpec;
+use crate::policy::bai_stop::{pair_at_least, pair_cost, NoiseMgf, Released};
 use crate::rng::{unit_f64, SeedSequence, SimulationRng, StreamRng};
 
 /// Most arms a BAI engine accepts.
@@ -67,7 +74,26 @@ pub enum BaiRule {
     /// (m_a - m_b + 1 / (1 + sqrt t)) / sqrt(1 / n_a + 1 / n_b), n the
     /// selection counts.
     AdaP { epsilon: f64 },
+    /// Leader: the largest mean. Challenger: argmin over b of
+    /// W(a, b) + ln N_b with W the Chernoff pair statistic of the stopping
+    /// rule ([`crate::policy::bai_stop::pair_cost`]: the cost of the noisy
+    /// sums, which counts the noise draws each arm's mean holds).
+    ChernoffTopTwo,
 }
+
+/// Which stopping rule reads the released statistics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum BaiStop {
+    /// The GLR of the noise-shifted means with `thresholds`, `c1`, `radii`.
+    #[default]
+    Shifted,
+    /// The Chernoff pair statistic with `thresholds` indexed by j_a + j_b - 2.
+    Chernoff,
+}
+
+/// Cells the Chernoff certificate may evaluate per pair before it gives up
+/// (and does not stop).
+const CERTIFICATE_BUDGET: usize = 400;
 
 /// Everything the engine needs, as plain numbers.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -94,6 +120,8 @@ pub struct BaiConfig {
     pub radii: Vec<f64>,
     /// Most samples the engine takes (keeps lattice sums exact).
     pub max_samples: u64,
+    /// The stopping rule.
+    pub stop: BaiStop,
 }
 
 /// One arm's state.
@@ -130,6 +158,17 @@ pub struct Bai {
     leader: usize,
     challenger: usize,
     stop: bool,
+    /// The Chernoff challenger's costs W(leader, b) for `costs_leader`
+    /// (a function of released values, recomputed after a restore).
+    #[serde(skip)]
+    costs: Vec<f64>,
+    #[serde(skip)]
+    costs_leader: Option<usize>,
+    /// The Chernoff stopping rule's verdict per pair (leader `verdict_leader`, b).
+    #[serde(skip)]
+    verdicts: Vec<Option<bool>>,
+    #[serde(skip)]
+    verdict_leader: Option<usize>,
     rng: StreamRng,
     #[serde(skip)]
     entropy: EntropyCell,
@@ -243,7 +282,10 @@ impl Bai {
             }
             _ => return Err(Error::invalid("noise", format!("batch releases take Laplace noise, got {spec:?}"))),
         };
-        if !matches!(spec, NoiseSpec::Zero) && config.radii.is_empty() {
+        if config.stop == BaiStop::Chernoff && config.forget {
+            return Err(Error::invalid("forget", "the Chernoff stopping rule reads every release (forget=False)"));
+        }
+        if !matches!(spec, NoiseSpec::Zero) && config.stop == BaiStop::Shifted && config.radii.is_empty() {
             return Err(Error::invalid("radii", "a private engine needs its noise radii"));
         }
         let mut rng = seeds.stream("bai");
@@ -267,6 +309,10 @@ impl Bai {
             leader: 0,
             challenger: 1,
             stop: false,
+            costs: Vec::new(),
+            costs_leader: None,
+            verdicts: Vec::new(),
+            verdict_leader: None,
             rng,
             entropy: EntropyCell::default(),
             config,
@@ -486,9 +532,13 @@ impl Bai {
             match self.config.rule {
                 BaiRule::TopTwo { divergence_epsilon } => self.top_two_pair(divergence_epsilon),
                 BaiRule::StoppingTopTwo => self.stopping_pair(),
+                BaiRule::ChernoffTopTwo => self.chernoff_pair(arm),
                 BaiRule::AdaP { .. } => {}
             }
-            self.stop = self.stopping();
+            self.stop = match self.config.stop {
+                BaiStop::Shifted => self.stopping(),
+                BaiStop::Chernoff => self.chernoff_stopping(arm),
+            };
         }
         Ok(())
     }
@@ -506,6 +556,39 @@ impl Bai {
             }
             let nb = self.weight(b);
             let c = tc_cost(ml, nl, self.mean(b), nb, eps) + nb.ln();
+            if challenger == usize::MAX || c < cost || (c == cost && self.tie_rank[b] < self.tie_rank[challenger]) {
+                cost = c;
+                challenger = b;
+            }
+        }
+        self.leader = leader;
+        self.challenger = challenger;
+    }
+
+    /// The Chernoff-cost challenger ([`BaiRule::ChernoffTopTwo`]).
+    #[allow(clippy::float_cmp)] // exact ties go to the random tie order
+    fn chernoff_pair(&mut self, released: usize) {
+        let leader = self.empirical_best();
+        let noise = self.noise_mgf();
+        let ra = self.released_stat(leader);
+        // Only the pairs whose statistics moved are recomputed.
+        let all = self.costs_leader != Some(leader) || released == leader || self.costs.len() != self.config.k;
+        if all {
+            self.costs = vec![0.0; self.config.k];
+        }
+        for b in 0..self.config.k {
+            if b != leader && (all || b == released) {
+                self.costs[b] = pair_cost(ra, self.released_stat(b), &noise);
+            }
+        }
+        self.costs_leader = Some(leader);
+        let mut challenger = usize::MAX;
+        let mut cost = f64::INFINITY;
+        for b in 0..self.config.k {
+            if b == leader {
+                continue;
+            }
+            let c = self.costs[b] + (self.arms[b].released as f64).ln();
             if challenger == usize::MAX || c < cost || (c == cost && self.tie_rank[b] < self.tie_rank[challenger]) {
                 cost = c;
                 challenger = b;
@@ -588,6 +671,70 @@ impl Bai {
             };
             let c = c0 + self.config.c1 * (ln_a + (1.0 + nb.ln()).ln());
             if glr_cost(x.clamp(0.0, 1.0), na, y.clamp(0.0, 1.0), nb) < c {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The log-MGF of one batch's noise (in reward units).
+    fn noise_mgf(&self) -> NoiseMgf {
+        match (self.lattice, self.config.noise) {
+            (Some(lat), _) => match lat.kind() {
+                SecureKind::Laplace { t } => NoiseMgf::Lattice { t: t as f64, g: lat.step() },
+                _ => NoiseMgf::Zero,
+            },
+            (None, NoiseSpec::Laplace { scale }) => NoiseMgf::Laplace { b: scale },
+            _ => NoiseMgf::Zero,
+        }
+    }
+
+    fn released_stat(&self, a: usize) -> Released {
+        let s = &self.arms[a];
+        Released { mean: self.mean(a), n: s.released as f64, batches: s.batches as f64 }
+    }
+
+    /// The Chernoff stopping rule ([`BaiStop::Chernoff`]) after a release
+    /// of `released`: per pair, a cheap upper bound first (D <= n d_{s_max},
+    /// so n_a d(m_a, z) + n_b d(m_b, z) at the weighted mean z bounds W from
+    /// above), then the certificate of [`pair_at_least`]. The verdicts are
+    /// kept while neither arm of a pair releases (they are functions of the
+    /// released values).
+    fn chernoff_stopping(&mut self, released: usize) -> bool {
+        let a = self.empirical_best();
+        let k = self.config.k;
+        if self.verdict_leader != Some(a) || released == a || self.verdicts.len() != k {
+            self.verdicts = vec![None; k];
+        } else {
+            self.verdicts[released] = None;
+        }
+        self.verdict_leader = Some(a);
+        if self.verdicts.iter().any(|v| *v == Some(false)) {
+            return false;
+        }
+        let noise = self.noise_mgf();
+        let cap = noise.cap();
+        let div = cap.is_finite().then_some(cap);
+        let ra = self.released_stat(a);
+        for b in 0..k {
+            if b == a || self.verdicts[b].is_some() {
+                continue;
+            }
+            let rb = self.released_stat(b);
+            let s = (self.arms[a].batches + self.arms[b].batches) as usize;
+            let pass = match self.config.thresholds.get(s.max(2) - 2) {
+                None => false,
+                Some(&c) => {
+                    // A margin for the rounding of the computed exponents.
+                    let c = c + 1e-9 * (1.0 + c);
+                    let z = (ra.n * ra.mean + rb.n * rb.mean) / (ra.n + rb.n);
+                    let upper = ra.n * crate::policy::phased_mab::d_eps(ra.mean, z, div)
+                        + rb.n * crate::policy::phased_mab::d_eps(rb.mean, z, div);
+                    ra.mean > rb.mean && upper >= c && pair_at_least(ra, rb, &noise, c, CERTIFICATE_BUDGET)
+                }
+            };
+            self.verdicts[b] = Some(pass);
+            if !pass {
                 return false;
             }
         }
@@ -774,6 +921,7 @@ mod tests {
             c1: 3.0,
             radii,
             max_samples: 1_000_000,
+            stop: BaiStop::Shifted,
         }
     }
 

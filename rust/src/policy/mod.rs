@@ -5,6 +5,7 @@
 //! every learner of the catalog through this trait, whatever the family.
 
 pub mod bai;
+pub mod bai_stop;
 pub mod batched_bandit;
 pub mod delayed;
 pub mod elimination;

@@ -11,7 +11,7 @@ use super::mechanisms::seeds;
 use super::noise::Noise;
 use crate::error::Error;
 use crate::noise::NoiseSpec;
-use crate::policy::bai::{self, Bai, BaiConfig, BaiRule, BernoulliRewards};
+use crate::policy::bai::{self, Bai, BaiConfig, BaiRule, BaiStop, BernoulliRewards};
 
 /// Best-arm identification engine (Top Two samplers with a stopping rule);
 /// built by `dpbandits.learners.bai`.
@@ -32,7 +32,7 @@ impl PyBai {
     #[new]
     #[pyo3(signature = (k, *, rule="top_two", epsilon=None, beta=0.5, first=1, ratio=1.0, forget=false,
                         noise=Noise(NoiseSpec::Zero), secure=false, thresholds=vec![0.0], c1=3.0, radii=vec![],
-                        max_samples=100_000_000, seed=None))]
+                        max_samples=100_000_000, seed=None, stop="shifted"))]
     fn new(
         k: usize,
         rule: &str,
@@ -48,15 +48,22 @@ impl PyBai {
         radii: Vec<f64>,
         max_samples: u64,
         seed: Option<u64>,
+        stop: &str,
     ) -> PyResult<Self> {
+        let stop = match stop {
+            "shifted" => BaiStop::Shifted,
+            "chernoff" => BaiStop::Chernoff,
+            _ => return unknown("stop", "'shifted' or 'chernoff'", stop),
+        };
         let rule = match rule {
             "top_two" => BaiRule::TopTwo { divergence_epsilon: epsilon },
             "top_two_stopping" => BaiRule::StoppingTopTwo,
+            "top_two_chernoff" => BaiRule::ChernoffTopTwo,
             "adap" => match epsilon {
                 Some(e) => BaiRule::AdaP { epsilon: e },
                 None => return Err(to_py(Error::invalid("epsilon", "AdaP-TT needs epsilon"))),
             },
-            _ => return unknown("rule", "'top_two', 'top_two_stopping' or 'adap'", rule),
+            _ => return unknown("rule", "'top_two', 'top_two_stopping', 'top_two_chernoff' or 'adap'", rule),
         };
         let config = BaiConfig {
             k,
@@ -71,6 +78,7 @@ impl PyBai {
             c1,
             radii,
             max_samples,
+            stop,
         };
         Ok(PyBai { inner: Bai::new(config, &seeds(seed)?).py_err()? })
     }
