@@ -691,7 +691,7 @@ impl Bai {
 
     fn released_stat(&self, a: usize) -> Released {
         let s = &self.arms[a];
-        Released { mean: self.mean(a), n: s.released as f64, batches: s.batches as f64 }
+        Released { mean: self.mean(a), n: s.released as f64, batches: f64::from(s.batches) }
     }
 
     /// The Chernoff stopping rule ([`BaiStop::Chernoff`]) after a release
@@ -709,7 +709,7 @@ impl Bai {
             self.verdicts[released] = None;
         }
         self.verdict_leader = Some(a);
-        if self.verdicts.iter().any(|v| *v == Some(false)) {
+        if self.verdicts.contains(&Some(false)) {
             return false;
         }
         let noise = self.noise_mgf();

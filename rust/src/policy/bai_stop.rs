@@ -166,7 +166,7 @@ pub fn pair_at_least(a: Released, b: Released, noise: &NoiseMgf, c: f64, budget:
         let (fl, fh) = (l.1 + l.2, h.1 + h.2);
         let line = |z: f64| (fl + l.3 * (z - l.0)).max(fh + h.3 * (z - h.0));
         let mut best = line(l.0).min(line(h.0));
-        if l.3 != h.3 {
+        if (l.3 - h.3).abs() > 0.0 {
             let x = (fh - fl + l.3 * l.0 - h.3 * h.0) / (l.3 - h.3);
             if x > l.0 && x < h.0 {
                 best = best.min(line(x));
@@ -237,7 +237,7 @@ mod tests {
     #[test]
     fn lattice_mgf_tends_to_the_laplace_one() {
         // 2^-20 steps of scale t = 2^20 is Laplace(1) up to O(step^2).
-        let t = 1048576.0;
+        let t = 1_048_576.0;
         let (a, _, _) = NoiseMgf::Lattice { t, g: 1.0 / t }.eval(0.5);
         let (b, _, _) = NoiseMgf::Laplace { b: 1.0 }.eval(0.5);
         assert!((a - b).abs() < 1e-9, "{a} {b}");
