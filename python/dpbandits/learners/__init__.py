@@ -21,7 +21,12 @@ from dpbandits.learners.phased_mab import (
     AdaPKLUCB,
     AdaPUCB,
 )
-from dpbandits.learners.private_experts import BatchedPrivateEXP3, LazyPrivateExperts, PrivateStochasticExperts
+from dpbandits.learners.private_experts import (
+    BatchedPrivateEXP3,
+    LazyPrivateExperts,
+    PrivateDartboardExperts,
+    PrivateStochasticExperts,
+)
 
 __all__ = [
     "DPIMED",
@@ -44,6 +49,7 @@ __all__ = [
     "LocalLinUCB",
     "PrivateContextualThompsonSampling",
     "PrivateContextualUCB",
+    "PrivateDartboardExperts",
     "PrivateFTPL",
     "PrivateFTRL",
     "PrivateStochasticExperts",

@@ -12,6 +12,12 @@
   "Private online learning via lazy algorithms" (NeurIPS 2024, arXiv
   2406.03620): (epsilon, delta)-DP against oblivious adversaries, rate
   sqrt(T log d) + T^(1/3) log(d) / epsilon^(2/3).
+- :class:`PrivateDartboardExperts`: a batched shrinking dartboard whose
+  switching test is a Laplace threshold and whose new experts come from the
+  exponential mechanism, after the oblivious-adversary algorithm of Asi,
+  Feldman, Koren & Talwar 2023: (epsilon, delta)-DP with every released
+  value exact (lattice noise, exact draws), rate sqrt(T log d) +
+  T^(1/3) log(d) / epsilon.
 - :class:`BatchedPrivateEXP3`: adversarial K-armed bandits through the
   batched conversion of Asi, Raman & Talwar, "Faster rates for private
   adversarial bandits" (ICML 2025, arXiv 2505.21790): pure epsilon-DP,
@@ -41,10 +47,15 @@ from dpbandits.errors import StateError
 from dpbandits.learners.online import LearnerBase
 from dpbandits.noise import NoiseWire
 from dpbandits.privacy import Guarantee
-from dpbandits.privacy.private_experts import batched_bandit_parameters, lazy_parameters, report_noisy_min_noise
+from dpbandits.privacy.private_experts import (
+    batched_bandit_parameters,
+    dartboard_parameters,
+    lazy_parameters,
+    report_noisy_min_noise,
+)
 from dpbandits.privacy.secure import sampler_choice
 
-__all__ = ["BatchedPrivateEXP3", "LazyPrivateExperts", "PrivateStochasticExperts"]
+__all__ = ["BatchedPrivateEXP3", "LazyPrivateExperts", "PrivateDartboardExperts", "PrivateStochasticExperts"]
 
 
 def _clip(bounds: str) -> bool:
@@ -305,6 +316,153 @@ class LazyPrivateExperts(LearnerBase):
 
     def reseed(self, seed: int | None = None) -> None:
         """Draws future coins and experts from a new seed."""
+        self._engine.reseed(seed_or_none("seed", seed))
+
+
+class PrivateDartboardExperts(LearnerBase):
+    """Private shrinking dartboard for oblivious adversaries (after Asi,
+    Feldman, Koren & Talwar 2023; reconstruction and accounting in
+    :mod:`dpbandits.privacy.private_experts`, (D1)-(D2)).
+
+    Batches of B rounds; at a batch's end the current expert is kept with
+    probability exp(-eta max(0, a + Z + c)) (a: its loss over the batch,
+    Z: Laplace noise, exact discrete Laplace on the lattice by default, c:
+    a public shift), else redrawn from P ∝ exp(-eta L) (L: cumulative
+    losses) by the exponential mechanism, sampled exactly; after
+    ``max_switches`` redraws it is frozen. Only the one noisy test of the
+    batch holding a loss vector and the later draws read it:
+    (epsilon, delta)-DP, with (B, eta, c, max_switches, noise) from
+    :func:`dpbandits.privacy.private_experts.dartboard_parameters`.
+    Against an oblivious adversary the played expert's law stays within
+    a total variation the shift c makes negligible of multiplicative
+    weights' (the dartboard), so the regret is that of batched
+    multiplicative weights; against an adaptive adversary there is no
+    guarantee (:class:`dpbandits.ChasingAdversary` shows it fail; use
+    :class:`PrivateFTRL`).
+
+    Reconstructed: the text of the paper we could reach gives the rate
+    and the ingredients (shrinking dartboard, few switches, a noisy
+    switching test), not the algorithm's constants; the test, the shift,
+    the accounting and the parameter search are ours, and the audit in
+    ``tests/test_private_experts_audit.py`` checks the released tests and
+    draws against the accounting.
+
+    Parameters
+    ----------
+    n, horizon:
+        Number of experts d >= 2 and horizon T >= 2, integers.
+    epsilon:
+        Finite and > 0 for (epsilon, delta)-DP of the loss sequence (it must
+        be large enough for some parameters to meet it at this horizon);
+        None for the non-private shrinking dartboard.
+    delta:
+        In (0, 1) (default 1e-6); unused when ``epsilon`` is None.
+    bounds:
+        ``"clip"`` (default) clips losses into [0, 1]; ``"error"`` refuses a
+        loss outside it with a ValueError.
+    seed:
+        None (default: operating-system entropy) or an integer in
+        [0, 2^64) for a reproducible run.
+    sampler:
+        ``"lattice"`` (default): exact discrete Laplace test noise on a
+        power-of-two lattice, losses rounded to it, exact draws;
+        ``"float"``: floating-point Laplace test noise.
+    secure:
+        True draws the noise, coins and draws from the operating system
+        (needs ``sampler="lattice"`` and an ``epsilon``); False (default)
+        from the seeded generator.
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above (``n`` or
+        ``horizon`` < 2, ``epsilon`` not finite and > 0 or too small for
+        the horizon, ``delta`` outside (0, 1), ``bounds`` or ``sampler`` not
+        one of the choices, ``secure=True`` with ``sampler="float"`` or with
+        ``epsilon=None``, a negative ``seed``); the message names the
+        argument and the range.
+    TypeError
+        If an argument has the wrong type (a non-integer ``n``, ``horizon``
+        or ``seed``, a non-number ``epsilon`` or ``delta``, a non-bool
+        ``secure``).
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> learner = dp.PrivateDartboardExperts(n=4, horizon=1000, epsilon=1.0, seed=0)
+    >>> for _ in range(3):
+    ...     expert = learner.select()
+    ...     learner.update([0.2, 0.9, 0.5, 0.5])
+    >>> learner.t, learner.privacy.model, learner.privacy.sampler
+    (3, 'central', 'lattice')
+    >>> learner.privacy.epsilon <= 1.0, learner.privacy.delta <= 1e-6
+    (True, True)
+    >>> res = dp.simulate(learner, dp.SwitchingBestExpert(4), seeds=2)
+    >>> res.final_regret.shape
+    (2,)
+    """
+
+    _engine: _core.DartboardExpertsEngine
+
+    def __init__(
+        self,
+        n: int,
+        horizon: int,
+        epsilon: float | None,
+        delta: float = 1e-6,
+        bounds: Literal["clip", "error"] = "clip",
+        seed: int | None = None,
+        sampler: Literal["lattice", "float"] = "lattice",
+        secure: bool = False,
+    ) -> None:
+        args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        self._args = integral_arguments(type(self), args)
+        self.sampler = sampler_choice(sampler)
+        self.n = positive_int("n", n, minimum=2)
+        self.horizon = positive_int("horizon", horizon, minimum=2)
+        p = dartboard_parameters(self.n, self.horizon, epsilon, delta, self.sampler)
+        self.batch, self.eta, self.shift, self.max_switches = p.batch, p.eta, p.shift, p.max_switches
+        self.noise_scale = p.scale
+        #: The modelled regret of the chosen parameters (privacy.private_experts, comment block (D1)-(D2)).
+        self.regret_model = p.regret_model
+        #: The switching test's noise, as the engine gets it (rust/src/py/noise.rs).
+        self.noise_wire = p.wire
+        self._privacy = p.guarantee
+        self._engine = _core.DartboardExpertsEngine(
+            self.n, self.horizon, p.batch, p.eta, p.shift, p.max_switches, noise=p.wire, clip=_clip(bounds),
+            seed=seed_or_none("seed", seed),
+        )
+        self._secure_if_private(secure, epsilon)
+
+    def select(self) -> int:
+        """The expert played this round (fixed within a batch)."""
+        with self.lock:
+            return int(self._engine.select())
+
+    def update(self, losses: ArrayLike) -> None:
+        """Records the round's loss vector (shape (n,), entries in [0, 1];
+        out-of-range entries clipped or refused as ``bounds`` says)."""
+        losses = float_array("losses", losses, ndim=1)
+        with self.lock:
+            self._engine.observe(losses)
+
+    @property
+    def t(self) -> int:
+        """Rounds observed."""
+        return int(self._engine.t)
+
+    @property
+    def switches(self) -> int:
+        """Redraws made (at most ``max_switches``)."""
+        return int(self._engine.switches)
+
+    @property
+    def privacy(self) -> Guarantee:
+        """(epsilon, delta)-DP of the loss sequence, or none."""
+        return self._secure_guarantee(self._privacy)
+
+    def reseed(self, seed: int | None = None) -> None:
+        """Draws future noise, coins and experts from a new seed."""
         self._engine.reseed(seed_or_none("seed", seed))
 
 

@@ -6,6 +6,7 @@
 
 pub mod bai;
 pub mod batched_bandit;
+pub mod dartboard_experts;
 pub mod delayed;
 pub mod elimination;
 pub mod exp2;
@@ -27,6 +28,7 @@ use crate::rng::SeedSequence;
 
 pub use crate::env::Geometry;
 pub use batched_bandit::{BatchedExp3, BatchedExp3Config};
+pub use dartboard_experts::{DartboardExperts, DartboardExpertsConfig};
 pub use exp2::{Exp2, Exp2Config};
 pub use experts_stochastic::{StochasticExperts, StochasticExpertsConfig};
 pub use follow_the_leader::{FollowTheLeader, FollowTheLeaderConfig, LeaderRule};
