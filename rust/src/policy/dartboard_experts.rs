@@ -510,7 +510,7 @@ mod tests {
         for t in 0..150u64 {
             let before = a.current();
             a.observe(&[(t % 2) as f64, 0.5, 0.2, 1.0, 0.0]).unwrap();
-            if a.t() % 4 != 0 {
+            if !a.t().is_multiple_of(4) {
                 assert_eq!(a.current(), before);
             }
             let step = 2f64.powi(-10);
