@@ -141,6 +141,8 @@ CASES: dict[str, list[tuple[str, str, bool]]] = {
                           ("d", "dp.ShariffSheffetEnv({v}, k=2)", True),
                           ("k", "dp.ShariffSheffetEnv(3, k={v}).decision_set(1)", True)],
     "ChasingAdversary": [("n", "dp.ChasingAdversary({v})", True)],
+    "LogisticContextualEnv": [("d", "dp.LogisticContextualEnv({v})", True),
+                              ("k", "dp.LogisticContextualEnv(3, k={v}).decision_set(1)", True)],
     "SwitchingBestExpert": [("n", "dp.SwitchingBestExpert({v})", True),
                             ("first_phase", "dp.SwitchingBestExpert(3, first_phase={v})", False)],
     "TreeCounter": [
