@@ -11,9 +11,13 @@
 3. bandits: K = 16, T = 10^6, eps = 1, stochastic (0.4 / 0.5) and
    switching losses: BatchedPrivateEXP3 and EXP2;
 4. adaptive adversary (ChasingAdversary): d = 16, T = 2^14, eps = 0.1,
-   every private experts learner, one per run.
+   every private experts learner, one per run;
+5. online linear optimization on the unit ball: n = 8, T = 2^16,
+   eps = 0.1, UniformLosses (centre (0.3, -0.2, 0.1, 0, ...), spread
+   0.5): LazyPrivateOCO (delta 1e-6), PrivateFTRL and PrivateFTPL on the
+   ball, and the non-private lazy exponential weights.
 
-    python benches/private_experts_targets.py [--only 1,2,3,4]
+    python benches/private_experts_targets.py [--only 1,2,3,4,5]
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ def run(name: str, learner, env, seeds: int = 4) -> None:  # type: ignore[no-unt
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--only", default="1,2,3,4")
+    ap.add_argument("--only", default="1,2,3,4,5")
     parts = {int(p) for p in ap.parse_args().only.split(",")}
     if 1 in parts:
         d, T, eps = 1024, 2**16, 0.05
@@ -72,6 +76,16 @@ def main() -> None:
                    dp.PrivateDartboardExperts(d, T, eps, seed=0), dp.PrivateFTRL(d, T, eps, seed=0),
                    dp.PrivateFTPL(d, T, eps, delta=1e-6, seed=0)):
             run(f"4 adaptive {type(lr).__name__}", lr, dp.ChasingAdversary(d))
+    if 5 in parts:
+        n, T, eps = 8, 2**16, 0.1
+        env = dp.UniformLosses([0.3, -0.2, 0.1] + [0.0] * (n - 3), 0.5)
+        oco = dp.LazyPrivateOCO(n, T, eps, seed=0)
+        print(f"5 lazy ball parameters: B {oco.batch}, eta {oco.eta:.3g}, gamma {oco.gamma:.3g}, "
+              f"max switches {oco.max_switches}, {oco.privacy}", flush=True)
+        run("5 LazyPrivateOCO", oco, env)
+        run("5 PrivateFTRL (ball)", dp.PrivateFTRL(n, T, eps, geometry="ball", seed=0), env)
+        run("5 PrivateFTPL (ball)", dp.PrivateFTPL(n, T, eps, delta=1e-6, geometry="ball", seed=0), env)
+        run("5 non-private lazy EW (ball)", dp.LazyPrivateOCO(n, T, None, seed=0), env)
 
 
 if __name__ == "__main__":

@@ -45,6 +45,11 @@ def _experts(lr: Any, t: int) -> None:
     lr.update([((t * 7 + i * 3) % 5) / 4.0 for i in range(K)])
 
 
+def _ball(lr: Any, t: int) -> None:
+    lr.decision()
+    lr.update([0.5 * (((t * 5 + i) % 3) - 1) for i in range(K)])
+
+
 def _drive(name: str) -> Callable[[Any, int], Any]:
     return DRIVERS[name][1] if name in DRIVERS else _karmed
 
@@ -84,6 +89,7 @@ KINDS.update({
     "PrivateFTRL/smooth": (lambda h, s: L.PrivateFTRL(K, h, 1.0, counter="smooth-binary", seed=s),
                            DRIVERS["PrivateFTRL"][1]),
     "PrivateDartboardExperts": (lambda h, s: L.PrivateDartboardExperts(K, h, 4.0, seed=s), _experts),
+    "LazyPrivateOCO": (lambda h, s: L.LazyPrivateOCO(K, h, 4.0, seed=s), _ball),
 })
 
 

@@ -113,6 +113,9 @@ CASES: dict[str, list[tuple[str, str, bool]]] = {
     "LazyPrivateExperts": [
         ("n", "dp.LazyPrivateExperts({v}, 100, 1.0)", True),
         ("horizon", "l = dp.LazyPrivateExperts(3, {v}, 1.0); l.select(); l.update([0.1, 0.2, 0.3])", False)],
+    "LazyPrivateOCO": [
+        ("n", "dp.LazyPrivateOCO({v}, 100, 1.0)", True),
+        ("horizon", "l = dp.LazyPrivateOCO(3, {v}, 1.0); l.decision(); l.update([0.1, 0.2, 0.3])", False)],
     "PrivateDartboardExperts": [
         ("n", "dp.PrivateDartboardExperts({v}, 100, 1.0)", True),
         ("horizon", "l = dp.PrivateDartboardExperts(3, {v}, 1.0); l.select(); l.update([0.1, 0.2, 0.3])", False)],

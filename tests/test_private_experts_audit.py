@@ -225,3 +225,50 @@ def test_dartboard_test_and_draw_meet_their_accounting_and_planted_bugs_are_flag
     bug = audit(dartboard_draw(2 * eta), epsilon=2 * eta, n=N, seed=4504)
     _report("PrivateDartboardExperts draw, planted bug: twice eta", bug, record_property)
     assert not bug.passed
+
+
+# --- LazyPrivateOCO: one batch on the ball of R^1 ----------------------------------
+#
+# n = 1 (the ball is [-1, 1]), one batch of B = 1 round, at most one
+# switch: the released values are x_0 (uniform, data independent) and x_1.
+# Side 0 has loss +1, side 1 loss -1. The statistic (1 - x_0) if the point
+# switched, else 0, puts "switched away from x_0 near -1" at the top: on
+# side 0 the batch loss <g, x_0> + ||g|| = x_0 + 1 is near 0 there and
+# only the floor gamma makes a switch likely; on side 1 it is near 2. The
+# claim is the pure accounting eps_coin + 4 eta for one draw ((B1)-(B2));
+# the planted bug drops the floor (gamma ~ 0).
+
+
+def lazy_ball_release(eta: float, gamma: float):  # type: ignore[no-untyped-def]
+    rows = [np.array([1.0]), np.array([-1.0])]
+
+    def mechanism(side: int, count: int, seed: int) -> np.ndarray:
+        out = np.empty(count)
+        loss, engine_cls = rows[side], _core.LazyBallEngine
+        for r in range(count):
+            e = engine_cls(1, 2, 1, eta, gamma, 1, seed=(seed * 10_000_019 + r) % 2**64)
+            x0 = float(e.decision()[0])
+            e.observe(loss)
+            out[r] = (1.0 - x0) if e.switches else 0.0
+        return out
+
+    return mechanism
+
+
+@pytest.mark.slow
+def test_lazy_ball_batch_meets_its_accounting_and_a_dropped_floor_is_flagged(record_property) -> None:  # type: ignore[no-untyped-def]
+    from dpbandits.privacy.private_experts import lazy_ball_epsilon
+
+    eta, gamma = 0.5, 0.3
+    claim = lazy_ball_epsilon(eta, gamma, 1, 1e-6)
+    assert claim == pytest.approx(max(4 * eta, np.log1p(4 * eta * (1 - gamma) / gamma)) + 4 * eta)
+    ok = audit(lazy_ball_release(eta, gamma), epsilon=claim, n=N, seed=4601, confidence=AT_CLAIM)
+    _report(f"LazyPrivateOCO one batch, eta {eta}, gamma {gamma}, claim {claim:.3f}", ok, record_property)
+    # The switch from x_0 -> -1 has probability gamma on side 0 and
+    # 1 - (1 - gamma) e^(-2 eta) on side 1: log ratio 0.906 in the limit.
+    limit = np.log((1 - (1 - gamma) * np.exp(-2 * eta)) / gamma)
+    assert limit == pytest.approx(0.906, abs=1e-3)
+    assert ok.passed and ok.epsilon_lower_bound > limit - 0.25
+    bug = audit(lazy_ball_release(eta, 1e-4), epsilon=claim, n=N, seed=4602)
+    _report("LazyPrivateOCO one batch, planted bug: no switching floor", bug, record_property)
+    assert not bug.passed

@@ -34,6 +34,7 @@ __all__ = [
     "FactorizationCounter",
     "FollowTheLeaderEngine",
     "KArmedBanditEngine",
+    "LazyBallEngine",
     "LazyExpertsEngine",
     "LearnerFactory",
     "LinUcbEngine",
@@ -58,6 +59,7 @@ __all__ = [
     "_restore_factorization_counter",
     "_restore_follow_the_leader",
     "_restore_k_armed_bandit",
+    "_restore_lazy_ball",
     "_restore_lazy_experts",
     "_restore_linear_bandit_env",
     "_restore_linear_policy",
@@ -964,6 +966,33 @@ class LazyExpertsEngine(_Learner):
     def from_bytes(state: bytes) -> LazyExpertsEngine: ...
 
 def _restore_lazy_experts(state: bytes) -> LazyExpertsEngine: ...
+
+@final
+class LazyBallEngine(_Learner):
+    """Lazy exponential weights on the unit ball (after Asi, Koren, Liu &
+    Talwar 2024, L2P for OCO); see dpbandits.LazyPrivateOCO."""
+
+    def __new__(
+        cls,
+        n: int,
+        horizon: int,
+        batch: int,
+        eta: float,
+        gamma: float,
+        max_switches: int,
+        *,
+        clip: bool = True,
+        seed: int | None = None,
+    ) -> Self: ...
+    def decision(self) -> NDArray[np.float64]: ...
+    def observe(self, losses: NDArray[np.float64]) -> None: ...
+    def _draw_runs(self, cumulative: NDArray[np.float64], runs: int) -> NDArray[np.float64]: ...
+    @property
+    def switches(self) -> int: ...
+    @staticmethod
+    def from_bytes(state: bytes) -> LazyBallEngine: ...
+
+def _restore_lazy_ball(state: bytes) -> LazyBallEngine: ...
 
 @final
 class DartboardExpertsEngine(_SecureLearner):

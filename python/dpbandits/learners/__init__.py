@@ -24,6 +24,7 @@ from dpbandits.learners.phased_mab import (
 from dpbandits.learners.private_experts import (
     BatchedPrivateEXP3,
     LazyPrivateExperts,
+    LazyPrivateOCO,
     PrivateDartboardExperts,
     PrivateStochasticExperts,
 )
@@ -45,6 +46,7 @@ __all__ = [
     "EliminationLinearBandit",
     "JointDPLinUCB",
     "LazyPrivateExperts",
+    "LazyPrivateOCO",
     "LinUCB",
     "LocalLinUCB",
     "PrivateContextualThompsonSampling",

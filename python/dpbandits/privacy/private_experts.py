@@ -40,6 +40,8 @@ Rates (constant 1, the log factors as the papers state them):
   sqrt(T ln d) + T^(1/3) ln(d) / epsilon, :func:`afkt_oblivious_rate`;
 - lazy / low-switching (Asi, Koren, Liu & Talwar 2024):
   sqrt(T ln d) + T^(1/3) ln(d) / epsilon^(2/3), :func:`lazy_rate`;
+- lazy online linear optimization on the unit ball (AKLT 2024, DP-OCO):
+  sqrt(T) + T^(1/3) sqrt(n) / epsilon^(2/3), :func:`lazy_oco_rate`;
 - Agarwal & Singh 2017 (Thm. 3.1, experts): sqrt(T ln d) + d ln(d) ln^2(T)
   / epsilon, :func:`agarwal_singh_rate` (the regime the new learners beat).
 """
@@ -68,7 +70,10 @@ __all__ = [
     "dartboard_epsilon",
     "dartboard_parameters",
     "dartboard_shift",
+    "lazy_ball_epsilon",
+    "lazy_ball_parameters",
     "lazy_epsilon",
+    "lazy_oco_rate",
     "lazy_parameters",
     "lazy_rate",
     "report_noisy_min_epsilon",
@@ -505,3 +510,102 @@ def afkt_oblivious_rate(horizon: float, n: int, epsilon: float | None) -> float:
     2023, the rate against oblivious adversaries, constant 1)."""
     base = math.sqrt(horizon * math.log(n))
     return base if epsilon is None else base + horizon ** (1.0 / 3.0) * math.log(n) / epsilon
+
+
+# --------------------------------------------------------------------------
+# Lazy exponential weights on the unit ball (after Asi, Koren, Liu & Talwar
+# 2024, L2P for online convex optimization)
+# --------------------------------------------------------------------------
+#
+# Reconstruction (the paper's text we could reach gives the transformation
+# and the DP-OCO rate sqrt(T) + T^(1/3) sqrt(n) / epsilon^(2/3), reached
+# with a regularized multiplicative-weights base; not its constants). The
+# base here is continuous exponential weights on the unit ball of R^n for
+# linear losses <l_t, x>, ||l_t||_2 <= 1, played lazily as on the simplex:
+# batches of B; at the end of batch k the point x is kept with probability
+# (1 - gamma) exp(-eta (<g, x> + ||g||)) (g: the batch's loss sum), else a
+# new point is drawn from p_k ∝ exp(-eta <L_k, x>) (a switch); after S_max
+# switches it is frozen. The law of the played point is exactly p_k
+# (rust/src/policy/lazy_ball.rs), so the regret is batched exponential
+# weights': n ln(max(e, eta T)) / eta + eta T B / 2 (the batch loss
+# <g, x> ranges over [-B, B]: Hoeffding's lemma gives eta B^2 / 2 per
+# batch). Its privacy term has n where the paper's rate has sqrt(n).
+#
+# Privacy of one changed loss vector (in batch k; ||l - l'||_2 <= 2):
+#   (B1) the coin of batch k: <g, x> + ||g|| moves by <= 4, so the keep
+#        probability moves by a factor <= e^(4 eta) and the switch
+#        probability by <= 1 + 4 eta (1 - gamma) / gamma:
+#        eps_coin = max(4 eta, ln(1 + 4 eta (1 - gamma) / gamma)), pure;
+#   (B2) every draw at a batch end >= k: the exponential mechanism with
+#        score -eta <L, x>, whose change -eta <l - l', x> ranges over an
+#        interval of length 4 eta: 4 eta-DP and (4 eta)^2 / 8 = 2 eta^2-zCDP
+#        (bounded range, Cesar & Rogers 2021, Lemma 3.2); at most S_max.
+# rho = eps_coin^2 / 2 + 2 S_max eta^2, pure eps_coin + 4 eta S_max; the
+# guarantee reports the smaller epsilon at delta. E[S] <= gamma T / B +
+# 2 eta T.
+
+
+def lazy_ball_epsilon(eta: float, gamma: float, max_switches: int, delta: float) -> float:
+    """epsilon at ``delta`` of the lazy ball learner: min(pure (B1) + (B2),
+    zCDP conversion), as in the comment block above."""
+    eta = positive("eta", eta)
+    gamma = in_open_unit("gamma", gamma)
+    eps_coin = max(4.0 * eta, math.log1p(4.0 * eta * (1.0 - gamma) / gamma))
+    pure = eps_coin + 4.0 * eta * max_switches
+    rho = eps_coin**2 / 2.0 + 2.0 * max_switches * eta**2
+    approx = rho + 2.0 * math.sqrt(rho * math.log(1.0 / in_open_unit("delta", delta)))
+    return min(pure, approx)
+
+
+def _ball_model(n: int, T: int, batch: int, eta: float) -> float:
+    return n * math.log(max(math.e, eta * T)) / eta + eta * T * batch / 2.0
+
+
+def lazy_ball_parameters(n: int, horizon: int, epsilon: float | None, delta: float = 1e-6) -> LazyParameters:
+    """The (B, eta, gamma, S_max) minimizing the modelled regret
+    n ln(max(e, eta T)) / eta + eta T B / 2 subject to
+    :func:`lazy_ball_epsilon` <= epsilon (B over powers of two, gamma over
+    a log grid, eta by bisection). ``epsilon=None``: exponential weights
+    with B = 1 and eta = sqrt(2 n ln T / T)."""
+    n = positive_int("n", n)
+    T = positive_int("horizon", horizon, minimum=2)
+    if epsilon is None:
+        eta = math.sqrt(2.0 * n * math.log(T) / T)
+        g = Guarantee.none("non-private lazy exponential weights on the ball (shrinking dartboard)")
+        return LazyParameters(1, eta, 0.0, T, _ball_model(n, T, 1, eta), g)
+    epsilon = positive("epsilon", epsilon)
+    delta = in_open_unit("delta", delta)
+    best: tuple[float, int, float, float, int] | None = None
+    batch = 1
+    while batch <= T:
+        for gamma in (10.0 ** (-k / 4.0) for k in range(1, 17)):
+            def eps_at(eta: float, batch: int = batch, gamma: float = gamma) -> float:
+                return lazy_ball_epsilon(eta, gamma, _switch_budget(gamma * T / batch + 2.0 * eta * T), delta)
+
+            lo, hi = 1e-12, 10.0
+            if eps_at(lo) > epsilon:
+                continue
+            for _ in range(60):
+                mid = math.sqrt(lo * hi)
+                lo, hi = (mid, hi) if eps_at(mid) <= epsilon else (lo, mid)
+            eta = min(lo, math.sqrt(2.0 * n * math.log(T) / (T * batch)))
+            regret = _ball_model(n, T, batch, eta)
+            if best is None or regret < best[0]:
+                best = (regret, batch, gamma, eta, _switch_budget(gamma * T / batch + 2.0 * eta * T))
+        batch *= 2
+    if best is None:
+        raise ValueError(f"invalid argument `epsilon`: {epsilon!r} is too small for horizon {T}")
+    regret, batch, gamma, eta, budget = best
+    met = lazy_ball_epsilon(eta, gamma, budget, delta)
+    basis = ("lazy exponential weights on the unit ball through a batched shrinking dartboard with a switching "
+             "floor, after Asi, Koren, Liu & Talwar 2024 (L2P for OCO); accounting of "
+             "dpbandits.privacy.private_experts (B1)-(B2)")
+    guarantee = Guarantee("central", met, delta, protects=PROTECTS, basis=basis, calibration="tight", sampler="float")
+    return LazyParameters(batch, eta, gamma, budget, regret, guarantee)
+
+
+def lazy_oco_rate(horizon: float, n: int, epsilon: float | None) -> float:
+    """sqrt(T) + T^(1/3) sqrt(n) / epsilon^(2/3) (Asi, Koren, Liu & Talwar
+    2024, DP-OCO, constant 1)."""
+    base = math.sqrt(horizon)
+    return base if epsilon is None else base + horizon ** (1.0 / 3.0) * math.sqrt(n) / epsilon ** (2.0 / 3.0)

@@ -26,6 +26,7 @@ use rand::Rng;
 use rand_core::RngCore;
 use serde::{Deserialize, Serialize};
 
+use super::experts_stochastic::clip_unit;
 use super::Learner;
 use crate::env::{DecisionSet, Feedback};
 use crate::error::{check_finite, check_positive, try_filled, Error, Result};
@@ -410,19 +411,6 @@ fn keep_coin<'a>(
     let v = (a + z + config.shift).max(0.0);
     let keep = exponent.keep(&mut *rng, v);
     Ok((keep, rng))
-}
-
-/// Clips (or refuses) losses outside [0, 1].
-fn clip_unit(values: &mut [f64], clip: bool) -> Result<()> {
-    if let Some(v) = values.iter().find(|v| !(0.0..=1.0).contains(*v)) {
-        if !clip {
-            return Err(Error::invalid("losses", format!("must lie in [0, 1], got {v}")));
-        }
-        for v in values.iter_mut() {
-            *v = v.clamp(0.0, 1.0);
-        }
-    }
-    Ok(())
 }
 
 impl Learner for DartboardExperts {
