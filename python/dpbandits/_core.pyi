@@ -41,6 +41,7 @@ __all__ = [
     "LossEnvEngine",
     "MabEngine",
     "MtContextualEngine",
+    "OnlineCall",
     "PhasedMabEngine",
     "ReplayEnvEngine",
     "ScribleEngine",
@@ -205,6 +206,30 @@ class EngineLock:
     def __enter__(self) -> bool: ...
     def __exit__(self, *_args: object) -> None: ...
     def _is_owned(self) -> bool: ...
+
+@final
+class OnlineCall:
+    """``select`` / ``update`` of a learner that takes one selection at a
+    time (EXP2, SCRiBLe, batched elimination) or of FTRL / FTPL, with the
+    learner's lock and outstanding selection (see
+    ``dpbandits.learners.online_call``)."""
+
+    def __new__(
+        cls,
+        engine: Exp2Engine | ScribleEngine | FollowTheLeaderEngine | EliminationEngine,
+        checked_select: Callable[..., Any],
+        checked_update: Callable[..., Any],
+        *,
+        simplex: bool = True,
+    ) -> OnlineCall: ...
+    @property
+    def lock(self) -> EngineLock: ...
+    @property
+    def pending(self) -> Any: ...
+    @pending.setter
+    def pending(self, value: Any) -> None: ...
+    def select(self, *args: Any) -> Any: ...
+    def update(self, *args: Any) -> None: ...
 
 class _Contextual(Protocol):
     """A contextual linear learner (part ``contextual``)."""
