@@ -112,3 +112,72 @@ def test_lock_held_by_another_thread_blocks_the_call(name: str) -> None:
     t1.join(5)
     t2.join(5)
     assert done.is_set()
+
+
+CONTEXTUAL: dict[str, Callable[[], Any]] = {
+    "LinUCB": lambda: dp.LinUCB(3, 300, seed=3),
+    "JointDPLinUCB": lambda: dp.JointDPLinUCB(3, 300, 1.0, 0.1, seed=3),
+    "LocalLinUCB": lambda: dp.LocalLinUCB(3, 300, 1.0, 0.1, seed=3),
+    "PrivateContextualUCB": lambda: dp.PrivateContextualUCB(3, 300, 1.0, seed=3),
+}
+
+
+def _sets(n: int) -> np.ndarray:
+    x = np.random.default_rng(1).normal(size=(n, 6, 3))
+    return x / np.linalg.norm(x, axis=2, keepdims=True)
+
+
+@pytest.mark.parametrize("name", sorted(CONTEXTUAL))
+def test_contextual_bound_call_plays_the_checked_rounds(name: str) -> None:
+    fast, checked = CONTEXTUAL[name](), CONTEXTUAL[name]()
+    assert isinstance(fast.select.__self__, _core.OnlineCall)
+    sets, ys = _sets(120), np.random.default_rng(2).uniform(-1, 1, 120)
+    a, b = [], []
+    for s, y in zip(sets, ys, strict=True):
+        a.append(fast.select(s))
+        fast.update(y)  # a NumPy float64
+        b.append(checked._checked_select(s))
+        checked._checked_update(float(y))
+    assert a == b
+    assert bytes(fast._engine.to_bytes()) == bytes(checked._engine.to_bytes())
+
+
+@pytest.mark.parametrize("name", ["JointDPLinUCB"])
+def test_contextual_outstanding_rows_survive_copies(name: str) -> None:
+    learner = CONTEXTUAL[name]()
+    sets = _sets(3)
+    chosen = [learner.select(s) for s in sets]
+    twin = pickle.loads(pickle.dumps(learner))
+    rows = np.array([s[i] for s, i in zip(sets, chosen, strict=True)])
+    assert np.array_equal(twin.outstanding, rows) and np.array_equal(learner.outstanding, rows)
+    with pytest.raises(StateError, match="ambiguous: 3 selections"):
+        twin.update(0.5)
+    twin.update(rows[1], 0.5)
+    assert np.array_equal(twin.outstanding, rows[[0, 2]])
+    assert len(learner.outstanding) == 3
+
+
+def test_row_queue_is_the_python_queue() -> None:
+    from dpbandits.learners.outstanding import OutstandingRows
+
+    rng = np.random.default_rng(5)
+    pool = rng.integers(0, 3, size=(4, 2)).astype(float)
+    ours, ref = _core.RowQueue(2), OutstandingRows(2)
+    for step in range(3000):
+        op = rng.integers(0, 5)
+        if op == 0:
+            row = pool[rng.integers(0, 4)]
+            ours.push(row), ref.push(row)
+        elif op == 1:
+            rows = pool[rng.integers(0, 4, size=rng.integers(0, 4))]
+            ours.push_many(rows), ref.push_many(rows)
+        elif op == 2 and len(ref):
+            ours.pop_first(), ref.pop_first()
+        elif op == 3:
+            x = pool[rng.integers(0, 4)]
+            ours.settle(x), ref.settle(x)
+        else:
+            xs = ref.rows()[: rng.integers(0, 3)] if rng.uniform() < 0.5 else pool[rng.integers(0, 4, size=2)]
+            ours.settle_many(xs), ref.settle_many(xs)
+        assert len(ours) == len(ref), step
+        assert np.array_equal(ours.rows(), ref.rows()), step

@@ -36,12 +36,16 @@ class BoundOnlineCall:
         checked path answers, e.g. with an error)."""
         return True
 
-    def _bind(self, engine: Any) -> Any:
-        d = self.__dict__
-        old = d.get("_call")
+    def _new_call(self, engine: Any, old: Any) -> Any:
+        """The call around ``engine``, keeping ``old``'s outstanding selection."""
         call = _core.OnlineCall(engine, self._checked_select, self._checked_update, simplex=self._samples_indices())
         if old is not None:
             call.pending = old.pending
+        return call
+
+    def _bind(self, engine: Any) -> Any:
+        d = self.__dict__
+        call = self._new_call(engine, d.get("_call"))
         d["_bound_engine"] = engine
         d["_call"] = call
         d["select"] = call.select
@@ -81,6 +85,9 @@ class BoundOnlineCall:
         state.pop("select", None)  # bound to this learner's call; rebound on unpickling
         state.pop("update", None)
         state["_online_pending_state"] = None if call is None else call.pending
+        queue = None if call is None else call.queue
+        if queue is not None:
+            state["_online_rows_state"] = queue.rows()
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -88,10 +95,19 @@ class BoundOnlineCall:
         if "_engine" in state:  # pickled before the call was bound
             state["_bound_engine"] = state.pop("_engine")
         pending = state.pop("_online_pending_state", None)
+        rows = state.pop("_online_rows_state", None)
         for old in ("_pending", "_point", "_queue"):
             value = state.pop(old, None)
             if old == "_queue" and value is not None:
-                value = value.oldest() if len(value) else None
+                if hasattr(value, "rows"):  # the rows of a contextual learner
+                    rows, value = value.rows(), None
+                else:
+                    value = value.oldest() if len(value) else None
             pending = value if pending is None else pending
         super().__setstate__(state)  # type: ignore[misc]
-        self._bind(self.__dict__["_bound_engine"]).pending = pending
+        call = self._bind(self.__dict__["_bound_engine"])
+        if call.queue is not None:
+            if rows is not None and len(rows):
+                call.queue.push_many(rows)
+        else:
+            call.pending = pending
