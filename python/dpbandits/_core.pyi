@@ -582,6 +582,8 @@ class EliminationEngine(_SecureLearner):
     def committed(self) -> int | None: ...
     def active(self) -> NDArray[np.uint64]:
         """The surviving set A_i."""
+    def batch_plan(self) -> tuple[NDArray[np.uint64], NDArray[np.uint64], int]:
+        """The current batch's core set, its pulls and the batch index."""
     def history(self) -> list[dict[str, object]]:
         """One dict of released data per finished batch."""
     @staticmethod
