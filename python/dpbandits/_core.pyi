@@ -272,6 +272,8 @@ class TreeCounter(_Counter):
     ) -> Self: ...
     def live_nodes(self) -> list[tuple[int, int, int, NDArray[np.float64]]]:
         """(level, first_leaf, last_leaf, noisy_sum) of the current decomposition."""
+    def reseed(self, seed: int | None = None) -> None:
+        """Future node noise and padding from a new root (None: operating-system entropy)."""
     @property
     def padded(self) -> bool: ...
     @property
@@ -303,6 +305,8 @@ class FactorizationCounter(_Counter):
     ) -> Self: ...
     def encoder(self, n: int) -> NDArray[np.float64]:
         """The first ``n`` encoder coefficients c_0..c_{n-1} (empty for "smooth-binary")."""
+    def reseed(self, seed: int | None = None) -> None:
+        """Future noise from a new root (None: operating-system entropy)."""
     @property
     def factorization(self) -> tuple[str, list[float], list[float]]:
         """("sqrt" | "blt" | "smooth-binary", theta, omega)."""
