@@ -102,6 +102,20 @@ class TreeCounter:
     with it: reading a release twice, pickling, or restoring never redraws
     it. Memory is O(log n) values.
 
+    Restores and copies never repeat future noise. A counter restored for
+    use (:meth:`load`, an unpickled copy, ``copy.copy``, ``copy.deepcopy``)
+    keeps every noise value already drawn (completed nodes, the current
+    round's padding, persistent padding draws, a factorization counter's
+    buffers: each covers only values both copies hold, or none) and draws
+    every future value from a generator re-keyed from operating-system
+    entropy. Two restores of one state fed neighbouring values therefore
+    release values with independent new noise, and their privacy losses
+    compose; with one generator they would differ by exactly the data
+    difference (epsilon = infinity). Bit-identical research replays, for
+    simulated or public data only, are explicit: ``load(path,
+    replay=True)``, or pickling and copying inside a
+    ``dpbandits.research_replay()`` block.
+
     Parameters
     ----------
     shape:
@@ -168,19 +182,6 @@ class TreeCounter:
 
     Pickled counters carry the exact node sums and the generator state:
     treat a pickle like the raw data.
-
-    Restores and copies never repeat future noise. A counter restored for
-    use (:meth:`load`, an unpickled copy, ``copy.copy``, ``copy.deepcopy``)
-    keeps every noise value already drawn (completed nodes, the current
-    round's padding, persistent padding draws, a factorization counter's
-    buffers: each covers only values both copies hold, or none) and draws
-    every future value from a generator re-keyed from operating-system
-    entropy. Two restores of one state fed neighbouring values therefore
-    release values with independent new noise, and their privacy losses
-    compose; with one generator they would differ by exactly the data
-    difference (epsilon = infinity). Bit-identical research replays are
-    explicit: ``load(path, replay=True)``, or pickling and copying inside
-    :func:`dpbandits.research_replay` (simulated or public data only).
 
     Examples
     --------
