@@ -137,6 +137,8 @@ CASES: dict[str, list[tuple[str, str, bool]]] = {
     "ShariffSheffetEnv": [("d", "dp.ShariffSheffetEnv({v})", True),
                           ("d", "dp.ShariffSheffetEnv({v}, k=2)", True),
                           ("k", "dp.ShariffSheffetEnv(3, k={v}).decision_set(1)", True)],
+    "LogisticContextualEnv": [("d", "dp.LogisticContextualEnv({v})", True),
+                              ("k", "dp.LogisticContextualEnv(3, k={v}).decision_set(1)", True)],
     "SwitchingBestExpert": [("n", "dp.SwitchingBestExpert({v})", True),
                             ("first_phase", "dp.SwitchingBestExpert(3, first_phase={v})", False)],
     "TreeCounter": [

@@ -38,6 +38,7 @@ __all__ = [
     "LinUcbEngine",
     "LinearBanditEnvEngine",
     "LinearPolicyEngine",
+    "LogisticContextualEnvEngine",
     "LossEnvEngine",
     "MabEngine",
     "MtContextualEngine",
@@ -61,6 +62,7 @@ __all__ = [
     "_restore_linear_bandit_env",
     "_restore_linear_policy",
     "_restore_linucb",
+    "_restore_logistic_contextual_env",
     "_restore_mab",
     "_restore_mt_contextual",
     "_restore_phased_mab",
@@ -317,6 +319,8 @@ class TreeCounter(_Counter):
     ) -> Self: ...
     def live_nodes(self) -> list[tuple[int, int, int, NDArray[np.float64]]]:
         """(level, first_leaf, last_leaf, noisy_sum) of the current decomposition."""
+    def reseed(self, seed: int | None = None) -> None:
+        """Future node noise and padding from a new root (None: operating-system entropy)."""
     @property
     def padded(self) -> bool: ...
     @property
@@ -348,6 +352,8 @@ class FactorizationCounter(_Counter):
     ) -> Self: ...
     def encoder(self, n: int) -> NDArray[np.float64]:
         """The first ``n`` encoder coefficients c_0..c_{n-1} (empty for "smooth-binary")."""
+    def reseed(self, seed: int | None = None) -> None:
+        """Future noise from a new root (None: operating-system entropy)."""
     @property
     def factorization(self) -> tuple[str, list[float], list[float]]:
         """("sqrt" | "blt" | "smooth-binary", theta, omega)."""
@@ -627,6 +633,8 @@ class EliminationEngine(_SecureLearner):
     def committed(self) -> int | None: ...
     def active(self) -> NDArray[np.uint64]:
         """The surviving set A_i."""
+    def batch_plan(self) -> tuple[NDArray[np.uint64], NDArray[np.uint64], int]:
+        """The current batch's core set, its pulls and the batch index."""
     def history(self) -> list[dict[str, object]]:
         """One dict of released data per finished batch."""
     @staticmethod
@@ -731,6 +739,22 @@ class ShariffSheffetEnvEngine(_Rounds, _Pickled):
         """The configuration, for the simulation loop."""
 
 def _restore_shariff_sheffet_env(state: bytes) -> ShariffSheffetEnvEngine: ...
+
+@final
+class LogisticContextualEnvEngine(_Rounds, _Pickled):
+    """App. D's decision sets with logistic (Bernoulli) rewards, round by round."""
+
+    def __new__(
+        cls, d: int, k: int, gap: float, optimal_reward: float, scale: float, seed: int | None = None
+    ) -> Self: ...
+    def mean_rewards(self) -> NDArray[np.float64]: ...
+    def theta(self) -> NDArray[np.float64]: ...
+    @staticmethod
+    def from_bytes(state: bytes) -> LogisticContextualEnvEngine: ...
+    def _factory(self) -> EnvironmentFactory:
+        """The configuration, for the simulation loop."""
+
+def _restore_logistic_contextual_env(state: bytes) -> LogisticContextualEnvEngine: ...
 
 @final
 class KArmedBanditEngine(_Pickled):
