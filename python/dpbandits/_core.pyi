@@ -44,8 +44,10 @@ __all__ = [
     "LossEnvEngine",
     "MabEngine",
     "MtContextualEngine",
+    "OnlineCall",
     "PhasedMabEngine",
     "ReplayEnvEngine",
+    "RowQueue",
     "ScribleEngine",
     "ShariffSheffetEnvEngine",
     "StochasticExpertsEngine",
@@ -212,6 +214,49 @@ class EngineLock:
     def __exit__(self, *_args: object) -> None: ...
     def _is_owned(self) -> bool: ...
 
+@final
+class OnlineCall:
+    """``select`` / ``update`` of a learner that takes one selection at a
+    time (EXP2, SCRiBLe, batched elimination) or of FTRL / FTPL, with the
+    learner's lock and outstanding selection (see
+    ``dpbandits.learners.online_call``)."""
+
+    def __new__(
+        cls,
+        engine: Exp2Engine | ScribleEngine | FollowTheLeaderEngine | EliminationEngine,
+        checked_select: Callable[..., Any],
+        checked_update: Callable[..., Any],
+        *,
+        simplex: bool = True,
+        queue: RowQueue | None = None,
+    ) -> OnlineCall: ...
+    @property
+    def lock(self) -> EngineLock: ...
+    @property
+    def queue(self) -> RowQueue | None: ...
+    @property
+    def pending(self) -> Any: ...
+    @pending.setter
+    def pending(self, value: Any) -> None: ...
+    def select(self, *args: Any) -> Any: ...
+    def update(self, *args: Any) -> None: ...
+
+@final
+class RowQueue:
+    """First-in-first-out feature rows of a contextual learner's outstanding
+    selections (the interface of ``dpbandits.learners.outstanding.OutstandingRows``)."""
+
+    def __new__(cls, d: int) -> RowQueue: ...
+    def __len__(self) -> int: ...
+    def rows(self) -> NDArray[np.float64]: ...
+    def clear(self) -> None: ...
+    def push(self, row: NDArray[np.float64]) -> None: ...
+    def push_many(self, rows: NDArray[np.float64]) -> None: ...
+    def only(self) -> NDArray[np.float64] | None: ...
+    def pop_first(self) -> None: ...
+    def settle(self, x: NDArray[np.float64]) -> bool: ...
+    def settle_many(self, xs: NDArray[np.float64]) -> None: ...
+
 class _Contextual(Protocol):
     """A contextual linear learner (part ``contextual``)."""
 
@@ -278,6 +323,8 @@ class TreeCounter(_Counter):
     ) -> Self: ...
     def live_nodes(self) -> list[tuple[int, int, int, NDArray[np.float64]]]:
         """(level, first_leaf, last_leaf, noisy_sum) of the current decomposition."""
+    def reseed(self, seed: int | None = None) -> None:
+        """Future node noise and padding from a new root (None: operating-system entropy)."""
     @property
     def padded(self) -> bool: ...
     @property
@@ -309,6 +356,8 @@ class FactorizationCounter(_Counter):
     ) -> Self: ...
     def encoder(self, n: int) -> NDArray[np.float64]:
         """The first ``n`` encoder coefficients c_0..c_{n-1} (empty for "smooth-binary")."""
+    def reseed(self, seed: int | None = None) -> None:
+        """Future noise from a new root (None: operating-system entropy)."""
     @property
     def factorization(self) -> tuple[str, list[float], list[float]]:
         """("sqrt" | "blt" | "smooth-binary", theta, omega)."""
@@ -588,6 +637,8 @@ class EliminationEngine(_SecureLearner):
     def committed(self) -> int | None: ...
     def active(self) -> NDArray[np.uint64]:
         """The surviving set A_i."""
+    def batch_plan(self) -> tuple[NDArray[np.uint64], NDArray[np.uint64], int]:
+        """The current batch's core set, its pulls and the batch index."""
     def history(self) -> list[dict[str, object]]:
         """One dict of released data per finished batch."""
     @staticmethod
