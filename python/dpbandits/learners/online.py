@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import contextlib
-import contextvars
+import functools
 import inspect
 import os
 import pickle
+import re
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
@@ -15,9 +16,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from dpbandits import _core
+from dpbandits._replay import _REPLAY
 from dpbandits._validation import float_array, reward_scalar
 from dpbandits.errors import CheckpointError
-from dpbandits.learners.outstanding import OutstandingRows
+from dpbandits.learners.online_call import BoundOnlineCall
+from dpbandits.learners.outstanding import only_row
 
 # Guards the lazy creation of each learner's lock (subclasses do not call a
 # base __init__, so the lock is made on first use).
@@ -73,8 +77,6 @@ def engine_decision_set(decision_set: ArrayLike) -> NDArray[np.float64]:
 _FLOAT64 = np.dtype(np.float64)
 _FLOATS = (float, np.float64)
 
-#: Set inside :func:`research_replay`: restores and copies are bit-identical.
-_REPLAY: contextvars.ContextVar[bool] = contextvars.ContextVar("dpbandits_research_replay", default=False)
 
 
 @contextlib.contextmanager
@@ -155,6 +157,12 @@ class LearnerBase:
     fresh engine per replicate from the configuration and the replicate
     seed, so seeded simulations stay reproducible.
 
+    Ledger: every learner class's constructor takes the keyword arguments
+    ``ledger`` and ``dataset``; with them the new learner is registered on
+    the :class:`dpbandits.Ledger` as the last step of construction, exactly
+    as by ``ledger.register(learner, dataset=dataset)`` (the wrapper is
+    installed on each subclass's ``__init__`` by ``__init_subclass__``).
+
     Budget: the guarantee is calibrated for ``horizon`` rounds. Past them
     ``select`` and ``update`` raise :class:`dpbandits.errors.StateError`
     (also after a checkpoint round trip); there is deliberately no
@@ -178,6 +186,17 @@ class LearnerBase:
     """
 
     _engine: Any
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Gives every learner class's constructor the keyword arguments
+        ``ledger`` and ``dataset`` (:func:`_registering_init`)."""
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is not None and not getattr(init, "_registers", False):
+            cls.__init__ = _registering_init(init)  # type: ignore[method-assign]
+        if "__doc__" in cls.__dict__:
+            cls.__doc__ = _with_ledger_parameters(cls.__doc__)
+
     #: The selection awaiting its update: an index (K-armed, elimination,
     #: EXP2) or the played features (contextual learners).
     _pending: int | NDArray[np.float64] | None
@@ -566,6 +585,72 @@ class LearnerBase:
         return f"{type(self).__name__}({', '.join(shown)})"
 
 
+def _registering_init(init: Any) -> Any:
+    """``init`` (a learner class's ``__init__``) taking two more keyword
+    arguments, ``ledger`` (a :class:`dpbandits.Ledger`) and ``dataset`` (a
+    data set name with a budget on it): when given, the learner is
+    registered on the ledger as the last step of construction, exactly as
+    ``ledger.register(learner, dataset=dataset)``
+    (:meth:`dpbandits.Ledger.register`: the learner's whole guarantee is
+    charged in one transaction, or construction fails with
+    :class:`~dpbandits.errors.PrivacyBudgetError` and nothing is recorded).
+    Neither is a constructor argument of the configuration (``config``,
+    checkpoints, :meth:`LearnerBase.spawn`): a spawned or rebuilt learner is
+    registered by its own call. A constructor that calls a base class's
+    constructor registers once, in the outermost call."""
+
+    @functools.wraps(init)
+    def __init__(self: Any, *args: Any, ledger: Any = None, dataset: str | None = None, **kwargs: Any) -> None:
+        if (ledger is None) != (dataset is None):
+            given, missing = ("ledger", "dataset") if dataset is None else ("dataset", "ledger")
+            raise ValueError(f"invalid argument `{missing}`: `{given}` needs `{missing}` too (a learner registers "
+                             "on a ledger's data set: ledger=Ledger(path), dataset='name')")
+        if ledger is not None:
+            from dpbandits.ledger import Ledger
+
+            if not isinstance(ledger, Ledger):
+                raise TypeError(f"invalid argument `ledger`: expected a dpbandits.Ledger, got {type(ledger).__name__}")
+        init(self, *args, **kwargs)
+        if ledger is not None:
+            ledger.register(self, dataset=dataset)
+
+    signature = inspect.signature(init)
+    params = list(signature.parameters.values())
+    extra = [inspect.Parameter("ledger", inspect.Parameter.KEYWORD_ONLY, default=None, annotation="Ledger | None"),
+             inspect.Parameter("dataset", inspect.Parameter.KEYWORD_ONLY, default=None, annotation="str | None")]
+    at = next((i for i, p in enumerate(params) if p.kind is inspect.Parameter.VAR_KEYWORD), len(params))
+    __init__.__signature__ = signature.replace(parameters=[*params[:at], *extra, *params[at:]])  # type: ignore[attr-defined]
+    __init__._registers = True  # type: ignore[attr-defined]
+    return __init__
+
+
+_LEDGER_PARAMETERS = """    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
+"""
+
+
+def _with_ledger_parameters(doc: str | None) -> str | None:
+    """A class docstring with ``ledger`` and ``dataset`` appended to its
+    numpy-style Parameters section (unchanged if it has none)."""
+    if not doc or "ledger:\n" in doc:
+        return doc
+    head = "\n    Parameters\n    ----------\n"
+    start = doc.find(head)
+    if start < 0:
+        return doc
+    body = start + len(head)
+    match = re.compile(r"\n\n    [A-Z][\w ]*\n    -{3,}\n|\n\n    [^ \n]").search(doc, body)
+    end = len(doc.rstrip()) if match is None else match.start()
+    return f"{doc[:end]}\n{_LEDGER_PARAMETERS.rstrip()}{doc[end:]}"
+
+
 _INIT_PARAMETERS: dict[type, Mapping[str, inspect.Parameter]] = {}
 
 
@@ -579,7 +664,7 @@ def _init_parameters(cls: type[LearnerBase]) -> Mapping[str, inspect.Parameter]:
     return params
 
 
-class OnlineLearner(LearnerBase):
+class OnlineLearner(BoundOnlineCall, LearnerBase):
     """The online protocol of the contextual linear learners.
 
     ``i = learner.select(D)`` (D of shape (k, d)) returns the row to play;
@@ -604,16 +689,24 @@ class OnlineLearner(LearnerBase):
     arrives simply reads an older release (each outstanding reward adds
     at most a bounded term to the regret, Joulani, Gyorgy & Szepesvari,
     ICML 2013).
+
+    Threads: ``select`` and ``update`` are bound to the engine (see
+    :mod:`dpbandits.learners.online_call`); the learner's lock is taken once
+    per call, in Rust. Hold ``learner.lock`` across a ``select`` /
+    ``update(reward)`` pair from several threads, or use
+    ``update(x, reward)``.
     """
 
     d: int
-    _queue: OutstandingRows
 
-    def _rows(self) -> OutstandingRows:
-        queue = self.__dict__.get("_queue")
-        if queue is None:
-            queue = self.__dict__["_queue"] = OutstandingRows(self.d)
-        return queue
+    def _new_call(self, engine: Any, old: Any) -> Any:
+        queue = old.queue if old is not None else _core.RowQueue(self.d)
+        return _core.OnlineCall(engine, self._checked_select, self._checked_update, queue=queue)
+
+    def _rows(self) -> Any:
+        """The outstanding rows (a ``dpbandits._core.RowQueue``, the
+        interface of :class:`~dpbandits.learners.outstanding.OutstandingRows`)."""
+        return self._online().queue
 
     @property
     def _pending(self) -> NDArray[np.float64] | None:  # type: ignore[override]
@@ -637,16 +730,16 @@ class OnlineLearner(LearnerBase):
 
     def select(self, decision_set: ArrayLike) -> int:
         """Index (row of ``decision_set``, shape (k, d)) of the action to play."""
-        # The common case (a float64 ndarray) is passed to the engine, which
-        # checks it; anything else is converted first.
-        actions = decision_set if type(decision_set) is np.ndarray and decision_set.dtype == _FLOAT64 \
-            else engine_decision_set(decision_set)
-        state = self.__dict__
-        with state.get("_lock") or self.lock:
+        return int(self._online().select(decision_set))
+
+    def _checked_select(self, decision_set: ArrayLike) -> int:
+        # A float64 ndarray is passed to the engine by the bound call, which
+        # the engine checks; anything else is converted first.
+        actions = engine_decision_set(decision_set)
+        with self.lock:
             index: int = self._engine.select(actions)
-            queue = state.get("_queue")
             # A copy: the caller may reuse its array before update().
-            (self._rows() if queue is None else queue).push(actions[index])
+            self._rows().push(np.ascontiguousarray(actions[index]))
         return index
 
     def select_many(self, decision_sets: ArrayLike) -> NDArray[np.int64]:
@@ -669,23 +762,15 @@ class OnlineLearner(LearnerBase):
         time (it settles the oldest outstanding selection of that row, if
         any). ``update(reward)``: the reward of the one outstanding
         selection (StateError when none or several are outstanding)."""
-        state = self.__dict__
-        with state.get("_lock") or self.lock:
-            queue = state.get("_queue")
-            if queue is None:
-                queue = self._rows()
-            if len(args) == 1:
-                # Strict alternation, the common case, without the general path.
-                reward = args[0]
-                x = queue.only("reward")
-                self._engine.observe(x, reward if type(reward) in _FLOATS else reward_scalar("reward", reward))
-                queue.pop_first()
-            else:
-                self._update(queue, *args)
+        self._online().update(*args)
 
-    def _update(self, queue: OutstandingRows, *args: ArrayLike | float) -> None:
+    def _checked_update(self, *args: ArrayLike | float) -> None:
+        with self.lock:
+            self._update(self._rows(), *args)
+
+    def _update(self, queue: Any, *args: ArrayLike | float) -> None:
         if len(args) == 1:
-            x, reward = queue.only("reward"), args[0]
+            x, reward = only_row(queue, "reward"), args[0]
         elif len(args) == 2:
             x = float_array("x", args[0], ndim=1, finite=False)
             reward = args[1]
