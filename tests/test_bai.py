@@ -92,9 +92,8 @@ def test_the_binomial_test_flags_a_broken_chernoff_rule() -> None:
     exponent) is rejected by the same test."""
     learner = DPTopTwo(3, 0.1, 1.0)
     cut = [math.log(10.0) / 4] * len(bai_bounds.chernoff_pair_thresholds(3, 0.1, 128))
-    broken = _core.BaiEngine(3, rule="top_two_chernoff", epsilon=1.0, first=learner.first_length,
-                             ratio=learner.ratio, noise=learner.noise_wire, thresholds=cut, c1=0.0,
-                             seed=0, stop="chernoff")
+    broken = _core.BaiEngine(3, rule="top_two_chernoff", epsilon=1.0, first=4, ratio=learner.ratio,
+                             noise=learner.noise_wire, thresholds=cut, c1=0.0, seed=0, stop="chernoff")
     _, rec, stopped = broken.simulate([0.6, 0.5, 0.4], 2000, 2024)
     errors = int(((rec != 0) | ~stopped).sum())
     assert _binomial_upper_tail(errors, 2000, 0.1) < 0.01
@@ -235,7 +234,7 @@ def test_checkpoint_round_trip_and_corruption() -> None:
 
 
 def test_fork_and_reseed() -> None:
-    learner = DPTopTwo(3, 0.05, 0.5, seed=1)
+    learner = DPTopTwo(3, 0.05, 0.5, first_batch=4.0, seed=1)
     for _ in range(50):
         learner.update(learner.select(), 1.0)
     a, b, c = learner.fork(7), learner.fork(7), learner.fork(8)

@@ -3,6 +3,7 @@ identification (dpbandits.privacy.bai) against hand-computed values."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -160,7 +161,7 @@ def test_c5_thresholds_by_hand():
     cs = chernoff_pair_thresholds(5, 0.01, 30)
     for s, c in zip(range(2, 31), cs, strict=True):
         assert abs((1.0 + c) * math.exp(-c) - 2.0 * 0.01 / (4 * (s - 1) * s * (s + 1))) < 1e-15
-    assert all(b > a for a, b in zip(cs, cs[1:], strict=False))
+    assert all(b > a for a, b in itertools.pairwise(cs))
     with pytest.raises(ValueError, match="max_sum"):
         chernoff_pair_thresholds(5, 0.01, 1)
 

@@ -33,8 +33,9 @@ Bernoulli arms in Rust.
 The shifted stopping rule, used by AdaP-TT, the non-private reference and
 ``DPTopTwo(stopping="shifted")`` (what the papers' rules reduce to,
 written so that its correctness has a short proof; reconstructed, see
-below; :class:`DPTopTwo`'s default is the Chernoff rule of its docstring). With N_a the rewards of arm a in released batches, m_a its released
-mean clipped to [0, 1] and R_a the radius of its noise
+below; :class:`DPTopTwo`'s default is the Chernoff rule of its
+docstring). With N_a the rewards of arm a in released batches, m_a its
+released mean clipped to [0, 1] and R_a the radius of its noise
 (:func:`dpbandits.privacy.bai.noise_radii`: every arm's noise sum stays
 within its radius at every batch with probability >= 1 - delta / 2), the
 learner stops when for the leader a (largest m_a) and every other arm b,

@@ -117,10 +117,13 @@ pub fn deviation_minorant(m: f64, n: f64, j: f64, z: f64, noise: &NoiseMgf) -> (
         } else {
             hi = s;
         }
+        // Near the maximiser the value is short of the maximum by about d1^2 / (2 |d2|).
+        if d2 < 0.0 && d1 * d1 <= -2e-12 * d2 {
+            break;
+        }
         let newton = if d2 < 0.0 { s - d1 / d2 } else { f64::NAN };
         let next = if newton > lo && newton < hi { newton } else { 0.5 * (lo + hi) };
-        // Near the maximiser the value is short of the maximum by about d1^2 / (2 |d2|).
-        if (next - s).abs() <= 1e-13 * (1.0 + s.abs()) || (d2 < 0.0 && d1 * d1 <= -2e-12 * d2) {
+        if (next - s).abs() <= 1e-13 * (1.0 + s.abs()) {
             s = next;
             break;
         }
