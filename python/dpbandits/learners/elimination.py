@@ -351,7 +351,9 @@ class EliminationLinearBandit(LearnerBase):
             if index is not None and int(index) != pending:
                 raise ValueError(f"invalid argument `index`: the outstanding selection is action {pending}, "
                                  f"got {int(index)}")
-            self._engine.update(pending, r)
+            if self._engine.update(pending, r):
+                lo, hi = (float(v) for v in self._args["reward_range"])
+                self._warn_clipped(f"reward {r}", f"reward_range [{lo}, {hi}]")
             queue.clear()
 
     @property
@@ -576,6 +578,7 @@ class ContextualEliminationBandit(LearnerBase):
         self.linear = EliminationLinearBandit(
             self.g, horizon, privacy, epsilon, delta, seed=seed, **options
         )
+        self.linear._warn_as = (type(self).__name__, 1)  # its clipped-reward warning names this learner
         self.horizon = horizon
         self.d = self.thetas.shape[1]
         self._theta_index: int | None = None
@@ -633,6 +636,7 @@ class ContextualEliminationBandit(LearnerBase):
             self.g, config["horizon"], config.get("privacy"), config.get("epsilon"), config.get("delta"),
             seed=config.get("seed"), **options,
         )
+        self.linear._warn_as = (cls.__name__, 1)
         own = self.linear._checkpoint_config()
         for key in sorted(set(linear_config) | set(own)):
             a, b = linear_config.get(key), own.get(key)

@@ -49,7 +49,7 @@ from dpbandits._validation import (
     seed_or_none,
 )
 from dpbandits.errors import StateError
-from dpbandits.learners.online import LearnerBase
+from dpbandits.learners.online import LOSS_SETS, LearnerBase, clipped_losses
 from dpbandits.noise import NoiseWire
 from dpbandits.privacy import Guarantee
 from dpbandits.privacy.agarwal_singh import (
@@ -119,7 +119,8 @@ class _FollowTheLeaderBase(LearnerBase):
         if not (type(losses) is np.ndarray and losses.dtype == np.float64):
             losses = float_array("losses", losses, ndim=1, finite=False)
         with self.lock:
-            self._engine.observe(losses)
+            if self._engine.observe(losses):
+                self._warn_clipped(clipped_losses(losses, self.geometry), LOSS_SETS[self.geometry])
 
     def update_many(self, losses: ArrayLike) -> None:
         """Records the loss vectors of several rounds (shape (rounds, n)), in
@@ -128,7 +129,10 @@ class _FollowTheLeaderBase(LearnerBase):
         before it are recorded, as the loop would."""
         rows = float_array("losses", losses, ndim=2, finite=False)
         with self.lock:
-            _, error = self._engine.observe_many(rows)
+            fresh = self._engine.clipped_rewards == 0
+            done, error = self._engine.observe_many(rows)
+            if fresh and self._engine.clipped_rewards > 0:
+                self._warn_clipped(clipped_losses(rows[:done], self.geometry), LOSS_SETS[self.geometry])
         if error is not None:
             raise error
 
@@ -532,7 +536,8 @@ class EXP2(LearnerBase):
             if arm is not None and int(arm) != self._pending:
                 raise ValueError(f"invalid argument `arm`: the outstanding selection is arm {self._pending}, "
                                  f"got {int(arm)}")
-            self._engine.observe(self._pending, value)
+            if self._engine.observe(self._pending, value):
+                self._warn_clipped(f"loss {value}", "loss range [0, 1]")
             self._pending = None
 
     @property
@@ -671,7 +676,9 @@ class SCRiBLe(LearnerBase):
             point = self.__dict__.get("_point")
             if y is not None and (point is None or not np.array_equal(y, point)):
                 raise ValueError("invalid argument `y`: it is not the outstanding point")
-            self._engine.observe(value)
+            if self._engine.observe(value):
+                bound = float(np.linalg.norm(point)) if point is not None else float("nan")
+                self._warn_clipped(f"loss {value}", f"range |loss| <= ||y_t||_2 = {bound} (||l_t||_2 <= 1)")
             self._point = None
 
     @property

@@ -38,7 +38,7 @@ from numpy.typing import ArrayLike, NDArray
 from dpbandits import _core
 from dpbandits._validation import float_array, integral_arguments, positive_int, real, seed_or_none
 from dpbandits.errors import StateError
-from dpbandits.learners.online import LearnerBase
+from dpbandits.learners.online import LOSS_SETS, LearnerBase, clipped_losses
 from dpbandits.noise import NoiseWire
 from dpbandits.privacy import Guarantee
 from dpbandits.privacy.private_experts import batched_bandit_parameters, lazy_parameters, report_noisy_min_noise
@@ -165,7 +165,8 @@ class PrivateStochasticExperts(LearnerBase):
         out-of-range entries clipped or refused as ``bounds`` says)."""
         losses = float_array("losses", losses, ndim=1)
         with self.lock:
-            self._engine.observe(losses)
+            if self._engine.observe(losses):
+                self._warn_clipped(clipped_losses(losses), LOSS_SETS["simplex"])
 
     def update_many(self, losses: ArrayLike) -> NDArray[np.int64]:
         """Records many rounds' loss vectors (shape (rounds, n)), equal to
@@ -173,7 +174,13 @@ class PrivateStochasticExperts(LearnerBase):
         played in those rounds."""
         losses = float_array("losses", losses, ndim=2)
         with self.lock:
-            return np.asarray(self._engine.observe_many(losses), dtype=np.int64)
+            fresh = self._engine.clipped_rewards == 0
+            try:
+                played = np.asarray(self._engine.observe_many(losses), dtype=np.int64)
+            finally:
+                if fresh and self._engine.clipped_rewards > 0:
+                    self._warn_clipped(clipped_losses(losses), LOSS_SETS["simplex"])
+            return played
 
     @property
     def t(self) -> int:
@@ -286,7 +293,8 @@ class LazyPrivateExperts(LearnerBase):
         """Records the round's loss vector (shape (n,), entries in [0, 1])."""
         losses = float_array("losses", losses, ndim=1)
         with self.lock:
-            self._engine.observe(losses)
+            if self._engine.observe(losses):
+                self._warn_clipped(clipped_losses(losses), LOSS_SETS["simplex"])
 
     @property
     def t(self) -> int:
@@ -415,7 +423,8 @@ class BatchedPrivateEXP3(LearnerBase):
         with self.lock:
             if self._pending is None:
                 raise StateError("update(loss) needs a preceding select()")
-            self._engine.observe(self._pending, value)
+            if self._engine.observe(self._pending, value):
+                self._warn_clipped(f"loss {value}", "loss range [0, 1]")
             self._pending = None
 
     @property
