@@ -137,6 +137,8 @@ CASES: dict[str, list[tuple[str, str, bool]]] = {
     "ShariffSheffetEnv": [("d", "dp.ShariffSheffetEnv({v})", True),
                           ("d", "dp.ShariffSheffetEnv({v}, k=2)", True),
                           ("k", "dp.ShariffSheffetEnv(3, k={v}).decision_set(1)", True)],
+    "LogisticContextualEnv": [("d", "dp.LogisticContextualEnv({v})", True),
+                              ("k", "dp.LogisticContextualEnv(3, k={v}).decision_set(1)", True)],
     "SwitchingBestExpert": [("n", "dp.SwitchingBestExpert({v})", True),
                             ("first_phase", "dp.SwitchingBestExpert(3, first_phase={v})", False)],
     "TreeCounter": [
@@ -418,3 +420,141 @@ def test_the_tree_limit_names_the_learners_own_argument() -> None:
         dp.PrivateFTPL(10**8, 100, 1.0, 0.1)
     with pytest.raises(AllocationError, match=r"`d`: .* d <= 6192 works at horizon = 100"):
         dp.PrivateContextualUCB(6193, 100, 1.0)
+
+
+# ---- work ------------------------------------------------------------------------------------
+
+#: Arguments that set work rather than memory: each call must be refused
+#: at once, with a ValueError naming the argument and the work it implies
+#: (or, where the memory runs out first, an AllocationError naming it).
+UCB = "dp.UCB1(3, {h})"
+WORK_CASES: list[tuple[str, str]] = [
+    ("horizon", f"dp.simulate({UCB.format(h=2**40)}, {ENV}, seeds=2)"),
+    ("horizon", f"dp.simulate({UCB.format(h=2**63)}, {ENV}, seeds=2)"),
+    ("horizon", f"dp.simulate({UCB.format(h=2**63)}, {ENV}, horizon=2**62, seeds=2)"),
+    ("seeds", f"dp.simulate({UCB.format(h=10**6)}, {ENV}, seeds=2 * 10**6, record_every=10**6)"),
+    ("horizon", f"dp.simulate_many({{'a': {UCB.format(h=2**40)}, 'b': {UCB.format(h=2**40)}}}, {ENV}, seeds=1)"),
+    ("seeds", f"dp.sweep({{'a': {{'learners': {{'u': {UCB.format(h=2**40)}}}, 'env': {ENV}}}}}, seeds=2, "
+              "progress=False, n_jobs=1)"),
+    ("grid", f"dp.sweep({{'a': {{'learners': {{'u': {UCB.format(h=2**63)}}}, 'env': {ENV}}}}}, seeds=1, "
+             "progress=False, n_jobs=1)"),
+    ("n", "from dpbandits.privacy import shuffle; shuffle.shuffle_amplification(1.0, 2**63, 1e-6, 'numerical')"),
+    ("n", "from dpbandits.privacy import shuffle; shuffle.shuffle_amplification(1.0, 2**50, 1e-6, 'numerical')"),
+    ("n_samples", f"dp.ContextualEliminationBandit(np.eye(3), {SAMPLER}, 1000, 'local', 1.0, n_samples=2**40)"),
+    ("horizon", "from dpbandits import audit; audit.laplace_tree_mechanism(2**40, 1.0)"),
+    ("horizon", "from dpbandits import audit; audit.factorization_mechanism('sqrt', 2**20, 1.0)"),
+    ("horizon", "from dpbandits import audit; audit.smooth_binary_mechanism(2**20, 'gaussian', 1.0)"),
+    ("n", "from dpbandits import audit; audit.audit(audit.gaussian_tree_mechanism(4, 1.0), epsilon=1.0, n=2**40)"),
+]
+
+#: Calls whose work used to grow with an argument and no longer does: they
+#: must finish quickly (calibrations at the largest horizons).
+QUICK_CASES: list[str] = [
+    "dp.ShuffleLinUCB(3, 2**63, 1.0, 0.1)",
+    "dp.ShuffleLinUCB(3, 2**63, 1.0, 1e-12)",
+    "dp.ShuffleLinUCB(3, 2**63, 1.0, 0.1, shuffle_method='closed-form')",
+    "dp.ShuffleLinUCB(3, 2**62, 0.1, 1e-6)",
+]
+
+WORK_CHILD = textwrap.dedent(
+    """
+    import json, resource, sys, time
+    resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))
+    import numpy as np
+    import dpbandits as dp
+    for code in json.loads(sys.stdin.read()):
+        start = time.perf_counter()
+        try:
+            exec(code, {{"dp": dp, "np": np}})
+            out = {{"outcome": "ok"}}
+        except BaseException as e:
+            out = {{"outcome": "raised", "type": type(e).__qualname__, "is_exception": isinstance(e, Exception),
+                   "message": str(e)}}
+        out["seconds"] = time.perf_counter() - start
+        print(json.dumps(out), flush=True)
+    """
+).format(limit=LIMIT)
+
+
+def _run_work_child(codes: list[str]) -> list[dict[str, Any]]:
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "RAYON_NUM_THREADS": "2"}
+    for var in ("DPBANDITS_MAX_BYTES", "DPBANDITS_MAX_WORK_SECONDS"):
+        env.pop(var, None)
+    proc = subprocess.run([sys.executable, "-c", WORK_CHILD], input=json.dumps(codes), capture_output=True,
+                          text=True, timeout=120, env=env)
+    out = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert proc.returncode == 0 and len(out) == len(codes), (
+        f"child exited with {proc.returncode} after {len(out)} of {len(codes)} calls: {proc.stderr[-2000:]}")
+    return out
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS semantics are Linux's")
+def test_every_work_argument_is_refused_at_once_naming_it() -> None:
+    results = _run_work_child([code for _, code in WORK_CASES])
+    failures = []
+    for (arg, code), r in zip(WORK_CASES, results, strict=True):
+        if r["outcome"] == "ok":
+            failures.append(f"{code}: ran (expected a refusal naming `{arg}`)")
+        elif not r["is_exception"] or f"invalid argument `{arg}`" not in r["message"]:
+            failures.append(f"{code}: {r['type']} does not name `{arg}`: {r['message']}")
+        elif r["type"] not in ("ValueError", "AllocationError"):
+            failures.append(f"{code}: {r['type']}, expected ValueError or AllocationError")
+        elif r["seconds"] > 2.0:
+            failures.append(f"{code}: refused after {r['seconds']:.1f} s (a refusal must be immediate)")
+        elif r["type"] == "ValueError" and "of work" not in r["message"]:
+            failures.append(f"{code}: the message does not state the work: {r['message']}")
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS semantics are Linux's")
+def test_calibrations_at_the_largest_horizons_are_quick() -> None:
+    # The exact blanket-bit search of ShuffleLinUCB evaluates the binomial
+    # likelihood ratio in O(1) operations whatever the batch (it used to
+    # take O(sqrt(batch)): 25 s of CPU at horizon 2**63).
+    results = _run_work_child(QUICK_CASES)
+    slow = [f"{code}: {r['outcome']} after {r['seconds']:.1f} s {r.get('message', '')}"
+            for code, r in zip(QUICK_CASES, results, strict=True) if r["outcome"] != "ok" or r["seconds"] > 5.0]
+    assert not slow, "\n".join(slow)
+
+
+def test_the_closed_form_binomial_ratio_matches_the_product_of_pmf_ratios() -> None:
+    import math
+
+    from dpbandits.privacy.linucb_trust import _log_ratio
+
+    def product(y: int, shift: int, big_n: int, p: float) -> float:
+        j = np.arange(shift, dtype=np.float64)
+        return float(np.sum(np.log((big_n - y + 1.0 + j) / (y - j))) + shift * math.log(p / (1.0 - p)))
+
+    checked = 0
+    for big_n in (1, 2, 5, 17, 50, 300, 10**4, 10**6, 10**9, 10**12, 2**60):
+        for shift in (1, 2, 3, 7, 15, 16, 17, 40, 1000, 10**5):
+            for p in (0.5, 0.3, 1e-3, 0.999):
+                ys = {shift, big_n, (shift + big_n) // 2, int(big_n * p), int(big_n * p) + shift // 2,
+                      min(big_n, shift + 20), max(shift, big_n - 20)}
+                for y in (y for y in ys if shift <= y <= big_n):
+                    # Both sums carry rounding errors of about 1e-16 per unit of
+                    # shift x log N: a tolerance 1000 times that.
+                    tol = 1e-13 * shift * (1.0 + math.log(big_n + 1.0)) + 1e-12
+                    assert _log_ratio(y, shift, big_n, p) == pytest.approx(product(y, shift, big_n, p), abs=tol)
+                    checked += 1
+    assert checked > 500
+
+
+def test_work_limit_is_read_from_the_environment_and_the_reported_bound_works(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dpbandits._sizes import check_learner_rounds, work_limit
+    from dpbandits.privacy import shuffle
+
+    monkeypatch.setenv("DPBANDITS_MAX_WORK_SECONDS", "0.01")
+    assert work_limit() == (0.01, "DPBANDITS_MAX_WORK_SECONDS")
+    with pytest.raises(ValueError, match=r"`n`: n = 4294967296 implies the numerical bound .* n <= \d+ works") as e:
+        shuffle.shuffle_amplification(1.0, 2**32, 1e-6, "numerical")
+    works = int(str(e.value).rsplit("n <= ", 1)[1].split()[0])
+    shuffle.shuffle_amplification(1.0, works, 1e-6, "numerical")  # the n reported works
+    with pytest.raises(ValueError, match=r"`horizon`.*horizon <= 2500000 works"):
+        check_learner_rounds(10**7, 2, 1)
+    check_learner_rounds(2_500_000, 2, 1)
+    with pytest.raises(ValueError, match=r"`seeds`.*seeds <= 5 works"):
+        check_learner_rounds(10**6, 10**7, 1)
+    monkeypatch.setenv("DPBANDITS_MAX_WORK_SECONDS", "not a number")
+    assert work_limit()[0] == 3600.0

@@ -38,6 +38,7 @@ __all__ = [
     "LinUcbEngine",
     "LinearBanditEnvEngine",
     "LinearPolicyEngine",
+    "LogisticContextualEnvEngine",
     "LossEnvEngine",
     "MabEngine",
     "MtContextualEngine",
@@ -59,6 +60,7 @@ __all__ = [
     "_restore_linear_bandit_env",
     "_restore_linear_policy",
     "_restore_linucb",
+    "_restore_logistic_contextual_env",
     "_restore_mab",
     "_restore_mt_contextual",
     "_restore_phased_mab",
@@ -693,6 +695,22 @@ class ShariffSheffetEnvEngine(_Rounds, _Pickled):
         """The configuration, for the simulation loop."""
 
 def _restore_shariff_sheffet_env(state: bytes) -> ShariffSheffetEnvEngine: ...
+
+@final
+class LogisticContextualEnvEngine(_Rounds, _Pickled):
+    """App. D's decision sets with logistic (Bernoulli) rewards, round by round."""
+
+    def __new__(
+        cls, d: int, k: int, gap: float, optimal_reward: float, scale: float, seed: int | None = None
+    ) -> Self: ...
+    def mean_rewards(self) -> NDArray[np.float64]: ...
+    def theta(self) -> NDArray[np.float64]: ...
+    @staticmethod
+    def from_bytes(state: bytes) -> LogisticContextualEnvEngine: ...
+    def _factory(self) -> EnvironmentFactory:
+        """The configuration, for the simulation loop."""
+
+def _restore_logistic_contextual_env(state: bytes) -> LogisticContextualEnvEngine: ...
 
 @final
 class KArmedBanditEngine(_Pickled):

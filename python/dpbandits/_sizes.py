@@ -32,6 +32,7 @@ from dpbandits.errors import AllocationError
 __all__ = [
     "MAX_TREE_ENTRIES",
     "check_bytes",
+    "check_learner_rounds",
     "check_tree_entries",
     "check_work",
     "format_bytes",
@@ -44,6 +45,12 @@ __all__ = [
 #: The most work an argument may set, in seconds of a lower-bound estimate
 #: (see :func:`check_work`), unless ``DPBANDITS_MAX_WORK_SECONDS`` says otherwise.
 DEFAULT_MAX_WORK_SECONDS = 3600.0
+
+#: A lower bound on the time of one learner-round of a simulation (one
+#: decision, one reward from the environment, one update), in seconds: the
+#: fastest pair, UCB1 on a two-armed Bernoulli bandit in Rust, takes about
+#: 20 ns a round; 2 ns leaves a factor of ten for faster machines.
+LEARNER_ROUND_SECONDS = 2e-9
 
 #: Most float64 node entries (levels x values) one tree counter holds
 #: (1 GiB a buffer): ``MAX_STATE_ENTRIES`` of rust/src/counter/mod.rs.
@@ -215,3 +222,23 @@ def check_work(name: str, value: object, seconds: float, what: str, works: objec
             f"invalid argument `{name}`: {name} = {value} implies {what}, at least {format_seconds(seconds)} of "
             f"work; at most {format_seconds(limit)} is accepted ({source}); {name} <= {works} works"
         )
+
+
+def check_learner_rounds(horizon: int, replicates: int, learners: int, what: str = "") -> None:
+    """ValueError unless ``replicates`` x ``learners`` x ``horizon``
+    learner-rounds (at least :data:`LEARNER_ROUND_SECONDS` each, on one
+    core) fit in :func:`work_limit`. Names the larger of the two counts a
+    caller chose: ``horizon`` (with the largest horizon that fits at these
+    replicates) or ``seeds`` (the most replicates that fit at this horizon).
+    ``what`` describes the run (e.g. "over 3 configurations")."""
+    rounds = horizon * replicates * learners
+    seconds = rounds * LEARNER_ROUND_SECONDS
+    limit, _ = work_limit()
+    if seconds <= limit:
+        return
+    described = (f"{replicates} replicate(s) x {learners} learner(s) x {horizon} rounds = {rounds} learner-rounds"
+                 f"{' ' + what if what else ''} (each at least {LEARNER_ROUND_SECONDS * 1e9:.0f} ns on one core)")
+    per_round = LEARNER_ROUND_SECONDS
+    if replicates > horizon:
+        check_work("seeds", replicates, seconds, described, max(1, int(limit / (per_round * horizon * learners))))
+    check_work("horizon", horizon, seconds, described, max(1, int(limit / (per_round * replicates * learners))))

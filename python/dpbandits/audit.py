@@ -53,6 +53,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpbandits import _core
+from dpbandits._sizes import check_bytes
 from dpbandits._validation import in_open_unit, non_negative, positive, positive_int, seed_or_none
 from dpbandits.mechanisms import GaussianNoise, LaplaceNoise, TreeCounter, WishartNoise
 
@@ -205,6 +206,9 @@ def audit(
         raise ValueError(f"invalid argument `delta`: must lie in [0, 1), got {delta!r}")
     n = positive_int("n", n, minimum=1000)
     n_select = n // 2 if n_select is None else positive_int("n_select", n_select, minimum=1000)
+    # Two sides of float64 outputs each, held at once with their sorted copies.
+    check_bytes("n", n, 2 * 2 * 8 * n, f"the {n} outputs per side of the estimation phase")
+    check_bytes("n_select", n_select, 2 * 2 * 8 * n_select, f"the {n_select} outputs per side of the selection phase")
     confidence = in_open_unit("confidence", confidence)
     seed = seed_or_none("seed", seed)  # type: ignore[assignment]
     if seed is None:
@@ -273,6 +277,7 @@ def _tree_mechanism(
     sensitivity: float,
     statistic: Callable[..., NDArray[np.float64]],
 ) -> Mechanism:
+    check_bytes("horizon", horizon, 2 * 8 * horizon, f"the two input streams of {horizon} values")
     x = [np.zeros(horizon), np.zeros(horizon)]
     x[1][0] = sensitivity  # neighbours differ in the first leaf by the sensitivity
     cols = _leaf_one_releases(horizon)
@@ -379,10 +384,14 @@ def factorization_mechanism(
     from dpbandits.privacy.factorization import encoder_coefficients
 
     horizon = positive_int("horizon", horizon)
+    # The encoder (a horizon x horizon matrix) and the temporaries of its
+    # construction.
+    check_bytes("horizon", horizon, 3 * 8 * horizon * horizon, f"the {horizon} x {horizon} encoder matrix")
     c = encoder_coefficients(counter, horizon)
-    enc = np.zeros((horizon, horizon))
-    for k in range(horizon):
-        enc += np.diag(np.full(horizon - k, c[k]), -k)
+    # The lower-triangular Toeplitz encoder: enc[i, j] = c[i - j] for i >= j.
+    lag = np.subtract.outer(np.arange(horizon), np.arange(horizon))
+    enc = np.where(lag >= 0, c[np.maximum(lag, 0)], 0.0)
+    del lag
     weights = enc.T @ c  # s = c^T C (A^{-1} y)
     x = [np.zeros(horizon), np.zeros(horizon)]
     x[1][0] = sensitivity
@@ -424,6 +433,8 @@ def smooth_binary_mechanism(
     from dpbandits.privacy.smooth_binary import smooth_binary_matrices, smooth_binary_shape
 
     horizon = positive_int("horizon", horizon)
+    # A, B B^T, their solve and its workspace: horizon x horizon matrices.
+    check_bytes("horizon", horizon, 4 * 8 * horizon * horizon, f"the {horizon} x {horizon} release matrices")
     if height is None or ones is None:
         shape = smooth_binary_shape(horizon, noise)
         height, ones = shape.height, shape.ones

@@ -33,8 +33,9 @@ Deployment rules (see docs/guide/restarts-and-ledger.md):
   model; spends whose guarantee does not imply that model are refused
   (local => shuffle => central => joint,
   :func:`dpbandits.privacy.budget.model_implies`).
-- Register a learner before it sees real data:
-  ``ledger.register(learner, dataset=...)`` charges its whole guarantee
+- Register a learner before it sees real data: at construction
+  (``dp.DPKLUCB(..., ledger=ledger, dataset=...)``, every learner class) or
+  with ``ledger.register(learner, dataset=...)``; either charges its whole guarantee
   (it covers every release up to the horizon) and binds the learner to the
   ledger; its checkpoints name the ledger, so ``load`` records the restore.
 - Restores: the first restore of a checkpoint id for use is free (it

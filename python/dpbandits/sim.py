@@ -59,7 +59,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpbandits import _core
-from dpbandits._sizes import check_bytes
+from dpbandits._sizes import check_bytes, check_learner_rounds
 from dpbandits._validation import positive_int, real, seed_or_none
 from dpbandits.errors import IrreproducibleRunWarning
 from dpbandits.privacy.guarantees import Guarantee
@@ -515,6 +515,7 @@ def simulate_many(
         f"(one every `record_every` rounds of `horizon` = {n})",
     )
     seed_list = _seeds(seeds, per_seed + 8 * len(learners))
+    check_learner_rounds(n, len(seed_list), len(learners))
     names = list(learners)
     factories = [_learner_factory(learners[k]) for k in names]
     learner_seeds = [[replicate_seed(getattr(learners[k], "seed", None), s) for s in seed_list] for k in names]

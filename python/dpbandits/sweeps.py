@@ -76,6 +76,7 @@ from typing import Any
 
 import numpy as np
 
+from dpbandits._sizes import LEARNER_ROUND_SECONDS, check_work, format_seconds, work_limit
 from dpbandits._validation import positive_int
 from dpbandits.privacy.guarantees import Guarantee
 from dpbandits.sim import SimulationResult, _seeds, simulate_many
@@ -544,6 +545,27 @@ def _seed_list(seeds: int | Sequence[int], n_configs: int = 1) -> list[int]:
     return _seeds(seeds, _CELL_BYTES * n_configs)
 
 
+def _check_sweep_work(configs: Sequence[tuple[str, Mapping[str, Any]]], replicates: int) -> None:
+    """ValueError, before any worker starts, when the grid's learner-rounds
+    (every configuration's horizon x learners, times the seeds) take longer
+    than :func:`dpbandits._sizes.work_limit` at
+    :data:`dpbandits._sizes.LEARNER_ROUND_SECONDS` each: names ``seeds``
+    when one seed's cells fit, else ``grid``."""
+    per_seed = sum(_cell_rounds(c) for _, c in configs)
+    limit, source = work_limit()
+    seconds = per_seed * replicates * LEARNER_ROUND_SECONDS
+    what = (f"{len(configs)} configuration(s) of {per_seed} learner-rounds per seed x {replicates} seed(s) "
+            f"(each learner-round at least {LEARNER_ROUND_SECONDS * 1e9:.0f} ns on one core)")
+    if per_seed * LEARNER_ROUND_SECONDS <= limit:
+        check_work("seeds", replicates, seconds, what, int(limit / (per_seed * LEARNER_ROUND_SECONDS)))
+    else:
+        raise ValueError(
+            f"invalid argument `grid`: {what}, at least {format_seconds(seconds)} of work; at most "
+            f"{format_seconds(limit)} is accepted ({source}); one seed of the grid's configurations may hold "
+            f"at most {int(limit / LEARNER_ROUND_SECONDS)} learner-rounds"
+        )
+
+
 def sweep(
     grid: Sequence[Mapping[str, Any]] | Mapping[str, Mapping[str, Any]],
     seeds: int | Sequence[int],
@@ -606,6 +628,7 @@ def sweep(
         n_jobs = positive_int("n_jobs", n_jobs)
     configs = _labelled(grid)
     seed_list = _seed_list(seeds, len(configs))
+    _check_sweep_work(configs, len(seed_list))
     wire = [{**c, "learners": {k: _transport(v) for k, v in c["learners"].items()}} for _, c in configs]
 
     cells = []  # (key, label, config index, seed)

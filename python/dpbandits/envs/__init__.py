@@ -3,6 +3,7 @@
 
 from dpbandits.envs.k_armed import BernoulliBandit, GaussianBandit
 from dpbandits.envs.linear_bandit import LinearBanditEnv
+from dpbandits.envs.logistic import LogisticContextualEnv, d20_instance
 from dpbandits.envs.losses import LossArray, StochasticLosses, SwitchingBestExpert, UniformLosses
 from dpbandits.envs.protocol import Environment
 from dpbandits.envs.replay import ReplayEnv
@@ -13,10 +14,12 @@ __all__ = [
     "Environment",
     "GaussianBandit",
     "LinearBanditEnv",
+    "LogisticContextualEnv",
     "LossArray",
     "ReplayEnv",
     "ShariffSheffetEnv",
     "StochasticLosses",
     "SwitchingBestExpert",
     "UniformLosses",
+    "d20_instance",
 ]

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import inspect
 import os
 import pickle
+import re
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
@@ -155,6 +157,12 @@ class LearnerBase:
     fresh engine per replicate from the configuration and the replicate
     seed, so seeded simulations stay reproducible.
 
+    Ledger: every learner class's constructor takes the keyword arguments
+    ``ledger`` and ``dataset``; with them the new learner is registered on
+    the :class:`dpbandits.Ledger` as the last step of construction, exactly
+    as by ``ledger.register(learner, dataset=dataset)`` (the wrapper is
+    installed on each subclass's ``__init__`` by ``__init_subclass__``).
+
     Budget: the guarantee is calibrated for ``horizon`` rounds. Past them
     ``select`` and ``update`` raise :class:`dpbandits.errors.StateError`
     (also after a checkpoint round trip); there is deliberately no
@@ -178,6 +186,17 @@ class LearnerBase:
     """
 
     _engine: Any
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Gives every learner class's constructor the keyword arguments
+        ``ledger`` and ``dataset`` (:func:`_registering_init`)."""
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is not None and not getattr(init, "_registers", False):
+            cls.__init__ = _registering_init(init)  # type: ignore[method-assign]
+        if "__doc__" in cls.__dict__:
+            cls.__doc__ = _with_ledger_parameters(cls.__doc__)
+
     #: The selection awaiting its update: an index (K-armed, elimination,
     #: EXP2) or the played features (contextual learners).
     _pending: int | NDArray[np.float64] | None
@@ -615,6 +634,72 @@ def clipped_losses(losses: ArrayLike, geometry: str = "simplex") -> str:
     r = int(np.argmax(norms > 1.0 + 1e-12))
     prefix = f"losses[{r}]" if rows.shape[0] > 1 else "losses"
     return f"{prefix} of norm {norms[r]}"
+
+
+def _registering_init(init: Any) -> Any:
+    """``init`` (a learner class's ``__init__``) taking two more keyword
+    arguments, ``ledger`` (a :class:`dpbandits.Ledger`) and ``dataset`` (a
+    data set name with a budget on it): when given, the learner is
+    registered on the ledger as the last step of construction, exactly as
+    ``ledger.register(learner, dataset=dataset)``
+    (:meth:`dpbandits.Ledger.register`: the learner's whole guarantee is
+    charged in one transaction, or construction fails with
+    :class:`~dpbandits.errors.PrivacyBudgetError` and nothing is recorded).
+    Neither is a constructor argument of the configuration (``config``,
+    checkpoints, :meth:`LearnerBase.spawn`): a spawned or rebuilt learner is
+    registered by its own call. A constructor that calls a base class's
+    constructor registers once, in the outermost call."""
+
+    @functools.wraps(init)
+    def __init__(self: Any, *args: Any, ledger: Any = None, dataset: str | None = None, **kwargs: Any) -> None:
+        if (ledger is None) != (dataset is None):
+            given, missing = ("ledger", "dataset") if dataset is None else ("dataset", "ledger")
+            raise ValueError(f"invalid argument `{missing}`: `{given}` needs `{missing}` too (a learner registers "
+                             "on a ledger's data set: ledger=Ledger(path), dataset='name')")
+        if ledger is not None:
+            from dpbandits.ledger import Ledger
+
+            if not isinstance(ledger, Ledger):
+                raise TypeError(f"invalid argument `ledger`: expected a dpbandits.Ledger, got {type(ledger).__name__}")
+        init(self, *args, **kwargs)
+        if ledger is not None:
+            ledger.register(self, dataset=dataset)
+
+    signature = inspect.signature(init)
+    params = list(signature.parameters.values())
+    extra = [inspect.Parameter("ledger", inspect.Parameter.KEYWORD_ONLY, default=None, annotation="Ledger | None"),
+             inspect.Parameter("dataset", inspect.Parameter.KEYWORD_ONLY, default=None, annotation="str | None")]
+    at = next((i for i, p in enumerate(params) if p.kind is inspect.Parameter.VAR_KEYWORD), len(params))
+    __init__.__signature__ = signature.replace(parameters=[*params[:at], *extra, *params[at:]])  # type: ignore[attr-defined]
+    __init__._registers = True  # type: ignore[attr-defined]
+    return __init__
+
+
+_LEDGER_PARAMETERS = """    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
+"""
+
+
+def _with_ledger_parameters(doc: str | None) -> str | None:
+    """A class docstring with ``ledger`` and ``dataset`` appended to its
+    numpy-style Parameters section (unchanged if it has none)."""
+    if not doc or "ledger:\n" in doc:
+        return doc
+    head = "\n    Parameters\n    ----------\n"
+    start = doc.find(head)
+    if start < 0:
+        return doc
+    body = start + len(head)
+    match = re.compile(r"\n\n    [A-Z][\w ]*\n    -{3,}\n|\n\n    [^ \n]").search(doc, body)
+    end = len(doc.rstrip()) if match is None else match.start()
+    return f"{doc[:end]}\n{_LEDGER_PARAMETERS.rstrip()}{doc[end:]}"
 
 
 _INIT_PARAMETERS: dict[type, Mapping[str, inspect.Parameter]] = {}

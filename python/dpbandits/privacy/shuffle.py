@@ -73,6 +73,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from dpbandits._sizes import check_bytes, check_work, work_limit
 from dpbandits._validation import in_open_unit, positive, positive_int
 
 __all__ = [
@@ -396,6 +397,17 @@ def _log_ratio(value: float, target: float) -> float:
     return math.log(value) - math.log(target)
 
 
+#: A lower bound on the bytes of a window of clone counts, per count: the
+#: counts (int64) and their log-probabilities and probabilities (float64),
+#: one temporary more.
+_WINDOW_BYTES = 32
+#: A lower bound on the seconds the numerical bound spends per count of
+#: its window: building the window and the few evaluations of delta(eps)
+#: every search makes take about 4 microseconds per count (measured on
+#: 4.7e5 counts); a tenth of it.
+_WINDOW_SECONDS = 4e-7
+
+
 @dataclass(frozen=True)
 class _ClonesPlan:
     """Everything about C ~ Bin(n-1, e^-eps0) that does not depend on eps.
@@ -429,6 +441,14 @@ class _ClonesPlan:
         # Poisson-like tails), then trimmed to where log pmf >= threshold.
         lo = max(0, math.floor(mean - k * sd - k * k))
         hi = min(big_n, math.ceil(mean + k * sd + k * k))
+        width = hi - lo + 1
+        check_bytes("n", n, _WINDOW_BYTES * width, f"the window of {width} clone counts of the numerical bound")
+        # The window holds at most 2 (k sd + k^2) + 3 counts, sd = sqrt(n p q):
+        # the largest n whose window fits the work limit, for the message.
+        sd_max = max(0.0, ((work_limit()[0] / _WINDOW_SECONDS - 3.0) / 2.0 - k * k) / k)
+        check_work("n", n, width * _WINDOW_SECONDS,
+                   f"the numerical bound over a window of {width} clone counts (use method='closed-form')",
+                   max(1, int(sd_max * sd_max / (p * q))))
         c = np.arange(lo, hi + 1, dtype=np.int64)
         log_pi = _log_binom_pmf(c, big_n, p, q, log_p, log_q)
         keep = np.nonzero(log_pi >= threshold)[0]
