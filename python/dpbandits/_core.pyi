@@ -280,6 +280,8 @@ class TreeCounter(_Counter):
     ) -> Self: ...
     def live_nodes(self) -> list[tuple[int, int, int, NDArray[np.float64]]]:
         """(level, first_leaf, last_leaf, noisy_sum) of the current decomposition."""
+    def reseed(self, seed: int | None = None) -> None:
+        """Future node noise and padding from a new root (None: operating-system entropy)."""
     @property
     def padded(self) -> bool: ...
     @property
@@ -311,6 +313,8 @@ class FactorizationCounter(_Counter):
     ) -> Self: ...
     def encoder(self, n: int) -> NDArray[np.float64]:
         """The first ``n`` encoder coefficients c_0..c_{n-1} (empty for "smooth-binary")."""
+    def reseed(self, seed: int | None = None) -> None:
+        """Future noise from a new root (None: operating-system entropy)."""
     @property
     def factorization(self) -> tuple[str, list[float], list[float]]:
         """("sqrt" | "blt" | "smooth-binary", theta, omega)."""
@@ -591,6 +595,8 @@ class EliminationEngine(_SecureLearner):
     def committed(self) -> int | None: ...
     def active(self) -> NDArray[np.uint64]:
         """The surviving set A_i."""
+    def batch_plan(self) -> tuple[NDArray[np.uint64], NDArray[np.uint64], int]:
+        """The current batch's core set, its pulls and the batch index."""
     def history(self) -> list[dict[str, object]]:
         """One dict of released data per finished batch."""
     @staticmethod

@@ -59,6 +59,7 @@ from dpbandits.privacy.shuffle_sum import (
     shuffle_sum_gamma_scale,
     shuffle_sum_guarantee,
 )
+from dpbandits.serving_sampled import ContextualEliminationPolicy, EliminationPolicy
 
 __all__ = ["ContextualEliminationBandit", "EliminationLinearBandit", "expected_best_actions"]
 
@@ -372,6 +373,31 @@ class EliminationLinearBandit(LearnerBase):
         return self._engine.committed
 
     @property
+    def policy_version(self) -> int:
+        """The batch index: moves when a batch ends (its released sums
+        decide the next surviving set) and when the last batch commits."""
+        return int(self._engine.batch_plan()[2])
+
+    def policy(self, seed: int | None = None) -> EliminationPolicy:
+        """A read-only, picklable policy of the current batch
+        (:class:`dpbandits.serving_sampled.EliminationPolicy`; its
+        ``version`` is :attr:`policy_version`): it draws actions with
+        probability proportional to their pulls in the batch (the committed
+        action after the last batch), with its own generator (``seed``;
+        None: operating-system entropy).
+
+        Privacy: the batch's core set and pulls are computed from the
+        surviving set A_i alone (Hanna et al. Alg. 1 lines 3-4), which the
+        privatized sums of the earlier batches decided, so serving the
+        policy, in any thread, process or machine, is post-processing: it
+        costs no privacy. The policy's generator is not privacy noise. The
+        rewards of actions it serves cannot be fed back: the engine credits
+        each reward to the batch slot it selected (see :meth:`select`)."""
+        with self.lock:
+            support, pulls, batch = self._engine.batch_plan()
+            return EliminationPolicy(self.k, support, pulls, self.active, self.committed, batch, seed=seed)
+
+    @property
     def history(self) -> list[dict[str, Any]]:
         """Per finished batch: |A_i|, the core set, pi_i, n_ia, the design
         value (<= 2 rank), gamma_i, the Laplace scale (for
@@ -665,6 +691,24 @@ class ContextualEliminationBandit(LearnerBase):
         with self.lock, self.linear.lock:
             self._theta_index = self.linear.select()
             return self.thetas[self._theta_index]
+
+    @property
+    def policy_version(self) -> int:
+        """The linear learner's batch index (:attr:`EliminationLinearBandit.policy_version`)."""
+        return self.linear.policy_version
+
+    def policy(self, seed: int | None = None) -> ContextualEliminationPolicy:
+        """A read-only, picklable policy
+        (:class:`dpbandits.serving_sampled.ContextualEliminationPolicy`)
+        that draws theta as the linear learner's policy draws its action
+        (with its own generator, ``seed``) and answers a client's
+        ``select(features)`` with :meth:`client_action`.
+
+        Privacy: as :meth:`EliminationLinearBandit.policy`: post-processing
+        of the surviving set, no privacy cost; the context stays with the
+        client."""
+        with self.lock, self.linear.lock:
+            return ContextualEliminationPolicy(self.thetas, self.linear.policy(seed))
 
     @staticmethod
     def client_action(features: ArrayLike, theta: ArrayLike) -> int:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import functools
 import inspect
 import os
@@ -17,6 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from dpbandits._replay import _REPLAY
 from dpbandits._validation import float_array, reward_scalar
 from dpbandits.errors import CheckpointError, _warn_clipped
 from dpbandits.learners.outstanding import OutstandingRows
@@ -75,8 +75,6 @@ def engine_decision_set(decision_set: ArrayLike) -> NDArray[np.float64]:
 _FLOAT64 = np.dtype(np.float64)
 _FLOATS = (float, np.float64)
 
-#: Set inside :func:`research_replay`: restores and copies are bit-identical.
-_REPLAY: contextvars.ContextVar[bool] = contextvars.ContextVar("dpbandits_research_replay", default=False)
 
 
 @contextlib.contextmanager

@@ -64,6 +64,7 @@ from dpbandits.privacy.agarwal_singh import (
 )
 from dpbandits.privacy.factorization import counter_choice, counter_parameters, default_counter
 from dpbandits.privacy.secure import LatticeNoise, lattice_laplace, sampler_choice
+from dpbandits.serving_sampled import DikinPolicy, DistributionPolicy, LeaderPolicy
 
 __all__ = ["EXP2", "PrivateFTPL", "PrivateFTRL", "SCRiBLe"]
 
@@ -151,6 +152,28 @@ class _FollowTheLeaderBase(LearnerBase):
     def reseed(self, seed: int | None = None) -> None:
         """Draws future noise and samples from a new seed (past releases kept)."""
         self._engine.reseed(seed_or_none("seed", seed))
+
+    @property
+    def policy_version(self) -> int:
+        """Moves with every recorded loss vector: each one makes a new
+        release of the tree's prefix sum L~_t, hence a new decision."""
+        return int(self._engine.t)
+
+    def policy(self, seed: int | None = None) -> LeaderPolicy:
+        """A read-only, picklable policy holding the decision x_t
+        (:class:`dpbandits.serving_sampled.LeaderPolicy`; its ``version`` is
+        :attr:`policy_version`). On the simplex it draws indices from x_t
+        with its own generator (``seed``; None: operating-system entropy),
+        samples of the law of the learner's ``select``, not the learner's
+        own draws.
+
+        Privacy: x_t is computed from the released noisy prefix sum L~_{t-1}
+        only (Agarwal & Singh Alg. 1/3 line 5: the tree's release, plus the
+        regularizer or the perturbation it already contains), so serving
+        the policy, in any thread, process or machine, is post-processing:
+        it costs no privacy. The policy's generator is not privacy noise."""
+        with self.lock:
+            return LeaderPolicy(self._engine.decision(), self.geometry, self.policy_version, seed=seed)
 
     # Pickling needs nothing here: the engine pickles itself (tree noise,
     # L~_0 and generators included; see rust/src/py/online_learning.rs).
@@ -517,6 +540,31 @@ class EXP2(LearnerBase):
         """p_t = (1 - gamma) q_t + gamma / N (Alg. 5 line 3)."""
         return self._engine.probabilities()
 
+    @property
+    def policy_version(self) -> int:
+        """Moves with every recorded loss: p_t changes each round (Alg. 5)."""
+        return int(self._engine.t)
+
+    def policy(self, seed: int | None = None) -> DistributionPolicy:
+        """A read-only, picklable policy that draws arms from p_t
+        (:class:`dpbandits.serving_sampled.DistributionPolicy`, its
+        ``probabilities`` equal to :meth:`probabilities`; its ``version`` is
+        :attr:`policy_version`). The arm is randomised from released state:
+        the policy draws it with its own generator (``seed``; None:
+        operating-system entropy), a sample of the law of the learner's next
+        arm, not the learner's own draw.
+
+        Privacy: p_t is a function of the privatized losses only (the
+        reduction, Agarwal & Singh Alg. 4, adds Laplace noise to each loss
+        before EXP2 sees it; Alg. 5 lines 3-5 then use nothing else besides
+        the arms drawn), so serving the policy, in any thread, process or
+        machine, is post-processing: it costs no privacy. The policy's
+        generator is not privacy noise. The losses of arms it serves
+        cannot be fed back: the importance weight 1 / p_t(i_t) is the
+        learner's own draw's (see :meth:`select`)."""
+        with self.lock:
+            return DistributionPolicy(self._engine.probabilities(), self.policy_version, seed=seed)
+
     def update(self, *args: float) -> None:
         """``update(loss)``: the loss in [0, 1] of the arm just selected;
         ``update(arm, loss)``: the same, naming the arm (it must be the
@@ -659,6 +707,30 @@ class SCRiBLe(LearnerBase):
     def iterate(self) -> NDArray[np.float64]:
         """The iterate x_t (strictly inside the ball)."""
         return self._engine.iterate()
+
+    @property
+    def policy_version(self) -> int:
+        """Moves with every recorded loss: each moves the iterate x_t."""
+        return int(self._engine.t)
+
+    def policy(self, seed: int | None = None) -> DikinPolicy:
+        """A read-only, picklable policy holding the iterate x_t
+        (:class:`dpbandits.serving_sampled.DikinPolicy`; its ``version`` is
+        :attr:`policy_version`) that draws points y_t as :meth:`select`
+        does (a uniform eigen-direction of the Dikin ellipsoid at x_t and a
+        uniform sign), with its own generator (``seed``; None:
+        operating-system entropy): a sample of the law of the learner's
+        next point, not the learner's own draw.
+
+        Privacy: x_t is a function of the privatized losses only (each loss
+        forwarded with <Z_t, y_t>, Z_t Laplace noise, Agarwal & Singh Alg.
+        4, and the points played), so serving the policy, in any thread,
+        process or machine, is post-processing: it costs no privacy. The
+        policy's generator is not privacy noise. The losses of points it
+        serves cannot be fed back: the loss estimate is built along the
+        learner's own drawn direction (see :meth:`select`)."""
+        with self.lock:
+            return DikinPolicy(self._engine.iterate(), self.policy_version, seed=seed)
 
     def update(self, *args: ArrayLike | float) -> None:
         """``update(loss)``: the loss <l_t, y_t> of the point just selected;

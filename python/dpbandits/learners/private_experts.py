@@ -43,6 +43,7 @@ from dpbandits.noise import NoiseWire
 from dpbandits.privacy import Guarantee
 from dpbandits.privacy.private_experts import batched_bandit_parameters, lazy_parameters, report_noisy_min_noise
 from dpbandits.privacy.secure import sampler_choice
+from dpbandits.serving import ArmPolicy
 
 __all__ = ["BatchedPrivateEXP3", "LazyPrivateExperts", "PrivateStochasticExperts"]
 
@@ -193,6 +194,23 @@ class PrivateStochasticExperts(LearnerBase):
         return int(self._engine.selections)
 
     @property
+    def policy_version(self) -> int:
+        """Moves when a batch closes and its report-noisy-min selection is released."""
+        return int(self._engine.selections)
+
+    def policy(self) -> ArmPolicy:
+        """A read-only, picklable policy: the expert of the current batch
+        (:class:`dpbandits.serving.ArmPolicy`; its ``version`` is
+        :attr:`policy_version`).
+
+        Privacy: the expert is the last report-noisy-min release (a batch's
+        selection, made when the batch closed from its noisy loss sums),
+        so serving it, in any thread, process or machine, is
+        post-processing: it costs no privacy."""
+        with self.lock:
+            return ArmPolicy(self.n, int(self._engine.select()), self.policy_version)
+
+    @property
     def privacy(self) -> Guarantee:
         """Pure epsilon-DP of the loss sequence, or none."""
         return self._secure_guarantee(self._privacy)
@@ -307,6 +325,24 @@ class LazyPrivateExperts(LearnerBase):
         return int(self._engine.switches)
 
     @property
+    def policy_version(self) -> int:
+        """Moves with every recorded round (each may switch the expert; the
+        count of redraws is not published)."""
+        return int(self._engine.t)
+
+    def policy(self) -> ArmPolicy:
+        """A read-only, picklable policy: the expert the learner plays now
+        (:class:`dpbandits.serving.ArmPolicy`; its ``version`` is
+        :attr:`policy_version`).
+
+        Privacy: the expert played is the learner's output (the guarantee
+        covers the whole sequence of experts played), so serving it, in
+        any thread, process or machine, is post-processing: it costs no
+        privacy."""
+        with self.lock:
+            return ArmPolicy(self.n, int(self._engine.select()), self.policy_version)
+
+    @property
     def privacy(self) -> Guarantee:
         """(epsilon, delta)-DP of the loss sequence, or none."""
         return self._privacy
@@ -416,6 +452,25 @@ class BatchedPrivateEXP3(LearnerBase):
     def probabilities(self) -> NDArray[np.float64]:
         """p = (1 - gamma) q + gamma / K, the law of the next batch's arm."""
         return self._engine.probabilities()
+
+    @property
+    def policy_version(self) -> int:
+        """Moves when a batch of ``batch`` rounds ends (a new arm is drawn
+        from the released p)."""
+        return int(self._engine.t) // int(self.batch)
+
+    def policy(self) -> ArmPolicy:
+        """A read-only, picklable policy: the arm of the current batch
+        (:class:`dpbandits.serving.ArmPolicy`; its ``version`` is
+        :attr:`policy_version`).
+
+        Privacy: the arm was drawn from p, a function of the batches'
+        noisy loss means only (one Laplace draw per batch sum, Asi, Raman &
+        Talwar 2025), so serving it, in any thread, process or machine, is
+        post-processing: it costs no privacy. The losses of pulls it serves
+        are not fed back (the learner credits its own selections)."""
+        with self.lock:
+            return ArmPolicy(self.k, int(self._engine.select()), self.policy_version)
 
     def update(self, loss: float) -> None:
         """The loss in [0, 1] of the arm just selected."""

@@ -135,6 +135,15 @@ engine_methods! {
         self.inner.active().iter().map(|&i| i as u64).collect::<Vec<_>>().into_pyarray(py)
     }
 
+    /// The current batch's core set (indices into the action set), the
+    /// pulls of each and the batch index (both empty once an action is
+    /// committed): a function of the surviving set only.
+    fn batch_plan<'py>(&self, py: Python<'py>) -> (Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u64>>, usize) {
+        let (support, pulls) = self.inner.batch_plan();
+        let support: Vec<u64> = support.iter().map(|&i| i as u64).collect();
+        (support.into_pyarray(py), pulls.to_vec().into_pyarray(py), self.inner.batch_index())
+    }
+
     /// One dict per finished batch (everything in it is released data).
     fn history<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let list = PyList::empty(py);
