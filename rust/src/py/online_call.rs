@@ -33,6 +33,8 @@ use super::elimination::PyElimination;
 use super::errors::IntoPy;
 use super::karmed::EngineLock;
 use super::online_learning::{PyExp2, PyFollowTheLeader, PyScrible};
+use crate::policy::elimination::Elimination as EliminationCore;
+use crate::policy::{Exp2, FollowTheLeader, Scrible};
 
 /// Releases the lock when dropped (also when the call unwinds).
 struct Held<'a>(&'a EngineLock);
@@ -103,6 +105,19 @@ impl OnlineCall {
         learner.call_method1(intern!(py, "_warn_first_clip"), (value, detail, 1))?;
         Ok(())
     }
+}
+
+/// `observe(engine)`, and whether it clipped the engine's first input
+/// (`count`: the engine's clipped-input count).
+#[inline]
+fn first_clip<E>(
+    engine: &mut E,
+    count: impl Fn(&E) -> u64,
+    observe: impl FnOnce(&mut E) -> PyResult<()>,
+) -> PyResult<bool> {
+    let fresh = count(engine) == 0;
+    observe(engine)?;
+    Ok(fresh && count(engine) > 0)
 }
 
 /// `obj` when it is exactly a Python float (the common case; any other
@@ -439,9 +454,9 @@ impl OnlineCall {
                         let mut engine = e.bind(py).try_borrow_mut()?;
                         let (shape, data) = row_major(&losses);
                         expect_shape("losses", &shape, &[engine.inner.config().n])?;
-                        let fresh = engine.inner.clipped_rewards() == 0;
-                        engine.inner.observe(&data).py_err()?;
-                        let first = fresh && engine.inner.clipped_rewards() > 0;
+                        let first = first_clip(&mut engine.inner, FollowTheLeader::clipped_rewards, |e| {
+                            e.observe(&data).py_err()
+                        })?;
                         drop(engine);
                         if first {
                             self.warn_first_clip(py, arg, None)?;
@@ -452,12 +467,8 @@ impl OnlineCall {
                 Engine::Scrible(e) => {
                     if let Some(loss) = exact_float(&arg) {
                         let _held = self.enter(py);
-                        let first = {
-                            let mut engine = e.bind(py).try_borrow_mut()?;
-                            let fresh = engine.inner.clipped_rewards() == 0;
-                            engine.inner.observe(loss).py_err()?;
-                            fresh && engine.inner.clipped_rewards() > 0
-                        };
+                        let inner = &mut e.bind(py).try_borrow_mut()?.inner;
+                        let first = first_clip(inner, Scrible::clipped_rewards, |e| e.observe(loss).py_err())?;
                         let point = std::mem::replace(&mut *self.pending(), Pending::None);
                         if first {
                             let point = match point {
@@ -477,12 +488,8 @@ impl OnlineCall {
                             _ => None,
                         };
                         if let Some(i) = pending {
-                            let first = {
-                                let mut engine = e.bind(py).try_borrow_mut()?;
-                                let fresh = engine.inner.clipped_rewards() == 0;
-                                engine.inner.observe(i, loss).py_err()?;
-                                fresh && engine.inner.clipped_rewards() > 0
-                            };
+                            let inner = &mut e.bind(py).try_borrow_mut()?.inner;
+                            let first = first_clip(inner, Exp2::clipped_rewards, |e| e.observe(i, loss).py_err())?;
                             *self.pending() = Pending::None;
                             if first {
                                 self.warn_first_clip(py, loss, None)?;
@@ -519,12 +526,9 @@ impl OnlineCall {
                             _ => None,
                         };
                         if let Some(i) = pending {
-                            let first = {
-                                let mut engine = e.bind(py).try_borrow_mut()?;
-                                let fresh = engine.inner.clipped_rewards() == 0;
-                                engine.inner.observe(i, reward).py_err()?;
-                                fresh && engine.inner.clipped_rewards() > 0
-                            };
+                            let inner = &mut e.bind(py).try_borrow_mut()?.inner;
+                            let first =
+                                first_clip(inner, EliminationCore::clipped_rewards, |e| e.observe(i, reward).py_err())?;
                             *self.pending() = Pending::None;
                             if first {
                                 self.warn_first_clip(py, reward, None)?;
