@@ -282,8 +282,9 @@ impl StochasticExperts {
     }
 }
 
-/// Clips (or refuses) losses outside [0, 1]; true when it clipped.
-fn clip_unit(values: &mut [f64], clip: bool) -> Result<bool> {
+/// Clips (or refuses) losses outside [0, 1]; true when it clipped (shared
+/// by the experts learners).
+pub(crate) fn clip_unit(values: &mut [f64], clip: bool) -> Result<bool> {
     if let Some(v) = values.iter().find(|v| !(0.0..=1.0).contains(*v)) {
         if !clip {
             return Err(Error::invalid("losses", format!("must lie in [0, 1], got {v}")));
