@@ -82,6 +82,17 @@ def _losses(cls: Callable[..., Any], select: bool, **kw: Any) -> Family:
     return Family(cls.__name__, lambda **o: cls(n=3, horizon=200, seed=0, **kw, **o), good, bad, "losses[1] = 1.5")
 
 
+def _ball_losses(cls: Callable[..., Any], **kw: Any) -> Family:
+    def good(lr: Any) -> None:
+        lr.update([0.6, 0.0, 0.0])
+
+    def bad(lr: Any) -> None:
+        lr.update([0.0, 2.0, 0.0])
+
+    return Family(cls.__name__, lambda **o: cls(n=3, horizon=200, seed=0, **kw, **o), good, bad,
+                  "losses of norm 2.0")
+
+
 def _scalar_loss(cls: Callable[..., Any], value: float, size: str, **kw: Any) -> Family:
     def good(lr: Any) -> None:
         lr.select()
@@ -150,6 +161,8 @@ FAMILIES = [
     _losses(dp.PrivateFTPL, False, epsilon=1.0, delta=1e-6),
     _losses(dp.PrivateStochasticExperts, False, epsilon=1.0),
     _losses(dp.LazyPrivateExperts, False, epsilon=1.0),
+    _losses(dp.PrivateDartboardExperts, False, epsilon=1.0),
+    _ball_losses(dp.LazyPrivateOCO, epsilon=1.0),
     _scalar_loss(dp.EXP2, 1.5, "n", epsilon=1.0),
     _scalar_loss(dp.BatchedPrivateEXP3, 1.5, "k", epsilon=1.0),
     _scalar_loss(dp.SCRiBLe, 5.0, "n", epsilon=1.0),
@@ -312,6 +325,8 @@ def _edge_inputs(fam: Family, lr: Any) -> tuple[Callable[[Any], None], Callable[
             y = x.select()
             x.update(float(np.sqrt(sum(float(v) * float(v) for v in y))))  # |loss| = ||y||, the bound
         return edge, (lambda x: (x.select(), x.update(5.0)))
+    if fam.name == "LazyPrivateOCO":
+        return (lambda x: x.update([0.0, 1.0, 0.0])), (lambda x: x.update([0.0, 2.0, 0.0]))
     if "losses" in fam.shown:
         return (lambda x: x.update([0.2, 1.0, 0.9])), (lambda x: x.update([0.2, 1.5, 0.9]))
     if name == "LinUCB":

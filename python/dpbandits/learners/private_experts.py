@@ -501,7 +501,8 @@ class PrivateDartboardExperts(LearnerBase):
         out-of-range entries clipped or refused as ``bounds`` says)."""
         losses = float_array("losses", losses, ndim=1)
         with self.lock:
-            self._engine.observe(losses)
+            if self._engine.observe(losses):
+                self._warn_clipped(clipped_losses(losses), LOSS_SETS["simplex"])
 
     @property
     def t(self) -> int:
@@ -633,7 +634,8 @@ class LazyPrivateOCO(LearnerBase):
         longer ones divided by their norm or refused as ``bounds`` says)."""
         losses = float_array("losses", losses, ndim=1)
         with self.lock:
-            self._engine.observe(losses)
+            if self._engine.observe(losses):
+                self._warn_clipped(clipped_losses(losses, "ball"), LOSS_SETS["ball"])
 
     @property
     def t(self) -> int:

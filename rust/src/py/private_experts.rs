@@ -159,11 +159,14 @@ engine_methods! {
         self.inner.current()
     }
 
-    /// Records the round's loss vector (length n).
-    fn observe(&mut self, losses: PyReadonlyArrayDyn<'_, f64>) -> PyResult<()> {
+    /// Records the round's loss vector (length n); True when it is the
+    /// first the bounds policy clipped.
+    fn observe(&mut self, losses: PyReadonlyArrayDyn<'_, f64>) -> PyResult<bool> {
         let (shape, data) = row_major(&losses);
         super::arrays::expect_shape("losses", &shape, &[self.inner.config().n])?;
-        self.inner.observe(&data).py_err()
+        let fresh = self.inner.clipped_rewards() == 0;
+        self.inner.observe(&data).py_err()?;
+        Ok(fresh && self.inner.clipped_rewards() > 0)
     }
 
     /// `runs` switching tests of an expert with these batch losses (true:
@@ -227,11 +230,14 @@ engine_methods! {
         self.inner.point().to_vec().into_pyarray(py)
     }
 
-    /// Records the round's loss vector (length n, ||l||_2 <= 1).
-    fn observe(&mut self, losses: PyReadonlyArrayDyn<'_, f64>) -> PyResult<()> {
+    /// Records the round's loss vector (length n, ||l||_2 <= 1); True when
+    /// it is the first the bounds policy scaled into the ball.
+    fn observe(&mut self, losses: PyReadonlyArrayDyn<'_, f64>) -> PyResult<bool> {
         let (shape, data) = row_major(&losses);
         super::arrays::expect_shape("losses", &shape, &[self.inner.config().n])?;
-        self.inner.observe(&data).py_err()
+        let fresh = self.inner.clipped_rewards() == 0;
+        self.inner.observe(&data).py_err()?;
+        Ok(fresh && self.inner.clipped_rewards() > 0)
     }
 
     /// `runs` draws from p ∝ exp(-eta <L, x>) on the ball, (runs, n): the
