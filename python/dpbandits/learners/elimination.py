@@ -37,6 +37,7 @@ from dpbandits._validation import (
 )
 from dpbandits.errors import StateError
 from dpbandits.learners.online import LearnerBase
+from dpbandits.learners.online_call import BoundOnlineCall
 from dpbandits.learners.outstanding import OutstandingIndices
 from dpbandits.nets import zeta_net
 from dpbandits.noise import NoiseWire
@@ -67,7 +68,7 @@ PrivacyKind = Literal["central", "local", "shuffle", "shuffle-sum"]
 _PRIVACY = (None, "central", "local", "shuffle", "shuffle-sum")
 
 
-class EliminationLinearBandit(LearnerBase):
+class EliminationLinearBandit(BoundOnlineCall, LearnerBase):
     """Batched phased elimination with core sets (Hanna et al. Alg. 1-4).
 
     Batch i = 1..m (m = floor(ln T) - 1, q = (2T)^{1/ln T}) plays each
@@ -289,24 +290,19 @@ class EliminationLinearBandit(LearnerBase):
 
     @property  # type: ignore[override]
     def _pending(self) -> int | None:
-        """The outstanding selection (None: none)."""
-        queue = self.__dict__.get("_queue")
-        return queue.oldest() if queue else None
+        """The outstanding selection (None: none), held by the bound call."""
+        pending: int | None = self._online_pending
+        return pending
 
     @_pending.setter
     def _pending(self, index: int | None) -> None:
-        self.__dict__["_queue"] = OutstandingIndices(() if index is None else (int(index),))
+        self._online_pending = None if index is None else int(index)
 
     @property
     def outstanding(self) -> list[int]:
         """The actions selected and not yet updated (at most one: see :meth:`select`)."""
-        return self._outstanding().indices()
-
-    def _outstanding(self) -> OutstandingIndices:
-        queue = self.__dict__.get("_queue")
-        if queue is None:
-            queue = self.__dict__["_queue"] = OutstandingIndices()
-        return queue  # type: ignore[no-any-return]
+        pending = self._pending
+        return [] if pending is None else [pending]
 
     def select(self, decision_set: ArrayLike | None = None) -> int:
         """Index (row of ``actions``) to play this round. ``decision_set``,
@@ -318,16 +314,20 @@ class EliminationLinearBandit(LearnerBase):
         5-8), and the engine assigns each reward to the batch slot that
         was selected; one selection at a time keeps that assignment exact.
         Feed rewards as they arrive, select again after each."""
+        call = self._online()
+        return int(call.select() if decision_set is None else call.select(decision_set))
+
+    def _checked_select(self, decision_set: ArrayLike | None = None) -> int:
         ds = None if decision_set is None else float_array("decision_set", decision_set, ndim=2)
         with self.lock:
-            queue = self._outstanding()
-            if len(queue):
+            pending = self._pending
+            if pending is not None:
                 raise StateError(
-                    f"select() while action {queue.describe()} awaits its reward: batched elimination takes one "
+                    f"select() while action {pending} awaits its reward: batched elimination takes one "
                     "selection at a time (its batches end on their last reward); call update first"
                 )
             index = int(self._engine.select()) if ds is None else int(self._engine.select_set(ds))
-            queue.push(index)
+            self._pending = index
         return index
 
     def update(self, *args: float) -> None:
@@ -335,6 +335,9 @@ class EliminationLinearBandit(LearnerBase):
         ``update(index, reward)``: the same, naming the action (it must be
         the outstanding one). The protected unit is one reward; it enters
         the batch's (privatized) sum once."""
+        self._online().update(*args)
+
+    def _checked_update(self, *args: float) -> None:
         if len(args) == 1:
             index, reward = None, args[0]
         elif len(args) == 2:
@@ -347,13 +350,13 @@ class EliminationLinearBandit(LearnerBase):
         if not math.isfinite(r):  # clipping would silently turn inf into r_max
             raise ValueError(f"invalid argument `reward`: must be finite, got {reward!r}")
         with self.lock:
-            queue = self._outstanding()
+            queue = OutstandingIndices(self.outstanding)
             pending = queue.only("reward")
             if index is not None and int(index) != pending:
                 raise ValueError(f"invalid argument `index`: the outstanding selection is action {pending}, "
                                  f"got {int(index)}")
             self._engine.update(pending, r)
-            queue.clear()
+            self._pending = None
 
     @property
     def t(self) -> int:

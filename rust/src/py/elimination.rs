@@ -40,7 +40,7 @@ fn privatizer(name: &str, shuffle_sum: Option<[f64; 4]>) -> PyResult<Privatizer>
 /// Batched elimination engine; built by `dpbandits.EliminationLinearBandit`.
 #[pyclass(module = "dpbandits._core", name = "EliminationEngine")]
 pub struct PyElimination {
-    inner: Elimination,
+    pub(crate) inner: Elimination,
 }
 
 engine_methods! {

@@ -35,7 +35,7 @@ fn vector(name: &str, values: &PyReadonlyArrayDyn<'_, f64>, n: usize) -> PyResul
 /// Private FTRL / FTPL engine (Agarwal & Singh Alg. 1 / Alg. 3).
 #[pyclass(module = "dpbandits._core", name = "FollowTheLeaderEngine")]
 pub struct PyFollowTheLeader {
-    inner: FollowTheLeader,
+    pub(crate) inner: FollowTheLeader,
 }
 
 engine_methods! {
@@ -118,7 +118,7 @@ engine_methods! {
 /// EXP2 with exploration behind the private bandit reduction (Alg. 4, Alg. 5).
 #[pyclass(module = "dpbandits._core", name = "Exp2Engine")]
 pub struct PyExp2 {
-    inner: Exp2,
+    pub(crate) inner: Exp2,
 }
 
 engine_methods! {
@@ -150,7 +150,7 @@ engine_methods! {
 /// SCRiBLe over the unit ball behind the private bandit reduction (Thm 4.5).
 #[pyclass(module = "dpbandits._core", name = "ScribleEngine")]
 pub struct PyScrible {
-    inner: Scrible,
+    pub(crate) inner: Scrible,
 }
 
 engine_methods! {
