@@ -26,6 +26,7 @@ __all__ = [
     "BaiBernoulliRewards",
     "BaiEngine",
     "BatchedExp3Engine",
+    "DartboardExpertsEngine",
     "EliminationEngine",
     "EngineLock",
     "EnvironmentFactory",
@@ -33,6 +34,7 @@ __all__ = [
     "FactorizationCounter",
     "FollowTheLeaderEngine",
     "KArmedBanditEngine",
+    "LazyBallEngine",
     "LazyExpertsEngine",
     "LearnerFactory",
     "LinUcbEngine",
@@ -53,11 +55,13 @@ __all__ = [
     "TrustLinUcbEngine",
     "__version__",
     "_restore_batched_exp3",
+    "_restore_dartboard_experts",
     "_restore_elimination",
     "_restore_exp2",
     "_restore_factorization_counter",
     "_restore_follow_the_leader",
     "_restore_k_armed_bandit",
+    "_restore_lazy_ball",
     "_restore_lazy_experts",
     "_restore_linear_bandit_env",
     "_restore_linear_policy",
@@ -807,6 +811,11 @@ class LossEnvEngine:
         center: Sequence[float], spread: float, seed: int | None = None, geometry: str = "ball"
     ) -> LossEnvEngine:
         """l_t = center + U(-spread, spread)^N, mapped into the geometry's loss set."""
+    @staticmethod
+    def chase_played(n: int, seed: int | None = None) -> LossEnvEngine:
+        """The adaptive adversary charging the expert played in the previous round."""
+    def record_play(self, index: int) -> None:
+        """Tells an adaptive adversary the expert played this round."""
     def next_round(self) -> NDArray[np.float64]: ...
     def regret(self, index: int) -> float: ...
     def point_loss(self, x: NDArray[np.float64]) -> float:
@@ -1008,6 +1017,62 @@ class LazyExpertsEngine(_Learner):
     def from_bytes(state: bytes) -> LazyExpertsEngine: ...
 
 def _restore_lazy_experts(state: bytes) -> LazyExpertsEngine: ...
+
+@final
+class LazyBallEngine(_Learner):
+    """Lazy exponential weights on the unit ball (after Asi, Koren, Liu &
+    Talwar 2024, L2P for OCO); see dpbandits.LazyPrivateOCO."""
+
+    def __new__(
+        cls,
+        n: int,
+        horizon: int,
+        batch: int,
+        eta: float,
+        gamma: float,
+        max_switches: int,
+        *,
+        clip: bool = True,
+        seed: int | None = None,
+    ) -> Self: ...
+    def decision(self) -> NDArray[np.float64]: ...
+    def observe(self, losses: NDArray[np.float64]) -> None: ...
+    def _draw_runs(self, cumulative: NDArray[np.float64], runs: int) -> NDArray[np.float64]: ...
+    @property
+    def switches(self) -> int: ...
+    @staticmethod
+    def from_bytes(state: bytes) -> LazyBallEngine: ...
+
+def _restore_lazy_ball(state: bytes) -> LazyBallEngine: ...
+
+@final
+class DartboardExpertsEngine(_SecureLearner):
+    """The batched private shrinking dartboard (after Asi, Feldman, Koren &
+    Talwar 2023, oblivious adversaries); see dpbandits.PrivateDartboardExperts."""
+
+    def __new__(
+        cls,
+        n: int,
+        horizon: int,
+        batch: int,
+        eta: float,
+        shift: float,
+        max_switches: int,
+        *,
+        noise: _Noise = ...,
+        clip: bool = True,
+        seed: int | None = None,
+    ) -> Self: ...
+    def select(self) -> int: ...
+    def observe(self, losses: NDArray[np.float64]) -> None: ...
+    def _switch_runs(self, losses: NDArray[np.float64], runs: int) -> NDArray[np.bool_]: ...
+    def _draw_runs(self, losses: NDArray[np.float64], runs: int) -> NDArray[np.uint64]: ...
+    @property
+    def switches(self) -> int: ...
+    @staticmethod
+    def from_bytes(state: bytes) -> DartboardExpertsEngine: ...
+
+def _restore_dartboard_experts(state: bytes) -> DartboardExpertsEngine: ...
 
 @final
 class BatchedExp3Engine(_SecureLearner):

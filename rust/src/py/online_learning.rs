@@ -211,6 +211,18 @@ impl PyLossEnv {
         Self::build(LossSequence::SwitchingBest { n, first_phase }, geometry, seed)
     }
 
+    /// The adaptive adversary charging the expert played in the previous round.
+    #[staticmethod]
+    #[pyo3(signature = (n, seed=None))]
+    fn chase_played(n: usize, seed: Option<u64>) -> PyResult<Self> {
+        Self::build(LossSequence::ChasePlayed { n }, "simplex", seed)
+    }
+
+    /// Tells an adaptive adversary the expert played this round (others ignore it).
+    fn record_play(&mut self, index: usize) -> PyResult<()> {
+        self.env.observe_plays(&[index]).py_err()
+    }
+
     /// User-supplied (rounds, n) losses, each row in the geometry's loss set.
     #[staticmethod]
     #[pyo3(signature = (losses, seed=None, geometry="simplex"))]
