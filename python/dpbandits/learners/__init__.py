@@ -22,6 +22,7 @@ from dpbandits.learners.phased_mab import (
     AdaPUCB,
 )
 from dpbandits.learners.private_experts import BatchedPrivateEXP3, LazyPrivateExperts, PrivateStochasticExperts
+from dpbandits.learners.reweighted import JointDPReweightedLinUCB, ReweightedLinUCB
 
 __all__ = [
     "DPIMED",
@@ -39,6 +40,7 @@ __all__ = [
     "ContextualEliminationBandit",
     "EliminationLinearBandit",
     "JointDPLinUCB",
+    "JointDPReweightedLinUCB",
     "LazyPrivateExperts",
     "LinUCB",
     "LocalLinUCB",
@@ -49,6 +51,7 @@ __all__ = [
     "PrivateStochasticExperts",
     "PrivateThompsonSampling",
     "PrivateUCB",
+    "ReweightedLinUCB",
     "SCRiBLe",
     "ShuffleLinUCB",
     "ThompsonSampling",
