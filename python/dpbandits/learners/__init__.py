@@ -21,7 +21,13 @@ from dpbandits.learners.phased_mab import (
     AdaPKLUCB,
     AdaPUCB,
 )
-from dpbandits.learners.private_experts import BatchedPrivateEXP3, LazyPrivateExperts, PrivateStochasticExperts
+from dpbandits.learners.private_experts import (
+    BatchedPrivateEXP3,
+    LazyPrivateExperts,
+    LazyPrivateOCO,
+    PrivateDartboardExperts,
+    PrivateStochasticExperts,
+)
 from dpbandits.learners.reweighted import JointDPReweightedLinUCB, ReweightedLinUCB
 
 __all__ = [
@@ -42,10 +48,12 @@ __all__ = [
     "JointDPLinUCB",
     "JointDPReweightedLinUCB",
     "LazyPrivateExperts",
+    "LazyPrivateOCO",
     "LinUCB",
     "LocalLinUCB",
     "PrivateContextualThompsonSampling",
     "PrivateContextualUCB",
+    "PrivateDartboardExperts",
     "PrivateFTPL",
     "PrivateFTRL",
     "PrivateStochasticExperts",

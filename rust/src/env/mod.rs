@@ -122,6 +122,14 @@ pub trait Environment: Send + std::any::Any {
         }
     }
 
+    /// The indices the learners played this round, one per learner, after
+    /// every learner selected and before any feedback: what an adaptive
+    /// adversary reads to choose its next losses. The default ignores them
+    /// (the environment's sequence does not depend on the plays).
+    fn observe_plays(&mut self, _indices: &[usize]) -> Result<()> {
+        Ok(())
+    }
+
     /// Pseudo-regret of choosing `index` in the current round:
     /// max_a E[reward of a] - E[reward of index]. `None` when unknown.
     fn regret(&self, index: usize) -> Option<f64>;
@@ -182,6 +190,10 @@ impl<E: Environment + ?Sized> Environment for Box<E> {
 
     fn shared_rewards(&mut self, indices: &[usize], out: &mut [f64]) -> Result<()> {
         (**self).shared_rewards(indices, out)
+    }
+
+    fn observe_plays(&mut self, indices: &[usize]) -> Result<()> {
+        (**self).observe_plays(indices)
     }
 
     fn regret(&self, index: usize) -> Option<f64> {
