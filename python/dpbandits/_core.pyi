@@ -218,14 +218,14 @@ class EngineLock:
 
 @final
 class OnlineCall:
-    """``select`` / ``update`` of a learner that takes one selection at a
-    time (EXP2, SCRiBLe, batched elimination) or of FTRL / FTPL, with the
-    learner's lock and outstanding selection (see
-    ``dpbandits.learners.online_call``)."""
+    """``select`` / ``update`` of a learner bound in Rust (EXP2, SCRiBLe,
+    batched elimination, FTRL / FTPL, the private experts, batched EXP3,
+    the contextual linear learners), with the learner's lock and
+    outstanding selections (see ``dpbandits.learners.online_call``)."""
 
     def __new__(
         cls,
-        engine: Exp2Engine | ScribleEngine | FollowTheLeaderEngine | EliminationEngine,
+        engine: Any,
         checked_select: Callable[..., Any],
         checked_update: Callable[..., Any],
         *,
