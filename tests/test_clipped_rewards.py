@@ -155,6 +155,8 @@ FAMILIES = [
     _linear(dp.ShuffleLinUCB, epsilon=1.0, delta=0.1),
     _linear(dp.PrivateContextualUCB, epsilon=1.0),
     _linear(dp.PrivateContextualThompsonSampling, epsilon=1.0),
+    _linear(dp.ReweightedLinUCB),
+    _linear(dp.JointDPReweightedLinUCB, epsilon=1.0, delta=0.1),
     _elimination(),
     _contextual_elimination(),
     _losses(dp.PrivateFTRL, False, epsilon=1.0),

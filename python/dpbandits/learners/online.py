@@ -306,6 +306,11 @@ class LearnerBase:
         and arrays): here the pending selection of ``update(reward)``."""
         return {"pending": getattr(self, "_pending", None)}
 
+    def _match_checkpoint(self, extra: Mapping[str, Any], name: str) -> None:
+        """Brings the engine built from the header to the checkpoint's
+        structure (for K-armed learners: the arms added during the run)
+        before it is compared with the restored engine; nothing here."""
+
     def _restore_extra(self, extra: Mapping[str, Any]) -> None:
         if "pending" in extra:
             pending = extra["pending"]
@@ -462,6 +467,7 @@ class LearnerBase:
         # The engine just built from the header is the reference: its noise
         # parameters come from the library's calibration of the header's
         # configuration; the restored engine's come from the file.
+        learner._match_checkpoint(ckpt.extra, name)
         verify_engine(name, ckpt.config, learner._engine, restored)
         learner._engine = restored
         learner._restore_extra(ckpt.extra)
@@ -850,7 +856,8 @@ class OnlineLearner(BoundOnlineCall, LearnerBase):
 
     def _declared_bounds(self) -> tuple[float, float]:
         """(L, B) the engine enforces: ||x|| <= L, |reward| <= B."""
-        bounds = self._engine.noise_parameters()["bounds"]
+        params = self._engine.noise_parameters()
+        bounds = params.get("bounds") or {"l": params["l"], "b_tilde": params["b"]}
         return float(bounds["l"]), float(bounds["b_tilde"])
 
     def _warn_clipped_pair(self, x: NDArray[np.float64], reward: Any, stacklevel: int) -> None:
