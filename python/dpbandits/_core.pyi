@@ -192,6 +192,14 @@ class _Arms(Protocol):
     def outstanding(self) -> int: ...
     def outstanding_by_arm(self) -> NDArray[np.uint64]: ...
     def queue_lengths(self) -> NDArray[np.uint64]: ...
+    def add_arm(self) -> int:
+        """Adds an arm with fresh statistics; returns its index."""
+    def retire_arm(self, arm: int) -> None:
+        """Retires ``arm``: never selected again."""
+    def retired(self) -> NDArray[np.bool_]: ...
+    @property
+    def dropped(self) -> int:
+        """Rewards queued for retired arms: accepted, never fed."""
     def policy(self) -> tuple[int, int]:
         """(arm, version) of the current proposal."""
     @property

@@ -63,6 +63,7 @@ from dpbandits.privacy.private_experts import (
 )
 from dpbandits.privacy.secure import sampler_choice
 from dpbandits.serving import ArmPolicy
+from dpbandits.serving_sampled import PointPolicy
 
 __all__ = [
     "BatchedPrivateEXP3",
@@ -519,6 +520,24 @@ class PrivateDartboardExperts(LearnerBase):
         return int(self._engine.switches)
 
     @property
+    def policy_version(self) -> int:
+        """Moves when a batch of ``batch`` rounds ends (the expert is kept or redrawn)."""
+        return int(self._engine.t) // int(self.batch)
+
+    def policy(self) -> ArmPolicy:
+        """A read-only, picklable policy: the expert of the current batch
+        (:class:`dpbandits.serving.ArmPolicy`; its ``version`` is
+        :attr:`policy_version`).
+
+        Privacy: the expert played is the learner's output (the guarantee
+        covers the sequence of experts played: the noisy keep-or-redraw
+        test and the exponential-mechanism draws), so serving it, in any
+        thread, process or machine, is post-processing: it costs no
+        privacy."""
+        with self.lock:
+            return ArmPolicy(self.n, int(self._engine.select()), self.policy_version)
+
+    @property
     def privacy(self) -> Guarantee:
         """(epsilon, delta)-DP of the loss sequence, or none."""
         return self._secure_guarantee(self._privacy)
@@ -649,6 +668,23 @@ class LazyPrivateOCO(LearnerBase):
     def switches(self) -> int:
         """Redraws made (at most ``max_switches``)."""
         return int(self._engine.switches)
+
+    @property
+    def policy_version(self) -> int:
+        """Moves when a batch of ``batch`` rounds ends (the point is kept or redrawn)."""
+        return int(self._engine.t) // int(self.batch)
+
+    def policy(self) -> PointPolicy:
+        """A read-only, picklable policy: the point of the current batch
+        (:class:`dpbandits.serving_sampled.PointPolicy`; its ``version`` is
+        :attr:`policy_version`).
+
+        Privacy: the point played is the learner's output (the guarantee
+        covers the sequence of points played), so serving it, in any
+        thread, process or machine, is post-processing: it costs no
+        privacy."""
+        with self.lock:
+            return PointPolicy(self._engine.decision(), self.policy_version)
 
     @property
     def privacy(self) -> Guarantee:
