@@ -47,6 +47,7 @@ __all__ = [
     "OnlineCall",
     "PhasedMabEngine",
     "ReplayEnvEngine",
+    "ReweightedLinUcbEngine",
     "RowQueue",
     "ScribleEngine",
     "ShariffSheffetEnvEngine",
@@ -70,6 +71,7 @@ __all__ = [
     "_restore_mab",
     "_restore_mt_contextual",
     "_restore_phased_mab",
+    "_restore_reweighted_linucb",
     "_restore_scrible",
     "_restore_shariff_sheffet_env",
     "_restore_stochastic_experts",
@@ -110,6 +112,9 @@ class _Learner(_Pickled, Protocol):
     def t(self) -> int: ...
     @property
     def horizon(self) -> int: ...
+    @property
+    def clipped_rewards(self) -> int:
+        """Inputs recorded outside the declared bounds and clipped into them."""
     def reseed(self, seed: int | None = None) -> None:
         """Draws all future noise from a new root (None: operating-system
         entropy); past releases are unchanged."""
@@ -186,10 +191,20 @@ class _Arms(Protocol):
         """The loop of ``update(arms[i], rewards[i])`` (GIL released)."""
     def observe(self, arm: int, reward: float) -> None:
         """The engine's own call: ``reward`` of ``arm`` fed at once."""
+    def _set_label(self, name: str) -> None:
+        """Names the learner holding the engine (in its clipped-reward warning)."""
     @property
     def outstanding(self) -> int: ...
     def outstanding_by_arm(self) -> NDArray[np.uint64]: ...
     def queue_lengths(self) -> NDArray[np.uint64]: ...
+    def add_arm(self) -> int:
+        """Adds an arm with fresh statistics; returns its index."""
+    def retire_arm(self, arm: int) -> None:
+        """Retires ``arm``: never selected again."""
+    def retired(self) -> NDArray[np.bool_]: ...
+    @property
+    def dropped(self) -> int:
+        """Rewards queued for retired arms: accepted, never fed."""
     def policy(self) -> tuple[int, int]:
         """(arm, version) of the current proposal."""
     @property
@@ -216,14 +231,14 @@ class EngineLock:
 
 @final
 class OnlineCall:
-    """``select`` / ``update`` of a learner that takes one selection at a
-    time (EXP2, SCRiBLe, batched elimination) or of FTRL / FTPL, with the
-    learner's lock and outstanding selection (see
-    ``dpbandits.learners.online_call``)."""
+    """``select`` / ``update`` of a learner bound in Rust (EXP2, SCRiBLe,
+    batched elimination, FTRL / FTPL, the private experts, batched EXP3,
+    the contextual linear learners), with the learner's lock and
+    outstanding selections (see ``dpbandits.learners.online_call``)."""
 
     def __new__(
         cls,
-        engine: Exp2Engine | ScribleEngine | FollowTheLeaderEngine | EliminationEngine,
+        engine: Any,
         checked_select: Callable[..., Any],
         checked_update: Callable[..., Any],
         *,
@@ -262,8 +277,9 @@ class _Contextual(Protocol):
 
     def select(self, actions: NDArray[np.float64]) -> int:
         """Index of the row of ``actions`` (k, d) to play."""
-    def observe(self, x: NDArray[np.float64], reward: float) -> None:
-        """Records a played row and its reward (bounds enforced)."""
+    def observe(self, x: NDArray[np.float64], reward: float) -> bool:
+        """Records a played row and its reward (bounds enforced); True when
+        it is the first pair the bounds policy clipped."""
     def select_many(self, decision_sets: NDArray[np.float64]) -> tuple[NDArray[np.int64], BaseException | None]:
         """``select`` on each (k, d) set of ``decision_sets`` (n, k, d), GIL released:
         (the selections made, the error that stopped the batch or None)."""
@@ -463,6 +479,56 @@ class LinearPolicyEngine(_Pickled):
 def _restore_linear_policy(state: bytes) -> LinearPolicyEngine: ...
 
 @final
+class ReweightedLinUcbEngine(_Contextual, _SecureLearner):
+    """Batched information-weighted LinUCB (rust/src/policy/reweighted_linucb.rs):
+    one release per epoch of the weighted statistic (m = d(d+1)/2 + d
+    entries) with ``noise`` on every entry (None: no noise)."""
+
+    def __new__(
+        cls,
+        d: int,
+        horizon: int,
+        *,
+        first_epoch: int,
+        leverage: float,
+        noise: _Noise | None = None,
+        op_bound: float = 0.0,
+        chi_bound: float = 0.0,
+        ridge: float = 1.0,
+        reward_chi: float = 1.0,
+        s: float = 1.0,
+        beta_scale: float = 1.0,
+        l: float = 1.0,
+        b: float = 1.0,
+        clip: bool = True,
+        seed: int | None = None,
+    ) -> Self: ...
+    def ucb(self, actions: NDArray[np.float64]) -> NDArray[np.float64]:
+        """UCB of every row of ``actions``."""
+    def policy(self) -> LinearPolicyEngine:
+        """The policy the next selection follows, from released values only."""
+    def theta(self) -> NDArray[np.float64]:
+        """The current epoch's released estimate."""
+    def last_release(self) -> NDArray[np.float64]:
+        """The last released statistic (empty before the first release)."""
+    def _release_runs(self, xs: NDArray[np.float64], ys: NDArray[np.float64], count: int) -> NDArray[np.float64]:
+        """``count`` releases of the current epoch completed by ``xs``, ``ys`` (audits; flat)."""
+    @property
+    def releases(self) -> int: ...
+    @property
+    def psd_failures(self) -> int: ...
+    @property
+    def epoch_length(self) -> int: ...
+    @property
+    def gamma(self) -> float: ...
+    @property
+    def beta(self) -> float: ...
+    @staticmethod
+    def from_bytes(state: bytes) -> ReweightedLinUcbEngine: ...
+
+def _restore_reweighted_linucb(state: bytes) -> ReweightedLinUcbEngine: ...
+
+@final
 class TrustLinUcbEngine(_Contextual, _SecureLearner):
     """LinUCB on released sums of users' reports (local / shuffle model;
     rust/src/policy/linucb_trust.rs). Each user's report is the upper
@@ -629,8 +695,9 @@ class EliminationEngine(_SecureLearner):
         """``select`` after checking ``actions`` is the fixed action set."""
     def shuffle_sum_parameters(self, n: int) -> tuple[int, int, float]:
         """(g, b, p) of the shuffled sum over n users ("shuffle-sum" only)."""
-    def update(self, index: int, reward: float) -> None:
-        """Reward of the last selected action."""
+    def update(self, index: int, reward: float) -> bool:
+        """Reward of the last selected action; True when it is the first the
+        bounds policy clipped."""
     @property
     def batch_index(self) -> int: ...
     @property
@@ -669,7 +736,7 @@ class FollowTheLeaderEngine(_SecureLearner):
     def decision(self) -> NDArray[np.float64]: ...
     def released(self) -> NDArray[np.float64]:
         """The noisy prefix sum L~_t the decision is computed from."""
-    def observe(self, losses: NDArray[np.float64]) -> None: ...
+    def observe(self, losses: NDArray[np.float64]) -> bool: ...
     def observe_many(self, losses: NDArray[np.float64]) -> tuple[int, BaseException | None]:
         """``observe`` of each row of ``losses`` (rounds, n), GIL released:
         (rows recorded, the error that stopped the batch or None)."""
@@ -697,7 +764,7 @@ class Exp2Engine(_SecureLearner):
     ) -> Self: ...
     def select(self) -> int: ...
     def probabilities(self) -> NDArray[np.float64]: ...
-    def observe(self, index: int, loss: float) -> None: ...
+    def observe(self, index: int, loss: float) -> bool: ...
     @staticmethod
     def from_bytes(state: bytes) -> Exp2Engine: ...
 
@@ -720,7 +787,7 @@ class ScribleEngine(_Learner):
     ) -> Self: ...
     def select(self) -> NDArray[np.float64]: ...
     def iterate(self) -> NDArray[np.float64]: ...
-    def observe(self, loss: float) -> None: ...
+    def observe(self, loss: float) -> bool: ...
     @staticmethod
     def from_bytes(state: bytes) -> ScribleEngine: ...
 
@@ -980,7 +1047,7 @@ class StochasticExpertsEngine(_SecureLearner):
         seed: int | None = None,
     ) -> Self: ...
     def select(self) -> int: ...
-    def observe(self, losses: NDArray[np.float64]) -> None: ...
+    def observe(self, losses: NDArray[np.float64]) -> bool: ...
     def observe_many(self, losses: NDArray[np.float64]) -> list[int]: ...
     def _selection_runs(self, losses: NDArray[np.float64], runs: int) -> NDArray[np.uint64]: ...
     @property
@@ -1010,7 +1077,7 @@ class LazyExpertsEngine(_Learner):
         seed: int | None = None,
     ) -> Self: ...
     def select(self) -> int: ...
-    def observe(self, losses: NDArray[np.float64]) -> None: ...
+    def observe(self, losses: NDArray[np.float64]) -> bool: ...
     @property
     def switches(self) -> int: ...
     @staticmethod
@@ -1036,7 +1103,7 @@ class LazyBallEngine(_Learner):
         seed: int | None = None,
     ) -> Self: ...
     def decision(self) -> NDArray[np.float64]: ...
-    def observe(self, losses: NDArray[np.float64]) -> None: ...
+    def observe(self, losses: NDArray[np.float64]) -> bool: ...
     def _draw_runs(self, cumulative: NDArray[np.float64], runs: int) -> NDArray[np.float64]: ...
     @property
     def switches(self) -> int: ...
@@ -1064,7 +1131,7 @@ class DartboardExpertsEngine(_SecureLearner):
         seed: int | None = None,
     ) -> Self: ...
     def select(self) -> int: ...
-    def observe(self, losses: NDArray[np.float64]) -> None: ...
+    def observe(self, losses: NDArray[np.float64]) -> bool: ...
     def _switch_runs(self, losses: NDArray[np.float64], runs: int) -> NDArray[np.bool_]: ...
     def _draw_runs(self, losses: NDArray[np.float64], runs: int) -> NDArray[np.uint64]: ...
     @property
@@ -1093,7 +1160,7 @@ class BatchedExp3Engine(_SecureLearner):
     ) -> Self: ...
     def select(self) -> int: ...
     def probabilities(self) -> NDArray[np.float64]: ...
-    def observe(self, arm: int, loss: float) -> None: ...
+    def observe(self, arm: int, loss: float) -> bool: ...
     @staticmethod
     def from_bytes(state: bytes) -> BatchedExp3Engine: ...
 

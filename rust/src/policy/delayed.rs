@@ -39,6 +39,17 @@
 //! the base's guarantee over its input sequence carries over unchanged, and
 //! every selection is post-processing of what the base released.
 //!
+//! # Arms added and retired
+//!
+//! [`Delayed::add_arm`] gives the base a new arm (fresh statistics, its own
+//! noise; see the bases) with an empty queue; [`Delayed::retire_arm`] makes
+//! the base never propose the arm again. Either drops the cached proposal
+//! (the arm set changed: the base is asked anew). A retired arm's
+//! outstanding selections and later rewards are still accepted (they count
+//! towards the horizon) and queued, but never fed: the base only feeds its
+//! proposal's queue. They are the dropped rewards ([`Delayed::dropped`]),
+//! which never enter the private statistics.
+//!
 //! # Accounting
 //!
 //! The base is calibrated for `horizon` rewards: rewards accepted (fed +
@@ -69,6 +80,12 @@ pub trait ArmedEngine: Send + Sized + 'static {
     fn propose(&mut self) -> Result<usize>;
     /// The reward of pulling `arm`, the base's current proposal.
     fn feed(&mut self, arm: usize, reward: f64) -> Result<()>;
+    /// Adds an arm with fresh statistics; returns its index.
+    fn add_arm(&mut self) -> Result<usize>;
+    /// Retires `arm`: the base never proposes it again.
+    fn retire_arm(&mut self, arm: usize) -> Result<()>;
+    /// Whether each arm is retired.
+    fn retired(&self) -> &[bool];
     /// The base's serialized state.
     fn engine_bytes(&self) -> Vec<u8>;
     /// A base written by [`ArmedEngine::engine_bytes`] (checked).
@@ -95,6 +112,15 @@ impl ArmedEngine for Mab {
     #[inline]
     fn feed(&mut self, arm: usize, reward: f64) -> Result<()> {
         self.observe(arm, reward)
+    }
+    fn add_arm(&mut self) -> Result<usize> {
+        Self::add_arm(self)
+    }
+    fn retire_arm(&mut self, arm: usize) -> Result<()> {
+        Self::retire_arm(self, arm)
+    }
+    fn retired(&self) -> &[bool] {
+        Self::retired(self)
     }
     fn engine_bytes(&self) -> Vec<u8> {
         self.to_bytes()
@@ -125,6 +151,15 @@ impl ArmedEngine for PhasedMab {
     fn feed(&mut self, arm: usize, reward: f64) -> Result<()> {
         self.observe(arm, reward)
     }
+    fn add_arm(&mut self) -> Result<usize> {
+        Self::add_arm(self)
+    }
+    fn retire_arm(&mut self, arm: usize) -> Result<()> {
+        Self::retire_arm(self, arm)
+    }
+    fn retired(&self) -> &[bool] {
+        Self::retired(self)
+    }
     fn engine_bytes(&self) -> Vec<u8> {
         self.to_bytes()
     }
@@ -151,6 +186,9 @@ struct Queues {
     outstanding: Vec<u64>,
     /// Their total.
     pending: u64,
+    /// Rewards accepted outside the declared range and clipped into it
+    /// (the range policy `Clip`), counted on arrival.
+    clipped: u64,
 }
 
 /// Leading bytes of a serialized [`Delayed`] (refuses a bare engine's bytes).
@@ -182,6 +220,7 @@ impl<E: ArmedEngine> Delayed<E> {
             queued: 0,
             outstanding: vec![0; k],
             pending: 0,
+            clipped: 0,
         };
         Delayed { engine, q }
     }
@@ -198,6 +237,11 @@ impl<E: ArmedEngine> Delayed<E> {
         &self.engine
     }
 
+    /// Rewards accepted outside the declared range and clipped into it.
+    pub fn clipped_rewards(&self) -> u64 {
+        self.q.clipped
+    }
+
     /// Rewards received and not yet fed to the base.
     pub fn queued(&self) -> u64 {
         self.q.queued
@@ -211,6 +255,38 @@ impl<E: ArmedEngine> Delayed<E> {
     /// ... and per arm.
     pub fn outstanding_by_arm(&self) -> &[u64] {
         &self.q.outstanding
+    }
+
+    /// Adds an arm (module docs); returns its index.
+    pub fn add_arm(&mut self) -> Result<usize> {
+        self.q.queues.try_reserve(1).map_err(|_| Error::invalid("k", "no memory for another arm"))?;
+        self.q.outstanding.try_reserve(1).map_err(|_| Error::invalid("k", "no memory for another arm"))?;
+        let a = self.engine.add_arm()?;
+        self.q.queues.push(VecDeque::new());
+        self.q.outstanding.push(0);
+        self.q.proposal = None;
+        Ok(a)
+    }
+
+    /// Retires `arm` (module docs); the rewards queued for other arms are
+    /// then fed as the new proposal asks for them.
+    pub fn retire_arm(&mut self, arm: usize) -> Result<()> {
+        self.engine.retire_arm(arm)?;
+        if self.q.proposal == Some(arm) {
+            self.q.proposal = None;
+        }
+        self.drain()
+    }
+
+    /// Whether each arm is retired.
+    pub fn retired(&self) -> &[bool] {
+        self.engine.retired()
+    }
+
+    /// Rewards queued for retired arms: accepted, never fed.
+    pub fn dropped(&self) -> u64 {
+        let retired = self.engine.retired();
+        self.q.queues.iter().zip(retired).filter(|(_, &r)| r).map(|(q, _)| q.len() as u64).sum()
     }
 
     /// Per arm, the number of queued rewards.
@@ -301,8 +377,9 @@ impl<E: ArmedEngine> Delayed<E> {
         if arm >= k {
             return Err(Error::invalid("arm", format!("must be < {k}, got {arm}")));
         }
-        // The range policy's verdict now, not when the reward is fed.
-        self.engine.reward_range().enforce(reward)?;
+        // The range policy's verdict now, not when the reward is fed: the
+        // clipped value is what is queued or fed.
+        let clipped = self.engine.reward_range().enforce(reward)?;
         if self.engine.rounds_fed() + self.q.queued >= self.engine.rounds_allowed() {
             return Err(self.horizon_reached("no further reward is accepted"));
         }
@@ -311,14 +388,26 @@ impl<E: ArmedEngine> Delayed<E> {
         // without the queue (what `drain` would do: ask the proposal, feed
         // its queue's head); the next proposal is asked lazily.
         if self.q.queued == 0 && self.proposal()? == Some(arm) {
-            self.feed_now(arm, reward)?;
+            self.feed_now(arm, clipped)?;
+            self.count_clip(reward, clipped);
             self.answer(arm);
             return Ok(());
         }
-        self.q.queues[arm].push_back(reward);
+        self.q.queues[arm].push_back(clipped);
         self.q.queued += 1;
+        self.count_clip(reward, clipped);
         self.answer(arm);
         self.drain()
+    }
+
+    /// Counts `reward` as clipped when the range policy changed it into
+    /// `clipped` (only `Clip` does, and only outside the range).
+    #[inline]
+    #[allow(clippy::float_cmp)] // the policy returns the reward itself or its clip
+    fn count_clip(&mut self, reward: f64, clipped: f64) {
+        if clipped != reward {
+            self.q.clipped += 1;
+        }
     }
 
     /// One outstanding selection of `arm` answered (if there is one: the
@@ -413,10 +502,19 @@ impl<E: ArmedEngine> Delayed<E> {
     /// checks (a committed phase refuses another arm). The engine-level
     /// `observe` of the bindings; queued rewards are left where they are.
     pub fn observe_now(&mut self, arm: usize, reward: f64) -> Result<()> {
+        if self.engine.retired().get(arm) == Some(&true) {
+            return Err(Error::invalid("arm", format!("arm {arm} is retired")));
+        }
         if self.engine.rounds_fed() + self.q.queued >= self.engine.rounds_allowed() {
             return Err(self.horizon_reached("no further reward is accepted"));
         }
-        self.engine.feed(arm, reward)?;
+        let k = self.engine.arms();
+        if arm >= k {
+            return Err(Error::invalid("arm", format!("must be < {k}, got {arm}")));
+        }
+        let clipped = self.engine.reward_range().enforce(reward)?;
+        self.engine.feed(arm, clipped)?;
+        self.count_clip(reward, clipped);
         self.q.proposal = None;
         self.answer(arm);
         Ok(())
@@ -456,6 +554,9 @@ impl<E: ArmedEngine> Delayed<E> {
         }
         if q.proposal.is_some_and(|p| p >= k) || q.last.is_some_and(|p| p >= k) {
             return bad("proposal out of range");
+        }
+        if q.clipped > engine.rounds_fed().saturating_add(q.queued) {
+            return bad("more clipped rewards than rewards accepted");
         }
         if q.queues.iter().flatten().any(|r| !r.is_finite()) {
             return bad("a queued reward is not finite");
