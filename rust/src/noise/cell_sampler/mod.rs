@@ -164,7 +164,50 @@ pub struct CellSampler {
     /// Digits of the uniform in the first word.
     value_bits: u32,
     tail: Tail,
+    /// The constant-time path's table: one record (one cache line) per
+    /// alias column, holding everything a proposal from that column reads.
+    columns: Vec<Column>,
+    /// exp(-j / 16) for j = 0..8, rounded down (certified), in one cache
+    /// line.
+    exp_sixteenths: Sixteenths,
+    /// 1 / den rounded to nearest (the constant-time path's delta).
+    inv_den: f64,
 }
+
+/// What one proposal of the constant-time path reads: the alias column's
+/// threshold and both of its candidate items (the alias first, then the
+/// column's own item) with their certified bounds on theta, in units of
+/// 2^-52 (the 52 digits of the uniform a proposal compares). One 64-byte
+/// record per column, at an address the proposal's column (uniform over
+/// the columns) names, whichever item it yields: the cache sees the same
+/// access pattern for every value drawn.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(64))]
+struct Column {
+    threshold: u32,
+    item: [u32; 2],
+    theta_lo: [f64; 2],
+    theta_hi: [f64; 2],
+}
+
+/// Eight doubles aligned to a cache line: an index into them costs the
+/// same whatever its value.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+struct Sixteenths([f64; 8]);
+
+/// Degree of the Taylor polynomial of exp(-r), r in [0, 1/16), of the
+/// constant-time path: the truncation error is below r^6 / 6! <=
+/// 16^-6 / 720 = 8.28e-11.
+const EXP_DEGREE: usize = 5;
+/// A bound on |P - exp(-delta)| for the constant-time path's estimate P
+/// of exp(-delta), delta in [0, 1/2): the truncation (8.28e-11), the
+/// rounding of delta = num * (1/den) (two roundings, 2^-53 absolute at
+/// most, and exp is 1-Lipschitz there), the Horner evaluation (eleven
+/// roundings of numbers in [0, 1]: below 1.3e-15), the table entry (three
+/// units in the last place) and the product (one more): 8.28e-11 +
+/// 2e-15, rounded up.
+const EXP_ERROR: f64 = 8.3e-11;
 
 /// delta (den) = q(m) - q(c w) for the magnitude m = c w + o, exactly: o
 /// for the Laplace, o (2 c w + o) for the Gaussian (below 2^51, so exact as
@@ -189,6 +232,36 @@ fn sure_digits(shape: Shape, w: u64, inv_den_up: f64, theta: &[(f64, f64)]) -> V
         .map(|(c, &(theta_lo, _))| {
             let d_up = delta_num(shape, (c as u64) * w + last, last) * inv_den_up;
             ((1.0 - d_up) * theta_lo).max(0.0) as u64
+        })
+        .collect()
+}
+
+/// 1/k! for k = 0..5 (Horner's coefficients of S_5; each within half a
+/// unit in the last place, inside [`EXP_ERROR`]'s allowance).
+const INV_FACTORIAL: [f64; 6] = [1.0, 1.0, 0.5, 1.0 / 6.0, 1.0 / 24.0, 1.0 / 120.0];
+
+/// The constant-time path's records: per column, its threshold, and for
+/// the alias and the column's own item the item and its theta bounds
+/// rescaled from units of the first word's digits to units of 2^-52 (a
+/// power of two: exact). The tail and dummy items carry theta 0 (never
+/// read: they leave the fixed path or restart).
+fn column_records(threshold: &[u64], alias: &[u32], theta: &[(f64, f64)], value_bits: u32) -> Vec<Column> {
+    let scale = (1u64 << (CLOSE_BITS - value_bits)) as f64;
+    let bounds = |item: u32| theta.get(item as usize).map_or((0.0, 0.0), |&(lo, hi)| (lo * scale, hi * scale));
+    threshold
+        .iter()
+        .zip(alias)
+        .enumerate()
+        .map(|(c, (&t, &a))| {
+            let items = [a, c as u32];
+            let (lo0, hi0) = bounds(items[0]);
+            let (lo1, hi1) = bounds(items[1]);
+            Column {
+                threshold: u32::try_from(t).expect("alias thresholds are at most 2^20"),
+                item: items,
+                theta_lo: [lo0, lo1],
+                theta_hi: [hi0, hi1],
+            }
         })
         .collect()
 }
@@ -354,6 +427,15 @@ impl CellSampler {
         let inv_den = 1.0 / shape.exponent_den() as f64;
         let inv_den_up = inv_den * (1.0 + DELTA_MARGIN);
         let sure = sure_digits(shape, w, inv_den_up, &theta);
+        let columns = column_records(&threshold, &alias, &theta, value_bits);
+        // The constant-time path's delta stays below 1/2 in every cell
+        // (its exp(-j / 16) table has eight entries): delta at the last
+        // offset of the last cell is the largest.
+        let last = (cells - 1) * w + (w - 1);
+        let largest = delta_num(shape, last, w - 1) * inv_den_up;
+        assert!(largest < 0.5 * (1.0 - 1e-9), "cell table: delta reaches {largest}");
+        let exp_sixteenths =
+            Sixteenths(std::array::from_fn(|j| to_f64_bound(&exp_neg_bounds(j as u128, 16, 64).0, 64, false)));
         CellSampler {
             shape,
             cell_bits,
@@ -375,6 +457,9 @@ impl CellSampler {
             inv_den_down: inv_den * (1.0 - DELTA_MARGIN),
             value_bits,
             tail: Tail { start, scale: tail_scale, weight: tail_weight },
+            columns,
+            exp_sixteenths,
+            inv_den,
         }
     }
 
@@ -383,18 +468,128 @@ impl CellSampler {
         self.shape
     }
 
-    /// One draw from the exact law.
+    /// One draw from the exact law, by the constant-time path
+    /// ([`CellSampler::sample_constant_time`]).
     #[inline]
     pub fn sample<R: RngCore + ?Sized>(&self, rng: &mut R) -> i64 {
-        self.sample_impl::<R, false>(rng)
+        self.sample_constant_time(rng)
     }
 
     /// Independent draws times `step` into `out` (one call for a whole
     /// noise value: the table's fields stay in registers across draws).
     pub fn fill_scaled<R: RngCore + ?Sized>(&self, rng: &mut R, step: f64, out: &mut [f64]) {
         for v in out.iter_mut() {
-            *v = self.sample_impl::<R, false>(rng) as f64 * step;
+            *v = self.sample_constant_time(rng) as f64 * step;
         }
+    }
+
+    /// One draw by the branching path: the same law, fewer generator words
+    /// (one a proposal, a second only when the first digits do not decide)
+    /// and shortcuts whose use depends on the cell and offset drawn, so its
+    /// running time depends on the value. Kept as the reference the
+    /// constant-time path is benchmarked and timed against.
+    pub fn sample_branching<R: RngCore + ?Sized>(&self, rng: &mut R) -> i64 {
+        self.sample_impl::<R, false>(rng)
+    }
+
+    /// One draw whose running time does not depend on the value drawn,
+    /// except on events of probability below 2^-32 a proposal.
+    ///
+    /// A proposal always draws two generator words and does the same
+    /// work: it reads the one record of its alias column (a uniform
+    /// address: [`Column`]), selects the candidate item, sign, offset and
+    /// 52 digits of the uniform u without branches, and compares u with
+    /// bounds theta_lo (P - E) and theta_hi (P + E) on the acceptance
+    /// probability theta_c exp(-delta), where P = exp(-j/16) S_5(delta -
+    /// j/16) (a table of eight entries in one cache line, and the Taylor
+    /// sum S_5) errs by at most E = [`EXP_ERROR`]. The proposal is accepted
+    /// when u lies below the lower bound, rejected (a new proposal) above
+    /// the upper one, on the dummy item and on -0. The number of proposals
+    /// is geometric and independent of the value accepted (the proposals
+    /// are independent and identically distributed), so the time of a
+    /// draw is that number times a fixed cost. Two events leave the fixed
+    /// path: u between the bounds (probability below 2 E + 2^-43 + 2^-52
+    /// < 2^-32 a proposal; then the exact digit-by-digit comparison
+    /// decides, as in the branching path) and the tail item (probability
+    /// below e^-40 for the Laplace, e^-72 for the Gaussian). The law is
+    /// the branching path's: the same items, the same acceptance
+    /// probabilities, decided exactly.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    pub fn sample_constant_time<R: RngCore + ?Sized>(&self, rng: &mut R) -> i64 {
+        self.constant_time_impl::<R, false>(rng)
+    }
+
+    /// `FORCE_EXACT`: every in-cell proposal decided by the exact
+    /// comparison (tests of that path).
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    pub(crate) fn constant_time_impl<R: RngCore + ?Sized, const FORCE_EXACT: bool>(&self, rng: &mut R) -> i64 {
+        let more = CLOSE_BITS - self.value_bits;
+        loop {
+            let word = rng.next_u64();
+            let next = rng.next_u64();
+            let record = &self.columns[(word >> self.column_shift) as usize];
+            let keep = usize::from((word >> self.threshold_shift) & (CAPACITY - 1) < u64::from(record.threshold));
+            let item = u64::from(record.item[keep]);
+            let (theta_lo, theta_hi) = (record.theta_lo[keep], record.theta_hi[keep]);
+            let negative = word & self.sign_mask != 0;
+            let offset = (word >> self.offset_shift) & self.offset_mask;
+            let m = (item << self.cell_bits) + offset;
+            let digits = ((word & self.value_mask) << more) | (next >> (64 - more));
+            let p = self.exp_neg_estimate(delta_num(self.shape, m, offset));
+            let u = digits as i64 as f64; // digits < 2^52: exact
+            let in_cells = item < self.cells;
+            let negative_zero = (m == 0) & negative;
+            let accept = !FORCE_EXACT & in_cells & !negative_zero & (u + 1.0 <= theta_lo * (p - EXP_ERROR));
+            let above = !FORCE_EXACT & (u >= theta_hi * (p + EXP_ERROR));
+            let reject = (item > self.cells) | (in_cells & (negative_zero | above));
+            if accept {
+                // The sign by a mask, not a branch (it is a coin flip).
+                let mask = -i64::from(negative);
+                return (m as i64 ^ mask) - mask;
+            }
+            if !reject {
+                if let Some(y) = self.constant_time_rare(rng, item, m, negative, digits) {
+                    return y;
+                }
+            }
+        }
+    }
+
+    /// exp(-delta) for delta = num / den in [0, 1/2), within
+    /// [`EXP_ERROR`]: exp(-j/16) S_5(r), j = floor(16 delta), r = delta -
+    /// j/16 in [0, 1/16) (exact: Sterbenz). Branch-free; an index past the
+    /// table (a dummy item's meaningless delta) is clamped.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn exp_neg_estimate(&self, num: f64) -> f64 {
+        let delta = num * self.inv_den;
+        let j = ((delta * 16.0) as usize).min(7);
+        let r = delta - j as f64 * 0.0625;
+        let mut s = 1.0 / 120.0;
+        for k in (1..EXP_DEGREE).rev() {
+            s = INV_FACTORIAL[k] - r * s;
+        }
+        self.exp_sixteenths.0[j] * (1.0 - r * s)
+    }
+
+    /// The rare ends of a constant-time proposal: the tail item, and a
+    /// uniform too close to the acceptance probability for the bounds.
+    #[cold]
+    #[inline(never)]
+    fn constant_time_rare<R: RngCore + ?Sized>(
+        &self,
+        rng: &mut R,
+        item: u64,
+        m: u64,
+        negative: bool,
+        digits: u64,
+    ) -> Option<i64> {
+        if item == self.cells {
+            return self.tail_draw(rng);
+        }
+        self.accept_exactly(rng, item as usize, m, digits).then(|| signed(m, negative))
     }
 
     /// `FORCE_SLOW`: every in-cell acceptance by the exact digit-by-digit
