@@ -172,23 +172,32 @@ pub struct CellSampler {
     exp_sixteenths: Sixteenths,
     /// 1 / den rounded to nearest (the constant-time path's delta).
     inv_den: f64,
+    /// 2^(52 - value_bits): the first word's digits in units of 2^-52.
+    digit_unit: f64,
 }
 
 /// What one proposal of the constant-time path reads: the alias column's
 /// threshold and both of its candidate items (the alias first, then the
-/// column's own item) with their certified bounds on theta, in units of
-/// 2^-52 (the 52 digits of the uniform a proposal compares). One 64-byte
-/// record per column, at an address the proposal's column (uniform over
-/// the columns) names, whichever item it yields: the cache sees the same
-/// access pattern for every value drawn.
+/// column's own item) with a lower bound on their theta in units of 2^-52
+/// (the digits of the uniform), rounded down to single precision (so that
+/// theta <= theta_lo (1 + [`THETA_WIDTH`])). 16 bytes a column, at an
+/// address the proposal's column (uniform over the columns) names,
+/// whichever item it yields: the cache sees the same access pattern for
+/// every value drawn, and a table of 2048 columns fits a 32 KiB cache.
 #[derive(Clone, Copy, Debug, Default)]
-#[repr(C, align(64))]
+#[repr(C, align(16))]
 struct Column {
     threshold: u32,
-    item: [u32; 2],
-    theta_lo: [f64; 2],
-    theta_hi: [f64; 2],
+    item: [u16; 2],
+    theta_lo: [f32; 2],
 }
+
+/// theta <= theta_lo (1 + THETA_WIDTH) + THETA_SLACK (in units of 2^-52)
+/// for a record's single-precision lower bound theta_lo (a rounding down
+/// by at most 2^-24 relative, of a certified bound within 2^-43 relative
+/// and 2^-12 units of theta): checked at construction.
+const THETA_WIDTH: f64 = 1.0 / (1u64 << 22) as f64;
+const THETA_SLACK: f64 = 1.0 / 256.0;
 
 /// Eight doubles aligned to a cache line: an index into them costs the
 /// same whatever its value.
@@ -197,17 +206,23 @@ struct Column {
 struct Sixteenths([f64; 8]);
 
 /// Degree of the Taylor polynomial of exp(-r), r in [0, 1/16), of the
-/// constant-time path: the truncation error is below r^6 / 6! <=
-/// 16^-6 / 720 = 8.28e-11.
-const EXP_DEGREE: usize = 5;
-/// A bound on |P - exp(-delta)| for the constant-time path's estimate P
-/// of exp(-delta), delta in [0, 1/2): the truncation (8.28e-11), the
-/// rounding of delta = num * (1/den) (two roundings, 2^-53 absolute at
-/// most, and exp is 1-Lipschitz there), the Horner evaluation (eleven
-/// roundings of numbers in [0, 1]: below 1.3e-15), the table entry (three
-/// units in the last place) and the product (one more): 8.28e-11 +
-/// 2e-15, rounded up.
-const EXP_ERROR: f64 = 8.3e-11;
+/// constant-time path's first test: the truncation error is below r^4 / 4!
+/// <= 16^-4 / 24 = 6.36e-7.
+const FAST_DEGREE: usize = 3;
+/// A bound on |P - exp(-delta)| for the first test's estimate P of
+/// exp(-delta), delta in [0, 1/2): the truncation (6.36e-7), the rounding
+/// of delta = num * (1/den) (two roundings, 2^-53 absolute at most, and
+/// exp is 1-Lipschitz there), the Horner evaluation (seven roundings of
+/// numbers in [0, 1]), the table entry (three units in the last place) and
+/// the product (one more): below 6.36e-7 + 2e-15, rounded up.
+const FAST_ERROR: f64 = 6.4e-7;
+/// Degree of the rare second test's polynomial: truncation below
+/// 16^-8 / 8! = 5.78e-15.
+const PRECISE_DEGREE: usize = 7;
+/// The second test's bound, as [`FAST_ERROR`]: 5.78e-15 for the
+/// truncation, below 2.2e-15 for the roundings (fifteen in Horner's
+/// scheme, delta's, the table's and the product's).
+const EXP_ERROR: f64 = 1e-14;
 
 /// delta (den) = q(m) - q(c w) for the magnitude m = c w + o, exactly: o
 /// for the Laplace, o (2 c w + o) for the Gaussian (below 2^51, so exact as
@@ -236,9 +251,9 @@ fn sure_digits(shape: Shape, w: u64, inv_den_up: f64, theta: &[(f64, f64)]) -> V
         .collect()
 }
 
-/// 1/k! for k = 0..5 (Horner's coefficients of S_5; each within half a
-/// unit in the last place, inside [`EXP_ERROR`]'s allowance).
-const INV_FACTORIAL: [f64; 6] = [1.0, 1.0, 0.5, 1.0 / 6.0, 1.0 / 24.0, 1.0 / 120.0];
+/// 1/k! for k = 0..7 (Horner's coefficients; each within half a unit in
+/// the last place, inside the error bounds' allowance for roundings).
+const INV_FACTORIAL: [f64; 8] = [1.0, 1.0, 0.5, 1.0 / 6.0, 1.0 / 24.0, 1.0 / 120.0, 1.0 / 720.0, 1.0 / 5040.0];
 
 /// The constant-time path's records: per column, its threshold, and for
 /// the alias and the column's own item the item and its theta bounds
@@ -247,21 +262,30 @@ const INV_FACTORIAL: [f64; 6] = [1.0, 1.0, 0.5, 1.0 / 6.0, 1.0 / 24.0, 1.0 / 120
 /// read: they leave the fixed path or restart).
 fn column_records(threshold: &[u64], alias: &[u32], theta: &[(f64, f64)], value_bits: u32) -> Vec<Column> {
     let scale = (1u64 << (CLOSE_BITS - value_bits)) as f64;
-    let bounds = |item: u32| theta.get(item as usize).map_or((0.0, 0.0), |&(lo, hi)| (lo * scale, hi * scale));
+    let bound = |item: u32| -> f32 {
+        let Some(&(lo, hi)) = theta.get(item as usize) else {
+            return 0.0;
+        };
+        let (lo, hi) = (lo * scale, hi * scale);
+        // Round down to single precision (the conversion rounds to nearest).
+        let mut lo32 = lo as f32;
+        if f64::from(lo32) > lo {
+            lo32 = lo32.next_down();
+        }
+        assert!(
+            hi <= f64::from(lo32) * (1.0 + THETA_WIDTH) + THETA_SLACK,
+            "cell table: theta bounds [{lo}, {hi}] wider than the record allows"
+        );
+        lo32
+    };
     threshold
         .iter()
         .zip(alias)
         .enumerate()
-        .map(|(c, (&t, &a))| {
-            let items = [a, c as u32];
-            let (lo0, hi0) = bounds(items[0]);
-            let (lo1, hi1) = bounds(items[1]);
-            Column {
-                threshold: u32::try_from(t).expect("alias thresholds are at most 2^20"),
-                item: items,
-                theta_lo: [lo0, lo1],
-                theta_hi: [hi0, hi1],
-            }
+        .map(|(c, (&t, &a))| Column {
+            threshold: u32::try_from(t).expect("alias thresholds are at most 2^20"),
+            item: [u16::try_from(a).expect("at most 4096 items"), u16::try_from(c).expect("at most 4096 columns")],
+            theta_lo: [bound(a), bound(c as u32)],
         })
         .collect()
 }
@@ -460,6 +484,7 @@ impl CellSampler {
             columns,
             exp_sixteenths,
             inv_den,
+            digit_unit: (1u64 << (CLOSE_BITS - value_bits)) as f64,
         }
     }
 
@@ -493,27 +518,39 @@ impl CellSampler {
     }
 
     /// One draw whose running time does not depend on the value drawn,
-    /// except on events of probability below 2^-32 a proposal.
+    /// except on rare events whose probability does not depend on it
+    /// either (below).
     ///
-    /// A proposal always draws two generator words and does the same
-    /// work: it reads the one record of its alias column (a uniform
+    /// A proposal draws one generator word and does the same work whatever
+    /// it proposes: it reads the one record of its alias column (a uniform
     /// address: [`Column`]), selects the candidate item, sign, offset and
-    /// 52 digits of the uniform u without branches, and compares u with
-    /// bounds theta_lo (P - E) and theta_hi (P + E) on the acceptance
-    /// probability theta_c exp(-delta), where P = exp(-j/16) S_5(delta -
-    /// j/16) (a table of eight entries in one cache line, and the Taylor
-    /// sum S_5) errs by at most E = [`EXP_ERROR`]. The proposal is accepted
-    /// when u lies below the lower bound, rejected (a new proposal) above
-    /// the upper one, on the dummy item and on -0. The number of proposals
-    /// is geometric and independent of the value accepted (the proposals
-    /// are independent and identically distributed), so the time of a
-    /// draw is that number times a fixed cost. Two events leave the fixed
-    /// path: u between the bounds (probability below 2 E + 2^-43 + 2^-52
-    /// < 2^-32 a proposal; then the exact digit-by-digit comparison
-    /// decides, as in the branching path) and the tail item (probability
-    /// below e^-40 for the Laplace, e^-72 for the Gaussian). The law is
-    /// the branching path's: the same items, the same acceptance
-    /// probabilities, decided exactly.
+    /// the first b digits of the uniform u (b = 64 - column, threshold,
+    /// sign and offset bits: 17 for the lattice releases' laws) without
+    /// branches, and compares u with bounds theta_lo (P - E) and theta_hi
+    /// (P + E) on the acceptance probability theta_c exp(-delta), where
+    /// P = exp(-j/16) S_3(delta - j/16) (a table of eight entries in one
+    /// cache line, and the Taylor sum S_3) errs by at most E =
+    /// [`FAST_ERROR`]. Accepted when u's b digits lie below the lower
+    /// bound; rejected (a new proposal) when above the upper one, and on
+    /// the dummy item and on -0. The number of proposals is geometric and
+    /// independent of the value accepted (the proposals are independent
+    /// and identically distributed), so the time of a draw is that number
+    /// times a fixed cost, but for:
+    /// - u's b-digit interval straddling the bounds: probability below
+    ///   2^-b + 2E + 2^-21 a proposal whatever the threshold (an interval of width 2^-b meets
+    ///   a point with that probability), so a value-independent event,
+    ///   except in the far cells whose rounded weight leaves theta_c well
+    ///   below 1 (there an accepted draw is more likely to have straddled;
+    ///   their mass is below 2^-10 of the law). Then a second word gives
+    ///   52 digits, compared with bounds from a degree-7 estimate (error
+    ///   [`EXP_ERROR`]) and the double-precision theta, which decide
+    ///   except with probability below 2^-40 a proposal (then the exact
+    ///   digit-by-digit comparison, as in the branching path);
+    /// - the tail item (probability below e^-40 for the Laplace, e^-72 for
+    ///   the Gaussian).
+    ///
+    /// The law is the branching path's: the same items and the same
+    /// acceptance probabilities, decided exactly.
     #[allow(clippy::inline_always)]
     #[inline(always)]
     pub fn sample_constant_time<R: RngCore + ?Sized>(&self, rng: &mut R) -> i64 {
@@ -525,24 +562,26 @@ impl CellSampler {
     #[allow(clippy::inline_always)]
     #[inline(always)]
     pub(crate) fn constant_time_impl<R: RngCore + ?Sized, const FORCE_EXACT: bool>(&self, rng: &mut R) -> i64 {
-        let more = CLOSE_BITS - self.value_bits;
+        let unit = self.digit_unit;
         loop {
             let word = rng.next_u64();
-            let next = rng.next_u64();
             let record = &self.columns[(word >> self.column_shift) as usize];
             let keep = usize::from((word >> self.threshold_shift) & (CAPACITY - 1) < u64::from(record.threshold));
             let item = u64::from(record.item[keep]);
-            let (theta_lo, theta_hi) = (record.theta_lo[keep], record.theta_hi[keep]);
-            let negative = word & self.sign_mask != 0;
             let offset = (word >> self.offset_shift) & self.offset_mask;
             let m = (item << self.cell_bits) + offset;
-            let digits = ((word & self.value_mask) << more) | (next >> (64 - more));
-            let p = self.exp_neg_estimate(delta_num(self.shape, m, offset));
-            let u = digits as i64 as f64; // digits < 2^52: exact
+            let num = delta_num(self.shape, m, offset);
+            let p = self.exp_neg_estimate::<FAST_DEGREE>(num);
+            let theta = f64::from(record.theta_lo[keep]);
+            let (lower, upper) =
+                (theta * (p - FAST_ERROR), (theta * (1.0 + THETA_WIDTH) + THETA_SLACK) * (p + FAST_ERROR));
+            let negative = word & self.sign_mask != 0;
+            let digits = word & self.value_mask;
+            let u = (digits as i64 as f64) * unit; // exact: below 2^52, times a power of two
             let in_cells = item < self.cells;
             let negative_zero = (m == 0) & negative;
-            let accept = !FORCE_EXACT & in_cells & !negative_zero & (u + 1.0 <= theta_lo * (p - EXP_ERROR));
-            let above = !FORCE_EXACT & (u >= theta_hi * (p + EXP_ERROR));
+            let accept = !FORCE_EXACT & in_cells & !negative_zero & (u + unit <= lower);
+            let above = !FORCE_EXACT & (u >= upper);
             let reject = (item > self.cells) | (in_cells & (negative_zero | above));
             if accept {
                 // The sign by a mask, not a branch (it is a coin flip).
@@ -550,44 +589,63 @@ impl CellSampler {
                 return (m as i64 ^ mask) - mask;
             }
             if !reject {
-                if let Some(y) = self.constant_time_rare(rng, item, m, negative, digits) {
+                if let Some(y) = self.constant_time_rare::<R, FORCE_EXACT>(rng, item, m, negative, digits, num) {
                     return y;
                 }
             }
         }
     }
 
-    /// exp(-delta) for delta = num / den in [0, 1/2), within
-    /// [`EXP_ERROR`]: exp(-j/16) S_5(r), j = floor(16 delta), r = delta -
-    /// j/16 in [0, 1/16) (exact: Sterbenz). Branch-free; an index past the
-    /// table (a dummy item's meaningless delta) is clamped.
+    /// exp(-delta) for delta = num / den in [0, 1/2): exp(-j/16)
+    /// S_DEGREE(r), j = floor(16 delta), r = delta - j/16 in [0, 1/16)
+    /// (exact: Sterbenz), within [`FAST_ERROR`] for degree
+    /// [`FAST_DEGREE`] and [`EXP_ERROR`] for [`PRECISE_DEGREE`].
+    /// Branch-free; an index past the table (a dummy item's meaningless
+    /// delta) is clamped.
     #[allow(clippy::inline_always)]
     #[inline(always)]
-    fn exp_neg_estimate(&self, num: f64) -> f64 {
+    fn exp_neg_estimate<const DEGREE: usize>(&self, num: f64) -> f64 {
         let delta = num * self.inv_den;
-        let j = ((delta * 16.0) as usize).min(7);
+        let j = ((delta * 16.0) as i64).clamp(0, 7) as usize;
         let r = delta - j as f64 * 0.0625;
-        let mut s = 1.0 / 120.0;
-        for k in (1..EXP_DEGREE).rev() {
+        let mut s = INV_FACTORIAL[DEGREE];
+        for k in (1..DEGREE).rev() {
             s = INV_FACTORIAL[k] - r * s;
         }
         self.exp_sixteenths.0[j] * (1.0 - r * s)
     }
 
     /// The rare ends of a constant-time proposal: the tail item, and a
-    /// uniform too close to the acceptance probability for the bounds.
+    /// uniform whose first digits straddle the bounds (then 52 digits
+    /// against the double-precision bounds on theta, and the exact
+    /// comparison when those too straddle them).
     #[cold]
     #[inline(never)]
-    fn constant_time_rare<R: RngCore + ?Sized>(
+    fn constant_time_rare<R: RngCore + ?Sized, const FORCE_EXACT: bool>(
         &self,
         rng: &mut R,
         item: u64,
         m: u64,
         negative: bool,
         digits: u64,
+        num: f64,
     ) -> Option<i64> {
         if item == self.cells {
             return self.tail_draw(rng);
+        }
+        let p = self.exp_neg_estimate::<PRECISE_DEGREE>(num);
+        let more = CLOSE_BITS - self.value_bits;
+        let digits = (digits << more) | (rng.next_u64() >> (64 - more));
+        let u = digits as i64 as f64;
+        let scale = (1u64 << more) as f64;
+        let (theta_lo, theta_hi) = self.theta[item as usize];
+        if !FORCE_EXACT {
+            if u + 1.0 <= theta_lo * scale * (p - EXP_ERROR) {
+                return Some(signed(m, negative));
+            }
+            if u >= theta_hi * scale * (p + EXP_ERROR) {
+                return None;
+            }
         }
         self.accept_exactly(rng, item as usize, m, digits).then(|| signed(m, negative))
     }
