@@ -8,9 +8,19 @@
 //! Steinke 2020, "The discrete Gaussian for differential privacy"), so the
 //! calibrations and audits of those laws apply; only the way the
 //! generator's words are spent differs (so seeded draws differ from
-//! theirs). Cost: about two generator words and a dozen floating-point
+//! theirs). Cost: about one generator word and twenty floating-point
 //! operations a draw, where von Neumann's Laplace and CKS Alg. 3's Gaussian
 //! spend several words and unpredictable branches.
+//!
+//! Two paths draw from a table: the constant-time path
+//! ([`CellSampler::sample_constant_time`], what [`CellSampler::sample`] and
+//! every release use), whose running time does not depend on the value
+//! drawn, and the branching path ([`CellSampler::sample_branching`]), with
+//! shortcuts taken according to the cell and offset drawn, kept as the
+//! reference the first is benchmarked and timed against. The description
+//! of a draw below is the branching path's; the constant-time path makes
+//! the same decisions with a fixed amount of work a proposal (see its
+//! documentation).
 //!
 //! Valid inputs: a discrete Laplace scale t >= 1, a discrete Gaussian
 //! variance 1 <= var <= 2^50 ([`MAX_GAUSSIAN_VAR`]). [`discrete_laplace`]
@@ -537,12 +547,15 @@ impl CellSampler {
     /// and identically distributed), so the time of a draw is that number
     /// times a fixed cost, but for:
     /// - u's b-digit interval straddling the bounds: probability below
-    ///   2^-b + 2E + 2^-21 a proposal whatever the threshold (an interval of width 2^-b meets
-    ///   a point with that probability), so a value-independent event,
-    ///   except in the far cells whose rounded weight leaves theta_c well
-    ///   below 1 (there an accepted draw is more likely to have straddled;
-    ///   their mass is below 2^-10 of the law). Then a second word gives
-    ///   52 digits, compared with bounds from a degree-7 estimate (error
+    ///   2^-b + 2E + 2^-21 a proposal, whatever is proposed (an interval of
+    ///   width 2^-b meets a point with that probability). For the proposal
+    ///   that is accepted it is about 2^-(b+1) / a, a = theta_c
+    ///   exp(-delta) >= 0.6 theta_c its acceptance probability, so it
+    ///   depends on the value only through a (theta_c > 1 - 2^-10 but in
+    ///   the far cells, which hold less than 2^-10 of the law): what the
+    ///   timing can tell about the value rests on an event of probability
+    ///   about 2^-b (b = 17: 7.6e-6) a draw. Then a second word gives 52
+    ///   digits, compared with bounds from a degree-7 estimate (error
     ///   [`EXP_ERROR`]) and the double-precision theta, which decide
     ///   except with probability below 2^-40 a proposal (then the exact
     ///   digit-by-digit comparison, as in the branching path);
@@ -601,12 +614,15 @@ impl CellSampler {
     /// (exact: Sterbenz), within [`FAST_ERROR`] for degree
     /// [`FAST_DEGREE`] and [`EXP_ERROR`] for [`PRECISE_DEGREE`].
     /// Branch-free; an index past the table (a dummy item's meaningless
-    /// delta) is clamped.
+    /// delta) is masked.
     #[allow(clippy::inline_always)]
     #[inline(always)]
     fn exp_neg_estimate<const DEGREE: usize>(&self, num: f64) -> f64 {
         let delta = num * self.inv_den;
-        let j = ((delta * 16.0) as i64).clamp(0, 7) as usize;
+        // A mask, not a clamp (a clamp compiles to branches taken according
+        // to delta, and so to the value): delta < 1/2 in every cell, so the
+        // mask changes nothing there.
+        let j = ((delta * 16.0) as i64 as usize) & 7;
         let r = delta - j as f64 * 0.0625;
         let mut s = INV_FACTORIAL[DEGREE];
         for k in (1..DEGREE).rev() {
