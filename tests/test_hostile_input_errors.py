@@ -235,5 +235,5 @@ def test_the_namespace_has_no_future_import() -> None:
     public = {n for n in vars(dp) if not n.startswith("_")}
     assert public - set(dp.__all__) <= {"design", "errors", "mechanisms", "privacy", "envs", "learners", "sim",
                                         "sweeps", "noise", "nets", "audit", "checkpoint", "plot", "experiments",
-                                        "ledger", "autosave", "serving", "serving_linear", "worker_lifetime",
-                                        "cli"}, public - set(dp.__all__)
+                                        "ledger", "autosave", "serving", "serving_linear", "serving_sampled",
+                                        "worker_lifetime", "cli"}, public - set(dp.__all__)

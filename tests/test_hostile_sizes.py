@@ -113,6 +113,12 @@ CASES: dict[str, list[tuple[str, str, bool]]] = {
     "LazyPrivateExperts": [
         ("n", "dp.LazyPrivateExperts({v}, 100, 1.0)", True),
         ("horizon", "l = dp.LazyPrivateExperts(3, {v}, 1.0); l.select(); l.update([0.1, 0.2, 0.3])", False)],
+    "LazyPrivateOCO": [
+        ("n", "dp.LazyPrivateOCO({v}, 100, 1.0)", True),
+        ("horizon", "l = dp.LazyPrivateOCO(3, {v}, 1.0); l.decision(); l.update([0.1, 0.2, 0.3])", False)],
+    "PrivateDartboardExperts": [
+        ("n", "dp.PrivateDartboardExperts({v}, 100, 1.0)", True),
+        ("horizon", "l = dp.PrivateDartboardExperts(3, {v}, 1.0); l.select(); l.update([0.1, 0.2, 0.3])", False)],
     "BatchedPrivateEXP3": [
         ("k", "dp.BatchedPrivateEXP3({v}, 100, 1.0)", True),
         ("horizon", "l = dp.BatchedPrivateEXP3(3, {v}, 1.0); l.select(); l.update(0.5)", False)],
@@ -137,6 +143,9 @@ CASES: dict[str, list[tuple[str, str, bool]]] = {
     "ShariffSheffetEnv": [("d", "dp.ShariffSheffetEnv({v})", True),
                           ("d", "dp.ShariffSheffetEnv({v}, k=2)", True),
                           ("k", "dp.ShariffSheffetEnv(3, k={v}).decision_set(1)", True)],
+    "ChasingAdversary": [("n", "dp.ChasingAdversary({v})", True)],
+    "LogisticContextualEnv": [("d", "dp.LogisticContextualEnv({v})", True),
+                              ("k", "dp.LogisticContextualEnv(3, k={v}).decision_set(1)", True)],
     "SwitchingBestExpert": [("n", "dp.SwitchingBestExpert({v})", True),
                             ("first_phase", "dp.SwitchingBestExpert(3, first_phase={v})", False)],
     "TreeCounter": [

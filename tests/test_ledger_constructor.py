@@ -11,11 +11,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from _hostile_kinds import KINDS
 
 import dpbandits as dp
 from dpbandits.errors import PrivacyBudgetError
 from dpbandits.learners.online import LearnerBase
-from tests._hostile_kinds import KINDS
 
 #: Learner classes of dpbandits.__all__ that the hostile-state registry does
 #: not build.

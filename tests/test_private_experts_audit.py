@@ -166,3 +166,109 @@ def test_batched_exp3_batch_sum_meets_epsilon_and_half_noise_is_flagged(record_p
     bug = audit(batched_release((kind, steps // 2, exponent)), epsilon=eps, n=N, seed=4402)
     _report("BatchedPrivateEXP3 batch sum, planted bug: half the noise", bug, record_property)
     assert not bug.passed
+
+
+# --- PrivateDartboardExperts: the switching test (D1) and one draw (D2) -------------
+#
+# (D1) The switching test of one batch of one round, read with the
+# learner's own test noise (``noise_wire``): the current expert's batch
+# loss is 0 (side 0) or 1 (side 1). eta = 64 and shift 0 make the test
+# nearly the threshold event {a + Z <= 0} (keep) whose probability moves
+# by the Laplace ratio in the tail, so a correct test is audited close to
+# its claim eps_test = 2^j / t; the planted bug halves the noise.
+# (D2) One exponential-mechanism draw of d = 32 experts from cumulative
+# losses (0, 1, ..., 1) vs (1, 0, ..., 0): the statistic "expert 0 drawn"
+# has log ratio eta + ln((31 + e^-eta) / (1 + 31 e^-eta)) = 0.967 at
+# eta = 1/2, near the claim 2 eta; the planted bug draws with 2 eta.
+
+
+def dartboard_test(wire: tuple):  # type: ignore[no-untyped-def, type-arg]
+    rows = [np.array([0.0, 1.0]), np.array([1.0, 0.0])]
+
+    def mechanism(side: int, count: int, seed: int) -> np.ndarray:
+        engine = _core.DartboardExpertsEngine(2, 10, 1, 64.0, 0.0, 10, noise=wire, seed=seed)
+        return engine._switch_runs(rows[side][:1], count).astype(np.float64)
+
+    return mechanism
+
+
+def dartboard_draw(eta: float):  # type: ignore[no-untyped-def]
+    rows = [np.ones((1, D)), np.zeros((1, D))]
+    rows[0][0, 0], rows[1][0, 0] = 0.0, 1.0
+
+    def mechanism(side: int, count: int, seed: int) -> np.ndarray:
+        engine = _core.DartboardExpertsEngine(D, 10, 1, eta, 0.0, 10, seed=seed)
+        return (engine._draw_runs(rows[side], count) == 0).astype(np.float64)
+
+    return mechanism
+
+
+@pytest.mark.slow
+def test_dartboard_test_and_draw_meet_their_accounting_and_planted_bugs_are_flagged(record_property) -> None:  # type: ignore[no-untyped-def]
+    from dpbandits.learners.private_experts import PrivateDartboardExperts
+
+    lr = PrivateDartboardExperts(D, 10_000, 4.0, seed=0)
+    kind, steps, exponent = lr.noise_wire
+    claim = 2.0**exponent / steps
+    ok = audit(dartboard_test(lr.noise_wire), epsilon=claim, n=N, seed=4501, confidence=AT_CLAIM)
+    _report(f"PrivateDartboardExperts switching test, {lr.noise_wire}, claim {claim:.3f}", ok, record_property)
+    assert ok.passed and ok.epsilon_lower_bound > 0.6 * claim
+    bug = audit(dartboard_test((kind, steps // 2, exponent)), epsilon=claim, n=N, seed=4502)
+    _report("PrivateDartboardExperts switching test, planted bug: half the noise", bug, record_property)
+    assert not bug.passed
+    eta = 0.5
+    exact = eta + np.log((31 + np.exp(-eta)) / (1 + 31 * np.exp(-eta)))
+    assert exact == pytest.approx(0.967, abs=1e-3)
+    ok = audit(dartboard_draw(eta), epsilon=2 * eta, n=N, seed=4503, confidence=AT_CLAIM)
+    _report(f"PrivateDartboardExperts draw, eta {eta}, claim {2 * eta}", ok, record_property)
+    assert ok.passed and ok.epsilon_lower_bound > exact - 0.1
+    bug = audit(dartboard_draw(2 * eta), epsilon=2 * eta, n=N, seed=4504)
+    _report("PrivateDartboardExperts draw, planted bug: twice eta", bug, record_property)
+    assert not bug.passed
+
+
+# --- LazyPrivateOCO: one batch on the ball of R^1 ----------------------------------
+#
+# n = 1 (the ball is [-1, 1]), one batch of B = 1 round, at most one
+# switch: the released values are x_0 (uniform, data independent) and x_1.
+# Side 0 has loss +1, side 1 loss -1. The statistic (1 - x_0) if the point
+# switched, else 0, puts "switched away from x_0 near -1" at the top: on
+# side 0 the batch loss <g, x_0> + ||g|| = x_0 + 1 is near 0 there and
+# only the floor gamma makes a switch likely; on side 1 it is near 2. The
+# claim is the pure accounting eps_coin + 4 eta for one draw ((B1)-(B2));
+# the planted bug drops the floor (gamma ~ 0).
+
+
+def lazy_ball_release(eta: float, gamma: float):  # type: ignore[no-untyped-def]
+    rows = [np.array([1.0]), np.array([-1.0])]
+
+    def mechanism(side: int, count: int, seed: int) -> np.ndarray:
+        out = np.empty(count)
+        loss, engine_cls = rows[side], _core.LazyBallEngine
+        for r in range(count):
+            e = engine_cls(1, 2, 1, eta, gamma, 1, seed=(seed * 10_000_019 + r) % 2**64)
+            x0 = float(e.decision()[0])
+            e.observe(loss)
+            out[r] = (1.0 - x0) if e.switches else 0.0
+        return out
+
+    return mechanism
+
+
+@pytest.mark.slow
+def test_lazy_ball_batch_meets_its_accounting_and_a_dropped_floor_is_flagged(record_property) -> None:  # type: ignore[no-untyped-def]
+    from dpbandits.privacy.private_experts import lazy_ball_epsilon
+
+    eta, gamma = 0.5, 0.3
+    claim = lazy_ball_epsilon(eta, gamma, 1, 1e-6)
+    assert claim == pytest.approx(max(4 * eta, np.log1p(4 * eta * (1 - gamma) / gamma)) + 4 * eta)
+    ok = audit(lazy_ball_release(eta, gamma), epsilon=claim, n=N, seed=4601, confidence=AT_CLAIM)
+    _report(f"LazyPrivateOCO one batch, eta {eta}, gamma {gamma}, claim {claim:.3f}", ok, record_property)
+    # The switch from x_0 -> -1 has probability gamma on side 0 and
+    # 1 - (1 - gamma) e^(-2 eta) on side 1: log ratio 0.906 in the limit.
+    limit = np.log((1 - (1 - gamma) * np.exp(-2 * eta)) / gamma)
+    assert limit == pytest.approx(0.906, abs=1e-3)
+    assert ok.passed and ok.epsilon_lower_bound > limit - 0.25
+    bug = audit(lazy_ball_release(eta, 1e-4), epsilon=claim, n=N, seed=4602)
+    _report("LazyPrivateOCO one batch, planted bug: no switching floor", bug, record_property)
+    assert not bug.passed

@@ -26,6 +26,7 @@ __all__ = [
     "BaiBernoulliRewards",
     "BaiEngine",
     "BatchedExp3Engine",
+    "DartboardExpertsEngine",
     "EliminationEngine",
     "EngineLock",
     "EnvironmentFactory",
@@ -33,16 +34,20 @@ __all__ = [
     "FactorizationCounter",
     "FollowTheLeaderEngine",
     "KArmedBanditEngine",
+    "LazyBallEngine",
     "LazyExpertsEngine",
     "LearnerFactory",
     "LinUcbEngine",
     "LinearBanditEnvEngine",
     "LinearPolicyEngine",
+    "LogisticContextualEnvEngine",
     "LossEnvEngine",
     "MabEngine",
     "MtContextualEngine",
+    "OnlineCall",
     "PhasedMabEngine",
     "ReplayEnvEngine",
+    "RowQueue",
     "ScribleEngine",
     "ShariffSheffetEnvEngine",
     "StochasticExpertsEngine",
@@ -50,15 +55,18 @@ __all__ = [
     "TrustLinUcbEngine",
     "__version__",
     "_restore_batched_exp3",
+    "_restore_dartboard_experts",
     "_restore_elimination",
     "_restore_exp2",
     "_restore_factorization_counter",
     "_restore_follow_the_leader",
     "_restore_k_armed_bandit",
+    "_restore_lazy_ball",
     "_restore_lazy_experts",
     "_restore_linear_bandit_env",
     "_restore_linear_policy",
     "_restore_linucb",
+    "_restore_logistic_contextual_env",
     "_restore_mab",
     "_restore_mt_contextual",
     "_restore_phased_mab",
@@ -207,6 +215,49 @@ class EngineLock:
     def __exit__(self, *_args: object) -> None: ...
     def _is_owned(self) -> bool: ...
 
+@final
+class OnlineCall:
+    """``select`` / ``update`` of a learner that takes one selection at a
+    time (EXP2, SCRiBLe, batched elimination) or of FTRL / FTPL, with the
+    learner's lock and outstanding selection (see
+    ``dpbandits.learners.online_call``)."""
+
+    def __new__(
+        cls,
+        engine: Exp2Engine | ScribleEngine | FollowTheLeaderEngine | EliminationEngine,
+        checked_select: Callable[..., Any],
+        checked_update: Callable[..., Any],
+        *,
+        simplex: bool = True,
+        queue: RowQueue | None = None,
+    ) -> OnlineCall: ...
+    @property
+    def lock(self) -> EngineLock: ...
+    @property
+    def queue(self) -> RowQueue | None: ...
+    @property
+    def pending(self) -> Any: ...
+    @pending.setter
+    def pending(self, value: Any) -> None: ...
+    def select(self, *args: Any) -> Any: ...
+    def update(self, *args: Any) -> None: ...
+
+@final
+class RowQueue:
+    """First-in-first-out feature rows of a contextual learner's outstanding
+    selections (the interface of ``dpbandits.learners.outstanding.OutstandingRows``)."""
+
+    def __new__(cls, d: int) -> RowQueue: ...
+    def __len__(self) -> int: ...
+    def rows(self) -> NDArray[np.float64]: ...
+    def clear(self) -> None: ...
+    def push(self, row: NDArray[np.float64]) -> None: ...
+    def push_many(self, rows: NDArray[np.float64]) -> None: ...
+    def only(self) -> NDArray[np.float64] | None: ...
+    def pop_first(self) -> None: ...
+    def settle(self, x: NDArray[np.float64]) -> bool: ...
+    def settle_many(self, xs: NDArray[np.float64]) -> None: ...
+
 class _Contextual(Protocol):
     """A contextual linear learner (part ``contextual``)."""
 
@@ -273,6 +324,8 @@ class TreeCounter(_Counter):
     ) -> Self: ...
     def live_nodes(self) -> list[tuple[int, int, int, NDArray[np.float64]]]:
         """(level, first_leaf, last_leaf, noisy_sum) of the current decomposition."""
+    def reseed(self, seed: int | None = None) -> None:
+        """Future node noise and padding from a new root (None: operating-system entropy)."""
     @property
     def padded(self) -> bool: ...
     @property
@@ -304,6 +357,8 @@ class FactorizationCounter(_Counter):
     ) -> Self: ...
     def encoder(self, n: int) -> NDArray[np.float64]:
         """The first ``n`` encoder coefficients c_0..c_{n-1} (empty for "smooth-binary")."""
+    def reseed(self, seed: int | None = None) -> None:
+        """Future noise from a new root (None: operating-system entropy)."""
     @property
     def factorization(self) -> tuple[str, list[float], list[float]]:
         """("sqrt" | "blt" | "smooth-binary", theta, omega)."""
@@ -583,6 +638,8 @@ class EliminationEngine(_SecureLearner):
     def committed(self) -> int | None: ...
     def active(self) -> NDArray[np.uint64]:
         """The surviving set A_i."""
+    def batch_plan(self) -> tuple[NDArray[np.uint64], NDArray[np.uint64], int]:
+        """The current batch's core set, its pulls and the batch index."""
     def history(self) -> list[dict[str, object]]:
         """One dict of released data per finished batch."""
     @staticmethod
@@ -689,6 +746,22 @@ class ShariffSheffetEnvEngine(_Rounds, _Pickled):
 def _restore_shariff_sheffet_env(state: bytes) -> ShariffSheffetEnvEngine: ...
 
 @final
+class LogisticContextualEnvEngine(_Rounds, _Pickled):
+    """App. D's decision sets with logistic (Bernoulli) rewards, round by round."""
+
+    def __new__(
+        cls, d: int, k: int, gap: float, optimal_reward: float, scale: float, seed: int | None = None
+    ) -> Self: ...
+    def mean_rewards(self) -> NDArray[np.float64]: ...
+    def theta(self) -> NDArray[np.float64]: ...
+    @staticmethod
+    def from_bytes(state: bytes) -> LogisticContextualEnvEngine: ...
+    def _factory(self) -> EnvironmentFactory:
+        """The configuration, for the simulation loop."""
+
+def _restore_logistic_contextual_env(state: bytes) -> LogisticContextualEnvEngine: ...
+
+@final
 class KArmedBanditEngine(_Pickled):
     """Bernoulli (``sigma=None``) or Gaussian K-armed bandit (rust/src/env/k_armed.rs)."""
 
@@ -739,6 +812,11 @@ class LossEnvEngine:
         center: Sequence[float], spread: float, seed: int | None = None, geometry: str = "ball"
     ) -> LossEnvEngine:
         """l_t = center + U(-spread, spread)^N, mapped into the geometry's loss set."""
+    @staticmethod
+    def chase_played(n: int, seed: int | None = None) -> LossEnvEngine:
+        """The adaptive adversary charging the expert played in the previous round."""
+    def record_play(self, index: int) -> None:
+        """Tells an adaptive adversary the expert played this round."""
     def next_round(self) -> NDArray[np.float64]: ...
     def regret(self, index: int) -> float: ...
     def point_loss(self, x: NDArray[np.float64]) -> float:
@@ -948,6 +1026,62 @@ class LazyExpertsEngine(_Learner):
     def from_bytes(state: bytes) -> LazyExpertsEngine: ...
 
 def _restore_lazy_experts(state: bytes) -> LazyExpertsEngine: ...
+
+@final
+class LazyBallEngine(_Learner):
+    """Lazy exponential weights on the unit ball (after Asi, Koren, Liu &
+    Talwar 2024, L2P for OCO); see dpbandits.LazyPrivateOCO."""
+
+    def __new__(
+        cls,
+        n: int,
+        horizon: int,
+        batch: int,
+        eta: float,
+        gamma: float,
+        max_switches: int,
+        *,
+        clip: bool = True,
+        seed: int | None = None,
+    ) -> Self: ...
+    def decision(self) -> NDArray[np.float64]: ...
+    def observe(self, losses: NDArray[np.float64]) -> None: ...
+    def _draw_runs(self, cumulative: NDArray[np.float64], runs: int) -> NDArray[np.float64]: ...
+    @property
+    def switches(self) -> int: ...
+    @staticmethod
+    def from_bytes(state: bytes) -> LazyBallEngine: ...
+
+def _restore_lazy_ball(state: bytes) -> LazyBallEngine: ...
+
+@final
+class DartboardExpertsEngine(_SecureLearner):
+    """The batched private shrinking dartboard (after Asi, Feldman, Koren &
+    Talwar 2023, oblivious adversaries); see dpbandits.PrivateDartboardExperts."""
+
+    def __new__(
+        cls,
+        n: int,
+        horizon: int,
+        batch: int,
+        eta: float,
+        shift: float,
+        max_switches: int,
+        *,
+        noise: _Noise = ...,
+        clip: bool = True,
+        seed: int | None = None,
+    ) -> Self: ...
+    def select(self) -> int: ...
+    def observe(self, losses: NDArray[np.float64]) -> None: ...
+    def _switch_runs(self, losses: NDArray[np.float64], runs: int) -> NDArray[np.bool_]: ...
+    def _draw_runs(self, losses: NDArray[np.float64], runs: int) -> NDArray[np.uint64]: ...
+    @property
+    def switches(self) -> int: ...
+    @staticmethod
+    def from_bytes(state: bytes) -> DartboardExpertsEngine: ...
+
+def _restore_dartboard_experts(state: bytes) -> DartboardExpertsEngine: ...
 
 @final
 class BatchedExp3Engine(_SecureLearner):

@@ -28,6 +28,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import _core
+from dpbandits._replay import _REPLAY
 from dpbandits._sizes import check_bytes, format_bytes
 from dpbandits._validation import float_array, positive, positive_int, seed_or_none
 from dpbandits.errors import AllocationError, StateError
@@ -100,6 +101,20 @@ class TreeCounter:
     node's noise is drawn once, when the node is completed, and is stored
     with it: reading a release twice, pickling, or restoring never redraws
     it. Memory is O(log n) values.
+
+    Restores and copies never repeat future noise. A counter restored for
+    use (:meth:`load`, an unpickled copy, ``copy.copy``, ``copy.deepcopy``)
+    keeps every noise value already drawn (completed nodes, the current
+    round's padding, persistent padding draws, a factorization counter's
+    buffers: each covers only values both copies hold, or none) and draws
+    every future value from a generator re-keyed from operating-system
+    entropy. Two restores of one state fed neighbouring values therefore
+    release values with independent new noise, and their privacy losses
+    compose; with one generator they would differ by exactly the data
+    difference (epsilon = infinity). Bit-identical research replays, for
+    simulated or public data only, are explicit: ``load(path,
+    replay=True)``, or pickling and copying inside a
+    ``dpbandits.research_replay()`` block.
 
     Parameters
     ----------
@@ -396,21 +411,31 @@ class TreeCounter:
             write_checkpoint(path, _TREE_KIND, {}, bytes(self._inner.to_bytes()), key=key)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], *, key: bytes | str | None = None) -> TreeCounter:
-        """A counter saved by :meth:`save`, continuing exactly where it
-        stopped: its future node noise is what it would have drawn.
+    def load(cls, path: str | os.PathLike[str], *, key: bytes | str | None = None,
+             replay: bool = False) -> TreeCounter:
+        """A counter saved by :meth:`save`, restored for use: every value it
+        released and every noise value already drawn are kept, and its
+        future noise comes from a generator re-keyed from operating-system
+        entropy (two restores fed neighbouring values add independent new
+        noise). ``replay=True``: a bit-identical research replay (the future
+        noise the saved counter would have drawn), for simulated or public
+        data only.
         Raises :class:`dpbandits.errors.CheckpointError` for a corrupted
         file, one from an unknown format version, or one failing
         authentication with ``key`` (or authenticated when no key is given)."""
         from dpbandits.checkpoint import read_checkpoint
         from dpbandits.errors import CheckpointError
 
+        if not isinstance(replay, bool):
+            raise TypeError(f"invalid argument `replay`: expected True or False, got {replay!r}")
         ckpt = read_checkpoint(path, expected_kind=_TREE_KIND, key=key)
         out = cls.__new__(cls)
         try:
             out._inner = _inner_from_bytes(ckpt.state)
         except ValueError as exc:
             raise CheckpointError(f"{os.fspath(path)!r}: the counter state does not decode: {exc}") from None
+        if not replay:
+            out._inner.reseed(None)
         return out
 
     def _release_runs(self, values: ArrayLike, runs: int) -> NDArray[np.float64]:
@@ -422,13 +447,25 @@ class TreeCounter:
             arr = float_array("values", values)
             return self._inner._release_runs(arr, positive_int("runs", runs, minimum=0))
 
-    def __getstate__(self) -> bytes:
+    def __getstate__(self) -> bytes | tuple[bytes, str]:
         with self.lock:
-            return bytes(self._inner.to_bytes())
+            state = bytes(self._inner.to_bytes())
+        # Pickled inside research_replay(): unpickles bit-identically.
+        return (state, "replay") if _REPLAY.get() else state
 
-    def __setstate__(self, state: bytes) -> None:
+    def __setstate__(self, state: bytes | tuple[bytes, str]) -> None:
+        """A pickle round trip (and ``copy.copy`` / ``copy.deepcopy``) is a
+        restore for use: future noise re-keyed from operating-system
+        entropy, unless pickled or unpickled inside
+        :func:`dpbandits.research_replay`."""
+        replay = _REPLAY.get()
+        if isinstance(state, tuple) and len(state) == 2 and state[1] == "replay":
+            state, replay = state[0], True
         with self.lock:
-            self._inner = _inner_from_bytes(state)
+            inner = _inner_from_bytes(state)  # type: ignore[arg-type]  # anything else is refused there
+            if not replay:
+                inner.reseed(None)
+            self._inner = inner
 
     @property
     def lock(self) -> threading.RLock:

@@ -262,6 +262,7 @@ fn shared_episode<L: Learner + ?Sized, E: Environment + ?Sized>(
                 totals[j] += env.regret(index).unwrap_or(f64::NAN);
             }
         }
+        env.observe_plays(&indices)?;
         if any_bandit {
             env.shared_rewards(&indices, &mut rewards)?;
             if any_point_bandit {

@@ -1,7 +1,8 @@
 """Loss-sequence environments for online learning (Agarwal & Singh 2017, §2).
 
 Each round fixes a loss vector l_t before the learners act (a stochastic or
-oblivious adversary). ``geometry`` is the decision set X and the loss set it
+oblivious adversary; :class:`ChasingAdversary` is adaptive: it reads the
+learner's previous play). ``geometry`` is the decision set X and the loss set it
 pairs with (§2):
 
 - ``"simplex"`` (default; experts): X the simplex, l_t in [0, 1]^N;
@@ -39,7 +40,7 @@ from dpbandits import _core
 from dpbandits._sizes import check_bytes
 from dpbandits._validation import float_array, positive_int, real, seed_or_none
 
-__all__ = ["LossArray", "StochasticLosses", "SwitchingBestExpert", "UniformLosses"]
+__all__ = ["ChasingAdversary", "LossArray", "StochasticLosses", "SwitchingBestExpert", "UniformLosses"]
 
 _GEOMETRIES = ("simplex", "ball", "cube")
 
@@ -185,6 +186,66 @@ class SwitchingBestExpert(_LossEnvironment):
     def __repr__(self) -> str:
         g = "" if self.geometry == "simplex" else f", geometry={self.geometry!r}"
         return f"SwitchingBestExpert(n={self.n_actions}, first_phase={self.first_phase}{g})"
+
+
+class ChasingAdversary(_LossEnvironment):
+    """Adaptive adversary: round t charges loss 1 to the expert the learner
+    played in round t - 1 and loss 0 to every other expert (round 1: all
+    zero). Experts only (the simplex).
+
+    It separates adaptive from oblivious adversaries: a learner that keeps
+    its expert for a batch (:class:`dpbandits.PrivateStochasticExperts`,
+    :class:`dpbandits.LazyPrivateExperts`,
+    :class:`dpbandits.PrivateDartboardExperts`: their guarantees assume an
+    oblivious adversary) pays 1 nearly every round while the experts it
+    does not play stay at 0, regret about T; a learner drawing afresh each
+    round from a spread-out law (:class:`dpbandits.PrivateFTRL`) pays about
+    1/d a round. This is the standard construction against lazy
+    (low-switching) learners, which Asi, Feldman, Koren & Talwar 2023
+    contrast with their lower bounds for adaptive adversaries.
+
+    The losses depend on the plays, so one environment serves one learner:
+    :func:`dpbandits.simulate` tells it each play (several learners in one
+    call are refused with a StateError); online, call :meth:`record_play`
+    with the expert played after each :meth:`next_round`.
+
+    Parameters
+    ----------
+    n:
+        Number of experts, an integer >= 2.
+    seed:
+        None (default) or an integer (the sequence uses no randomness).
+
+    Raises
+    ------
+    ValueError
+        If ``n`` < 2 or ``seed`` is negative; the message names the argument.
+    TypeError
+        If an argument has the wrong type.
+
+    Examples
+    --------
+    >>> import dpbandits as dp
+    >>> env = dp.ChasingAdversary(3)
+    >>> env.next_round().tolist()
+    [0.0, 0.0, 0.0]
+    >>> env.record_play(2)
+    >>> env.next_round().tolist()
+    [0.0, 0.0, 1.0]
+    """
+
+    def __init__(self, n: int, seed: int | None = None) -> None:
+        self.n_actions = positive_int("n", n, minimum=2)
+        check_bytes("n", self.n_actions, 8 * 2 * self.n_actions, f"the loss vectors of {self.n_actions} experts")
+        self.seed = seed_or_none("seed", seed)
+        self._engine = _core.LossEnvEngine.chase_played(self.n_actions, self.seed)
+
+    def record_play(self, index: int) -> None:
+        """The expert the learner played this round (before the next :meth:`next_round`)."""
+        self._engine.record_play(positive_int("index", index, minimum=0))
+
+    def __repr__(self) -> str:
+        return f"ChasingAdversary(n={self.n_actions})"
 
 
 class LossArray(_LossEnvironment):

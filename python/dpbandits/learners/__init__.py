@@ -21,7 +21,13 @@ from dpbandits.learners.phased_mab import (
     AdaPKLUCB,
     AdaPUCB,
 )
-from dpbandits.learners.private_experts import BatchedPrivateEXP3, LazyPrivateExperts, PrivateStochasticExperts
+from dpbandits.learners.private_experts import (
+    BatchedPrivateEXP3,
+    LazyPrivateExperts,
+    LazyPrivateOCO,
+    PrivateDartboardExperts,
+    PrivateStochasticExperts,
+)
 
 __all__ = [
     "DPIMED",
@@ -40,10 +46,12 @@ __all__ = [
     "EliminationLinearBandit",
     "JointDPLinUCB",
     "LazyPrivateExperts",
+    "LazyPrivateOCO",
     "LinUCB",
     "LocalLinUCB",
     "PrivateContextualThompsonSampling",
     "PrivateContextualUCB",
+    "PrivateDartboardExperts",
     "PrivateFTPL",
     "PrivateFTRL",
     "PrivateStochasticExperts",

@@ -37,6 +37,7 @@ from dpbandits._validation import (
 )
 from dpbandits.errors import StateError
 from dpbandits.learners.online import LearnerBase
+from dpbandits.learners.online_call import BoundOnlineCall
 from dpbandits.learners.outstanding import OutstandingIndices
 from dpbandits.nets import zeta_net
 from dpbandits.noise import NoiseWire
@@ -59,6 +60,7 @@ from dpbandits.privacy.shuffle_sum import (
     shuffle_sum_gamma_scale,
     shuffle_sum_guarantee,
 )
+from dpbandits.serving_sampled import ContextualEliminationPolicy, EliminationPolicy
 
 __all__ = ["ContextualEliminationBandit", "EliminationLinearBandit", "expected_best_actions"]
 
@@ -66,7 +68,7 @@ PrivacyKind = Literal["central", "local", "shuffle", "shuffle-sum"]
 _PRIVACY = (None, "central", "local", "shuffle", "shuffle-sum")
 
 
-class EliminationLinearBandit(LearnerBase):
+class EliminationLinearBandit(BoundOnlineCall, LearnerBase):
     """Batched phased elimination with core sets (Hanna et al. Alg. 1-4).
 
     Batch i = 1..m (m = floor(ln T) - 1, q = (2T)^{1/ln T}) plays each
@@ -288,24 +290,19 @@ class EliminationLinearBandit(LearnerBase):
 
     @property  # type: ignore[override]
     def _pending(self) -> int | None:
-        """The outstanding selection (None: none)."""
-        queue = self.__dict__.get("_queue")
-        return queue.oldest() if queue else None
+        """The outstanding selection (None: none), held by the bound call."""
+        pending: int | None = self._online_pending
+        return pending
 
     @_pending.setter
     def _pending(self, index: int | None) -> None:
-        self.__dict__["_queue"] = OutstandingIndices(() if index is None else (int(index),))
+        self._online_pending = None if index is None else int(index)
 
     @property
     def outstanding(self) -> list[int]:
         """The actions selected and not yet updated (at most one: see :meth:`select`)."""
-        return self._outstanding().indices()
-
-    def _outstanding(self) -> OutstandingIndices:
-        queue = self.__dict__.get("_queue")
-        if queue is None:
-            queue = self.__dict__["_queue"] = OutstandingIndices()
-        return queue  # type: ignore[no-any-return]
+        pending = self._pending
+        return [] if pending is None else [pending]
 
     def select(self, decision_set: ArrayLike | None = None) -> int:
         """Index (row of ``actions``) to play this round. ``decision_set``,
@@ -317,16 +314,20 @@ class EliminationLinearBandit(LearnerBase):
         5-8), and the engine assigns each reward to the batch slot that
         was selected; one selection at a time keeps that assignment exact.
         Feed rewards as they arrive, select again after each."""
+        call = self._online()
+        return int(call.select() if decision_set is None else call.select(decision_set))
+
+    def _checked_select(self, decision_set: ArrayLike | None = None) -> int:
         ds = None if decision_set is None else float_array("decision_set", decision_set, ndim=2)
         with self.lock:
-            queue = self._outstanding()
-            if len(queue):
+            pending = self._pending
+            if pending is not None:
                 raise StateError(
-                    f"select() while action {queue.describe()} awaits its reward: batched elimination takes one "
+                    f"select() while action {pending} awaits its reward: batched elimination takes one "
                     "selection at a time (its batches end on their last reward); call update first"
                 )
             index = int(self._engine.select()) if ds is None else int(self._engine.select_set(ds))
-            queue.push(index)
+            self._pending = index
         return index
 
     def update(self, *args: float) -> None:
@@ -334,6 +335,9 @@ class EliminationLinearBandit(LearnerBase):
         ``update(index, reward)``: the same, naming the action (it must be
         the outstanding one). The protected unit is one reward; it enters
         the batch's (privatized) sum once."""
+        self._online().update(*args)
+
+    def _checked_update(self, *args: float) -> None:
         if len(args) == 1:
             index, reward = None, args[0]
         elif len(args) == 2:
@@ -346,13 +350,13 @@ class EliminationLinearBandit(LearnerBase):
         if not math.isfinite(r):  # clipping would silently turn inf into r_max
             raise ValueError(f"invalid argument `reward`: must be finite, got {reward!r}")
         with self.lock:
-            queue = self._outstanding()
+            queue = OutstandingIndices(self.outstanding)
             pending = queue.only("reward")
             if index is not None and int(index) != pending:
                 raise ValueError(f"invalid argument `index`: the outstanding selection is action {pending}, "
                                  f"got {int(index)}")
             self._engine.update(pending, r)
-            queue.clear()
+            self._pending = None
 
     @property
     def t(self) -> int:
@@ -368,6 +372,31 @@ class EliminationLinearBandit(LearnerBase):
     def committed(self) -> int | None:
         """The action played to the horizon once the last batch is over."""
         return self._engine.committed
+
+    @property
+    def policy_version(self) -> int:
+        """The batch index: moves when a batch ends (its released sums
+        decide the next surviving set) and when the last batch commits."""
+        return int(self._engine.batch_plan()[2])
+
+    def policy(self, seed: int | None = None) -> EliminationPolicy:
+        """A read-only, picklable policy of the current batch
+        (:class:`dpbandits.serving_sampled.EliminationPolicy`; its
+        ``version`` is :attr:`policy_version`): it draws actions with
+        probability proportional to their pulls in the batch (the committed
+        action after the last batch), with its own generator (``seed``;
+        None: operating-system entropy).
+
+        Privacy: the batch's core set and pulls are computed from the
+        surviving set A_i alone (Hanna et al. Alg. 1 lines 3-4), which the
+        privatized sums of the earlier batches decided, so serving the
+        policy, in any thread, process or machine, is post-processing: it
+        costs no privacy. The policy's generator is not privacy noise. The
+        rewards of actions it serves cannot be fed back: the engine credits
+        each reward to the batch slot it selected (see :meth:`select`)."""
+        with self.lock:
+            support, pulls, batch = self._engine.batch_plan()
+            return EliminationPolicy(self.k, support, pulls, self.active, self.committed, batch, seed=seed)
 
     @property
     def history(self) -> list[dict[str, Any]]:
@@ -661,6 +690,24 @@ class ContextualEliminationBandit(LearnerBase):
         with self.lock, self.linear.lock:
             self._theta_index = self.linear.select()
             return self.thetas[self._theta_index]
+
+    @property
+    def policy_version(self) -> int:
+        """The linear learner's batch index (:attr:`EliminationLinearBandit.policy_version`)."""
+        return self.linear.policy_version
+
+    def policy(self, seed: int | None = None) -> ContextualEliminationPolicy:
+        """A read-only, picklable policy
+        (:class:`dpbandits.serving_sampled.ContextualEliminationPolicy`)
+        that draws theta as the linear learner's policy draws its action
+        (with its own generator, ``seed``) and answers a client's
+        ``select(features)`` with :meth:`client_action`.
+
+        Privacy: as :meth:`EliminationLinearBandit.policy`: post-processing
+        of the surviving set, no privacy cost; the context stays with the
+        client."""
+        with self.lock, self.linear.lock:
+            return ContextualEliminationPolicy(self.thetas, self.linear.policy(seed))
 
     @staticmethod
     def client_action(features: ArrayLike, theta: ArrayLike) -> int:

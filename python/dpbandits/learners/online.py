@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import functools
 import inspect
 import os
@@ -17,9 +16,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from dpbandits import _core
+from dpbandits._replay import _REPLAY
 from dpbandits._validation import float_array, reward_scalar
 from dpbandits.errors import CheckpointError
-from dpbandits.learners.outstanding import OutstandingRows
+from dpbandits.learners.online_call import BoundOnlineCall
+from dpbandits.learners.outstanding import only_row
 
 # Guards the lazy creation of each learner's lock (subclasses do not call a
 # base __init__, so the lock is made on first use).
@@ -75,8 +77,6 @@ def engine_decision_set(decision_set: ArrayLike) -> NDArray[np.float64]:
 _FLOAT64 = np.dtype(np.float64)
 _FLOATS = (float, np.float64)
 
-#: Set inside :func:`research_replay`: restores and copies are bit-identical.
-_REPLAY: contextvars.ContextVar[bool] = contextvars.ContextVar("dpbandits_research_replay", default=False)
 
 
 @contextlib.contextmanager
@@ -664,7 +664,7 @@ def _init_parameters(cls: type[LearnerBase]) -> Mapping[str, inspect.Parameter]:
     return params
 
 
-class OnlineLearner(LearnerBase):
+class OnlineLearner(BoundOnlineCall, LearnerBase):
     """The online protocol of the contextual linear learners.
 
     ``i = learner.select(D)`` (D of shape (k, d)) returns the row to play;
@@ -689,16 +689,24 @@ class OnlineLearner(LearnerBase):
     arrives simply reads an older release (each outstanding reward adds
     at most a bounded term to the regret, Joulani, Gyorgy & Szepesvari,
     ICML 2013).
+
+    Threads: ``select`` and ``update`` are bound to the engine (see
+    :mod:`dpbandits.learners.online_call`); the learner's lock is taken once
+    per call, in Rust. Hold ``learner.lock`` across a ``select`` /
+    ``update(reward)`` pair from several threads, or use
+    ``update(x, reward)``.
     """
 
     d: int
-    _queue: OutstandingRows
 
-    def _rows(self) -> OutstandingRows:
-        queue = self.__dict__.get("_queue")
-        if queue is None:
-            queue = self.__dict__["_queue"] = OutstandingRows(self.d)
-        return queue
+    def _new_call(self, engine: Any, old: Any) -> Any:
+        queue = old.queue if old is not None else _core.RowQueue(self.d)
+        return _core.OnlineCall(engine, self._checked_select, self._checked_update, queue=queue)
+
+    def _rows(self) -> Any:
+        """The outstanding rows (a ``dpbandits._core.RowQueue``, the
+        interface of :class:`~dpbandits.learners.outstanding.OutstandingRows`)."""
+        return self._online().queue
 
     @property
     def _pending(self) -> NDArray[np.float64] | None:  # type: ignore[override]
@@ -722,16 +730,16 @@ class OnlineLearner(LearnerBase):
 
     def select(self, decision_set: ArrayLike) -> int:
         """Index (row of ``decision_set``, shape (k, d)) of the action to play."""
-        # The common case (a float64 ndarray) is passed to the engine, which
-        # checks it; anything else is converted first.
-        actions = decision_set if type(decision_set) is np.ndarray and decision_set.dtype == _FLOAT64 \
-            else engine_decision_set(decision_set)
-        state = self.__dict__
-        with state.get("_lock") or self.lock:
+        return int(self._online().select(decision_set))
+
+    def _checked_select(self, decision_set: ArrayLike) -> int:
+        # A float64 ndarray is passed to the engine by the bound call, which
+        # the engine checks; anything else is converted first.
+        actions = engine_decision_set(decision_set)
+        with self.lock:
             index: int = self._engine.select(actions)
-            queue = state.get("_queue")
             # A copy: the caller may reuse its array before update().
-            (self._rows() if queue is None else queue).push(actions[index])
+            self._rows().push(np.ascontiguousarray(actions[index]))
         return index
 
     def select_many(self, decision_sets: ArrayLike) -> NDArray[np.int64]:
@@ -754,23 +762,15 @@ class OnlineLearner(LearnerBase):
         time (it settles the oldest outstanding selection of that row, if
         any). ``update(reward)``: the reward of the one outstanding
         selection (StateError when none or several are outstanding)."""
-        state = self.__dict__
-        with state.get("_lock") or self.lock:
-            queue = state.get("_queue")
-            if queue is None:
-                queue = self._rows()
-            if len(args) == 1:
-                # Strict alternation, the common case, without the general path.
-                reward = args[0]
-                x = queue.only("reward")
-                self._engine.observe(x, reward if type(reward) in _FLOATS else reward_scalar("reward", reward))
-                queue.pop_first()
-            else:
-                self._update(queue, *args)
+        self._online().update(*args)
 
-    def _update(self, queue: OutstandingRows, *args: ArrayLike | float) -> None:
+    def _checked_update(self, *args: ArrayLike | float) -> None:
+        with self.lock:
+            self._update(self._rows(), *args)
+
+    def _update(self, queue: Any, *args: ArrayLike | float) -> None:
         if len(args) == 1:
-            x, reward = queue.only("reward"), args[0]
+            x, reward = only_row(queue, "reward"), args[0]
         elif len(args) == 2:
             x = float_array("x", args[0], ndim=1, finite=False)
             reward = args[1]

@@ -50,6 +50,7 @@ from dpbandits._validation import (
 )
 from dpbandits.errors import StateError
 from dpbandits.learners.online import LearnerBase
+from dpbandits.learners.online_call import BoundOnlineCall
 from dpbandits.noise import NoiseWire
 from dpbandits.privacy import Guarantee
 from dpbandits.privacy.agarwal_singh import (
@@ -64,6 +65,7 @@ from dpbandits.privacy.agarwal_singh import (
 )
 from dpbandits.privacy.factorization import counter_choice, counter_parameters, default_counter
 from dpbandits.privacy.secure import LatticeNoise, lattice_laplace, sampler_choice
+from dpbandits.serving_sampled import DikinPolicy, DistributionPolicy, LeaderPolicy
 
 __all__ = ["EXP2", "PrivateFTPL", "PrivateFTRL", "SCRiBLe"]
 
@@ -91,17 +93,27 @@ def _geometry(geometry: str) -> str:
     return geometry
 
 
-class _FollowTheLeaderBase(LearnerBase):
-    """Shared online API of FTRL and FTPL (full information)."""
+class _FollowTheLeaderBase(BoundOnlineCall, LearnerBase):
+    """Shared online API of FTRL and FTPL (full information).
+
+    ``select`` and ``update`` are bound to the engine (see
+    :mod:`dpbandits.learners.online_call`): a float64 loss vector costs one
+    Rust call, under the learner's lock."""
 
     _engine: _core.FollowTheLeaderEngine
     n: int
     horizon: int
     geometry: str
 
+    def _samples_indices(self) -> bool:
+        return self.__dict__.get("geometry", "simplex") == "simplex"
+
     def select(self) -> int:
         """An index drawn from the decision x_t (simplex only; its expected
         loss is <l_t, x_t>)."""
+        return int(self._online().select())
+
+    def _checked_select(self) -> int:
         if self.geometry != "simplex":
             raise StateError(f"a {self.geometry} learner plays points: use decision()")
         with self.lock:
@@ -115,6 +127,9 @@ class _FollowTheLeaderBase(LearnerBase):
     def update(self, losses: ArrayLike) -> None:
         """Records the round's loss vector l_t (shape (n,)); out-of-set
         losses are clipped or refused as ``bounds`` says."""
+        self._online().update(losses)
+
+    def _checked_update(self, losses: ArrayLike) -> None:
         # The engine checks the length and finiteness (naming `losses`).
         if not (type(losses) is np.ndarray and losses.dtype == np.float64):
             losses = float_array("losses", losses, ndim=1, finite=False)
@@ -147,6 +162,28 @@ class _FollowTheLeaderBase(LearnerBase):
     def reseed(self, seed: int | None = None) -> None:
         """Draws future noise and samples from a new seed (past releases kept)."""
         self._engine.reseed(seed_or_none("seed", seed))
+
+    @property
+    def policy_version(self) -> int:
+        """Moves with every recorded loss vector: each one makes a new
+        release of the tree's prefix sum L~_t, hence a new decision."""
+        return int(self._engine.t)
+
+    def policy(self, seed: int | None = None) -> LeaderPolicy:
+        """A read-only, picklable policy holding the decision x_t
+        (:class:`dpbandits.serving_sampled.LeaderPolicy`; its ``version`` is
+        :attr:`policy_version`). On the simplex it draws indices from x_t
+        with its own generator (``seed``; None: operating-system entropy),
+        samples of the law of the learner's ``select``, not the learner's
+        own draws.
+
+        Privacy: x_t is computed from the released noisy prefix sum L~_{t-1}
+        only (Agarwal & Singh Alg. 1/3 line 5: the tree's release, plus the
+        regularizer or the perturbation it already contains), so serving
+        the policy, in any thread, process or machine, is post-processing:
+        it costs no privacy. The policy's generator is not privacy noise."""
+        with self.lock:
+            return LeaderPolicy(self._engine.decision(), self.geometry, self.policy_version, seed=seed)
 
     # Pickling needs nothing here: the engine pickles itself (tree noise,
     # L~_0 and generators included; see rust/src/py/online_learning.rs).
@@ -395,7 +432,7 @@ class PrivateFTPL(_FollowTheLeaderBase):
         return self._secure_guarantee(self._privacy)
 
 
-class EXP2(LearnerBase):
+class EXP2(BoundOnlineCall, LearnerBase):
     """EXP2 with exploration (Alg. 5) behind the private reduction (Alg. 4)
     for adversarial multi-armed bandits with losses in [0, 1] (Thm 4.1).
 
@@ -485,12 +522,22 @@ class EXP2(LearnerBase):
             self.n, self.horizon, p.eta, p.gamma, noise=wire, clip=_clip(bounds), seed=seed_or_none("seed", seed),
         )
         self._secure_if_private(secure, epsilon)
-        self._pending: int | None = None
+
+    @property  # type: ignore[override]
+    def _pending(self) -> int | None:
+        """The outstanding selection (None: none), held by the bound call."""
+        pending: int | None = self._online_pending
+        return pending
+
+    @_pending.setter
+    def _pending(self, index: int | None) -> None:
+        self._online_pending = index
 
     @property
     def outstanding(self) -> list[int]:
         """The arm selected and not yet updated (at most one: see :meth:`select`)."""
-        return [] if self._pending is None else [self._pending]
+        pending = self._pending
+        return [] if pending is None else [pending]
 
     def select(self) -> int:
         """Arm i_t ~ p_t.
@@ -500,23 +547,55 @@ class EXP2(LearnerBase):
         loss (line 4) is 1 / p_t(i_t) for that same p_t; with a second
         selection outstanding the weights would move in between and the
         estimate would divide by the wrong probability."""
+        return int(self._online().select())
+
+    def _checked_select(self) -> int:
         with self.lock:
             if self._pending is not None:
                 raise StateError(
                     f"select() while arm {self._pending} awaits its loss: EXP2 updates p_t every round "
                     "(Alg. 5) and takes one selection at a time; call update first"
                 )
-            self._pending = int(self._engine.select())
-            return self._pending
+            index = int(self._engine.select())
+            self._pending = index
+            return index
 
     def probabilities(self) -> NDArray[np.float64]:
         """p_t = (1 - gamma) q_t + gamma / N (Alg. 5 line 3)."""
         return self._engine.probabilities()
 
+    @property
+    def policy_version(self) -> int:
+        """Moves with every recorded loss: p_t changes each round (Alg. 5)."""
+        return int(self._engine.t)
+
+    def policy(self, seed: int | None = None) -> DistributionPolicy:
+        """A read-only, picklable policy that draws arms from p_t
+        (:class:`dpbandits.serving_sampled.DistributionPolicy`, its
+        ``probabilities`` equal to :meth:`probabilities`; its ``version`` is
+        :attr:`policy_version`). The arm is randomised from released state:
+        the policy draws it with its own generator (``seed``; None:
+        operating-system entropy), a sample of the law of the learner's next
+        arm, not the learner's own draw.
+
+        Privacy: p_t is a function of the privatized losses only (the
+        reduction, Agarwal & Singh Alg. 4, adds Laplace noise to each loss
+        before EXP2 sees it; Alg. 5 lines 3-5 then use nothing else besides
+        the arms drawn), so serving the policy, in any thread, process or
+        machine, is post-processing: it costs no privacy. The policy's
+        generator is not privacy noise. The losses of arms it serves
+        cannot be fed back: the importance weight 1 / p_t(i_t) is the
+        learner's own draw's (see :meth:`select`)."""
+        with self.lock:
+            return DistributionPolicy(self._engine.probabilities(), self.policy_version, seed=seed)
+
     def update(self, *args: float) -> None:
         """``update(loss)``: the loss in [0, 1] of the arm just selected;
         ``update(arm, loss)``: the same, naming the arm (it must be the
         outstanding one). The protected unit is one loss."""
+        self._online().update(*args)
+
+    def _checked_update(self, *args: float) -> None:
         if len(args) == 2:
             arm, loss = args
             if isinstance(arm, bool) or not isinstance(arm, (int, np.integer)):
@@ -527,12 +606,13 @@ class EXP2(LearnerBase):
             raise TypeError("update takes (loss) or (arm, loss)")
         value = loss if type(loss) is float else real("loss", loss)
         with self.lock:
-            if self._pending is None:
+            pending = self._pending
+            if pending is None:
                 raise StateError("update(loss) needs a preceding select()")
-            if arm is not None and int(arm) != self._pending:
-                raise ValueError(f"invalid argument `arm`: the outstanding selection is arm {self._pending}, "
+            if arm is not None and int(arm) != pending:
+                raise ValueError(f"invalid argument `arm`: the outstanding selection is arm {pending}, "
                                  f"got {int(arm)}")
-            self._engine.observe(self._pending, value)
+            self._engine.observe(pending, value)
             self._pending = None
 
     @property
@@ -550,7 +630,7 @@ class EXP2(LearnerBase):
         self._engine.reseed(seed_or_none("seed", seed))
 
 
-class SCRiBLe(LearnerBase):
+class SCRiBLe(BoundOnlineCall, LearnerBase):
     """SCRiBLe (Abernethy, Hazan & Rakhlin 2012) over the unit ball behind
     the private bandit reduction (Agarwal & Singh Alg. 4, Thm 4.5).
 
@@ -629,10 +709,20 @@ class SCRiBLe(LearnerBase):
         )
 
     @property
+    def _point(self) -> NDArray[np.float64] | None:
+        """The outstanding point (None: none), held by the bound call (a copy)."""
+        point: NDArray[np.float64] | None = self._online_pending
+        return point
+
+    @_point.setter
+    def _point(self, point: NDArray[np.float64] | None) -> None:
+        self._online_pending = point
+
+    @property
     def outstanding(self) -> list[NDArray[np.float64]]:
         """The point selected and not yet updated (at most one: see :meth:`select`)."""
-        point = self.__dict__.get("_point")
-        return [] if point is None else [point.copy()]
+        point = self._point
+        return [] if point is None else [point]
 
     def select(self) -> NDArray[np.float64]:
         """The point y_t to play.
@@ -641,8 +731,12 @@ class SCRiBLe(LearnerBase):
         loss. The loss estimate (Abernethy, Hazan & Rakhlin Alg. 1 line 9)
         is built along the eigen-direction of the Dikin ellipsoid drawn for
         that point at the current iterate, which the next update moves."""
+        point: NDArray[np.float64] = self._online().select()
+        return point
+
+    def _checked_select(self) -> NDArray[np.float64]:
         with self.lock:
-            if self.__dict__.get("_point") is not None:
+            if self._point is not None:
                 raise StateError(
                     "select() while a point awaits its loss: SCRiBLe moves its iterate every round "
                     "and takes one selection at a time; call update first"
@@ -655,10 +749,37 @@ class SCRiBLe(LearnerBase):
         """The iterate x_t (strictly inside the ball)."""
         return self._engine.iterate()
 
+    @property
+    def policy_version(self) -> int:
+        """Moves with every recorded loss: each moves the iterate x_t."""
+        return int(self._engine.t)
+
+    def policy(self, seed: int | None = None) -> DikinPolicy:
+        """A read-only, picklable policy holding the iterate x_t
+        (:class:`dpbandits.serving_sampled.DikinPolicy`; its ``version`` is
+        :attr:`policy_version`) that draws points y_t as :meth:`select`
+        does (a uniform eigen-direction of the Dikin ellipsoid at x_t and a
+        uniform sign), with its own generator (``seed``; None:
+        operating-system entropy): a sample of the law of the learner's
+        next point, not the learner's own draw.
+
+        Privacy: x_t is a function of the privatized losses only (each loss
+        forwarded with <Z_t, y_t>, Z_t Laplace noise, Agarwal & Singh Alg.
+        4, and the points played), so serving the policy, in any thread,
+        process or machine, is post-processing: it costs no privacy. The
+        policy's generator is not privacy noise. The losses of points it
+        serves cannot be fed back: the loss estimate is built along the
+        learner's own drawn direction (see :meth:`select`)."""
+        with self.lock:
+            return DikinPolicy(self._engine.iterate(), self.policy_version, seed=seed)
+
     def update(self, *args: ArrayLike | float) -> None:
         """``update(loss)``: the loss <l_t, y_t> of the point just selected;
         ``update(y, loss)``: the same, naming the point (it must be the
         outstanding one). The protected unit is one loss."""
+        self._online().update(*args)
+
+    def _checked_update(self, *args: ArrayLike | float) -> None:
         if len(args) == 2:
             y = float_array("y", args[0], ndim=1)
             loss = args[1]
@@ -668,7 +789,7 @@ class SCRiBLe(LearnerBase):
             raise TypeError("update takes (loss) or (y, loss)")
         value = loss if type(loss) is float else real("loss", loss)  # type: ignore[arg-type]
         with self.lock:
-            point = self.__dict__.get("_point")
+            point = self._point
             if y is not None and (point is None or not np.array_equal(y, point)):
                 raise ValueError("invalid argument `y`: it is not the outstanding point")
             self._engine.observe(value)

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from dpbandits.errors import StateError
 
-__all__ = ["OutstandingIndices", "OutstandingRows"]
+__all__ = ["OutstandingIndices", "OutstandingRows", "only_row"]
 
 #: How many outstanding selections a StateError message lists.
 _SHOWN = 5
@@ -80,20 +81,9 @@ class OutstandingRows:
     def only(self, what: str) -> NDArray[np.float64]:
         """The one outstanding row, for ``update(reward)``; StateError
         unless exactly one selection is outstanding."""
-        n = self._tail - self._head
-        if n == 1:
+        if self._tail - self._head == 1:
             return self._buf[self._head]
-        if n == 0:
-            raise StateError(
-                f"update({what}) needs a preceding select(); pass update(x, {what}) to record another action"
-            )
-        shown = "; ".join(np.array2string(r, precision=4, separator=", ")
-                          for r in self._buf[self._head:min(self._tail, self._head + _SHOWN)])
-        more = f" and {n - _SHOWN} more" if n > _SHOWN else ""
-        raise StateError(
-            f"update({what}) is ambiguous: {n} selections are outstanding (their feature rows, oldest first: "
-            f"{shown}{more}); pass update(x, {what}) with the played row x"
-        )
+        raise _rows_error(what, self._buf[self._head:self._tail])
 
     def pop_first(self) -> None:
         """Removes the oldest outstanding row."""
@@ -130,6 +120,32 @@ class OutstandingRows:
             return
         for x in xs:
             self.settle(x)
+
+
+def _rows_error(what: str, live: NDArray[np.float64]) -> StateError:
+    n = len(live)
+    if n == 0:
+        return StateError(
+            f"update({what}) needs a preceding select(); pass update(x, {what}) to record another action"
+        )
+    shown = "; ".join(np.array2string(r, precision=4, separator=", ") for r in live[:_SHOWN])
+    more = f" and {n - _SHOWN} more" if n > _SHOWN else ""
+    return StateError(
+        f"update({what}) is ambiguous: {n} selections are outstanding (their feature rows, oldest first: "
+        f"{shown}{more}); pass update(x, {what}) with the played row x"
+    )
+
+
+def only_row(queue: Any, what: str) -> NDArray[np.float64]:
+    """The one outstanding row of ``queue`` (an :class:`OutstandingRows` or
+    the engine-side ``dpbandits._core.RowQueue``), for ``update(reward)``;
+    StateError unless exactly one selection is outstanding."""
+    if isinstance(queue, OutstandingRows):
+        return queue.only(what)
+    row: NDArray[np.float64] | None = queue.only()
+    if row is None:
+        raise _rows_error(what, queue.rows())
+    return row
 
 
 class OutstandingIndices:

@@ -36,14 +36,19 @@ Rates (constant 1, the log factors as the papers state them):
 
 - stochastic (AFKT 2023, Thm. for stochastic adversaries):
   sqrt(T ln d) + ln(d) ln(T) / epsilon, :func:`stochastic_rate`;
+- oblivious adversaries (AFKT 2023, the private shrinking dartboard):
+  sqrt(T ln d) + T^(1/3) ln(d) / epsilon, :func:`afkt_oblivious_rate`;
 - lazy / low-switching (Asi, Koren, Liu & Talwar 2024):
   sqrt(T ln d) + T^(1/3) ln(d) / epsilon^(2/3), :func:`lazy_rate`;
+- lazy online linear optimization on the unit ball (AKLT 2024, DP-OCO):
+  sqrt(T) + T^(1/3) sqrt(n) / epsilon^(2/3), :func:`lazy_oco_rate`;
 - Agarwal & Singh 2017 (Thm. 3.1, experts): sqrt(T ln d) + d ln(d) ln^2(T)
   / epsilon, :func:`agarwal_singh_rate` (the regime the new learners beat).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -55,12 +60,20 @@ from dpbandits.privacy.secure import LatticeNoise, Sampler, lattice_laplace
 __all__ = [
     "PROTECTS",
     "BatchedBanditParameters",
+    "DartboardParameters",
     "LazyParameters",
     "SelectionNoise",
+    "afkt_oblivious_rate",
     "agarwal_singh_rate",
     "batch_lengths",
     "batched_bandit_parameters",
+    "dartboard_epsilon",
+    "dartboard_parameters",
+    "dartboard_shift",
+    "lazy_ball_epsilon",
+    "lazy_ball_parameters",
     "lazy_epsilon",
+    "lazy_oco_rate",
     "lazy_parameters",
     "lazy_rate",
     "report_noisy_min_epsilon",
@@ -325,3 +338,274 @@ def batched_bandit_parameters(
         return BatchedBanditParameters(tau, eta, gamma, lattice.scale, lattice.wire(), regret, g)
     g = Guarantee("central", epsilon, 0.0, protects=PROTECTS, basis=basis, calibration="tight", sampler="float")
     return BatchedBanditParameters(tau, eta, gamma, scale, ("laplace", scale), regret, g)
+
+
+# --------------------------------------------------------------------------
+# Private shrinking dartboard (after Asi, Feldman, Koren & Talwar 2023,
+# oblivious adversaries)
+# --------------------------------------------------------------------------
+#
+# Reconstruction (the paper's text we could reach states the rate
+# sqrt(T ln d) + T^(1/3) ln(d) / epsilon and names the ingredients: the
+# shrinking dartboard of Geulen, Voecking & Winkler 2010, few switches, a
+# sparse-vector test; not the algorithm's constants). Batches of B rounds;
+# at the end of batch k, with a the current expert's loss over the batch,
+# Z ~ Laplace(b) (discrete Laplace on the lattice) and a public shift c,
+# the expert is kept with probability exp(-eta max(0, a + Z + c)), else a
+# new one is drawn from P_k ∝ exp(-eta L_k) (exactly, by rejection:
+# rust/src/policy/dartboard_experts.rs); after S_max switches it is frozen.
+#
+# Privacy of one changed loss vector (in batch k):
+#   (D1) the test of batch k is post-processing of a + Z, a of sensitivity
+#        1: the Laplace mechanism, eps_test = 1 / b (lattice: 2^j / t);
+#   (D2) every draw at a batch end >= k: the exponential mechanism with
+#        score -eta L (sensitivity eta): 2 eta-DP and eta^2 / 2-zCDP
+#        (Cesar & Rogers 2021, Lemma 3.2); at most S_max of them.
+# Tests of other batches read other batches only (given the transcript so
+# far, the same law on both sides). Pure: eps_test + 2 eta S_max; zCDP
+# (Bun & Steinke 2016, Prop. 1.4 and Lemma 2.3):
+# rho = eps_test^2 / 2 + S_max eta^2 / 2, then (Prop. 1.3)
+# rho + 2 sqrt(rho ln(1/delta)). The guarantee reports the smaller.
+#
+# Regret (oblivious adversary). The keep probability is
+# kappa(a) = E exp(-eta (a + Z + c)^+) = g exp(-eta a) - r(a),
+# g = exp(-eta c) E exp(-eta Z) = exp(-eta c) / (1 - eta^2 b^2) (eta b < 1),
+# 0 <= r(a) <= r_max = exp(-c / b) / (2 (1 - eta b)) (the truncation at 0).
+# With c >= ln(1 / (1 - eta^2 b^2)) / eta, g <= 1 and the ideal kernel
+# keep-with g exp(-eta a) maps P_{k-1} to P_k exactly (the dartboard);
+# the real kernel is a Markov kernel within 2 r_max of it, so the played
+# law is within 2 K r_max (L1) of P_{k-1} after K batches. Regret
+# <= ln(d) / eta + eta T B / 8 (batched multiplicative weights, Hoeffding's
+# lemma per batch loss in [0, B]) + T K r_max; c sets the last term to a
+# budget chosen with the other parameters (1 or 100).
+# Switches: E[S] <= K (1 - g + r_max) + eta T (the coin's floor plus the
+# dartboard's eta per unit of loss).
+
+
+@dataclass(frozen=True)
+class DartboardParameters:
+    """Batch B, eta (a dyadic rational), shift c, switch budget, the test's
+    noise, the modelled regret and the guarantee."""
+
+    batch: int
+    eta: float
+    shift: float
+    max_switches: int
+    scale: float
+    wire: NoiseWire
+    regret_model: float
+    guarantee: Guarantee
+
+
+def dartboard_epsilon(eps_test: float, eta: float, max_switches: int, delta: float) -> float:
+    """epsilon at ``delta`` of the private shrinking dartboard: min(pure
+    (D1) + (D2), zCDP conversion), as in the comment block above."""
+    eps_test = positive("eps_test", eps_test)
+    eta = positive("eta", eta)
+    pure = eps_test + 2.0 * eta * max_switches
+    rho = eps_test**2 / 2.0 + max_switches * eta**2 / 2.0
+    approx = rho + 2.0 * math.sqrt(rho * math.log(1.0 / in_open_unit("delta", delta)))
+    return min(pure, approx)
+
+
+def dartboard_shift(eta: float, scale: float, batches: int, horizon: int, budget: float = 1.0) -> float:
+    """The smallest shift c with g <= 1 and T K r_max <= ``budget``
+    (comment block above); needs eta b < 1."""
+    if not eta * scale < 1.0:
+        raise ValueError(f"invalid argument `eta`: eta * scale must be < 1, got {eta * scale!r}")
+    budget = positive("budget", budget)
+    c_law = -math.log1p(-((eta * scale) ** 2)) / eta
+    c_tv = scale * math.log(max(1.0, horizon * batches / (2.0 * (1.0 - eta * scale) * budget)))
+    return max(c_law, c_tv)
+
+
+#: Budgets of the truncation term T K r_max the parameter search tries.
+_TV_BUDGETS = (1.0, 100.0)
+
+
+def _dartboard_model(n: int, T: int, batch: int, eta: float, scale: float, tv: float) -> tuple[float, float, int]:
+    """(modelled regret, shift, switch budget) at (B, eta, b) and truncation budget ``tv``."""
+    k = -(-T // batch)
+    shift = dartboard_shift(eta, scale, k, T, tv)
+    g = math.exp(-eta * shift) / (1.0 - (eta * scale) ** 2)
+    r_max = math.exp(-shift / scale) / (2.0 * (1.0 - eta * scale))
+    switches = k * (1.0 - g + r_max) + eta * T
+    regret = math.log(n) / eta + eta * T * batch / 8.0 + T * k * r_max
+    return regret, shift, _switch_budget(switches)
+
+
+def _dyadic_eta(eta: float) -> float:
+    # eta rounded down to a multiple of 2^-40: exact exponents on the lattice.
+    return math.floor(math.ldexp(eta, 40)) / 2.0**40
+
+
+def dartboard_parameters(
+    n: int, horizon: int, epsilon: float | None, delta: float = 1e-6, sampler: Sampler = "lattice"
+) -> DartboardParameters:
+    """The (B, eta, c, S_max, b) minimizing the modelled regret subject to
+    :func:`dartboard_epsilon` <= ``epsilon``: B over powers of two, the
+    test's share of epsilon over a grid, eta by bisection. ``epsilon=None``:
+    the non-private shrinking dartboard (B = 1, no test noise, c = 0)."""
+    n = positive_int("n", n, minimum=2)
+    T = positive_int("horizon", horizon, minimum=2)
+    basis = ("batched shrinking dartboard with a Laplace switching test and exact exponential-mechanism draws, "
+             "after Asi, Feldman, Koren & Talwar 2023 (oblivious adversaries); accounting of "
+             "dpbandits.privacy.private_experts (D1)-(D2)")
+    if epsilon is None:
+        eta = _dyadic_eta(math.sqrt(8.0 * math.log(n) / T))
+        g = Guarantee.none("non-private shrinking dartboard (Geulen, Voecking & Winkler 2010)")
+        return DartboardParameters(1, eta, 0.0, T, 0.0, ("zero",), 2.0 * math.sqrt(T * math.log(n) / 8.0), g)
+    epsilon = positive("epsilon", epsilon)
+    delta = in_open_unit("delta", delta)
+    best: tuple[float, int, float, float, float] | None = None
+    batch = 1
+    while batch <= T:
+        for share, tv in itertools.product((0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8), _TV_BUDGETS):
+            eps_test = share * epsilon
+            scale = 1.0 / eps_test
+
+            def eps_at(eta: float, batch: int = batch, scale: float = scale, eps_test: float = eps_test,
+                       tv: float = tv) -> float:
+                if not eta * scale < 1.0:
+                    return math.inf
+                return dartboard_epsilon(eps_test, eta, _dartboard_model(n, T, batch, eta, scale, tv)[2], delta)
+
+            lo, hi = 1e-12, 0.999 / scale
+            if eps_at(lo) > epsilon:
+                continue
+            for _ in range(40):
+                mid = math.sqrt(lo * hi)
+                lo, hi = (mid, hi) if eps_at(mid) <= epsilon else (lo, mid)
+            eta = min(lo, math.sqrt(8.0 * math.log(n) / (T * batch)))
+            regret = _dartboard_model(n, T, batch, eta, scale, tv)[0]
+            if best is None or regret < best[0]:
+                best = (regret, batch, eta, eps_test, tv)
+        batch *= 2
+    if best is None:
+        raise ValueError(f"invalid argument `epsilon`: {epsilon!r} is too small for horizon {T}")
+    _, batch, eta, eps_test, tv = best
+    eta = _dyadic_eta(eta)
+    wire: NoiseWire
+    if sampler == "lattice":
+        lattice = lattice_laplace(1.0 / eps_test, SCORE_SENSITIVITY, value_range=(0.0, 1.0), sum_bound=float(T))
+        if lattice.exponent < 0:
+            raise ValueError(f"invalid argument `epsilon`: {epsilon!r} is too small for exact draws at horizon {T} "
+                             "(the test's noise would need a lattice step above 1)")
+        met_test = math.ldexp(1.0, lattice.exponent) / lattice.steps
+        scale, wire = lattice.scale, lattice.wire()
+        step = math.ldexp(1.0, -lattice.exponent)
+    else:
+        met_test, scale, wire, step = eps_test, 1.0 / eps_test, ("laplace", 1.0 / eps_test), 0.0
+    regret, shift, budget = _dartboard_model(n, T, batch, eta, scale, tv)
+    if step:
+        shift = math.ceil(shift / step) * step
+    met = dartboard_epsilon(met_test, eta, budget, delta)
+    guarantee = Guarantee("central", met, delta, protects=PROTECTS, basis=basis, calibration="tight",
+                          sampler=sampler)
+    return DartboardParameters(batch, eta, shift, budget, scale, wire, regret, guarantee)
+
+
+def afkt_oblivious_rate(horizon: float, n: int, epsilon: float | None) -> float:
+    """sqrt(T ln d) + T^(1/3) ln(d) / epsilon (Asi, Feldman, Koren & Talwar
+    2023, the rate against oblivious adversaries, constant 1)."""
+    base = math.sqrt(horizon * math.log(n))
+    return base if epsilon is None else base + horizon ** (1.0 / 3.0) * math.log(n) / epsilon
+
+
+# --------------------------------------------------------------------------
+# Lazy exponential weights on the unit ball (after Asi, Koren, Liu & Talwar
+# 2024, L2P for online convex optimization)
+# --------------------------------------------------------------------------
+#
+# Reconstruction (the paper's text we could reach gives the transformation
+# and the DP-OCO rate sqrt(T) + T^(1/3) sqrt(n) / epsilon^(2/3), reached
+# with a regularized multiplicative-weights base; not its constants). The
+# base here is continuous exponential weights on the unit ball of R^n for
+# linear losses <l_t, x>, ||l_t||_2 <= 1, played lazily as on the simplex:
+# batches of B; at the end of batch k the point x is kept with probability
+# (1 - gamma) exp(-eta (<g, x> + ||g||)) (g: the batch's loss sum), else a
+# new point is drawn from p_k ∝ exp(-eta <L_k, x>) (a switch); after S_max
+# switches it is frozen. The law of the played point is exactly p_k
+# (rust/src/policy/lazy_ball.rs), so the regret is batched exponential
+# weights': n ln(max(e, eta T)) / eta + eta T B / 2 (the batch loss
+# <g, x> ranges over [-B, B]: Hoeffding's lemma gives eta B^2 / 2 per
+# batch). Its privacy term has n where the paper's rate has sqrt(n).
+#
+# Privacy of one changed loss vector (in batch k; ||l - l'||_2 <= 2):
+#   (B1) the coin of batch k: <g, x> + ||g|| moves by <= 4, so the keep
+#        probability moves by a factor <= e^(4 eta) and the switch
+#        probability by <= 1 + 4 eta (1 - gamma) / gamma:
+#        eps_coin = max(4 eta, ln(1 + 4 eta (1 - gamma) / gamma)), pure;
+#   (B2) every draw at a batch end >= k: the exponential mechanism with
+#        score -eta <L, x>, whose change -eta <l - l', x> ranges over an
+#        interval of length 4 eta: 4 eta-DP and (4 eta)^2 / 8 = 2 eta^2-zCDP
+#        (bounded range, Cesar & Rogers 2021, Lemma 3.2); at most S_max.
+# rho = eps_coin^2 / 2 + 2 S_max eta^2, pure eps_coin + 4 eta S_max; the
+# guarantee reports the smaller epsilon at delta. E[S] <= gamma T / B +
+# 2 eta T.
+
+
+def lazy_ball_epsilon(eta: float, gamma: float, max_switches: int, delta: float) -> float:
+    """epsilon at ``delta`` of the lazy ball learner: min(pure (B1) + (B2),
+    zCDP conversion), as in the comment block above."""
+    eta = positive("eta", eta)
+    gamma = in_open_unit("gamma", gamma)
+    eps_coin = max(4.0 * eta, math.log1p(4.0 * eta * (1.0 - gamma) / gamma))
+    pure = eps_coin + 4.0 * eta * max_switches
+    rho = eps_coin**2 / 2.0 + 2.0 * max_switches * eta**2
+    approx = rho + 2.0 * math.sqrt(rho * math.log(1.0 / in_open_unit("delta", delta)))
+    return min(pure, approx)
+
+
+def _ball_model(n: int, T: int, batch: int, eta: float) -> float:
+    return n * math.log(max(math.e, eta * T)) / eta + eta * T * batch / 2.0
+
+
+def lazy_ball_parameters(n: int, horizon: int, epsilon: float | None, delta: float = 1e-6) -> LazyParameters:
+    """The (B, eta, gamma, S_max) minimizing the modelled regret
+    n ln(max(e, eta T)) / eta + eta T B / 2 subject to
+    :func:`lazy_ball_epsilon` <= epsilon (B over powers of two, gamma over
+    a log grid, eta by bisection). ``epsilon=None``: exponential weights
+    with B = 1 and eta = sqrt(2 n ln T / T)."""
+    n = positive_int("n", n)
+    T = positive_int("horizon", horizon, minimum=2)
+    if epsilon is None:
+        eta = math.sqrt(2.0 * n * math.log(T) / T)
+        g = Guarantee.none("non-private lazy exponential weights on the ball (shrinking dartboard)")
+        return LazyParameters(1, eta, 0.0, T, _ball_model(n, T, 1, eta), g)
+    epsilon = positive("epsilon", epsilon)
+    delta = in_open_unit("delta", delta)
+    best: tuple[float, int, float, float, int] | None = None
+    batch = 1
+    while batch <= T:
+        for gamma in (10.0 ** (-k / 4.0) for k in range(1, 17)):
+            def eps_at(eta: float, batch: int = batch, gamma: float = gamma) -> float:
+                return lazy_ball_epsilon(eta, gamma, _switch_budget(gamma * T / batch + 2.0 * eta * T), delta)
+
+            lo, hi = 1e-12, 10.0
+            if eps_at(lo) > epsilon:
+                continue
+            for _ in range(60):
+                mid = math.sqrt(lo * hi)
+                lo, hi = (mid, hi) if eps_at(mid) <= epsilon else (lo, mid)
+            eta = min(lo, math.sqrt(2.0 * n * math.log(T) / (T * batch)))
+            regret = _ball_model(n, T, batch, eta)
+            if best is None or regret < best[0]:
+                best = (regret, batch, gamma, eta, _switch_budget(gamma * T / batch + 2.0 * eta * T))
+        batch *= 2
+    if best is None:
+        raise ValueError(f"invalid argument `epsilon`: {epsilon!r} is too small for horizon {T}")
+    regret, batch, gamma, eta, budget = best
+    met = lazy_ball_epsilon(eta, gamma, budget, delta)
+    basis = ("lazy exponential weights on the unit ball through a batched shrinking dartboard with a switching "
+             "floor, after Asi, Koren, Liu & Talwar 2024 (L2P for OCO); accounting of "
+             "dpbandits.privacy.private_experts (B1)-(B2)")
+    guarantee = Guarantee("central", met, delta, protects=PROTECTS, basis=basis, calibration="tight", sampler="float")
+    return LazyParameters(batch, eta, gamma, budget, regret, guarantee)
+
+
+def lazy_oco_rate(horizon: float, n: int, epsilon: float | None) -> float:
+    """sqrt(T) + T^(1/3) sqrt(n) / epsilon^(2/3) (Asi, Koren, Liu & Talwar
+    2024, DP-OCO, constant 1)."""
+    base = math.sqrt(horizon)
+    return base if epsilon is None else base + horizon ** (1.0 / 3.0) * math.sqrt(n) / epsilon ** (2.0 / 3.0)

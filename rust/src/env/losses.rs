@@ -49,6 +49,14 @@ pub enum LossSequence {
     /// User-supplied losses: `rows x n`, row-major, each row in the
     /// geometry's loss set; row t - 1 is round t's loss vector.
     Array { n: usize, losses: Vec<f64> },
+    /// Adaptive adversary (experts only): round t charges loss 1 to the
+    /// expert the learner played in round t - 1 and loss 0 to every other
+    /// (round 1: all zero). It reads the learner's plays
+    /// ([`Environment::observe_plays`]), so it serves one learner per run.
+    /// A learner that keeps its expert for a batch pays 1 a round while the
+    /// experts it did not play stay at 0 (regret about T); one that draws
+    /// afresh each round from a spread-out law pays about 1/d a round.
+    ChasePlayed { n: usize },
     /// Stochastic linear losses: l_t(i) = center[i] + U(-spread, spread),
     /// independent over rounds and coordinates (from the
     /// `"environment/losses"` stream), then mapped into the loss set.
@@ -61,7 +69,9 @@ impl LossSequence {
         match self {
             LossSequence::Stochastic { means } => means.len(),
             LossSequence::Uniform { center, .. } => center.len(),
-            LossSequence::SwitchingBest { n, .. } | LossSequence::Array { n, .. } => *n,
+            LossSequence::SwitchingBest { n, .. } | LossSequence::Array { n, .. } | LossSequence::ChasePlayed { n } => {
+                *n
+            }
         }
     }
 
@@ -82,6 +92,14 @@ impl LossSequence {
                 }
                 if *first_phase < 1 {
                     return Err(Error::invalid("first_phase", "must be >= 1"));
+                }
+            }
+            LossSequence::ChasePlayed { n } => {
+                if *n < 2 {
+                    return Err(Error::invalid("n", format!("must be >= 2, got {n}")));
+                }
+                if geometry != Geometry::Simplex {
+                    return Err(Error::invalid("geometry", "the chasing adversary plays experts: use the simplex"));
                 }
             }
             LossSequence::Array { n, losses } => {
@@ -192,6 +210,10 @@ pub struct LossEnv {
     best_increment: f64,
     /// B_t = min_{x in X} <L_t, x>.
     best: f64,
+    /// The expert played in the last round (the chasing adversary's input).
+    last_play: Option<usize>,
+    /// Whether the plays of the current round were recorded.
+    played: bool,
     rng: SimulationRng,
 }
 
@@ -215,6 +237,8 @@ impl LossEnv {
             cumulative: try_filled("n", n, 0.0)?,
             best_increment: 0.0,
             best: 0.0,
+            last_play: None,
+            played: true,
             rng: seeds.simulation_stream("environment/losses"),
         })
     }
@@ -258,6 +282,20 @@ impl LossEnv {
                 for (i, l) in self.loss.iter_mut().enumerate() {
                     *l = if i == leader { 0.0 } else { 1.0 };
                 }
+            }
+            LossSequence::ChasePlayed { .. } => {
+                if !self.played {
+                    return Err(Error::State(
+                        "the chasing adversary needs the learner's play of every round (record_play)".into(),
+                    ));
+                }
+                self.loss.fill(0.0);
+                if let Some(i) = self.last_play {
+                    self.loss[i] = 1.0;
+                }
+                self.played = false;
+                // 0 / 1 entries on the simplex: nothing to map.
+                return Ok(());
             }
             LossSequence::Uniform { center, spread } => {
                 for (l, &c) in self.loss.iter_mut().zip(center) {
@@ -308,6 +346,26 @@ impl Environment for LossEnv {
 
     fn feedback(&mut self, _index: usize) -> Result<Feedback<'_>> {
         Ok(Feedback::Losses(&self.loss))
+    }
+
+    /// The chasing adversary records the play (one learner only); other
+    /// sequences ignore the plays.
+    fn observe_plays(&mut self, indices: &[usize]) -> Result<()> {
+        if !matches!(self.sequence, LossSequence::ChasePlayed { .. }) {
+            return Ok(());
+        }
+        match indices {
+            [i] if *i < self.n => {
+                self.last_play = Some(*i);
+                self.played = true;
+                Ok(())
+            }
+            [i] => Err(Error::invalid("index", format!("must be < {}, got {i}", self.n))),
+            _ => Err(Error::State(format!(
+                "the chasing adversary adapts to one learner; {} played this round (simulate them one at a time)",
+                indices.len()
+            ))),
+        }
     }
 
     /// Bandit feedback: the reward -l_t(i) of each played action.
@@ -385,6 +443,32 @@ mod tests {
         }
         // Phases of 2, 4, 8 rounds.
         assert_eq!(leaders, [0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0]);
+    }
+
+    #[test]
+    fn the_chasing_adversary_charges_the_last_play() {
+        let mut env = LossEnv::new(LossSequence::ChasePlayed { n: 3 }, &SeedSequence::from_seed(0)).unwrap();
+        let mut set = DecisionSet::default();
+        env.next_round(1, &mut set).unwrap();
+        assert_eq!(env.losses().unwrap(), &[0.0, 0.0, 0.0]);
+        env.observe_plays(&[2]).unwrap();
+        env.next_round(2, &mut set).unwrap();
+        assert_eq!(env.losses().unwrap(), &[0.0, 0.0, 1.0]);
+        env.observe_plays(&[0]).unwrap();
+        env.next_round(3, &mut set).unwrap();
+        assert_eq!(env.losses().unwrap(), &[1.0, 0.0, 0.0]);
+        // A round without the play, two learners, an index out of range, the ball: refused.
+        assert!(env.next_round(4, &mut set).is_err());
+        assert!(env.observe_plays(&[0, 1]).is_err());
+        assert!(env.observe_plays(&[3]).is_err());
+        let ball =
+            LossEnv::with_geometry(LossSequence::ChasePlayed { n: 3 }, Geometry::Ball, &SeedSequence::from_seed(0));
+        assert!(ball.is_err());
+        assert!(LossEnv::new(LossSequence::ChasePlayed { n: 1 }, &SeedSequence::from_seed(0)).is_err());
+        // Other sequences ignore the plays.
+        let mut obl =
+            LossEnv::new(LossSequence::SwitchingBest { n: 2, first_phase: 1 }, &SeedSequence::from_seed(0)).unwrap();
+        assert!(obl.observe_plays(&[0, 1]).is_ok());
     }
 
     #[test]

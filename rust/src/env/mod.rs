@@ -10,6 +10,7 @@ pub(crate) mod circle;
 pub mod geometry;
 pub mod k_armed;
 pub mod linear_bandit;
+pub mod logistic_contextual;
 pub mod losses;
 pub mod replay;
 pub mod shariff_sheffet;
@@ -20,6 +21,7 @@ use crate::rng::SeedSequence;
 pub use geometry::Geometry;
 pub use k_armed::{ArmReward, KArmedBandit, KArmedConfig};
 pub use linear_bandit::{LinearBanditConfig, LinearBanditEnv};
+pub use logistic_contextual::{LogisticContextualConfig, LogisticContextualEnv};
 pub use losses::{LossEnv, LossEnvConfig, LossSequence};
 pub use replay::{ReplayConfig, ReplayEnv};
 pub use shariff_sheffet::{RewardModel, ShariffSheffetConfig, ShariffSheffetEnv};
@@ -120,6 +122,14 @@ pub trait Environment: Send + std::any::Any {
         }
     }
 
+    /// The indices the learners played this round, one per learner, after
+    /// every learner selected and before any feedback: what an adaptive
+    /// adversary reads to choose its next losses. The default ignores them
+    /// (the environment's sequence does not depend on the plays).
+    fn observe_plays(&mut self, _indices: &[usize]) -> Result<()> {
+        Ok(())
+    }
+
     /// Pseudo-regret of choosing `index` in the current round:
     /// max_a E[reward of a] - E[reward of index]. `None` when unknown.
     fn regret(&self, index: usize) -> Option<f64>;
@@ -180,6 +190,10 @@ impl<E: Environment + ?Sized> Environment for Box<E> {
 
     fn shared_rewards(&mut self, indices: &[usize], out: &mut [f64]) -> Result<()> {
         (**self).shared_rewards(indices, out)
+    }
+
+    fn observe_plays(&mut self, indices: &[usize]) -> Result<()> {
+        (**self).observe_plays(indices)
     }
 
     fn regret(&self, index: usize) -> Option<f64> {

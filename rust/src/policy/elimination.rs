@@ -454,6 +454,16 @@ impl Elimination {
     }
 
     /// Records of the finished batches.
+    /// The current batch's plan: its core set (indices into A) and the
+    /// pulls of each, fixed when the batch starts from the surviving set
+    /// alone (released data); empty once an action is committed.
+    pub fn batch_plan(&self) -> (&[usize], &[u64]) {
+        if self.committed.is_some() {
+            return (&[], &[]);
+        }
+        (&self.batch.support, &self.batch.pulls)
+    }
+
     pub fn history(&self) -> &[BatchRecord] {
         &self.history
     }

@@ -272,8 +272,8 @@ impl StochasticExperts {
     }
 }
 
-/// Clips (or refuses) losses outside [0, 1].
-fn clip_unit(values: &mut [f64], clip: bool) -> Result<()> {
+/// Clips (or refuses) losses outside [0, 1] (shared by the experts learners).
+pub(crate) fn clip_unit(values: &mut [f64], clip: bool) -> Result<()> {
     if let Some(v) = values.iter().find(|v| !(0.0..=1.0).contains(*v)) {
         if !clip {
             return Err(Error::invalid("losses", format!("must lie in [0, 1], got {v}")));

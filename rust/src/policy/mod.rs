@@ -6,11 +6,13 @@
 
 pub mod bai;
 pub mod batched_bandit;
+pub mod dartboard_experts;
 pub mod delayed;
 pub mod elimination;
 pub mod exp2;
 pub mod experts_stochastic;
 pub mod follow_the_leader;
+pub mod lazy_ball;
 pub mod lazy_experts;
 pub mod linear_policy;
 pub mod linucb;
@@ -27,9 +29,11 @@ use crate::rng::SeedSequence;
 
 pub use crate::env::Geometry;
 pub use batched_bandit::{BatchedExp3, BatchedExp3Config};
+pub use dartboard_experts::{DartboardExperts, DartboardExpertsConfig};
 pub use exp2::{Exp2, Exp2Config};
 pub use experts_stochastic::{StochasticExperts, StochasticExpertsConfig};
 pub use follow_the_leader::{FollowTheLeader, FollowTheLeaderConfig, LeaderRule};
+pub use lazy_ball::{LazyBall, LazyBallConfig};
 pub use lazy_experts::{LazyExperts, LazyExpertsConfig};
 pub use linucb::{BoundsPolicy, InputBounds, LinUcb, LinUcbConfig, Radius, Statistics};
 pub use linucb_trust::{ReportPrivatizer, TrustLinUcb, TrustLinUcbConfig, TrustRadius};

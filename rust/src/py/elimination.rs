@@ -40,7 +40,7 @@ fn privatizer(name: &str, shuffle_sum: Option<[f64; 4]>) -> PyResult<Privatizer>
 /// Batched elimination engine; built by `dpbandits.EliminationLinearBandit`.
 #[pyclass(module = "dpbandits._core", name = "EliminationEngine")]
 pub struct PyElimination {
-    inner: Elimination,
+    pub(crate) inner: Elimination,
 }
 
 engine_methods! {
@@ -130,6 +130,15 @@ engine_methods! {
     /// The surviving set A_i (indices into the action set).
     fn active<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u64>> {
         self.inner.active().iter().map(|&i| i as u64).collect::<Vec<_>>().into_pyarray(py)
+    }
+
+    /// The current batch's core set (indices into the action set), the
+    /// pulls of each and the batch index (both empty once an action is
+    /// committed): a function of the surviving set only.
+    fn batch_plan<'py>(&self, py: Python<'py>) -> (Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u64>>, usize) {
+        let (support, pulls) = self.inner.batch_plan();
+        let support: Vec<u64> = support.iter().map(|&i| i as u64).collect();
+        (support.into_pyarray(py), pulls.to_vec().into_pyarray(py), self.inner.batch_index())
     }
 
     /// One dict per finished batch (everything in it is released data).

@@ -136,6 +136,14 @@ engine_methods! {
         Ok(PyTreeCounter { inner })
     }
 
+    /// Draws all future node noise and padding from a new root (`None`:
+    /// operating-system entropy); noise already drawn is kept.
+    #[pyo3(signature = (seed=None))]
+    fn reseed(&mut self, seed: Option<u64>) -> PyResult<()> {
+        self.inner.reseed(&seeds(seed)?);
+        Ok(())
+    }
+
     /// How releases are padded: "fresh" (also when not padded) or "persistent".
     #[getter]
     fn padding(&self) -> &'static str {
@@ -214,6 +222,14 @@ engine_methods! {
         let inner = FactorizationCounter::new(&shape, horizon, noise.0, f, &seeds(seed)?).py_err()?;
         let inner = inner.with_os_entropy(os_entropy).py_err()?;
         Ok(PyFactorizationCounter { inner })
+    }
+
+    /// Draws all future noise from a new root (`None`: operating-system
+    /// entropy); noise already drawn stays in the buffers.
+    #[pyo3(signature = (seed=None))]
+    fn reseed(&mut self, seed: Option<u64>) -> PyResult<()> {
+        self.inner.reseed(&seeds(seed)?);
+        Ok(())
     }
 
     /// ("sqrt" | "blt" | "smooth-binary", theta, omega).

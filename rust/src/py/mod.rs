@@ -490,6 +490,7 @@ mod linucb_trust;
 mod mab;
 mod mechanisms;
 pub(crate) mod noise;
+mod online_call;
 mod online_learning;
 mod phased_mab;
 mod private_experts;
@@ -547,6 +548,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     mab::register(m)?;
     elimination::register(m)?;
     online_learning::register(m)?;
+    online_call::register(m)?;
     replay::register(m)?;
     secure::register(m)?;
     phased_mab::register(m)?;

@@ -35,7 +35,7 @@ fn vector(name: &str, values: &PyReadonlyArrayDyn<'_, f64>, n: usize) -> PyResul
 /// Private FTRL / FTPL engine (Agarwal & Singh Alg. 1 / Alg. 3).
 #[pyclass(module = "dpbandits._core", name = "FollowTheLeaderEngine")]
 pub struct PyFollowTheLeader {
-    inner: FollowTheLeader,
+    pub(crate) inner: FollowTheLeader,
 }
 
 engine_methods! {
@@ -118,7 +118,7 @@ engine_methods! {
 /// EXP2 with exploration behind the private bandit reduction (Alg. 4, Alg. 5).
 #[pyclass(module = "dpbandits._core", name = "Exp2Engine")]
 pub struct PyExp2 {
-    inner: Exp2,
+    pub(crate) inner: Exp2,
 }
 
 engine_methods! {
@@ -150,7 +150,7 @@ engine_methods! {
 /// SCRiBLe over the unit ball behind the private bandit reduction (Thm 4.5).
 #[pyclass(module = "dpbandits._core", name = "ScribleEngine")]
 pub struct PyScrible {
-    inner: Scrible,
+    pub(crate) inner: Scrible,
 }
 
 engine_methods! {
@@ -209,6 +209,18 @@ impl PyLossEnv {
     #[pyo3(signature = (n, first_phase, seed=None, geometry="simplex"))]
     fn switching_best(n: usize, first_phase: u64, seed: Option<u64>, geometry: &str) -> PyResult<Self> {
         Self::build(LossSequence::SwitchingBest { n, first_phase }, geometry, seed)
+    }
+
+    /// The adaptive adversary charging the expert played in the previous round.
+    #[staticmethod]
+    #[pyo3(signature = (n, seed=None))]
+    fn chase_played(n: usize, seed: Option<u64>) -> PyResult<Self> {
+        Self::build(LossSequence::ChasePlayed { n }, "simplex", seed)
+    }
+
+    /// Tells an adaptive adversary the expert played this round (others ignore it).
+    fn record_play(&mut self, index: usize) -> PyResult<()> {
+        self.env.observe_plays(&[index]).py_err()
     }
 
     /// User-supplied (rounds, n) losses, each row in the geometry's loss set.

@@ -1,7 +1,7 @@
 //! Bindings for the private experts learners past Agarwal & Singh
 //! (`dpbandits.learners.private_experts`).
 
-use numpy::{IntoPyArray, PyArray1, PyReadonlyArrayDyn};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArrayDyn};
 use pyo3::prelude::*;
 
 use super::arrays::row_major;
@@ -11,7 +11,8 @@ use super::noise::Noise;
 use crate::error::Error;
 use crate::noise::NoiseSpec;
 use crate::policy::{
-    BatchedExp3, BatchedExp3Config, LazyExperts, LazyExpertsConfig, StochasticExperts, StochasticExpertsConfig,
+    BatchedExp3, BatchedExp3Config, DartboardExperts, DartboardExpertsConfig, LazyBall, LazyBallConfig, LazyExperts,
+    LazyExpertsConfig, StochasticExperts, StochasticExpertsConfig,
 };
 
 /// The doubling-batch learner for stochastic losses (Asi, Feldman, Koren &
@@ -118,6 +119,131 @@ engine_methods! {
     }
 }
 
+/// The batched private shrinking dartboard (after Asi, Feldman, Koren &
+/// Talwar 2023, oblivious adversaries); built by `dpbandits.PrivateDartboardExperts`.
+#[pyclass(module = "dpbandits._core", name = "DartboardExpertsEngine")]
+pub struct PyDartboardExperts {
+    inner: DartboardExperts,
+}
+
+engine_methods! {
+    PyDartboardExperts { inner: DartboardExperts }, restore _restore_dartboard_experts,
+    shared [learner, secure, state], getters [switches: u64];
+
+    #[new]
+    #[pyo3(signature = (n, horizon, batch, eta, shift, max_switches, *, noise=Noise(NoiseSpec::Zero), clip=true,
+                        seed=None))]
+    fn new(
+        n: usize,
+        horizon: u64,
+        batch: u64,
+        eta: f64,
+        shift: f64,
+        max_switches: u64,
+        noise: Noise,
+        clip: bool,
+        seed: Option<u64>,
+    ) -> PyResult<Self> {
+        let config = DartboardExpertsConfig { n, horizon, batch, eta, shift, max_switches, noise: noise.0, clip };
+        Ok(PyDartboardExperts { inner: DartboardExperts::new(config, &seeds(seed)?).py_err()? })
+    }
+
+    /// The expert played this round.
+    fn select(&self) -> usize {
+        self.inner.current()
+    }
+
+    /// Records the round's loss vector (length n).
+    fn observe(&mut self, losses: PyReadonlyArrayDyn<'_, f64>) -> PyResult<()> {
+        let (shape, data) = row_major(&losses);
+        super::arrays::expect_shape("losses", &shape, &[self.inner.config().n])?;
+        self.inner.observe(&data).py_err()
+    }
+
+    /// `runs` switching tests of an expert with these batch losses (true:
+    /// switch), fresh noise each: the released coins, for privacy audits.
+    fn _switch_runs<'py>(
+        &mut self,
+        py: Python<'py>,
+        losses: PyReadonlyArrayDyn<'py, f64>,
+        runs: usize,
+    ) -> PyResult<Bound<'py, PyArray1<bool>>> {
+        let (_, data) = row_major(&losses);
+        let inner = &mut self.inner;
+        let out = py.detach(|| inner.switch_runs(&data, runs)).py_err()?;
+        Ok(out.into_pyarray(py))
+    }
+
+    /// `runs` draws from P ∝ exp(-eta L), L the sums of `losses`' rows
+    /// ((rounds, n)), fresh randomness each: the released experts, for audits.
+    fn _draw_runs<'py>(
+        &mut self,
+        py: Python<'py>,
+        losses: PyReadonlyArrayDyn<'py, f64>,
+        runs: usize,
+    ) -> PyResult<Bound<'py, PyArray1<u64>>> {
+        let (_, data) = row_major(&losses);
+        let inner = &mut self.inner;
+        let out = py.detach(|| inner.draw_runs(&data, runs)).py_err()?;
+        Ok(out.into_pyarray(py))
+    }
+}
+
+/// Lazy exponential weights on the unit ball (after Asi, Koren, Liu &
+/// Talwar 2024, L2P for OCO); built by `dpbandits.LazyPrivateOCO`.
+#[pyclass(module = "dpbandits._core", name = "LazyBallEngine")]
+pub struct PyLazyBall {
+    inner: LazyBall,
+}
+
+engine_methods! {
+    PyLazyBall { inner: LazyBall }, restore _restore_lazy_ball, shared [learner, seeded, state],
+    getters [switches: u64];
+
+    #[new]
+    #[pyo3(signature = (n, horizon, batch, eta, gamma, max_switches, *, clip=true, seed=None))]
+    fn new(
+        n: usize,
+        horizon: u64,
+        batch: u64,
+        eta: f64,
+        gamma: f64,
+        max_switches: u64,
+        clip: bool,
+        seed: Option<u64>,
+    ) -> PyResult<Self> {
+        let config = LazyBallConfig { n, horizon, batch, eta, gamma, max_switches, clip };
+        Ok(PyLazyBall { inner: LazyBall::new(config, &seeds(seed)?).py_err()? })
+    }
+
+    /// The point played this round.
+    fn decision<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        self.inner.point().to_vec().into_pyarray(py)
+    }
+
+    /// Records the round's loss vector (length n, ||l||_2 <= 1).
+    fn observe(&mut self, losses: PyReadonlyArrayDyn<'_, f64>) -> PyResult<()> {
+        let (shape, data) = row_major(&losses);
+        super::arrays::expect_shape("losses", &shape, &[self.inner.config().n])?;
+        self.inner.observe(&data).py_err()
+    }
+
+    /// `runs` draws from p ∝ exp(-eta <L, x>) on the ball, (runs, n): the
+    /// sampler's released points, for checks.
+    fn _draw_runs<'py>(
+        &mut self,
+        py: Python<'py>,
+        cumulative: PyReadonlyArrayDyn<'py, f64>,
+        runs: usize,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let (_, data) = row_major(&cumulative);
+        let n = self.inner.config().n;
+        let inner = &mut self.inner;
+        let out = py.detach(|| inner.draw_runs(&data, runs)).py_err()?;
+        out.into_pyarray(py).reshape([runs, n])
+    }
+}
+
 /// EXP3 behind the batched private conversion (Asi, Raman & Talwar 2025);
 /// built by `dpbandits.BatchedPrivateEXP3`.
 #[pyclass(module = "dpbandits._core", name = "BatchedExp3Engine")]
@@ -163,6 +289,8 @@ engine_methods! {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     PyStochasticExperts::register(m)?;
     PyLazyExperts::register(m)?;
+    PyDartboardExperts::register(m)?;
+    PyLazyBall::register(m)?;
     PyBatchedExp3::register(m)?;
     Ok(())
 }

@@ -1,0 +1,94 @@
+"""Instructions per round of the public online call against the
+engine-direct call, counted by callgrind (independent of the machine's
+load): the rounds of ``benches/online_call_overhead.py`` for each learner
+family, plus DPKLUCB (K-armed), each form timed on a warmed-up learner.
+
+The script runs itself under ``valgrind --tool=callgrind`` with a dump
+before every call of ``zlib.crc32``, which it calls around each timed
+segment, and prints instructions per round (select + update) of each form
+and their ratio (the target: public / engine within 1.5).
+
+    python3 benches/online_call_callgrind.py --rounds 2000
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import zlib
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def cases(n: int) -> dict[str, tuple[object, object, object]]:
+    import online_call_overhead as b
+
+    import dpbandits as dp
+
+    h = 10 * n
+    return {
+        "JointDPLinUCB (5, 25)": b.contextual(lambda: dp.JointDPLinUCB(5, h, 1.0, 0.1, seed=0), 25, 5, n),
+        "LinUCB (40, 400)": b.contextual(lambda: dp.LinUCB(40, h, seed=0), 400, 40, n),
+        "LocalLinUCB (5, 25)": b.contextual(lambda: dp.LocalLinUCB(5, h, 1.0, 0.1, seed=0), 25, 5, n),
+        "PrivateContextualUCB (5, 25)": b.contextual(lambda: dp.PrivateContextualUCB(5, h, 1.0, seed=0), 25, 5, n),
+        "EliminationLinearBandit (8 x 4)": b.indexed(
+            lambda: dp.EliminationLinearBandit(b.unit_sets(1, 8, 4, 6)[0], h, "central", 1.0, seed=0), n),
+        "EXP2 (8)": b.indexed(lambda: dp.EXP2(8, h, 1.0, seed=0), n),
+        "SCRiBLe (4)": b.scrible(n),
+        "PrivateFTRL (8)": b.ftrl(n),
+        "DPKLUCB (5)": b.indexed(lambda: dp.DPKLUCB(5, h, 1.0, seed=0), n),
+    }
+
+
+def child(rounds: int) -> None:
+    warm = 50
+    for name, (make, public, engine) in cases(rounds + warm).items():
+        for form, step in (("public", public), ("engine", engine)):
+            lr = make()  # type: ignore[operator]
+            for t in range(warm):
+                step(lr, t)  # type: ignore[operator]
+            zlib.crc32(f"{name} {form}".encode())
+            for t in range(warm, warm + (rounds // 10 if "400" in name else rounds)):
+                step(lr, t)  # type: ignore[operator]
+            zlib.crc32(b"end")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=2000)
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        child(args.rounds)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "cg.out")
+        subprocess.run(
+            ["valgrind", "--tool=callgrind", "--dump-before=zlib_crc32*", f"--callgrind-out-file={out}",
+             sys.executable, __file__, "--child", "--rounds", str(args.rounds)],
+            check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        dumps = sorted(glob.glob(out + ".*"), key=lambda f: int(f.rsplit(".", 1)[1]))
+        totals = []
+        for f in dumps:
+            m = re.search(r"^(?:summary|totals): (\d+)", Path(f).read_text(), re.M)
+            totals.append(int(m.group(1)) if m else 0)
+    # Dump 2i + 1 holds the i-th timed segment (each dump is made at a marker).
+    timed = totals[1::2]
+    print(f"instructions per round (callgrind), {args.rounds} rounds ({args.rounds // 10} at (40, 400))")
+    print("| learner | public | engine | public / engine |")
+    print("|---|---|---|---|")
+    for i, name in enumerate(cases(1)):
+        n = args.rounds // 10 if "400" in name else args.rounds
+        p, e = timed[2 * i] / n, timed[2 * i + 1] / n
+        print(f"| {name} | {p:,.0f} | {e:,.0f} | {p / e:.2f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,489 @@
+//! The online call of the learners that take one selection at a time
+//! (EXP2, SCRiBLe, batched elimination) and of the full-information
+//! follow-the-leader learners: `select` and `update` bound to one Rust
+//! object per learner, which holds the learner's lock and its outstanding
+//! selection, so a round costs two Rust calls and no Python frame.
+//!
+//! The common case is handled here: `update(loss)` with a Python float
+//! (a float64 array for the loss vector of FTRL / FTPL), in strict
+//! alternation with `select()`. Everything else (a named arm or point,
+//! another numeric type, a selection while one is outstanding, an update
+//! with none) is passed to the learner's checked Python method, which
+//! gives the same result and the same errors as before; it runs with the
+//! same lock (reentrant) and reads and writes the same outstanding
+//! selection through [`OnlineCall::pending`].
+//!
+//! The contextual linear learners keep any number of outstanding
+//! selections, first in, first out, in a [`RowQueue`] (the played feature
+//! rows): `select(D)` with a float64 array pushes the played row, and
+//! `update(reward)` with a float settles the one outstanding row; the
+//! learner's batch calls and its other forms use the same queue.
+
+use std::sync::{Mutex, PoisonError};
+
+use numpy::{IntoPyArray, PyArray2, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn};
+use pyo3::exceptions::{PyIndexError, PyTypeError};
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyFloat, PyTuple, PyType};
+
+use super::arrays::{expect_shape, row_major};
+use super::elimination::PyElimination;
+use super::errors::IntoPy;
+use super::karmed::EngineLock;
+use super::online_learning::{PyExp2, PyFollowTheLeader, PyScrible};
+
+/// Releases the lock when dropped (also when the call unwinds).
+struct Held<'a>(&'a EngineLock);
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        self.0.exit();
+    }
+}
+
+/// The engine a learner's calls reach.
+enum Engine {
+    Exp2(Py<PyExp2>),
+    Scrible(Py<PyScrible>),
+    /// A follow-the-leader engine; `simplex`: it samples indices.
+    FollowTheLeader(Py<PyFollowTheLeader>, bool),
+    Elimination(Py<PyElimination>),
+    /// A contextual linear engine (`select(D)`, `observe(x, reward)`),
+    /// called through its Python methods, and the outstanding rows.
+    Contextual(Py<PyAny>, Py<RowQueue>),
+}
+
+/// The selection awaiting its reward or loss.
+enum Pending {
+    None,
+    Index(usize),
+    Point(Vec<f64>),
+}
+
+/// `select` / `update` of one learner (see the module docs); built by
+/// `dpbandits.learners` when the learner's engine is set.
+#[pyclass(frozen, module = "dpbandits._core", name = "OnlineCall")]
+pub struct OnlineCall {
+    lock: Py<EngineLock>,
+    engine: Engine,
+    pending: Mutex<Pending>,
+    /// The learner's checked `select(*args)` and `update(*args)`.
+    checked_select: Py<PyAny>,
+    checked_update: Py<PyAny>,
+}
+
+impl OnlineCall {
+    #[inline]
+    fn enter<'a>(&'a self, py: Python<'_>) -> Held<'a> {
+        let lock = self.lock.get();
+        lock.enter(py, None);
+        Held(lock)
+    }
+
+    #[inline]
+    fn pending(&self) -> std::sync::MutexGuard<'_, Pending> {
+        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// `obj` when it is exactly a Python float (the common case; any other
+/// number goes through the learner's checked path).
+#[inline]
+fn exact_float(obj: &Bound<'_, PyAny>) -> Option<f64> {
+    obj.cast_exact::<PyFloat>().ok().map(PyFloatMethods::value)
+}
+
+/// `obj` when it is a Python float or a NumPy float64 (an entry of a
+/// reward array), exactly.
+#[inline]
+fn float_or_float64(obj: &Bound<'_, PyAny>) -> PyResult<Option<f64>> {
+    static FLOAT64: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    if let Some(v) = exact_float(obj) {
+        return Ok(Some(v));
+    }
+    let py = obj.py();
+    let float64 = FLOAT64.get_or_try_init(py, || -> PyResult<Py<PyType>> {
+        Ok(py.import("numpy")?.getattr("float64")?.cast_into::<PyType>()?.unbind())
+    })?;
+    if obj.get_type().is(float64.bind(py)) {
+        return Ok(obj.cast::<PyFloat>().ok().map(PyFloatMethods::value));
+    }
+    Ok(None)
+}
+
+/// First-in-first-out feature rows (length `d`) of a contextual learner's
+/// outstanding selections, in one buffer (the interface of
+/// `dpbandits.learners.outstanding.OutstandingRows`).
+#[pyclass(frozen, module = "dpbandits._core", name = "RowQueue")]
+pub struct RowQueue {
+    d: usize,
+    rows: Mutex<Rows>,
+}
+
+/// The live rows are `buf[head * d..]`.
+#[derive(Default)]
+struct Rows {
+    buf: Vec<f64>,
+    head: usize,
+}
+
+impl Rows {
+    fn len(&self, d: usize) -> usize {
+        self.buf.len().checked_div(d).map_or(0, |rows| rows - self.head)
+    }
+
+    fn live(&self, d: usize) -> &[f64] {
+        &self.buf[self.head * d..]
+    }
+
+    fn pop_first(&mut self, d: usize) {
+        self.head += 1;
+        if self.head * d >= self.buf.len() {
+            self.buf.clear();
+            self.head = 0;
+        } else if self.head * d * 2 > self.buf.len() && self.head > 64 {
+            self.buf.drain(..self.head * d);
+            self.head = 0;
+        }
+    }
+
+    fn push(&mut self, row: &[f64]) -> PyResult<()> {
+        self.buf.try_reserve(row.len()).map_err(|_| {
+            super::errors::to_py(crate::error::Error::Allocation {
+                name: "decision_set",
+                what: "the outstanding selections".into(),
+            })
+        })?;
+        self.buf.extend_from_slice(row);
+        Ok(())
+    }
+
+    /// Removes the oldest live row equal to `x`; whether there was one.
+    fn settle(&mut self, d: usize, x: &[f64]) -> bool {
+        let live = self.live(d);
+        let Some(j) = live.chunks_exact(d).position(|r| r == x) else {
+            return false;
+        };
+        if j > 0 {
+            // Keep the order of the others: the older rows move up by one.
+            let start = self.head * d;
+            self.buf.copy_within(start..start + j * d, start + d);
+        }
+        self.pop_first(d);
+        true
+    }
+}
+
+impl RowQueue {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Rows> {
+        self.rows.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn row_of(&self, x: &PyReadonlyArrayDyn<'_, f64>, name: &str) -> PyResult<Vec<f64>> {
+        let (shape, data) = row_major(x);
+        expect_shape(name, &shape, &[self.d])?;
+        Ok(data)
+    }
+}
+
+#[pymethods]
+impl RowQueue {
+    #[new]
+    fn new(d: usize) -> Self {
+        RowQueue { d, rows: Mutex::new(Rows::default()) }
+    }
+
+    fn __len__(&self) -> usize {
+        self.lock().len(self.d)
+    }
+
+    /// The outstanding rows, oldest first, shape (m, d) (a copy).
+    fn rows<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let rows = self.lock();
+        let m = rows.len(self.d);
+        let flat = rows.live(self.d).to_vec();
+        drop(rows);
+        flat.into_pyarray(py).reshape([m, self.d])
+    }
+
+    /// Forgets every outstanding row.
+    fn clear(&self) {
+        let mut rows = self.lock();
+        rows.buf.clear();
+        rows.head = 0;
+    }
+
+    /// Appends a copy of `row` (length d).
+    fn push(&self, row: PyReadonlyArrayDyn<'_, f64>) -> PyResult<()> {
+        let row = self.row_of(&row, "x")?;
+        self.lock().push(&row)
+    }
+
+    /// Appends a copy of every row of `rows` (shape (n, d)), in order.
+    fn push_many(&self, rows: PyReadonlyArrayDyn<'_, f64>) -> PyResult<()> {
+        let (shape, data) = row_major(&rows);
+        if shape.len() != 2 || shape[1] != self.d {
+            return expect_shape("rows", &shape, &[shape.first().copied().unwrap_or(0), self.d]);
+        }
+        self.lock().push(&data)
+    }
+
+    /// The one outstanding row (a copy), for `update(reward)`; None
+    /// unless exactly one selection is outstanding (the learner then
+    /// raises, naming them).
+    fn only<'py>(&self, py: Python<'py>) -> Option<Bound<'py, numpy::PyArray1<f64>>> {
+        let rows = self.lock();
+        (rows.len(self.d) == 1).then(|| rows.live(self.d).to_vec().into_pyarray(py))
+    }
+
+    /// Removes the oldest outstanding row.
+    fn pop_first(&self) -> PyResult<()> {
+        let mut rows = self.lock();
+        if rows.len(self.d) == 0 {
+            return Err(PyIndexError::new_err("no outstanding selection"));
+        }
+        rows.pop_first(self.d);
+        Ok(())
+    }
+
+    /// Removes the oldest outstanding row equal to `x`, if any (a row given
+    /// without a selection, e.g. logged data, settles nothing).
+    fn settle(&self, x: PyReadonlyArrayDyn<'_, f64>) -> PyResult<bool> {
+        let x = self.row_of(&x, "x")?;
+        Ok(self.lock().settle(self.d, &x))
+    }
+
+    /// `settle` of every row of `xs` (shape (n, d)), in order.
+    fn settle_many(&self, xs: PyReadonlyArrayDyn<'_, f64>) -> PyResult<()> {
+        let (shape, data) = row_major(&xs);
+        let d = self.d;
+        if shape.len() != 2 || shape[1] != d {
+            return expect_shape("X", &shape, &[shape.first().copied().unwrap_or(0), d]);
+        }
+        let n = shape[0];
+        let mut rows = self.lock();
+        if n == 0 || d == 0 {
+            return Ok(());
+        }
+        if rows.len(d) >= n && rows.live(d)[..n * d] == data[..] {
+            // Updates in selection order (the common case): one comparison.
+            rows.head += n;
+            if rows.head * d >= rows.buf.len() {
+                rows.buf.clear();
+                rows.head = 0;
+            }
+            return Ok(());
+        }
+        for x in data.chunks_exact(d) {
+            rows.settle(d, x);
+        }
+        Ok(())
+    }
+}
+
+#[pymethods]
+impl OnlineCall {
+    #[new]
+    #[pyo3(signature = (engine, checked_select, checked_update, *, simplex=true, queue=None))]
+    fn new(
+        py: Python<'_>,
+        engine: &Bound<'_, PyAny>,
+        checked_select: Py<PyAny>,
+        checked_update: Py<PyAny>,
+        simplex: bool,
+        queue: Option<Py<RowQueue>>,
+    ) -> PyResult<Self> {
+        let engine = if let Ok(e) = engine.cast::<PyExp2>() {
+            Engine::Exp2(e.clone().unbind())
+        } else if let Ok(e) = engine.cast::<PyScrible>() {
+            Engine::Scrible(e.clone().unbind())
+        } else if let Ok(e) = engine.cast::<PyFollowTheLeader>() {
+            Engine::FollowTheLeader(e.clone().unbind(), simplex)
+        } else if let Ok(e) = engine.cast::<PyElimination>() {
+            Engine::Elimination(e.clone().unbind())
+        } else if let Some(q) = queue {
+            Engine::Contextual(engine.clone().unbind(), q)
+        } else {
+            let name = engine.get_type().name().map_or_else(|_| "object".into(), |n| n.to_string());
+            return Err(PyTypeError::new_err(format!("OnlineCall: no online call for a {name}")));
+        };
+        Ok(OnlineCall {
+            lock: Py::new(py, EngineLock::default())?,
+            engine,
+            pending: Mutex::new(Pending::None),
+            checked_select,
+            checked_update,
+        })
+    }
+
+    /// The learner's lock (reentrant; as `threading.RLock`).
+    #[getter]
+    fn lock(&self, py: Python<'_>) -> Py<EngineLock> {
+        self.lock.clone_ref(py)
+    }
+
+    /// The outstanding rows of a contextual learner (None for the others).
+    #[getter]
+    fn queue(&self, py: Python<'_>) -> Option<Py<RowQueue>> {
+        match &self.engine {
+            Engine::Contextual(_, q) => Some(q.clone_ref(py)),
+            _ => None,
+        }
+    }
+
+    /// The outstanding selection: None, an index, or a point (a copy).
+    #[getter(pending)]
+    fn get_pending(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let _held = self.enter(py);
+        Ok(match &*self.pending() {
+            Pending::None => py.None(),
+            Pending::Index(i) => i.into_pyobject(py)?.into_any().unbind(),
+            Pending::Point(p) => p.clone().into_pyarray(py).into_any().unbind(),
+        })
+    }
+
+    #[setter(pending)]
+    fn set_pending(&self, py: Python<'_>, value: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let _held = self.enter(py);
+        let next = match value {
+            None => Pending::None,
+            Some(v) if v.is_none() => Pending::None,
+            Some(v) => match &self.engine {
+                Engine::Scrible(_) => {
+                    let a: PyReadonlyArrayDyn<'_, f64> = v.extract()?;
+                    Pending::Point(row_major(&a).1)
+                }
+                _ => Pending::Index(v.extract::<usize>()?),
+            },
+        };
+        *self.pending() = next;
+        Ok(())
+    }
+
+    /// The learner's `select` (see the learner's docstring).
+    #[pyo3(signature = (*args))]
+    fn select(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
+        if let (Engine::Contextual(engine, queue), 1) = (&self.engine, args.len()) {
+            let set = args.get_item(0)?;
+            if let Ok(actions) = set.cast::<PyArrayDyn<f64>>() {
+                let _held = self.enter(py);
+                let index: usize = engine.bind(py).call_method1(intern!(py, "select"), (actions,))?.extract()?;
+                // The engine checked the shape (k, d) and the index; a copy
+                // of the row: the caller may reuse its array before update().
+                let view = actions.readonly();
+                let row = match view.as_array().into_dimensionality::<numpy::ndarray::Ix2>() {
+                    Ok(a) if index < a.nrows() => a.row(index).to_vec(),
+                    _ => return Err(PyIndexError::new_err("the engine's selection is not a row of the set")),
+                };
+                queue.get().lock().push(&row)?;
+                return Ok(index.into_pyobject(py)?.into_any().unbind());
+            }
+        }
+        if args.is_empty() {
+            let held = self.enter(py);
+            let free = matches!(*self.pending(), Pending::None);
+            match &self.engine {
+                Engine::Exp2(e) if free => {
+                    let i = e.bind(py).try_borrow_mut()?.inner.sample_index();
+                    *self.pending() = Pending::Index(i);
+                    return Ok(i.into_pyobject(py)?.into_any().unbind());
+                }
+                Engine::Elimination(e) if free => {
+                    let i = e.bind(py).try_borrow_mut()?.inner.next_action().py_err()?;
+                    *self.pending() = Pending::Index(i);
+                    return Ok(i.into_pyobject(py)?.into_any().unbind());
+                }
+                Engine::Scrible(e) if free => {
+                    let point = e.bind(py).try_borrow_mut()?.inner.select().to_vec();
+                    *self.pending() = Pending::Point(point.clone());
+                    return Ok(point.into_pyarray(py).into_any().unbind());
+                }
+                Engine::FollowTheLeader(e, true) => {
+                    let i = e.bind(py).try_borrow_mut()?.inner.sample_index().py_err()?;
+                    return Ok(i.into_pyobject(py)?.into_any().unbind());
+                }
+                _ => drop(held),
+            }
+        }
+        Ok(self.checked_select.bind(py).call1(args)?.unbind())
+    }
+
+    /// The learner's `update` (see the learner's docstring).
+    #[pyo3(signature = (*args))]
+    fn update(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<()> {
+        if args.len() == 1 {
+            let arg = args.get_item(0)?;
+            match &self.engine {
+                Engine::FollowTheLeader(e, _) => {
+                    if let Ok(losses) = arg.extract::<PyReadonlyArrayDyn<'_, f64>>() {
+                        let _held = self.enter(py);
+                        let mut engine = e.bind(py).try_borrow_mut()?;
+                        let (shape, data) = row_major(&losses);
+                        expect_shape("losses", &shape, &[engine.inner.config().n])?;
+                        return engine.inner.observe(&data).py_err();
+                    }
+                }
+                Engine::Scrible(e) => {
+                    if let Some(loss) = exact_float(&arg) {
+                        let _held = self.enter(py);
+                        e.bind(py).try_borrow_mut()?.inner.observe(loss).py_err()?;
+                        *self.pending() = Pending::None;
+                        return Ok(());
+                    }
+                }
+                Engine::Exp2(e) => {
+                    if let Some(loss) = exact_float(&arg) {
+                        let _held = self.enter(py);
+                        let pending = match *self.pending() {
+                            Pending::Index(i) => Some(i),
+                            _ => None,
+                        };
+                        if let Some(i) = pending {
+                            e.bind(py).try_borrow_mut()?.inner.observe(i, loss).py_err()?;
+                            *self.pending() = Pending::None;
+                            return Ok(());
+                        }
+                    }
+                }
+                Engine::Contextual(engine, queue) => {
+                    if let Some(reward) = float_or_float64(&arg)? {
+                        let _held = self.enter(py);
+                        let q = queue.get();
+                        let x = {
+                            let rows = q.lock();
+                            (rows.len(q.d) == 1).then(|| rows.live(q.d).to_vec())
+                        };
+                        if let Some(x) = x {
+                            engine.bind(py).call_method1(intern!(py, "observe"), (x.into_pyarray(py), reward))?;
+                            q.lock().pop_first(q.d);
+                            return Ok(());
+                        }
+                    }
+                }
+                Engine::Elimination(e) => {
+                    if let Some(reward) = exact_float(&arg).filter(|r| r.is_finite()) {
+                        let _held = self.enter(py);
+                        let pending = match *self.pending() {
+                            Pending::Index(i) => Some(i),
+                            _ => None,
+                        };
+                        if let Some(i) = pending {
+                            e.bind(py).try_borrow_mut()?.inner.observe(i, reward).py_err()?;
+                            *self.pending() = Pending::None;
+                            return Ok(());
+                        }
+                    }
+                }
+            }
+        }
+        self.checked_update.bind(py).call1(args)?;
+        Ok(())
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<RowQueue>()?;
+    m.add_class::<OnlineCall>()
+}

@@ -1,0 +1,183 @@
+"""The online call bound in Rust (``dpbandits.learners.online_call``):
+the fast path plays exactly the rounds of the checked Python path, holds
+the learner's lock, and keeps the outstanding selection through copies."""
+
+from __future__ import annotations
+
+import pickle
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import dpbandits as dp
+from dpbandits import _core
+from dpbandits.errors import StateError
+
+ACTIONS = np.eye(4)
+
+
+def _elimination() -> Any:
+    return dp.EliminationLinearBandit(ACTIONS, 400, "central", 1.0, seed=3)
+
+
+FAMILIES: dict[str, tuple[Callable[[], Any], Callable[[np.random.Generator, Any], Any]]] = {
+    "EXP2": (lambda: dp.EXP2(6, 400, 1.0, seed=3), lambda rng, _: float(rng.uniform())),
+    "SCRiBLe": (lambda: dp.SCRiBLe(3, 400, 1.0, seed=3), lambda rng, y: float(rng.uniform(-0.5, 0.5))),
+    "PrivateFTRL": (lambda: dp.PrivateFTRL(5, 400, 1.0, seed=3), lambda rng, _: rng.uniform(0, 1, 5)),
+    "PrivateFTPL": (lambda: dp.PrivateFTPL(5, 400, 1.0, 0.1, seed=3), lambda rng, _: rng.uniform(0, 1, 5)),
+    "EliminationLinearBandit": (_elimination, lambda rng, _: float(rng.uniform())),
+}
+
+
+def _trace(select: Callable[[], Any], update: Callable[[Any], None], loss: Callable[..., Any], n: int) -> list[Any]:
+    rng = np.random.default_rng(0)
+    out = []
+    for _ in range(n):
+        choice = select()
+        out.append(np.asarray(choice).tolist())
+        update(loss(rng, choice))
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_bound_call_plays_the_checked_rounds(name: str) -> None:
+    make, loss = FAMILIES[name]
+    fast, checked = make(), make()
+    assert isinstance(fast.select.__self__, _core.OnlineCall)
+    a = _trace(fast.select, fast.update, loss, 200)
+    b = _trace(checked._checked_select, checked._checked_update, loss, 200)
+    assert a == b
+    assert fast.t == checked.t == 200
+    assert bytes(fast._engine.to_bytes()) == bytes(checked._engine.to_bytes())
+
+
+@pytest.mark.parametrize("name", ["EXP2", "SCRiBLe", "EliminationLinearBandit"])
+def test_outstanding_selection_survives_copies_and_is_enforced(name: str) -> None:
+    make, _ = FAMILIES[name]
+    learner = make()
+    choice = learner.select()
+    with pytest.raises(StateError):
+        learner.select()
+    twin = pickle.loads(pickle.dumps(learner))
+    assert np.array_equal(np.asarray(twin.outstanding[0]), np.asarray(choice))
+    with pytest.raises(StateError):
+        twin.select()
+    twin.update(0.25)
+    assert twin.outstanding == [] and twin.t == 1
+    assert learner.t == 0 and len(learner.outstanding) == 1
+
+
+@pytest.mark.parametrize("name", ["EXP2", "EliminationLinearBandit"])
+def test_other_reward_types_take_the_checked_path(name: str) -> None:
+    make, _ = FAMILIES[name]
+    a, b = make(), make()
+    for r in (np.float64(0.5), 1, np.float32(0.25)):
+        a.select(), b.select()
+        a.update(r)
+        b.update(float(r))
+    assert bytes(a._engine.to_bytes()) == bytes(b._engine.to_bytes())
+    with pytest.raises(TypeError):
+        a.update("0.5")
+    with pytest.raises(StateError):
+        a.update(0.5)  # nothing outstanding
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_lock_held_by_another_thread_blocks_the_call(name: str) -> None:
+    make, _ = FAMILIES[name]
+    learner = make()
+    held, release, done = threading.Event(), threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with learner.lock:
+            held.set()
+            release.wait(5)
+
+    def caller() -> None:
+        learner.select()
+        done.set()
+
+    t1 = threading.Thread(target=holder)
+    t1.start()
+    assert held.wait(5)
+    t2 = threading.Thread(target=caller)
+    t2.start()
+    time.sleep(0.05)
+    assert not done.is_set()
+    release.set()
+    t1.join(5)
+    t2.join(5)
+    assert done.is_set()
+
+
+CONTEXTUAL: dict[str, Callable[[], Any]] = {
+    "LinUCB": lambda: dp.LinUCB(3, 300, seed=3),
+    "JointDPLinUCB": lambda: dp.JointDPLinUCB(3, 300, 1.0, 0.1, seed=3),
+    "LocalLinUCB": lambda: dp.LocalLinUCB(3, 300, 1.0, 0.1, seed=3),
+    "PrivateContextualUCB": lambda: dp.PrivateContextualUCB(3, 300, 1.0, seed=3),
+}
+
+
+def _sets(n: int) -> np.ndarray:
+    x = np.random.default_rng(1).normal(size=(n, 6, 3))
+    return x / np.linalg.norm(x, axis=2, keepdims=True)
+
+
+@pytest.mark.parametrize("name", sorted(CONTEXTUAL))
+def test_contextual_bound_call_plays_the_checked_rounds(name: str) -> None:
+    fast, checked = CONTEXTUAL[name](), CONTEXTUAL[name]()
+    assert isinstance(fast.select.__self__, _core.OnlineCall)
+    sets, ys = _sets(120), np.random.default_rng(2).uniform(-1, 1, 120)
+    a, b = [], []
+    for s, y in zip(sets, ys, strict=True):
+        a.append(fast.select(s))
+        fast.update(y)  # a NumPy float64
+        b.append(checked._checked_select(s))
+        checked._checked_update(float(y))
+    assert a == b
+    assert bytes(fast._engine.to_bytes()) == bytes(checked._engine.to_bytes())
+
+
+@pytest.mark.parametrize("name", ["JointDPLinUCB"])
+def test_contextual_outstanding_rows_survive_copies(name: str) -> None:
+    learner = CONTEXTUAL[name]()
+    sets = _sets(3)
+    chosen = [learner.select(s) for s in sets]
+    twin = pickle.loads(pickle.dumps(learner))
+    rows = np.array([s[i] for s, i in zip(sets, chosen, strict=True)])
+    assert np.array_equal(twin.outstanding, rows) and np.array_equal(learner.outstanding, rows)
+    with pytest.raises(StateError, match="ambiguous: 3 selections"):
+        twin.update(0.5)
+    twin.update(rows[1], 0.5)
+    assert np.array_equal(twin.outstanding, rows[[0, 2]])
+    assert len(learner.outstanding) == 3
+
+
+def test_row_queue_is_the_python_queue() -> None:
+    from dpbandits.learners.outstanding import OutstandingRows
+
+    rng = np.random.default_rng(5)
+    pool = rng.integers(0, 3, size=(4, 2)).astype(float)
+    ours, ref = _core.RowQueue(2), OutstandingRows(2)
+    for step in range(3000):
+        op = rng.integers(0, 5)
+        if op == 0:
+            row = pool[rng.integers(0, 4)]
+            ours.push(row), ref.push(row)
+        elif op == 1:
+            rows = pool[rng.integers(0, 4, size=rng.integers(0, 4))]
+            ours.push_many(rows), ref.push_many(rows)
+        elif op == 2 and len(ref):
+            ours.pop_first(), ref.pop_first()
+        elif op == 3:
+            x = pool[rng.integers(0, 4)]
+            ours.settle(x), ref.settle(x)
+        else:
+            xs = ref.rows()[: rng.integers(0, 3)] if rng.uniform() < 0.5 else pool[rng.integers(0, 4, size=2)]
+            ours.settle_many(xs), ref.settle_many(xs)
+        assert len(ours) == len(ref), step
+        assert np.array_equal(ours.rows(), ref.rows()), step
