@@ -42,7 +42,9 @@ def _welch(a: NDArray[np.float64], b: NDArray[np.float64]) -> float:
     return float((a.mean() - b.mean()) / np.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size))
 
 
-def _class_masks(magnitude: NDArray[np.float64], strata: NDArray[np.int64]) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+def _class_masks(
+    magnitude: NDArray[np.float64], strata: NDArray[np.int64]
+) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
     """(largest 1%, middle 1%) of ``magnitude`` within each stratum."""
     large = np.zeros(magnitude.size, dtype=bool)
     middle = np.zeros(magnitude.size, dtype=bool)

@@ -376,6 +376,7 @@ impl CellSampler {
     /// The sampler with its cells up to about `reach` (default: 40 t or
     /// 12 sigma, beyond which the tail weighs below e^-40): any reach gives
     /// the same law; tests shorten it to exercise the tail.
+    #[allow(clippy::too_many_lines)] // one construction, step by step
     pub(crate) fn with_reach(shape: Shape, reach: Option<u64>) -> Self {
         let scale = match shape {
             Shape::Laplace { t } => {
@@ -572,7 +573,9 @@ impl CellSampler {
 
     /// `FORCE_EXACT`: every in-cell proposal decided by the exact
     /// comparison (tests of that path).
-    #[allow(clippy::inline_always)]
+    // Non-short-circuit `&`, `|` on booleans on purpose: flag arithmetic,
+    // where `&&`, `||` would add branches on what was proposed.
+    #[allow(clippy::inline_always, clippy::needless_bitwise_bool)]
     #[inline(always)]
     pub(crate) fn constant_time_impl<R: RngCore + ?Sized, const FORCE_EXACT: bool>(&self, rng: &mut R) -> i64 {
         let unit = self.digit_unit;
