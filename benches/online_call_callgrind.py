@@ -37,13 +37,33 @@ def cases(n: int) -> dict[str, tuple[object, object, object]]:
         "LinUCB (40, 400)": b.contextual(lambda: dp.LinUCB(40, h, seed=0), 400, 40, n),
         "LocalLinUCB (5, 25)": b.contextual(lambda: dp.LocalLinUCB(5, h, 1.0, 0.1, seed=0), 25, 5, n),
         "PrivateContextualUCB (5, 25)": b.contextual(lambda: dp.PrivateContextualUCB(5, h, 1.0, seed=0), 25, 5, n),
-        "EliminationLinearBandit (8 x 4)": b.indexed(
-            lambda: dp.EliminationLinearBandit(b.unit_sets(1, 8, 4, 6)[0], h, "central", 1.0, seed=0), n),
+        "EliminationLinearBandit (8 x 4)": b.indexed(b.elimination(h), n),
         "EXP2 (8)": b.indexed(lambda: dp.EXP2(8, h, 1.0, seed=0), n),
         "SCRiBLe (4)": b.scrible(n),
         "PrivateFTRL (8)": b.ftrl(n),
+        "PrivateStochasticExperts (8)": experts(lambda: dp.PrivateStochasticExperts(8, h, 1.0, seed=0), n),
+        "LazyPrivateExperts (8)": experts(lambda: dp.LazyPrivateExperts(8, h, 1.0, seed=0), n),
+        "BatchedPrivateEXP3 (8)": b.indexed(lambda: dp.BatchedPrivateEXP3(8, h, 1.0, seed=0), n),
         "DPKLUCB (5)": b.indexed(lambda: dp.DPKLUCB(5, h, 1.0, seed=0), n),
     }
+
+
+def experts(make: object, n: int) -> tuple[object, object, object]:
+    """A full-information learner over 8 experts: ``select()`` then the
+    round's loss vector (``update`` / the engine's ``observe``)."""
+    import numpy as np
+
+    losses = np.random.default_rng(5).uniform(0, 1, size=(n, 8))
+
+    def public(lr: object, e: object, t: int) -> None:
+        lr.select()  # type: ignore[attr-defined]
+        lr.update(losses[t])  # type: ignore[attr-defined]
+
+    def engine(lr: object, e: object, t: int) -> None:
+        e.select()  # type: ignore[attr-defined]
+        e.observe(losses[t])  # type: ignore[attr-defined]
+
+    return make, public, engine
 
 
 def child(rounds: int) -> None:
@@ -51,11 +71,12 @@ def child(rounds: int) -> None:
     for name, (make, public, engine) in cases(rounds + warm).items():
         for form, step in (("public", public), ("engine", engine)):
             lr = make()  # type: ignore[operator]
+            e = lr._engine
             for t in range(warm):
-                step(lr, t)  # type: ignore[operator]
+                step(lr, e, t)  # type: ignore[operator]
             zlib.crc32(f"{name} {form}".encode())
             for t in range(warm, warm + (rounds // 10 if "400" in name else rounds)):
-                step(lr, t)  # type: ignore[operator]
+                step(lr, e, t)  # type: ignore[operator]
             zlib.crc32(b"end")
 
 

@@ -29,7 +29,7 @@ import numpy as np
 
 import dpbandits as dp
 
-Round = Callable[[Any, int], None]
+Round = Callable[[Any, Any, int], None]
 
 
 def unit_sets(n: int, k: int, d: int, seed: int) -> np.ndarray:
@@ -40,12 +40,11 @@ def unit_sets(n: int, k: int, d: int, seed: int) -> np.ndarray:
 def contextual(make: Callable[[], Any], k: int, d: int, n: int) -> tuple[Callable[[], Any], Round, Round]:
     sets, ys = unit_sets(n, k, d, 1), np.random.default_rng(2).uniform(-1, 1, n)
 
-    def public(lr: Any, t: int) -> None:
+    def public(lr: Any, e: Any, t: int) -> None:
         lr.select(sets[t])
         lr.update(ys[t])
 
-    def engine(lr: Any, t: int) -> None:
-        e = lr._engine
+    def engine(lr: Any, e: Any, t: int) -> None:
         i = e.select(sets[t])
         e.observe(sets[t][i], ys[t])
 
@@ -54,29 +53,37 @@ def contextual(make: Callable[[], Any], k: int, d: int, n: int) -> tuple[Callabl
 
 def indexed(make: Callable[[], Any], n: int) -> tuple[Callable[[], Any], Round, Round]:
     ys = np.random.default_rng(3).uniform(0, 1, n).tolist()
+    # The engine's own recording call: `update(index, reward)` for
+    # elimination, `observe(arm, loss)` for the others.
+    record = "update" if make.__name__ == "elimination" else "observe"
 
-    def public(lr: Any, t: int) -> None:
+    def public(lr: Any, e: Any, t: int) -> None:
         lr.select()
         lr.update(ys[t])
 
-    def engine(lr: Any, t: int) -> None:
-        e = lr._engine
-        i = e.select()
-        (e.update if hasattr(e, "update") else e.observe)(i, ys[t])
+    def engine(lr: Any, e: Any, t: int) -> None:
+        getattr(e, record)(e.select(), ys[t])
 
     return make, public, engine
+
+
+def elimination(h: int) -> Callable[[], Any]:
+    def elimination() -> Any:
+        return dp.EliminationLinearBandit(unit_sets(1, 8, 4, 6)[0], h, "central", 1.0, seed=0)
+
+    return elimination
 
 
 def scrible(n: int) -> tuple[Callable[[], Any], Round, Round]:
     ys = np.random.default_rng(4).uniform(-0.5, 0.5, n).tolist()
 
-    def public(lr: Any, t: int) -> None:
+    def public(lr: Any, e: Any, t: int) -> None:
         lr.select()
         lr.update(ys[t])
 
-    def engine(lr: Any, t: int) -> None:
-        lr._engine.select()
-        lr._engine.observe(ys[t])
+    def engine(lr: Any, e: Any, t: int) -> None:
+        e.select()
+        e.observe(ys[t])
 
     return (lambda: dp.SCRiBLe(4, 10 * n, 1.0, seed=0)), public, engine
 
@@ -84,22 +91,23 @@ def scrible(n: int) -> tuple[Callable[[], Any], Round, Round]:
 def ftrl(n: int) -> tuple[Callable[[], Any], Round, Round]:
     losses = np.random.default_rng(5).uniform(0, 1, size=(n, 8))
 
-    def public(lr: Any, t: int) -> None:
+    def public(lr: Any, e: Any, t: int) -> None:
         lr.select()
         lr.update(losses[t])
 
-    def engine(lr: Any, t: int) -> None:
-        lr._engine.select()
-        lr._engine.observe(losses[t])
+    def engine(lr: Any, e: Any, t: int) -> None:
+        e.select()
+        e.observe(losses[t])
 
     return (lambda: dp.PrivateFTRL(8, 10 * n, 1.0, seed=0)), public, engine
 
 
 def timed(make: Callable[[], Any], step: Round, n: int) -> float:
     lr = make()
+    e = lr._engine
     t0 = time.process_time()
     for t in range(n):
-        step(lr, t)
+        step(lr, e, t)
     return (time.process_time() - t0) / n
 
 
@@ -116,8 +124,7 @@ def main() -> None:
         "LinUCB (40, 400)": contextual(lambda: dp.LinUCB(40, h, seed=0), 400, 40, n // 5),
         "LocalLinUCB (5, 25)": contextual(lambda: dp.LocalLinUCB(5, h, 1.0, 0.1, seed=0), 25, 5, n),
         "PrivateContextualUCB (5, 25)": contextual(lambda: dp.PrivateContextualUCB(5, h, 1.0, seed=0), 25, 5, n),
-        "EliminationLinearBandit (8 x 4)": indexed(
-            lambda: dp.EliminationLinearBandit(unit_sets(1, 8, 4, 6)[0], h, "central", 1.0, seed=0), n),
+        "EliminationLinearBandit (8 x 4)": indexed(elimination(h), n),
         "EXP2 (8)": indexed(lambda: dp.EXP2(8, h, 1.0, seed=0), n),
         "SCRiBLe (4)": scrible(n),
         "PrivateFTRL (8)": ftrl(n),

@@ -76,6 +76,7 @@ class PolicyService:
         self.wal = open(self.wal_path, "a", encoding="utf-8")
         self.policy = self.learner.policy()
         self.version = self.learner.policy_version
+        self.select_response = _response("200 OK", self.select())
         self.pending: list[tuple[list[tuple[int, float]], asyncio.Future[int]]] = []
         self.wake = asyncio.Event()
 
@@ -153,6 +154,9 @@ class PolicyService:
             # The autosave wrapper made the new release durable first.
             self.policy = self.learner.policy()
             self.version = self.learner.policy_version
+            # A K-armed policy is one arm per version: its answer is
+            # built once per version, not per request.
+            self.select_response = _response("200 OK", self.select())
 
 
 def _feedback(body: Any) -> list[tuple[int, float]]:
@@ -168,18 +172,31 @@ def _feedback(body: Any) -> list[tuple[int, float]]:
     return out
 
 
-async def _respond(writer: asyncio.StreamWriter, status: str, payload: Any) -> None:
+def _response(status: str, payload: Any) -> bytes:
     body = json.dumps(payload).encode()
-    writer.write(
-        f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body
-    )
+    return f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body
+
+
+async def _respond(writer: asyncio.StreamWriter, status: str, payload: Any) -> None:
+    writer.write(_response(status, payload))
     await writer.drain()
+
+
+#: Above this many buffered bytes a response waits for the client to read.
+_HIGH_WATER = 1 << 16
 
 
 async def _serve_client(service: PolicyService, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
     try:
         while True:
             head = await reader.readuntil(b"\r\n\r\n")
+            if head.startswith(b"GET /select ") and b"ontent-" not in head:
+                # The hot path: a select without a body, answered with the
+                # current policy's prebuilt response.
+                writer.write(service.select_response)
+                if writer.transport.get_write_buffer_size() > _HIGH_WATER:
+                    await writer.drain()
+                continue
             request_line, *header_lines = head.decode("latin-1").split("\r\n")
             method, target, _ = request_line.split(" ", 2)
             length = 0

@@ -24,7 +24,7 @@ from dpbandits.experiments import _REGISTRY, RunOptions, experiments, get, regis
 from dpbandits.experiments.report import Report, fit_loglog
 
 NAMES = ("real-data", "shariff-sheffet-d1", "shariff-sheffet-d2", "shariff-sheffet-d3", "hanna-fig2a", "hanna-fig2b",
-         "mishra-thakurta-ucb", "agarwal-singh-experts", "linear-trust-models")
+         "mishra-thakurta-ucb", "agarwal-singh-experts", "linear-trust-models", "linear-privacy-cost")
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 

@@ -30,6 +30,10 @@ FAMILIES: dict[str, tuple[Callable[[], Any], Callable[[np.random.Generator, Any]
     "PrivateFTRL": (lambda: dp.PrivateFTRL(5, 400, 1.0, seed=3), lambda rng, _: rng.uniform(0, 1, 5)),
     "PrivateFTPL": (lambda: dp.PrivateFTPL(5, 400, 1.0, 0.1, seed=3), lambda rng, _: rng.uniform(0, 1, 5)),
     "EliminationLinearBandit": (_elimination, lambda rng, _: float(rng.uniform())),
+    "PrivateStochasticExperts": (lambda: dp.PrivateStochasticExperts(5, 400, 1.0, seed=3),
+                                 lambda rng, _: rng.uniform(0, 1, 5)),
+    "LazyPrivateExperts": (lambda: dp.LazyPrivateExperts(5, 400, 1.0, seed=3), lambda rng, _: rng.uniform(0, 1, 5)),
+    "BatchedPrivateEXP3": (lambda: dp.BatchedPrivateEXP3(3, 400, 1.0, seed=3), lambda rng, _: float(rng.uniform())),
 }
 
 

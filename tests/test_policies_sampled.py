@@ -181,3 +181,19 @@ def test_policy_arguments_are_checked() -> None:
         with pytest.raises(ValueError, match="`n`"):
             policy.select_many(bad)
     assert policy.select_many(0).shape == (0,)
+
+
+@pytest.mark.parametrize("name", ["PrivateDartboardExperts", "LazyPrivateOCO"])
+def test_batched_switching_policies_serve_the_current_batch(name: str) -> None:
+    make, step = KINDS[name]
+    learner = make(400, 2)
+    for t in range(60):
+        policy = learner.policy()
+        assert policy.version == learner.policy_version == t // learner.batch
+        played = learner.select()
+        assert np.array_equal(np.asarray(policy.select()), np.asarray(played))
+        step(learner, t)
+    policy = pickle.loads(pickle.dumps(learner.policy()))
+    assert np.array_equal(np.asarray(policy.select()), np.asarray(learner.select()))
+    many = policy.select_many(3)
+    assert len(many) == 3

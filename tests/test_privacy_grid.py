@@ -83,6 +83,8 @@ LEARNERS: dict[str, tuple[Make, Step, bool]] = {
     "JointDPLinUCB gaussian tight blt": (
         lambda e, d, n: dp.JointDPLinUCB(D, n, e, d, calibration="tight", counter="blt"), _contextual, True),
     "JointDPLinUCB wishart": (lambda e, d, n: dp.JointDPLinUCB(D, n, e, d, noise="wishart"), _contextual, True),
+    "JointDPReweightedLinUCB": (
+        lambda e, d, n: dp.JointDPReweightedLinUCB(D, n, e, d, first_epoch=3), _contextual, True),
     "LocalLinUCB gaussian": (lambda e, d, n: dp.LocalLinUCB(D, n, e, d), _contextual, True),
     "LocalLinUCB laplace": (lambda e, d, n: dp.LocalLinUCB(D, n, e, noise="laplace"), _contextual, False),
     "ShuffleLinUCB vector-sum": (lambda e, d, n: dp.ShuffleLinUCB(D, n, e, d), _contextual, True),

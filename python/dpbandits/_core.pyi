@@ -47,6 +47,7 @@ __all__ = [
     "OnlineCall",
     "PhasedMabEngine",
     "ReplayEnvEngine",
+    "ReweightedLinUcbEngine",
     "RowQueue",
     "ScribleEngine",
     "ShariffSheffetEnvEngine",
@@ -70,6 +71,7 @@ __all__ = [
     "_restore_mab",
     "_restore_mt_contextual",
     "_restore_phased_mab",
+    "_restore_reweighted_linucb",
     "_restore_scrible",
     "_restore_shariff_sheffet_env",
     "_restore_stochastic_experts",
@@ -191,6 +193,14 @@ class _Arms(Protocol):
     def outstanding(self) -> int: ...
     def outstanding_by_arm(self) -> NDArray[np.uint64]: ...
     def queue_lengths(self) -> NDArray[np.uint64]: ...
+    def add_arm(self) -> int:
+        """Adds an arm with fresh statistics; returns its index."""
+    def retire_arm(self, arm: int) -> None:
+        """Retires ``arm``: never selected again."""
+    def retired(self) -> NDArray[np.bool_]: ...
+    @property
+    def dropped(self) -> int:
+        """Rewards queued for retired arms: accepted, never fed."""
     def policy(self) -> tuple[int, int]:
         """(arm, version) of the current proposal."""
     @property
@@ -217,14 +227,14 @@ class EngineLock:
 
 @final
 class OnlineCall:
-    """``select`` / ``update`` of a learner that takes one selection at a
-    time (EXP2, SCRiBLe, batched elimination) or of FTRL / FTPL, with the
-    learner's lock and outstanding selection (see
-    ``dpbandits.learners.online_call``)."""
+    """``select`` / ``update`` of a learner bound in Rust (EXP2, SCRiBLe,
+    batched elimination, FTRL / FTPL, the private experts, batched EXP3,
+    the contextual linear learners), with the learner's lock and
+    outstanding selections (see ``dpbandits.learners.online_call``)."""
 
     def __new__(
         cls,
-        engine: Exp2Engine | ScribleEngine | FollowTheLeaderEngine | EliminationEngine,
+        engine: Any,
         checked_select: Callable[..., Any],
         checked_update: Callable[..., Any],
         *,
@@ -462,6 +472,56 @@ class LinearPolicyEngine(_Pickled):
     def from_bytes(state: bytes) -> LinearPolicyEngine: ...
 
 def _restore_linear_policy(state: bytes) -> LinearPolicyEngine: ...
+
+@final
+class ReweightedLinUcbEngine(_Contextual, _SecureLearner):
+    """Batched information-weighted LinUCB (rust/src/policy/reweighted_linucb.rs):
+    one release per epoch of the weighted statistic (m = d(d+1)/2 + d
+    entries) with ``noise`` on every entry (None: no noise)."""
+
+    def __new__(
+        cls,
+        d: int,
+        horizon: int,
+        *,
+        first_epoch: int,
+        leverage: float,
+        noise: _Noise | None = None,
+        op_bound: float = 0.0,
+        chi_bound: float = 0.0,
+        ridge: float = 1.0,
+        reward_chi: float = 1.0,
+        s: float = 1.0,
+        beta_scale: float = 1.0,
+        l: float = 1.0,
+        b: float = 1.0,
+        clip: bool = True,
+        seed: int | None = None,
+    ) -> Self: ...
+    def ucb(self, actions: NDArray[np.float64]) -> NDArray[np.float64]:
+        """UCB of every row of ``actions``."""
+    def policy(self) -> LinearPolicyEngine:
+        """The policy the next selection follows, from released values only."""
+    def theta(self) -> NDArray[np.float64]:
+        """The current epoch's released estimate."""
+    def last_release(self) -> NDArray[np.float64]:
+        """The last released statistic (empty before the first release)."""
+    def _release_runs(self, xs: NDArray[np.float64], ys: NDArray[np.float64], count: int) -> NDArray[np.float64]:
+        """``count`` releases of the current epoch completed by ``xs``, ``ys`` (audits; flat)."""
+    @property
+    def releases(self) -> int: ...
+    @property
+    def psd_failures(self) -> int: ...
+    @property
+    def epoch_length(self) -> int: ...
+    @property
+    def gamma(self) -> float: ...
+    @property
+    def beta(self) -> float: ...
+    @staticmethod
+    def from_bytes(state: bytes) -> ReweightedLinUcbEngine: ...
+
+def _restore_reweighted_linucb(state: bytes) -> ReweightedLinUcbEngine: ...
 
 @final
 class TrustLinUcbEngine(_Contextual, _SecureLearner):

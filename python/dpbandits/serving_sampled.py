@@ -31,7 +31,7 @@ from numpy.typing import ArrayLike, NDArray
 from dpbandits.errors import StateError
 
 __all__ = ["ContextualEliminationPolicy", "DikinPolicy", "DistributionPolicy", "EliminationPolicy",
-           "LeaderPolicy"]
+           "LeaderPolicy", "PointPolicy"]
 
 
 def _count(n: Any) -> int:
@@ -135,6 +135,23 @@ class LeaderPolicy(DistributionPolicy):
     def _simplex(self) -> None:
         if self.geometry != "simplex":
             raise StateError(f"a {self.geometry} learner plays points: use decision()")
+
+
+class PointPolicy:
+    """A point the learner plays until its next release (``version``):
+    ``select`` returns it, ``select_many(n)`` n copies (shape (n, N))."""
+
+    def __init__(self, point: ArrayLike, version: int) -> None:
+        self.point = _frozen(point)
+        self.version = int(version)
+
+    def select(self) -> NDArray[np.float64]:
+        """The point (a copy)."""
+        return self.point.copy()
+
+    def select_many(self, n: int) -> NDArray[np.float64]:
+        """``n`` copies of the point."""
+        return np.tile(self.point, (_count(n), 1))
 
 
 class DikinPolicy(_Sampling):

@@ -367,6 +367,9 @@ def _seeds(seeds: int | Sequence[int], per_seed_bytes: int = 0) -> list[int]:
 
 
 def _learner_factory(learner: Any) -> Any:
+    own = getattr(learner, "_simulation_factory", None)
+    if own is not None:
+        return own()  # a K-armed learner whose arm set changed: its constructor's arms
     engine = getattr(learner, "_engine", None)
     make = getattr(engine, "_factory", None)
     if make is None:

@@ -28,6 +28,7 @@ from dpbandits.learners.private_experts import (
     PrivateDartboardExperts,
     PrivateStochasticExperts,
 )
+from dpbandits.learners.reweighted import JointDPReweightedLinUCB, ReweightedLinUCB
 
 __all__ = [
     "DPIMED",
@@ -45,6 +46,7 @@ __all__ = [
     "ContextualEliminationBandit",
     "EliminationLinearBandit",
     "JointDPLinUCB",
+    "JointDPReweightedLinUCB",
     "LazyPrivateExperts",
     "LazyPrivateOCO",
     "LinUCB",
@@ -57,6 +59,7 @@ __all__ = [
     "PrivateStochasticExperts",
     "PrivateThompsonSampling",
     "PrivateUCB",
+    "ReweightedLinUCB",
     "SCRiBLe",
     "ShuffleLinUCB",
     "ThompsonSampling",

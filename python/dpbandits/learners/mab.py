@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -35,7 +35,7 @@ from dpbandits._validation import (
     real,
     seed_or_none,
 )
-from dpbandits.errors import LinearRegretWarning
+from dpbandits.errors import CheckpointError, LinearRegretWarning
 from dpbandits.learners.online import LearnerBase
 from dpbandits.noise import NoiseWire
 from dpbandits.privacy.factorization import counter_choice, counter_parameters
@@ -142,6 +142,38 @@ class KArmedLearner(LearnerBase):
     Horizon: rewards accepted (fed + queued) never exceed ``horizon``; a
     selection is refused (:class:`~dpbandits.errors.StateError`) once fed +
     queued + outstanding selections reach it.
+
+    Arms added and retired during a run: ``arm = learner.add_arm()``
+    appends an arm (index k, then k grows by one) with statistics of its
+    own, exactly those a fresh learner gives each arm: no pulls, a fresh
+    per-arm tree or counter (private UCB / Thompson learners) drawing its
+    own noise, or for the phased learners a fresh phase schedule whose
+    phases get the phase noise when they end (DP-SE: it joins the running
+    epoch). ``learner.retire_arm(i)`` means arm i is never selected again
+    (its index is -inf; a phased learner closes the arm's running phase and
+    releases it at once, so every reward it holds enters exactly one
+    released phase sum). A retired arm's outstanding selections and later
+    rewards are still accepted and queued, but never fed to the algorithm:
+    they are counted in :attr:`dropped` and use up the horizon like any
+    accepted reward. Refused: retiring the last arm not retired, and, for
+    ``PrivateThompsonSampling`` with gap estimation, changing the arms
+    during its round-robin phases (adding before the first round is
+    accepted). :attr:`retired` and :attr:`arms` show the arm set;
+    checkpoints carry it (validated on restore), :meth:`policy`,
+    ``select_many`` / ``update_many`` and the delayed-feedback queues
+    follow it; ``simulate`` builds fresh learners from the constructor's
+    configuration, with its k arms.
+
+    Privacy semantics of a changing arm set: the protected unit is one
+    reward, and each reward enters the private statistics of exactly one
+    arm at most once (per-arm trees, counters or phase sums compose in
+    parallel), so the guarantee (``privacy``) holds for the whole run
+    whatever the arms added or retired: it covers every arm, added ones
+    included, with the noise the constructor calibrated, and the horizon
+    still bounds the rewards fed over all arms. When to add or retire an
+    arm must not depend on reward values beyond what the learner has
+    released (it then is post-processing). The regret analyses of the
+    papers assume a fixed arm set and do not cover these runs.
 
     Threads: the engine holds the lock (:attr:`lock`, a reentrant lock
     with the ``threading.RLock`` interface) and takes it once per call, in
@@ -252,9 +284,79 @@ class KArmedLearner(LearnerBase):
         proposal changed)."""
         return int(self._engine.policy_version)
 
+    def add_arm(self) -> int:
+        """Adds an arm with fresh statistics and its own noise (class
+        docstring); returns its index, the old ``k``."""
+        with self.lock:
+            arm = int(self._engine.add_arm())
+            self.k = int(self._engine.k)
+        return arm
+
+    def retire_arm(self, arm: int) -> None:
+        """Retires ``arm``: it is never selected again; its later rewards
+        are accepted and dropped (class docstring). Retiring a retired arm
+        does nothing; the last arm not retired cannot be retired."""
+        if isinstance(arm, bool) or not isinstance(arm, int | np.integer):
+            raise TypeError(f"invalid argument `arm`: expected an int, got {type(arm).__name__}")
+        if arm < 0:
+            raise ValueError(f"invalid argument `arm`: must be >= 0, got {arm}")
+        self._engine.retire_arm(int(arm))
+
+    @property
+    def retired(self) -> NDArray[np.bool_]:
+        """Per arm, whether it is retired."""
+        return self._engine.retired()
+
+    @property
+    def arms(self) -> NDArray[np.int64]:
+        """The arms not retired (indices, increasing)."""
+        return np.flatnonzero(~self._engine.retired()).astype(np.int64)
+
+    @property
+    def dropped(self) -> int:
+        """Rewards of retired arms accepted and never fed to the algorithm."""
+        return int(self._engine.dropped)
+
+    def _simulation_factory(self) -> Any:
+        """The simulation's engine factory: this engine's, or, after arms
+        were added, that of a fresh learner of the constructor's
+        configuration (``simulate`` runs the configuration's k arms)."""
+        if int(self._engine.k) == int(self._args["k"]):
+            return self._engine._factory()
+        return type(self)._from_checkpoint_config(self._checkpoint_config())._engine._factory()
+
     def _checkpoint_extra(self) -> dict[str, Any]:
-        # Queues, outstanding selections and the proposal are in the engine bytes.
-        return {}
+        # Queues, outstanding selections and the proposal are in the engine
+        # bytes; the arm set is also named here, so that the engine built
+        # from the header can be given the same arms before it is compared.
+        return {"arms": {"k": int(self._engine.k), "retired": [bool(r) for r in self._engine.retired()]}}
+
+    def _match_checkpoint(self, extra: Mapping[str, Any], name: str) -> None:
+        """Gives the engine built from the header the arms added in the
+        checkpoint's run, so that its configuration can be compared with
+        the restored engine's (CheckpointError for a malformed arm set)."""
+        arms = _arm_set(extra, name)
+        if arms is None:
+            return
+        k, _ = arms
+        if k < self.k:
+            raise CheckpointError(f"{name!r}: the arm set names k = {k}, fewer than the configuration's {self.k}")
+        try:
+            for _ in range(k - self.k):
+                self._engine.add_arm()
+        except (ValueError, RuntimeError) as exc:
+            raise CheckpointError(f"{name!r}: the arm set does not fit the configuration: {exc}") from None
+
+    def _restore_extra(self, extra: Mapping[str, Any]) -> None:
+        super()._restore_extra(extra)
+        arms = _arm_set(extra, "the checkpoint")
+        engine_k = int(self._engine.k)
+        if arms is not None:
+            k, retired = arms
+            if k != engine_k or retired != [bool(r) for r in self._engine.retired()]:
+                raise CheckpointError(f"the checkpoint's arm set (k = {k}, retired {retired}) is not its "
+                                      f"engine's (k = {engine_k})")
+        self.k = engine_k
 
     @property
     def t(self) -> int:
@@ -805,3 +907,16 @@ class PrivateThompsonSampling(KArmedLearner):
             calibration=self.calibration,  # type: ignore[arg-type]
             sampler=self.sampler,
         ))
+
+
+def _arm_set(extra: Mapping[str, Any], name: str) -> tuple[int, list[bool]] | None:
+    """The (k, retired) a checkpoint's extra names, checked; None when absent."""
+    arms = extra.get("arms")
+    if arms is None:
+        return None
+    ok = (isinstance(arms, Mapping) and isinstance(arms.get("k"), int) and not isinstance(arms.get("k"), bool)
+          and isinstance(arms.get("retired"), list) and all(isinstance(r, bool) for r in arms["retired"])
+          and 1 <= arms["k"] <= 1 << 24 and len(arms["retired"]) == arms["k"] and not all(arms["retired"]))
+    if not ok:
+        raise CheckpointError(f"{name!r}: the arm set of the checkpoint is malformed")
+    return int(arms["k"]), list(arms["retired"])

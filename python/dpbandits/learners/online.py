@@ -303,6 +303,11 @@ class LearnerBase:
         and arrays): here the pending selection of ``update(reward)``."""
         return {"pending": getattr(self, "_pending", None)}
 
+    def _match_checkpoint(self, extra: Mapping[str, Any], name: str) -> None:
+        """Brings the engine built from the header to the checkpoint's
+        structure (for K-armed learners: the arms added during the run)
+        before it is compared with the restored engine; nothing here."""
+
     def _restore_extra(self, extra: Mapping[str, Any]) -> None:
         if "pending" in extra:
             pending = extra["pending"]
@@ -459,6 +464,7 @@ class LearnerBase:
         # The engine just built from the header is the reference: its noise
         # parameters come from the library's calibration of the header's
         # configuration; the restored engine's come from the file.
+        learner._match_checkpoint(ckpt.extra, name)
         verify_engine(name, ckpt.config, learner._engine, restored)
         learner._engine = restored
         learner._restore_extra(ckpt.extra)

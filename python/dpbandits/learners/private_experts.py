@@ -51,6 +51,7 @@ from dpbandits import _core
 from dpbandits._validation import float_array, integral_arguments, positive_int, real, seed_or_none
 from dpbandits.errors import StateError
 from dpbandits.learners.online import LearnerBase
+from dpbandits.learners.online_call import BoundOnlineCall
 from dpbandits.noise import NoiseWire
 from dpbandits.privacy import Guarantee
 from dpbandits.privacy.private_experts import (
@@ -62,6 +63,7 @@ from dpbandits.privacy.private_experts import (
 )
 from dpbandits.privacy.secure import sampler_choice
 from dpbandits.serving import ArmPolicy
+from dpbandits.serving_sampled import PointPolicy
 
 __all__ = [
     "BatchedPrivateEXP3",
@@ -78,7 +80,7 @@ def _clip(bounds: str) -> bool:
     return bounds == "clip"
 
 
-class PrivateStochasticExperts(LearnerBase):
+class PrivateStochasticExperts(BoundOnlineCall, LearnerBase):
     """Doubling-batch report-noisy-min for stochastic losses (Asi, Feldman,
     Koren & Talwar 2023, Sec. 3).
 
@@ -182,12 +184,18 @@ class PrivateStochasticExperts(LearnerBase):
 
     def select(self) -> int:
         """The expert played this round (fixed within a batch)."""
+        return int(self._online().select())
+
+    def _checked_select(self) -> int:
         with self.lock:
             return int(self._engine.select())
 
     def update(self, losses: ArrayLike) -> None:
         """Records the round's loss vector (shape (n,), entries in [0, 1];
         out-of-range entries clipped or refused as ``bounds`` says)."""
+        self._online().update(losses)
+
+    def _checked_update(self, losses: ArrayLike) -> None:
         losses = float_array("losses", losses, ndim=1)
         with self.lock:
             self._engine.observe(losses)
@@ -237,7 +245,7 @@ class PrivateStochasticExperts(LearnerBase):
         self._engine.reseed(seed_or_none("seed", seed))
 
 
-class LazyPrivateExperts(LearnerBase):
+class LazyPrivateExperts(BoundOnlineCall, LearnerBase):
     """Lazy multiplicative weights, private through few switches (after Asi,
     Koren, Liu & Talwar 2024, the L2P transformation applied to
     multiplicative weights; reconstruction and accounting in
@@ -321,11 +329,17 @@ class LazyPrivateExperts(LearnerBase):
 
     def select(self) -> int:
         """The expert played this round."""
+        return int(self._online().select())
+
+    def _checked_select(self) -> int:
         with self.lock:
             return int(self._engine.select())
 
     def update(self, losses: ArrayLike) -> None:
         """Records the round's loss vector (shape (n,), entries in [0, 1])."""
+        self._online().update(losses)
+
+    def _checked_update(self, losses: ArrayLike) -> None:
         losses = float_array("losses", losses, ndim=1)
         with self.lock:
             self._engine.observe(losses)
@@ -506,6 +520,24 @@ class PrivateDartboardExperts(LearnerBase):
         return int(self._engine.switches)
 
     @property
+    def policy_version(self) -> int:
+        """Moves when a batch of ``batch`` rounds ends (the expert is kept or redrawn)."""
+        return int(self._engine.t) // int(self.batch)
+
+    def policy(self) -> ArmPolicy:
+        """A read-only, picklable policy: the expert of the current batch
+        (:class:`dpbandits.serving.ArmPolicy`; its ``version`` is
+        :attr:`policy_version`).
+
+        Privacy: the expert played is the learner's output (the guarantee
+        covers the sequence of experts played: the noisy keep-or-redraw
+        test and the exponential-mechanism draws), so serving it, in any
+        thread, process or machine, is post-processing: it costs no
+        privacy."""
+        with self.lock:
+            return ArmPolicy(self.n, int(self._engine.select()), self.policy_version)
+
+    @property
     def privacy(self) -> Guarantee:
         """(epsilon, delta)-DP of the loss sequence, or none."""
         return self._secure_guarantee(self._privacy)
@@ -638,6 +670,23 @@ class LazyPrivateOCO(LearnerBase):
         return int(self._engine.switches)
 
     @property
+    def policy_version(self) -> int:
+        """Moves when a batch of ``batch`` rounds ends (the point is kept or redrawn)."""
+        return int(self._engine.t) // int(self.batch)
+
+    def policy(self) -> PointPolicy:
+        """A read-only, picklable policy: the point of the current batch
+        (:class:`dpbandits.serving_sampled.PointPolicy`; its ``version`` is
+        :attr:`policy_version`).
+
+        Privacy: the point played is the learner's output (the guarantee
+        covers the sequence of points played), so serving it, in any
+        thread, process or machine, is post-processing: it costs no
+        privacy."""
+        with self.lock:
+            return PointPolicy(self._engine.decision(), self.policy_version)
+
+    @property
     def privacy(self) -> Guarantee:
         """(epsilon, delta)-DP of the loss sequence, or none."""
         return self._privacy
@@ -647,7 +696,7 @@ class LazyPrivateOCO(LearnerBase):
         self._engine.reseed(seed_or_none("seed", seed))
 
 
-class BatchedPrivateEXP3(LearnerBase):
+class BatchedPrivateEXP3(BoundOnlineCall, LearnerBase):
     """EXP3 behind the batched private conversion of Asi, Raman & Talwar
     2025 for adversarial K-armed bandits with losses in [0, 1].
 
@@ -736,13 +785,26 @@ class BatchedPrivateEXP3(LearnerBase):
             seed=seed_or_none("seed", seed),
         )
         self._secure_if_private(secure, epsilon)
-        self._pending: int | None = None
+
+    @property  # type: ignore[override]
+    def _pending(self) -> int | None:
+        """The arm just selected (None: none), held by the bound call."""
+        pending: int | None = self._online_pending
+        return pending
+
+    @_pending.setter
+    def _pending(self, index: int | None) -> None:
+        self._online_pending = index
 
     def select(self) -> int:
         """The arm to play this round."""
+        return int(self._online().select())
+
+    def _checked_select(self) -> int:
         with self.lock:
-            self._pending = int(self._engine.select())
-            return self._pending
+            index = int(self._engine.select())
+            self._pending = index
+            return index
 
     def probabilities(self) -> NDArray[np.float64]:
         """p = (1 - gamma) q + gamma / K, the law of the next batch's arm."""
@@ -769,11 +831,15 @@ class BatchedPrivateEXP3(LearnerBase):
 
     def update(self, loss: float) -> None:
         """The loss in [0, 1] of the arm just selected."""
+        self._online().update(loss)
+
+    def _checked_update(self, loss: float) -> None:
         value = real("loss", loss)
         with self.lock:
-            if self._pending is None:
+            pending = self._pending
+            if pending is None:
                 raise StateError("update(loss) needs a preceding select()")
-            self._engine.observe(self._pending, value)
+            self._engine.observe(pending, value)
             self._pending = None
 
     @property

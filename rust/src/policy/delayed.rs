@@ -39,6 +39,17 @@
 //! the base's guarantee over its input sequence carries over unchanged, and
 //! every selection is post-processing of what the base released.
 //!
+//! # Arms added and retired
+//!
+//! [`Delayed::add_arm`] gives the base a new arm (fresh statistics, its own
+//! noise; see the bases) with an empty queue; [`Delayed::retire_arm`] makes
+//! the base never propose the arm again. Either drops the cached proposal
+//! (the arm set changed: the base is asked anew). A retired arm's
+//! outstanding selections and later rewards are still accepted (they count
+//! towards the horizon) and queued, but never fed: the base only feeds its
+//! proposal's queue. They are the dropped rewards ([`Delayed::dropped`]),
+//! which never enter the private statistics.
+//!
 //! # Accounting
 //!
 //! The base is calibrated for `horizon` rewards: rewards accepted (fed +
@@ -69,6 +80,12 @@ pub trait ArmedEngine: Send + Sized + 'static {
     fn propose(&mut self) -> Result<usize>;
     /// The reward of pulling `arm`, the base's current proposal.
     fn feed(&mut self, arm: usize, reward: f64) -> Result<()>;
+    /// Adds an arm with fresh statistics; returns its index.
+    fn add_arm(&mut self) -> Result<usize>;
+    /// Retires `arm`: the base never proposes it again.
+    fn retire_arm(&mut self, arm: usize) -> Result<()>;
+    /// Whether each arm is retired.
+    fn retired(&self) -> &[bool];
     /// The base's serialized state.
     fn engine_bytes(&self) -> Vec<u8>;
     /// A base written by [`ArmedEngine::engine_bytes`] (checked).
@@ -95,6 +112,15 @@ impl ArmedEngine for Mab {
     #[inline]
     fn feed(&mut self, arm: usize, reward: f64) -> Result<()> {
         self.observe(arm, reward)
+    }
+    fn add_arm(&mut self) -> Result<usize> {
+        Self::add_arm(self)
+    }
+    fn retire_arm(&mut self, arm: usize) -> Result<()> {
+        Self::retire_arm(self, arm)
+    }
+    fn retired(&self) -> &[bool] {
+        Self::retired(self)
     }
     fn engine_bytes(&self) -> Vec<u8> {
         self.to_bytes()
@@ -124,6 +150,15 @@ impl ArmedEngine for PhasedMab {
     #[inline]
     fn feed(&mut self, arm: usize, reward: f64) -> Result<()> {
         self.observe(arm, reward)
+    }
+    fn add_arm(&mut self) -> Result<usize> {
+        Self::add_arm(self)
+    }
+    fn retire_arm(&mut self, arm: usize) -> Result<()> {
+        Self::retire_arm(self, arm)
+    }
+    fn retired(&self) -> &[bool] {
+        Self::retired(self)
     }
     fn engine_bytes(&self) -> Vec<u8> {
         self.to_bytes()
@@ -211,6 +246,38 @@ impl<E: ArmedEngine> Delayed<E> {
     /// ... and per arm.
     pub fn outstanding_by_arm(&self) -> &[u64] {
         &self.q.outstanding
+    }
+
+    /// Adds an arm (module docs); returns its index.
+    pub fn add_arm(&mut self) -> Result<usize> {
+        self.q.queues.try_reserve(1).map_err(|_| Error::invalid("k", "no memory for another arm"))?;
+        self.q.outstanding.try_reserve(1).map_err(|_| Error::invalid("k", "no memory for another arm"))?;
+        let a = self.engine.add_arm()?;
+        self.q.queues.push(VecDeque::new());
+        self.q.outstanding.push(0);
+        self.q.proposal = None;
+        Ok(a)
+    }
+
+    /// Retires `arm` (module docs); the rewards queued for other arms are
+    /// then fed as the new proposal asks for them.
+    pub fn retire_arm(&mut self, arm: usize) -> Result<()> {
+        self.engine.retire_arm(arm)?;
+        if self.q.proposal == Some(arm) {
+            self.q.proposal = None;
+        }
+        self.drain()
+    }
+
+    /// Whether each arm is retired.
+    pub fn retired(&self) -> &[bool] {
+        self.engine.retired()
+    }
+
+    /// Rewards queued for retired arms: accepted, never fed.
+    pub fn dropped(&self) -> u64 {
+        let retired = self.engine.retired();
+        self.q.queues.iter().zip(retired).filter(|(_, &r)| r).map(|(q, _)| q.len() as u64).sum()
     }
 
     /// Per arm, the number of queued rewards.
@@ -413,6 +480,9 @@ impl<E: ArmedEngine> Delayed<E> {
     /// checks (a committed phase refuses another arm). The engine-level
     /// `observe` of the bindings; queued rewards are left where they are.
     pub fn observe_now(&mut self, arm: usize, reward: f64) -> Result<()> {
+        if self.engine.retired().get(arm) == Some(&true) {
+            return Err(Error::invalid("arm", format!("arm {arm} is retired")));
+        }
         if self.engine.rounds_fed() + self.q.queued >= self.engine.rounds_allowed() {
             return Err(self.horizon_reached("no further reward is accepted"));
         }

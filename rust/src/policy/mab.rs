@@ -202,6 +202,8 @@ pub struct Mab {
     /// The gap-estimation phase's privacy noise (seeded or, in secure mode,
     /// the operating system).
     noise: NoiseRng,
+    /// Retired arms: never selected again (`mab_arms.rs`).
+    retired: Vec<bool>,
     /// UCB rule: per arm, (released sum + noise bound) / n_a (+inf for an
     /// unpulled arm) ...
     #[serde(skip)]
@@ -288,6 +290,7 @@ impl Mab {
             released_means: Vec::new(),
             rng: seeds.stream("mab/sampling"),
             noise: NoiseRng::seeded(seeds.stream("mab/noise")),
+            retired: try_filled("k", k, false)?,
             ucb_base: Vec::new(),
             ucb_width: Vec::new(),
             next_c: None,
@@ -348,6 +351,10 @@ impl Mab {
         let ln_t = ((self.t + 1) as f64).ln();
         let mut out = Vec::with_capacity(k);
         for a in 0..k {
+            if self.retired[a] {
+                out.push(f64::NEG_INFINITY);
+                continue;
+            }
             let n = self.pulls[a] as f64;
             let s = self.sum_of(a);
             let v = match self.config.index {
@@ -400,6 +407,9 @@ impl Mab {
     /// The cached (base, 1 / sqrt(n)) of arm `a` under the UCB rule.
     #[inline]
     fn ucb_entry(&self, a: usize, noise_bound: f64) -> (f64, f64) {
+        if self.retired[a] {
+            return (f64::NEG_INFINITY, 0.0);
+        }
         ucb_terms(self.sum_of(a), self.pulls[a], noise_bound)
     }
 
@@ -655,7 +665,15 @@ impl Mab {
             Sums::Tree(v) => v.len(),
             Sums::Counters(v) => v.len(),
         };
-        if sums != k || m.pulls.len() != k || m.batch_sums.len() != k || m.released_means.iter().any(|r| r.len() != k) {
+        // Released batch means hold the arms of the gap-estimation phase
+        // (arms are added only after it).
+        if sums != k
+            || m.pulls.len() != k
+            || m.batch_sums.len() != k
+            || m.retired.len() != k
+            || m.retired.iter().all(|&r| r)
+            || m.released_means.iter().any(|r| r.len() > k || r.len() != m.released_means[0].len())
+        {
             return Err(Error::Decode("inconsistent K-armed state".into()));
         }
         m.check_state()?;
@@ -827,6 +845,9 @@ impl Learner for Mab {
         }
     }
 }
+
+#[path = "mab_arms.rs"]
+mod arms;
 
 #[cfg(test)]
 mod tests {

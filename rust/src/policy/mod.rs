@@ -20,6 +20,7 @@ pub mod linucb_trust;
 pub mod mab;
 pub mod mt_contextual;
 pub mod phased_mab;
+pub mod reweighted_linucb;
 pub mod scrible;
 pub mod ucb_scores;
 

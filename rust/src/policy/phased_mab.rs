@@ -184,6 +184,8 @@ pub struct PhasedMab {
     t: u64,
     releases: Vec<Release>,
     rng: StreamRng,
+    /// Retired arms: never chosen again (`phased_mab_arms.rs`).
+    retired: Vec<bool>,
     #[serde(skip)]
     entropy: EntropyCell,
     /// Derived from the configuration (set by [`PhasedMab::derive`]).
@@ -523,6 +525,7 @@ impl PhasedMab {
             t: 0,
             releases: Vec::new(),
             rng,
+            retired: vec![false; k],
             entropy: EntropyCell::default(),
             fast: Derived::default(),
             bounds: IndexBounds::default(),
@@ -632,11 +635,18 @@ impl PhasedMab {
         let ln_t = ((self.t + 1) as f64).ln();
         let mut out = vec![f64::INFINITY; k];
         let best_mean = if let PhasedIndex::Imed { .. } = self.config.index {
-            (0..k).filter(|&a| self.pulls[a] > 0).map(|a| self.stats(a).0).fold(f64::NEG_INFINITY, f64::max)
+            (0..k)
+                .filter(|&a| self.pulls[a] > 0 && !self.retired[a])
+                .map(|a| self.stats(a).0)
+                .fold(f64::NEG_INFINITY, f64::max)
         } else {
             0.0
         };
         for (a, score) in out.iter_mut().enumerate() {
+            if self.retired[a] {
+                *score = f64::NEG_INFINITY;
+                continue;
+            }
             if self.pulls[a] == 0 {
                 continue;
             }
@@ -675,7 +685,7 @@ impl PhasedMab {
         let u_lead = kl_upper(ml, explore * ln_t / nl, eps);
         out[lead] = u_lead;
         for (a, score) in out.iter_mut().enumerate() {
-            if a == lead {
+            if a == lead || self.retired[a] {
                 continue;
             }
             if self.pulls[a] == 0 {
@@ -708,7 +718,7 @@ impl PhasedMab {
         let mut top = usize::MAX;
         let mut v = f64::NEG_INFINITY;
         for a in 0..k {
-            if a == lead {
+            if a == lead || self.retired[a] {
                 continue;
             }
             if self.pulls[a] == 0 {
@@ -724,6 +734,9 @@ impl PhasedMab {
                 v = self.bounds.value[a];
                 top = a;
             }
+        }
+        if top == usize::MAX {
+            return Some(lead); // every other arm is retired
         }
         let (m, n, _) = self.stats(lead);
         // The leader's certificate for threshold w (from an earlier round)
@@ -759,7 +772,7 @@ impl PhasedMab {
             }
             self.refresh_bound(top, t1 + window, explore, eps);
             v = f64::NEG_INFINITY;
-            for a in (0..k).filter(|&a| a != lead) {
+            for a in (0..k).filter(|&a| a != lead && !self.retired[a]) {
                 if self.bounds.value[a] > v {
                     v = self.bounds.value[a];
                     top = a;
@@ -809,7 +822,10 @@ impl PhasedMab {
             PhaseSchedule::Geometric { .. } | PhaseSchedule::Adaptive { .. } => {
                 let arm = match self.config.index {
                     PhasedIndex::Optimistic { kl: true, divergence_epsilon, explore, linear, root }
-                        if linear == 0.0 && root == 0.0 && self.pulls[self.last_arm] > 0 =>
+                        if linear == 0.0
+                            && root == 0.0
+                            && self.pulls[self.last_arm] > 0
+                            && !self.retired[self.last_arm] =>
                     {
                         let lead = self.last_arm;
                         self.lazy_leader(lead, explore, divergence_epsilon).unwrap_or_else(|| {
@@ -870,7 +886,13 @@ impl PhasedMab {
             let mut best_score = f64::NEG_INFINITY;
             let rng = &mut self.rng;
             for (b, ((&mean, &sd), &pulls)) in self.post_mean.iter().zip(&self.post_sd).zip(&self.pulls).enumerate() {
-                let score = if pulls == 0 { f64::INFINITY } else { mean + sd * standard_normal(rng) };
+                let score = if self.retired[b] {
+                    f64::NEG_INFINITY
+                } else if pulls == 0 {
+                    f64::INFINITY
+                } else {
+                    mean + sd * standard_normal(rng)
+                };
                 if score > best_score {
                     best = b;
                     best_score = score;
@@ -1191,9 +1213,17 @@ impl PhasedMab {
             self.open.len(),
             self.post_mean.len(),
             self.post_sd.len(),
+            self.retired.len(),
         ];
         if lengths.iter().any(|&n| n != k) {
             return bad("a per-arm buffer does not have K entries");
+        }
+        if self.retired.iter().all(|&r| r)
+            || self.current.is_some_and(|c| c.arm < k && self.retired[c.arm])
+            || self.pending.is_some_and(|a| a < k && self.retired[a])
+            || self.open.iter().zip(&self.retired).any(|(c, &r)| r && c.len != 0)
+        {
+            return bad("every arm is retired, or a retired arm has a running phase");
         }
         let mut seen = vec![false; k];
         for &r in &self.tie_rank {
@@ -1440,6 +1470,9 @@ impl Learner for PhasedMab {
         }
     }
 }
+
+#[path = "phased_mab_arms.rs"]
+mod arms;
 
 #[cfg(test)]
 #[allow(clippy::float_cmp)] // exact values are the point of these tests

@@ -369,6 +369,31 @@ macro_rules! karmed_engine {
                 $crate::py::errors::IntoPy::py_err(self.cell.with(py, |d| d.observe_now(arm, reward))?)
             }
 
+            /// Adds an arm with fresh statistics (and its own noise); returns its index.
+            fn add_arm(&self, py: ::pyo3::Python<'_>) -> ::pyo3::PyResult<usize> {
+                $crate::py::errors::IntoPy::py_err(self.cell.with(py, |d| d.add_arm())?)
+            }
+
+            /// Retires `arm`: never selected again.
+            fn retire_arm(&self, py: ::pyo3::Python<'_>, arm: usize) -> ::pyo3::PyResult<()> {
+                $crate::py::errors::IntoPy::py_err(self.cell.with(py, |d| d.retire_arm(arm))?)
+            }
+
+            /// Per arm, whether it is retired.
+            fn retired<'py>(
+                &self,
+                py: ::pyo3::Python<'py>,
+            ) -> ::pyo3::PyResult<::pyo3::Bound<'py, ::numpy::PyArray1<bool>>> {
+                let v = self.cell.with(py, |d| d.retired().to_vec())?;
+                Ok(::numpy::IntoPyArray::into_pyarray(v, py))
+            }
+
+            /// Rewards queued for retired arms: accepted, never fed.
+            #[getter]
+            fn dropped(&self, py: ::pyo3::Python<'_>) -> ::pyo3::PyResult<u64> {
+                self.cell.with(py, |d| d.dropped())
+            }
+
             /// Selections issued and not yet answered by a reward.
             #[getter]
             fn outstanding(&self, py: ::pyo3::Python<'_>) -> ::pyo3::PyResult<u64> {

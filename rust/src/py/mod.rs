@@ -495,6 +495,7 @@ mod online_learning;
 mod phased_mab;
 mod private_experts;
 mod replay;
+mod reweighted;
 mod secure;
 mod sim;
 
@@ -554,5 +555,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     phased_mab::register(m)?;
     private_experts::register(m)?;
     bai::register(m)?;
+    reweighted::register(m)?;
     Ok(())
 }

@@ -1,11 +1,12 @@
 //! The online call of the learners that take one selection at a time
-//! (EXP2, SCRiBLe, batched elimination) and of the full-information
-//! follow-the-leader learners: `select` and `update` bound to one Rust
+//! (EXP2, SCRiBLe, batched elimination, batched EXP3), of the
+//! full-information learners (FTRL / FTPL, the private experts) and of the
+//! contextual linear learners: `select` and `update` bound to one Rust
 //! object per learner, which holds the learner's lock and its outstanding
 //! selection, so a round costs two Rust calls and no Python frame.
 //!
 //! The common case is handled here: `update(loss)` with a Python float
-//! (a float64 array for the loss vector of FTRL / FTPL), in strict
+//! (a float64 array for a loss vector), in strict
 //! alternation with `select()`. Everything else (a named arm or point,
 //! another numeric type, a selection while one is outstanding, an update
 //! with none) is passed to the learner's checked Python method, which
@@ -33,6 +34,7 @@ use super::elimination::PyElimination;
 use super::errors::IntoPy;
 use super::karmed::EngineLock;
 use super::online_learning::{PyExp2, PyFollowTheLeader, PyScrible};
+use super::private_experts::{PyBatchedExp3, PyLazyExperts, PyStochasticExperts};
 
 /// Releases the lock when dropped (also when the call unwinds).
 struct Held<'a>(&'a EngineLock);
@@ -50,6 +52,9 @@ enum Engine {
     /// A follow-the-leader engine; `simplex`: it samples indices.
     FollowTheLeader(Py<PyFollowTheLeader>, bool),
     Elimination(Py<PyElimination>),
+    StochasticExperts(Py<PyStochasticExperts>),
+    LazyExperts(Py<PyLazyExperts>),
+    BatchedExp3(Py<PyBatchedExp3>),
     /// A contextual linear engine (`select(D)`, `observe(x, reward)`),
     /// called through its Python methods, and the outstanding rows.
     Contextual(Py<PyAny>, Py<RowQueue>),
@@ -93,6 +98,17 @@ impl OnlineCall {
 #[inline]
 fn exact_float(obj: &Bound<'_, PyAny>) -> Option<f64> {
     obj.cast_exact::<PyFloat>().ok().map(PyFloatMethods::value)
+}
+
+/// `obj`'s entries when it is a one-dimensional float64 array of finite
+/// values (anything else goes through the learner's checked path).
+fn finite_vector(obj: &Bound<'_, PyAny>) -> Option<Vec<f64>> {
+    let a = obj.extract::<PyReadonlyArrayDyn<'_, f64>>().ok()?;
+    if a.as_array().ndim() != 1 {
+        return None;
+    }
+    let data = row_major(&a).1;
+    data.iter().all(|x| x.is_finite()).then_some(data)
 }
 
 /// `obj` when it is a Python float or a NumPy float64 (an entry of a
@@ -303,6 +319,12 @@ impl OnlineCall {
             Engine::FollowTheLeader(e.clone().unbind(), simplex)
         } else if let Ok(e) = engine.cast::<PyElimination>() {
             Engine::Elimination(e.clone().unbind())
+        } else if let Ok(e) = engine.cast::<PyStochasticExperts>() {
+            Engine::StochasticExperts(e.clone().unbind())
+        } else if let Ok(e) = engine.cast::<PyLazyExperts>() {
+            Engine::LazyExperts(e.clone().unbind())
+        } else if let Ok(e) = engine.cast::<PyBatchedExp3>() {
+            Engine::BatchedExp3(e.clone().unbind())
         } else if let Some(q) = queue {
             Engine::Contextual(engine.clone().unbind(), q)
         } else {
@@ -400,6 +422,19 @@ impl OnlineCall {
                     *self.pending() = Pending::Point(point.clone());
                     return Ok(point.into_pyarray(py).into_any().unbind());
                 }
+                Engine::StochasticExperts(e) => {
+                    let i = e.bind(py).try_borrow()?.inner.current();
+                    return Ok(i.into_pyobject(py)?.into_any().unbind());
+                }
+                Engine::LazyExperts(e) => {
+                    let i = e.bind(py).try_borrow()?.inner.current();
+                    return Ok(i.into_pyobject(py)?.into_any().unbind());
+                }
+                Engine::BatchedExp3(e) => {
+                    let i = e.bind(py).try_borrow()?.inner.current();
+                    *self.pending() = Pending::Index(i);
+                    return Ok(i.into_pyobject(py)?.into_any().unbind());
+                }
                 Engine::FollowTheLeader(e, true) => {
                     let i = e.bind(py).try_borrow_mut()?.inner.sample_index().py_err()?;
                     return Ok(i.into_pyobject(py)?.into_any().unbind());
@@ -431,6 +466,36 @@ impl OnlineCall {
                         e.bind(py).try_borrow_mut()?.inner.observe(loss).py_err()?;
                         *self.pending() = Pending::None;
                         return Ok(());
+                    }
+                }
+                Engine::StochasticExperts(e) => {
+                    if let Some(losses) = finite_vector(&arg) {
+                        let _held = self.enter(py);
+                        let mut engine = e.bind(py).try_borrow_mut()?;
+                        expect_shape("losses", &[losses.len()], &[engine.inner.config().n])?;
+                        return engine.inner.observe(&losses).py_err();
+                    }
+                }
+                Engine::LazyExperts(e) => {
+                    if let Some(losses) = finite_vector(&arg) {
+                        let _held = self.enter(py);
+                        let mut engine = e.bind(py).try_borrow_mut()?;
+                        expect_shape("losses", &[losses.len()], &[engine.inner.config().n])?;
+                        return engine.inner.observe(&losses).py_err();
+                    }
+                }
+                Engine::BatchedExp3(e) => {
+                    if let Some(loss) = exact_float(&arg) {
+                        let _held = self.enter(py);
+                        let pending = match *self.pending() {
+                            Pending::Index(i) => Some(i),
+                            _ => None,
+                        };
+                        if let Some(i) = pending {
+                            e.bind(py).try_borrow_mut()?.inner.observe(i, loss).py_err()?;
+                            *self.pending() = Pending::None;
+                            return Ok(());
+                        }
                     }
                 }
                 Engine::Exp2(e) => {

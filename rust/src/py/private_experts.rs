@@ -19,7 +19,7 @@ use crate::policy::{
 /// Talwar 2023, Sec. 3); built by `dpbandits.PrivateStochasticExperts`.
 #[pyclass(module = "dpbandits._core", name = "StochasticExpertsEngine")]
 pub struct PyStochasticExperts {
-    inner: StochasticExperts,
+    pub(crate) inner: StochasticExperts,
 }
 
 engine_methods! {
@@ -83,7 +83,7 @@ engine_methods! {
 /// (after Asi, Koren, Liu & Talwar 2024, L2P); built by `dpbandits.LazyPrivateExperts`.
 #[pyclass(module = "dpbandits._core", name = "LazyExpertsEngine")]
 pub struct PyLazyExperts {
-    inner: LazyExperts,
+    pub(crate) inner: LazyExperts,
 }
 
 engine_methods! {
@@ -248,7 +248,7 @@ engine_methods! {
 /// built by `dpbandits.BatchedPrivateEXP3`.
 #[pyclass(module = "dpbandits._core", name = "BatchedExp3Engine")]
 pub struct PyBatchedExp3 {
-    inner: BatchedExp3,
+    pub(crate) inner: BatchedExp3,
 }
 
 engine_methods! {
