@@ -9,7 +9,7 @@ isotropic random actions meet 2d at the uniform start, so the 2d rows
 time the setup; the 1.001 d rows time the Frank-Wolfe loop.)
 
 BLAS runs on one thread unless OPENBLAS_NUM_THREADS / OMP_NUM_THREADS are
-set, matching the one-core numbers of DESIGN.md.
+set (one-core numbers).
 
     python3 benches/compare_design.py
 """

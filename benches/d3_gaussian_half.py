@@ -6,7 +6,7 @@ re-run of the cells whose noise changed with exact lattice noise
 (gap, rho_min) and writes them as JSON. Resumable (cells are kept in
 ``--out``).
 
-    nice -n 3 python3 benches/d3_gaussian_half.py --out /tmp/d3g
+    nice -n 3 python3 benches/d3_gaussian_half.py --out results/d3g
 """
 
 from __future__ import annotations

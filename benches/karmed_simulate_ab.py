@@ -9,7 +9,7 @@ W/*.whl``); every run is a fresh process with that directory first on
 medians and ranges are printed. With no directory, the installed package
 is timed alone.
 
-    python3 benches/karmed_simulate_ab.py --runs 7 /tmp/py-old /tmp/py-new
+    python3 benches/karmed_simulate_ab.py --runs 7 build-old build-new
 """
 
 from __future__ import annotations

@@ -7,12 +7,11 @@ disturbs less than wall time) are reported as medians with quartiles.
 
 Build each revision's example with its own target directory, e.g.
 
-    git worktree add /tmp/base 912d040
-    (cd /tmp/base && CARGO_TARGET_DIR=/tmp/target-base \
-        cargo build --profile profiling --example karmed_profile)
+    git worktree add ../base <revision>
+    (cd ../base && cargo build --profile profiling --example karmed_profile)
     cargo build --profile profiling --example karmed_profile
     python3 benches/profile_ab.py --runs 15 --args private_lattice 2000000 -- \
-        /tmp/target-base/profiling/examples/karmed_profile target/profiling/examples/karmed_profile
+        ../base/target/profiling/examples/karmed_profile target/profiling/examples/karmed_profile
 
 The examples print a regret; a build whose regret differs from the first
 build's is flagged (the same seeds should give the same draws).

@@ -24,6 +24,7 @@ import builtins
 import csv
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -85,6 +86,24 @@ def test_help_lists_every_option_with_defaults_and_the_learner_names(capsys) -> 
     assert "(default: 2000000)" in out and "(default: 0.1)" in out and "(default: results)" in out
     for name in cli.LEARNERS:
         assert name in out
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["run", "--help"], ["reproduce", "--help"]])
+def test_help_reads_clean(argv: list[str], capsys) -> None:
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    # No reStructuredText markup, no empty or doubled defaults, and no
+    # default value broken across lines.
+    assert "``" not in out and ":func:" not in out and ":class:" not in out
+    assert "(default: None)" not in out and "(default: False)" not in out
+    text = " ".join(out.split())
+    assert not re.search(r"\(default:[^()]*\)\s*\(default:", text)
+    # A long default (a list) would be broken mid-word by the line wrapper.
+    assert all(len(d) <= 30 for d in re.findall(r"\(default: ([^)]*)\)", text)), text
+    for line in out.splitlines():
+        assert len(line) <= 80, line
 
 
 def test_version(capsys) -> None:

@@ -237,3 +237,33 @@ def test_the_namespace_has_no_future_import() -> None:
                                         "sweeps", "noise", "nets", "audit", "checkpoint", "plot", "experiments",
                                         "ledger", "autosave", "serving", "serving_linear", "serving_sampled",
                                         "worker_lifetime", "cli"}, public - set(dp.__all__)
+
+
+@pytest.mark.parametrize("bad", NOT_A_REWARD, ids=repr)
+@pytest.mark.parametrize("make", [lambda: dp.EXP2(3, 100, 1.0, seed=0), lambda: dp.SCRiBLe(3, 100, 1.0, seed=0),
+                                  lambda: dp.BatchedPrivateEXP3(3, 100, 1.0, seed=0)])
+def test_scalar_loss_update_refuses_what_is_not_a_loss(make: Callable[[], Any], bad: Any) -> None:
+    learner = make()
+    learner.select()
+    with pytest.raises(TypeError, match="`loss`: expected a real number"):
+        learner.update(bad)
+    assert learner.t == 0
+
+
+NOT_LOSSES = [["0.5", "0.1", "0.2"], [True, False, True], np.array([1, 0, 1], dtype=bool), [None, 0.1, 0.2],
+              np.array(["0.5", "0.1", "0.2"])]
+
+
+@pytest.mark.parametrize("bad", NOT_LOSSES, ids=repr)
+@pytest.mark.parametrize("make", [
+    lambda: dp.PrivateFTRL(3, 100, 1.0, seed=0), lambda: dp.PrivateFTPL(3, 100, 1.0, 1e-6, seed=0),
+    lambda: dp.PrivateStochasticExperts(3, 100, 1.0, seed=0), lambda: dp.LazyPrivateExperts(3, 100, 1.0, seed=0),
+    lambda: dp.PrivateDartboardExperts(3, 100, 1.0, seed=0), lambda: dp.LazyPrivateOCO(3, 100, 1.0, seed=0),
+])
+def test_loss_vectors_of_non_numbers_are_refused(make: Callable[[], Any], bad: Any) -> None:
+    learner = make()
+    with pytest.raises(TypeError, match="`losses`: expected real numbers"):
+        learner.update(bad)
+    assert learner.t == 0
+    with pytest.raises(TypeError, match="`losses`: expected real numbers"):
+        learner.update_many([bad]) if hasattr(learner, "update_many") else learner.update(bad)

@@ -119,11 +119,19 @@ def seed_or_none(name: str, value: int | None) -> int | None:
 def float_array(name: str, value: ArrayLike, ndim: int | None = None, finite: bool = True) -> NDArray[np.float64]:
     """``value`` as a finite float64 array (no copy when it already is one);
     ``finite=False`` leaves the finiteness test to a caller that makes it
-    elsewhere (an engine binding that checks as it copies)."""
+    elsewhere (an engine binding that checks as it copies). Entries that
+    are not real numbers (strings, bools, None) are a TypeError."""
     if np.iscomplexobj(value):
         # NumPy would cast complex input to float with only a warning,
         # dropping the imaginary part.
         raise ValueError(f"invalid argument `{name}`: complex values are not accepted")
+    # Entries must be real numbers, as a scalar reward must be: NumPy would
+    # turn "0.5" into 0.5, True into 1.0 and None into NaN.
+    kind = value.dtype.kind if isinstance(value, np.ndarray) else np.asarray(value).dtype.kind
+    if kind in "USb" or (kind == "O" and any(isinstance(v, (str, bytes, bool, np.bool_)) or v is None
+                                             for v in np.asarray(value, dtype=object).flat)):
+        raise TypeError(f"invalid argument `{name}`: expected real numbers, got "
+                        f"{'bool' if kind == 'b' else 'str' if kind in 'US' else 'non-numeric'} entries")
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:

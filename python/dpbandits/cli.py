@@ -94,10 +94,11 @@ def log_spaced(record_at: Any, count: int = LOG_POINTS) -> list[int]:
 
 class _DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
     """Shows each option's default, except where the default is None (the
-    help text then says what not giving the option means)."""
+    help text then says what not giving the option means) and for flags
+    (off unless given)."""
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
-        if action.default is None:
+        if action.default is None or action.nargs == 0:
             return action.help
         return super()._get_help_string(action)
 
@@ -193,7 +194,7 @@ def run(args: argparse.Namespace) -> int:
         )
         plot = False
     env = ShariffSheffetEnv(args.d, k=args.k, gap=args.gap)
-    learners = {LABELS[name]: LEARNERS[name][0](args) for name in args.learners}
+    learners = {LABELS[name]: LEARNERS[name][0](args) for name in (args.learners or list(LEARNERS))}
     start = time.perf_counter()
     print(
         f"Shariff & Sheffet App. D.2: d={args.d}, K={env.k}, gap={args.gap}, horizon={args.horizon:,}, "
@@ -259,8 +260,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--epsilon", type=_positive_float, default=1.0, help="privacy epsilon (> 0)")
     p.add_argument("--delta", type=_open_unit, default=0.1, help="privacy delta, in (0, 1)")
     p.add_argument(
-        "--learners", type=_learner_list, default=",".join(LEARNERS),
-        help=f"comma-separated learner names. {learner_help}",
+        "--learners", type=_learner_list, default=None,
+        help=f"comma-separated learner names (default: all of them). {learner_help}",
     )
     p.add_argument("--out", default="results", help="folder for the figure and the CSV/JSON curves")
     p.add_argument("--no-plot", action="store_true", help="skip the figure (the CSV/JSON are still written)")

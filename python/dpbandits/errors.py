@@ -14,9 +14,12 @@ and fails on any such exception.
 
 from __future__ import annotations
 
+import warnings
+
 __all__ = [
     "AllocationError",
     "CheckpointError",
+    "ClippedRewardWarning",
     "DegenerateInputError",
     "DuplicatedNoiseWarning",
     "IrreproducibleRunWarning",
@@ -53,6 +56,33 @@ class IrreproducibleRunWarning(UserWarning):
 class DuplicatedNoiseWarning(UserWarning):
     """A private learner or counter was copied with its noise generator:
     the copies would add identical future noise (see ``fork``)."""
+
+
+class ClippedRewardWarning(UserWarning):
+    """A learner received a reward (a loss, a feature vector) outside the
+    bounds it declares and clipped it into them, as its ``bounds="clip"``
+    (the default) says. The privacy guarantee holds (it is proved for the
+    clipped input), but the learner learns from a value other than the one
+    observed. Raised once per learner, at its first clipped input (a
+    restored, copied or forked learner that has clipped does not warn
+    again); the learner's ``clipped_rewards`` counts every clipped input and
+    is saved with its state. Declare the range the data come from, or pass
+    ``bounds="error"`` to refuse such input with a ValueError."""
+
+
+def _warn_clipped(learner: str, what: str, declared: str, stacklevel: int) -> None:
+    """Raises the :class:`ClippedRewardWarning` of ``learner``'s first
+    clipped input ``what`` (e.g. ``"reward 1.7"``) outside ``declared``
+    (e.g. ``"reward_range [0.0, 1.0]"``). ``stacklevel``: the Python frame
+    the warning names, counted from this function's caller (1: the code
+    that called the Rust method calling this, or this function's caller)."""
+    warnings.warn(
+        f"{learner}: {what} lies outside the declared {declared}; it was clipped (bounds='clip'). This learner "
+        "warns once; its clipped_rewards counts every clipped input. Declare the range the data come from, or "
+        "refuse such input with bounds='error' (on learners that take it).",
+        ClippedRewardWarning,
+        stacklevel=stacklevel + 1,
+    )
 
 
 class AllocationError(MemoryError, ValueError):

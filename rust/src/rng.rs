@@ -4,8 +4,8 @@
 //! (`"learner"`, `"environment"`, `"tree"`, ...), each optionally indexed
 //! (replicate, node, arm). Two objects built from the same root and the same
 //! stream name draw the same numbers on every platform: this is what makes
-//! common-random-number comparisons between learners possible (DESIGN.md,
-//! "Environments and learners draw from separate RNG streams").
+//! common-random-number comparisons between learners possible
+//! (environments and learners draw from separate streams).
 //!
 //! The generator is ChaCha with 8 rounds. ChaCha is a pseudo-random function
 //! of (key, stream, counter), so a child key read from the root at
@@ -553,9 +553,8 @@ fn layer_candidate(x_table: &[f64; 257], bits: u64) -> (usize, f64, bool) {
 /// One exact standard normal from `rng` by the same 256-layer ziggurat as
 /// [`SimulationNormals`], one 64-bit word at a time: the sampler of the
 /// privacy noise (Gaussian, Wishart), which stays on its ChaCha stream.
-/// A third of the cost of `rand_distr`'s `StandardNormal` on ChaCha8
-/// (measured: ~2 ns per normal above the word's own ~2 ns, against ~6 ns),
-/// with the same law: the fast path accepts the ~99% of words whose
+/// Cheaper than `rand_distr`'s `StandardNormal` on ChaCha8 (one word and
+/// one table lookup on the fast path), with the same law: the fast path accepts the ~99% of words whose
 /// abscissa falls inside its layer's inner box, the rest finish the exact
 /// tail and wedge tests. Inlined into its callers: the phased Thompson
 /// sampling draws one per arm every round, where the call itself showed.
@@ -579,8 +578,8 @@ pub fn open_unit<R: RngCore + ?Sized>(rng: &mut R) -> f64 {
 
 /// A uniform in [0, 1) from one word of `rng`: the same value as
 /// `rng.random::<f64>()` (rand's `StandardUniform`: the word's top 53
-/// bits times 2^-53), always inlined. Through `rand` the draw was a call
-/// (33 instructions of a 622-instruction K-armed round).
+/// bits times 2^-53), always inlined: through `rand` the draw is a
+/// function call on every K-armed round's path.
 #[allow(clippy::inline_always)]
 #[inline(always)]
 pub fn unit_f64<R: RngCore + ?Sized>(rng: &mut R) -> f64 {
@@ -734,8 +733,7 @@ mod avx2_fma {
         for (c, (w, z)) in words.chunks_exact(4).zip(out.chunks_exact_mut(4)).enumerate() {
             let w = load_epu64(w.try_into().expect("4 words"));
             // Scalar table loads: on AMD Zen vgatherqpd is microcoded and
-            // slower than four loads (measured: the gather made the block
-            // no faster than the portable path).
+            // no faster than four loads.
             let i = [0, 1, 2, 3].map(|j| (words[4 * c + j] & 0xff) as usize);
             let x_i = _mm256_set_pd(x_table[i[3]], x_table[i[2]], x_table[i[1]], x_table[i[0]]);
             let x_next = _mm256_set_pd(x_table[i[3] + 1], x_table[i[2] + 1], x_table[i[1] + 1], x_table[i[0] + 1]);

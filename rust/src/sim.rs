@@ -147,7 +147,7 @@ pub fn run_shared_episode(
 ) -> Result<Vec<EpisodeTrace>> {
     // The same loop, compiled again for the common single learner: with one
     // learner known at compile time its per-learner loops and bookkeeping
-    // fold away (callgrind: 106 -> 74 instructions a round). For the
+    // fold away. For the
     // hottest pairs of a learner and a built-in environment it is also
     // compiled for the concrete types, so that the engine's and the
     // environment's calls are direct, inlined into the loop, and the
@@ -304,7 +304,6 @@ fn shared_episode<L: Learner + ?Sized, E: Environment + ?Sized>(
 /// lengths are run-time values). The engine is asked for its arm and told
 /// the reward directly; the decision set's checks (k arms, no features,
 /// the index in range) hold by construction once the arm counts agree.
-/// Private UCB, K = 10: 36 of a round's 542 instructions (42.7 -> 40.2 ns).
 fn karmed_episode(
     mab: &mut Mab,
     env: &mut KArmedBandit,

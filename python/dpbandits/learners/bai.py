@@ -218,6 +218,12 @@ class BestArmIdentifier(abc.ABC):
         return arms
 
     @property
+    def clipped_rewards(self) -> int:
+        """Always 0: a reward outside [0, 1] is refused (ValueError), never
+        clipped (the name every learner shares)."""
+        return 0
+
+    @property
     def outstanding(self) -> list[int]:
         """The arms of selections not yet updated, one entry per selection."""
         return [a for a in range(self.k) for _ in range(self._outstanding[a])]

@@ -355,8 +355,15 @@ class EliminationLinearBandit(BoundOnlineCall, LearnerBase):
             if index is not None and int(index) != pending:
                 raise ValueError(f"invalid argument `index`: the outstanding selection is action {pending}, "
                                  f"got {int(index)}")
-            self._engine.update(pending, r)
+            if self._engine.update(pending, r):
+                self._warn_first_clip(r)
             self._pending = None
+
+    def _warn_first_clip(self, reward: float, detail: object = None, stacklevel: int = 2) -> None:
+        """The warning of the first clipped reward (``stacklevel`` 1: the
+        caller; the online call in Rust calls this too)."""
+        lo, hi = (float(v) for v in self._args["reward_range"])
+        self._warn_clipped(f"reward {reward}", f"reward_range [{lo}, {hi}]", stacklevel + 1)
 
     @property
     def t(self) -> int:
@@ -605,6 +612,7 @@ class ContextualEliminationBandit(LearnerBase):
         self.linear = EliminationLinearBandit(
             self.g, horizon, privacy, epsilon, delta, seed=seed, **options
         )
+        self.linear._warn_as = (type(self).__name__, 1)  # its clipped-reward warning names this learner
         self.horizon = horizon
         self.d = self.thetas.shape[1]
         self._theta_index: int | None = None
@@ -662,6 +670,7 @@ class ContextualEliminationBandit(LearnerBase):
             self.g, config["horizon"], config.get("privacy"), config.get("epsilon"), config.get("delta"),
             seed=config.get("seed"), **options,
         )
+        self.linear._warn_as = (cls.__name__, 1)
         own = self.linear._checkpoint_config()
         for key in sorted(set(linear_config) | set(own)):
             a, b = linear_config.get(key), own.get(key)

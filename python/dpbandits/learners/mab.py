@@ -200,6 +200,7 @@ class KArmedLearner(LearnerBase):
         d["_armed"] = engine
         d["select"] = engine.select
         d["update"] = engine.update
+        engine._set_label(type(self).__name__)  # named in its clipped-reward warning
 
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()

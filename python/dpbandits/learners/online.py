@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike, NDArray
 from dpbandits import _core
 from dpbandits._replay import _REPLAY
 from dpbandits._validation import float_array, reward_scalar
-from dpbandits.errors import CheckpointError
+from dpbandits.errors import CheckpointError, _warn_clipped
 from dpbandits.learners.online_call import BoundOnlineCall
 from dpbandits.learners.outstanding import only_row
 
@@ -201,6 +201,9 @@ class LearnerBase:
     #: EXP2) or the played features (contextual learners).
     _pending: int | NDArray[np.float64] | None
     _args: dict[str, Any]
+    #: A learner run inside another: the outer class's name and the frames
+    #: in between, for its clipped-reward warning (see ``_warn_clipped``).
+    _warn_as: tuple[str, int]
 
     @property
     def lock(self) -> threading.RLock:
@@ -489,6 +492,29 @@ class LearnerBase:
         return dict(self._args)
 
     @property
+    def clipped_rewards(self) -> int:
+        """Inputs recorded outside the declared bounds and clipped into them
+        (``bounds="clip"``, the default): rewards outside ``reward_range``
+        (K-armed and elimination learners), (x, reward) pairs with
+        ||x|| > L or |reward| > B (linear and contextual learners), loss
+        vectors or losses outside the loss set (online-learning and experts
+        learners). Part of the saved state (restores, copies and forks keep
+        it); the first clipped input raises
+        :class:`dpbandits.errors.ClippedRewardWarning`. Always 0 for a
+        learner that refuses out-of-range input (``bounds="error"``, the
+        best-arm identification learners)."""
+        return int(getattr(self._engine, "clipped_rewards", 0))
+
+    def _warn_clipped(self, what: str, declared: str, stacklevel: int = 2) -> None:
+        """The :class:`dpbandits.errors.ClippedRewardWarning` of this
+        learner's first clipped input ``what`` outside ``declared``;
+        ``stacklevel`` counts from the caller (2: the caller's caller). A
+        learner run inside another (``_warn_as``: the outer class's name
+        and its frames in between) warns as that one."""
+        name, extra = self.__dict__.get("_warn_as") or (type(self).__name__, 0)
+        _warn_clipped(name, what, declared, stacklevel + 1 + extra)
+
+    @property
     def seed(self) -> int | None:
         """The seed given at construction (None: operating-system entropy
         online, also after a restore for use; the replicate seed alone in a
@@ -589,6 +615,31 @@ class LearnerBase:
             if p.default is inspect.Parameter.empty or value != p.default:
                 shown.append(f"{name}={value!r}")
         return f"{type(self).__name__}({', '.join(shown)})"
+
+
+#: The loss set of each geometry, as the clipped-loss warning names it.
+LOSS_SETS = {
+    "simplex": "loss set [0, 1]^n",
+    "ball": "loss set ||losses||_2 <= 1",
+    "cube": "loss set ||losses||_1 <= 1",
+}
+
+
+def clipped_losses(losses: ArrayLike, geometry: str = "simplex") -> str:
+    """The first clipped loss vector of ``losses`` (rows, or one row), as
+    the warning names it: its first entry outside [0, 1] (simplex) or its
+    norm (ball: Euclidean, cube: l1)."""
+    rows = np.atleast_2d(np.asarray(losses, dtype=np.float64))
+    if geometry == "simplex":
+        outside = (rows < 0.0) | (rows > 1.0)
+        r = int(np.argmax(outside.any(axis=1)))
+        i = int(np.argmax(outside[r]))
+        prefix = f"losses[{r}, {i}]" if rows.shape[0] > 1 else f"losses[{i}]"
+        return f"{prefix} = {rows[r, i]}"
+    norms = np.linalg.norm(rows, 2 if geometry == "ball" else 1, axis=1)
+    r = int(np.argmax(norms > 1.0 + 1e-12))
+    prefix = f"losses[{r}]" if rows.shape[0] > 1 else "losses"
+    return f"{prefix} of norm {norms[r]}"
 
 
 def _registering_init(init: Any) -> Any:
@@ -791,11 +842,31 @@ class OnlineLearner(BoundOnlineCall, LearnerBase):
         # `reward`: must be finite", "`x`: contains NaN or infinite
         # entries"), before anything is recorded; the simulation loop relies
         # on the same check.
-        self._engine.observe(x, r)
+        if self._engine.observe(x, r):
+            self._warn_clipped_pair(x, r, 4)
         if len(args) == 1:
             queue.pop_first()
         else:
             queue.settle(x)
+
+    def _warn_first_clip(self, reward: float, x: ArrayLike, stacklevel: int = 2) -> None:
+        """The warning of the first clipped (x, reward) pair (``stacklevel``
+        1: the caller; the online call in Rust calls this too)."""
+        self._warn_clipped_pair(np.asarray(x, dtype=np.float64), reward, stacklevel + 2)
+
+    def _declared_bounds(self) -> tuple[float, float]:
+        """(L, B) the engine enforces: ||x|| <= L, |reward| <= B."""
+        params = self._engine.noise_parameters()
+        bounds = params.get("bounds") or {"l": params["l"], "b_tilde": params["b"]}
+        return float(bounds["l"]), float(bounds["b_tilde"])
+
+    def _warn_clipped_pair(self, x: NDArray[np.float64], reward: Any, stacklevel: int) -> None:
+        """The warning of the first clipped (x, reward) pair."""
+        L, B = self._declared_bounds()
+        norm = float(np.linalg.norm(np.asarray(x, dtype=np.float64)))
+        what = f"reward {reward}" if abs(reward) > B else f"x with ||x|| = {norm}"
+        shown_b = "inf" if B >= 1e308 else B
+        self._warn_clipped(what, f"bounds ||x|| <= L = {L}, |reward| <= B = {shown_b}", stacklevel)
 
     def update_many(self, X: ArrayLike, rewards: ArrayLike) -> None:
         """The rewards of the played rows ``X`` (shape (n, d)), recorded in
@@ -805,10 +876,20 @@ class OnlineLearner(BoundOnlineCall, LearnerBase):
         xs = float_array("X", X, ndim=2, finite=False)
         ys = float_array("rewards", rewards, ndim=1, finite=False)
         with self.lock:
+            fresh = self._engine.clipped_rewards == 0
             done, error = self._engine.observe_many(xs, ys)
             self._rows().settle_many(xs[:done])
+            if fresh and self._engine.clipped_rewards > 0:
+                self._warn_clipped_batch(xs[:done], ys[:done])
         if error is not None:
             raise error
+
+    def _warn_clipped_batch(self, xs: NDArray[np.float64], ys: NDArray[np.float64]) -> None:
+        """The warning of a batch's first clipped (x, reward) pair."""
+        L, B = self._declared_bounds()
+        outside = (np.abs(ys) > B) | (np.linalg.norm(xs, axis=1) > L * (1.0 + 1e-12))
+        i = int(np.argmax(outside))
+        self._warn_clipped_pair(xs[i], float(ys[i]), 4)
 
     def _checkpoint_extra(self) -> dict[str, Any]:
         """The outstanding rows (oldest first) with the base's round state."""

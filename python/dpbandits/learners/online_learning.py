@@ -49,7 +49,7 @@ from dpbandits._validation import (
     seed_or_none,
 )
 from dpbandits.errors import StateError
-from dpbandits.learners.online import LearnerBase
+from dpbandits.learners.online import LOSS_SETS, LearnerBase, clipped_losses
 from dpbandits.learners.online_call import BoundOnlineCall
 from dpbandits.noise import NoiseWire
 from dpbandits.privacy import Guarantee
@@ -134,7 +134,13 @@ class _FollowTheLeaderBase(BoundOnlineCall, LearnerBase):
         if not (type(losses) is np.ndarray and losses.dtype == np.float64):
             losses = float_array("losses", losses, ndim=1, finite=False)
         with self.lock:
-            self._engine.observe(losses)
+            if self._engine.observe(losses):
+                self._warn_first_clip(losses)
+
+    def _warn_first_clip(self, losses: ArrayLike, detail: object = None, stacklevel: int = 2) -> None:
+        """The warning of the first clipped loss vector (``stacklevel`` 1:
+        the caller; the online call in Rust calls this too)."""
+        self._warn_clipped(clipped_losses(losses, self.geometry), LOSS_SETS[self.geometry], stacklevel + 1)
 
     def update_many(self, losses: ArrayLike) -> None:
         """Records the loss vectors of several rounds (shape (rounds, n)), in
@@ -143,7 +149,10 @@ class _FollowTheLeaderBase(BoundOnlineCall, LearnerBase):
         before it are recorded, as the loop would."""
         rows = float_array("losses", losses, ndim=2, finite=False)
         with self.lock:
-            _, error = self._engine.observe_many(rows)
+            fresh = self._engine.clipped_rewards == 0
+            done, error = self._engine.observe_many(rows)
+            if fresh and self._engine.clipped_rewards > 0:
+                self._warn_clipped(clipped_losses(rows[:done], self.geometry), LOSS_SETS[self.geometry])
         if error is not None:
             raise error
 
@@ -612,8 +621,13 @@ class EXP2(BoundOnlineCall, LearnerBase):
             if arm is not None and int(arm) != pending:
                 raise ValueError(f"invalid argument `arm`: the outstanding selection is arm {pending}, "
                                  f"got {int(arm)}")
-            self._engine.observe(pending, value)
+            if self._engine.observe(pending, value):
+                self._warn_first_clip(value)
             self._pending = None
+
+    def _warn_first_clip(self, loss: float, detail: object = None, stacklevel: int = 2) -> None:
+        """The warning of the first clipped loss (``stacklevel`` 1: the caller)."""
+        self._warn_clipped(f"loss {loss}", "loss range [0, 1]", stacklevel + 1)
 
     @property
     def t(self) -> int:
@@ -792,8 +806,15 @@ class SCRiBLe(BoundOnlineCall, LearnerBase):
             point = self._point
             if y is not None and (point is None or not np.array_equal(y, point)):
                 raise ValueError("invalid argument `y`: it is not the outstanding point")
-            self._engine.observe(value)
+            if self._engine.observe(value):
+                self._warn_first_clip(value, point)
             self._point = None
+
+    def _warn_first_clip(self, loss: float, point: ArrayLike | None = None, stacklevel: int = 2) -> None:
+        """The warning of the first clipped loss, at the played point y_t
+        (``stacklevel`` 1: the caller)."""
+        bound = float(np.linalg.norm(np.asarray(point, dtype=np.float64))) if point is not None else float("nan")
+        self._warn_clipped(f"loss {loss}", f"range |loss| <= ||y_t||_2 = {bound} (||l_t||_2 <= 1)", stacklevel + 1)
 
     @property
     def t(self) -> int:

@@ -50,7 +50,7 @@ from numpy.typing import ArrayLike, NDArray
 from dpbandits import _core
 from dpbandits._validation import float_array, integral_arguments, positive_int, real, seed_or_none
 from dpbandits.errors import StateError
-from dpbandits.learners.online import LearnerBase
+from dpbandits.learners.online import LOSS_SETS, LearnerBase, clipped_losses
 from dpbandits.learners.online_call import BoundOnlineCall
 from dpbandits.noise import NoiseWire
 from dpbandits.privacy import Guarantee
@@ -198,7 +198,13 @@ class PrivateStochasticExperts(BoundOnlineCall, LearnerBase):
     def _checked_update(self, losses: ArrayLike) -> None:
         losses = float_array("losses", losses, ndim=1)
         with self.lock:
-            self._engine.observe(losses)
+            if self._engine.observe(losses):
+                self._warn_first_clip(losses)
+
+    def _warn_first_clip(self, losses: ArrayLike, detail: object = None, stacklevel: int = 2) -> None:
+        """The warning of the first clipped loss vector (``stacklevel`` 1:
+        the caller; the online call in Rust calls this too)."""
+        self._warn_clipped(clipped_losses(losses), LOSS_SETS["simplex"], stacklevel + 1)
 
     def update_many(self, losses: ArrayLike) -> NDArray[np.int64]:
         """Records many rounds' loss vectors (shape (rounds, n)), equal to
@@ -206,7 +212,13 @@ class PrivateStochasticExperts(BoundOnlineCall, LearnerBase):
         played in those rounds."""
         losses = float_array("losses", losses, ndim=2)
         with self.lock:
-            return np.asarray(self._engine.observe_many(losses), dtype=np.int64)
+            fresh = self._engine.clipped_rewards == 0
+            try:
+                played = np.asarray(self._engine.observe_many(losses), dtype=np.int64)
+            finally:
+                if fresh and self._engine.clipped_rewards > 0:
+                    self._warn_clipped(clipped_losses(losses), LOSS_SETS["simplex"])
+            return played
 
     @property
     def t(self) -> int:
@@ -342,7 +354,13 @@ class LazyPrivateExperts(BoundOnlineCall, LearnerBase):
     def _checked_update(self, losses: ArrayLike) -> None:
         losses = float_array("losses", losses, ndim=1)
         with self.lock:
-            self._engine.observe(losses)
+            if self._engine.observe(losses):
+                self._warn_first_clip(losses)
+
+    def _warn_first_clip(self, losses: ArrayLike, detail: object = None, stacklevel: int = 2) -> None:
+        """The warning of the first clipped loss vector (``stacklevel`` 1:
+        the caller; the online call in Rust calls this too)."""
+        self._warn_clipped(clipped_losses(losses), LOSS_SETS["simplex"], stacklevel + 1)
 
     @property
     def t(self) -> int:
@@ -507,7 +525,8 @@ class PrivateDartboardExperts(LearnerBase):
         out-of-range entries clipped or refused as ``bounds`` says)."""
         losses = float_array("losses", losses, ndim=1)
         with self.lock:
-            self._engine.observe(losses)
+            if self._engine.observe(losses):
+                self._warn_clipped(clipped_losses(losses), LOSS_SETS["simplex"])
 
     @property
     def t(self) -> int:
@@ -657,7 +676,8 @@ class LazyPrivateOCO(LearnerBase):
         longer ones divided by their norm or refused as ``bounds`` says)."""
         losses = float_array("losses", losses, ndim=1)
         with self.lock:
-            self._engine.observe(losses)
+            if self._engine.observe(losses):
+                self._warn_clipped(clipped_losses(losses, "ball"), LOSS_SETS["ball"])
 
     @property
     def t(self) -> int:
@@ -839,8 +859,14 @@ class BatchedPrivateEXP3(BoundOnlineCall, LearnerBase):
             pending = self._pending
             if pending is None:
                 raise StateError("update(loss) needs a preceding select()")
-            self._engine.observe(pending, value)
+            if self._engine.observe(pending, value):
+                self._warn_first_clip(value)
             self._pending = None
+
+    def _warn_first_clip(self, loss: float, detail: object = None, stacklevel: int = 2) -> None:
+        """The warning of the first clipped loss (``stacklevel`` 1: the
+        caller; the online call in Rust calls this too)."""
+        self._warn_clipped(f"loss {loss}", "loss range [0, 1]", stacklevel + 1)
 
     @property
     def t(self) -> int:

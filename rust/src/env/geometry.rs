@@ -30,8 +30,9 @@ impl Geometry {
     }
 }
 
-/// Clips `l` into the geometry's loss set, or refuses it (`clip == false`).
-pub fn enforce_bounds(geometry: Geometry, clip: bool, l: &mut [f64]) -> Result<()> {
+/// Clips `l` into the geometry's loss set, or refuses it (`clip == false`);
+/// true when it clipped.
+pub fn enforce_bounds(geometry: Geometry, clip: bool, l: &mut [f64]) -> Result<bool> {
     const TOL: f64 = 1e-12;
     match geometry {
         Geometry::Simplex => {
@@ -42,6 +43,7 @@ pub fn enforce_bounds(geometry: Geometry, clip: bool, l: &mut [f64]) -> Result<(
                 for v in l.iter_mut() {
                     *v = v.clamp(0.0, 1.0);
                 }
+                return Ok(true);
             }
         }
         Geometry::Ball | Geometry::Cube => {
@@ -58,8 +60,9 @@ pub fn enforce_bounds(geometry: Geometry, clip: bool, l: &mut [f64]) -> Result<(
                 for v in l.iter_mut() {
                     *v /= norm;
                 }
+                return Ok(true);
             }
         }
     }
-    Ok(())
+    Ok(false)
 }

@@ -316,7 +316,7 @@ impl LossEnv {
                 return Ok(());
             }
         }
-        enforce_bounds(self.geometry, true, &mut self.loss)
+        enforce_bounds(self.geometry, true, &mut self.loss).map(|_| ())
     }
 }
 

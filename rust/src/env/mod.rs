@@ -1,6 +1,6 @@
 //! Environments: what the learner sees each round and what it gets back.
 //!
-//! One trait serves the whole catalog of DESIGN.md: K-armed bandits (a
+//! One trait serves the whole catalog: K-armed bandits (a
 //! decision set with no features), linear bandits with a changing decision
 //! set (a fresh K x d matrix each round), batched elimination over a fixed
 //! action set (the same matrix every round) and full-information online

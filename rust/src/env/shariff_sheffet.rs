@@ -14,13 +14,11 @@
 //! `fill_set_with_this_build`): each action's inner product t with theta*
 //! from its marginal on the sphere, restricted to the band, then a uniform
 //! direction orthogonal to theta*. That is the same law as rejecting
-//! uniform points of the sphere outside the band (what earlier versions
-//! did), for about 20% fewer random draws at d = 5; a given seed therefore
-//! gives different sets than builds before this change (commit 6e34d4f).
-//! For d = 3, 4, 5 the direction comes from angles instead of normals
-//! (two changes of the draws of those dimensions, same law: first from
-//! points of the unit disk, Marsaglia 1972, then from uniform angles; see
-//! `angle_uniforms`).
+//! uniform points of the sphere outside the band, with fewer random
+//! draws (the band's rejections are never drawn); a seed fixes the sets
+//! of this construction, not those of a rejection sampler. For d = 3, 4, 5
+//! the direction comes from uniform angles instead of normals (the same
+//! law; see `angle_uniforms`).
 
 use rand::Rng;
 use rand_distr::StandardNormal;

@@ -1,6 +1,6 @@
 //! Noise samplers and the per-node noise specification of tree counters.
 //!
-//! Rust never decides a noise scale (DESIGN.md): the Python privacy layer
+//! Rust never decides a noise scale: the Python privacy layer
 //! computes `scale`, `sigma`, `df` from (epsilon, delta, horizon, bounds) and
 //! hands them here as plain numbers. This module only draws.
 //!

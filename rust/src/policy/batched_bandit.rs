@@ -93,6 +93,8 @@ pub struct BatchedExp3 {
     batch_sum: f64,
     batch_count: u64,
     t: u64,
+    /// Recorded losses the bounds policy clipped into [0, 1].
+    clipped: u64,
     sampling: StreamRng,
     noise: NoiseRng,
 }
@@ -112,6 +114,7 @@ impl BatchedExp3 {
             batch_sum: 0.0,
             batch_count: 0,
             t: 0,
+            clipped: 0,
             sampling: seeds.stream("sampling"),
             noise: NoiseRng::seeded(seeds.stream("batch_noise")),
         };
@@ -158,7 +161,8 @@ impl BatchedExp3 {
             return Err(Error::State(format!("the horizon of {} rounds is used up", self.config.horizon)));
         }
         check_finite("loss", &[loss])?;
-        let loss = if (0.0..=1.0).contains(&loss) {
+        let inside = (0.0..=1.0).contains(&loss);
+        let loss = if inside {
             loss
         } else if self.config.clip {
             loss.clamp(0.0, 1.0)
@@ -170,6 +174,7 @@ impl BatchedExp3 {
         self.config.noise.round_input("loss", &mut rounded, limit)?;
         self.batch_sum += rounded[0];
         self.batch_count += 1;
+        self.clipped += u64::from(!inside);
         self.t += 1;
         if self.batch_count == self.config.batch || self.t == self.config.horizon {
             let z = self.config.noise.sample(self.noise.source()?);
@@ -194,6 +199,11 @@ impl BatchedExp3 {
         for (p, v) in self.p.iter_mut().zip(&self.log_q) {
             *p = (1.0 - gamma) * v.exp() / total + gamma / k;
         }
+    }
+
+    /// Recorded losses the bounds policy clipped into [0, 1].
+    pub fn clipped_rewards(&self) -> u64 {
+        self.clipped
     }
 
     /// Draws future noise and arms from a new root (`fork`).
@@ -229,6 +239,7 @@ impl BatchedExp3 {
             && e.p.len() == c.k
             && e.current < c.k
             && e.t <= c.horizon
+            && e.clipped <= e.t
             && e.batch_count < c.batch
             && e.log_q.iter().all(|v| v.is_finite() && *v <= 0.0)
             && e.p.iter().all(|v| v.is_finite() && *v >= 0.0)

@@ -212,6 +212,8 @@ pub struct DartboardExperts {
     batch_end: u64,
     switches: u64,
     t: u64,
+    /// Recorded loss vectors the bounds policy clipped into [0, 1]^n.
+    clipped: u64,
     scratch: Vec<f64>,
     noise: NoiseRng,
 }
@@ -232,6 +234,7 @@ impl DartboardExperts {
             batch_end: config.batch,
             switches: 0,
             t: 0,
+            clipped: 0,
             scratch: try_filled("n", config.n, 0.0)?,
             noise: NoiseRng::seeded(seeds.stream("dartboard_noise")),
         })
@@ -254,6 +257,11 @@ impl DartboardExperts {
         self.switches
     }
 
+    /// Recorded loss vectors the bounds policy clipped into [0, 1]^n.
+    pub fn clipped_rewards(&self) -> u64 {
+        self.clipped
+    }
+
     /// Records the round's loss vector; at a batch's end (before the
     /// horizon), keeps or redraws the expert.
     pub fn observe(&mut self, losses: &[f64]) -> Result<()> {
@@ -266,13 +274,14 @@ impl DartboardExperts {
         }
         check_finite("losses", losses)?;
         self.scratch.copy_from_slice(losses);
-        clip_unit(&mut self.scratch, self.config.clip)?;
+        let clipped = clip_unit(&mut self.scratch, self.config.clip)?;
         let limit = self.config.noise.lattice().map_or(f64::INFINITY, |s| s.step().recip() + 1.0);
         self.config.noise.round_input("losses", &mut self.scratch, limit)?;
         for (c, l) in self.cumulative.iter_mut().zip(&self.scratch) {
             *c += l;
         }
         self.batch_loss += self.scratch[self.current];
+        self.clipped += u64::from(clipped);
         self.t += 1;
         if self.t == self.batch_end {
             if self.t < self.config.horizon {
@@ -382,6 +391,7 @@ impl DartboardExperts {
             && e.scratch.len() == c.n
             && e.current < c.n
             && e.t <= c.horizon
+            && e.clipped <= e.t
             && e.batch_end <= c.horizon
             && (e.t < e.batch_end || e.t == c.horizon)
             && e.switches <= c.max_switches

@@ -186,6 +186,9 @@ struct Queues {
     outstanding: Vec<u64>,
     /// Their total.
     pending: u64,
+    /// Rewards accepted outside the declared range and clipped into it
+    /// (the range policy `Clip`), counted on arrival.
+    clipped: u64,
 }
 
 /// Leading bytes of a serialized [`Delayed`] (refuses a bare engine's bytes).
@@ -217,6 +220,7 @@ impl<E: ArmedEngine> Delayed<E> {
             queued: 0,
             outstanding: vec![0; k],
             pending: 0,
+            clipped: 0,
         };
         Delayed { engine, q }
     }
@@ -231,6 +235,11 @@ impl<E: ArmedEngine> Delayed<E> {
     /// The base, read-only.
     pub fn engine(&self) -> &E {
         &self.engine
+    }
+
+    /// Rewards accepted outside the declared range and clipped into it.
+    pub fn clipped_rewards(&self) -> u64 {
+        self.q.clipped
     }
 
     /// Rewards received and not yet fed to the base.
@@ -368,8 +377,9 @@ impl<E: ArmedEngine> Delayed<E> {
         if arm >= k {
             return Err(Error::invalid("arm", format!("must be < {k}, got {arm}")));
         }
-        // The range policy's verdict now, not when the reward is fed.
-        self.engine.reward_range().enforce(reward)?;
+        // The range policy's verdict now, not when the reward is fed: the
+        // clipped value is what is queued or fed.
+        let clipped = self.engine.reward_range().enforce(reward)?;
         if self.engine.rounds_fed() + self.q.queued >= self.engine.rounds_allowed() {
             return Err(self.horizon_reached("no further reward is accepted"));
         }
@@ -378,14 +388,26 @@ impl<E: ArmedEngine> Delayed<E> {
         // without the queue (what `drain` would do: ask the proposal, feed
         // its queue's head); the next proposal is asked lazily.
         if self.q.queued == 0 && self.proposal()? == Some(arm) {
-            self.feed_now(arm, reward)?;
+            self.feed_now(arm, clipped)?;
+            self.count_clip(reward, clipped);
             self.answer(arm);
             return Ok(());
         }
-        self.q.queues[arm].push_back(reward);
+        self.q.queues[arm].push_back(clipped);
         self.q.queued += 1;
+        self.count_clip(reward, clipped);
         self.answer(arm);
         self.drain()
+    }
+
+    /// Counts `reward` as clipped when the range policy changed it into
+    /// `clipped` (only `Clip` does, and only outside the range).
+    #[inline]
+    #[allow(clippy::float_cmp)] // the policy returns the reward itself or its clip
+    fn count_clip(&mut self, reward: f64, clipped: f64) {
+        if clipped != reward {
+            self.q.clipped += 1;
+        }
     }
 
     /// One outstanding selection of `arm` answered (if there is one: the
@@ -486,7 +508,13 @@ impl<E: ArmedEngine> Delayed<E> {
         if self.engine.rounds_fed() + self.q.queued >= self.engine.rounds_allowed() {
             return Err(self.horizon_reached("no further reward is accepted"));
         }
-        self.engine.feed(arm, reward)?;
+        let k = self.engine.arms();
+        if arm >= k {
+            return Err(Error::invalid("arm", format!("must be < {k}, got {arm}")));
+        }
+        let clipped = self.engine.reward_range().enforce(reward)?;
+        self.engine.feed(arm, clipped)?;
+        self.count_clip(reward, clipped);
         self.q.proposal = None;
         self.answer(arm);
         Ok(())
@@ -526,6 +554,9 @@ impl<E: ArmedEngine> Delayed<E> {
         }
         if q.proposal.is_some_and(|p| p >= k) || q.last.is_some_and(|p| p >= k) {
             return bad("proposal out of range");
+        }
+        if q.clipped > engine.rounds_fed().saturating_add(q.queued) {
+            return bad("more clipped rewards than rewards accepted");
         }
         if q.queues.iter().flatten().any(|r| !r.is_finite()) {
             return bad("a queued reward is not finite");

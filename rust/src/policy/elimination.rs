@@ -395,6 +395,8 @@ pub struct Elimination {
     /// The decision set was compared with A since the batch started.
     set_checked: bool,
     t: u64,
+    /// Recorded rewards the bounds policy clipped into the declared range.
+    clipped: u64,
     history: Vec<BatchRecord>,
     noise: NoiseRng,
     shuffler: StreamRng,
@@ -420,6 +422,7 @@ impl Elimination {
             pending: None,
             set_checked: false,
             t: 0,
+            clipped: 0,
             history: Vec::new(),
             noise: NoiseRng::seeded(seeds.stream("elimination/noise")),
             shuffler: seeds.stream("elimination/shuffle"),
@@ -436,6 +439,11 @@ impl Elimination {
     /// Rounds played (updates).
     pub fn t(&self) -> u64 {
         self.t
+    }
+
+    /// Recorded rewards the bounds policy clipped into the declared range.
+    pub fn clipped_rewards(&self) -> u64 {
+        self.clipped
     }
 
     /// The surviving set A_i (indices into A).
@@ -516,6 +524,9 @@ impl Elimination {
         }
         if self.t > self.config.horizon || self.batch_index > batches || self.history.len() != self.batch_index {
             return bad("round, batch index or history out of range");
+        }
+        if self.clipped > self.t {
+            return bad("more clipped rewards than rounds");
         }
         let mut played: u64 = 0;
         for record in &self.history {
@@ -619,10 +630,13 @@ impl Elimination {
     pub fn observe(&mut self, index: usize, reward: f64) -> Result<()> {
         self.check_budget()?;
         let y = self.checked_reward(reward)?;
+        // Clipped: the policy changed the reward (only `Clip` does).
+        let clipped = u64::from(y.to_bits() != reward.to_bits());
         if let Some(a) = self.committed {
             if index != a {
                 return Err(Error::invalid("index", format!("the learner plays action {a} now, got {index}")));
             }
+            self.clipped += clipped;
             self.t += 1;
             return Ok(());
         }
@@ -669,6 +683,7 @@ impl Elimination {
                 b.pos_done = 0;
             }
         }
+        self.clipped += clipped;
         self.t += 1;
         if self.batch.done == self.batch.total {
             self.finish_batch()?;

@@ -76,6 +76,8 @@ pub struct Exp2 {
     log_q: Vec<f64>,
     p: Vec<f64>,
     t: u64,
+    /// Recorded losses the bounds policy clipped into [0, 1].
+    clipped: u64,
     sampling: StreamRng,
     noise: NoiseRng,
 }
@@ -93,6 +95,7 @@ impl Exp2 {
             log_q: try_filled("n", n, 0.0)?,
             p: try_filled("n", n, 0.0)?,
             t: 0,
+            clipped: 0,
             sampling: seeds.stream("sampling"),
             noise: NoiseRng::seeded(seeds.stream("reduction_noise")),
         };
@@ -138,7 +141,8 @@ impl Exp2 {
                 self.config.horizon
             )));
         }
-        let loss = if (0.0..=1.0).contains(&loss) {
+        let inside = (0.0..=1.0).contains(&loss);
+        let loss = if inside {
             loss
         } else if self.config.clip {
             loss.clamp(0.0, 1.0)
@@ -152,9 +156,15 @@ impl Exp2 {
         self.config.noise.round_input("loss", &mut forwarded, f64::INFINITY)?;
         let forwarded = forwarded[0] + self.config.noise.sample(self.noise.source()?);
         self.log_q[index] -= self.config.eta * forwarded / self.p[index];
+        self.clipped += u64::from(!inside);
         self.t += 1;
         self.refresh();
         Ok(())
+    }
+
+    /// Recorded losses the bounds policy clipped into [0, 1].
+    pub fn clipped_rewards(&self) -> u64 {
+        self.clipped
     }
 
     /// Draws future noise and samples from a new root (`fork`).
@@ -206,6 +216,7 @@ impl Exp2 {
                     || e.log_q.iter().any(|x| x.is_nan() || *x == f64::INFINITY)
                     || !probabilities
                     || e.t > e.config.horizon
+                    || e.clipped > e.t
                 {
                     return Err(Error::Decode("inconsistent EXP2 state".into()));
                 }

@@ -110,6 +110,8 @@ pub struct StochasticExperts {
     /// Selections made (batches closed).
     selections: u64,
     t: u64,
+    /// Recorded loss vectors the bounds policy clipped into [0, 1]^n.
+    clipped: u64,
     scratch: Vec<f64>,
     noise: NoiseRng,
 }
@@ -131,6 +133,7 @@ impl StochasticExperts {
             batch_end: config.first_batch,
             selections: 0,
             t: 0,
+            clipped: 0,
             scratch: try_filled("n", config.n, 0.0)?,
             noise: NoiseRng::seeded(seeds.stream("selection_noise")),
         })
@@ -142,6 +145,11 @@ impl StochasticExperts {
 
     pub fn t(&self) -> u64 {
         self.t
+    }
+
+    /// Recorded loss vectors the bounds policy clipped into [0, 1]^n.
+    pub fn clipped_rewards(&self) -> u64 {
+        self.clipped
     }
 
     /// The expert played this round.
@@ -174,12 +182,13 @@ impl StochasticExperts {
         }
         check_finite("losses", losses)?;
         self.scratch.copy_from_slice(losses);
-        clip_unit(&mut self.scratch, self.config.clip)?;
+        let clipped = clip_unit(&mut self.scratch, self.config.clip)?;
         let limit = self.config.input_limit();
         self.config.noise.round_input("losses", &mut self.scratch, limit)?;
         for (s, l) in self.sums.iter_mut().zip(&self.scratch) {
             *s += l;
         }
+        self.clipped += u64::from(clipped);
         self.t += 1;
         if self.t == self.batch_end {
             self.current = self.select_from_sums()?;
@@ -261,6 +270,7 @@ impl StochasticExperts {
             && e.scratch.len() == c.n
             && e.current < c.n
             && e.t <= c.horizon
+            && e.clipped <= e.t
             && e.batch_end <= c.horizon
             && (e.t < e.batch_end || e.t == c.horizon)
             && e.batch_len >= c.first_batch
@@ -272,8 +282,9 @@ impl StochasticExperts {
     }
 }
 
-/// Clips (or refuses) losses outside [0, 1] (shared by the experts learners).
-pub(crate) fn clip_unit(values: &mut [f64], clip: bool) -> Result<()> {
+/// Clips (or refuses) losses outside [0, 1]; true when it clipped (shared
+/// by the experts learners).
+pub(crate) fn clip_unit(values: &mut [f64], clip: bool) -> Result<bool> {
     if let Some(v) = values.iter().find(|v| !(0.0..=1.0).contains(*v)) {
         if !clip {
             return Err(Error::invalid("losses", format!("must lie in [0, 1], got {v}")));
@@ -281,8 +292,9 @@ pub(crate) fn clip_unit(values: &mut [f64], clip: bool) -> Result<()> {
         for v in values.iter_mut() {
             *v = v.clamp(0.0, 1.0);
         }
+        return Ok(true);
     }
-    Ok(())
+    Ok(false)
 }
 
 /// The index of the smallest `sums[i] + noise[i]`; ties to the lowest index.

@@ -105,6 +105,8 @@ pub struct FollowTheLeader {
     x: Vec<f64>,
     sampling: StreamRng,
     scratch: Vec<f64>,
+    /// Recorded loss vectors the bounds policy clipped into the loss set.
+    clipped: u64,
 }
 
 /// 2: the counter is a [`ContinualCounter`] (1: always the padded tree).
@@ -137,6 +139,7 @@ impl FollowTheLeader {
             x: try_filled("n", config.n, 0.0)?,
             sampling: seeds.stream("sampling"),
             scratch: try_filled("n", config.n, 0.0)?,
+            clipped: 0,
         };
         engine.refresh();
         Ok(engine)
@@ -207,10 +210,16 @@ impl FollowTheLeader {
         }
         check_finite("losses", losses)?;
         self.scratch.copy_from_slice(losses);
-        enforce_bounds(self.config.geometry, self.config.clip, &mut self.scratch)?;
+        let clipped = enforce_bounds(self.config.geometry, self.config.clip, &mut self.scratch)?;
         self.tree.add(&self.scratch)?;
+        self.clipped += u64::from(clipped);
         self.refresh();
         Ok(())
+    }
+
+    /// Recorded loss vectors the bounds policy clipped into the loss set.
+    pub fn clipped_rewards(&self) -> u64 {
+        self.clipped
     }
 
     /// Draws future noise and samples from a new root (`fork`).
@@ -261,6 +270,7 @@ impl FollowTheLeader {
                     || e.tree.dim() != n
                     || !finite(&e.initial)
                     || !finite(&e.x)
+                    || e.clipped > e.tree.t()
                 {
                     return Err(Error::Decode("inconsistent follow-the-leader state".into()));
                 }

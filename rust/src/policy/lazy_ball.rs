@@ -98,6 +98,8 @@ pub struct LazyBall {
     batch_end: u64,
     switches: u64,
     t: u64,
+    /// Recorded loss vectors the bounds policy scaled into the unit ball.
+    clipped: u64,
     scratch: Vec<f64>,
     sampling: StreamRng,
 }
@@ -225,6 +227,7 @@ impl LazyBall {
             batch_end: config.batch,
             switches: 0,
             t: 0,
+            clipped: 0,
             scratch,
             sampling,
         })
@@ -248,6 +251,11 @@ impl LazyBall {
         self.switches
     }
 
+    /// Recorded loss vectors the bounds policy scaled into the unit ball.
+    pub fn clipped_rewards(&self) -> u64 {
+        self.clipped
+    }
+
     /// Records the round's loss vector (||l||_2 <= 1); at a batch's end
     /// (before the horizon), keeps or redraws the point.
     pub fn observe(&mut self, losses: &[f64]) -> Result<()> {
@@ -260,7 +268,7 @@ impl LazyBall {
         }
         check_finite("losses", losses)?;
         self.scratch.copy_from_slice(losses);
-        enforce_bounds(Geometry::Ball, self.config.clip, &mut self.scratch)?;
+        let clipped = enforce_bounds(Geometry::Ball, self.config.clip, &mut self.scratch)?;
         // The accounting takes ||l||_2 <= 1 exactly (the check's tolerance is 1e-12).
         let len = norm(&self.scratch);
         if len > 1.0 {
@@ -272,6 +280,7 @@ impl LazyBall {
             *c += l;
             *g += l;
         }
+        self.clipped += u64::from(clipped);
         self.t += 1;
         if self.t == self.batch_end {
             if self.t < self.config.horizon {
@@ -348,6 +357,7 @@ impl LazyBall {
             && norm(&e.cumulative) <= e.t as f64 + 1e-6
             && norm(&e.batch_sum) <= c.batch as f64 + 1e-6
             && e.t <= c.horizon
+            && e.clipped <= e.t
             && e.batch_end <= c.horizon
             && (e.t < e.batch_end || e.t == c.horizon)
             && e.switches <= c.max_switches;

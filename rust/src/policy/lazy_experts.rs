@@ -89,6 +89,8 @@ pub struct LazyExperts {
     batch_end: u64,
     switches: u64,
     t: u64,
+    /// Recorded loss vectors the bounds policy clipped into [0, 1]^n.
+    clipped: u64,
     scratch: Vec<f64>,
     sampling: StreamRng,
 }
@@ -110,6 +112,7 @@ impl LazyExperts {
             batch_end: config.batch,
             switches: 0,
             t: 0,
+            clipped: 0,
             scratch: try_filled("n", config.n, 0.0)?,
             sampling,
         })
@@ -132,6 +135,11 @@ impl LazyExperts {
         self.switches
     }
 
+    /// Recorded loss vectors the bounds policy clipped into [0, 1]^n.
+    pub fn clipped_rewards(&self) -> u64 {
+        self.clipped
+    }
+
     /// Records the round's loss vector; at a batch's end, keeps or redraws the expert.
     pub fn observe(&mut self, losses: &[f64]) -> Result<()> {
         let n = self.config.n;
@@ -146,6 +154,7 @@ impl LazyExperts {
             if !self.config.clip {
                 return Err(Error::invalid("losses", format!("must lie in [0, 1], got {v}")));
             }
+            self.clipped += 1;
         }
         for (c, l) in self.cumulative.iter_mut().zip(losses) {
             *c += l.clamp(0.0, 1.0);
@@ -214,6 +223,7 @@ impl LazyExperts {
             && e.scratch.len() == c.n
             && e.current < c.n
             && e.t <= c.horizon
+            && e.clipped <= e.t
             && e.batch_end <= c.horizon
             && (e.t < e.batch_end || e.t == c.horizon)
             && e.switches <= c.max_switches

@@ -48,8 +48,10 @@ pub struct InputBounds {
 }
 
 impl InputBounds {
-    /// Checks or clips (x, y) in place. NaN is always an error.
-    pub fn enforce(&self, x: &mut [f64], y: &mut f64) -> Result<()> {
+    /// Checks or clips (x, y) in place. NaN is always an error. True when
+    /// the clip changed the pair beyond rounding: ||x|| above L (with the
+    /// relative slack below) or |y| above Btilde.
+    pub fn enforce(&self, x: &mut [f64], y: &mut f64) -> Result<bool> {
         if !y.is_finite() {
             return Err(Error::invalid("reward", format!("must be finite, got {y}")));
         }
@@ -77,6 +79,7 @@ impl InputBounds {
             }
             BoundsPolicy::Clip => {}
         }
+        let clipped = norm > self.l * slack || y.abs() > self.b_tilde;
         if norm > self.l {
             let s = self.l / norm;
             for v in x.iter_mut() {
@@ -84,7 +87,7 @@ impl InputBounds {
             }
         }
         *y = y.clamp(-self.b_tilde, self.b_tilde);
-        Ok(())
+        Ok(clipped)
     }
 }
 
@@ -171,6 +174,8 @@ pub struct LinUcb {
     t: u64,
     /// Rounds in which the released V_t was not positive definite.
     psd_failures: u64,
+    /// Recorded rounds whose (x, y) the bounds policy clipped.
+    clipped: u64,
     /// The round (value of `t`) of the last counted failure, so that
     /// `ucb` then `select` in one round count it once.
     failure_counted_at: Option<u64>,
@@ -431,6 +436,7 @@ impl LinUcb {
             stats,
             t: 0,
             psd_failures: 0,
+            clipped: 0,
             failure_counted_at: None,
             last_good_v: Vec::new(),
             last_good_u: Vec::new(),
@@ -452,6 +458,12 @@ impl LinUcb {
     /// [`LinUcb::estimates`] for the fallback).
     pub fn psd_failures(&self) -> u64 {
         self.psd_failures
+    }
+
+    /// Recorded rounds whose (x, y) the bounds policy clipped
+    /// ([`InputBounds::enforce`]).
+    pub fn clipped_rewards(&self) -> u64 {
+        self.clipped
     }
 
     fn ensure_workspace(&mut self) {
@@ -605,7 +617,7 @@ impl LinUcb {
         let mut y = y;
         let row = &mut self.work.row;
         row[..d].copy_from_slice(x);
-        self.config.bounds.enforce(&mut row[..d], &mut y)?;
+        let clipped = self.config.bounds.enforce(&mut row[..d], &mut y)?;
         row[d] = y;
         match &mut self.stats {
             Statistics::Exact { inv, u, log_det } => {
@@ -643,6 +655,7 @@ impl LinUcb {
                 }
             }
         }
+        self.clipped += u64::from(clipped);
         self.t += 1;
         Ok(())
     }
@@ -722,7 +735,7 @@ impl LinUcb {
             }
             _ => false,
         };
-        if !counted || e.t > e.config.horizon || !finite(&e.last_good_v) || !finite(&e.last_good_u) {
+        if !counted || e.t > e.config.horizon || e.clipped > e.t || !finite(&e.last_good_v) || !finite(&e.last_good_u) {
             return Err(Error::Decode("inconsistent LinUCB state".into()));
         }
         Ok(e)

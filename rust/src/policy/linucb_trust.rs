@@ -158,6 +158,8 @@ pub struct TrustLinUcb {
     batches: u64,
     t: u64,
     psd_failures: u64,
+    /// Recorded rounds whose (x, y) the bounds policy clipped.
+    clipped: u64,
     /// The last (V, u~) that factored, for the fallback (empty until one has).
     last_good_v: Vec<f64>,
     last_good_u: Vec<f64>,
@@ -203,6 +205,7 @@ impl TrustLinUcb {
             batches: 0,
             t: 0,
             psd_failures: 0,
+            clipped: 0,
             last_good_v: Vec::new(),
             last_good_u: Vec::new(),
             noise: NoiseRng::seeded(seeds.stream("linucb_trust/noise")),
@@ -227,6 +230,11 @@ impl TrustLinUcb {
     /// Rounds whose V was not positive definite (the last one that was is used).
     pub fn psd_failures(&self) -> u64 {
         self.psd_failures
+    }
+
+    /// Recorded rounds whose (x, y) the bounds policy clipped.
+    pub fn clipped_rewards(&self) -> u64 {
+        self.clipped
     }
 
     /// S_k, the released sum of reports (what the server knows).
@@ -275,6 +283,7 @@ impl TrustLinUcb {
             || e.in_batch >= e.config.batch
             || rounds != Some(e.t)
             || e.t > e.config.horizon
+            || e.clipped > e.t
             || !(finite(&e.released) && finite(&e.pending) && finite(&e.last_good_v) && finite(&e.last_good_u))
         {
             return Err(Error::Decode("inconsistent TrustLinUCB state".into()));
@@ -370,7 +379,8 @@ impl TrustLinUcb {
         // straight into S_k: the same sum without the pending buffer.
         let direct = self.config.batch == 1 && !matches!(self.config.privatizer, ReportPrivatizer::BitSum { .. });
         let into = if direct { &mut self.released } else { &mut self.pending };
-        privatize(&self.config, &mut self.noise, x, y, &mut self.work.report, into)?;
+        let clipped = privatize(&self.config, &mut self.noise, x, y, &mut self.work.report, into)?;
+        self.clipped += u64::from(clipped);
         self.t += 1;
         self.in_batch += 1;
         if self.in_batch == self.config.batch {
@@ -434,7 +444,7 @@ impl TrustLinUcb {
 }
 
 /// One user's randomizer: bounds on (x, y), the report z, its privatized
-/// form added into `out`.
+/// form added into `out`; true when the bounds policy clipped (x, y).
 fn privatize(
     config: &TrustLinUcbConfig,
     noise: &mut NoiseRng,
@@ -442,12 +452,12 @@ fn privatize(
     y: f64,
     scratch: &mut ReportScratch,
     out: &mut [f64],
-) -> Result<()> {
+) -> Result<bool> {
     let d = config.d;
     let ReportScratch { x: xb, z, drawn } = scratch;
     let mut y = y;
     xb.copy_from_slice(x);
-    config.bounds.enforce(xb, &mut y)?;
+    let clipped = config.bounds.enforce(xb, &mut y)?;
     let (mut upper, yx) = z.split_at_mut(report_len(d) - d);
     for (i, &xi) in xb.iter().enumerate() {
         let (row, rest) = std::mem::take(&mut upper).split_at_mut(d - i);
@@ -485,7 +495,7 @@ fn privatize(
             }
         }
     }
-    Ok(())
+    Ok(clipped)
 }
 
 /// The analyzer: the released sum of a batch whose (privatized) reports

@@ -72,6 +72,8 @@ pub struct MtContextual {
     fallbacks: u64,
     /// Whether the fallback branch was taken in the last selection.
     last_fallback: bool,
+    /// Recorded rounds whose (z, y) the bounds policy clipped.
+    clipped: u64,
     rng: StreamRng,
     #[serde(skip)]
     work: Work,
@@ -125,6 +127,7 @@ impl MtContextual {
             t: 0,
             fallbacks: 0,
             last_fallback: false,
+            clipped: 0,
             rng: seeds.stream("mt-contextual/sampling"),
             work: Work::default(),
         })
@@ -143,6 +146,11 @@ impl MtContextual {
     /// Selections that took the fallback branch (A~ not positive definite).
     pub fn fallbacks(&self) -> u64 {
         self.fallbacks
+    }
+
+    /// Recorded rounds whose (z, y) the bounds policy clipped.
+    pub fn clipped_rewards(&self) -> u64 {
+        self.clipped
     }
 
     /// Whether the last selection took the fallback branch.
@@ -264,7 +272,7 @@ impl MtContextual {
         self.ensure_work();
         let mut y = y;
         self.work.x.copy_from_slice(x);
-        self.config.bounds.enforce(&mut self.work.x, &mut y)?;
+        let clipped = self.config.bounds.enforce(&mut self.work.x, &mut y)?;
         let mut idx = 0;
         for i in 0..d {
             for j in i..d {
@@ -277,6 +285,7 @@ impl MtContextual {
         }
         self.tree_a.add(&self.work.tri)?;
         self.tree_b.add(&self.work.b)?;
+        self.clipped += u64::from(clipped);
         self.t += 1;
         Ok(())
     }
@@ -323,7 +332,11 @@ impl MtContextual {
             .map_err(|err| Error::Decode(format!("contextual state with an invalid configuration: {err}")))?;
         e.tree_a.check_restored(&reference.tree_a)?;
         e.tree_b.check_restored(&reference.tree_b)?;
-        if e.tree_a.t() != e.t || e.tree_b.t() != e.t || e.tree_a.os_entropy() != e.tree_b.os_entropy() {
+        if e.tree_a.t() != e.t
+            || e.tree_b.t() != e.t
+            || e.tree_a.os_entropy() != e.tree_b.os_entropy()
+            || e.clipped > e.t
+        {
             return Err(Error::Decode("inconsistent contextual state".into()));
         }
         Ok(e)

@@ -164,6 +164,8 @@ pub struct ReweightedLinUcb {
     release: Vec<f64>,
     releases: u64,
     psd_failures: u64,
+    /// Recorded rounds whose (x, y) the bounds policy clipped.
+    clipped: u64,
     noise_rng: NoiseRng,
     #[serde(skip)]
     work: Factors,
@@ -203,6 +205,7 @@ impl ReweightedLinUcb {
             release: Vec::new(),
             releases: 0,
             psd_failures: 0,
+            clipped: 0,
             noise_rng: NoiseRng::seeded(seeds.stream("epoch_noise")),
             work: Factors::default(),
         };
@@ -223,6 +226,12 @@ impl ReweightedLinUcb {
     /// Rewards recorded so far.
     pub fn t(&self) -> u64 {
         self.t
+    }
+
+    /// Recorded rounds whose (x, y) the bounds policy clipped (||x|| above
+    /// L beyond rounding, or |y| above B).
+    pub fn clipped_rewards(&self) -> u64 {
+        self.clipped
     }
 
     /// Epochs released so far.
@@ -319,6 +328,7 @@ impl ReweightedLinUcb {
         }
         let mut row = x.to_vec();
         let norm = row.iter().map(|v| v * v).sum::<f64>().sqrt();
+        let clipped = norm > self.config.l * (1.0 + 1e-12) || y.abs() > self.config.b;
         if norm > self.config.l {
             if !self.config.clip {
                 return Err(Error::invalid("x", format!("||x|| = {norm} exceeds L = {}", self.config.l)));
@@ -346,6 +356,7 @@ impl ReweightedLinUcb {
             *s += v;
         }
         self.work.row = c;
+        self.clipped += u64::from(clipped);
         self.t += 1;
         self.count += 1;
         if self.count == self.epoch_length() {
@@ -542,6 +553,7 @@ impl ReweightedLinUcb {
             && e.epoch < 63
             && e.count < e.epoch_length()
             && e.t <= c.horizon
+            && e.clipped <= e.t
             && e.releases <= u64::from(e.epoch)
             && e.count <= e.t
             && e.policy.d() == d

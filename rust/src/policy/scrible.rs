@@ -60,6 +60,8 @@ pub struct Scrible {
     y: Vec<f64>,
     pending: Option<Pending>,
     t: u64,
+    /// Recorded losses the bounds policy clipped into [-||y||, ||y||].
+    clipped: u64,
     sampling: StreamRng,
     noise: StreamRng,
     z: Vec<f64>,
@@ -90,6 +92,7 @@ impl Scrible {
             y: try_filled("n", n, 0.0)?,
             pending: None,
             t: 0,
+            clipped: 0,
             sampling: seeds.stream("sampling"),
             noise: seeds.stream("reduction_noise"),
             z: try_filled("n", n, 0.0)?,
@@ -160,7 +163,8 @@ impl Scrible {
             return Err(Error::State("observe() needs a preceding select()".into()));
         };
         let bound = self.y.iter().map(|v| v * v).sum::<f64>().sqrt();
-        let loss = if loss.abs() <= bound * (1.0 + 1e-12) {
+        let inside = loss.abs() <= bound * (1.0 + 1e-12);
+        let loss = if inside {
             loss
         } else if self.config.clip {
             loss.clamp(-bound, bound)
@@ -184,8 +188,14 @@ impl Scrible {
         for (xk, c) in self.x.iter_mut().zip(&self.cumulative) {
             *xk = if norm > 0.0 { -radius * c / norm } else { 0.0 };
         }
+        self.clipped += u64::from(!inside);
         self.t += 1;
         Ok(())
+    }
+
+    /// Recorded losses the bounds policy clipped into [-||y||, ||y||].
+    pub fn clipped_rewards(&self) -> u64 {
+        self.clipped
     }
 
     /// Draws future noise and exploration from a new root (`fork`).
@@ -251,6 +261,7 @@ impl Scrible {
                     || !inside(&e.x)
                     || !e.iterate_follows_losses()
                     || e.t > e.config.horizon
+                    || e.clipped > e.t
                 {
                     return Err(Error::Decode("inconsistent SCRiBLe state".into()));
                 }

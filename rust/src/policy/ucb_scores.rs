@@ -432,11 +432,10 @@ pub(crate) struct PortableTile<M, const MR: usize, const NR: usize>(std::marker:
 impl<M: MulAdd, const MR: usize, const NR: usize> GemmTile for PortableTile<M, MR, NR> {
     const ACTIONS: usize = MR;
     const COLUMNS: usize = NR;
-    // The vectoriser does not turn this tile into vector code (measured on
-    // baseline x86-64: JDP select about 13% slower than with the
-    // transposed blocks at (d, K) = (64, 4096)),
-    // so builds with it keep the simple kernels; it is the reference for
-    // the tiles written with intrinsics.
+    // The vectoriser does not turn this tile into vector code (on baseline
+    // x86-64 it is slower than the transposed blocks), so builds with it
+    // keep the simple kernels; it is the reference for the tiles written
+    // with intrinsics.
     const BEATS_SOLVE: bool = false;
 
     #[inline(always)]
@@ -552,10 +551,9 @@ fn gemm_rows<G: GemmTile, const SYMMETRIC: bool>(
     // passes, an order the hardware prefetchers do not follow: a set
     // larger than the caches then waits on memory (about a fifth of a
     // (64, 4096) round) unless the tiles are asked for ahead. Four tiles
-    // ahead into the second-level cache measured best (Rust loop at
-    // (64, 4096), 16 sets in rotation, one thread: about 530 us a round,
-    // against 600-700 one tile ahead into the first level and 460 with
-    // one set, which stays in the caches).
+    // ahead into the second-level cache: far enough ahead to cover the
+    // memory latency, without evicting from the first level the entries
+    // the tile's own passes read again.
     let mut next = features.chunks(mr * d).skip(PREFETCH_TILES);
     for ((g, qo), mo) in groups.zip(q.chunks_exact_mut(mr)).zip(m.chunks_exact_mut(mr)) {
         if let Some(ahead) = next.next() {

@@ -110,9 +110,12 @@ engine_methods! {
         self.inner.next_action().py_err()
     }
 
-    /// Reward of the action `index` returned by the last `select`.
-    fn update(&mut self, index: usize, reward: f64) -> PyResult<()> {
-        self.inner.observe(index, reward).py_err()
+    /// Reward of the action `index` returned by the last `select`; True
+    /// when it is the first the bounds policy clipped.
+    fn update(&mut self, index: usize, reward: f64) -> PyResult<bool> {
+        let fresh = self.inner.clipped_rewards() == 0;
+        self.inner.observe(index, reward).py_err()?;
+        Ok(fresh && self.inner.clipped_rewards() > 0)
     }
 
     /// (g, b, p) of the shuffled sum over `n` users (privatizer

@@ -42,6 +42,19 @@ pub fn checkpoint_error(err: Error) -> PyErr {
     raise("CheckpointError", format!("the saved state does not restore: {err}"), PyValueError::new_err)
 }
 
+/// Warns `dpbandits.errors.ClippedRewardWarning` for a learner's first
+/// clipped input (the message is written by `dpbandits.errors`); nothing
+/// when the Python package is not importable (the extension on its own).
+/// `stacklevel` 1 names the Python code that called the Rust method, 2
+/// its caller.
+#[cold]
+pub fn warn_clipped(py: Python<'_>, learner: &str, what: &str, declared: &str, stacklevel: u32) -> PyResult<()> {
+    let Ok(warn) = py.import("dpbandits.errors").and_then(|m| m.getattr("_warn_clipped")) else {
+        return Ok(());
+    };
+    warn.call1((learner, what, declared, stacklevel)).map(|_| ())
+}
+
 /// The error for the name `got` of argument `name` outside `choices`.
 pub fn unknown<T>(name: &'static str, choices: &str, got: &str) -> PyResult<T> {
     Err(to_py(Error::invalid(name, format!("must be {choices}, got {got:?}"))))

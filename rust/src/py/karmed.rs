@@ -192,15 +192,62 @@ impl Drop for Held<'_> {
     }
 }
 
-/// A K-armed engine under the reduction, with its lock.
+/// A K-armed engine under the reduction, with its lock and the name of
+/// the learner that holds it (for the clipped-reward warning).
 pub struct ArmedCell<E> {
     lock: Py<EngineLock>,
     inner: Mutex<Delayed<E>>,
+    label: Mutex<String>,
 }
 
 impl<E: ArmedEngine> ArmedCell<E> {
     pub fn new(py: Python<'_>, engine: Delayed<E>) -> PyResult<Self> {
-        Ok(ArmedCell { lock: Py::new(py, EngineLock::default())?, inner: Mutex::new(engine) })
+        Ok(ArmedCell {
+            lock: Py::new(py, EngineLock::default())?,
+            inner: Mutex::new(engine),
+            label: Mutex::new(String::new()),
+        })
+    }
+
+    /// Names the learner holding this engine (its class name).
+    pub fn set_label(&self, name: String) {
+        *self.label.lock().unwrap_or_else(PoisonError::into_inner) = name;
+    }
+
+    /// The first clipped reward's warning (`dpbandits.errors.ClippedRewardWarning`):
+    /// `what` names the value (`reward 1.7`, `rewards[3] = 1.7`).
+    #[cold]
+    #[inline(never)]
+    pub fn warn_clipped(&self, py: Python<'_>, what: &str, stacklevel: u32) -> PyResult<()> {
+        let range = self.with(py, |d| *d.reward_range())?;
+        let label = self.label.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        let learner = if label.is_empty() { "the K-armed learner".to_string() } else { label };
+        let declared = format!("reward_range [{:?}, {:?}]", range.lo, range.hi);
+        super::errors::warn_clipped(py, &learner, what, &declared, stacklevel)
+    }
+
+    /// [`ArmedCell::warn_clipped`] for a batch (`update_many`, called by
+    /// the learner's method of that name): names its first reward outside
+    /// the declared range.
+    #[cold]
+    #[inline(never)]
+    pub fn warn_clipped_batch(&self, py: Python<'_>, rewards: &[f64]) -> PyResult<()> {
+        let range = self.with(py, |d| *d.reward_range())?;
+        match rewards.iter().enumerate().find(|(_, r)| !(range.lo..=range.hi).contains(*r)) {
+            Some((i, r)) => self.warn_clipped(py, &format!("rewards[{i}] = {r:?}"), 2),
+            None => Ok(()),
+        }
+    }
+
+    /// `f` on the engine with the lock held, and whether the call clipped
+    /// the engine's first reward.
+    #[inline]
+    pub fn with_clip<R>(&self, py: Python<'_>, f: impl FnOnce(&mut Delayed<E>) -> R) -> PyResult<(R, bool)> {
+        self.with(py, |d| {
+            let fresh = d.clipped_rewards() == 0;
+            let out = f(d);
+            (out, fresh && d.clipped_rewards() > 0)
+        })
     }
 
     /// The lock object (the same Python object every time).
@@ -336,17 +383,22 @@ macro_rules! karmed_engine {
                 arm_or_reward: &::pyo3::Bound<'_, ::pyo3::PyAny>,
                 reward: Option<&::pyo3::Bound<'_, ::pyo3::PyAny>>,
             ) -> ::pyo3::PyResult<()> {
-                let done = match reward {
+                let (done, first, r) = match reward {
                     None => {
                         let r = $crate::py::karmed::reward_value(arm_or_reward)?;
-                        self.cell.with(py, |d| d.update_last(r))?
+                        let (done, first) = self.cell.with_clip(py, |d| d.update_last(r))?;
+                        (done, first, r)
                     }
                     Some(reward) => {
                         let a = $crate::py::karmed::arm_value(arm_or_reward)?;
                         let r = $crate::py::karmed::reward_value(reward)?;
-                        self.cell.with(py, |d| d.update(a, r))?
+                        let (done, first) = self.cell.with_clip(py, |d| d.update(a, r))?;
+                        (done, first, r)
                     }
                 };
+                if first {
+                    self.cell.warn_clipped(py, &format!("reward {r:?}"), 1)?;
+                }
                 $crate::py::errors::IntoPy::py_err(done)
             }
 
@@ -360,13 +412,37 @@ macro_rules! karmed_engine {
             ) -> ::pyo3::PyResult<()> {
                 let arms = $crate::py::karmed::arm_indices(&arms)?;
                 let rewards = rewards.as_array().to_vec();
-                $crate::py::errors::IntoPy::py_err(self.cell.detached(py, |d| d.update_many(&arms, &rewards))?)
+                let (done, first) = self.cell.detached(py, |d| {
+                    let fresh = d.clipped_rewards() == 0;
+                    let done = d.update_many(&arms, &rewards);
+                    (done, fresh && d.clipped_rewards() > 0)
+                })?;
+                if first {
+                    self.cell.warn_clipped_batch(py, &rewards)?;
+                }
+                $crate::py::errors::IntoPy::py_err(done)
             }
 
             /// The engine's own call: the reward of `arm` fed at once, with
             /// the engine's checks (a committed phase refuses another arm).
             fn observe(&self, py: ::pyo3::Python<'_>, arm: usize, reward: f64) -> ::pyo3::PyResult<()> {
-                $crate::py::errors::IntoPy::py_err(self.cell.with(py, |d| d.observe_now(arm, reward))?)
+                let (done, first) = self.cell.with_clip(py, |d| d.observe_now(arm, reward))?;
+                if first {
+                    self.cell.warn_clipped(py, &format!("reward {reward:?}"), 1)?;
+                }
+                $crate::py::errors::IntoPy::py_err(done)
+            }
+
+            /// Rewards accepted outside the declared range and clipped into
+            /// it (`bounds="clip"`).
+            #[getter]
+            fn clipped_rewards(&self, py: ::pyo3::Python<'_>) -> ::pyo3::PyResult<u64> {
+                self.cell.with(py, |d| d.clipped_rewards())
+            }
+
+            /// Names the learner that holds this engine (in its warnings).
+            fn _set_label(&self, name: String) {
+                self.cell.set_label(name);
             }
 
             /// Adds an arm with fresh statistics (and its own noise); returns its index.

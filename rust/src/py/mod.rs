@@ -163,6 +163,13 @@ macro_rules! engine_methods {
                 self.$field.config().horizon
             }
 
+            /// Inputs recorded outside the declared bounds and clipped into
+            /// them (`bounds="clip"`).
+            #[getter]
+            fn clipped_rewards(&self) -> u64 {
+                self.$field.clipped_rewards()
+            }
+
             /// Draws all future noise from a new root (`None`: operating-system
             /// entropy). Past releases are unchanged.
             #[pyo3(signature = (seed=None))]
@@ -335,11 +342,14 @@ macro_rules! engine_methods {
                 $crate::py::learners::select_in_place(&mut self.$field, &actions, d)
             }
 
-            /// Records the played features `x` and its reward.
-            fn observe(&mut self, x: ::numpy::PyReadonlyArrayDyn<'_, f64>, reward: f64) -> ::pyo3::PyResult<()> {
+            /// Records the played features `x` and its reward; True when
+            /// this is the first pair the bounds policy clipped.
+            fn observe(&mut self, x: ::numpy::PyReadonlyArrayDyn<'_, f64>, reward: f64) -> ::pyo3::PyResult<bool> {
                 let (shape, data) = $crate::py::arrays::row_major(&x);
                 $crate::py::arrays::expect_shape("x", &shape, &[self.$field.config().d])?;
-                $crate::py::errors::IntoPy::py_err(self.$field.observe(&data, reward))
+                let fresh = self.$field.clipped_rewards() == 0;
+                $crate::py::errors::IntoPy::py_err(self.$field.observe(&data, reward))?;
+                Ok(fresh && self.$field.clipped_rewards() > 0)
             }
 
             /// `select` on each decision set of `decision_sets` (n, k, d), the

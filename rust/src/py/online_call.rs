@@ -35,6 +35,8 @@ use super::errors::IntoPy;
 use super::karmed::EngineLock;
 use super::online_learning::{PyExp2, PyFollowTheLeader, PyScrible};
 use super::private_experts::{PyBatchedExp3, PyLazyExperts, PyStochasticExperts};
+use crate::policy::elimination::Elimination as EliminationCore;
+use crate::policy::{BatchedExp3, Exp2, FollowTheLeader, LazyExperts, Scrible, StochasticExperts};
 
 /// Releases the lock when dropped (also when the call unwinds).
 struct Held<'a>(&'a EngineLock);
@@ -91,6 +93,89 @@ impl OnlineCall {
     fn pending(&self) -> std::sync::MutexGuard<'_, Pending> {
         self.pending.lock().unwrap_or_else(PoisonError::into_inner)
     }
+
+    /// The round of an engine that answers the outstanding index: `observe`
+    /// it (true: the engine's first clipped input), then the warning;
+    /// false when no index is outstanding (the checked path answers).
+    fn index_round(&self, py: Python<'_>, value: f64, observe: impl FnOnce(usize) -> PyResult<bool>) -> PyResult<bool> {
+        let _held = self.enter(py);
+        let pending = match *self.pending() {
+            Pending::Index(i) => Some(i),
+            _ => None,
+        };
+        let Some(i) = pending else { return Ok(false) };
+        let first = observe(i)?;
+        *self.pending() = Pending::None;
+        if first {
+            self.warn_first_clip(py, value, None)?;
+        }
+        Ok(true)
+    }
+
+    /// The strict-alternation round of a contextual learner: the one
+    /// outstanding row and `reward` to the engine's `observe` (True: its
+    /// first clipped pair), then the warning; false when not exactly one
+    /// row is outstanding (the checked path answers).
+    fn contextual_round(
+        &self,
+        py: Python<'_>,
+        engine: &Py<PyAny>,
+        queue: &Py<RowQueue>,
+        reward: f64,
+    ) -> PyResult<bool> {
+        let _held = self.enter(py);
+        let q = queue.get();
+        let x = {
+            let rows = q.lock();
+            (rows.len(q.d) == 1).then(|| rows.live(q.d).to_vec())
+        };
+        let Some(x) = x else { return Ok(false) };
+        let x = x.into_pyarray(py);
+        let first = engine.bind(py).call_method1(intern!(py, "observe"), (&x, reward))?;
+        q.lock().pop_first(q.d);
+        if first.is_truthy()? {
+            self.warn_first_clip(py, reward, Some(x.into_any()))?;
+        }
+        Ok(true)
+    }
+
+    /// The warning after a loss vector `losses` that was the engine's first clip.
+    fn after_clip(&self, py: Python<'_>, first: bool, losses: Bound<'_, PyAny>) -> PyResult<()> {
+        if first {
+            self.warn_first_clip(py, losses, None)?;
+        }
+        Ok(())
+    }
+
+    /// The learner's clipped-input warning for its first clipped `value`
+    /// (`detail`: the played row or point), through its
+    /// `_warn_first_clip(value, detail, stacklevel)`; the warning names the
+    /// code that called `update`.
+    #[cold]
+    #[inline(never)]
+    fn warn_first_clip<'py>(
+        &self,
+        py: Python<'py>,
+        value: impl IntoPyObject<'py>,
+        detail: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<()> {
+        let learner = self.checked_update.bind(py).getattr(intern!(py, "__self__"))?;
+        learner.call_method1(intern!(py, "_warn_first_clip"), (value, detail, 1))?;
+        Ok(())
+    }
+}
+
+/// `observe(engine)`, and whether it clipped the engine's first input
+/// (`count`: the engine's clipped-input count).
+#[inline]
+fn first_clip<E>(
+    engine: &mut E,
+    count: impl Fn(&E) -> u64,
+    observe: impl FnOnce(&mut E) -> PyResult<()>,
+) -> PyResult<bool> {
+    let fresh = count(engine) == 0;
+    observe(engine)?;
+    Ok(fresh && count(engine) > 0)
 }
 
 /// `obj` when it is exactly a Python float (the common case; any other
@@ -457,14 +542,26 @@ impl OnlineCall {
                         let mut engine = e.bind(py).try_borrow_mut()?;
                         let (shape, data) = row_major(&losses);
                         expect_shape("losses", &shape, &[engine.inner.config().n])?;
-                        return engine.inner.observe(&data).py_err();
+                        let first = first_clip(&mut engine.inner, FollowTheLeader::clipped_rewards, |e| {
+                            e.observe(&data).py_err()
+                        })?;
+                        drop(engine);
+                        return self.after_clip(py, first, arg);
                     }
                 }
                 Engine::Scrible(e) => {
                     if let Some(loss) = exact_float(&arg) {
                         let _held = self.enter(py);
-                        e.bind(py).try_borrow_mut()?.inner.observe(loss).py_err()?;
-                        *self.pending() = Pending::None;
+                        let inner = &mut e.bind(py).try_borrow_mut()?.inner;
+                        let first = first_clip(inner, Scrible::clipped_rewards, |e| e.observe(loss).py_err())?;
+                        let point = std::mem::replace(&mut *self.pending(), Pending::None);
+                        if first {
+                            let point = match point {
+                                Pending::Point(p) => Some(p.into_pyarray(py).into_any()),
+                                _ => None,
+                            };
+                            self.warn_first_clip(py, loss, point)?;
+                        }
                         return Ok(());
                     }
                 }
@@ -473,7 +570,11 @@ impl OnlineCall {
                         let _held = self.enter(py);
                         let mut engine = e.bind(py).try_borrow_mut()?;
                         expect_shape("losses", &[losses.len()], &[engine.inner.config().n])?;
-                        return engine.inner.observe(&losses).py_err();
+                        let first = first_clip(&mut engine.inner, StochasticExperts::clipped_rewards, |e| {
+                            e.observe(&losses).py_err()
+                        })?;
+                        drop(engine);
+                        return self.after_clip(py, first, arg);
                     }
                 }
                 Engine::LazyExperts(e) => {
@@ -481,62 +582,49 @@ impl OnlineCall {
                         let _held = self.enter(py);
                         let mut engine = e.bind(py).try_borrow_mut()?;
                         expect_shape("losses", &[losses.len()], &[engine.inner.config().n])?;
-                        return engine.inner.observe(&losses).py_err();
+                        let first = first_clip(&mut engine.inner, LazyExperts::clipped_rewards, |e| {
+                            e.observe(&losses).py_err()
+                        })?;
+                        drop(engine);
+                        return self.after_clip(py, first, arg);
                     }
                 }
                 Engine::BatchedExp3(e) => {
                     if let Some(loss) = exact_float(&arg) {
-                        let _held = self.enter(py);
-                        let pending = match *self.pending() {
-                            Pending::Index(i) => Some(i),
-                            _ => None,
+                        let observe = |i| {
+                            let inner = &mut e.bind(py).try_borrow_mut()?.inner;
+                            first_clip(inner, BatchedExp3::clipped_rewards, |e| e.observe(i, loss).py_err())
                         };
-                        if let Some(i) = pending {
-                            e.bind(py).try_borrow_mut()?.inner.observe(i, loss).py_err()?;
-                            *self.pending() = Pending::None;
+                        if self.index_round(py, loss, observe)? {
                             return Ok(());
                         }
                     }
                 }
                 Engine::Exp2(e) => {
                     if let Some(loss) = exact_float(&arg) {
-                        let _held = self.enter(py);
-                        let pending = match *self.pending() {
-                            Pending::Index(i) => Some(i),
-                            _ => None,
+                        let observe = |i| {
+                            let inner = &mut e.bind(py).try_borrow_mut()?.inner;
+                            first_clip(inner, Exp2::clipped_rewards, |e| e.observe(i, loss).py_err())
                         };
-                        if let Some(i) = pending {
-                            e.bind(py).try_borrow_mut()?.inner.observe(i, loss).py_err()?;
-                            *self.pending() = Pending::None;
+                        if self.index_round(py, loss, observe)? {
                             return Ok(());
                         }
                     }
                 }
                 Engine::Contextual(engine, queue) => {
                     if let Some(reward) = float_or_float64(&arg)? {
-                        let _held = self.enter(py);
-                        let q = queue.get();
-                        let x = {
-                            let rows = q.lock();
-                            (rows.len(q.d) == 1).then(|| rows.live(q.d).to_vec())
-                        };
-                        if let Some(x) = x {
-                            engine.bind(py).call_method1(intern!(py, "observe"), (x.into_pyarray(py), reward))?;
-                            q.lock().pop_first(q.d);
+                        if self.contextual_round(py, engine, queue, reward)? {
                             return Ok(());
                         }
                     }
                 }
                 Engine::Elimination(e) => {
                     if let Some(reward) = exact_float(&arg).filter(|r| r.is_finite()) {
-                        let _held = self.enter(py);
-                        let pending = match *self.pending() {
-                            Pending::Index(i) => Some(i),
-                            _ => None,
+                        let observe = |i| {
+                            let inner = &mut e.bind(py).try_borrow_mut()?.inner;
+                            first_clip(inner, EliminationCore::clipped_rewards, |e| e.observe(i, reward).py_err())
                         };
-                        if let Some(i) = pending {
-                            e.bind(py).try_borrow_mut()?.inner.observe(i, reward).py_err()?;
-                            *self.pending() = Pending::None;
+                        if self.index_round(py, reward, observe)? {
                             return Ok(());
                         }
                     }

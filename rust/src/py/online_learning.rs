@@ -89,10 +89,13 @@ engine_methods! {
         self.inner.released().to_vec().into_pyarray(py)
     }
 
-    /// Records the round's loss vector.
-    fn observe(&mut self, losses: PyReadonlyArrayDyn<'_, f64>) -> PyResult<()> {
+    /// Records the round's loss vector; True when it is the first the
+    /// bounds policy clipped.
+    fn observe(&mut self, losses: PyReadonlyArrayDyn<'_, f64>) -> PyResult<bool> {
         let l = vector("losses", &losses, self.inner.config().n)?;
-        self.inner.observe(&l).py_err()
+        let fresh = self.inner.clipped_rewards() == 0;
+        self.inner.observe(&l).py_err()?;
+        Ok(fresh && self.inner.clipped_rewards() > 0)
     }
 
     /// `observe` of each row of `losses` (shape (rounds, n)), in order, the
@@ -141,9 +144,12 @@ engine_methods! {
         self.inner.probabilities().to_vec().into_pyarray(py)
     }
 
-    /// Records the loss of arm `index`.
-    fn observe(&mut self, index: usize, loss: f64) -> PyResult<()> {
-        self.inner.observe(index, loss).py_err()
+    /// Records the loss of arm `index`; True when it is the first the
+    /// bounds policy clipped.
+    fn observe(&mut self, index: usize, loss: f64) -> PyResult<bool> {
+        let fresh = self.inner.clipped_rewards() == 0;
+        self.inner.observe(index, loss).py_err()?;
+        Ok(fresh && self.inner.clipped_rewards() > 0)
     }
 }
 
@@ -173,9 +179,12 @@ engine_methods! {
         self.inner.iterate().to_vec().into_pyarray(py)
     }
 
-    /// Records the loss <l_t, y_t> of the selected point.
-    fn observe(&mut self, loss: f64) -> PyResult<()> {
-        self.inner.observe(loss).py_err()
+    /// Records the loss <l_t, y_t> of the selected point; True when it is
+    /// the first the bounds policy clipped.
+    fn observe(&mut self, loss: f64) -> PyResult<bool> {
+        let fresh = self.inner.clipped_rewards() == 0;
+        self.inner.observe(loss).py_err()?;
+        Ok(fresh && self.inner.clipped_rewards() > 0)
     }
 }
 

@@ -38,11 +38,14 @@ engine_methods! {
         self.inner.current()
     }
 
-    /// Records the round's loss vector (length n).
-    fn observe(&mut self, losses: PyReadonlyArrayDyn<'_, f64>) -> PyResult<()> {
+    /// Records the round's loss vector (length n); True when it is the
+    /// first the bounds policy clipped.
+    fn observe(&mut self, losses: PyReadonlyArrayDyn<'_, f64>) -> PyResult<bool> {
         let (shape, data) = row_major(&losses);
         super::arrays::expect_shape("losses", &shape, &[self.inner.config().n])?;
-        self.inner.observe(&data).py_err()
+        let fresh = self.inner.clipped_rewards() == 0;
+        self.inner.observe(&data).py_err()?;
+        Ok(fresh && self.inner.clipped_rewards() > 0)
     }
 
     /// Records many rounds' loss vectors ((rounds, n)); releases the GIL.
@@ -111,11 +114,14 @@ engine_methods! {
         self.inner.current()
     }
 
-    /// Records the round's loss vector (length n).
-    fn observe(&mut self, losses: PyReadonlyArrayDyn<'_, f64>) -> PyResult<()> {
+    /// Records the round's loss vector (length n); True when it is the
+    /// first the bounds policy clipped.
+    fn observe(&mut self, losses: PyReadonlyArrayDyn<'_, f64>) -> PyResult<bool> {
         let (shape, data) = row_major(&losses);
         super::arrays::expect_shape("losses", &shape, &[self.inner.config().n])?;
-        self.inner.observe(&data).py_err()
+        let fresh = self.inner.clipped_rewards() == 0;
+        self.inner.observe(&data).py_err()?;
+        Ok(fresh && self.inner.clipped_rewards() > 0)
     }
 }
 
@@ -153,11 +159,14 @@ engine_methods! {
         self.inner.current()
     }
 
-    /// Records the round's loss vector (length n).
-    fn observe(&mut self, losses: PyReadonlyArrayDyn<'_, f64>) -> PyResult<()> {
+    /// Records the round's loss vector (length n); True when it is the
+    /// first the bounds policy clipped.
+    fn observe(&mut self, losses: PyReadonlyArrayDyn<'_, f64>) -> PyResult<bool> {
         let (shape, data) = row_major(&losses);
         super::arrays::expect_shape("losses", &shape, &[self.inner.config().n])?;
-        self.inner.observe(&data).py_err()
+        let fresh = self.inner.clipped_rewards() == 0;
+        self.inner.observe(&data).py_err()?;
+        Ok(fresh && self.inner.clipped_rewards() > 0)
     }
 
     /// `runs` switching tests of an expert with these batch losses (true:
@@ -221,11 +230,14 @@ engine_methods! {
         self.inner.point().to_vec().into_pyarray(py)
     }
 
-    /// Records the round's loss vector (length n, ||l||_2 <= 1).
-    fn observe(&mut self, losses: PyReadonlyArrayDyn<'_, f64>) -> PyResult<()> {
+    /// Records the round's loss vector (length n, ||l||_2 <= 1); True when
+    /// it is the first the bounds policy scaled into the ball.
+    fn observe(&mut self, losses: PyReadonlyArrayDyn<'_, f64>) -> PyResult<bool> {
         let (shape, data) = row_major(&losses);
         super::arrays::expect_shape("losses", &shape, &[self.inner.config().n])?;
-        self.inner.observe(&data).py_err()
+        let fresh = self.inner.clipped_rewards() == 0;
+        self.inner.observe(&data).py_err()?;
+        Ok(fresh && self.inner.clipped_rewards() > 0)
     }
 
     /// `runs` draws from p ∝ exp(-eta <L, x>) on the ball, (runs, n): the
@@ -280,9 +292,12 @@ engine_methods! {
         self.inner.probabilities().to_vec().into_pyarray(py)
     }
 
-    /// Records the loss of the played arm.
-    fn observe(&mut self, arm: usize, loss: f64) -> PyResult<()> {
-        self.inner.observe(arm, loss).py_err()
+    /// Records the loss of the played arm; True when it is the first the
+    /// bounds policy clipped.
+    fn observe(&mut self, arm: usize, loss: f64) -> PyResult<bool> {
+        let fresh = self.inner.clipped_rewards() == 0;
+        self.inner.observe(arm, loss).py_err()?;
+        Ok(fresh && self.inner.clipped_rewards() > 0)
     }
 }
 

@@ -46,9 +46,8 @@ fn with_progress<T: Send>(
         std::thread::scope(|scope| {
             let state_ref = &state;
             // The worker says when it is done, so a short run returns at
-            // once (a fixed nap before the first check cost every call 5 ms);
-            // meanwhile the caller wakes five times a second for progress
-            // and Ctrl-C.
+            // once (no fixed nap before the first check); meanwhile the
+            // caller wakes five times a second for progress and Ctrl-C.
             let (done_tx, done_rx) = mpsc::channel::<()>();
             let handle = scope.spawn(move || {
                 let out = work(state_ref);

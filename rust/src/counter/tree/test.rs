@@ -569,7 +569,7 @@ fn persistent_padding_round_trips_and_reseeds_like_the_nodes() {
         assert_eq!(a.release(), b.release());
         assert_eq!(a.release(), e.release());
     }
-    // 123 = 1111011b: level 2's draw survives round 124 in the fork, whose new draws differ.
+    // 123 = 0b111_1011: level 2's draw survives round 124 in the fork, whose new draws differ.
     let mut a2 = persistent(n, noise, &[3, 3], 4);
     for x in &xs[..123] {
         a2.add(x).unwrap();
