@@ -86,6 +86,7 @@ __all__ = [
     "sample_wishart",
     "simulate_builtin",
     "simulate_python_env",
+    "timing_audit",
 ]
 
 def kernel_build() -> str:
@@ -972,6 +973,14 @@ def sample_lattice(noise: _Noise, count: int, seed: int | None = None) -> NDArra
     k * 2^-j with P[k] ∝ exp(-|k|/t), t in [1, 2^21], Canonne-Kamath-Steinke Alg. 2;
     ``("lattice_gaussian", s, j)``: P[k] ∝ exp(-k^2/(2 s^2)), s in [1, 2^25], Alg. 3);
     operating-system entropy when ``seed`` is None."""
+
+def timing_audit(
+    kind: str, count: int, seed: int
+) -> tuple[NDArray[np.float64], NDArray[np.uint64], NDArray[np.uint64]]:
+    """``count`` releases of ``kind`` ("laplace", "gaussian", "laplace-branching",
+    "gaussian-branching", "von-neumann-laplace", "tree-release"), each timed alone
+    in processor ticks: (noise values, ticks, rounds: the counter's t of each
+    tree release, 0 for the samplers). See rust/src/noise/timing_audit.rs."""
 
 @final
 class PhasedMabEngine(_Arms, _Learner):

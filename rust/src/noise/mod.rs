@@ -27,7 +27,9 @@
 //!   cells, the sampler every lattice release draws from;
 //! - [`lattice`]: the noise specification in lattice steps
 //!   ([`SecureNoise`]) and the rounding of inputs;
-//! - [`entropy`]: the operating-system source and the seeded alternative.
+//! - [`entropy`]: the operating-system source and the seeded alternative;
+//! - [`timing_audit`]: the running time of single releases against the
+//!   value drawn (the measurements of the timing test).
 
 pub mod bernoulli;
 pub mod cell_sampler;
@@ -41,6 +43,7 @@ mod goodness_of_fit;
 pub mod isqrt;
 pub mod laplace;
 pub mod lattice;
+pub mod timing_audit;
 pub mod uniform;
 pub mod wishart;
 

@@ -1,6 +1,7 @@
 //! Bindings for the secure (exact discrete) samplers of `noise/` (the
 //! lattice noise of `noise/lattice`, from `noise/entropy`).
 
+use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 
 use super::errors::IntoPy;
@@ -8,6 +9,7 @@ use super::mechanisms::{draws, seeds, Draws};
 use super::noise::Noise;
 use crate::error::Error;
 use crate::noise::entropy::OsEntropy;
+use crate::noise::timing_audit::{measure, TimedKind};
 use crate::noise::{NoiseSpec, SecureKind};
 
 /// `count` draws of the lattice noise value `noise` (integers k times
@@ -29,7 +31,24 @@ fn sample_lattice(py: Python<'_>, noise: Noise, count: usize, seed: Option<u64>)
     }
 }
 
+/// `count` releases of `kind` (see `noise::timing_audit`), each timed
+/// alone in processor ticks: (noise values, ticks, rounds).
+#[pyfunction]
+#[pyo3(signature = (kind, count, seed))]
+#[allow(clippy::type_complexity)]
+fn timing_audit<'py>(
+    py: Python<'py>,
+    kind: &str,
+    count: usize,
+    seed: u64,
+) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u64>>)> {
+    let kind = TimedKind::from_name(kind).py_err()?;
+    let m = py.detach(|| measure(kind, count, seed)).py_err()?;
+    Ok((m.values.into_pyarray(py), m.ticks.into_pyarray(py), m.rounds.into_pyarray(py)))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sample_lattice, m)?)?;
+    m.add_function(wrap_pyfunction!(timing_audit, m)?)?;
     Ok(())
 }

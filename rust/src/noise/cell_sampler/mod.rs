@@ -8,9 +8,19 @@
 //! Steinke 2020, "The discrete Gaussian for differential privacy"), so the
 //! calibrations and audits of those laws apply; only the way the
 //! generator's words are spent differs (so seeded draws differ from
-//! theirs). Cost: about two generator words and a dozen floating-point
+//! theirs). Cost: about one generator word and twenty floating-point
 //! operations a draw, where von Neumann's Laplace and CKS Alg. 3's Gaussian
 //! spend several words and unpredictable branches.
+//!
+//! Two paths draw from a table: the constant-time path
+//! ([`CellSampler::sample_constant_time`], what [`CellSampler::sample`] and
+//! every release use), whose running time does not depend on the value
+//! drawn, and the branching path ([`CellSampler::sample_branching`]), with
+//! shortcuts taken according to the cell and offset drawn, kept as the
+//! reference the first is benchmarked and timed against. The description
+//! of a draw below is the branching path's; the constant-time path makes
+//! the same decisions with a fixed amount of work a proposal (see its
+//! documentation).
 //!
 //! Valid inputs: a discrete Laplace scale t >= 1, a discrete Gaussian
 //! variance 1 <= var <= 2^50 ([`MAX_GAUSSIAN_VAR`]). [`discrete_laplace`]
@@ -164,7 +174,65 @@ pub struct CellSampler {
     /// Digits of the uniform in the first word.
     value_bits: u32,
     tail: Tail,
+    /// The constant-time path's table: one record (one cache line) per
+    /// alias column, holding everything a proposal from that column reads.
+    columns: Vec<Column>,
+    /// exp(-j / 16) for j = 0..8, rounded down (certified), in one cache
+    /// line.
+    exp_sixteenths: Sixteenths,
+    /// 1 / den rounded to nearest (the constant-time path's delta).
+    inv_den: f64,
+    /// 2^(52 - value_bits): the first word's digits in units of 2^-52.
+    digit_unit: f64,
 }
+
+/// What one proposal of the constant-time path reads: the alias column's
+/// threshold and both of its candidate items (the alias first, then the
+/// column's own item) with a lower bound on their theta in units of 2^-52
+/// (the digits of the uniform), rounded down to single precision (so that
+/// theta <= theta_lo (1 + [`THETA_WIDTH`])). 16 bytes a column, at an
+/// address the proposal's column (uniform over the columns) names,
+/// whichever item it yields: the cache sees the same access pattern for
+/// every value drawn, and a table of 2048 columns fits a 32 KiB cache.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(16))]
+struct Column {
+    threshold: u32,
+    item: [u16; 2],
+    theta_lo: [f32; 2],
+}
+
+/// theta <= theta_lo (1 + THETA_WIDTH) + THETA_SLACK (in units of 2^-52)
+/// for a record's single-precision lower bound theta_lo (a rounding down
+/// by at most 2^-24 relative, of a certified bound within 2^-43 relative
+/// and 2^-12 units of theta): checked at construction.
+const THETA_WIDTH: f64 = 1.0 / (1u64 << 22) as f64;
+const THETA_SLACK: f64 = 1.0 / 256.0;
+
+/// Eight doubles aligned to a cache line: an index into them costs the
+/// same whatever its value.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+struct Sixteenths([f64; 8]);
+
+/// Degree of the Taylor polynomial of exp(-r), r in [0, 1/16), of the
+/// constant-time path's first test: the truncation error is below r^4 / 4!
+/// <= 16^-4 / 24 = 6.36e-7.
+const FAST_DEGREE: usize = 3;
+/// A bound on |P - exp(-delta)| for the first test's estimate P of
+/// exp(-delta), delta in [0, 1/2): the truncation (6.36e-7), the rounding
+/// of delta = num * (1/den) (two roundings, 2^-53 absolute at most, and
+/// exp is 1-Lipschitz there), the Horner evaluation (seven roundings of
+/// numbers in [0, 1]), the table entry (three units in the last place) and
+/// the product (one more): below 6.36e-7 + 2e-15, rounded up.
+const FAST_ERROR: f64 = 6.4e-7;
+/// Degree of the rare second test's polynomial: truncation below
+/// 16^-8 / 8! = 5.78e-15.
+const PRECISE_DEGREE: usize = 7;
+/// The second test's bound, as [`FAST_ERROR`]: 5.78e-15 for the
+/// truncation, below 2.2e-15 for the roundings (fifteen in Horner's
+/// scheme, delta's, the table's and the product's).
+const EXP_ERROR: f64 = 1e-14;
 
 /// delta (den) = q(m) - q(c w) for the magnitude m = c w + o, exactly: o
 /// for the Laplace, o (2 c w + o) for the Gaussian (below 2^51, so exact as
@@ -189,6 +257,45 @@ fn sure_digits(shape: Shape, w: u64, inv_den_up: f64, theta: &[(f64, f64)]) -> V
         .map(|(c, &(theta_lo, _))| {
             let d_up = delta_num(shape, (c as u64) * w + last, last) * inv_den_up;
             ((1.0 - d_up) * theta_lo).max(0.0) as u64
+        })
+        .collect()
+}
+
+/// 1/k! for k = 0..7 (Horner's coefficients; each within half a unit in
+/// the last place, inside the error bounds' allowance for roundings).
+const INV_FACTORIAL: [f64; 8] = [1.0, 1.0, 0.5, 1.0 / 6.0, 1.0 / 24.0, 1.0 / 120.0, 1.0 / 720.0, 1.0 / 5040.0];
+
+/// The constant-time path's records: per column, its threshold, and for
+/// the alias and the column's own item the item and its theta bounds
+/// rescaled from units of the first word's digits to units of 2^-52 (a
+/// power of two: exact). The tail and dummy items carry theta 0 (never
+/// read: they leave the fixed path or restart).
+fn column_records(threshold: &[u64], alias: &[u32], theta: &[(f64, f64)], value_bits: u32) -> Vec<Column> {
+    let scale = (1u64 << (CLOSE_BITS - value_bits)) as f64;
+    let bound = |item: u32| -> f32 {
+        let Some(&(lo, hi)) = theta.get(item as usize) else {
+            return 0.0;
+        };
+        let (lo, hi) = (lo * scale, hi * scale);
+        // Round down to single precision (the conversion rounds to nearest).
+        let mut lo32 = lo as f32;
+        if f64::from(lo32) > lo {
+            lo32 = lo32.next_down();
+        }
+        assert!(
+            hi <= f64::from(lo32) * (1.0 + THETA_WIDTH) + THETA_SLACK,
+            "cell table: theta bounds [{lo}, {hi}] wider than the record allows"
+        );
+        lo32
+    };
+    threshold
+        .iter()
+        .zip(alias)
+        .enumerate()
+        .map(|(c, (&t, &a))| Column {
+            threshold: u32::try_from(t).expect("alias thresholds are at most 2^20"),
+            item: [u16::try_from(a).expect("at most 4096 items"), u16::try_from(c).expect("at most 4096 columns")],
+            theta_lo: [bound(a), bound(c as u32)],
         })
         .collect()
 }
@@ -269,6 +376,7 @@ impl CellSampler {
     /// The sampler with its cells up to about `reach` (default: 40 t or
     /// 12 sigma, beyond which the tail weighs below e^-40): any reach gives
     /// the same law; tests shorten it to exercise the tail.
+    #[allow(clippy::too_many_lines)] // one construction, step by step
     pub(crate) fn with_reach(shape: Shape, reach: Option<u64>) -> Self {
         let scale = match shape {
             Shape::Laplace { t } => {
@@ -354,6 +462,15 @@ impl CellSampler {
         let inv_den = 1.0 / shape.exponent_den() as f64;
         let inv_den_up = inv_den * (1.0 + DELTA_MARGIN);
         let sure = sure_digits(shape, w, inv_den_up, &theta);
+        let columns = column_records(&threshold, &alias, &theta, value_bits);
+        // The constant-time path's delta stays below 1/2 in every cell
+        // (its exp(-j / 16) table has eight entries): delta at the last
+        // offset of the last cell is the largest.
+        let last = (cells - 1) * w + (w - 1);
+        let largest = delta_num(shape, last, w - 1) * inv_den_up;
+        assert!(largest < 0.5 * (1.0 - 1e-9), "cell table: delta reaches {largest}");
+        let exp_sixteenths =
+            Sixteenths(std::array::from_fn(|j| to_f64_bound(&exp_neg_bounds(j as u128, 16, 64).0, 64, false)));
         CellSampler {
             shape,
             cell_bits,
@@ -375,6 +492,10 @@ impl CellSampler {
             inv_den_down: inv_den * (1.0 - DELTA_MARGIN),
             value_bits,
             tail: Tail { start, scale: tail_scale, weight: tail_weight },
+            columns,
+            exp_sixteenths,
+            inv_den,
+            digit_unit: (1u64 << (CLOSE_BITS - value_bits)) as f64,
         }
     }
 
@@ -383,18 +504,169 @@ impl CellSampler {
         self.shape
     }
 
-    /// One draw from the exact law.
+    /// One draw from the exact law, by the constant-time path
+    /// ([`CellSampler::sample_constant_time`]).
     #[inline]
     pub fn sample<R: RngCore + ?Sized>(&self, rng: &mut R) -> i64 {
-        self.sample_impl::<R, false>(rng)
+        self.sample_constant_time(rng)
     }
 
     /// Independent draws times `step` into `out` (one call for a whole
     /// noise value: the table's fields stay in registers across draws).
     pub fn fill_scaled<R: RngCore + ?Sized>(&self, rng: &mut R, step: f64, out: &mut [f64]) {
         for v in out.iter_mut() {
-            *v = self.sample_impl::<R, false>(rng) as f64 * step;
+            *v = self.sample_constant_time(rng) as f64 * step;
         }
+    }
+
+    /// One draw by the branching path: the same law, fewer generator words
+    /// (one a proposal, a second only when the first digits do not decide)
+    /// and shortcuts whose use depends on the cell and offset drawn, so its
+    /// running time depends on the value. Kept as the reference the
+    /// constant-time path is benchmarked and timed against.
+    pub fn sample_branching<R: RngCore + ?Sized>(&self, rng: &mut R) -> i64 {
+        self.sample_impl::<R, false>(rng)
+    }
+
+    /// One draw whose running time does not depend on the value drawn,
+    /// except on rare events whose probability does not depend on it
+    /// either (below).
+    ///
+    /// A proposal draws one generator word and does the same work whatever
+    /// it proposes: it reads the one record of its alias column (a uniform
+    /// address: [`Column`]), selects the candidate item, sign, offset and
+    /// the first b digits of the uniform u (b = 64 - column, threshold,
+    /// sign and offset bits: 17 for the lattice releases' laws) without
+    /// branches, and compares u with bounds theta_lo (P - E) and theta_hi
+    /// (P + E) on the acceptance probability theta_c exp(-delta), where
+    /// P = exp(-j/16) S_3(delta - j/16) (a table of eight entries in one
+    /// cache line, and the Taylor sum S_3) errs by at most E =
+    /// [`FAST_ERROR`]. Accepted when u's b digits lie below the lower
+    /// bound; rejected (a new proposal) when above the upper one, and on
+    /// the dummy item and on -0. The number of proposals is geometric and
+    /// independent of the value accepted (the proposals are independent
+    /// and identically distributed), so the time of a draw is that number
+    /// times a fixed cost, but for:
+    /// - u's b-digit interval straddling the bounds: probability below
+    ///   2^-b + 2E + 2^-21 a proposal, whatever is proposed (an interval of
+    ///   width 2^-b meets a point with that probability). For the proposal
+    ///   that is accepted it is about 2^-(b+1) / a, a = theta_c
+    ///   exp(-delta) >= 0.6 theta_c its acceptance probability, so it
+    ///   depends on the value only through a (theta_c > 1 - 2^-10 but in
+    ///   the far cells, which hold less than 2^-10 of the law): what the
+    ///   timing can tell about the value rests on an event of probability
+    ///   about 2^-b (b = 17: 7.6e-6) a draw. Then a second word gives 52
+    ///   digits, compared with bounds from a degree-7 estimate (error
+    ///   [`EXP_ERROR`]) and the double-precision theta, which decide
+    ///   except with probability below 2^-40 a proposal (then the exact
+    ///   digit-by-digit comparison, as in the branching path);
+    /// - the tail item (probability below e^-40 for the Laplace, e^-72 for
+    ///   the Gaussian).
+    ///
+    /// The law is the branching path's: the same items and the same
+    /// acceptance probabilities, decided exactly.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    pub fn sample_constant_time<R: RngCore + ?Sized>(&self, rng: &mut R) -> i64 {
+        self.constant_time_impl::<R, false>(rng)
+    }
+
+    /// `FORCE_EXACT`: every in-cell proposal decided by the exact
+    /// comparison (tests of that path).
+    // Non-short-circuit `&`, `|` on booleans on purpose: flag arithmetic,
+    // where `&&`, `||` would add branches on what was proposed.
+    #[allow(clippy::inline_always, clippy::needless_bitwise_bool)]
+    #[inline(always)]
+    pub(crate) fn constant_time_impl<R: RngCore + ?Sized, const FORCE_EXACT: bool>(&self, rng: &mut R) -> i64 {
+        let unit = self.digit_unit;
+        loop {
+            let word = rng.next_u64();
+            let record = &self.columns[(word >> self.column_shift) as usize];
+            let keep = usize::from((word >> self.threshold_shift) & (CAPACITY - 1) < u64::from(record.threshold));
+            let item = u64::from(record.item[keep]);
+            let offset = (word >> self.offset_shift) & self.offset_mask;
+            let m = (item << self.cell_bits) + offset;
+            let num = delta_num(self.shape, m, offset);
+            let p = self.exp_neg_estimate::<FAST_DEGREE>(num);
+            let theta = f64::from(record.theta_lo[keep]);
+            let (lower, upper) =
+                (theta * (p - FAST_ERROR), (theta * (1.0 + THETA_WIDTH) + THETA_SLACK) * (p + FAST_ERROR));
+            let negative = word & self.sign_mask != 0;
+            let digits = word & self.value_mask;
+            let u = (digits as i64 as f64) * unit; // exact: below 2^52, times a power of two
+            let in_cells = item < self.cells;
+            let negative_zero = (m == 0) & negative;
+            let accept = !FORCE_EXACT & in_cells & !negative_zero & (u + unit <= lower);
+            let above = !FORCE_EXACT & (u >= upper);
+            let reject = (item > self.cells) | (in_cells & (negative_zero | above));
+            if accept {
+                // The sign by a mask, not a branch (it is a coin flip).
+                let mask = -i64::from(negative);
+                return (m as i64 ^ mask) - mask;
+            }
+            if !reject {
+                if let Some(y) = self.constant_time_rare::<R, FORCE_EXACT>(rng, item, m, negative, digits, num) {
+                    return y;
+                }
+            }
+        }
+    }
+
+    /// exp(-delta) for delta = num / den in [0, 1/2): exp(-j/16)
+    /// S_DEGREE(r), j = floor(16 delta), r = delta - j/16 in [0, 1/16)
+    /// (exact: Sterbenz), within [`FAST_ERROR`] for degree
+    /// [`FAST_DEGREE`] and [`EXP_ERROR`] for [`PRECISE_DEGREE`].
+    /// Branch-free; an index past the table (a dummy item's meaningless
+    /// delta) is masked.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn exp_neg_estimate<const DEGREE: usize>(&self, num: f64) -> f64 {
+        let delta = num * self.inv_den;
+        // A mask, not a clamp (a clamp compiles to branches taken according
+        // to delta, and so to the value): delta < 1/2 in every cell, so the
+        // mask changes nothing there.
+        let j = ((delta * 16.0) as i64 as usize) & 7;
+        let r = delta - j as f64 * 0.0625;
+        let mut s = INV_FACTORIAL[DEGREE];
+        for k in (1..DEGREE).rev() {
+            s = INV_FACTORIAL[k] - r * s;
+        }
+        self.exp_sixteenths.0[j] * (1.0 - r * s)
+    }
+
+    /// The rare ends of a constant-time proposal: the tail item, and a
+    /// uniform whose first digits straddle the bounds (then 52 digits
+    /// against the double-precision bounds on theta, and the exact
+    /// comparison when those too straddle them).
+    #[cold]
+    #[inline(never)]
+    fn constant_time_rare<R: RngCore + ?Sized, const FORCE_EXACT: bool>(
+        &self,
+        rng: &mut R,
+        item: u64,
+        m: u64,
+        negative: bool,
+        digits: u64,
+        num: f64,
+    ) -> Option<i64> {
+        if item == self.cells {
+            return self.tail_draw(rng);
+        }
+        let p = self.exp_neg_estimate::<PRECISE_DEGREE>(num);
+        let more = CLOSE_BITS - self.value_bits;
+        let digits = (digits << more) | (rng.next_u64() >> (64 - more));
+        let u = digits as i64 as f64;
+        let scale = (1u64 << more) as f64;
+        let (theta_lo, theta_hi) = self.theta[item as usize];
+        if !FORCE_EXACT {
+            if u + 1.0 <= theta_lo * scale * (p - EXP_ERROR) {
+                return Some(signed(m, negative));
+            }
+            if u >= theta_hi * scale * (p + EXP_ERROR) {
+                return None;
+            }
+        }
+        self.accept_exactly(rng, item as usize, m, digits).then(|| signed(m, negative))
     }
 
     /// `FORCE_SLOW`: every in-cell acceptance by the exact digit-by-digit

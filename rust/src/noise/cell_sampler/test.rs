@@ -117,12 +117,87 @@ fn discrete_laplace_and_gaussian_have_the_right_variance() {
     assert!((v - 9.0).abs() < 0.05 * 9.0, "{v}");
 }
 
-/// Draws of a cell table (cells up to `reach` when given; the exact
-/// digit-by-digit acceptance on every draw when `slow`).
+/// Draws of a cell table (cells up to `reach` when given) by the
+/// constant-time path (`slow` false), or with the exact digit-by-digit
+/// acceptance on every draw (`slow`: the branching path's and the
+/// constant-time path's forced).
 fn cell_draws(seed: u64, shape: Shape, reach: Option<u64>, n: usize, slow: bool) -> Vec<i64> {
     let mut rng = SeedSequence::from_seed(seed).stream("cell-fit");
     let s = CellSampler::with_reach(shape, reach);
-    (0..n).map(|_| if slow { s.sample_impl::<_, true>(&mut rng) } else { s.sample(&mut rng) }).collect()
+    (0..n)
+        .map(|i| match (slow, i % 2) {
+            (false, _) => s.sample(&mut rng),
+            (true, 0) => s.sample_impl::<_, true>(&mut rng),
+            (true, _) => s.constant_time_impl::<_, true>(&mut rng),
+        })
+        .collect()
+}
+
+#[test]
+fn the_branching_path_has_the_exact_laws() {
+    for (i, shape) in TEST_SHAPES.into_iter().enumerate() {
+        let mut rng = SeedSequence::from_seed(300 + i as u64).stream("cell-fit");
+        let s = CellSampler::new(shape);
+        let draws: Vec<i64> = (0..FIT_DRAWS).map(|_| s.sample_branching(&mut rng)).collect();
+        assert_cell_law(&draws, shape, "branching path");
+    }
+}
+
+#[test]
+fn the_constant_time_exp_estimates_are_within_their_error_bounds() {
+    // Against certified 96-bit bounds on exp(-delta), on a grid of delta
+    // in [0, 1/2) that includes every table boundary j/16 and its
+    // neighbours (where r is largest).
+    let s = CellSampler::new(Shape::Gaussian { var: 1 << 40 });
+    let den: u128 = 1 << 41; // 2 var: inv_den is exact
+    let mut nums: Vec<u128> = (0..20_000u128).map(|i| i * (den / 2) / 20_000).collect();
+    for j in 1..8u128 {
+        let b = j * den / 16;
+        nums.extend([b - 1, b, b + 1]);
+    }
+    nums.push(den / 2 - 1);
+    let (mut fast, mut precise) = (0.0f64, 0.0f64);
+    for num in nums {
+        let (lo, hi) = exp_neg_bounds(num, den, 96);
+        let (lo, hi) = (to_f64_bound(&lo, 96, false), to_f64_bound(&hi, 96, true));
+        let p = s.exp_neg_estimate::<FAST_DEGREE>(num as f64);
+        let err = (p - lo).max(hi - p);
+        assert!(err <= FAST_ERROR, "delta = {num}/{den}: fast error {err:e}");
+        fast = fast.max(err);
+        let p = s.exp_neg_estimate::<PRECISE_DEGREE>(num as f64);
+        let err = (p - lo).max(hi - p);
+        assert!(err <= EXP_ERROR, "delta = {num}/{den}: precise error {err:e}");
+        precise = precise.max(err);
+    }
+    // The bounds are nearly attained (r close to 1/16): not slack.
+    assert!(fast > 0.5 * FAST_ERROR && precise > 0.2 * EXP_ERROR, "worst errors {fast:e} {precise:e}");
+}
+
+#[test]
+fn every_column_record_matches_the_alias_table() {
+    for shape in TEST_SHAPES {
+        let s = CellSampler::new(shape);
+        let scale = (1u64 << (CLOSE_BITS - s.value_bits)) as f64;
+        assert_eq!(s.columns.len(), s.threshold.len());
+        for (c, r) in s.columns.iter().enumerate() {
+            assert_eq!(u64::from(r.threshold), s.threshold[c]);
+            for keep in 0..2 {
+                let item = u32::from(r.item[keep]);
+                assert_eq!(item, s.outcome[2 * c + keep], "{shape:?} column {c}");
+                let lo = f64::from(r.theta_lo[keep]);
+                match s.theta.get(item as usize) {
+                    Some(&(theta_lo, theta_hi)) => {
+                        // A lower bound, and within the width the upper
+                        // bound of the constant-time path assumes.
+                        assert!(lo <= theta_lo * scale, "{shape:?} column {c}");
+                        assert!(theta_hi * scale <= lo * (1.0 + THETA_WIDTH) + THETA_SLACK, "{shape:?} column {c}");
+                    }
+                    None => assert_eq!(lo.to_bits(), 0),
+                }
+            }
+        }
+        assert_eq!(std::mem::size_of::<Column>(), 16);
+    }
 }
 
 /// Chi-square against the exact law, and a wrong scale rejected.
@@ -223,7 +298,17 @@ fn generator_words_per_draw_are_as_designed() {
         discrete_laplace(&mut rng, 1 << 20);
     }
     let per = rng.1 as f64 / f64::from(n);
-    assert!((per - 1.0326).abs() < 0.006, "cell-table Laplace: {per} words per draw");
+    // The constant-time path: one word a proposal, and a second when the
+    // first 17 digits of the uniform straddle the bounds (2^-17 of the
+    // proposals): (1 + 2^-17) / 0.98351 = 1.0168 words per draw.
+    assert!((per - 1.0168).abs() < 0.006, "constant-time Laplace: {per} words per draw");
+    let mut rng = Counting(SeedSequence::from_seed(79).stream("count"), 0);
+    let table = CellSampler::new(Shape::Laplace { t: 1 << 20 });
+    for _ in 0..n {
+        table.sample_branching(&mut rng);
+    }
+    let per = rng.1 as f64 / f64::from(n);
+    assert!((per - 1.0326).abs() < 0.006, "cell-table Laplace, branching path: {per} words per draw");
     // von Neumann: 1/(1 - e^-1) = 1.582 trials per draw, each one word plus
     // one per uniform after the fifth (sum_{j >= 5} 1/j! = 0.00995),
     // plus one tail word when the trial accepted on the slow path
