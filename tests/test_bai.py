@@ -276,7 +276,9 @@ def _batch_release(engine, round_: int):  # type: ignore[no-untyped-def]
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["DPTopTwo", "AdaPTT"])
 def test_audit_released_batch_sums(name: str) -> None:
-    learner = {"DPTopTwo": DPTopTwo(3, 0.05, 1.0, seed=0), "AdaPTT": AdaPTT(3, 0.05, 1.0, seed=0)}[name]
+    # A first batch of 4 / eps rewards, so that the 48 audited rewards close
+    # several batches (the default first batch, 64 / eps, would release none).
+    learner = {"DPTopTwo": DPTopTwo(3, 0.05, 1.0, seed=0, first_batch=4.0), "AdaPTT": AdaPTT(3, 0.05, 1.0, seed=0)}[name]
     g = learner.privacy
     res = audit(_batch_release(learner._engine, 9), epsilon=g.epsilon, delta=g.delta, n=AUDIT_N, seed=1)
     print(f"[audit] {name}: {res}")
@@ -286,7 +288,7 @@ def test_audit_released_batch_sums(name: str) -> None:
 
 @pytest.mark.slow
 def test_audit_flags_half_noise() -> None:
-    learner = DPTopTwo(3, 0.05, 1.0, seed=0)
+    learner = DPTopTwo(3, 0.05, 1.0, seed=0, first_batch=4.0)
     kind, steps, exponent = learner.noise_wire  # type: ignore[misc]
     buggy = _core.BaiEngine(3, rule="top_two", epsilon=1.0, first=learner.first_length, ratio=learner.ratio,
                             noise=(kind, max(1, int(steps) // 2), exponent), thresholds=[10.0], radii=[1.0] * 64,

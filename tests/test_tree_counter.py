@@ -542,11 +542,13 @@ def test_bool_for_an_integer_argument_is_a_type_error(kwargs) -> None:
 
 
 @pytest.mark.parametrize("method", ["add", "add_many"])
-def test_non_numeric_values_are_a_value_error_naming_the_argument(method: str) -> None:
+def test_non_numeric_values_are_refused_naming_the_argument(method: str) -> None:
     c = TreeCounter((2,), 10, LaplaceNoise(1.0), seed=0)
     name = "value" if method == "add" else "values"
-    for bad in ("abc", ["a", "b"], {"x": 1}):
-        _raises_naming(lambda b=bad: getattr(c, method)(b), ValueError, name)
+    # Strings are the wrong type (TypeError, as for rewards); a mapping is not
+    # convertible to an array of the counter's shape (ValueError).
+    for bad, exc in (("abc", TypeError), (["a", "b"], TypeError), ({"x": 1}, ValueError)):
+        _raises_naming(lambda b=bad: getattr(c, method)(b), exc, name)
     assert c.t == 0
 
 
