@@ -278,7 +278,8 @@ def _batch_release(engine, round_: int):  # type: ignore[no-untyped-def]
 def test_audit_released_batch_sums(name: str) -> None:
     # A first batch of 4 / eps rewards, so that the 48 audited rewards close
     # several batches (the default first batch, 64 / eps, would release none).
-    learner = {"DPTopTwo": DPTopTwo(3, 0.05, 1.0, seed=0, first_batch=4.0), "AdaPTT": AdaPTT(3, 0.05, 1.0, seed=0)}[name]
+    learners = {"DPTopTwo": DPTopTwo(3, 0.05, 1.0, seed=0, first_batch=4.0), "AdaPTT": AdaPTT(3, 0.05, 1.0, seed=0)}
+    learner = learners[name]
     g = learner.privacy
     res = audit(_batch_release(learner._engine, 9), epsilon=g.epsilon, delta=g.delta, n=AUDIT_N, seed=1)
     print(f"[audit] {name}: {res}")
