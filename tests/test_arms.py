@@ -240,7 +240,7 @@ def test_a_seeded_forks_added_arm_draws_other_noise_than_its_parent(name: str) -
         _play(learner, 30, {}, seed=trial)
         new = learner.add_arm()
 
-        def fed(copy_: Any, first: float) -> float:
+        def fed(copy_: Any, first: float, new: int = new) -> float:
             copy_._engine.observe(new, first)
             for _ in range(6):
                 copy_._engine.observe(new, 0.5)
