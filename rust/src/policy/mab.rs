@@ -931,6 +931,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::float_cmp)] // equal noise gives bit-equal releases
     fn a_reseeded_engine_keys_its_added_arms_as_a_fresh_one_given_them() {
         // Built from root A, an arm added, reseeded with root B: the added
         // arm's tree draws what it draws in an engine built from B and

@@ -197,7 +197,6 @@ impl OnlineCall {
         let Pending::Counts { counts, total, last } = &mut *pending else { return Ok(false) };
         let arm = match arm {
             Some(a) if a < counts.len() => a,
-            Some(_) => return Ok(false),
             None if *total == 1 => {
                 if counts[*last] == 1 {
                     *last
@@ -205,7 +204,7 @@ impl OnlineCall {
                     counts.iter().position(|&c| c > 0).unwrap_or(*last)
                 }
             }
-            None => return Ok(false),
+            _ => return Ok(false),
         };
         e_observe(engine, py, arm, reward)?;
         if counts[arm] > 0 {
