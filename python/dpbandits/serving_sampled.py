@@ -110,8 +110,8 @@ class BAIPolicy(DistributionPolicy):
     """The sampling rule of a best-arm identification learner
     (:meth:`dpbandits.learners.bai.BestArmIdentifier.policy`): draws arm i
     with probability ``probabilities[i]`` (uniform over the arms without a
-    release before every arm has one; then ``beta`` on the leader and
-    1 - ``beta`` on the challenger), and carries the learner's
+    release before every arm has one; then the leader probability on the
+    leader and the rest on the challenger), and carries the learner's
     ``recommendation`` (None before every arm has a release) and
     ``should_stop`` when it was taken."""
 
