@@ -1183,8 +1183,10 @@ class BaiEngine:
     on a lattice by default), means from every release or the last one
     (``forget``), ``rule`` "top_two" (EB leader, TCI challenger on d_eps
     costs with ``epsilon``, kl without), "top_two_stopping" (the
-    shifted-test challenger), "top_two_chernoff" (TCI on the Chernoff cost)
-    or "adap" (AdaP-TT's leader and challenger); ``stop`` "shifted": the
+    shifted-test challenger), "top_two_chernoff" (TCI on the Chernoff cost),
+    "top_two_chernoff_ids" (the same challenger, the leader played with the
+    information-directed probability instead of ``beta``) or "adap"
+    (AdaP-TT's leader and challenger); ``stop`` "shifted": the
     rule on noise-shifted means with GLR ``thresholds`` (one constant or
     one per batch index), ``c1`` and noise ``radii`` per batch index;
     "chernoff": the Chernoff pair statistic with ``thresholds`` indexed by
