@@ -26,6 +26,7 @@ __all__ = [
     "BaiBernoulliRewards",
     "BaiEngine",
     "BatchedExp3Engine",
+    "ClientCall",
     "DartboardExpertsEngine",
     "EliminationEngine",
     "EngineLock",
@@ -77,6 +78,7 @@ __all__ = [
     "_restore_stochastic_experts",
     "_restore_tree_counter",
     "_restore_trust_linucb",
+    "best_row",
     "core_set",
     "kernel_build",
     "sample_gaussian",
@@ -256,6 +258,25 @@ class OnlineCall:
     def pending(self, value: Any) -> None: ...
     def select(self, *args: Any) -> Any: ...
     def update(self, *args: Any) -> None: ...
+
+@final
+class ClientCall:
+    """``select(features)`` / ``update(reward)`` of the contextual
+    reduction of batched elimination, bound in Rust on the linear
+    learner's ``OnlineCall`` (see ``ContextualEliminationBandit``)."""
+
+    def __new__(
+        cls,
+        call: OnlineCall,
+        thetas: NDArray[np.float64],
+        checked_select: Callable[..., Any],
+        checked_update: Callable[..., Any],
+    ) -> ClientCall: ...
+    def select(self, *args: Any) -> Any: ...
+    def update(self, *args: Any) -> None: ...
+
+def best_row(phi: NDArray[np.float64], theta: NDArray[np.float64]) -> int:
+    """The first row of ``phi`` (k >= 1, d) with the largest inner product with ``theta`` (d,)."""
 
 @final
 class RowQueue:
