@@ -18,6 +18,7 @@ pub mod lazy_experts;
 pub mod linear_policy;
 pub mod linucb;
 pub mod linucb_trust;
+mod loss_batches;
 pub mod mab;
 pub mod mt_contextual;
 pub mod phased_mab;
