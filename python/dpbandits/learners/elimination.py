@@ -330,14 +330,30 @@ class EliminationLinearBandit(BoundOnlineCall, LearnerBase):
             self._pending = index
         return index
 
-    def update(self, *args: float) -> None:
+    def update(self, *args: float, policy_version: int | None = None) -> None:
         """``update(reward)``: the reward of the outstanding selection;
         ``update(index, reward)``: the same, naming the action (it must be
         the outstanding one). The protected unit is one reward; it enters
-        the batch's (privatized) sum once."""
-        self._online().update(*args)
+        the batch's (privatized) sum once.
 
-    def _checked_update(self, *args: float) -> None:
+        Rewards of decisions drawn by a served policy
+        (``policy_version=v``) are refused (ValueError): a batch plays each
+        core-set action exactly n_ia times (Hanna et al. Alg. 1 line 4; the
+        released sums and the confidence width gamma_i of the elimination
+        step are calibrated for those counts), while the served policy
+        draws actions at random in those proportions, so its decisions do
+        not fill the batch's schedule. Serve the policy to show the
+        current design; feed the learner's own selections."""
+        self._online().update(*args, policy_version=policy_version)
+
+    def _checked_update(self, *args: float, policy_version: int | None = None) -> None:
+        if policy_version is not None:
+            raise ValueError(
+                "invalid argument `policy_version`: batched elimination takes the rewards of its own selections "
+                "only: each batch plays every core-set action exactly n_ia times (Hanna et al. Alg. 1 line 4) "
+                "and its noisy sums and elimination width are calibrated for those counts, which decisions "
+                "drawn at random from the served policy do not fill; call select() and update(reward)"
+            )
         if len(args) == 1:
             index, reward = None, args[0]
         elif len(args) == 2:

@@ -878,16 +878,34 @@ class BatchedPrivateEXP3(BoundOnlineCall, LearnerBase):
         Privacy: the arm was drawn from p, a function of the batches'
         noisy loss means only (one Laplace draw per batch sum, Asi, Raman &
         Talwar 2025), so serving it, in any thread, process or machine, is
-        post-processing: it costs no privacy. The losses of pulls it serves
-        are not fed back (the learner credits its own selections)."""
+        post-processing: it costs no privacy. The losses of the pulls it
+        serves are fed back with ``update(arm, loss,
+        policy_version=policy.version)`` while its batch runs."""
         with self.lock:
             return ArmPolicy(self.k, int(self._engine.select()), self.policy_version)
 
-    def update(self, loss: float) -> None:
-        """The loss in [0, 1] of the arm just selected."""
-        self._online().update(loss)
+    def update(self, *args: float, policy_version: int | None = None) -> None:
+        """``update(loss)``: the loss in [0, 1] of the arm just selected.
 
-    def _checked_update(self, loss: float) -> None:
+        ``update(arm, loss, policy_version=v)``: the loss of a pull served
+        by the policy of version v (:meth:`policy`) while that batch runs
+        (v is the current :attr:`policy_version` and ``arm`` the batch's
+        arm): it is one round of the batch, as the learner's own selection
+        would be (the batch's arm was drawn from the released p at the
+        batch's start, which is what the estimate's 1 / p(arm) needs).
+        After the batch has ended it is refused (ValueError): the batch's
+        loss mean entered EXP3 at its end with the importance weight of
+        that batch, and a later loss cannot join it; a loss of another arm
+        than the batch's is refused too (the batch plays one arm)."""
+        self._online().update(*args, policy_version=policy_version)
+
+    def _checked_update(self, *args: float, policy_version: int | None = None) -> None:
+        if policy_version is not None:
+            self._served_update(args, policy_version)
+            return
+        if len(args) != 1:
+            raise TypeError("update takes (loss), or (arm, loss, policy_version=v) for a served pull")
+        loss = args[0]
         value = real("loss", loss)
         with self.lock:
             pending = self._pending
@@ -896,6 +914,30 @@ class BatchedPrivateEXP3(BoundOnlineCall, LearnerBase):
             if self._engine.observe(pending, value):
                 self._warn_first_clip(value)
             self._pending = None
+
+    def _served_update(self, args: tuple[float, ...], version: Any) -> None:
+        """``update(arm, loss, policy_version=version)`` (see :meth:`update`)."""
+        if len(args) != 2:
+            raise TypeError("update(arm, loss, policy_version=v) takes the served arm and its loss")
+        arm, loss = args
+        if isinstance(arm, bool) or not isinstance(arm, (int, np.integer)):
+            raise TypeError(f"invalid argument `arm`: expected an int, got {type(arm).__name__}")
+        if isinstance(version, bool) or not isinstance(version, (int, np.integer)):
+            raise TypeError(f"invalid argument `policy_version`: expected an int, got {type(version).__name__}")
+        value = real("loss", loss)
+        with self.lock:
+            current = self.policy_version
+            if int(version) != current:
+                raise ValueError(
+                    f"invalid argument `policy_version`: the batch of version {int(version)} has ended (now "
+                    f"{current}); its loss mean entered EXP3 at its end, so a later loss cannot join it"
+                )
+            batch_arm = int(self._engine.select())
+            if int(arm) != batch_arm:
+                raise ValueError(f"invalid argument `arm`: the batch of version {current} plays arm {batch_arm}, "
+                                 f"got {int(arm)}")
+            if self._engine.observe(batch_arm, value):
+                self._warn_first_clip(value)
 
     def _warn_first_clip(self, loss: float, detail: object = None, stacklevel: int = 2) -> None:
         """The warning of the first clipped loss (``stacklevel`` 1: the
