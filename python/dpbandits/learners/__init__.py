@@ -7,6 +7,13 @@ and ``privacy`` (a :class:`dpbandits.privacy.Guarantee`).
 from dpbandits.learners.elimination import ContextualEliminationBandit, EliminationLinearBandit
 from dpbandits.learners.linucb import JointDPLinUCB, LinUCB
 from dpbandits.learners.linucb_trust import LocalLinUCB, ShuffleLinUCB
+from dpbandits.learners.logistic import (
+    JointDPReweightedLogisticUCB,
+    LocalDPReweightedLogisticUCB,
+    LogisticThompsonSampling,
+    LogisticUCB,
+    ReweightedLogisticUCB,
+)
 from dpbandits.learners.mab import UCB1, PrivateThompsonSampling, PrivateUCB, ThompsonSampling
 from dpbandits.learners.mishra_thakurta import PrivateContextualThompsonSampling, PrivateContextualUCB
 from dpbandits.learners.online_learning import EXP2, PrivateFTPL, PrivateFTRL, SCRiBLe
@@ -47,10 +54,14 @@ __all__ = [
     "EliminationLinearBandit",
     "JointDPLinUCB",
     "JointDPReweightedLinUCB",
+    "JointDPReweightedLogisticUCB",
     "LazyPrivateExperts",
     "LazyPrivateOCO",
     "LinUCB",
+    "LocalDPReweightedLogisticUCB",
     "LocalLinUCB",
+    "LogisticThompsonSampling",
+    "LogisticUCB",
     "PrivateContextualThompsonSampling",
     "PrivateContextualUCB",
     "PrivateDartboardExperts",
@@ -60,6 +71,7 @@ __all__ = [
     "PrivateThompsonSampling",
     "PrivateUCB",
     "ReweightedLinUCB",
+    "ReweightedLogisticUCB",
     "SCRiBLe",
     "ShuffleLinUCB",
     "ThompsonSampling",
