@@ -7,6 +7,7 @@ from __future__ import annotations
 import pickle
 import threading
 import time
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -34,6 +35,9 @@ FAMILIES: dict[str, tuple[Callable[[], Any], Callable[[np.random.Generator, Any]
                                  lambda rng, _: rng.uniform(0, 1, 5)),
     "LazyPrivateExperts": (lambda: dp.LazyPrivateExperts(5, 400, 1.0, seed=3), lambda rng, _: rng.uniform(0, 1, 5)),
     "BatchedPrivateEXP3": (lambda: dp.BatchedPrivateEXP3(3, 400, 1.0, seed=3), lambda rng, _: float(rng.uniform())),
+    "PrivateDartboardExperts": (lambda: dp.PrivateDartboardExperts(5, 400, 1.0, seed=3),
+                                lambda rng, _: rng.uniform(0, 1, 5)),
+    "LazyPrivateOCO": (lambda: dp.LazyPrivateOCO(3, 400, 1.0, seed=3), lambda rng, _: rng.uniform(-0.5, 0.5, 3)),
 }
 
 
@@ -185,3 +189,29 @@ def test_row_queue_is_the_python_queue() -> None:
             ours.settle_many(xs), ref.settle_many(xs)
         assert len(ours) == len(ref), step
         assert np.array_equal(ours.rows(), ref.rows()), step
+
+
+@pytest.mark.parametrize("name", ["PrivateDartboardExperts", "LazyPrivateOCO"])
+def test_full_information_call_checks_and_warns_as_the_checked_path(name: str) -> None:
+    make, loss = FAMILIES[name]
+    fast, checked = make(), make()
+    n = len(loss(np.random.default_rng(0), None))
+    big = np.full(n, 2.0)
+    for lr, update in ((fast, fast.update), (checked, checked._checked_update)):
+        lr.select()
+        update(loss(np.random.default_rng(1), None).tolist())  # a list: the checked path
+        with pytest.warns(dp.errors.ClippedRewardWarning, match=name) as caught:
+            update(big)
+        assert caught[0].filename == __file__
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            update(big)  # warns once
+        for bad in (np.full(n, np.nan), np.zeros(n + 1), "x"):
+            with pytest.raises((ValueError, TypeError)):
+                update(bad)
+    assert fast.clipped_rewards == checked.clipped_rewards == 2
+    assert bytes(fast._engine.to_bytes()) == bytes(checked._engine.to_bytes())
+    twin = pickle.loads(pickle.dumps(fast))
+    assert isinstance(twin.select.__self__, _core.OnlineCall) and twin.t == fast.t
+    if name == "LazyPrivateOCO":
+        assert twin.decision.__self__ is twin.select.__self__

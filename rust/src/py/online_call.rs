@@ -34,9 +34,11 @@ use super::elimination::PyElimination;
 use super::errors::IntoPy;
 use super::karmed::EngineLock;
 use super::online_learning::{PyExp2, PyFollowTheLeader, PyScrible};
-use super::private_experts::{PyBatchedExp3, PyLazyExperts, PyStochasticExperts};
+use super::private_experts::{PyBatchedExp3, PyDartboardExperts, PyLazyBall, PyLazyExperts, PyStochasticExperts};
 use crate::policy::elimination::Elimination as EliminationCore;
-use crate::policy::{BatchedExp3, Exp2, FollowTheLeader, LazyExperts, Scrible, StochasticExperts};
+use crate::policy::{
+    BatchedExp3, DartboardExperts, Exp2, FollowTheLeader, LazyBall, LazyExperts, Scrible, StochasticExperts,
+};
 
 /// Releases the lock when dropped (also when the call unwinds).
 struct Held<'a>(&'a EngineLock);
@@ -56,6 +58,9 @@ enum Engine {
     Elimination(Py<PyElimination>),
     StochasticExperts(Py<PyStochasticExperts>),
     LazyExperts(Py<PyLazyExperts>),
+    DartboardExperts(Py<PyDartboardExperts>),
+    /// Lazy exponential weights on the ball: `select()` is the point played.
+    LazyBall(Py<PyLazyBall>),
     BatchedExp3(Py<PyBatchedExp3>),
     /// A contextual linear engine (`select(D)`, `observe(x, reward)`),
     /// called through its Python methods, and the outstanding rows.
@@ -384,6 +389,22 @@ impl RowQueue {
     }
 }
 
+/// The round of a full-information engine (`$ty`, bound as `$e`): a
+/// finite float64 loss vector `$arg` observed under the lock, then the
+/// warning of a first clip; anything else falls through to the checked path.
+macro_rules! vector_round {
+    ($self:ident, $py:ident, $e:ident, $arg:ident, $ty:ty) => {
+        if let Some(losses) = finite_vector(&$arg) {
+            let _held = $self.enter($py);
+            let mut engine = $e.bind($py).try_borrow_mut()?;
+            expect_shape("losses", &[losses.len()], &[engine.inner.config().n])?;
+            let first = first_clip(&mut engine.inner, <$ty>::clipped_rewards, |e| e.observe(&losses).py_err())?;
+            drop(engine);
+            return $self.after_clip($py, first, $arg);
+        }
+    };
+}
+
 #[pymethods]
 impl OnlineCall {
     #[new]
@@ -408,6 +429,10 @@ impl OnlineCall {
             Engine::StochasticExperts(e.clone().unbind())
         } else if let Ok(e) = engine.cast::<PyLazyExperts>() {
             Engine::LazyExperts(e.clone().unbind())
+        } else if let Ok(e) = engine.cast::<PyDartboardExperts>() {
+            Engine::DartboardExperts(e.clone().unbind())
+        } else if let Ok(e) = engine.cast::<PyLazyBall>() {
+            Engine::LazyBall(e.clone().unbind())
         } else if let Ok(e) = engine.cast::<PyBatchedExp3>() {
             Engine::BatchedExp3(e.clone().unbind())
         } else if let Some(q) = queue {
@@ -515,6 +540,14 @@ impl OnlineCall {
                     let i = e.bind(py).try_borrow()?.inner.current();
                     return Ok(i.into_pyobject(py)?.into_any().unbind());
                 }
+                Engine::DartboardExperts(e) => {
+                    let i = e.bind(py).try_borrow()?.inner.current();
+                    return Ok(i.into_pyobject(py)?.into_any().unbind());
+                }
+                Engine::LazyBall(e) => {
+                    let point = e.bind(py).try_borrow()?.inner.point().to_vec();
+                    return Ok(point.into_pyarray(py).into_any().unbind());
+                }
                 Engine::BatchedExp3(e) => {
                     let i = e.bind(py).try_borrow()?.inner.current();
                     *self.pending() = Pending::Index(i);
@@ -565,30 +598,10 @@ impl OnlineCall {
                         return Ok(());
                     }
                 }
-                Engine::StochasticExperts(e) => {
-                    if let Some(losses) = finite_vector(&arg) {
-                        let _held = self.enter(py);
-                        let mut engine = e.bind(py).try_borrow_mut()?;
-                        expect_shape("losses", &[losses.len()], &[engine.inner.config().n])?;
-                        let first = first_clip(&mut engine.inner, StochasticExperts::clipped_rewards, |e| {
-                            e.observe(&losses).py_err()
-                        })?;
-                        drop(engine);
-                        return self.after_clip(py, first, arg);
-                    }
-                }
-                Engine::LazyExperts(e) => {
-                    if let Some(losses) = finite_vector(&arg) {
-                        let _held = self.enter(py);
-                        let mut engine = e.bind(py).try_borrow_mut()?;
-                        expect_shape("losses", &[losses.len()], &[engine.inner.config().n])?;
-                        let first = first_clip(&mut engine.inner, LazyExperts::clipped_rewards, |e| {
-                            e.observe(&losses).py_err()
-                        })?;
-                        drop(engine);
-                        return self.after_clip(py, first, arg);
-                    }
-                }
+                Engine::StochasticExperts(e) => vector_round!(self, py, e, arg, StochasticExperts),
+                Engine::LazyExperts(e) => vector_round!(self, py, e, arg, LazyExperts),
+                Engine::DartboardExperts(e) => vector_round!(self, py, e, arg, DartboardExperts),
+                Engine::LazyBall(e) => vector_round!(self, py, e, arg, LazyBall),
                 Engine::BatchedExp3(e) => {
                     if let Some(loss) = exact_float(&arg) {
                         let observe = |i| {
