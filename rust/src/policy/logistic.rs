@@ -9,7 +9,9 @@
 //! its diagonal): after the pair (x, y), with p = mu(<x, theta>) and
 //! q = p (1 - p),
 //!
-//!     A <- A + q x x^T,    theta <- theta + A^-1 x (y - p),
+//! ```text
+//! A <- A + q x x^T,    theta <- theta + A^-1 x (y - p),
+//! ```
 //!
 //! from A = lambda I, theta = 0 (one Newton step on the newest term of the
 //! log-likelihood, the curvature of the older terms kept in A).
