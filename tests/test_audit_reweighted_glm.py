@@ -7,7 +7,8 @@ rows with <a, a'> = 1/8 and rewards 1 and 0 at the first epoch's pilot
 (theta = 0: q = 1, s = +-1/2), about the largest difference a
 first-epoch row pair reaches (1.586, 71% of the calibrated sqrt(5)).
 The release is projected on the direction of the neighbours' difference
-(post-processing). N = 10^6 releases per side, 95% Clopper-Pearson; a planted bug (a quarter of the noise) must be flagged."""
+(post-processing). N = 10^6 releases per side, 95% Clopper-Pearson; a
+planted bug (a quarter of the noise) must be flagged."""
 
 from __future__ import annotations
 
