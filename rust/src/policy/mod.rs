@@ -19,6 +19,7 @@ pub mod linear_policy;
 pub mod linucb;
 pub mod linucb_trust;
 pub mod logistic;
+mod loss_batches;
 pub mod mab;
 pub mod mt_contextual;
 pub mod phased_mab;
