@@ -58,6 +58,7 @@ __all__ = [
     "TreeCounter",
     "TrustLinUcbEngine",
     "__version__",
+    "_restore_bai_engine",
     "_restore_batched_exp3",
     "_restore_dartboard_experts",
     "_restore_elimination",
@@ -240,7 +241,8 @@ class EngineLock:
 class OnlineCall:
     """``select`` / ``update`` of a learner bound in Rust (EXP2, SCRiBLe,
     batched elimination, FTRL / FTPL, the private experts, batched EXP3,
-    the contextual linear learners), with the learner's lock and
+    the best-arm identification and the contextual linear learners), with
+    the learner's lock and
     outstanding selections (see ``dpbandits.learners.online_call``)."""
 
     def __new__(
@@ -1348,6 +1350,22 @@ class BaiEngine:
         """Draws future noise and coin flips from a new root."""
     def config_json(self) -> str:
         """The engine's configuration as JSON text."""
+    @property
+    def releases(self) -> int:
+        """Batches released so far (the learner's policy version)."""
+    def sampling_probabilities(self) -> NDArray[np.float64]:
+        """The law of the next selection from released values and selection counts."""
+    @property
+    def os_entropy(self) -> bool:
+        """Whether privacy noise comes from the operating system."""
+    @overload
+    def noise_parameters(self, as_json: Literal[False] = False) -> dict[str, Any]:
+        """The configuration this engine was built with, as plain values."""
+    @overload
+    def noise_parameters(self, as_json: Literal[True]) -> str: ...
+    def _generator_keys(self) -> list[bytes]:
+        """The 32-byte keys of the engine's seeded generators."""
+    def __reduce__(self) -> tuple[Callable[[bytes], Self], tuple[bytes]]: ...
     def to_bytes(self) -> bytes:
         """The engine's state."""
     @staticmethod
@@ -1360,6 +1378,8 @@ class BaiEngine:
         """The engine ``simulate`` runs as replicate ``index`` of ``seed``."""
     def _audit_runs(self, rewards: Sequence[float], round: int, count: int, seed: int) -> NDArray[np.float64]:
         """``count`` fresh engines fed ``rewards``; the release of the batch holding observation ``round``."""
+
+def _restore_bai_engine(state: bytes) -> BaiEngine: ...
 
 @final
 class BaiBernoulliRewards:

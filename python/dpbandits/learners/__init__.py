@@ -4,6 +4,7 @@ One module per family of algorithms. Every learner has ``select``, ``update``
 and ``privacy`` (a :class:`dpbandits.privacy.Guarantee`).
 """
 
+from dpbandits.learners.bai import AdaPTT, DPTopTwo, TopTwoBAI
 from dpbandits.learners.elimination import ContextualEliminationBandit, EliminationLinearBandit
 from dpbandits.learners.linucb import JointDPLinUCB, LinUCB
 from dpbandits.learners.linucb_trust import LocalLinUCB, ShuffleLinUCB
@@ -48,9 +49,11 @@ __all__ = [
     "AdaCKLUCB",
     "AdaCUCB",
     "AdaPKLUCB",
+    "AdaPTT",
     "AdaPUCB",
     "BatchedPrivateEXP3",
     "ContextualEliminationBandit",
+    "DPTopTwo",
     "EliminationLinearBandit",
     "JointDPLinUCB",
     "JointDPReweightedLinUCB",
@@ -75,4 +78,5 @@ __all__ = [
     "SCRiBLe",
     "ShuffleLinUCB",
     "ThompsonSampling",
+    "TopTwoBAI",
 ]
