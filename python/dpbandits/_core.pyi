@@ -46,8 +46,10 @@ __all__ = [
     "MabEngine",
     "MtContextualEngine",
     "OnlineCall",
+    "OnlineLogisticEngine",
     "PhasedMabEngine",
     "ReplayEnvEngine",
+    "ReweightedGlmEngine",
     "ReweightedLinUcbEngine",
     "RowQueue",
     "ScribleEngine",
@@ -72,7 +74,9 @@ __all__ = [
     "_restore_logistic_contextual_env",
     "_restore_mab",
     "_restore_mt_contextual",
+    "_restore_online_logistic",
     "_restore_phased_mab",
+    "_restore_reweighted_glm",
     "_restore_reweighted_linucb",
     "_restore_scrible",
     "_restore_shariff_sheffet_env",
@@ -501,6 +505,88 @@ class LinearPolicyEngine(_Pickled):
     def from_bytes(state: bytes) -> LinearPolicyEngine: ...
 
 def _restore_linear_policy(state: bytes) -> LinearPolicyEngine: ...
+
+@final
+class OnlineLogisticEngine(_Contextual, _Learner):
+    """Recursive-Newton logistic learner (rust/src/policy/logistic.rs):
+    UCB-GLM's index (``rule="ucb"``) or Laplace-approximation Thompson
+    sampling (``rule="thompson"``); rewards in [0, 1]."""
+
+    def __new__(
+        cls,
+        d: int,
+        horizon: int,
+        *,
+        rule: str,
+        ridge: float = 1.0,
+        width: float = 1.0,
+        log_inv_alpha: float = 0.0,
+        beta_scale: float = 1.0,
+        l: float = 1.0,
+        clip: bool = True,
+        seed: int | None = None,
+    ) -> Self: ...
+    def scores(self, actions: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Score of every row of ``actions`` (UCB index or a posterior draw's)."""
+    def theta(self) -> NDArray[np.float64]:
+        """The current estimate."""
+    @property
+    def beta(self) -> float: ...
+    @staticmethod
+    def from_bytes(state: bytes) -> OnlineLogisticEngine: ...
+
+def _restore_online_logistic(state: bytes) -> OnlineLogisticEngine: ...
+
+@final
+class ReweightedGlmEngine(_Contextual, _SecureLearner):
+    """Batched information-weighted logistic UCB (rust/src/policy/reweighted_glm.rs):
+    one weighted Newton step per epoch from the released statistic
+    (m = d(d+1)/2 + d entries), ``noise`` on each epoch's sums
+    (``model="joint"``) or on each row's report (``"local"``); None: no noise."""
+
+    def __new__(
+        cls,
+        d: int,
+        horizon: int,
+        *,
+        first_epoch: int,
+        leverage: float,
+        model: str = "joint",
+        noise: _Noise | None = None,
+        op_bound: float = 0.0,
+        chi_bound: float = 0.0,
+        ridge: float = 1.0,
+        reward_chi: float = 1.0,
+        s: float = 1.0,
+        beta_scale: float = 1.0,
+        l: float = 1.0,
+        clip: bool = True,
+        seed: int | None = None,
+    ) -> Self: ...
+    def ucb(self, actions: NDArray[np.float64]) -> NDArray[np.float64]:
+        """UCB of every row of ``actions``."""
+    def policy(self) -> LinearPolicyEngine:
+        """The policy the next selection follows, from released values only."""
+    def theta(self) -> NDArray[np.float64]:
+        """The current epoch's released estimate."""
+    def last_release(self) -> NDArray[np.float64]:
+        """The last released statistic (empty before the first release)."""
+    def _release_runs(self, xs: NDArray[np.float64], ys: NDArray[np.float64], count: int) -> NDArray[np.float64]:
+        """``count`` releases of the current epoch completed by ``xs``, ``ys`` (audits; flat)."""
+    @property
+    def releases(self) -> int: ...
+    @property
+    def psd_failures(self) -> int: ...
+    @property
+    def epoch_length(self) -> int: ...
+    @property
+    def gamma(self) -> float: ...
+    @property
+    def beta(self) -> float: ...
+    @staticmethod
+    def from_bytes(state: bytes) -> ReweightedGlmEngine: ...
+
+def _restore_reweighted_glm(state: bytes) -> ReweightedGlmEngine: ...
 
 @final
 class ReweightedLinUcbEngine(_Contextual, _SecureLearner):

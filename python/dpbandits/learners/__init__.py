@@ -8,6 +8,13 @@ from dpbandits.learners.bai import AdaPTT, DPTopTwo, TopTwoBAI
 from dpbandits.learners.elimination import ContextualEliminationBandit, EliminationLinearBandit
 from dpbandits.learners.linucb import JointDPLinUCB, LinUCB
 from dpbandits.learners.linucb_trust import LocalLinUCB, ShuffleLinUCB
+from dpbandits.learners.logistic import (
+    JointDPReweightedLogisticUCB,
+    LocalDPReweightedLogisticUCB,
+    LogisticThompsonSampling,
+    LogisticUCB,
+    ReweightedLogisticUCB,
+)
 from dpbandits.learners.mab import UCB1, PrivateThompsonSampling, PrivateUCB, ThompsonSampling
 from dpbandits.learners.mishra_thakurta import PrivateContextualThompsonSampling, PrivateContextualUCB
 from dpbandits.learners.online_learning import EXP2, PrivateFTPL, PrivateFTRL, SCRiBLe
@@ -50,10 +57,14 @@ __all__ = [
     "EliminationLinearBandit",
     "JointDPLinUCB",
     "JointDPReweightedLinUCB",
+    "JointDPReweightedLogisticUCB",
     "LazyPrivateExperts",
     "LazyPrivateOCO",
     "LinUCB",
+    "LocalDPReweightedLogisticUCB",
     "LocalLinUCB",
+    "LogisticThompsonSampling",
+    "LogisticUCB",
     "PrivateContextualThompsonSampling",
     "PrivateContextualUCB",
     "PrivateDartboardExperts",
@@ -63,6 +74,7 @@ __all__ = [
     "PrivateThompsonSampling",
     "PrivateUCB",
     "ReweightedLinUCB",
+    "ReweightedLogisticUCB",
     "SCRiBLe",
     "ShuffleLinUCB",
     "ThompsonSampling",
