@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -61,6 +61,9 @@ from dpbandits.privacy.shuffle_sum import (
     shuffle_sum_guarantee,
 )
 from dpbandits.serving_sampled import ContextualEliminationPolicy, EliminationPolicy
+
+if TYPE_CHECKING:
+    from dpbandits.ledger import Ledger
 
 __all__ = ["ContextualEliminationBandit", "EliminationLinearBandit", "expected_best_actions"]
 
@@ -141,6 +144,15 @@ class EliminationLinearBandit(BoundOnlineCall, LearnerBase):
     seed:
         None: operating-system entropy (deployment); an int reproduces the
         noise and the shuffler's permutations.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -183,6 +195,8 @@ class EliminationLinearBandit(BoundOnlineCall, LearnerBase):
         seed: int | None = None,
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = integral_arguments(
             type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
@@ -559,6 +573,15 @@ class ContextualEliminationBandit(LearnerBase):
         None (default) or an integer.
     options:
         Further keyword arguments of :class:`EliminationLinearBandit`.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -597,6 +620,8 @@ class ContextualEliminationBandit(LearnerBase):
         zeta: float | None = None,
         max_actions: int = 100_000,
         seed: int | None = None,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
         **options: Any,
     ) -> None:
         self._args = integral_arguments(

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -68,6 +68,9 @@ from dpbandits.privacy.agarwal_singh import (
 from dpbandits.privacy.factorization import counter_choice, counter_parameters, default_counter
 from dpbandits.privacy.secure import LatticeNoise, lattice_laplace, sampler_choice
 from dpbandits.serving_sampled import DikinPolicy, DistributionPolicy, LeaderPolicy
+
+if TYPE_CHECKING:
+    from dpbandits.ledger import Ledger
 
 __all__ = ["EXP2", "PrivateFTPL", "PrivateFTRL", "SCRiBLe"]
 
@@ -231,6 +234,15 @@ class PrivateFTRL(_FollowTheLeaderBase):
         the padded tree's. ``"binary"`` (the default with
         ``calibration="paper"``; select it to reproduce the paper):
         TreeBasedAgg, Alg. 2, the padded tree. ``privacy`` names it.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     seed:
         None (default: operating-system entropy) or an integer for a
@@ -278,6 +290,9 @@ class PrivateFTRL(_FollowTheLeaderBase):
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
         counter: Literal["binary", "smooth-binary"] | None = None,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = integral_arguments(
             type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
@@ -373,6 +388,15 @@ class PrivateFTPL(_FollowTheLeaderBase):
     counter:
         ``"smooth-binary"``, ``"sqrt"``, ``"blt"`` or ``"binary"``; None
         (default) for the calibration's default named above.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -406,6 +430,9 @@ class PrivateFTPL(_FollowTheLeaderBase):
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
         counter: Literal["binary", "smooth-binary", "sqrt", "blt"] | None = None,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = integral_arguments(
             type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
@@ -477,6 +504,15 @@ class EXP2(BoundOnlineCall, LearnerBase):
     secure:
         True draws the noise from operating-system entropy (lattice sampler
         only); False (default) from the seeded generator.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -508,6 +544,9 @@ class EXP2(BoundOnlineCall, LearnerBase):
         seed: int | None = None,
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = integral_arguments(
             type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
@@ -732,6 +771,15 @@ class SCRiBLe(BoundOnlineCall, LearnerBase):
         ``"clip"`` (default) or ``"error"`` for a loss with |loss| > ||y||.
     seed:
         None (default: operating-system entropy) or an integer.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -762,6 +810,9 @@ class SCRiBLe(BoundOnlineCall, LearnerBase):
         calibration: Calibration = "tight",
         bounds: Bounds = "clip",
         seed: int | None = None,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = integral_arguments(
             type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}

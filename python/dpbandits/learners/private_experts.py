@@ -42,7 +42,7 @@ selections.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -64,6 +64,9 @@ from dpbandits.privacy.private_experts import (
 from dpbandits.privacy.secure import sampler_choice
 from dpbandits.serving import ArmPolicy
 from dpbandits.serving_sampled import PointPolicy
+
+if TYPE_CHECKING:
+    from dpbandits.ledger import Ledger
 
 __all__ = [
     "BatchedPrivateEXP3",
@@ -115,6 +118,15 @@ class PrivateStochasticExperts(BoundOnlineCall, LearnerBase):
         True draws the noise from the operating system (needs
         ``sampler="lattice"`` and an ``epsilon``); False (default) from the
         seeded generator.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -155,6 +167,9 @@ class PrivateStochasticExperts(BoundOnlineCall, LearnerBase):
         seed: int | None = None,
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         self._args = integral_arguments(type(self), args)
@@ -290,6 +305,15 @@ class LazyPrivateExperts(BoundOnlineCall, LearnerBase):
     seed:
         None (default: operating-system entropy) or an integer in
         [0, 2^64) for a reproducible run.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -326,6 +350,9 @@ class LazyPrivateExperts(BoundOnlineCall, LearnerBase):
         delta: float = 1e-6,
         bounds: Literal["clip", "error"] = "clip",
         seed: int | None = None,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         self._args = integral_arguments(type(self), args)
@@ -452,6 +479,15 @@ class PrivateDartboardExperts(BoundOnlineCall, LearnerBase):
         True draws the noise, coins and draws from the operating system
         (needs ``sampler="lattice"`` and an ``epsilon``); False (default)
         from the seeded generator.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -495,6 +531,9 @@ class PrivateDartboardExperts(BoundOnlineCall, LearnerBase):
         seed: int | None = None,
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         self._args = integral_arguments(type(self), args)
@@ -627,6 +666,15 @@ class LazyPrivateOCO(BoundOnlineCall, LearnerBase):
     seed:
         None (default: operating-system entropy) or an integer in
         [0, 2^64) for a reproducible run.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -663,6 +711,9 @@ class LazyPrivateOCO(BoundOnlineCall, LearnerBase):
         delta: float = 1e-6,
         bounds: Literal["clip", "error"] = "clip",
         seed: int | None = None,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         self._args = integral_arguments(type(self), args)
@@ -785,6 +836,15 @@ class BatchedPrivateEXP3(BoundOnlineCall, LearnerBase):
         True draws the noise from the operating system (needs
         ``sampler="lattice"`` and an ``epsilon``); False (default) from the
         seeded generator.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -823,6 +883,9 @@ class BatchedPrivateEXP3(BoundOnlineCall, LearnerBase):
         seed: int | None = None,
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         args = {k_: v for k_, v in locals().items() if k_ not in ("self", "__class__")}
         self._args = integral_arguments(type(self), args)
