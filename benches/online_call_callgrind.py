@@ -36,7 +36,11 @@ def cases(n: int) -> dict[str, tuple[object, object, object]]:
     import dpbandits as dp
 
     h = 10 * n
-    k5 = {name: b.indexed(lambda c=getattr(dp, name), e=eps: c(5, h, *e, seed=0), n) for name, eps in (
+    def karmed(name: str, eps: tuple[float, ...]) -> tuple[object, object, object]:
+        cls = getattr(dp, name)
+        return b.indexed(lambda: cls(5, h, *eps, seed=0), n)
+
+    k5 = {name: karmed(name, eps) for name, eps in (
         ("UCB1", ()), ("KLUCB", ()), ("ThompsonSampling", ()), ("PrivateUCB", (1.0,)),
         ("PrivateThompsonSampling", (1.0,)), ("DPSE", (1.0,)), ("DPKLUCB", (1.0,)), ("DPIMED", (1.0,)),
         ("DPTS", (1.0,)), ("AdaPUCB", (1.0,)), ("AdaPKLUCB", (1.0,)), ("AdaCUCB", (1.0,)), ("AdaCKLUCB", (1.0,)),
@@ -122,7 +126,8 @@ def main() -> None:
         out = os.path.join(tmp, "cg.out")
         subprocess.run(
             ["valgrind", "--tool=callgrind", "--dump-before=zlib_crc32*", f"--callgrind-out-file={out}",
-             sys.executable, __file__, "--child", "--rounds", str(args.rounds), *(["--only", *args.only] if args.only else [])],
+             sys.executable, __file__, "--child", "--rounds", str(args.rounds),
+             *(["--only", *args.only] if args.only else [])],
             check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
         dumps = sorted(glob.glob(out + ".*"), key=lambda f: int(f.rsplit(".", 1)[1]))

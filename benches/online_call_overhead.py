@@ -23,8 +23,8 @@ import argparse
 import statistics
 import sys
 import time
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np

@@ -19,10 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import online_call_callgrind  # noqa: E402
+import online_call_callgrind
 
-import dpbandits as dp  # noqa: E402
-from dpbandits.learners.online import LearnerBase  # noqa: E402
+import dpbandits as dp
+from dpbandits.learners.online import LearnerBase
 
 
 def binding(method: object, engine: object) -> str:
@@ -35,7 +35,9 @@ def binding(method: object, engine: object) -> str:
 
 
 def main() -> int:
-    learners = sorted(n for n in dp.__all__ if inspect.isclass(getattr(dp, n)) and issubclass(getattr(dp, n), LearnerBase))
+    learners = sorted(
+        n for n in dp.__all__ if inspect.isclass(getattr(dp, n)) and issubclass(getattr(dp, n), LearnerBase)
+    )
     benched = {name.split(" (")[0]: case for name, case in online_call_callgrind.cases(100).items()}
     print("| learner | select | update | in the benches |")
     print("|---|---|---|---|")
