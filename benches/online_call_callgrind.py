@@ -67,6 +67,9 @@ def cases(n: int) -> dict[str, tuple[object, object, object]]:
         "PrivateDartboardExperts (8)": experts(lambda: dp.PrivateDartboardExperts(8, h, 1.0, seed=0), n),
         "LazyPrivateOCO (8)": experts(lambda: dp.LazyPrivateOCO(8, h, 1.0, seed=0), n, ball=True),
         "BatchedPrivateEXP3 (8)": b.indexed(lambda: dp.BatchedPrivateEXP3(8, h, 1.0, seed=0), n),
+        "DPTopTwo (5)": b.indexed(lambda: dp.DPTopTwo(5, 0.01, 1.0, max_samples=h, seed=0), n),
+        "DPTopTwo (5) update(arm, r)": b.named(lambda: dp.DPTopTwo(5, 0.01, 1.0, max_samples=h, seed=0), n),
+        "AdaPTT (5)": b.indexed(lambda: dp.AdaPTT(5, 0.01, 1.0, max_samples=h, seed=0), n),
     }
     out.update({f"{name} (5)": case for name, case in k5.items()})
     del np

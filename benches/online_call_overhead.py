@@ -71,6 +71,20 @@ def indexed(make: Callable[[], Any], n: int) -> tuple[Callable[[], Any], Round, 
     return make, public, engine
 
 
+def named(make: Callable[[], Any], n: int) -> tuple[Callable[[], Any], Round, Round]:
+    """``select()`` then ``update(arm, reward)`` (the delayed-feedback form)
+    against the engine's ``observe(arm, reward)``."""
+    ys = np.random.default_rng(3).uniform(0, 1, n).tolist()
+
+    def public(lr: Any, e: Any, t: int) -> None:
+        lr.update(lr.select(), ys[t])
+
+    def engine(lr: Any, e: Any, t: int) -> None:
+        e.observe(e.select(), ys[t])
+
+    return make, public, engine
+
+
 def elimination(h: int) -> Callable[[], Any]:
     def elimination() -> Any:
         return dp.EliminationLinearBandit(unit_sets(1, 8, 4, 6)[0], h, "central", 1.0, seed=0)
