@@ -56,6 +56,13 @@ def cases(n: int) -> dict[str, tuple[object, object, object]]:
         "ReweightedLinUCB (5, 25)": b.contextual(lambda: dp.ReweightedLinUCB(5, h, seed=0), 25, 5, n),
         "JointDPReweightedLinUCB (5, 25)": b.contextual(
             lambda: dp.JointDPReweightedLinUCB(5, h, 1.0, 0.1, seed=0), 25, 5, n),
+        "LogisticUCB (5, 25)": b.contextual(lambda: dp.LogisticUCB(5, h, seed=0), 25, 5, n),
+        "LogisticThompsonSampling (5, 25)": b.contextual(lambda: dp.LogisticThompsonSampling(5, h, seed=0), 25, 5, n),
+        "ReweightedLogisticUCB (5, 25)": b.contextual(lambda: dp.ReweightedLogisticUCB(5, h, seed=0), 25, 5, n),
+        "JointDPReweightedLogisticUCB (5, 25)": b.contextual(
+            lambda: dp.JointDPReweightedLogisticUCB(5, h, 1.0, 0.1, seed=0), 25, 5, n),
+        "LocalDPReweightedLogisticUCB (5, 25)": b.contextual(
+            lambda: dp.LocalDPReweightedLogisticUCB(5, h, 1.0, 0.1, seed=0), 25, 5, n),
         "EliminationLinearBandit (8 x 4)": b.indexed(b.elimination(h), n),
         "ContextualEliminationBandit (6 x 3, 4 actions)": b.client_elimination(h, n),
         "EXP2 (8)": b.indexed(lambda: dp.EXP2(8, h, 1.0, seed=0), n),
