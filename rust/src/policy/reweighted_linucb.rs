@@ -397,10 +397,10 @@ impl ReweightedLinUcb {
     /// n = sqrt(gamma) L z with ||n|| <= sqrt(gamma lmax(H)) chi_z. With the
     /// isotropic ridge rho = 2 N_b + lambda_0 (lambda_0 = c_r L^2),
     /// Lambda = G + rho I >= G_w + (N_b + lambda_0) I on that event, and
-    /// Lambda (theta - theta*) = S_w + n - (N + rho I) theta*, so
-    /// ||theta - theta*||_Lambda <= sigma_r chi + (sqrt(gamma lmax H) chi_z
-    /// + (N_b + rho) S) / sqrt(lmin Lambda) (fixed design within the epoch:
-    /// its policy and weights are fixed at its start).
+    /// Lambda (theta - theta*) = S_w + n - (N + rho I) theta*, so (fixed
+    /// design within the epoch: its policy and weights are fixed at its
+    /// start) ||theta - theta*||_Lambda <= sigma_r chi +
+    /// (sqrt(gamma lmax H) chi_z + (N_b + rho) S) / sqrt(lmin Lambda).
     fn next_estimate(&mut self, release: &[f64], gamma: f64) {
         let d = self.config.d;
         let c = self.config;
