@@ -40,16 +40,6 @@ def _linear(lr: Any, t: int) -> None:
     lr.update(0.5 * ((t * 5) % 3 == 0))
 
 
-def _experts(lr: Any, t: int) -> None:
-    lr.select()
-    lr.update([((t * 7 + i * 3) % 5) / 4.0 for i in range(K)])
-
-
-def _ball(lr: Any, t: int) -> None:
-    lr.decision()
-    lr.update([0.5 * (((t * 5 + i) % 3) - 1) for i in range(K)])
-
-
 def _drive(name: str) -> Callable[[Any, int], Any]:
     return DRIVERS[name][1] if name in DRIVERS else _karmed
 
@@ -91,8 +81,6 @@ KINDS.update({
                          DRIVERS["PrivateFTPL"][1]),
     "PrivateFTRL/smooth": (lambda h, s: L.PrivateFTRL(K, h, 1.0, counter="smooth-binary", seed=s),
                            DRIVERS["PrivateFTRL"][1]),
-    "PrivateDartboardExperts": (lambda h, s: L.PrivateDartboardExperts(K, h, 4.0, seed=s), _experts),
-    "LazyPrivateOCO": (lambda h, s: L.LazyPrivateOCO(K, h, 4.0, seed=s), _ball),
 })
 
 

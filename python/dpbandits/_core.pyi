@@ -26,6 +26,7 @@ __all__ = [
     "BaiBernoulliRewards",
     "BaiEngine",
     "BatchedExp3Engine",
+    "ClientCall",
     "DartboardExpertsEngine",
     "EliminationEngine",
     "EngineLock",
@@ -77,6 +78,7 @@ __all__ = [
     "_restore_stochastic_experts",
     "_restore_tree_counter",
     "_restore_trust_linucb",
+    "best_row",
     "core_set",
     "kernel_build",
     "sample_gaussian",
@@ -256,6 +258,25 @@ class OnlineCall:
     def pending(self, value: Any) -> None: ...
     def select(self, *args: Any) -> Any: ...
     def update(self, *args: Any) -> None: ...
+
+@final
+class ClientCall:
+    """``select(features)`` / ``update(reward)`` of the contextual
+    reduction of batched elimination, bound in Rust on the linear
+    learner's ``OnlineCall`` (see ``ContextualEliminationBandit``)."""
+
+    def __new__(
+        cls,
+        call: OnlineCall,
+        thetas: NDArray[np.float64],
+        checked_select: Callable[..., Any],
+        checked_update: Callable[..., Any],
+    ) -> ClientCall: ...
+    def select(self, *args: Any) -> Any: ...
+    def update(self, *args: Any) -> None: ...
+
+def best_row(phi: NDArray[np.float64], theta: NDArray[np.float64]) -> int:
+    """The first row of ``phi`` (k >= 1, d) with the largest inner product with ``theta`` (d,)."""
 
 @final
 class RowQueue:
@@ -1183,8 +1204,10 @@ class BaiEngine:
     on a lattice by default), means from every release or the last one
     (``forget``), ``rule`` "top_two" (EB leader, TCI challenger on d_eps
     costs with ``epsilon``, kl without), "top_two_stopping" (the
-    shifted-test challenger), "top_two_chernoff" (TCI on the Chernoff cost)
-    or "adap" (AdaP-TT's leader and challenger); ``stop`` "shifted": the
+    shifted-test challenger), "top_two_chernoff" (TCI on the Chernoff cost),
+    "top_two_chernoff_ids" (the same challenger, the leader played with the
+    information-directed probability instead of ``beta``) or "adap"
+    (AdaP-TT's leader and challenger); ``stop`` "shifted": the
     rule on noise-shifted means with GLR ``thresholds`` (one constant or
     one per batch index), ``c1`` and noise ``radii`` per batch index;
     "chernoff": the Chernoff pair statistic with ``thresholds`` indexed by

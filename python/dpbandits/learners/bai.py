@@ -77,10 +77,13 @@ points and rounding is monotone, so the sensitivity stays 1 step-exact);
 ``privacy`` reports the exact lattice epsilon 2^j / t <= epsilon. Audited in
 ``tests/test_bai.py`` (released sums of neighbouring reward sequences).
 
-What is reconstructed. The text of the papers we could reach (abstracts,
-the authors' experiment code for the 2023 paper) has no algorithm box for
-the 2025 learner; the batch schedule (first batch ceil(f / eps) rewards,
-then ratio ``ratio``), the TCI challenger, beta = 1/2 and both stopping
+What is reconstructed. The text of the papers we could reach (abstracts
+and the opening of the 2025 paper's HTML version, the authors' experiment
+code for the 2023 paper, github.com/achraf-azize/DP-BAI and
+github.com/Aymen97am/DP_BAI) has no algorithm box for the 2025 learner;
+the batch schedule (first batch ceil(f / eps) rewards, then ratio
+``ratio``), the TCI challenger, the information-directed leader
+probability (You et al. 2023, on our Chernoff cost) and both stopping
 rules are ours: the shifted rule above (which splits delta between the
 GLR and the noise radii) and :class:`DPTopTwo`'s default Chernoff rule
 (one concentration inequality for the Bernoulli + Laplace sums,
@@ -528,7 +531,8 @@ class DPTopTwo(_PrivateBAI):
     leader the largest released mean, challenger argmin_b W(a, b) + ln N_b
     with W the Chernoff cost below (or the d_eps cost
     W_eps(a, b) = inf_z N_a d_eps(m_a, z) + N_b d_eps(m_b, z)), leader with
-    probability ``beta``. Stopping (default): the Chernoff rule of
+    probability ``beta`` (default: the information-directed probability
+    of the pair, see ``beta``). Stopping (default): the Chernoff rule of
     :mod:`dpbandits.privacy.bai`, equations (C1)-(C5): with
     D(m; n, j, z) = sup_s [s n m - n ln(1 - z + z e^s) - j Lambda(s)]
     (Lambda the log-MGF of one noise draw) and
@@ -557,18 +561,31 @@ class DPTopTwo(_PrivateBAI):
         rewards.
     beta:
         Probability of sampling the leader rather than the challenger, in
-        (0, 1) (default 0.5).
+        (0, 1), or None (default): with ``challenger="chernoff"`` the
+        information-directed probability D_a / (D_a + D_b), the two
+        exponents of (C1) at the minimiser z* of W(a, b) (You, Qin, Wang &
+        Yang 2023, "Information-directed selection for top-two
+        algorithms", ICML, Sec. 3, on the Chernoff cost), recomputed at
+        every release; it plays the arm of the pair whose samples carry
+        the cost, which in the high-privacy regime (cost about
+        epsilon |m_a - m_b| min(N_a, N_b)) balances the leader with its
+        challengers as the optimal allocation does; with the other
+        challengers None means 0.5.
     first_batch:
-        f, finite and > 0 (default 64): each arm's first batch is
+        f, finite and > 0 (default 128): each arm's first batch is
         ceil(f / epsilon) rewards (at least 1, at most ``max_samples``).
         Every noise draw an arm's mean holds costs exponent in (C1), so
-        fewer, longer batches stop sooner on the ``private-bai`` instances
-        (the default was chosen there among 4, 16, 32 and 64); the price
-        is a first round of k ceil(f / epsilon) rewards.
+        fewer, longer batches stop sooner on the ``private-bai`` instances;
+        the price is a first round of k ceil(f / epsilon) rewards, which
+        dominates on easy instances (the default, with ``ratio``, was
+        chosen on the ``private-bai`` grid among f in {16, 64, 128, 192,
+        256}: the largest f that does not slow the easiest instance).
     ratio:
-        Ratio of the geometric batches, finite and > 1 (default 1.5); it
-        must not make more than :data:`MAX_BATCHES` batches per arm within
-        ``max_samples``.
+        Ratio of the geometric batches, finite and > 1 (default 1.7; chosen
+        with ``first_batch`` among 1.2, 1.5, 1.7, 1.85, 2, 3 and 4: a
+        smaller ratio stops closer to the time the test would pass but
+        puts more noise draws into each mean); it must not make more than
+        :data:`MAX_BATCHES` batches per arm within ``max_samples``.
     challenger:
         ``"chernoff"`` (default): argmin_b W(a, b) + ln N_b with W the
         Chernoff cost of the stopping rule (equation (C3) of
@@ -638,9 +655,9 @@ class DPTopTwo(_PrivateBAI):
         k: int,
         delta: float,
         epsilon: float,
-        beta: float = 0.5,
-        first_batch: float = 64.0,
-        ratio: float = 1.5,
+        beta: float | None = None,
+        first_batch: float = 128.0,
+        ratio: float = 1.7,
         challenger: Literal["chernoff", "stopping", "d_eps"] = "chernoff",
         stopping: Literal["chernoff", "shifted"] = "chernoff",
         noise_share: float = 0.5,
@@ -650,7 +667,8 @@ class DPTopTwo(_PrivateBAI):
         seed: int | None = None,
     ) -> None:
         self._setup(k, delta, max_samples)
-        self.beta = _beta(beta)
+        # None: the information-directed leader probability (chernoff challenger).
+        self.beta = None if beta is None and challenger == "chernoff" else _beta(0.5 if beta is None else beta)
         self._args = {"__class__": "DPTopTwo", "k": k, "delta": delta, "epsilon": epsilon, "beta": beta,
                       "first_batch": first_batch, "ratio": ratio, "challenger": challenger, "stopping": stopping,
                       "noise_share": noise_share,
@@ -687,8 +705,11 @@ class DPTopTwo(_PrivateBAI):
             thresholds = [c0]
             radii = noise_radii(self.k, self.delta * self.noise_share, scale, batches, lattice, cumulative=True)
         rule = {"stopping": "top_two_stopping", "chernoff": "top_two_chernoff", "d_eps": "top_two"}[challenger]
+        if self.beta is None:
+            rule = "top_two_chernoff_ids"
         self._engine = _core.BaiEngine(
-            self.k, rule=rule, epsilon=self.epsilon, beta=self.beta, first=self.first_length, ratio=self.ratio,
+            self.k, rule=rule, epsilon=self.epsilon, beta=0.5 if self.beta is None else self.beta,
+            first=self.first_length, ratio=self.ratio,
             forget=False, noise=wire, secure=secure, thresholds=thresholds, c1=c1, radii=radii,
             max_samples=self.max_samples, seed=seed_or_none("seed", seed), stop=stopping,
         )

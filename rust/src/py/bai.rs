@@ -59,11 +59,18 @@ impl PyBai {
             "top_two" => BaiRule::TopTwo { divergence_epsilon: epsilon },
             "top_two_stopping" => BaiRule::StoppingTopTwo,
             "top_two_chernoff" => BaiRule::ChernoffTopTwo,
+            "top_two_chernoff_ids" => BaiRule::ChernoffIds,
             "adap" => match epsilon {
                 Some(e) => BaiRule::AdaP { epsilon: e },
                 None => return Err(to_py(Error::invalid("epsilon", "AdaP-TT needs epsilon"))),
             },
-            _ => return unknown("rule", "'top_two', 'top_two_stopping', 'top_two_chernoff' or 'adap'", rule),
+            _ => {
+                return unknown(
+                    "rule",
+                    "'top_two', 'top_two_stopping', 'top_two_chernoff', 'top_two_chernoff_ids' or 'adap'",
+                    rule,
+                )
+            }
         };
         let config = BaiConfig {
             k,

@@ -23,7 +23,7 @@
 use std::sync::{Mutex, PoisonError};
 
 use numpy::{IntoPyArray, PyArray2, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn};
-use pyo3::exceptions::{PyIndexError, PyTypeError};
+use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -34,9 +34,11 @@ use super::elimination::PyElimination;
 use super::errors::IntoPy;
 use super::karmed::EngineLock;
 use super::online_learning::{PyExp2, PyFollowTheLeader, PyScrible};
-use super::private_experts::{PyBatchedExp3, PyLazyExperts, PyStochasticExperts};
+use super::private_experts::{PyBatchedExp3, PyDartboardExperts, PyLazyBall, PyLazyExperts, PyStochasticExperts};
 use crate::policy::elimination::Elimination as EliminationCore;
-use crate::policy::{BatchedExp3, Exp2, FollowTheLeader, LazyExperts, Scrible, StochasticExperts};
+use crate::policy::{
+    BatchedExp3, DartboardExperts, Exp2, FollowTheLeader, LazyBall, LazyExperts, Scrible, StochasticExperts,
+};
 
 /// Releases the lock when dropped (also when the call unwinds).
 struct Held<'a>(&'a EngineLock);
@@ -56,6 +58,9 @@ enum Engine {
     Elimination(Py<PyElimination>),
     StochasticExperts(Py<PyStochasticExperts>),
     LazyExperts(Py<PyLazyExperts>),
+    DartboardExperts(Py<PyDartboardExperts>),
+    /// Lazy exponential weights on the ball: `select()` is the point played.
+    LazyBall(Py<PyLazyBall>),
     BatchedExp3(Py<PyBatchedExp3>),
     /// A contextual linear engine (`select(D)`, `observe(x, reward)`),
     /// called through its Python methods, and the outstanding rows.
@@ -98,6 +103,19 @@ impl OnlineCall {
     /// it (true: the engine's first clipped input), then the warning;
     /// false when no index is outstanding (the checked path answers).
     fn index_round(&self, py: Python<'_>, value: f64, observe: impl FnOnce(usize) -> PyResult<bool>) -> PyResult<bool> {
+        self.index_round_at(py, value, observe, 1)
+    }
+
+    /// [`OnlineCall::index_round`], the warning's `stacklevel` given (1:
+    /// `update` called from Python; 0: called by another Rust call that
+    /// the learner's `_warn_as` counts as a frame).
+    fn index_round_at(
+        &self,
+        py: Python<'_>,
+        value: f64,
+        observe: impl FnOnce(usize) -> PyResult<bool>,
+        stacklevel: u32,
+    ) -> PyResult<bool> {
         let _held = self.enter(py);
         let pending = match *self.pending() {
             Pending::Index(i) => Some(i),
@@ -107,7 +125,7 @@ impl OnlineCall {
         let first = observe(i)?;
         *self.pending() = Pending::None;
         if first {
-            self.warn_first_clip(py, value, None)?;
+            self.warn_first_clip_at(py, value, None, stacklevel)?;
         }
         Ok(true)
     }
@@ -151,16 +169,26 @@ impl OnlineCall {
     /// (`detail`: the played row or point), through its
     /// `_warn_first_clip(value, detail, stacklevel)`; the warning names the
     /// code that called `update`.
-    #[cold]
-    #[inline(never)]
     fn warn_first_clip<'py>(
         &self,
         py: Python<'py>,
         value: impl IntoPyObject<'py>,
         detail: Option<Bound<'py, PyAny>>,
     ) -> PyResult<()> {
+        self.warn_first_clip_at(py, value, detail, 1)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn warn_first_clip_at<'py>(
+        &self,
+        py: Python<'py>,
+        value: impl IntoPyObject<'py>,
+        detail: Option<Bound<'py, PyAny>>,
+        stacklevel: u32,
+    ) -> PyResult<()> {
         let learner = self.checked_update.bind(py).getattr(intern!(py, "__self__"))?;
-        learner.call_method1(intern!(py, "_warn_first_clip"), (value, detail, 1))?;
+        learner.call_method1(intern!(py, "_warn_first_clip"), (value, detail, stacklevel))?;
         Ok(())
     }
 }
@@ -384,6 +412,22 @@ impl RowQueue {
     }
 }
 
+/// The round of a full-information engine (`$ty`, bound as `$e`): a
+/// finite float64 loss vector `$arg` observed under the lock, then the
+/// warning of a first clip; anything else falls through to the checked path.
+macro_rules! vector_round {
+    ($self:ident, $py:ident, $e:ident, $arg:ident, $ty:ty) => {
+        if let Some(losses) = finite_vector(&$arg) {
+            let _held = $self.enter($py);
+            let mut engine = $e.bind($py).try_borrow_mut()?;
+            expect_shape("losses", &[losses.len()], &[engine.inner.config().n])?;
+            let first = first_clip(&mut engine.inner, <$ty>::clipped_rewards, |e| e.observe(&losses).py_err())?;
+            drop(engine);
+            return $self.after_clip($py, first, $arg);
+        }
+    };
+}
+
 #[pymethods]
 impl OnlineCall {
     #[new]
@@ -408,6 +452,10 @@ impl OnlineCall {
             Engine::StochasticExperts(e.clone().unbind())
         } else if let Ok(e) = engine.cast::<PyLazyExperts>() {
             Engine::LazyExperts(e.clone().unbind())
+        } else if let Ok(e) = engine.cast::<PyDartboardExperts>() {
+            Engine::DartboardExperts(e.clone().unbind())
+        } else if let Ok(e) = engine.cast::<PyLazyBall>() {
+            Engine::LazyBall(e.clone().unbind())
         } else if let Ok(e) = engine.cast::<PyBatchedExp3>() {
             Engine::BatchedExp3(e.clone().unbind())
         } else if let Some(q) = queue {
@@ -515,6 +563,14 @@ impl OnlineCall {
                     let i = e.bind(py).try_borrow()?.inner.current();
                     return Ok(i.into_pyobject(py)?.into_any().unbind());
                 }
+                Engine::DartboardExperts(e) => {
+                    let i = e.bind(py).try_borrow()?.inner.current();
+                    return Ok(i.into_pyobject(py)?.into_any().unbind());
+                }
+                Engine::LazyBall(e) => {
+                    let point = e.bind(py).try_borrow()?.inner.point().to_vec();
+                    return Ok(point.into_pyarray(py).into_any().unbind());
+                }
                 Engine::BatchedExp3(e) => {
                     let i = e.bind(py).try_borrow()?.inner.current();
                     *self.pending() = Pending::Index(i);
@@ -565,30 +621,10 @@ impl OnlineCall {
                         return Ok(());
                     }
                 }
-                Engine::StochasticExperts(e) => {
-                    if let Some(losses) = finite_vector(&arg) {
-                        let _held = self.enter(py);
-                        let mut engine = e.bind(py).try_borrow_mut()?;
-                        expect_shape("losses", &[losses.len()], &[engine.inner.config().n])?;
-                        let first = first_clip(&mut engine.inner, StochasticExperts::clipped_rewards, |e| {
-                            e.observe(&losses).py_err()
-                        })?;
-                        drop(engine);
-                        return self.after_clip(py, first, arg);
-                    }
-                }
-                Engine::LazyExperts(e) => {
-                    if let Some(losses) = finite_vector(&arg) {
-                        let _held = self.enter(py);
-                        let mut engine = e.bind(py).try_borrow_mut()?;
-                        expect_shape("losses", &[losses.len()], &[engine.inner.config().n])?;
-                        let first = first_clip(&mut engine.inner, LazyExperts::clipped_rewards, |e| {
-                            e.observe(&losses).py_err()
-                        })?;
-                        drop(engine);
-                        return self.after_clip(py, first, arg);
-                    }
-                }
+                Engine::StochasticExperts(e) => vector_round!(self, py, e, arg, StochasticExperts),
+                Engine::LazyExperts(e) => vector_round!(self, py, e, arg, LazyExperts),
+                Engine::DartboardExperts(e) => vector_round!(self, py, e, arg, DartboardExperts),
+                Engine::LazyBall(e) => vector_round!(self, py, e, arg, LazyBall),
                 Engine::BatchedExp3(e) => {
                     if let Some(loss) = exact_float(&arg) {
                         let observe = |i| {
@@ -636,7 +672,132 @@ impl OnlineCall {
     }
 }
 
+/// The index of the first row of `phi` (shape (k, d), row major) with the
+/// largest inner product with `theta` (length d); the sums run in index
+/// order. `k` >= 1.
+fn best_row_of(phi: &[f64], theta: &[f64]) -> usize {
+    let mut best = (0, f64::NEG_INFINITY);
+    for (a, row) in phi.chunks_exact(theta.len().max(1)).enumerate() {
+        let score: f64 = row.iter().zip(theta).map(|(x, t)| x * t).sum();
+        if score > best.1 || a == 0 {
+            best = (a, score);
+        }
+    }
+    best.0
+}
+
+/// The client's action argmax_a <phi[a], theta> (ties to the lowest
+/// index), for `ContextualEliminationBandit.client_action`: `phi` (k, d)
+/// with k >= 1 and `theta` (d,), finite, checked by the caller.
+#[pyfunction]
+fn best_row(phi: PyReadonlyArrayDyn<'_, f64>, theta: PyReadonlyArrayDyn<'_, f64>) -> PyResult<usize> {
+    let (shape, data) = row_major(&phi);
+    let (tshape, t) = row_major(&theta);
+    if shape.len() != 2 || shape[0] == 0 || tshape.len() != 1 || tshape[0] != shape[1] {
+        return Err(PyValueError::new_err(format!(
+            "best_row: expected phi of shape (k >= 1, d) and theta of shape (d,), got {shape:?} and {tshape:?}"
+        )));
+    }
+    Ok(best_row_of(&data, &t))
+}
+
+/// The online call of the contextual reduction of batched elimination
+/// (`dpbandits.ContextualEliminationBandit`): `select(features)` with a
+/// finite float64 array of shape (k, d) takes the parameter index i from
+/// the elimination engine of the linear learner's call `call` (its lock,
+/// its outstanding selection) and answers the client's action
+/// argmax_a <features[a], thetas[i]>; `update(reward)` with a finite
+/// float is that learner's round. Any other call goes to the checked
+/// methods, under the same lock.
+#[pyclass(frozen, module = "dpbandits._core", name = "ClientCall")]
+pub struct ClientCall {
+    call: Py<OnlineCall>,
+    thetas: Vec<f64>,
+    d: usize,
+    checked_select: Py<PyAny>,
+    checked_update: Py<PyAny>,
+}
+
+impl ClientCall {
+    /// The fast `select(features)`; None when the checked path answers.
+    fn client_round(&self, py: Python<'_>, features: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
+        let Ok(a) = features.extract::<PyReadonlyArrayDyn<'_, f64>>() else { return Ok(None) };
+        let (shape, phi) = row_major(&a);
+        if shape.len() != 2 || shape[1] != self.d || shape[0] == 0 || !phi.iter().all(|x| x.is_finite()) {
+            return Ok(None);
+        }
+        let call = self.call.get();
+        let Engine::Elimination(e) = &call.engine else { return Ok(None) };
+        let _held = call.enter(py);
+        if !matches!(*call.pending(), Pending::None) {
+            return Ok(None);
+        }
+        let i = e.bind(py).try_borrow_mut()?.inner.next_action().py_err()?;
+        *call.pending() = Pending::Index(i);
+        let theta = self
+            .thetas
+            .get(i * self.d..(i + 1) * self.d)
+            .ok_or_else(|| PyIndexError::new_err("the engine's selection is not a row of thetas"))?;
+        Ok(Some(best_row_of(&phi, theta)))
+    }
+}
+
+#[pymethods]
+impl ClientCall {
+    #[new]
+    fn new(
+        call: Py<OnlineCall>,
+        thetas: PyReadonlyArrayDyn<'_, f64>,
+        checked_select: Py<PyAny>,
+        checked_update: Py<PyAny>,
+    ) -> PyResult<Self> {
+        let (shape, thetas) = row_major(&thetas);
+        if shape.len() != 2 {
+            return Err(PyValueError::new_err(format!("ClientCall: thetas must be (M, d), got {shape:?}")));
+        }
+        if !matches!(call.get().engine, Engine::Elimination(_)) {
+            return Err(PyTypeError::new_err("ClientCall: the call must be a batched elimination learner's"));
+        }
+        Ok(ClientCall { call, thetas, d: shape[1], checked_select, checked_update })
+    }
+
+    /// The learner's `select` (see the learner's docstring).
+    #[pyo3(signature = (*args))]
+    fn select(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
+        if args.len() == 1 {
+            if let Some(a) = self.client_round(py, &args.get_item(0)?)? {
+                return Ok(a.into_pyobject(py)?.into_any().unbind());
+            }
+        }
+        Ok(self.checked_select.bind(py).call1(args)?.unbind())
+    }
+
+    /// The learner's `update` (see the learner's docstring).
+    #[pyo3(signature = (*args))]
+    fn update(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<()> {
+        if args.len() == 1 {
+            let call = self.call.get();
+            if let (Some(reward), Engine::Elimination(e)) =
+                (exact_float(&args.get_item(0)?).filter(|r| r.is_finite()), &call.engine)
+            {
+                let observe = |i| {
+                    let inner = &mut e.bind(py).try_borrow_mut()?.inner;
+                    first_clip(inner, EliminationCore::clipped_rewards, |e| e.observe(i, reward).py_err())
+                };
+                // The linear learner warns as this one (its `_warn_as` counts this call as a frame).
+                if call.index_round_at(py, reward, observe, 0)? {
+                    return Ok(());
+                }
+            }
+        }
+        self.checked_update.bind(py).call1(args)?;
+        Ok(())
+    }
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<RowQueue>()?;
+    m.add_class::<ClientCall>()?;
+    m.add_function(wrap_pyfunction!(best_row, m)?)?;
     m.add_class::<OnlineCall>()
 }
