@@ -13,7 +13,7 @@ the private construction, its proof and what is reconstructed are in
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -24,6 +24,9 @@ from dpbandits.learners.online import OnlineLearner, engine_decision_set
 from dpbandits.privacy import Guarantee
 from dpbandits.privacy.reweighted_glm import GlmCalibration, glm_calibration, glm_reward_chi, ucb_glm_width
 from dpbandits.privacy.secure import sampler_choice
+
+if TYPE_CHECKING:
+    from dpbandits.ledger import Ledger
 
 __all__ = [
     "JointDPReweightedLogisticUCB",
@@ -135,6 +138,15 @@ class LogisticUCB(_OnlineLogistic):
         [0, 1]) or ``"error"``.
     seed:
         None (default) or an integer (this learner draws nothing).
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -166,6 +178,9 @@ class LogisticUCB(_OnlineLogistic):
         beta_scale: float = 1.0,
         bounds: Literal["clip", "error"] = "clip",
         seed: int | None = None,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = integral_arguments(
             type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
@@ -225,6 +240,15 @@ class LogisticThompsonSampling(_OnlineLogistic):
         ``"clip"`` (default) or ``"error"``.
     seed:
         None (default: operating-system entropy) or an integer (reproducible draws).
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -255,6 +279,9 @@ class LogisticThompsonSampling(_OnlineLogistic):
         ridge: float = 1.0,
         bounds: Literal["clip", "error"] = "clip",
         seed: int | None = None,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = integral_arguments(
             type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
@@ -411,6 +438,15 @@ class ReweightedLogisticUCB(_ReweightedLogistic):
         [0, 1]) or ``"error"``.
     seed:
         None (default) or an integer (this learner draws no noise).
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -444,6 +480,9 @@ class ReweightedLogisticUCB(_ReweightedLogistic):
         beta_scale: float = 1.0,
         bounds: Literal["clip", "error"] = "clip",
         seed: int | None = None,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = integral_arguments(
             type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
@@ -567,6 +606,15 @@ class JointDPReweightedLogisticUCB(_PrivateReweightedLogistic):
         ``"lattice"`` (default: exact discrete Gaussian) or ``"float"``.
     secure:
         True draws the noise from operating-system entropy (lattice only).
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -609,6 +657,9 @@ class JointDPReweightedLogisticUCB(_PrivateReweightedLogistic):
         seed: int | None = None,
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = integral_arguments(
             type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
@@ -667,6 +718,15 @@ class LocalDPReweightedLogisticUCB(_PrivateReweightedLogistic):
         ``"lattice"`` (default: exact discrete Gaussian) or ``"float"``.
     secure:
         True draws the noise from operating-system entropy (lattice only).
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -707,6 +767,9 @@ class LocalDPReweightedLogisticUCB(_PrivateReweightedLogistic):
         seed: int | None = None,
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = integral_arguments(
             type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
