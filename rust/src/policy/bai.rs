@@ -448,6 +448,51 @@ impl Bai {
         best
     }
 
+    /// Batches released so far (over all arms).
+    pub fn releases(&self) -> u64 {
+        self.arms.iter().map(|a| u64::from(a.batches)).sum()
+    }
+
+    /// The law of the next selection as a function of released values and
+    /// selection counts only (the served policy): before every arm has a
+    /// release, uniform over the arms without one (the engine takes the
+    /// least-selected of them); then the leader probability (`beta`, or
+    /// the information-directed one of this state) on the leader and the
+    /// rest on the challenger of this state.
+    pub fn sampling_probabilities(&self) -> Vec<f64> {
+        let k = self.config.k;
+        let mut p = vec![0.0; k];
+        let waiting: Vec<usize> = (0..k).filter(|&a| self.arms[a].batches == 0).collect();
+        if !waiting.is_empty() {
+            let w = 1.0 / waiting.len() as f64;
+            for a in waiting {
+                p[a] = w;
+            }
+            return p;
+        }
+        let (leader, challenger) = if let BaiRule::AdaP { .. } = self.config.rule {
+            let mut e = self.clone();
+            e.adap_pair();
+            (e.leader, e.challenger)
+        } else {
+            (self.leader, self.challenger)
+        };
+        let beta = self.leader_probability();
+        p[leader] += beta;
+        p[challenger] += 1.0 - beta;
+        p
+    }
+
+    /// The probability of playing the leader: `beta`, or the
+    /// information-directed one of this state (`ChernoffIds`).
+    fn leader_probability(&self) -> f64 {
+        if self.config.rule == BaiRule::ChernoffIds {
+            self.lead_prob
+        } else {
+            self.config.beta
+        }
+    }
+
     /// The arm to pull next.
     pub fn select_arm(&mut self) -> Result<usize> {
         if self.t >= self.config.max_samples {
@@ -467,7 +512,7 @@ impl Bai {
                 self.adap_pair();
             }
             let u = unit_f64(&mut self.rng);
-            let beta = if self.config.rule == BaiRule::ChernoffIds { self.lead_prob } else { self.config.beta };
+            let beta = self.leader_probability();
             if u < beta {
                 self.leader
             } else {
