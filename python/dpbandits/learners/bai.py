@@ -667,15 +667,14 @@ class CTBTT(BestArmIdentifier):
         max_samples: int = 10**8,
         seed: int | None = None,
     ) -> None:
+        self._args = {"k": k, "delta": delta, "epsilon": epsilon, "beta": beta,
+                      "secure": secure, "max_samples": max_samples, "seed": seed}
         self._setup(k, delta, max_samples)
         self.beta = _beta(beta)
         if not isinstance(secure, bool):
             raise TypeError(f"invalid argument `secure`: expected a bool, got {secure!r}")
-        self.secure = secure
         self.response = randomised_response(epsilon)
         self.epsilon = float(epsilon)
-        self._args = {"k": k, "delta": delta, "epsilon": epsilon, "beta": beta,
-                      "secure": secure, "max_samples": max_samples, "seed": seed}
         c0, c1 = glr_threshold(self.k, self.delta)
         self._engine = _core.BaiEngine(
             self.k, rule="top_two", epsilon=None, beta=self.beta, first=1, ratio=1.0, forget=False,
