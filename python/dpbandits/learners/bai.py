@@ -127,6 +127,7 @@ from dpbandits.privacy.guarantees import Guarantee
 from dpbandits.privacy.secure import exact_lattice_noise
 
 if TYPE_CHECKING:
+    from dpbandits.ledger import Ledger
     from dpbandits.serving_sampled import BAIPolicy
 
 __all__ = ["AdaPTT", "BAIRuns", "BestArmIdentifier", "DPTopTwo", "TopTwoBAI"]
@@ -538,6 +539,15 @@ class TopTwoBAI(BestArmIdentifier):
     seed:
         None (default: operating-system entropy) or an integer in
         [0, 2^64) for reproducible coin flips.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -558,7 +568,15 @@ class TopTwoBAI(BestArmIdentifier):
     """
 
     def __init__(
-        self, k: int, delta: float, beta: float = 0.5, max_samples: int = 10**8, seed: int | None = None
+        self,
+        k: int,
+        delta: float,
+        beta: float = 0.5,
+        max_samples: int = 10**8,
+        seed: int | None = None,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._setup(k, delta, max_samples)
         self.beta = _beta(beta)
@@ -844,6 +862,15 @@ class DPTopTwo(_PrivateBAI):
     seed:
         None (default: operating-system entropy) or an integer in
         [0, 2^64) for reproducible coin flips and noise.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -887,6 +914,9 @@ class DPTopTwo(_PrivateBAI):
         secure: bool = False,
         max_samples: int = 10**8,
         seed: int | None = None,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._setup(k, delta, max_samples)
         # None: the information-directed leader probability (chernoff challenger).
@@ -987,6 +1017,15 @@ class AdaPTT(_PrivateBAI):
     seed:
         None (default: operating-system entropy) or an integer in
         [0, 2^64) for reproducible coin flips and noise.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -1026,6 +1065,9 @@ class AdaPTT(_PrivateBAI):
         secure: bool = False,
         max_samples: int = 10**8,
         seed: int | None = None,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._setup(k, delta, max_samples)
         self.beta = _beta(beta)
