@@ -130,7 +130,7 @@ if TYPE_CHECKING:
     from dpbandits.ledger import Ledger
     from dpbandits.serving_sampled import BAIPolicy
 
-__all__ = ["AdaPTT", "BAIRuns", "BestArmIdentifier", "DPTopTwo", "TopTwoBAI"]
+__all__ = ["CTBTT", "AdaPTT", "BAIRuns", "BestArmIdentifier", "DPTopTwo", "TopTwoBAI"]
 
 Sampler = Literal["lattice", "float"]
 
@@ -653,6 +653,15 @@ class CTBTT(BestArmIdentifier):
     seed:
         None (default: operating-system entropy) or an integer in
         [0, 2^64) for reproducible coin flips and privatisation.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -684,6 +693,9 @@ class CTBTT(BestArmIdentifier):
         secure: bool = False,
         max_samples: int = 10**8,
         seed: int | None = None,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = {"k": k, "delta": delta, "epsilon": epsilon, "beta": beta,
                       "secure": secure, "max_samples": max_samples, "seed": seed}
