@@ -45,6 +45,9 @@ def cases(n: int) -> dict[str, tuple[object, object, object]]:
         "LazyPrivateExperts (8)": experts(lambda: dp.LazyPrivateExperts(8, h, 1.0, seed=0), n),
         "BatchedPrivateEXP3 (8)": b.indexed(lambda: dp.BatchedPrivateEXP3(8, h, 1.0, seed=0), n),
         "DPKLUCB (5)": b.indexed(lambda: dp.DPKLUCB(5, h, 1.0, seed=0), n),
+        "DPTopTwo (5)": b.indexed(lambda: dp.DPTopTwo(5, 0.01, 1.0, max_samples=h, seed=0), n),
+        "DPTopTwo (5) update(arm, r)": b.named(lambda: dp.DPTopTwo(5, 0.01, 1.0, max_samples=h, seed=0), n),
+        "AdaPTT (5)": b.indexed(lambda: dp.AdaPTT(5, 0.01, 1.0, max_samples=h, seed=0), n),
     }
 
 

@@ -67,6 +67,20 @@ def indexed(make: Callable[[], Any], n: int) -> tuple[Callable[[], Any], Round, 
     return make, public, engine
 
 
+def named(make: Callable[[], Any], n: int) -> tuple[Callable[[], Any], Round, Round]:
+    """``select()`` then ``update(arm, reward)`` (the delayed-feedback form)
+    against the engine's ``observe(arm, reward)``."""
+    ys = np.random.default_rng(3).uniform(0, 1, n).tolist()
+
+    def public(lr: Any, e: Any, t: int) -> None:
+        lr.update(lr.select(), ys[t])
+
+    def engine(lr: Any, e: Any, t: int) -> None:
+        e.observe(e.select(), ys[t])
+
+    return make, public, engine
+
+
 def elimination(h: int) -> Callable[[], Any]:
     def elimination() -> Any:
         return dp.EliminationLinearBandit(unit_sets(1, 8, 4, 6)[0], h, "central", 1.0, seed=0)
@@ -128,6 +142,9 @@ def main() -> None:
         "EXP2 (8)": indexed(lambda: dp.EXP2(8, h, 1.0, seed=0), n),
         "SCRiBLe (4)": scrible(n),
         "PrivateFTRL (8)": ftrl(n),
+        "DPTopTwo (5)": indexed(lambda: dp.DPTopTwo(5, 0.01, 1.0, max_samples=h, seed=0), n),
+        "DPTopTwo (5) update(arm, r)": named(lambda: dp.DPTopTwo(5, 0.01, 1.0, max_samples=h, seed=0), n),
+        "AdaPTT (5)": indexed(lambda: dp.AdaPTT(5, 0.01, 1.0, max_samples=h, seed=0), n),
     }
     print(f"public vs engine-direct round, median of {args.repeats} interleaved runs (CPU time; {dp.__file__})")
     print("| learner | public (us) | engine (us) | public / engine |")

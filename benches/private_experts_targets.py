@@ -15,9 +15,15 @@
 5. online linear optimization on the unit ball: n = 8, T = 2^16,
    eps = 0.1, UniformLosses (centre (0.3, -0.2, 0.1, 0, ...), spread
    0.5): LazyPrivateOCO (delta 1e-6), PrivateFTRL and PrivateFTPL on the
-   ball, and the non-private lazy exponential weights.
+   ball, and the non-private lazy exponential weights;
+6. the unit ball, where the regret of LazyPrivateOCO goes: n in {2, 8,
+   32}, eps in {0.1, 1, 4}, T = 2^16, LazyPrivateOCO beside PrivateFTRL
+   and PrivateFTPL on the ball; at n = 8, the lazy engine run without
+   privacy at the private learner's eta (one-round batches, no floor, no
+   switch budget; also 4x and 16x that eta), to separate the base
+   algorithm's cost from the lazy transformation's.
 
-    python benches/private_experts_targets.py [--only 1,2,3,4,5]
+    python benches/private_experts_targets.py [--only 1,2,3,4,5,6]
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import time
 import numpy as np
 
 import dpbandits as dp
+from dpbandits import _core
 
 
 def run(name: str, learner, env, seeds: int = 4) -> None:  # type: ignore[no-untyped-def]
@@ -40,7 +47,7 @@ def run(name: str, learner, env, seeds: int = 4) -> None:  # type: ignore[no-unt
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--only", default="1,2,3,4,5")
+    ap.add_argument("--only", default="1,2,3,4,5,6")
     parts = {int(p) for p in ap.parse_args().only.split(",")}
     if 1 in parts:
         d, T, eps = 1024, 2**16, 0.05
@@ -86,6 +93,24 @@ def main() -> None:
         run("5 PrivateFTRL (ball)", dp.PrivateFTRL(n, T, eps, geometry="ball", seed=0), env)
         run("5 PrivateFTPL (ball)", dp.PrivateFTPL(n, T, eps, delta=1e-6, geometry="ball", seed=0), env)
         run("5 non-private lazy EW (ball)", dp.LazyPrivateOCO(n, T, None, seed=0), env)
+
+    if 6 in parts:
+        T = 2**16
+        for n in (2, 8, 32):
+            env = dp.UniformLosses(([0.3, -0.2, 0.1] + [0.0] * n)[:n], 0.5)
+            for eps in (0.1, 1.0, 4.0):
+                run(f"6 n {n} eps {eps:g} LazyPrivateOCO", dp.LazyPrivateOCO(n, T, eps, seed=0), env)
+                run(f"6 n {n} eps {eps:g} PrivateFTRL (ball)", dp.PrivateFTRL(n, T, eps, geometry="ball", seed=0), env)
+                run(f"6 n {n} eps {eps:g} PrivateFTPL (ball)",
+                    dp.PrivateFTPL(n, T, eps, delta=1e-6, geometry="ball", seed=0), env)
+        n, eps = 8, 0.1
+        env = dp.UniformLosses([0.3, -0.2, 0.1] + [0.0] * (n - 3), 0.5)
+        eta = dp.LazyPrivateOCO(n, T, eps, seed=0).eta
+        for scale in (1, 4, 16):
+            # The non-private learner's engine swapped for one at the chosen eta (B = 1, no floor, no budget).
+            lr = dp.LazyPrivateOCO(n, T, None, seed=0)
+            lr._engine = _core.LazyBallEngine(n, T, 1, scale * eta, 0.0, T, clip=True, seed=0)
+            run(f"6 exponential weights at {scale} x the private eta {eta:.3g}", lr, env)
 
 
 if __name__ == "__main__":

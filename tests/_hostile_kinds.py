@@ -40,16 +40,6 @@ def _linear(lr: Any, t: int) -> None:
     lr.update(0.5 * ((t * 5) % 3 == 0))
 
 
-def _experts(lr: Any, t: int) -> None:
-    lr.select()
-    lr.update([((t * 7 + i * 3) % 5) / 4.0 for i in range(K)])
-
-
-def _ball(lr: Any, t: int) -> None:
-    lr.decision()
-    lr.update([0.5 * (((t * 5 + i) % 3) - 1) for i in range(K)])
-
-
 def _drive(name: str) -> Callable[[Any, int], Any]:
     return DRIVERS[name][1] if name in DRIVERS else _karmed
 
@@ -78,6 +68,13 @@ KINDS.update({
     "ReweightedLinUCB": (lambda h, s: L.ReweightedLinUCB(2, h, first_epoch=5, seed=s), _linear),
     "JointDPReweightedLinUCB": (
         lambda h, s: L.JointDPReweightedLinUCB(2, h, 1.0, 1e-6, first_epoch=5, seed=s), _linear),
+    "LogisticUCB": (lambda h, s: L.LogisticUCB(2, h, seed=s), _linear),
+    "LogisticThompsonSampling": (lambda h, s: L.LogisticThompsonSampling(2, h, seed=s), _linear),
+    "ReweightedLogisticUCB": (lambda h, s: L.ReweightedLogisticUCB(2, h, first_epoch=5, seed=s), _linear),
+    "JointDPReweightedLogisticUCB": (
+        lambda h, s: L.JointDPReweightedLogisticUCB(2, h, 1.0, 1e-6, first_epoch=5, seed=s), _linear),
+    "LocalDPReweightedLogisticUCB": (
+        lambda h, s: L.LocalDPReweightedLogisticUCB(2, h, 1.0, 1e-6, first_epoch=5, seed=s), _linear),
     "EliminationLinearBandit/shuffle": (
         lambda h, s: L.EliminationLinearBandit(ACTIONS, h, "shuffle", 1.0, 0.1, seed=s),
         DRIVERS["EliminationLinearBandit"][1]),
@@ -91,8 +88,6 @@ KINDS.update({
                          DRIVERS["PrivateFTPL"][1]),
     "PrivateFTRL/smooth": (lambda h, s: L.PrivateFTRL(K, h, 1.0, counter="smooth-binary", seed=s),
                            DRIVERS["PrivateFTRL"][1]),
-    "PrivateDartboardExperts": (lambda h, s: L.PrivateDartboardExperts(K, h, 4.0, seed=s), _experts),
-    "LazyPrivateOCO": (lambda h, s: L.LazyPrivateOCO(K, h, 4.0, seed=s), _ball),
 })
 
 

@@ -16,6 +16,13 @@ from dpbandits.learners.linucb_trust import LocalLinUCB, ShuffleLinUCB
 from dpbandits.learners.mab import UCB1, PrivateThompsonSampling, PrivateUCB, ThompsonSampling
 from dpbandits.learners.mishra_thakurta import PrivateContextualThompsonSampling, PrivateContextualUCB
 from dpbandits.learners.online_learning import EXP2, PrivateFTPL, PrivateFTRL, SCRiBLe
+from dpbandits.learners.private_experts import (
+    BatchedPrivateEXP3,
+    LazyPrivateExperts,
+    LazyPrivateOCO,
+    PrivateDartboardExperts,
+    PrivateStochasticExperts,
+)
 
 K, D = 3, 2
 ACTIONS = np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.6], [-0.5, 0.5]])
@@ -80,6 +87,19 @@ def _exp2_step(lr: Any, t: int) -> tuple[Any, bytes]:
     return i, p.tobytes()
 
 
+def _experts_step(lr: Any, t: int) -> tuple[Any, bytes]:
+    i = lr.select()
+    lr.update(np.random.default_rng([31, t]).uniform(0.0, 1.0, size=K))
+    return i, np.int64(i).tobytes()
+
+
+def _ball_step(lr: Any, t: int) -> tuple[Any, bytes]:
+    x = lr.decision()
+    lt = np.random.default_rng([37, t]).normal(size=K)
+    lr.update(lt / max(1.0, float(np.linalg.norm(lt))))
+    return x.tobytes(), x.tobytes()
+
+
 def _scrible_step(lr: Any, t: int) -> tuple[Any, bytes]:
     y = lr.select()
     lt = np.random.default_rng([29, t]).normal(size=y.shape[0])
@@ -109,4 +129,9 @@ DRIVERS: dict[str, tuple[Callable[[int, int | None], Any], Callable[[Any, int], 
     "SCRiBLe": (lambda h, s: SCRiBLe(K, h, 1.0, seed=s), _scrible_step),
     "LocalLinUCB": (lambda h, s: LocalLinUCB(D, h, 1.0, 0.1, seed=s), _trust_step),
     "ShuffleLinUCB": (lambda h, s: ShuffleLinUCB(D, h, 1.0, 0.1, batch_size=min(h, 4), seed=s), _trust_step),
+    "PrivateStochasticExperts": (lambda h, s: PrivateStochasticExperts(K, h, 1.0, seed=s), _experts_step),
+    "LazyPrivateExperts": (lambda h, s: LazyPrivateExperts(K, h, 4.0, seed=s), _experts_step),
+    "PrivateDartboardExperts": (lambda h, s: PrivateDartboardExperts(K, h, 4.0, seed=s), _experts_step),
+    "LazyPrivateOCO": (lambda h, s: LazyPrivateOCO(K, h, 4.0, seed=s), _ball_step),
+    "BatchedPrivateEXP3": (lambda h, s: BatchedPrivateEXP3(K, h, 1.0, seed=s), _exp2_step),
 }

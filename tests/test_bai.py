@@ -78,8 +78,8 @@ def test_the_binomial_test_flags_a_broken_stopping_rule() -> None:
     """The error-rate test has power: the same engine with the noise radii
     and the threshold removed (a planted bug) is rejected."""
     learner = DPTopTwo(3, 0.1, 1.0)
-    broken = _core.BaiEngine(3, rule="top_two_stopping", epsilon=1.0, first=learner.first_length,
-                             ratio=learner.ratio, noise=learner.noise_wire, thresholds=[0.0], c1=0.0,
+    broken = _core.BaiEngine(3, rule="top_two_stopping", epsilon=1.0, first=4, ratio=learner.ratio,
+                             noise=learner.noise_wire, thresholds=[0.0], c1=0.0,
                              radii=[0.0] * 64, seed=0)
     _, rec, stopped = broken.simulate([0.6, 0.5, 0.4], 2000, 2024)
     errors = int(((rec != 0) | ~stopped).sum())
@@ -108,6 +108,21 @@ def test_private_sampling_is_no_worse_than_adap_tt() -> None:
     z = (t2.mean() - t1.mean()) / math.sqrt(t1.var(ddof=1) / t1.size + t2.var(ddof=1) / t2.size)
     print(f"DPTopTwo {t1.mean():.0f}, AdaP-TT {t2.mean():.0f}, z = {z:.1f}")
     assert z > 3.1
+
+
+def test_information_directed_leader_beats_a_fixed_beta_in_the_tv_regime() -> None:
+    """At eps = 0.1 on mu1 the pair cost is about eps |m_a - m_b| min(N_a, N_b):
+    beta = 1/2 gives the leader half the samples where the optimal allocation
+    gives it a quarter; the default (information-directed) probability
+    stops sooner (one-sided Welch test at 1e-3)."""
+    means = [0.95, 0.9, 0.9, 0.9, 0.5]
+    ids = DPTopTwo(5, 0.01, 0.1).simulate(means, reps=100, seed=3)
+    fixed = DPTopTwo(5, 0.01, 0.1, beta=0.5).simulate(means, reps=100, seed=3)
+    t1, t2 = ids.stopping_times.astype(float), fixed.stopping_times.astype(float)
+    z = (t2.mean() - t1.mean()) / math.sqrt(t1.var(ddof=1) / t1.size + t2.var(ddof=1) / t2.size)
+    print(f"information-directed {t1.mean():.0f}, beta = 1/2 {t2.mean():.0f}, z = {z:.1f}")
+    assert z > 3.1
+    assert ids.error_rate == 0.0
 
 
 # ---------------------------------------------------------------------------
@@ -187,7 +202,9 @@ def test_hostile_input() -> None:
 
 
 def test_checkpoint_round_trip_and_corruption() -> None:
-    learner = DPTopTwo(4, 0.05, 0.5, seed=9)
+    # first_batch=4: the releases (and the information-directed leader
+    # probability recomputed on restore) happen within the 300 rewards.
+    learner = DPTopTwo(4, 0.05, 0.5, first_batch=4.0, seed=9)
     env = _core.BaiBernoulliRewards([0.8, 0.6, 0.5, 0.2], 1, 0)
     for _ in range(300):
         arm = learner.select()
@@ -226,7 +243,7 @@ def test_checkpoint_round_trip_and_corruption() -> None:
         used.update(arm, y)
     assert used.to_bytes() != replayed.to_bytes()
     # constants that do not match the arguments are refused
-    other = DPTopTwo(4, 0.05, 0.25, seed=9).to_bytes()
+    other = DPTopTwo(4, 0.05, 0.25, first_batch=4.0, seed=9).to_bytes()
     head_len = len(b"DPBAI1") + 4 + int.from_bytes(data[6:10], "little")
     other_head_len = len(b"DPBAI1") + 4 + int.from_bytes(other[6:10], "little")
     with pytest.raises(CheckpointError, match="constants"):

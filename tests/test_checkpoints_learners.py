@@ -56,6 +56,11 @@ def test_corrupted_and_truncated_files_are_refused(name: str, tmp_path: Path) ->
         type(a).load(path)
 
 
+#: Learners fed a whole loss vector each round (no pending selection).
+FULL_INFORMATION = ("PrivateFTRL", "PrivateFTPL", "PrivateStochasticExperts", "LazyPrivateExperts",
+                    "PrivateDartboardExperts", "LazyPrivateOCO")
+
+
 def _select(lr):  # type: ignore[no-untyped-def]
     name = type(lr).__name__
     if name in ("PrivateContextualUCB", "PrivateContextualThompsonSampling", "ContextualEliminationBandit",
@@ -63,7 +68,7 @@ def _select(lr):  # type: ignore[no-untyped-def]
         from _learner_drivers import _ctx
 
         return lr.select(_ctx(999))
-    if name in ("PrivateFTRL", "PrivateFTPL"):
+    if name in FULL_INFORMATION:
         return None  # full information: no pending selection
     out = lr.select()
     return out.tobytes() if hasattr(out, "tobytes") else out
@@ -71,7 +76,7 @@ def _select(lr):  # type: ignore[no-untyped-def]
 
 def _feedback(lr):  # type: ignore[no-untyped-def]
     name = type(lr).__name__
-    if name in ("PrivateFTRL", "PrivateFTPL"):
+    if name in FULL_INFORMATION:
         import numpy as np
 
         return np.full(3, 0.25)

@@ -23,6 +23,9 @@ EXTRA = {
     "PrivateStochasticExperts": lambda: dp.PrivateStochasticExperts(3, 40, 1.0, seed=1),
     "LazyPrivateExperts": lambda: dp.LazyPrivateExperts(3, 40, 1.0, 0.1, seed=1),
     "BatchedPrivateEXP3": lambda: dp.BatchedPrivateEXP3(3, 40, 1.0, batch=4, seed=1),
+    "DPTopTwo": lambda: dp.DPTopTwo(3, 0.05, 1.0, seed=1),
+    "AdaPTT": lambda: dp.AdaPTT(3, 0.05, 1.0, seed=1),
+    "TopTwoBAI": lambda: dp.TopTwoBAI(3, 0.05, seed=1),
 }
 
 

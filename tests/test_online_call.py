@@ -7,6 +7,7 @@ from __future__ import annotations
 import pickle
 import threading
 import time
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -34,6 +35,9 @@ FAMILIES: dict[str, tuple[Callable[[], Any], Callable[[np.random.Generator, Any]
                                  lambda rng, _: rng.uniform(0, 1, 5)),
     "LazyPrivateExperts": (lambda: dp.LazyPrivateExperts(5, 400, 1.0, seed=3), lambda rng, _: rng.uniform(0, 1, 5)),
     "BatchedPrivateEXP3": (lambda: dp.BatchedPrivateEXP3(3, 400, 1.0, seed=3), lambda rng, _: float(rng.uniform())),
+    "PrivateDartboardExperts": (lambda: dp.PrivateDartboardExperts(5, 400, 1.0, seed=3),
+                                lambda rng, _: rng.uniform(0, 1, 5)),
+    "LazyPrivateOCO": (lambda: dp.LazyPrivateOCO(3, 400, 1.0, seed=3), lambda rng, _: rng.uniform(-0.5, 0.5, 3)),
 }
 
 
@@ -185,3 +189,107 @@ def test_row_queue_is_the_python_queue() -> None:
             ours.settle_many(xs), ref.settle_many(xs)
         assert len(ours) == len(ref), step
         assert np.array_equal(ours.rows(), ref.rows()), step
+
+
+@pytest.mark.parametrize("name", ["PrivateDartboardExperts", "LazyPrivateOCO"])
+def test_full_information_call_checks_and_warns_as_the_checked_path(name: str) -> None:
+    make, loss = FAMILIES[name]
+    fast, checked = make(), make()
+    n = len(loss(np.random.default_rng(0), None))
+    big = np.full(n, 2.0)
+    for lr, update in ((fast, fast.update), (checked, checked._checked_update)):
+        lr.select()
+        update(loss(np.random.default_rng(1), None).tolist())  # a list: the checked path
+        with pytest.warns(dp.errors.ClippedRewardWarning, match=name) as caught:
+            update(big)
+        assert caught[0].filename == __file__
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            update(big)  # warns once
+        for bad in (np.full(n, np.nan), np.zeros(n + 1), "x"):
+            with pytest.raises((ValueError, TypeError)):
+                update(bad)
+    assert fast.clipped_rewards == checked.clipped_rewards == 2
+    assert bytes(fast._engine.to_bytes()) == bytes(checked._engine.to_bytes())
+    twin = pickle.loads(pickle.dumps(fast))
+    assert isinstance(twin.select.__self__, _core.OnlineCall) and twin.t == fast.t
+    if name == "LazyPrivateOCO":
+        assert twin.decision.__self__ is twin.select.__self__
+
+
+def _client_contexts(rng: np.random.Generator) -> np.ndarray:
+    return rng.uniform(-1, 1, size=(4, 3)) / np.sqrt(3)
+
+
+def _contextual_elimination() -> Any:
+    thetas = np.random.default_rng(7).normal(size=(6, 3))
+    return dp.ContextualEliminationBandit(thetas, _client_contexts, 400, "central", 1.0, seed=3)
+
+
+def test_contextual_elimination_bound_call_plays_the_checked_rounds() -> None:
+    fast, checked, other = _contextual_elimination(), _contextual_elimination(), _contextual_elimination()
+    assert isinstance(fast.select.__self__, _core.ClientCall)
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        phi, y = _client_contexts(rng), float(rng.uniform(-1, 1))
+        a = fast.select(phi)
+        assert a == checked._checked_select(phi) == other.select(phi.tolist())  # a list: the checked path
+        fast.update(y)
+        checked._checked_update(y)
+        other.update(np.float64(y))
+    assert fast.t == checked.t == other.t == 200
+    assert bytes(fast._engine.to_bytes()) == bytes(checked._engine.to_bytes()) == bytes(other._engine.to_bytes())
+
+
+def test_contextual_elimination_call_state_errors_and_lock() -> None:
+    learner = _contextual_elimination()
+    phi = _client_contexts(np.random.default_rng(1))
+    with pytest.raises(StateError):
+        learner.update(0.5)
+    for bad in (np.zeros((0, 3)), np.zeros((4, 2)), np.full((4, 3), np.nan)):
+        with pytest.raises(ValueError):
+            learner.client_action(bad, np.ones(3))
+    learner.select(phi)
+    with pytest.raises(StateError):
+        learner.select(phi)
+    twin = pickle.loads(pickle.dumps(learner))
+    assert twin._theta_index == learner._theta_index is not None
+    assert isinstance(twin.select.__self__, _core.ClientCall)
+    twin.update(0.25)
+    assert twin._theta_index is None and twin.t == 1 and learner.t == 0
+    with pytest.warns(dp.errors.ClippedRewardWarning, match="ContextualEliminationBandit") as caught:
+        learner.update(7.0)
+    assert caught[0].filename == __file__
+    assert learner.lock is learner.linear.lock
+    held, release, done = threading.Event(), threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with learner.lock:
+            held.set()
+            release.wait(5)
+
+    def caller() -> None:
+        learner.select(phi)
+        done.set()
+
+    t1 = threading.Thread(target=holder)
+    t1.start()
+    assert held.wait(5)
+    t2 = threading.Thread(target=caller)
+    t2.start()
+    time.sleep(0.05)
+    assert not done.is_set()
+    release.set()
+    t1.join(5)
+    t2.join(5)
+    assert done.is_set()
+
+
+def test_client_action_is_the_first_best_row() -> None:
+    phi = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 0.0], [-1.0, 0.0]])
+    assert dp.ContextualEliminationBandit.client_action(phi, [1.0, 0.0]) == 1
+    assert dp.ContextualEliminationBandit.client_action(phi, [0.0, 0.0]) == 0
+    rng = np.random.default_rng(2)
+    for _ in range(50):
+        phi, theta = rng.normal(size=(7, 5)), rng.normal(size=5)
+        assert dp.ContextualEliminationBandit.client_action(phi, theta) == int(np.argmax(phi @ theta))

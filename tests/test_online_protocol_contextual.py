@@ -29,12 +29,19 @@ CONTEXTUAL: dict[str, Callable[[int], Any]] = {
     "LocalLinUCB": lambda s: dp.LocalLinUCB(D, H, 1.0, 0.1, seed=s),
     "ReweightedLinUCB": lambda s: dp.ReweightedLinUCB(D, H, first_epoch=7, seed=s),
     "JointDPReweightedLinUCB": lambda s: dp.JointDPReweightedLinUCB(D, H, 1.0, 1e-6, first_epoch=7, seed=s),
+    "ReweightedLogisticUCB": lambda s: dp.ReweightedLogisticUCB(D, H, first_epoch=7, seed=s),
+    "JointDPReweightedLogisticUCB": lambda s: dp.JointDPReweightedLogisticUCB(D, H, 1.0, 1e-6, first_epoch=7,
+                                                                              seed=s),
+    "LocalDPReweightedLogisticUCB": lambda s: dp.LocalDPReweightedLogisticUCB(D, H, 1.0, 1e-6, first_epoch=7,
+                                                                              seed=s),
+    "LogisticUCB": lambda s: dp.LogisticUCB(D, H, seed=s),
+    "LogisticThompsonSampling": lambda s: dp.LogisticThompsonSampling(D, H, seed=s),
     "ShuffleLinUCB": lambda s: dp.ShuffleLinUCB(D, H, 1.0, 0.1, batch_size=8, seed=s),
     "PrivateContextualUCB": lambda s: dp.PrivateContextualUCB(D, H, 1.0, seed=s),
     "PrivateContextualThompsonSampling": lambda s: dp.PrivateContextualThompsonSampling(D, H, 1.0, seed=s),
 }
 #: Those whose policy is the Rust LinUCB policy (bit-identical selections).
-LINUCB_FAMILY = [n for n in CONTEXTUAL if "Contextual" not in n]
+LINUCB_FAMILY = [n for n in CONTEXTUAL if "Contextual" not in n and not n.startswith("Logistic")]
 
 
 def sets(n: int, seed: int) -> np.ndarray:
@@ -48,7 +55,10 @@ def rewards(n: int, seed: int) -> np.ndarray:
 
 
 def released(learner: Any) -> list[bytes]:
-    """The released statistics the next decision reads, as bytes."""
+    """The released statistics the next decision reads, as bytes (the
+    estimate of the non-private logistic learners, which serve no policy)."""
+    if isinstance(learner, (dp.LogisticUCB, dp.LogisticThompsonSampling)):
+        return [learner.theta.tobytes()]
     p = learner.policy()
     return [np.asarray(a).tobytes() for a in (p.released() if isinstance(p, MishraThakurtaPolicy)
                                                else p.released()[1:])]

@@ -85,6 +85,10 @@ LEARNERS: dict[str, tuple[Make, Step, bool]] = {
     "JointDPLinUCB wishart": (lambda e, d, n: dp.JointDPLinUCB(D, n, e, d, noise="wishart"), _contextual, True),
     "JointDPReweightedLinUCB": (
         lambda e, d, n: dp.JointDPReweightedLinUCB(D, n, e, d, first_epoch=3), _contextual, True),
+    "JointDPReweightedLogisticUCB": (
+        lambda e, d, n: dp.JointDPReweightedLogisticUCB(D, n, e, d, first_epoch=3), _contextual, True),
+    "LocalDPReweightedLogisticUCB": (
+        lambda e, d, n: dp.LocalDPReweightedLogisticUCB(D, n, e, d, first_epoch=3), _contextual, True),
     "LocalLinUCB gaussian": (lambda e, d, n: dp.LocalLinUCB(D, n, e, d), _contextual, True),
     "LocalLinUCB laplace": (lambda e, d, n: dp.LocalLinUCB(D, n, e, noise="laplace"), _contextual, False),
     "ShuffleLinUCB vector-sum": (lambda e, d, n: dp.ShuffleLinUCB(D, n, e, d), _contextual, True),

@@ -116,6 +116,20 @@ def test_dartboard_regret_slope_in_t_is_within_the_rate() -> None:
     assert fit["slope"] <= 0.5 + 3 * fit["slope_se"], (regrets, fit)
 
 
+def test_the_slope_criterion_flags_a_learner_that_does_not_learn() -> None:
+    """The criterion of the slope tests (slope <= exponent + 3 se) is not
+    vacuous: on the same switching workload PrivateStochasticExperts, whose
+    doubling batches align with the phases (no guarantee against an
+    adversary), has regret linear in T, and the criterion rejects it."""
+    horizons = [2**10, 2**11, 2**12, 2**13, 2**14]
+    regrets = []
+    for horizon in horizons:
+        lr = dp.PrivateStochasticExperts(16, horizon, 1.0, seed=3)
+        regrets.append(float(np.mean(dp.simulate(lr, dp.SwitchingBestExpert(16), seeds=6).final_regret)))
+    fit = fit_loglog(horizons, regrets)
+    assert fit["slope"] > 0.5 + 3 * fit["slope_se"], (regrets, fit)
+
+
 def test_the_chasing_adversary_separates_lazy_from_fresh_draws() -> None:
     """Adaptive adversary (loss 1 on the previous play): the learners that
     hold an expert for a batch pay about T, PrivateFTRL (a fresh draw each

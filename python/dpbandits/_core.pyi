@@ -26,6 +26,7 @@ __all__ = [
     "BaiBernoulliRewards",
     "BaiEngine",
     "BatchedExp3Engine",
+    "ClientCall",
     "DartboardExpertsEngine",
     "EliminationEngine",
     "EngineLock",
@@ -45,8 +46,10 @@ __all__ = [
     "MabEngine",
     "MtContextualEngine",
     "OnlineCall",
+    "OnlineLogisticEngine",
     "PhasedMabEngine",
     "ReplayEnvEngine",
+    "ReweightedGlmEngine",
     "ReweightedLinUcbEngine",
     "RowQueue",
     "ScribleEngine",
@@ -55,6 +58,7 @@ __all__ = [
     "TreeCounter",
     "TrustLinUcbEngine",
     "__version__",
+    "_restore_bai_engine",
     "_restore_batched_exp3",
     "_restore_dartboard_experts",
     "_restore_elimination",
@@ -70,13 +74,16 @@ __all__ = [
     "_restore_logistic_contextual_env",
     "_restore_mab",
     "_restore_mt_contextual",
+    "_restore_online_logistic",
     "_restore_phased_mab",
+    "_restore_reweighted_glm",
     "_restore_reweighted_linucb",
     "_restore_scrible",
     "_restore_shariff_sheffet_env",
     "_restore_stochastic_experts",
     "_restore_tree_counter",
     "_restore_trust_linucb",
+    "best_row",
     "core_set",
     "kernel_build",
     "sample_gaussian",
@@ -234,7 +241,8 @@ class EngineLock:
 class OnlineCall:
     """``select`` / ``update`` of a learner bound in Rust (EXP2, SCRiBLe,
     batched elimination, FTRL / FTPL, the private experts, batched EXP3,
-    the contextual linear learners), with the learner's lock and
+    the best-arm identification and the contextual linear learners), with
+    the learner's lock and
     outstanding selections (see ``dpbandits.learners.online_call``)."""
 
     def __new__(
@@ -256,6 +264,25 @@ class OnlineCall:
     def pending(self, value: Any) -> None: ...
     def select(self, *args: Any) -> Any: ...
     def update(self, *args: Any) -> None: ...
+
+@final
+class ClientCall:
+    """``select(features)`` / ``update(reward)`` of the contextual
+    reduction of batched elimination, bound in Rust on the linear
+    learner's ``OnlineCall`` (see ``ContextualEliminationBandit``)."""
+
+    def __new__(
+        cls,
+        call: OnlineCall,
+        thetas: NDArray[np.float64],
+        checked_select: Callable[..., Any],
+        checked_update: Callable[..., Any],
+    ) -> ClientCall: ...
+    def select(self, *args: Any) -> Any: ...
+    def update(self, *args: Any) -> None: ...
+
+def best_row(phi: NDArray[np.float64], theta: NDArray[np.float64]) -> int:
+    """The first row of ``phi`` (k >= 1, d) with the largest inner product with ``theta`` (d,)."""
 
 @final
 class RowQueue:
@@ -478,6 +505,88 @@ class LinearPolicyEngine(_Pickled):
     def from_bytes(state: bytes) -> LinearPolicyEngine: ...
 
 def _restore_linear_policy(state: bytes) -> LinearPolicyEngine: ...
+
+@final
+class OnlineLogisticEngine(_Contextual, _Learner):
+    """Recursive-Newton logistic learner (rust/src/policy/logistic.rs):
+    UCB-GLM's index (``rule="ucb"``) or Laplace-approximation Thompson
+    sampling (``rule="thompson"``); rewards in [0, 1]."""
+
+    def __new__(
+        cls,
+        d: int,
+        horizon: int,
+        *,
+        rule: str,
+        ridge: float = 1.0,
+        width: float = 1.0,
+        log_inv_alpha: float = 0.0,
+        beta_scale: float = 1.0,
+        l: float = 1.0,
+        clip: bool = True,
+        seed: int | None = None,
+    ) -> Self: ...
+    def scores(self, actions: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Score of every row of ``actions`` (UCB index or a posterior draw's)."""
+    def theta(self) -> NDArray[np.float64]:
+        """The current estimate."""
+    @property
+    def beta(self) -> float: ...
+    @staticmethod
+    def from_bytes(state: bytes) -> OnlineLogisticEngine: ...
+
+def _restore_online_logistic(state: bytes) -> OnlineLogisticEngine: ...
+
+@final
+class ReweightedGlmEngine(_Contextual, _SecureLearner):
+    """Batched information-weighted logistic UCB (rust/src/policy/reweighted_glm.rs):
+    one weighted Newton step per epoch from the released statistic
+    (m = d(d+1)/2 + d entries), ``noise`` on each epoch's sums
+    (``model="joint"``) or on each row's report (``"local"``); None: no noise."""
+
+    def __new__(
+        cls,
+        d: int,
+        horizon: int,
+        *,
+        first_epoch: int,
+        leverage: float,
+        model: str = "joint",
+        noise: _Noise | None = None,
+        op_bound: float = 0.0,
+        chi_bound: float = 0.0,
+        ridge: float = 1.0,
+        reward_chi: float = 1.0,
+        s: float = 1.0,
+        beta_scale: float = 1.0,
+        l: float = 1.0,
+        clip: bool = True,
+        seed: int | None = None,
+    ) -> Self: ...
+    def ucb(self, actions: NDArray[np.float64]) -> NDArray[np.float64]:
+        """UCB of every row of ``actions``."""
+    def policy(self) -> LinearPolicyEngine:
+        """The policy the next selection follows, from released values only."""
+    def theta(self) -> NDArray[np.float64]:
+        """The current epoch's released estimate."""
+    def last_release(self) -> NDArray[np.float64]:
+        """The last released statistic (empty before the first release)."""
+    def _release_runs(self, xs: NDArray[np.float64], ys: NDArray[np.float64], count: int) -> NDArray[np.float64]:
+        """``count`` releases of the current epoch completed by ``xs``, ``ys`` (audits; flat)."""
+    @property
+    def releases(self) -> int: ...
+    @property
+    def psd_failures(self) -> int: ...
+    @property
+    def epoch_length(self) -> int: ...
+    @property
+    def gamma(self) -> float: ...
+    @property
+    def beta(self) -> float: ...
+    @staticmethod
+    def from_bytes(state: bytes) -> ReweightedGlmEngine: ...
+
+def _restore_reweighted_glm(state: bytes) -> ReweightedGlmEngine: ...
 
 @final
 class ReweightedLinUcbEngine(_Contextual, _SecureLearner):
@@ -1183,8 +1292,10 @@ class BaiEngine:
     on a lattice by default), means from every release or the last one
     (``forget``), ``rule`` "top_two" (EB leader, TCI challenger on d_eps
     costs with ``epsilon``, kl without), "top_two_stopping" (the
-    shifted-test challenger), "top_two_chernoff" (TCI on the Chernoff cost)
-    or "adap" (AdaP-TT's leader and challenger); ``stop`` "shifted": the
+    shifted-test challenger), "top_two_chernoff" (TCI on the Chernoff cost),
+    "top_two_chernoff_ids" (the same challenger, the leader played with the
+    information-directed probability instead of ``beta``) or "adap"
+    (AdaP-TT's leader and challenger); ``stop`` "shifted": the
     rule on noise-shifted means with GLR ``thresholds`` (one constant or
     one per batch index), ``c1`` and noise ``radii`` per batch index;
     "chernoff": the Chernoff pair statistic with ``thresholds`` indexed by
@@ -1239,6 +1350,22 @@ class BaiEngine:
         """Draws future noise and coin flips from a new root."""
     def config_json(self) -> str:
         """The engine's configuration as JSON text."""
+    @property
+    def releases(self) -> int:
+        """Batches released so far (the learner's policy version)."""
+    def sampling_probabilities(self) -> NDArray[np.float64]:
+        """The law of the next selection from released values and selection counts."""
+    @property
+    def os_entropy(self) -> bool:
+        """Whether privacy noise comes from the operating system."""
+    @overload
+    def noise_parameters(self, as_json: Literal[False] = False) -> dict[str, Any]:
+        """The configuration this engine was built with, as plain values."""
+    @overload
+    def noise_parameters(self, as_json: Literal[True]) -> str: ...
+    def _generator_keys(self) -> list[bytes]:
+        """The 32-byte keys of the engine's seeded generators."""
+    def __reduce__(self) -> tuple[Callable[[bytes], Self], tuple[bytes]]: ...
     def to_bytes(self) -> bytes:
         """The engine's state."""
     @staticmethod
@@ -1251,6 +1378,8 @@ class BaiEngine:
         """The engine ``simulate`` runs as replicate ``index`` of ``seed``."""
     def _audit_runs(self, rewards: Sequence[float], round: int, count: int, seed: int) -> NDArray[np.float64]:
         """``count`` fresh engines fed ``rewards``; the release of the batch holding observation ``round``."""
+
+def _restore_bai_engine(state: bytes) -> BaiEngine: ...
 
 @final
 class BaiBernoulliRewards:

@@ -30,7 +30,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from dpbandits.errors import StateError
 
-__all__ = ["ContextualEliminationPolicy", "DikinPolicy", "DistributionPolicy", "EliminationPolicy",
+__all__ = ["BAIPolicy", "ContextualEliminationPolicy", "DikinPolicy", "DistributionPolicy", "EliminationPolicy",
            "LeaderPolicy", "PointPolicy"]
 
 
@@ -104,6 +104,22 @@ class DistributionPolicy(_Sampling):
     def select_many(self, n: int) -> NDArray[np.int64]:
         """``n`` independent draws (an int64 array)."""
         return np.asarray(self._index(self._uniform(_count(n))), dtype=np.int64)
+
+
+class BAIPolicy(DistributionPolicy):
+    """The sampling rule of a best-arm identification learner
+    (:meth:`dpbandits.learners.bai.BestArmIdentifier.policy`): draws arm i
+    with probability ``probabilities[i]`` (uniform over the arms without a
+    release before every arm has one; then the leader probability on the
+    leader and the rest on the challenger), and carries the learner's
+    ``recommendation`` (None before every arm has a release) and
+    ``should_stop`` when it was taken."""
+
+    def __init__(self, probabilities: ArrayLike, version: int, *, recommendation: int | None,
+                 should_stop: bool, seed: int | None = None) -> None:
+        super().__init__(probabilities, version, seed=seed)
+        self.recommendation = None if recommendation is None else int(recommendation)
+        self.should_stop = bool(should_stop)
 
 
 class LeaderPolicy(DistributionPolicy):

@@ -22,8 +22,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpbandits import _core
-from dpbandits._validation import positive, positive_int, seed_or_none
-from dpbandits.envs.shariff_sheffet import _MAX_SET_ENTRIES, ShariffSheffetEnv
+from dpbandits._validation import positive, seed_or_none
+from dpbandits.envs.shariff_sheffet import ShariffSheffetEnv, _AppendixDRounds, _decision_set_shape
 
 __all__ = ["LogisticContextualEnv", "d20_instance"]
 
@@ -31,7 +31,7 @@ __all__ = ["LogisticContextualEnv", "d20_instance"]
 MAX_SCALE = 1e6
 
 
-class LogisticContextualEnv:
+class LogisticContextualEnv(_AppendixDRounds):
     """App. D's decision sets with logistic (Bernoulli) rewards (see the
     module docstring).
 
@@ -88,15 +88,7 @@ class LogisticContextualEnv:
         scale: float = 2.0,
         seed: int | None = None,
     ) -> None:
-        self.d = positive_int("d", d, minimum=2)
-        if self.d > _MAX_SET_ENTRIES:
-            raise ValueError(f"invalid argument `d`: must be <= {_MAX_SET_ENTRIES} (entries per decision set), got {d}")
-        if k is None and self.d**3 > _MAX_SET_ENTRIES:
-            raise ValueError(
-                f"invalid argument `d`: the default k = d^2 gives decision sets of d^3 = {self.d**3} entries, "
-                f"more than {_MAX_SET_ENTRIES}; d <= {int(_MAX_SET_ENTRIES ** (1 / 3))} works, or pass k"
-            )
-        self.k = positive_int("k", self.d**2 if k is None else k)
+        self.d, self.k = _decision_set_shape(d, k)
         self.gap = float(gap)
         self.optimal_reward = float(optimal_reward)
         self.scale = positive("scale", scale)
@@ -107,31 +99,13 @@ class LogisticContextualEnv:
             self.d, self.k, self.gap, self.optimal_reward, self.scale, self.seed
         )
 
-    def decision_set(self, t: int) -> NDArray[np.float64]:
-        """The next round's (k, d) actions (rounds must be requested in order)."""
-        if t != self._engine.t + 1:
-            raise ValueError(f"invalid argument `t`: expected round {self._engine.t + 1}, got {t}")
-        return self._engine.next_round()
-
     def reward(self, t: int, index: int) -> float:
         """Realized reward (0 or 1) of row ``index`` in round ``t``."""
-        if t != self._engine.t:
-            raise ValueError(f"invalid argument `t`: the current round is {self._engine.t}, got {t}")
-        index = positive_int("index", index, minimum=0)
-        if not index < self.k:
-            raise ValueError(f"invalid argument `index`: must lie in [0, {self.k}), got {index}")
-        return self._engine.reward(index)
+        return super().reward(t, index)
 
     def mean_rewards(self, t: int) -> NDArray[np.float64]:
         """mu(s <x, theta*>) of each action of round t (the current round)."""
-        if t != self._engine.t:
-            raise ValueError(f"invalid argument `t`: the current round is {self._engine.t}, got {t}")
-        return self._engine.mean_rewards()
-
-    @property
-    def theta(self) -> NDArray[np.float64]:
-        """The hidden parameter theta*."""
-        return self._engine.theta()
+        return super().mean_rewards(t)
 
     def __repr__(self) -> str:
         return (

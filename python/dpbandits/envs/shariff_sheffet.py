@@ -12,7 +12,7 @@ gap 0.1 (right panel) or 0 (left panel). Runs in Rust
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -27,7 +27,63 @@ __all__ = ["ShariffSheffetEnv"]
 _MAX_SET_ENTRIES = 2**26
 
 
-class ShariffSheffetEnv:
+def _decision_set_shape(d: int, k: int | None) -> tuple[int, int]:
+    """(d, k) of App. D's decision sets, checked: d >= 2, k >= 1 (None:
+    d^2), k d entries at most ``_MAX_SET_ENTRIES``."""
+    d = positive_int("d", d, minimum=2)
+    if d > _MAX_SET_ENTRIES:
+        raise ValueError(f"invalid argument `d`: must be <= {_MAX_SET_ENTRIES} (entries per decision set), got {d}")
+    if k is None and d**3 > _MAX_SET_ENTRIES:
+        # The default k = d^2 makes each decision set d^3 entries: name
+        # d (the argument given), not the k it implies.
+        raise ValueError(
+            f"invalid argument `d`: the default k = d^2 gives decision sets of d^3 = {d**3} entries, "
+            f"more than {_MAX_SET_ENTRIES}; d <= {int(_MAX_SET_ENTRIES ** (1 / 3))} works, or pass k"
+        )
+    return d, positive_int("k", d**2 if k is None else k)
+
+
+class _AppendixDRounds:
+    """The round-by-round protocol of the environments on App. D's decision
+    sets (this one and :class:`~dpbandits.envs.logistic.LogisticContextualEnv`):
+    rounds requested in order, the realized reward and the means of the
+    current round, read from the Rust engine."""
+
+    d: int
+    k: int
+    _engine: Any
+
+    def decision_set(self, t: int) -> NDArray[np.float64]:
+        """The next round's (k, d) actions (rounds must be requested in order)."""
+        if t != self._engine.t + 1:
+            raise ValueError(f"invalid argument `t`: expected round {self._engine.t + 1}, got {t}")
+        return self._engine.next_round()  # type: ignore[no-any-return]
+
+    def reward(self, t: int, index: int) -> float:
+        """Realized reward of row ``index`` in round ``t``."""
+        if t != self._engine.t:
+            raise ValueError(f"invalid argument `t`: the current round is {self._engine.t}, got {t}")
+        # Checked here so that a NaN or infinite index is named, not a bare
+        # OverflowError from int().
+        index = positive_int("index", index, minimum=0)
+        if not index < self.k:
+            raise ValueError(f"invalid argument `index`: must lie in [0, {self.k}), got {index}")
+        return float(self._engine.reward(index))
+
+    def mean_rewards(self, t: int) -> NDArray[np.float64]:
+        """The mean reward of each action of round t (the current round)."""
+        # Only the current round's means exist.
+        if t != self._engine.t:
+            raise ValueError(f"invalid argument `t`: the current round is {self._engine.t}, got {t}")
+        return self._engine.mean_rewards()  # type: ignore[no-any-return]
+
+    @property
+    def theta(self) -> NDArray[np.float64]:
+        """The hidden parameter theta*."""
+        return self._engine.theta()  # type: ignore[no-any-return]
+
+
+class ShariffSheffetEnv(_AppendixDRounds):
     """App. D's contextual linear bandit (see the module docstring).
 
     As a spec, :func:`dpbandits.simulate` runs it entirely in Rust, one
@@ -83,17 +139,7 @@ class ShariffSheffetEnv:
         reward: Literal["pm1", "gaussian"] = "pm1",
         seed: int | None = None,
     ) -> None:
-        self.d = positive_int("d", d, minimum=2)
-        if self.d > _MAX_SET_ENTRIES:
-            raise ValueError(f"invalid argument `d`: must be <= {_MAX_SET_ENTRIES} (entries per decision set), got {d}")
-        if k is None and self.d**3 > _MAX_SET_ENTRIES:
-            # The default k = d^2 makes each decision set d^3 entries: name
-            # d (the argument given), not the k it implies.
-            raise ValueError(
-                f"invalid argument `d`: the default k = d^2 gives decision sets of d^3 = {self.d**3} entries, "
-                f"more than {_MAX_SET_ENTRIES}; d <= {int(_MAX_SET_ENTRIES ** (1 / 3))} works, or pass k"
-            )
-        self.k = positive_int("k", self.d**2 if k is None else k)
+        self.d, self.k = _decision_set_shape(d, k)
         self.gap = float(gap)
         self.optimal_reward = float(optimal_reward)
         self.reward_model = reward
@@ -101,35 +147,6 @@ class ShariffSheffetEnv:
         self._engine = _core.ShariffSheffetEnvEngine(
             self.d, self.k, self.gap, self.optimal_reward, reward, self.seed
         )
-
-    def decision_set(self, t: int) -> NDArray[np.float64]:
-        """The next round's (k, d) actions (rounds must be requested in order)."""
-        if t != self._engine.t + 1:
-            raise ValueError(f"invalid argument `t`: expected round {self._engine.t + 1}, got {t}")
-        return self._engine.next_round()
-
-    def reward(self, t: int, index: int) -> float:
-        """Realized reward of row ``index`` in round ``t``."""
-        if t != self._engine.t:
-            raise ValueError(f"invalid argument `t`: the current round is {self._engine.t}, got {t}")
-        # Checked here so that a NaN or infinite index is named, not a bare
-        # OverflowError from int().
-        index = positive_int("index", index, minimum=0)
-        if not index < self.k:
-            raise ValueError(f"invalid argument `index`: must lie in [0, {self.k}), got {index}")
-        return self._engine.reward(index)
-
-    def mean_rewards(self, t: int) -> NDArray[np.float64]:
-        """<x, theta*> of each action of round t (the current round)."""
-        # Only the current round's means exist.
-        if t != self._engine.t:
-            raise ValueError(f"invalid argument `t`: the current round is {self._engine.t}, got {t}")
-        return self._engine.mean_rewards()
-
-    @property
-    def theta(self) -> NDArray[np.float64]:
-        """The hidden parameter theta*."""
-        return self._engine.theta()
 
     def __repr__(self) -> str:
         return (

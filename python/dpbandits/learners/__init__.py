@@ -4,9 +4,17 @@ One module per family of algorithms. Every learner has ``select``, ``update``
 and ``privacy`` (a :class:`dpbandits.privacy.Guarantee`).
 """
 
+from dpbandits.learners.bai import AdaPTT, DPTopTwo, TopTwoBAI
 from dpbandits.learners.elimination import ContextualEliminationBandit, EliminationLinearBandit
 from dpbandits.learners.linucb import JointDPLinUCB, LinUCB
 from dpbandits.learners.linucb_trust import LocalLinUCB, ShuffleLinUCB
+from dpbandits.learners.logistic import (
+    JointDPReweightedLogisticUCB,
+    LocalDPReweightedLogisticUCB,
+    LogisticThompsonSampling,
+    LogisticUCB,
+    ReweightedLogisticUCB,
+)
 from dpbandits.learners.mab import UCB1, PrivateThompsonSampling, PrivateUCB, ThompsonSampling
 from dpbandits.learners.mishra_thakurta import PrivateContextualThompsonSampling, PrivateContextualUCB
 from dpbandits.learners.online_learning import EXP2, PrivateFTPL, PrivateFTRL, SCRiBLe
@@ -41,16 +49,22 @@ __all__ = [
     "AdaCKLUCB",
     "AdaCUCB",
     "AdaPKLUCB",
+    "AdaPTT",
     "AdaPUCB",
     "BatchedPrivateEXP3",
     "ContextualEliminationBandit",
+    "DPTopTwo",
     "EliminationLinearBandit",
     "JointDPLinUCB",
     "JointDPReweightedLinUCB",
+    "JointDPReweightedLogisticUCB",
     "LazyPrivateExperts",
     "LazyPrivateOCO",
     "LinUCB",
+    "LocalDPReweightedLogisticUCB",
     "LocalLinUCB",
+    "LogisticThompsonSampling",
+    "LogisticUCB",
     "PrivateContextualThompsonSampling",
     "PrivateContextualUCB",
     "PrivateDartboardExperts",
@@ -60,7 +74,9 @@ __all__ = [
     "PrivateThompsonSampling",
     "PrivateUCB",
     "ReweightedLinUCB",
+    "ReweightedLogisticUCB",
     "SCRiBLe",
     "ShuffleLinUCB",
     "ThompsonSampling",
+    "TopTwoBAI",
 ]

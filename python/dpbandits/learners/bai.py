@@ -77,10 +77,13 @@ points and rounding is monotone, so the sensitivity stays 1 step-exact);
 ``privacy`` reports the exact lattice epsilon 2^j / t <= epsilon. Audited in
 ``tests/test_bai.py`` (released sums of neighbouring reward sequences).
 
-What is reconstructed. The text of the papers we could reach (abstracts,
-the authors' experiment code for the 2023 paper) has no algorithm box for
-the 2025 learner; the batch schedule (first batch ceil(f / eps) rewards,
-then ratio ``ratio``), the TCI challenger, beta = 1/2 and both stopping
+What is reconstructed. The text of the papers we could reach (abstracts
+and the opening of the 2025 paper's HTML version, the authors' experiment
+code for the 2023 paper, github.com/achraf-azize/DP-BAI and
+github.com/Aymen97am/DP_BAI) has no algorithm box for the 2025 learner;
+the batch schedule (first batch ceil(f / eps) rewards, then ratio
+``ratio``), the TCI challenger, the information-directed leader
+probability (You et al. 2023, on our Chernoff cost) and both stopping
 rules are ours: the shifted rule above (which splits delta between the
 GLR and the noise radii) and :class:`DPTopTwo`'s default Chernoff rule
 (one concentration inequality for the Bernoulli + Laplace sums,
@@ -97,9 +100,9 @@ import abc
 import json
 import math
 import struct
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -108,6 +111,8 @@ from dpbandits import _core
 from dpbandits._sizes import check_bytes
 from dpbandits._validation import in_open_unit, positive, positive_int, real, seed_or_none
 from dpbandits.errors import CheckpointError, StateError
+from dpbandits.learners.online import LearnerBase
+from dpbandits.learners.online_call import BoundOnlineCall
 from dpbandits.noise import NoiseWire
 from dpbandits.privacy.azize import lattice_laplace_epsilon
 from dpbandits.privacy.bai import (
@@ -119,6 +124,9 @@ from dpbandits.privacy.bai import (
 )
 from dpbandits.privacy.guarantees import Guarantee
 from dpbandits.privacy.secure import exact_lattice_noise
+
+if TYPE_CHECKING:
+    from dpbandits.serving_sampled import BAIPolicy
 
 __all__ = ["AdaPTT", "BAIRuns", "BestArmIdentifier", "DPTopTwo", "TopTwoBAI"]
 
@@ -191,36 +199,65 @@ def _batches(first: int, ratio: float, max_samples: int) -> int:
     return j
 
 
-class BestArmIdentifier(abc.ABC):
+class BestArmIdentifier(BoundOnlineCall, LearnerBase, abc.ABC):
     """What the BAI learners share: the online protocol, the stopping rule's
-    read-outs, checkpoints and simulation (module docstring)."""
+    read-outs, the served policy, checkpoints and simulation (module
+    docstring).
+
+    The online protocol is the library's (:class:`LearnerBase`):
+    ``select`` and ``update`` are bound to the engine in Rust
+    (:mod:`dpbandits.learners.online_call`), any number of selections may
+    be outstanding, and rewards arrive in any order (``update(arm,
+    reward)``). Delay and privacy: each reward enters its arm's open batch
+    once, in arrival order; a batch ends on its arm's reward count and is
+    released then; decisions read only released values, so a delayed
+    reward changes which release a decision reads, never the guarantee.
+    Checkpoints (:meth:`save` / :meth:`load`), pickles, copies and
+    :meth:`fork` follow :class:`LearnerBase`'s rule: a restore for use
+    re-keys every future noise draw and coin flip from operating-system
+    entropy (``replay=True``: a bit-identical research replay); the
+    constructor's ``ledger`` / ``dataset`` register the learner's
+    guarantee on a :class:`dpbandits.Ledger`."""
 
     k: int
     delta: float
-    _engine: Any
     _args: dict[str, Any]
 
     def _setup(self, k: int, delta: float, max_samples: int) -> None:
         self.k = _k(k)
         self.delta = in_open_unit("delta", delta)
         self.max_samples = positive_int("max_samples", max_samples)
-        self._outstanding = [0] * self.k
 
     # -- the online protocol ------------------------------------------------
+    def _counts(self) -> list[int]:
+        """Outstanding selections per arm (held by the bound call)."""
+        counts: list[int] = self._online_pending
+        return counts
+
     def select(self) -> int:
         """The arm (0 <= arm < k) to pull next; counted as outstanding."""
-        arm = int(self._engine.select())
-        self._outstanding[arm] += 1
+        return int(self._online().select())
+
+    def _checked_select(self, *args: Any) -> int:
+        if args:
+            raise TypeError(f"select() takes no arguments, got {len(args)}")
+        with self.lock:  # pragma: no cover - the bound call answers select()
+            arm = int(self._engine.select())
+            counts = self._counts()
+            counts[arm] += 1
+            self._online_pending = counts
         return arm
 
     def select_many(self, n: int) -> NDArray[np.int64]:
-        """``n`` decisions in a row (no reward in between), as int64."""
+        """``n`` decisions in a row (no reward in between), as int64; each
+        is outstanding until its update."""
         n = int(n) if isinstance(n, (int, np.integer)) and not isinstance(n, bool) else -1
         if n < 0:
             raise ValueError("invalid argument `n`: must be an integer >= 0")
-        arms = self._engine.select_many(n)
-        for a in arms:
-            self._outstanding[int(a)] += 1
+        with self.lock:
+            arms: NDArray[np.int64] = self._engine.select_many(n)
+            counts = np.asarray(self._counts(), dtype=np.int64) + np.bincount(arms, minlength=self.k)
+            self._online_pending = [int(c) for c in counts]
         return arms
 
     @property
@@ -232,31 +269,41 @@ class BestArmIdentifier(abc.ABC):
     @property
     def outstanding(self) -> list[int]:
         """The arms of selections not yet updated, one entry per selection."""
-        return [a for a in range(self.k) for _ in range(self._outstanding[a])]
+        with self.lock:
+            counts = self._counts()
+        return [a for a in range(self.k) for _ in range(counts[a])]
 
     def update(self, *args: Any) -> None:
         """``update(arm, reward)``: a reward in [0, 1] of a pull of ``arm``
-        (any order, any time); ``update(reward)`` when exactly one selection
-        is outstanding."""
-        if len(args) == 1:
-            pending = self.outstanding
-            if len(pending) != 1:
-                raise StateError(
-                    f"update(reward) needs exactly one outstanding selection, got {len(pending)} "
-                    f"(arms {pending[:10]}); call update(arm, reward)"
-                )
-            arm, reward = pending[0], args[0]
-        elif len(args) == 2:
-            arm, reward = args
-        else:
-            raise TypeError("update takes (arm, reward) or (reward)")
-        a = self._arm(arm)
-        r = real("reward", reward)
-        if not (math.isfinite(r) and 0.0 <= r <= 1.0):
-            raise ValueError(f"invalid argument `reward`: must be finite and in [0, 1], got {reward!r}")
-        self._engine.observe(a, r)
-        if self._outstanding[a] > 0:
-            self._outstanding[a] -= 1
+        (any order, any time: it settles one outstanding selection of
+        ``arm``, if any; a reward of a decision served by :meth:`policy` is
+        given the same way); ``update(reward)`` when exactly one selection
+        is outstanding (StateError otherwise, naming them)."""
+        self._online().update(*args)
+
+    def _checked_update(self, *args: Any) -> None:
+        with self.lock:
+            if len(args) == 1:
+                pending = self.outstanding
+                if len(pending) != 1:
+                    raise StateError(
+                        f"update(reward) needs exactly one outstanding selection, got {len(pending)} "
+                        f"(arms {pending[:10]}); call update(arm, reward)"
+                    )
+                arm, reward = pending[0], args[0]
+            elif len(args) == 2:
+                arm, reward = args
+            else:
+                raise TypeError("update takes (arm, reward) or (reward)")
+            a = self._arm(arm)
+            r = real("reward", reward)
+            if not (math.isfinite(r) and 0.0 <= r <= 1.0):
+                raise ValueError(f"invalid argument `reward`: must be finite and in [0, 1], got {reward!r}")
+            self._engine.observe(a, r)
+            counts = self._counts()
+            if counts[a] > 0:
+                counts[a] -= 1
+                self._online_pending = counts
 
     def update_many(
         self, arms: Sequence[int] | NDArray[np.int64], rewards: Sequence[float] | NDArray[np.float64]
@@ -275,10 +322,13 @@ class BestArmIdentifier(abc.ABC):
             raise ValueError(f"invalid argument `arms`: must lie in [0, {self.k})")
         if not np.all(np.isfinite(r) & (r >= 0.0) & (r <= 1.0)):
             raise ValueError("invalid argument `rewards`: must be finite and in [0, 1]")
-        self._engine.observe_many(np.ascontiguousarray(a), np.ascontiguousarray(r))
-        for arm in a:
-            if self._outstanding[int(arm)] > 0:
-                self._outstanding[int(arm)] -= 1
+        with self.lock:
+            self._engine.observe_many(np.ascontiguousarray(a), np.ascontiguousarray(r))
+            counts = self._counts()
+            for arm in a:
+                if counts[int(arm)] > 0:
+                    counts[int(arm)] -= 1
+            self._online_pending = counts
 
     def _arm(self, arm: Any) -> int:
         if isinstance(arm, bool) or not isinstance(arm, (int, np.integer)):
@@ -286,6 +336,40 @@ class BestArmIdentifier(abc.ABC):
         if not 0 <= int(arm) < self.k:
             raise ValueError(f"invalid argument `arm`: must lie in [0, {self.k}), got {arm!r}")
         return int(arm)
+
+    # -- serving ------------------------------------------------------------
+    def policy(self) -> BAIPolicy:
+        """The current sampling rule as a read-only, picklable
+        :class:`~dpbandits.serving_sampled.BAIPolicy`, built from released
+        values only (serving it elsewhere is post-processing: no privacy
+        cost): before every arm has a release, uniform over the arms
+        without one; then the leader with the leader probability (``beta``,
+        or :class:`DPTopTwo`'s information-directed one) and the
+        challenger otherwise, as computed from the released batch sums
+        and the selection counts at this call (AdaP-TT's pair, which moves
+        with the selections, is the one of this call). It also carries the
+        ``recommendation`` and ``should_stop`` of this call. Send the
+        rewards of the arms it serves to ``update(arm, reward)``: the
+        stopping rule holds for any sampling rule (its proof does not use
+        how the arms were chosen), so served decisions keep the guarantee
+        and the correctness."""
+        from dpbandits.serving_sampled import BAIPolicy
+
+        with self.lock:
+            return BAIPolicy(self._engine.sampling_probabilities(), self.policy_version,
+                             recommendation=self.recommendation, should_stop=self.should_stop)
+
+    @property
+    def policy_version(self) -> int:
+        """The number of batches released so far: increments when a new
+        policy is available (every release may move the leader, the
+        challenger and the stopping rule)."""
+        return int(self._engine.releases)
+
+    @property
+    def t(self) -> int:
+        """Selections made so far."""
+        return int(self._engine.t)
 
     # -- what an experiment reads -------------------------------------------
     @property
@@ -318,9 +402,27 @@ class BestArmIdentifier(abc.ABC):
         """The learner's guarantee (model, epsilon, who is protected, the result it rests on)."""
 
     # -- checkpoints, forks, simulation -------------------------------------
+    def _checkpoint_extra(self) -> dict[str, Any]:
+        """The outstanding selections per arm (the engine holds the rest)."""
+        return {"outstanding": self._counts()}
+
+    def _restore_extra(self, extra: Mapping[str, Any]) -> None:
+        counts = extra.get("outstanding", [0] * self.k)
+        if (not isinstance(counts, list) or len(counts) != self.k
+                or not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in counts)):
+            raise CheckpointError(f"the checkpoint's outstanding selections are not {self.k} counts >= 0")
+        self._online_pending = counts
+
+    def _restore_check(self, engine: Any) -> None:
+        """CheckpointError unless ``engine`` was built with the constants of
+        this learner's arguments (its engine's)."""
+        if engine.config_json() != self._engine.config_json():
+            raise CheckpointError("BAI checkpoint: the engine was built with other constants than its arguments give")
+
     def to_bytes(self) -> bytes:
-        """The learner's state: its arguments and the engine's state."""
-        head = json.dumps(self._args, sort_keys=True).encode()
+        """The learner's state: its class, arguments and the engine's state
+        (outstanding selections are not included; :meth:`save` keeps them)."""
+        head = json.dumps({**self._args, "__class__": type(self).__name__}, sort_keys=True).encode()
         return _MAGIC + struct.pack("<I", len(head)) + head + bytes(self._engine.to_bytes())
 
     @classmethod
@@ -345,10 +447,10 @@ class BestArmIdentifier(abc.ABC):
         try:
             args = json.loads(data[start : start + n].decode())
             name = args.pop("__class__")
-        except (ValueError, KeyError, UnicodeDecodeError) as e:
+        except (ValueError, KeyError, UnicodeDecodeError, AttributeError, TypeError) as e:
             raise CheckpointError(f"BAI checkpoint: unreadable arguments ({e})") from None
-        classes = {c.__name__: c for c in (DPTopTwo, AdaPTT, TopTwoBAI)}
-        if name not in classes or not issubclass(classes[name], cls):
+        classes = _bai_classes()
+        if not isinstance(name, str) or name not in classes or not issubclass(classes[name], cls):
             raise CheckpointError(f"BAI checkpoint holds a {name!r}, not a {cls.__name__}")
         try:
             learner = classes[name](**args)
@@ -358,20 +460,12 @@ class BestArmIdentifier(abc.ABC):
             engine = _core.BaiEngine.from_bytes(data[start + n :])
         except ValueError as e:
             raise CheckpointError(f"BAI checkpoint: corrupted engine state ({e})") from None
-        if engine.config_json() != learner._engine.config_json():
-            raise CheckpointError("BAI checkpoint: the engine was built with other constants than its arguments give")
+        learner._restore_check(engine)
         learner._engine = engine
+        learner._restored("use", None, 1, replay=replay)
         if not replay:
-            engine.reseed(None)
+            engine.reseed(None)  # also the coin flips of the non-private reference
         return learner
-
-    def fork(self, seed: int | None = None) -> BestArmIdentifier:
-        """An independent copy whose future noise and coin flips come from
-        ``seed`` (None: operating-system entropy); the past is shared."""
-        twin = type(self).from_bytes(self.to_bytes(), replay=True)
-        twin._outstanding = list(self._outstanding)
-        twin._engine.reseed(seed_or_none("seed", seed))
-        return twin
 
     def reseed(self, seed: int | None = None) -> None:
         """Draws future noise and coin flips from ``seed``."""
@@ -390,7 +484,7 @@ class BestArmIdentifier(abc.ABC):
         root = seed_or_none("seed", seed)
         if root is None:
             raise ValueError("invalid argument `seed`: simulations need an integer seed")
-        if getattr(self, "secure", False):
+        if self.secure:
             raise ValueError(
                 "invalid argument `secure`: simulations draw seeded noise; build the learner with secure=False"
             )
@@ -403,8 +497,21 @@ class BestArmIdentifier(abc.ABC):
         """A fresh learner whose engine is the one :meth:`simulate` runs as replicate ``index``."""
         twin = type(self).from_bytes(self.to_bytes(), replay=True)
         twin._engine = self._engine._replicate(seed, index)
-        twin._outstanding = [0] * self.k
+        twin._online_pending = [0] * self.k
         return twin
+
+
+def _bai_classes() -> dict[str, type[BestArmIdentifier]]:
+    """The BAI learner classes a :meth:`BestArmIdentifier.from_bytes` state
+    may name, by class name (every concrete subclass defined here)."""
+    found: dict[str, type[BestArmIdentifier]] = {}
+    todo: list[Any] = [BestArmIdentifier]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            todo.append(sub)
+            if sub.__module__ == __name__ and not sub.__name__.startswith("_"):
+                found[sub.__name__] = sub
+    return found
 
 
 class TopTwoBAI(BestArmIdentifier):
@@ -454,7 +561,7 @@ class TopTwoBAI(BestArmIdentifier):
     ) -> None:
         self._setup(k, delta, max_samples)
         self.beta = _beta(beta)
-        self._args = {"__class__": "TopTwoBAI", "k": k, "delta": delta, "beta": beta, "max_samples": max_samples,
+        self._args = {"k": k, "delta": delta, "beta": beta, "max_samples": max_samples,
                       "seed": seed}
         c0, c1 = glr_threshold(self.k, self.delta)
         self._engine = _core.BaiEngine(
@@ -483,7 +590,6 @@ class _PrivateBAI(BestArmIdentifier):
             raise TypeError(f"invalid argument `secure`: expected a bool, got {secure!r}")
         if secure and self.sampler != "lattice":
             raise ValueError("invalid argument `secure`: secure=True needs sampler='lattice'")
-        self.secure = secure
         scale = batch_sum_laplace_scale(self.epsilon)
         if self.sampler == "float":
             self.lattice_exponent = None
@@ -528,7 +634,8 @@ class DPTopTwo(_PrivateBAI):
     leader the largest released mean, challenger argmin_b W(a, b) + ln N_b
     with W the Chernoff cost below (or the d_eps cost
     W_eps(a, b) = inf_z N_a d_eps(m_a, z) + N_b d_eps(m_b, z)), leader with
-    probability ``beta``. Stopping (default): the Chernoff rule of
+    probability ``beta`` (default: the information-directed probability
+    of the pair, see ``beta``). Stopping (default): the Chernoff rule of
     :mod:`dpbandits.privacy.bai`, equations (C1)-(C5): with
     D(m; n, j, z) = sup_s [s n m - n ln(1 - z + z e^s) - j Lambda(s)]
     (Lambda the log-MGF of one noise draw) and
@@ -557,18 +664,31 @@ class DPTopTwo(_PrivateBAI):
         rewards.
     beta:
         Probability of sampling the leader rather than the challenger, in
-        (0, 1) (default 0.5).
+        (0, 1), or None (default): with ``challenger="chernoff"`` the
+        information-directed probability D_a / (D_a + D_b), the two
+        exponents of (C1) at the minimiser z* of W(a, b) (You, Qin, Wang &
+        Yang 2023, "Information-directed selection for top-two
+        algorithms", ICML, Sec. 3, on the Chernoff cost), recomputed at
+        every release; it plays the arm of the pair whose samples carry
+        the cost, which in the high-privacy regime (cost about
+        epsilon |m_a - m_b| min(N_a, N_b)) balances the leader with its
+        challengers as the optimal allocation does; with the other
+        challengers None means 0.5.
     first_batch:
-        f, finite and > 0 (default 64): each arm's first batch is
+        f, finite and > 0 (default 128): each arm's first batch is
         ceil(f / epsilon) rewards (at least 1, at most ``max_samples``).
         Every noise draw an arm's mean holds costs exponent in (C1), so
-        fewer, longer batches stop sooner on the ``private-bai`` instances
-        (the default was chosen there among 4, 16, 32 and 64); the price
-        is a first round of k ceil(f / epsilon) rewards.
+        fewer, longer batches stop sooner on the ``private-bai`` instances;
+        the price is a first round of k ceil(f / epsilon) rewards, which
+        dominates on easy instances (the default, with ``ratio``, was
+        chosen on the ``private-bai`` grid among f in {16, 64, 128, 192,
+        256}: the largest f that does not slow the easiest instance).
     ratio:
-        Ratio of the geometric batches, finite and > 1 (default 1.5); it
-        must not make more than :data:`MAX_BATCHES` batches per arm within
-        ``max_samples``.
+        Ratio of the geometric batches, finite and > 1 (default 1.7; chosen
+        with ``first_batch`` among 1.2, 1.5, 1.7, 1.85, 2, 3 and 4: a
+        smaller ratio stops closer to the time the test would pass but
+        puts more noise draws into each mean); it must not make more than
+        :data:`MAX_BATCHES` batches per arm within ``max_samples``.
     challenger:
         ``"chernoff"`` (default): argmin_b W(a, b) + ln N_b with W the
         Chernoff cost of the stopping rule (equation (C3) of
@@ -638,9 +758,9 @@ class DPTopTwo(_PrivateBAI):
         k: int,
         delta: float,
         epsilon: float,
-        beta: float = 0.5,
-        first_batch: float = 64.0,
-        ratio: float = 1.5,
+        beta: float | None = None,
+        first_batch: float = 128.0,
+        ratio: float = 1.7,
         challenger: Literal["chernoff", "stopping", "d_eps"] = "chernoff",
         stopping: Literal["chernoff", "shifted"] = "chernoff",
         noise_share: float = 0.5,
@@ -650,8 +770,9 @@ class DPTopTwo(_PrivateBAI):
         seed: int | None = None,
     ) -> None:
         self._setup(k, delta, max_samples)
-        self.beta = _beta(beta)
-        self._args = {"__class__": "DPTopTwo", "k": k, "delta": delta, "epsilon": epsilon, "beta": beta,
+        # None: the information-directed leader probability (chernoff challenger).
+        self.beta = None if beta is None and challenger == "chernoff" else _beta(0.5 if beta is None else beta)
+        self._args = {"k": k, "delta": delta, "epsilon": epsilon, "beta": beta,
                       "first_batch": first_batch, "ratio": ratio, "challenger": challenger, "stopping": stopping,
                       "noise_share": noise_share,
                       "sampler": sampler,
@@ -687,8 +808,11 @@ class DPTopTwo(_PrivateBAI):
             thresholds = [c0]
             radii = noise_radii(self.k, self.delta * self.noise_share, scale, batches, lattice, cumulative=True)
         rule = {"stopping": "top_two_stopping", "chernoff": "top_two_chernoff", "d_eps": "top_two"}[challenger]
+        if self.beta is None:
+            rule = "top_two_chernoff_ids"
         self._engine = _core.BaiEngine(
-            self.k, rule=rule, epsilon=self.epsilon, beta=self.beta, first=self.first_length, ratio=self.ratio,
+            self.k, rule=rule, epsilon=self.epsilon, beta=0.5 if self.beta is None else self.beta,
+            first=self.first_length, ratio=self.ratio,
             forget=False, noise=wire, secure=secure, thresholds=thresholds, c1=c1, radii=radii,
             max_samples=self.max_samples, seed=seed_or_none("seed", seed), stop=stopping,
         )
@@ -786,7 +910,7 @@ class AdaPTT(_PrivateBAI):
     ) -> None:
         self._setup(k, delta, max_samples)
         self.beta = _beta(beta)
-        self._args = {"__class__": "AdaPTT", "k": k, "delta": delta, "epsilon": epsilon, "beta": beta,
+        self._args = {"k": k, "delta": delta, "epsilon": epsilon, "beta": beta,
                       "sampler": sampler, "secure": secure, "max_samples": max_samples, "seed": seed}
         wire, lattice = self._noise(epsilon, sampler, secure)
         batches = _batches(1, 2.0, self.max_samples)

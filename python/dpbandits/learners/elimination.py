@@ -615,7 +615,7 @@ class ContextualEliminationBandit(LearnerBase):
         self.linear._warn_as = (type(self).__name__, 1)  # its clipped-reward warning names this learner
         self.horizon = horizon
         self.d = self.thetas.shape[1]
-        self._theta_index: int | None = None
+        self._bind_client()
 
     @property
     def privacy(self) -> Guarantee:
@@ -635,6 +635,47 @@ class ContextualEliminationBandit(LearnerBase):
     @_engine.setter
     def _engine(self, engine: Any) -> None:
         self.linear._engine = engine
+        self._bind_client()
+
+    def _bind_client(self) -> None:
+        """Binds ``select`` / ``update`` to a ``_core.ClientCall`` on the
+        linear learner's online call (its lock and outstanding selection):
+        a round with a float64 feature array and a float reward is one
+        Rust call each; other forms reach :meth:`_checked_select` /
+        :meth:`_checked_update` under the same lock."""
+        call = _core.ClientCall(self.linear._online(), self.thetas, self._checked_select, self._checked_update)
+        d = self.__dict__
+        d["_client"], d["select"], d["update"] = call, call.select, call.update
+
+    @property
+    def lock(self) -> Any:
+        """The linear learner's reentrant lock (held by ``select``,
+        ``update`` and ``save``; as ``threading.RLock``)."""
+        return self.linear.lock
+
+    @property
+    def _theta_index(self) -> int | None:
+        """The row of ``thetas`` sent to the outstanding round's client
+        (the linear learner's outstanding selection)."""
+        return self.linear._pending
+
+    @_theta_index.setter
+    def _theta_index(self, index: int | None) -> None:
+        if index is not None:
+            self.linear._pending = index
+
+    def __getstate__(self) -> dict[str, Any]:
+        state: dict[str, Any] = super().__getstate__()
+        for bound in ("_client", "select", "update", "_theta_index"):
+            state.pop(bound, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        index = state.get("_theta_index")
+        state = {k: v for k, v in state.items() if k not in ("_client", "select", "update", "_theta_index")}
+        super().__setstate__(state)
+        self._theta_index = index
+        self._bind_client()
 
     def _checkpoint_extra(self) -> dict[str, Any]:
         return {"pending": self.linear._pending, "theta_index": self._theta_index}
@@ -682,7 +723,7 @@ class ContextualEliminationBandit(LearnerBase):
                 )
         self.horizon = self.linear.horizon
         self.d = self.thetas.shape[1]
-        self._theta_index = None
+        self._bind_client()
         return self
 
     def _restore_extra(self, extra: Any) -> None:
@@ -696,9 +737,9 @@ class ContextualEliminationBandit(LearnerBase):
 
     def select_theta(self) -> NDArray[np.float64]:
         """Server side: the parameter theta_t sent to this round's client."""
-        with self.lock, self.linear.lock:
-            self._theta_index = self.linear.select()
-            return self.thetas[self._theta_index]
+        with self.lock:
+            index: int = self.linear.select()
+            return self.thetas[index]
 
     @property
     def policy_version(self) -> int:
@@ -715,7 +756,7 @@ class ContextualEliminationBandit(LearnerBase):
         Privacy: as :meth:`EliminationLinearBandit.policy`: post-processing
         of the surviving set, no privacy cost; the context stays with the
         client."""
-        with self.lock, self.linear.lock:
+        with self.lock:
             return ContextualEliminationPolicy(self.thetas, self.linear.policy(seed))
 
     @staticmethod
@@ -723,20 +764,31 @@ class ContextualEliminationBandit(LearnerBase):
         """Client side: argmax_a <phi(a, c_t), theta_t> on the client's own
         context features (shape (number of actions, d))."""
         phi = float_array("features", features, ndim=2)
-        return int(np.argmax(phi @ float_array("theta", theta, ndim=1)))
+        theta = float_array("theta", theta, ndim=1)
+        if phi.shape[0] == 0 or phi.shape[1] != theta.shape[0]:
+            raise ValueError(
+                f"invalid argument `features`: expected shape (number of actions >= 1, {theta.shape[0]}), "
+                f"got {phi.shape}"
+            )
+        return int(_core.best_row(phi, theta))
 
     def select(self, features: ArrayLike) -> int:
         """Both sides in one call: theta_t, then the client's action for
         ``features``."""
+        return int(self.__dict__["_client"].select(features))
+
+    def _checked_select(self, features: ArrayLike) -> int:
         return self.client_action(features, self.select_theta())
 
     def update(self, reward: float) -> None:
         """The client's reward for the last selection."""
-        with self.lock, self.linear.lock:
+        self.__dict__["_client"].update(reward)
+
+    def _checked_update(self, reward: float) -> None:
+        with self.lock:
             if self._theta_index is None:
                 raise StateError("update(reward) needs a preceding select()")
             self.linear.update(reward)
-            self._theta_index = None
 
     def _factory(self) -> Any:
         return self.linear._factory()

@@ -84,6 +84,7 @@ class BoundOnlineCall:
         call = state.pop("_call", None)
         state.pop("select", None)  # bound to this learner's call; rebound on unpickling
         state.pop("update", None)
+        state.pop("decision", None)
         state["_online_pending_state"] = None if call is None else call.pending
         queue = None if call is None else call.queue
         if queue is not None:

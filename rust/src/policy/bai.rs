@@ -46,7 +46,7 @@ use crate::noise::entropy::EntropyCell;
 use crate::noise::laplace;
 use crate::noise::lattice::{SecureKind, SecureNoise};
 use crate::noise::NoiseSpec;
-use crate::policy::bai_stop::{pair_at_least, pair_cost, NoiseMgf, Released};
+use crate::policy::bai_stop::{ids_leader_probability, pair_at_least, pair_cost, NoiseMgf, Released};
 use crate::rng::{unit_f64, SeedSequence, SimulationRng, StreamRng};
 
 /// Most arms a BAI engine accepts.
@@ -79,6 +79,10 @@ pub enum BaiRule {
     /// rule ([`crate::policy::bai_stop::pair_cost`]: the cost of the noisy
     /// sums, which counts the noise draws each arm's mean holds).
     ChernoffTopTwo,
+    /// The challenger of [`BaiRule::ChernoffTopTwo`]; the leader is played
+    /// with the information-directed probability of
+    /// [`crate::policy::bai_stop::ids_leader_probability`] instead of `beta`.
+    ChernoffIds,
 }
 
 /// Which stopping rule reads the released statistics.
@@ -169,6 +173,10 @@ pub struct Bai {
     verdicts: Vec<Option<bool>>,
     #[serde(skip)]
     verdict_leader: Option<usize>,
+    /// [`BaiRule::ChernoffIds`]: the probability of playing the leader (a
+    /// function of released values, recomputed after a restore).
+    #[serde(skip)]
+    lead_prob: f64,
     rng: StreamRng,
     #[serde(skip)]
     entropy: EntropyCell,
@@ -313,6 +321,7 @@ impl Bai {
             costs_leader: None,
             verdicts: Vec::new(),
             verdict_leader: None,
+            lead_prob: 0.5,
             rng,
             entropy: EntropyCell::default(),
             config,
@@ -397,6 +406,51 @@ impl Bai {
         best
     }
 
+    /// Batches released so far (over all arms).
+    pub fn releases(&self) -> u64 {
+        self.arms.iter().map(|a| u64::from(a.batches)).sum()
+    }
+
+    /// The law of the next selection as a function of released values and
+    /// selection counts only (the served policy): before every arm has a
+    /// release, uniform over the arms without one (the engine takes the
+    /// least-selected of them); then the leader probability (`beta`, or
+    /// the information-directed one of this state) on the leader and the
+    /// rest on the challenger of this state.
+    pub fn sampling_probabilities(&self) -> Vec<f64> {
+        let k = self.config.k;
+        let mut p = vec![0.0; k];
+        let waiting: Vec<usize> = (0..k).filter(|&a| self.arms[a].batches == 0).collect();
+        if !waiting.is_empty() {
+            let w = 1.0 / waiting.len() as f64;
+            for a in waiting {
+                p[a] = w;
+            }
+            return p;
+        }
+        let (leader, challenger) = if let BaiRule::AdaP { .. } = self.config.rule {
+            let mut e = self.clone();
+            e.adap_pair();
+            (e.leader, e.challenger)
+        } else {
+            (self.leader, self.challenger)
+        };
+        let beta = self.leader_probability();
+        p[leader] += beta;
+        p[challenger] += 1.0 - beta;
+        p
+    }
+
+    /// The probability of playing the leader: `beta`, or the
+    /// information-directed one of this state (`ChernoffIds`).
+    fn leader_probability(&self) -> f64 {
+        if self.config.rule == BaiRule::ChernoffIds {
+            self.lead_prob
+        } else {
+            self.config.beta
+        }
+    }
+
     /// The arm to pull next.
     pub fn select_arm(&mut self) -> Result<usize> {
         if self.t >= self.config.max_samples {
@@ -416,7 +470,8 @@ impl Bai {
                 self.adap_pair();
             }
             let u = unit_f64(&mut self.rng);
-            if u < self.config.beta {
+            let beta = self.leader_probability();
+            if u < beta {
                 self.leader
             } else {
                 self.challenger
@@ -533,6 +588,10 @@ impl Bai {
                 BaiRule::TopTwo { divergence_epsilon } => self.top_two_pair(divergence_epsilon),
                 BaiRule::StoppingTopTwo => self.stopping_pair(),
                 BaiRule::ChernoffTopTwo => self.chernoff_pair(arm),
+                BaiRule::ChernoffIds => {
+                    self.chernoff_pair(arm);
+                    self.update_lead_prob();
+                }
                 BaiRule::AdaP { .. } => {}
             }
             self.stop = match self.config.stop {
@@ -596,6 +655,13 @@ impl Bai {
         }
         self.leader = leader;
         self.challenger = challenger;
+    }
+
+    /// The information-directed leader probability of the current pair.
+    fn update_lead_prob(&mut self) {
+        let noise = self.noise_mgf();
+        let (a, b) = (self.released_stat(self.leader), self.released_stat(self.challenger));
+        self.lead_prob = ids_leader_probability(a, b, &noise);
     }
 
     /// The stopping-aware challenger ([`BaiRule::StoppingTopTwo`]).
@@ -789,6 +855,11 @@ impl Bai {
         let fresh = Bai::new(e.config.clone(), &SeedSequence::from_seed(0))?;
         if fresh.lattice != e.lattice {
             return bad("noise");
+        }
+        let mut e = e;
+        e.lead_prob = 0.5;
+        if e.config.rule == BaiRule::ChernoffIds && e.ready() && e.leader != e.challenger {
+            e.update_lead_prob();
         }
         Ok(e)
     }

@@ -16,11 +16,12 @@
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
+use super::loss_batches::{check_sizes, is_laplace_family};
 use super::Learner;
 use crate::env::{DecisionSet, Feedback};
 use crate::error::{check_finite, check_positive, try_filled, Error, Result};
 use crate::noise::entropy::NoiseRng;
-use crate::noise::{NoiseSpec, SecureKind};
+use crate::noise::NoiseSpec;
 use crate::rng::{SeedSequence, StreamRng};
 
 /// Plain-number configuration of [`BatchedExp3`].
@@ -42,24 +43,12 @@ pub struct BatchedExp3Config {
 
 impl BatchedExp3Config {
     fn validate(&self) -> Result<()> {
-        if self.k < 1 {
-            return Err(Error::invalid("k", "must be >= 1"));
-        }
-        if self.horizon < 1 {
-            return Err(Error::invalid("horizon", "must be >= 1"));
-        }
-        if self.batch < 1 || self.batch > self.horizon {
-            return Err(Error::invalid(
-                "batch",
-                format!("must lie in [1, horizon = {}], got {}", self.horizon, self.batch),
-            ));
-        }
+        check_sizes("k", self.k, self.horizon, "batch", self.batch)?;
         check_positive("eta", self.eta)?;
         if !(0.0..=1.0).contains(&self.gamma) {
             return Err(Error::invalid("gamma", format!("must lie in [0, 1], got {}", self.gamma)));
         }
-        let lattice_laplace = self.noise.lattice().is_some_and(|s| matches!(s.kind(), SecureKind::Laplace { .. }));
-        if !(lattice_laplace || matches!(self.noise, NoiseSpec::Zero | NoiseSpec::Laplace { .. })) {
+        if !is_laplace_family(&self.noise) {
             return Err(Error::invalid("noise", "must be zero, Laplace or lattice Laplace"));
         }
         self.noise.validate(&[1])?;

@@ -26,13 +26,13 @@ use rand::Rng;
 use rand_core::RngCore;
 use serde::{Deserialize, Serialize};
 
-use super::experts_stochastic::clip_unit;
+use super::loss_batches::{check_sizes, clip_unit, expert_in, is_laplace_family, loss_vector, BatchClock};
 use super::Learner;
 use crate::env::{DecisionSet, Feedback};
 use crate::error::{check_finite, check_positive, try_filled, Error, Result};
 use crate::noise::bernoulli::bernoulli_exp_neg;
 use crate::noise::entropy::NoiseRng;
-use crate::noise::{NoiseSpec, SecureKind};
+use crate::noise::NoiseSpec;
 use crate::rng::SeedSequence;
 
 /// Largest denominator exponent of an exact exponent eta q (the exact
@@ -61,24 +61,12 @@ pub struct DartboardExpertsConfig {
 
 impl DartboardExpertsConfig {
     fn validate(&self) -> Result<()> {
-        if self.n < 1 {
-            return Err(Error::invalid("n", "must be >= 1"));
-        }
-        if self.horizon < 1 {
-            return Err(Error::invalid("horizon", "must be >= 1"));
-        }
-        if self.batch < 1 || self.batch > self.horizon {
-            return Err(Error::invalid(
-                "batch",
-                format!("must lie in [1, horizon = {}], got {}", self.horizon, self.batch),
-            ));
-        }
+        check_sizes("n", self.n, self.horizon, "batch", self.batch)?;
         check_positive("eta", self.eta)?;
         if !(self.shift.is_finite() && self.shift >= 0.0) {
             return Err(Error::invalid("shift", format!("must be finite and >= 0, got {}", self.shift)));
         }
-        let lattice_laplace = self.noise.lattice().is_some_and(|s| matches!(s.kind(), SecureKind::Laplace { .. }));
-        if !(lattice_laplace || matches!(self.noise, NoiseSpec::Zero | NoiseSpec::Laplace { .. })) {
+        if !is_laplace_family(&self.noise) {
             return Err(Error::invalid("noise", "must be zero, Laplace or lattice Laplace"));
         }
         self.noise.validate(&[1])?;
@@ -209,16 +197,13 @@ pub struct DartboardExperts {
     cumulative: Vec<f64>,
     /// The current expert's (rounded) loss over the current batch.
     batch_loss: f64,
-    batch_end: u64,
     switches: u64,
-    t: u64,
-    /// Recorded loss vectors the bounds policy clipped into [0, 1]^n.
-    clipped: u64,
+    clock: BatchClock,
     scratch: Vec<f64>,
     noise: NoiseRng,
 }
 
-const STATE_VERSION: u8 = 1;
+const STATE_VERSION: u8 = 2;
 
 impl DartboardExperts {
     /// A fresh learner: x_0 uniform (P_0) from `seeds`' `"sampling"`
@@ -231,10 +216,8 @@ impl DartboardExperts {
             current,
             cumulative: try_filled("n", config.n, 0.0)?,
             batch_loss: 0.0,
-            batch_end: config.batch,
             switches: 0,
-            t: 0,
-            clipped: 0,
+            clock: BatchClock::new(config.batch),
             scratch: try_filled("n", config.n, 0.0)?,
             noise: NoiseRng::seeded(seeds.stream("dartboard_noise")),
         })
@@ -245,7 +228,7 @@ impl DartboardExperts {
     }
 
     pub fn t(&self) -> u64 {
-        self.t
+        self.clock.t()
     }
 
     pub fn current(&self) -> usize {
@@ -259,20 +242,14 @@ impl DartboardExperts {
 
     /// Recorded loss vectors the bounds policy clipped into [0, 1]^n.
     pub fn clipped_rewards(&self) -> u64 {
-        self.clipped
+        self.clock.clipped()
     }
 
     /// Records the round's loss vector; at a batch's end (before the
     /// horizon), keeps or redraws the expert.
     pub fn observe(&mut self, losses: &[f64]) -> Result<()> {
-        let n = self.config.n;
-        if losses.len() != n {
-            return Err(Error::invalid("losses", format!("expected {n} entries, got {}", losses.len())));
-        }
-        if self.t >= self.config.horizon {
-            return Err(Error::State(format!("the horizon of {} rounds is used up", self.config.horizon)));
-        }
-        check_finite("losses", losses)?;
+        let (n, horizon) = (self.config.n, self.config.horizon);
+        self.clock.admit(losses, n, horizon)?;
         self.scratch.copy_from_slice(losses);
         let clipped = clip_unit(&mut self.scratch, self.config.clip)?;
         let limit = self.config.noise.lattice().map_or(f64::INFINITY, |s| s.step().recip() + 1.0);
@@ -281,14 +258,12 @@ impl DartboardExperts {
             *c += l;
         }
         self.batch_loss += self.scratch[self.current];
-        self.clipped += u64::from(clipped);
-        self.t += 1;
-        if self.t == self.batch_end {
-            if self.t < self.config.horizon {
+        if self.clock.tick(clipped) {
+            if self.clock.t() < horizon {
                 self.end_batch()?;
             }
             self.batch_loss = 0.0;
-            self.batch_end = self.t.saturating_add(self.config.batch).min(self.config.horizon);
+            self.clock.open_batch(self.config.batch, horizon);
         }
         Ok(())
     }
@@ -390,16 +365,13 @@ impl DartboardExperts {
         let consistent = e.cumulative.len() == c.n
             && e.scratch.len() == c.n
             && e.current < c.n
-            && e.t <= c.horizon
-            && e.clipped <= e.t
-            && e.batch_end <= c.horizon
-            && (e.t < e.batch_end || e.t == c.horizon)
+            && e.clock.consistent(c.horizon)
             && e.switches <= c.max_switches
             && e.batch_loss.is_finite()
             && e.batch_loss >= 0.0
-            && e.batch_loss <= (c.batch.min(e.t)) as f64
+            && e.batch_loss <= (c.batch.min(e.clock.t())) as f64
             && on_lattice(e.batch_loss)
-            && e.cumulative.iter().all(|&v| v.is_finite() && v >= 0.0 && v <= e.t as f64 && on_lattice(v));
+            && e.cumulative.iter().all(|&v| v.is_finite() && v >= 0.0 && v <= e.clock.t() as f64 && on_lattice(v));
         if !consistent {
             return Err(Error::Decode("inconsistent dartboard-experts state".into()));
         }
@@ -429,20 +401,11 @@ impl Learner for DartboardExperts {
     }
 
     fn select(&mut self, set: &DecisionSet) -> Result<usize> {
-        if set.k != self.config.n {
-            return Err(Error::invalid(
-                "env",
-                format!("the learner has {} experts, the environment {}", self.config.n, set.k),
-            ));
-        }
-        Ok(self.current)
+        expert_in(set, self.config.n, self.current)
     }
 
     fn update(&mut self, _set: &DecisionSet, _index: usize, feedback: Feedback<'_>) -> Result<()> {
-        match feedback {
-            Feedback::Losses(l) => self.observe(l),
-            Feedback::Reward(_) => Err(Error::State("a full-information learner needs the loss vector".into())),
-        }
+        self.observe(loss_vector(feedback)?)
     }
 
     fn full_information(&self) -> bool {

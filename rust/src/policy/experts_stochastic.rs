@@ -24,11 +24,12 @@
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
+use super::loss_batches::{check_sizes, clip_unit, expert_in, is_laplace_family, loss_vector, BatchClock};
 use super::Learner;
 use crate::env::{DecisionSet, Feedback};
 use crate::error::{check_finite, try_filled, Error, Result};
 use crate::noise::entropy::NoiseRng;
-use crate::noise::{NoiseSpec, SecureKind};
+use crate::noise::NoiseSpec;
 use crate::rng::SeedSequence;
 
 /// Plain-number configuration of [`StochasticExperts`].
@@ -49,20 +50,8 @@ pub struct StochasticExpertsConfig {
 
 impl StochasticExpertsConfig {
     fn validate(&self) -> Result<()> {
-        if self.n < 1 {
-            return Err(Error::invalid("n", "must be >= 1"));
-        }
-        if self.horizon < 1 {
-            return Err(Error::invalid("horizon", "must be >= 1"));
-        }
-        if self.first_batch < 1 || self.first_batch > self.horizon {
-            return Err(Error::invalid(
-                "first_batch",
-                format!("must lie in [1, horizon = {}], got {}", self.horizon, self.first_batch),
-            ));
-        }
-        let lattice_laplace = self.noise.lattice().is_some_and(|s| matches!(s.kind(), SecureKind::Laplace { .. }));
-        if !(lattice_laplace || matches!(self.noise, NoiseSpec::Zero | NoiseSpec::Laplace { .. })) {
+        check_sizes("n", self.n, self.horizon, "first_batch", self.first_batch)?;
+        if !is_laplace_family(&self.noise) {
             return Err(Error::invalid("noise", "must be zero, Laplace or lattice Laplace (report-noisy-min)"));
         }
         self.noise.validate(&[self.n])?;
@@ -105,18 +94,14 @@ pub struct StochasticExperts {
     sums: Vec<f64>,
     /// Length of the current batch.
     batch_len: u64,
-    /// Last round (1-based) of the current batch.
-    batch_end: u64,
     /// Selections made (batches closed).
     selections: u64,
-    t: u64,
-    /// Recorded loss vectors the bounds policy clipped into [0, 1]^n.
-    clipped: u64,
+    clock: BatchClock,
     scratch: Vec<f64>,
     noise: NoiseRng,
 }
 
-const STATE_VERSION: u8 = 1;
+const STATE_VERSION: u8 = 2;
 
 impl StochasticExperts {
     /// A fresh learner: x_0 uniform from `seeds`' `"sampling"` stream, the
@@ -130,10 +115,8 @@ impl StochasticExperts {
             current,
             sums: try_filled("n", config.n, 0.0)?,
             batch_len: config.first_batch,
-            batch_end: config.first_batch,
             selections: 0,
-            t: 0,
-            clipped: 0,
+            clock: BatchClock::new(config.first_batch),
             scratch: try_filled("n", config.n, 0.0)?,
             noise: NoiseRng::seeded(seeds.stream("selection_noise")),
         })
@@ -144,12 +127,12 @@ impl StochasticExperts {
     }
 
     pub fn t(&self) -> u64 {
-        self.t
+        self.clock.t()
     }
 
     /// Recorded loss vectors the bounds policy clipped into [0, 1]^n.
     pub fn clipped_rewards(&self) -> u64 {
-        self.clipped
+        self.clock.clipped()
     }
 
     /// The expert played this round.
@@ -164,23 +147,14 @@ impl StochasticExperts {
 
     /// Rounds left in the current batch.
     pub fn batch_remaining(&self) -> u64 {
-        self.batch_end - self.t
+        self.clock.batch_remaining()
     }
 
     /// Records the round's loss vector; closes the batch (a new selection)
     /// at its last round.
     pub fn observe(&mut self, losses: &[f64]) -> Result<()> {
-        let n = self.config.n;
-        if losses.len() != n {
-            return Err(Error::invalid("losses", format!("expected {n} entries, got {}", losses.len())));
-        }
-        if self.t >= self.config.horizon {
-            return Err(Error::State(format!(
-                "the horizon of {} rounds is used up; the noise was calibrated for it",
-                self.config.horizon
-            )));
-        }
-        check_finite("losses", losses)?;
+        let (n, horizon) = (self.config.n, self.config.horizon);
+        self.clock.admit(losses, n, horizon)?;
         self.scratch.copy_from_slice(losses);
         let clipped = clip_unit(&mut self.scratch, self.config.clip)?;
         let limit = self.config.input_limit();
@@ -188,14 +162,12 @@ impl StochasticExperts {
         for (s, l) in self.sums.iter_mut().zip(&self.scratch) {
             *s += l;
         }
-        self.clipped += u64::from(clipped);
-        self.t += 1;
-        if self.t == self.batch_end {
+        if self.clock.tick(clipped) {
             self.current = self.select_from_sums()?;
             self.selections += 1;
             self.sums.fill(0.0);
             self.batch_len = self.batch_len.saturating_mul(2);
-            self.batch_end = self.t.saturating_add(self.batch_len).min(self.config.horizon);
+            self.clock.open_batch(self.batch_len, horizon);
         }
         Ok(())
     }
@@ -269,32 +241,14 @@ impl StochasticExperts {
         let consistent = e.sums.len() == c.n
             && e.scratch.len() == c.n
             && e.current < c.n
-            && e.t <= c.horizon
-            && e.clipped <= e.t
-            && e.batch_end <= c.horizon
-            && (e.t < e.batch_end || e.t == c.horizon)
+            && e.clock.consistent(c.horizon)
             && e.batch_len >= c.first_batch
-            && e.sums.iter().all(|s| s.is_finite() && *s >= 0.0 && *s <= (e.t as f64) + 1.0);
+            && e.sums.iter().all(|s| s.is_finite() && *s >= 0.0 && *s <= (e.clock.t() as f64) + 1.0);
         if !consistent {
             return Err(Error::Decode("inconsistent stochastic-experts state".into()));
         }
         Ok(e)
     }
-}
-
-/// Clips (or refuses) losses outside [0, 1]; true when it clipped (shared
-/// by the experts learners).
-pub(crate) fn clip_unit(values: &mut [f64], clip: bool) -> Result<bool> {
-    if let Some(v) = values.iter().find(|v| !(0.0..=1.0).contains(*v)) {
-        if !clip {
-            return Err(Error::invalid("losses", format!("must lie in [0, 1], got {v}")));
-        }
-        for v in values.iter_mut() {
-            *v = v.clamp(0.0, 1.0);
-        }
-        return Ok(true);
-    }
-    Ok(false)
 }
 
 /// The index of the smallest `sums[i] + noise[i]`; ties to the lowest index.
@@ -316,20 +270,11 @@ impl Learner for StochasticExperts {
     }
 
     fn select(&mut self, set: &DecisionSet) -> Result<usize> {
-        if set.k != self.config.n {
-            return Err(Error::invalid(
-                "env",
-                format!("the learner has {} experts, the environment {}", self.config.n, set.k),
-            ));
-        }
-        Ok(self.current)
+        expert_in(set, self.config.n, self.current)
     }
 
     fn update(&mut self, _set: &DecisionSet, _index: usize, feedback: Feedback<'_>) -> Result<()> {
-        match feedback {
-            Feedback::Losses(l) => self.observe(l),
-            Feedback::Reward(_) => Err(Error::State("a full-information learner needs the loss vector".into())),
-        }
+        self.observe(loss_vector(feedback)?)
     }
 
     fn full_information(&self) -> bool {

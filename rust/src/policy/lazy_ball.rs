@@ -29,6 +29,7 @@ use rand::Rng;
 use rand_core::RngCore;
 use serde::{Deserialize, Serialize};
 
+use super::loss_batches::{check_sizes, loss_vector, BatchClock};
 use super::Learner;
 use crate::env::geometry::enforce_bounds;
 use crate::env::{DecisionSet, Feedback, Geometry};
@@ -55,18 +56,7 @@ pub struct LazyBallConfig {
 
 impl LazyBallConfig {
     fn validate(&self) -> Result<()> {
-        if self.n < 1 {
-            return Err(Error::invalid("n", "must be >= 1"));
-        }
-        if self.horizon < 1 {
-            return Err(Error::invalid("horizon", "must be >= 1"));
-        }
-        if self.batch < 1 || self.batch > self.horizon {
-            return Err(Error::invalid(
-                "batch",
-                format!("must lie in [1, horizon = {}], got {}", self.horizon, self.batch),
-            ));
-        }
+        check_sizes("n", self.n, self.horizon, "batch", self.batch)?;
         check_positive("eta", self.eta)?;
         if !(0.0..1.0).contains(&self.gamma) {
             return Err(Error::invalid("gamma", format!("must lie in [0, 1), got {}", self.gamma)));
@@ -95,16 +85,14 @@ pub struct LazyBall {
     cumulative: Vec<f64>,
     /// The current batch's loss sum g.
     batch_sum: Vec<f64>,
-    batch_end: u64,
     switches: u64,
-    t: u64,
-    /// Recorded loss vectors the bounds policy scaled into the unit ball.
-    clipped: u64,
+    /// Rounds, batch ends, and the loss vectors the bounds policy scaled into the unit ball.
+    clock: BatchClock,
     scratch: Vec<f64>,
     sampling: StreamRng,
 }
 
-const STATE_VERSION: u8 = 1;
+const STATE_VERSION: u8 = 2;
 
 /// sqrt(sum v^2).
 fn norm(v: &[f64]) -> f64 {
@@ -224,10 +212,8 @@ impl LazyBall {
             x,
             cumulative: zeros.clone(),
             batch_sum: zeros,
-            batch_end: config.batch,
             switches: 0,
-            t: 0,
-            clipped: 0,
+            clock: BatchClock::new(config.batch),
             scratch,
             sampling,
         })
@@ -238,7 +224,7 @@ impl LazyBall {
     }
 
     pub fn t(&self) -> u64 {
-        self.t
+        self.clock.t()
     }
 
     /// The point played this round.
@@ -253,20 +239,14 @@ impl LazyBall {
 
     /// Recorded loss vectors the bounds policy scaled into the unit ball.
     pub fn clipped_rewards(&self) -> u64 {
-        self.clipped
+        self.clock.clipped()
     }
 
     /// Records the round's loss vector (||l||_2 <= 1); at a batch's end
     /// (before the horizon), keeps or redraws the point.
     pub fn observe(&mut self, losses: &[f64]) -> Result<()> {
-        let n = self.config.n;
-        if losses.len() != n {
-            return Err(Error::invalid("losses", format!("expected {n} entries, got {}", losses.len())));
-        }
-        if self.t >= self.config.horizon {
-            return Err(Error::State(format!("the horizon of {} rounds is used up", self.config.horizon)));
-        }
-        check_finite("losses", losses)?;
+        let horizon = self.config.horizon;
+        self.clock.admit(losses, self.config.n, horizon)?;
         self.scratch.copy_from_slice(losses);
         let clipped = enforce_bounds(Geometry::Ball, self.config.clip, &mut self.scratch)?;
         // The accounting takes ||l||_2 <= 1 exactly (the check's tolerance is 1e-12).
@@ -280,14 +260,12 @@ impl LazyBall {
             *c += l;
             *g += l;
         }
-        self.clipped += u64::from(clipped);
-        self.t += 1;
-        if self.t == self.batch_end {
-            if self.t < self.config.horizon {
+        if self.clock.tick(clipped) {
+            if self.clock.t() < horizon {
                 self.end_batch();
             }
             self.batch_sum.fill(0.0);
-            self.batch_end = self.t.saturating_add(self.config.batch).min(self.config.horizon);
+            self.clock.open_batch(self.config.batch, horizon);
         }
         Ok(())
     }
@@ -354,12 +332,9 @@ impl LazyBall {
             && finite(&e.cumulative)
             && finite(&e.batch_sum)
             && norm(&e.x) <= 1.0 + 1e-9
-            && norm(&e.cumulative) <= e.t as f64 + 1e-6
+            && norm(&e.cumulative) <= e.clock.t() as f64 + 1e-6
             && norm(&e.batch_sum) <= c.batch as f64 + 1e-6
-            && e.t <= c.horizon
-            && e.clipped <= e.t
-            && e.batch_end <= c.horizon
-            && (e.t < e.batch_end || e.t == c.horizon)
+            && e.clock.consistent(c.horizon)
             && e.switches <= c.max_switches;
         if !consistent {
             return Err(Error::Decode("inconsistent lazy-ball state".into()));
@@ -381,10 +356,7 @@ impl Learner for LazyBall {
     }
 
     fn update(&mut self, _set: &DecisionSet, _index: usize, feedback: Feedback<'_>) -> Result<()> {
-        match feedback {
-            Feedback::Losses(l) => self.observe(l),
-            Feedback::Reward(_) => Err(Error::State("a full-information learner needs the loss vector".into())),
-        }
+        self.observe(loss_vector(feedback)?)
     }
 
     fn full_information(&self) -> bool {

@@ -22,9 +22,10 @@
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
+use super::loss_batches::{check_sizes, clip_unit, expert_in, loss_vector, BatchClock};
 use super::Learner;
 use crate::env::{DecisionSet, Feedback};
-use crate::error::{check_finite, check_positive, try_filled, Error, Result};
+use crate::error::{check_positive, try_filled, Error, Result};
 use crate::rng::{SeedSequence, StreamRng};
 
 /// Plain-number configuration of [`LazyExperts`].
@@ -47,18 +48,7 @@ pub struct LazyExpertsConfig {
 
 impl LazyExpertsConfig {
     fn validate(&self) -> Result<()> {
-        if self.n < 1 {
-            return Err(Error::invalid("n", "must be >= 1"));
-        }
-        if self.horizon < 1 {
-            return Err(Error::invalid("horizon", "must be >= 1"));
-        }
-        if self.batch < 1 || self.batch > self.horizon {
-            return Err(Error::invalid(
-                "batch",
-                format!("must lie in [1, horizon = {}], got {}", self.horizon, self.batch),
-            ));
-        }
+        check_sizes("n", self.n, self.horizon, "batch", self.batch)?;
         check_positive("eta", self.eta)?;
         if !(0.0..1.0).contains(&self.gamma) {
             return Err(Error::invalid("gamma", format!("must lie in [0, 1), got {}", self.gamma)));
@@ -86,16 +76,13 @@ pub struct LazyExperts {
     cumulative: Vec<f64>,
     /// The current expert's loss over the current batch.
     batch_loss: f64,
-    batch_end: u64,
     switches: u64,
-    t: u64,
-    /// Recorded loss vectors the bounds policy clipped into [0, 1]^n.
-    clipped: u64,
+    clock: BatchClock,
     scratch: Vec<f64>,
     sampling: StreamRng,
 }
 
-const STATE_VERSION: u8 = 1;
+const STATE_VERSION: u8 = 2;
 
 impl LazyExperts {
     /// A fresh learner: x_0 uniform (P_0), coins and draws from `seeds`'
@@ -109,10 +96,8 @@ impl LazyExperts {
             current,
             cumulative: try_filled("n", config.n, 0.0)?,
             batch_loss: 0.0,
-            batch_end: config.batch,
             switches: 0,
-            t: 0,
-            clipped: 0,
+            clock: BatchClock::new(config.batch),
             scratch: try_filled("n", config.n, 0.0)?,
             sampling,
         })
@@ -123,7 +108,7 @@ impl LazyExperts {
     }
 
     pub fn t(&self) -> u64 {
-        self.t
+        self.clock.t()
     }
 
     pub fn current(&self) -> usize {
@@ -137,33 +122,22 @@ impl LazyExperts {
 
     /// Recorded loss vectors the bounds policy clipped into [0, 1]^n.
     pub fn clipped_rewards(&self) -> u64 {
-        self.clipped
+        self.clock.clipped()
     }
 
     /// Records the round's loss vector; at a batch's end, keeps or redraws the expert.
     pub fn observe(&mut self, losses: &[f64]) -> Result<()> {
-        let n = self.config.n;
-        if losses.len() != n {
-            return Err(Error::invalid("losses", format!("expected {n} entries, got {}", losses.len())));
+        let c = self.config;
+        self.clock.admit(losses, c.n, c.horizon)?;
+        self.scratch.copy_from_slice(losses);
+        let clipped = clip_unit(&mut self.scratch, c.clip)?;
+        for (s, l) in self.cumulative.iter_mut().zip(&self.scratch) {
+            *s += l;
         }
-        if self.t >= self.config.horizon {
-            return Err(Error::State(format!("the horizon of {} rounds is used up", self.config.horizon)));
-        }
-        check_finite("losses", losses)?;
-        if let Some(v) = losses.iter().find(|v| !(0.0..=1.0).contains(*v)) {
-            if !self.config.clip {
-                return Err(Error::invalid("losses", format!("must lie in [0, 1], got {v}")));
-            }
-            self.clipped += 1;
-        }
-        for (c, l) in self.cumulative.iter_mut().zip(losses) {
-            *c += l.clamp(0.0, 1.0);
-        }
-        self.batch_loss += losses[self.current].clamp(0.0, 1.0);
-        self.t += 1;
-        if self.t == self.batch_end {
+        self.batch_loss += self.scratch[self.current];
+        if self.clock.tick(clipped) {
             self.end_batch();
-            self.batch_end = self.t.saturating_add(self.config.batch).min(self.config.horizon);
+            self.clock.open_batch(c.batch, c.horizon);
         }
         Ok(())
     }
@@ -222,14 +196,11 @@ impl LazyExperts {
         let consistent = e.cumulative.len() == c.n
             && e.scratch.len() == c.n
             && e.current < c.n
-            && e.t <= c.horizon
-            && e.clipped <= e.t
-            && e.batch_end <= c.horizon
-            && (e.t < e.batch_end || e.t == c.horizon)
+            && e.clock.consistent(c.horizon)
             && e.switches <= c.max_switches
             && e.batch_loss.is_finite()
             && e.batch_loss >= 0.0
-            && e.cumulative.iter().all(|v| v.is_finite() && *v >= 0.0 && *v <= e.t as f64);
+            && e.cumulative.iter().all(|v| v.is_finite() && *v >= 0.0 && *v <= e.clock.t() as f64);
         if !consistent {
             return Err(Error::Decode("inconsistent lazy-experts state".into()));
         }
@@ -239,20 +210,11 @@ impl LazyExperts {
 
 impl Learner for LazyExperts {
     fn select(&mut self, set: &DecisionSet) -> Result<usize> {
-        if set.k != self.config.n {
-            return Err(Error::invalid(
-                "env",
-                format!("the learner has {} experts, the environment {}", self.config.n, set.k),
-            ));
-        }
-        Ok(self.current)
+        expert_in(set, self.config.n, self.current)
     }
 
     fn update(&mut self, _set: &DecisionSet, _index: usize, feedback: Feedback<'_>) -> Result<()> {
-        match feedback {
-            Feedback::Losses(l) => self.observe(l),
-            Feedback::Reward(_) => Err(Error::State("a full-information learner needs the loss vector".into())),
-        }
+        self.observe(loss_vector(feedback)?)
     }
 
     fn full_information(&self) -> bool {

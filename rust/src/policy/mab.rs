@@ -204,6 +204,10 @@ pub struct Mab {
     noise: NoiseRng,
     /// Retired arms: never selected again (`mab_arms.rs`).
     retired: Vec<bool>,
+    /// The arms the engine was built with: arm a < `initial_k` draws its
+    /// statistics' noise from the root's `"mab/arm"` child a, an added arm
+    /// from the sampling generator's key (see [`Mab::arm_seeds`]).
+    initial_k: usize,
     /// UCB rule: per arm, (released sum + noise bound) / n_a (+inf for an
     /// unpulled arm) ...
     #[serde(skip)]
@@ -221,9 +225,9 @@ pub struct Mab {
 }
 
 impl Mab {
-    /// A fresh engine. Arm a's tree draws from `seeds.child("mab/arm", a)`;
-    /// sampling, binarization and gap-estimation noise from the
-    /// `"mab/sampling"` stream (ChaCha8).
+    /// A fresh engine. Arm a's tree draws from `seeds.child("mab/arm", a)`
+    /// ([`Mab::arm_seeds`]); sampling, binarization and gap-estimation noise
+    /// from the `"mab/sampling"` stream (ChaCha8).
     pub fn new(config: MabConfig, seeds: &SeedSequence) -> Result<Self> {
         let k = config.k;
         if k == 0 {
@@ -256,19 +260,21 @@ impl Mab {
         }
         // Every buffer sized by k is allocated fallibly: an impossible k is
         // an error naming `k`, never an abort.
+        let sampling = seeds.stream("mab/sampling");
         let sums = match config.statistics {
             MabStatistics::Exact => Sums::Exact(try_filled("k", k, 0.0)?),
             MabStatistics::Tree { noise } => {
                 let mut trees = try_with_capacity("k", k)?;
                 for a in 0..k {
-                    trees.push(TreeCounter::new(&[], config.horizon, noise, false, &seeds.child("mab/arm", a as u64))?);
+                    let seeds = Mab::arm_seeds(seeds, &sampling, k, a);
+                    trees.push(TreeCounter::new(&[], config.horizon, noise, false, &seeds)?);
                 }
                 Sums::Tree(trees)
             }
             MabStatistics::Factorized { noise, factor } => {
                 let mut counters = try_with_capacity("k", k)?;
                 for a in 0..k {
-                    let seeds = seeds.child("mab/arm", a as u64);
+                    let seeds = Mab::arm_seeds(seeds, &sampling, k, a);
                     counters.push(FactorizationCounter::new(
                         &[],
                         config.horizon,
@@ -288,9 +294,10 @@ impl Mab {
             phase,
             batch_sums: try_filled("k", k, 0.0)?,
             released_means: Vec::new(),
-            rng: seeds.stream("mab/sampling"),
+            rng: sampling,
             noise: NoiseRng::seeded(seeds.stream("mab/noise")),
             retired: try_filled("k", k, false)?,
+            initial_k: k,
             ucb_base: Vec::new(),
             ucb_width: Vec::new(),
             next_c: None,
@@ -605,22 +612,51 @@ impl Mab {
         Ok(())
     }
 
+    /// The root of arm `a`'s statistics noise, for an engine whose root is
+    /// `seeds` and whose sampling generator is `sampling`, built with
+    /// `initial_k` arms: `seeds.child("mab/arm", a)` for an arm it was built
+    /// with, [`Mab::added_arm_seeds`] for an added one. The derivation of
+    /// construction and [`Mab::reseed`]; [`Mab::add_arm`] uses the second
+    /// half. So an engine reseeded with a root keys every arm as an engine
+    /// built from that root and given the same added arms does.
+    fn arm_seeds(seeds: &SeedSequence, sampling: &StreamRng, initial_k: usize, a: usize) -> SeedSequence {
+        if a < initial_k {
+            seeds.child("mab/arm", a as u64)
+        } else {
+            Mab::added_arm_seeds(sampling, a)
+        }
+    }
+
+    /// The root of added arm `a`'s statistics noise: the `"mab/added_arm"`
+    /// child a of the sampling generator's key (an engine keeps its
+    /// generators, not its root; the key is fixed from construction or
+    /// reseeding, so the derivation is the same whenever the arm is added).
+    pub(super) fn added_arm_seeds(sampling: &StreamRng, a: usize) -> SeedSequence {
+        SeedSequence::from_key(sampling.get_seed()).child("mab/added_arm", a as u64)
+    }
+
+    /// The arms the engine was built with (the later ones were added).
+    pub fn initial_k(&self) -> usize {
+        self.initial_k
+    }
+
     /// Draws future noise (trees, sampling, gap estimation) from `seeds`.
     pub fn reseed(&mut self, seeds: &SeedSequence) {
+        self.rng = seeds.stream("mab/sampling");
+        let (rng, initial_k) = (&self.rng, self.initial_k);
         match &mut self.sums {
             Sums::Tree(trees) => {
                 for (a, tr) in trees.iter_mut().enumerate() {
-                    tr.reseed(&seeds.child("mab/arm", a as u64));
+                    tr.reseed(&Mab::arm_seeds(seeds, rng, initial_k, a));
                 }
             }
             Sums::Counters(cs) => {
                 for (a, c) in cs.iter_mut().enumerate() {
-                    c.reseed(&seeds.child("mab/arm", a as u64));
+                    c.reseed(&Mab::arm_seeds(seeds, rng, initial_k, a));
                 }
             }
             Sums::Exact(_) => {}
         }
-        self.rng = seeds.stream("mab/sampling");
         self.noise.reseed(seeds.stream("mab/noise"));
     }
 
@@ -671,6 +707,8 @@ impl Mab {
             || m.batch_sums.len() != k
             || m.retired.len() != k
             || m.retired.iter().all(|&r| r)
+            || m.initial_k == 0
+            || m.initial_k > k
             || m.released_means.iter().any(|r| r.len() > k || r.len() != m.released_means[0].len())
         {
             return Err(Error::Decode("inconsistent K-armed state".into()));
@@ -890,6 +928,37 @@ mod tests {
             rewards: RewardRange { lo: 0.0, hi: 1.0, policy: RewardPolicy::Clip },
             phases: None,
         }
+    }
+
+    #[test]
+    #[allow(clippy::float_cmp)] // equal noise gives bit-equal releases
+    fn a_reseeded_engine_keys_its_added_arms_as_a_fresh_one_given_them() {
+        // Built from root A, an arm added, reseeded with root B: the added
+        // arm's tree draws what it draws in an engine built from B and
+        // given the same arm (the checkpoint check of a fork's seed), and
+        // not what it drew under A.
+        let noise = NoiseSpec::Laplace { scale: 2.0 }.on_lattice(10).unwrap();
+        let cfg = config(3, 1000, MabStatistics::Tree { noise }, MabIndex::Ucb { noise_bound: 1.0 });
+        let mut engine = Mab::new(cfg.clone(), &SeedSequence::from_seed(1)).unwrap();
+        for a in [0, 1, 2, 0] {
+            engine.observe(a, 0.5).unwrap();
+        }
+        let new = engine.add_arm().unwrap();
+        let mut unseeded = engine.clone();
+        engine.reseed(&SeedSequence::from_seed(2));
+        let mut fresh = Mab::new(cfg, &SeedSequence::from_seed(2)).unwrap();
+        fresh.add_arm().unwrap();
+        let mut restored = Mab::from_bytes(&engine.to_bytes()).unwrap();
+        assert_eq!((restored.initial_k(), restored.config.k), (3, 4));
+        for e in [&mut engine, &mut fresh, &mut unseeded, &mut restored] {
+            for _ in 0..7 {
+                e.observe(new, 0.5).unwrap();
+            }
+        }
+        let sum = |e: &Mab| e.sums()[new];
+        assert_eq!(sum(&engine), sum(&fresh));
+        assert_eq!(sum(&engine), sum(&restored));
+        assert_ne!(sum(&engine), sum(&unseeded));
     }
 
     #[test]

@@ -4,9 +4,11 @@
 //! an exact sum of 0 or a fresh tree (or factorization counter) calibrated
 //! for the horizon with the configuration's node noise, drawing from its
 //! own generator (keyed from the engine's sampling generator and the arm's
-//! index: reproducible for a seeded engine, from operating-system entropy
-//! for a re-keyed one, and from the operating system directly in secure
-//! mode). A retired arm keeps its statistics and is never selected again:
+//! index, [`Mab::added_arm_seeds`], also when the engine is reseeded later:
+//! reproducible for a seeded engine, so a fork with a seed keys its added
+//! arms as an engine built from that seed and given the same arms does;
+//! from operating-system entropy for a re-keyed one, and from the operating
+//! system directly in secure mode). A retired arm keeps its statistics and is never selected again:
 //! its index is -inf. Both are refused during gap estimation and random
 //! pulling (those phases pull the arms round robin), except that an arm
 //! may be added before the first round.
@@ -20,7 +22,6 @@ use super::{Mab, MabStatistics, Phase, Sums};
 use crate::counter::tree::TreeCounter;
 use crate::counter::FactorizationCounter;
 use crate::error::{Error, Result};
-use crate::rng::SeedSequence;
 
 impl Mab {
     /// Whether each arm is retired.
@@ -42,7 +43,7 @@ impl Mab {
     pub fn add_arm(&mut self) -> Result<usize> {
         self.check_arm_phase("adding an arm", true)?;
         let a = self.config.k;
-        let seeds = SeedSequence::from_key(self.rng.get_seed()).child("mab/added_arm", a as u64);
+        let seeds = Mab::added_arm_seeds(&self.rng, a);
         let os = self.noise.is_os();
         let horizon = self.config.horizon;
         match (&mut self.sums, self.config.statistics) {

@@ -17,7 +17,7 @@ use crate::policy::bai::{self, Bai, BaiConfig, BaiRule, BaiStop, BernoulliReward
 /// built by `dpbandits.learners.bai`.
 #[pyclass(module = "dpbandits._core", name = "BaiEngine")]
 pub struct PyBai {
-    inner: Bai,
+    pub(crate) inner: Bai,
 }
 
 fn arm_index(arm: i64, k: usize) -> PyResult<usize> {
@@ -59,11 +59,18 @@ impl PyBai {
             "top_two" => BaiRule::TopTwo { divergence_epsilon: epsilon },
             "top_two_stopping" => BaiRule::StoppingTopTwo,
             "top_two_chernoff" => BaiRule::ChernoffTopTwo,
+            "top_two_chernoff_ids" => BaiRule::ChernoffIds,
             "adap" => match epsilon {
                 Some(e) => BaiRule::AdaP { epsilon: e },
                 None => return Err(to_py(Error::invalid("epsilon", "AdaP-TT needs epsilon"))),
             },
-            _ => return unknown("rule", "'top_two', 'top_two_stopping', 'top_two_chernoff' or 'adap'", rule),
+            _ => {
+                return unknown(
+                    "rule",
+                    "'top_two', 'top_two_stopping', 'top_two_chernoff', 'top_two_chernoff_ids' or 'adap'",
+                    rule,
+                )
+            }
         };
         let config = BaiConfig {
             k,
@@ -180,6 +187,42 @@ impl PyBai {
         Ok(())
     }
 
+    /// Batches released so far (the learner's policy version).
+    #[getter]
+    fn releases(&self) -> u64 {
+        self.inner.releases()
+    }
+
+    /// The law of the next selection from released values and selection
+    /// counts (the served policy).
+    fn sampling_probabilities<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        self.inner.sampling_probabilities().into_pyarray(py)
+    }
+
+    /// Whether privacy noise comes from the operating system.
+    #[getter]
+    fn os_entropy(&self) -> bool {
+        self.inner.config().secure
+    }
+
+    /// The configuration this engine was built with, as plain values
+    /// (`as_json`: their JSON text); see `dpbandits.checkpoint`.
+    #[pyo3(signature = (as_json=false))]
+    fn noise_parameters<'py>(&self, py: Python<'py>, as_json: bool) -> PyResult<Bound<'py, PyAny>> {
+        super::config_values(py, self.inner.config(), as_json)
+    }
+
+    /// The 32-byte keys of the engine's seeded (ChaCha8) generators (see
+    /// `generator_keys`).
+    fn _generator_keys<'py>(&self, py: Python<'py>) -> Vec<Bound<'py, PyBytes>> {
+        super::generator_keys::generator_keys(&self.inner).iter().map(|key| PyBytes::new(py, key)).collect()
+    }
+
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
+        let restore = py.import("dpbandits._core")?.getattr("_restore_bai_engine")?;
+        (restore, (self.to_bytes(py),)).into_pyobject(py)
+    }
+
     /// The configuration the engine was built with, as JSON text (compared
     /// with a fresh engine's when a checkpoint is restored).
     fn config_json(&self, py: Python<'_>) -> PyResult<String> {
@@ -256,7 +299,14 @@ impl PyBaiRewards {
     }
 }
 
+/// Unpickling entry point for `BaiEngine`.
+#[pyfunction]
+fn _restore_bai_engine(state: &[u8]) -> PyResult<PyBai> {
+    PyBai::from_bytes(state)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_restore_bai_engine, m)?)?;
     m.add_class::<PyBai>()?;
     m.add_class::<PyBaiRewards>()?;
     Ok(())

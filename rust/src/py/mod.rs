@@ -497,6 +497,7 @@ pub(crate) mod karmed;
 mod learners;
 mod linear_policy;
 mod linucb_trust;
+mod logistic;
 mod mab;
 mod mechanisms;
 pub(crate) mod noise;
@@ -566,5 +567,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     private_experts::register(m)?;
     bai::register(m)?;
     reweighted::register(m)?;
+    logistic::register(m)?;
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! The online call of the learners that take one selection at a time
 //! (EXP2, SCRiBLe, batched elimination, batched EXP3), of the
-//! full-information learners (FTRL / FTPL, the private experts) and of the
-//! contextual linear learners: `select` and `update` bound to one Rust
+//! full-information learners (FTRL / FTPL, the private experts), of the
+//! best-arm identification learners and of the contextual linear learners: `select` and `update` bound to one Rust
 //! object per learner, which holds the learner's lock and its outstanding
 //! selection, so a round costs two Rust calls and no Python frame.
 //!
@@ -19,24 +19,34 @@
 //! rows): `select(D)` with a float64 array pushes the played row, and
 //! `update(reward)` with a float settles the one outstanding row; the
 //! learner's batch calls and its other forms use the same queue.
+//!
+//! The best-arm identification learners keep any number of outstanding
+//! selections as a count per arm ([`Pending::Counts`]): `select()` adds
+//! one to the arm's count, `update(arm, reward)` (an int and a float in
+//! [0, 1]) records the reward and settles one selection of that arm if any
+//! is outstanding, and `update(reward)` settles the one outstanding
+//! selection when exactly one is.
 
 use std::sync::{Mutex, PoisonError};
 
 use numpy::{IntoPyArray, PyArray2, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn};
-use pyo3::exceptions::{PyIndexError, PyTypeError};
+use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyFloat, PyTuple, PyType};
 
 use super::arrays::{expect_shape, row_major};
+use super::bai::PyBai;
 use super::elimination::PyElimination;
 use super::errors::IntoPy;
 use super::karmed::EngineLock;
 use super::online_learning::{PyExp2, PyFollowTheLeader, PyScrible};
-use super::private_experts::{PyBatchedExp3, PyLazyExperts, PyStochasticExperts};
+use super::private_experts::{PyBatchedExp3, PyDartboardExperts, PyLazyBall, PyLazyExperts, PyStochasticExperts};
 use crate::policy::elimination::Elimination as EliminationCore;
-use crate::policy::{BatchedExp3, Exp2, FollowTheLeader, LazyExperts, Scrible, StochasticExperts};
+use crate::policy::{
+    BatchedExp3, DartboardExperts, Exp2, FollowTheLeader, LazyBall, LazyExperts, Scrible, StochasticExperts,
+};
 
 /// Releases the lock when dropped (also when the call unwinds).
 struct Held<'a>(&'a EngineLock);
@@ -56,7 +66,12 @@ enum Engine {
     Elimination(Py<PyElimination>),
     StochasticExperts(Py<PyStochasticExperts>),
     LazyExperts(Py<PyLazyExperts>),
+    DartboardExperts(Py<PyDartboardExperts>),
+    /// Lazy exponential weights on the ball: `select()` is the point played.
+    LazyBall(Py<PyLazyBall>),
     BatchedExp3(Py<PyBatchedExp3>),
+    /// A best-arm identification engine (outstanding counts per arm).
+    Bai(Py<PyBai>),
     /// A contextual linear engine (`select(D)`, `observe(x, reward)`),
     /// called through its Python methods, and the outstanding rows.
     Contextual(Py<PyAny>, Py<RowQueue>),
@@ -67,6 +82,20 @@ enum Pending {
     None,
     Index(usize),
     Point(Vec<f64>),
+    /// Outstanding selections per arm, their total and the arm selected
+    /// last (best-arm identification).
+    Counts {
+        counts: Vec<u64>,
+        total: u64,
+        last: usize,
+    },
+}
+
+impl Pending {
+    /// No outstanding selection of `k` arms.
+    fn counts(k: usize) -> Self {
+        Pending::Counts { counts: vec![0; k], total: 0, last: 0 }
+    }
 }
 
 /// `select` / `update` of one learner (see the module docs); built by
@@ -98,6 +127,19 @@ impl OnlineCall {
     /// it (true: the engine's first clipped input), then the warning;
     /// false when no index is outstanding (the checked path answers).
     fn index_round(&self, py: Python<'_>, value: f64, observe: impl FnOnce(usize) -> PyResult<bool>) -> PyResult<bool> {
+        self.index_round_at(py, value, observe, 1)
+    }
+
+    /// [`OnlineCall::index_round`], the warning's `stacklevel` given (1:
+    /// `update` called from Python; 0: called by another Rust call that
+    /// the learner's `_warn_as` counts as a frame).
+    fn index_round_at(
+        &self,
+        py: Python<'_>,
+        value: f64,
+        observe: impl FnOnce(usize) -> PyResult<bool>,
+        stacklevel: u32,
+    ) -> PyResult<bool> {
         let _held = self.enter(py);
         let pending = match *self.pending() {
             Pending::Index(i) => Some(i),
@@ -107,7 +149,7 @@ impl OnlineCall {
         let first = observe(i)?;
         *self.pending() = Pending::None;
         if first {
-            self.warn_first_clip(py, value, None)?;
+            self.warn_first_clip_at(py, value, None, stacklevel)?;
         }
         Ok(true)
     }
@@ -147,22 +189,76 @@ impl OnlineCall {
         Ok(())
     }
 
+    /// A best-arm identification update in its common forms:
+    /// `(reward)` with exactly one selection outstanding, `(arm, reward)`
+    /// with an int arm in [0, k); the reward a Python float in [0, 1].
+    /// False for anything else (the checked path answers, with its errors).
+    fn bai_round(&self, py: Python<'_>, engine: &Py<PyBai>, args: &Bound<'_, PyTuple>) -> PyResult<bool> {
+        let (arm, reward) = match args.len() {
+            1 => (None, args.get_item(0)?),
+            2 => {
+                let a = args.get_item(0)?;
+                let Ok(int) = a.cast_exact::<pyo3::types::PyInt>() else { return Ok(false) };
+                let Ok(arm) = int.extract::<usize>() else { return Ok(false) };
+                (Some(arm), args.get_item(1)?)
+            }
+            _ => return Ok(false),
+        };
+        let Some(reward) = exact_float(&reward).filter(|r| (0.0..=1.0).contains(r)) else { return Ok(false) };
+        let _held = self.enter(py);
+        let mut pending = self.pending();
+        let Pending::Counts { counts, total, last } = &mut *pending else { return Ok(false) };
+        let arm = match arm {
+            Some(a) if a < counts.len() => a,
+            None if *total == 1 => {
+                if counts[*last] == 1 {
+                    *last
+                } else {
+                    counts.iter().position(|&c| c > 0).unwrap_or(*last)
+                }
+            }
+            _ => return Ok(false),
+        };
+        e_observe(engine, py, arm, reward)?;
+        if counts[arm] > 0 {
+            counts[arm] -= 1;
+            *total -= 1;
+        }
+        Ok(true)
+    }
+
     /// The learner's clipped-input warning for its first clipped `value`
     /// (`detail`: the played row or point), through its
     /// `_warn_first_clip(value, detail, stacklevel)`; the warning names the
     /// code that called `update`.
-    #[cold]
-    #[inline(never)]
     fn warn_first_clip<'py>(
         &self,
         py: Python<'py>,
         value: impl IntoPyObject<'py>,
         detail: Option<Bound<'py, PyAny>>,
     ) -> PyResult<()> {
+        self.warn_first_clip_at(py, value, detail, 1)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn warn_first_clip_at<'py>(
+        &self,
+        py: Python<'py>,
+        value: impl IntoPyObject<'py>,
+        detail: Option<Bound<'py, PyAny>>,
+        stacklevel: u32,
+    ) -> PyResult<()> {
         let learner = self.checked_update.bind(py).getattr(intern!(py, "__self__"))?;
-        learner.call_method1(intern!(py, "_warn_first_clip"), (value, detail, 1))?;
+        learner.call_method1(intern!(py, "_warn_first_clip"), (value, detail, stacklevel))?;
         Ok(())
     }
+}
+
+/// A reward of `arm` to a best-arm identification engine.
+#[inline]
+fn e_observe(engine: &Py<PyBai>, py: Python<'_>, arm: usize, reward: f64) -> PyResult<()> {
+    engine.bind(py).try_borrow_mut()?.inner.observe(arm, reward).py_err()
 }
 
 /// `observe(engine)`, and whether it clipped the engine's first input
@@ -384,6 +480,22 @@ impl RowQueue {
     }
 }
 
+/// The round of a full-information engine (`$ty`, bound as `$e`): a
+/// finite float64 loss vector `$arg` observed under the lock, then the
+/// warning of a first clip; anything else falls through to the checked path.
+macro_rules! vector_round {
+    ($self:ident, $py:ident, $e:ident, $arg:ident, $ty:ty) => {
+        if let Some(losses) = finite_vector(&$arg) {
+            let _held = $self.enter($py);
+            let mut engine = $e.bind($py).try_borrow_mut()?;
+            expect_shape("losses", &[losses.len()], &[engine.inner.config().n])?;
+            let first = first_clip(&mut engine.inner, <$ty>::clipped_rewards, |e| e.observe(&losses).py_err())?;
+            drop(engine);
+            return $self.after_clip($py, first, $arg);
+        }
+    };
+}
+
 #[pymethods]
 impl OnlineCall {
     #[new]
@@ -408,18 +520,28 @@ impl OnlineCall {
             Engine::StochasticExperts(e.clone().unbind())
         } else if let Ok(e) = engine.cast::<PyLazyExperts>() {
             Engine::LazyExperts(e.clone().unbind())
+        } else if let Ok(e) = engine.cast::<PyDartboardExperts>() {
+            Engine::DartboardExperts(e.clone().unbind())
+        } else if let Ok(e) = engine.cast::<PyLazyBall>() {
+            Engine::LazyBall(e.clone().unbind())
         } else if let Ok(e) = engine.cast::<PyBatchedExp3>() {
             Engine::BatchedExp3(e.clone().unbind())
+        } else if let Ok(e) = engine.cast::<PyBai>() {
+            Engine::Bai(e.clone().unbind())
         } else if let Some(q) = queue {
             Engine::Contextual(engine.clone().unbind(), q)
         } else {
             let name = engine.get_type().name().map_or_else(|_| "object".into(), |n| n.to_string());
             return Err(PyTypeError::new_err(format!("OnlineCall: no online call for a {name}")));
         };
+        let pending = match &engine {
+            Engine::Bai(e) => Pending::counts(e.bind(py).try_borrow()?.inner.config().k),
+            _ => Pending::None,
+        };
         Ok(OnlineCall {
             lock: Py::new(py, EngineLock::default())?,
             engine,
-            pending: Mutex::new(Pending::None),
+            pending: Mutex::new(pending),
             checked_select,
             checked_update,
         })
@@ -440,7 +562,9 @@ impl OnlineCall {
         }
     }
 
-    /// The outstanding selection: None, an index, or a point (a copy).
+    /// The outstanding selection: None, an index, or a point (a copy);
+    /// for a best-arm identification engine the list of outstanding
+    /// selections per arm.
     #[getter(pending)]
     fn get_pending(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let _held = self.enter(py);
@@ -448,12 +572,28 @@ impl OnlineCall {
             Pending::None => py.None(),
             Pending::Index(i) => i.into_pyobject(py)?.into_any().unbind(),
             Pending::Point(p) => p.clone().into_pyarray(py).into_any().unbind(),
+            Pending::Counts { counts, .. } => counts.clone().into_pyobject(py)?.into_any().unbind(),
         })
     }
 
     #[setter(pending)]
     fn set_pending(&self, py: Python<'_>, value: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
         let _held = self.enter(py);
+        if let Engine::Bai(e) = &self.engine {
+            let k = e.bind(py).try_borrow()?.inner.config().k;
+            let counts = match value {
+                Some(v) if !v.is_none() => v.extract::<Vec<u64>>()?,
+                _ => vec![0; k],
+            };
+            if counts.len() != k {
+                return Err(PyIndexError::new_err(format!("needs {k} outstanding counts, got {}", counts.len())));
+            }
+            let total = counts.iter().try_fold(0u64, |a, &c| a.checked_add(c));
+            let Some(total) = total else { return Err(PyIndexError::new_err("outstanding counts overflow")) };
+            let last = counts.iter().position(|&c| c > 0).unwrap_or(0);
+            *self.pending() = Pending::Counts { counts, total, last };
+            return Ok(());
+        }
         let next = match value {
             None => Pending::None,
             Some(v) if v.is_none() => Pending::None,
@@ -515,6 +655,14 @@ impl OnlineCall {
                     let i = e.bind(py).try_borrow()?.inner.current();
                     return Ok(i.into_pyobject(py)?.into_any().unbind());
                 }
+                Engine::DartboardExperts(e) => {
+                    let i = e.bind(py).try_borrow()?.inner.current();
+                    return Ok(i.into_pyobject(py)?.into_any().unbind());
+                }
+                Engine::LazyBall(e) => {
+                    let point = e.bind(py).try_borrow()?.inner.point().to_vec();
+                    return Ok(point.into_pyarray(py).into_any().unbind());
+                }
                 Engine::BatchedExp3(e) => {
                     let i = e.bind(py).try_borrow()?.inner.current();
                     *self.pending() = Pending::Index(i);
@@ -522,6 +670,15 @@ impl OnlineCall {
                 }
                 Engine::FollowTheLeader(e, true) => {
                     let i = e.bind(py).try_borrow_mut()?.inner.sample_index().py_err()?;
+                    return Ok(i.into_pyobject(py)?.into_any().unbind());
+                }
+                Engine::Bai(e) => {
+                    let i = e.bind(py).try_borrow_mut()?.inner.select_arm().py_err()?;
+                    if let Pending::Counts { counts, total, last } = &mut *self.pending() {
+                        counts[i] += 1;
+                        *total += 1;
+                        *last = i;
+                    }
                     return Ok(i.into_pyobject(py)?.into_any().unbind());
                 }
                 _ => drop(held),
@@ -533,6 +690,13 @@ impl OnlineCall {
     /// The learner's `update` (see the learner's docstring).
     #[pyo3(signature = (*args))]
     fn update(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<()> {
+        if let Engine::Bai(e) = &self.engine {
+            if self.bai_round(py, e, args)? {
+                return Ok(());
+            }
+            self.checked_update.bind(py).call1(args)?;
+            return Ok(());
+        }
         if args.len() == 1 {
             let arg = args.get_item(0)?;
             match &self.engine {
@@ -565,30 +729,10 @@ impl OnlineCall {
                         return Ok(());
                     }
                 }
-                Engine::StochasticExperts(e) => {
-                    if let Some(losses) = finite_vector(&arg) {
-                        let _held = self.enter(py);
-                        let mut engine = e.bind(py).try_borrow_mut()?;
-                        expect_shape("losses", &[losses.len()], &[engine.inner.config().n])?;
-                        let first = first_clip(&mut engine.inner, StochasticExperts::clipped_rewards, |e| {
-                            e.observe(&losses).py_err()
-                        })?;
-                        drop(engine);
-                        return self.after_clip(py, first, arg);
-                    }
-                }
-                Engine::LazyExperts(e) => {
-                    if let Some(losses) = finite_vector(&arg) {
-                        let _held = self.enter(py);
-                        let mut engine = e.bind(py).try_borrow_mut()?;
-                        expect_shape("losses", &[losses.len()], &[engine.inner.config().n])?;
-                        let first = first_clip(&mut engine.inner, LazyExperts::clipped_rewards, |e| {
-                            e.observe(&losses).py_err()
-                        })?;
-                        drop(engine);
-                        return self.after_clip(py, first, arg);
-                    }
-                }
+                Engine::StochasticExperts(e) => vector_round!(self, py, e, arg, StochasticExperts),
+                Engine::LazyExperts(e) => vector_round!(self, py, e, arg, LazyExperts),
+                Engine::DartboardExperts(e) => vector_round!(self, py, e, arg, DartboardExperts),
+                Engine::LazyBall(e) => vector_round!(self, py, e, arg, LazyBall),
                 Engine::BatchedExp3(e) => {
                     if let Some(loss) = exact_float(&arg) {
                         let observe = |i| {
@@ -618,6 +762,7 @@ impl OnlineCall {
                         }
                     }
                 }
+                Engine::Bai(_) => {}
                 Engine::Elimination(e) => {
                     if let Some(reward) = exact_float(&arg).filter(|r| r.is_finite()) {
                         let observe = |i| {
@@ -636,7 +781,132 @@ impl OnlineCall {
     }
 }
 
+/// The index of the first row of `phi` (shape (k, d), row major) with the
+/// largest inner product with `theta` (length d); the sums run in index
+/// order. `k` >= 1.
+fn best_row_of(phi: &[f64], theta: &[f64]) -> usize {
+    let mut best = (0, f64::NEG_INFINITY);
+    for (a, row) in phi.chunks_exact(theta.len().max(1)).enumerate() {
+        let score: f64 = row.iter().zip(theta).map(|(x, t)| x * t).sum();
+        if score > best.1 || a == 0 {
+            best = (a, score);
+        }
+    }
+    best.0
+}
+
+/// The client's action argmax_a <phi[a], theta> (ties to the lowest
+/// index), for `ContextualEliminationBandit.client_action`: `phi` (k, d)
+/// with k >= 1 and `theta` (d,), finite, checked by the caller.
+#[pyfunction]
+fn best_row(phi: PyReadonlyArrayDyn<'_, f64>, theta: PyReadonlyArrayDyn<'_, f64>) -> PyResult<usize> {
+    let (shape, data) = row_major(&phi);
+    let (tshape, t) = row_major(&theta);
+    if shape.len() != 2 || shape[0] == 0 || tshape.len() != 1 || tshape[0] != shape[1] {
+        return Err(PyValueError::new_err(format!(
+            "best_row: expected phi of shape (k >= 1, d) and theta of shape (d,), got {shape:?} and {tshape:?}"
+        )));
+    }
+    Ok(best_row_of(&data, &t))
+}
+
+/// The online call of the contextual reduction of batched elimination
+/// (`dpbandits.ContextualEliminationBandit`): `select(features)` with a
+/// finite float64 array of shape (k, d) takes the parameter index i from
+/// the elimination engine of the linear learner's call `call` (its lock,
+/// its outstanding selection) and answers the client's action
+/// argmax_a <features[a], thetas[i]>; `update(reward)` with a finite
+/// float is that learner's round. Any other call goes to the checked
+/// methods, under the same lock.
+#[pyclass(frozen, module = "dpbandits._core", name = "ClientCall")]
+pub struct ClientCall {
+    call: Py<OnlineCall>,
+    thetas: Vec<f64>,
+    d: usize,
+    checked_select: Py<PyAny>,
+    checked_update: Py<PyAny>,
+}
+
+impl ClientCall {
+    /// The fast `select(features)`; None when the checked path answers.
+    fn client_round(&self, py: Python<'_>, features: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
+        let Ok(a) = features.extract::<PyReadonlyArrayDyn<'_, f64>>() else { return Ok(None) };
+        let (shape, phi) = row_major(&a);
+        if shape.len() != 2 || shape[1] != self.d || shape[0] == 0 || !phi.iter().all(|x| x.is_finite()) {
+            return Ok(None);
+        }
+        let call = self.call.get();
+        let Engine::Elimination(e) = &call.engine else { return Ok(None) };
+        let _held = call.enter(py);
+        if !matches!(*call.pending(), Pending::None) {
+            return Ok(None);
+        }
+        let i = e.bind(py).try_borrow_mut()?.inner.next_action().py_err()?;
+        *call.pending() = Pending::Index(i);
+        let theta = self
+            .thetas
+            .get(i * self.d..(i + 1) * self.d)
+            .ok_or_else(|| PyIndexError::new_err("the engine's selection is not a row of thetas"))?;
+        Ok(Some(best_row_of(&phi, theta)))
+    }
+}
+
+#[pymethods]
+impl ClientCall {
+    #[new]
+    fn new(
+        call: Py<OnlineCall>,
+        thetas: PyReadonlyArrayDyn<'_, f64>,
+        checked_select: Py<PyAny>,
+        checked_update: Py<PyAny>,
+    ) -> PyResult<Self> {
+        let (shape, thetas) = row_major(&thetas);
+        if shape.len() != 2 {
+            return Err(PyValueError::new_err(format!("ClientCall: thetas must be (M, d), got {shape:?}")));
+        }
+        if !matches!(call.get().engine, Engine::Elimination(_)) {
+            return Err(PyTypeError::new_err("ClientCall: the call must be a batched elimination learner's"));
+        }
+        Ok(ClientCall { call, thetas, d: shape[1], checked_select, checked_update })
+    }
+
+    /// The learner's `select` (see the learner's docstring).
+    #[pyo3(signature = (*args))]
+    fn select(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
+        if args.len() == 1 {
+            if let Some(a) = self.client_round(py, &args.get_item(0)?)? {
+                return Ok(a.into_pyobject(py)?.into_any().unbind());
+            }
+        }
+        Ok(self.checked_select.bind(py).call1(args)?.unbind())
+    }
+
+    /// The learner's `update` (see the learner's docstring).
+    #[pyo3(signature = (*args))]
+    fn update(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<()> {
+        if args.len() == 1 {
+            let call = self.call.get();
+            if let (Some(reward), Engine::Elimination(e)) =
+                (exact_float(&args.get_item(0)?).filter(|r| r.is_finite()), &call.engine)
+            {
+                let observe = |i| {
+                    let inner = &mut e.bind(py).try_borrow_mut()?.inner;
+                    first_clip(inner, EliminationCore::clipped_rewards, |e| e.observe(i, reward).py_err())
+                };
+                // The linear learner warns as this one (its `_warn_as` counts this call as a frame).
+                if call.index_round_at(py, reward, observe, 0)? {
+                    return Ok(());
+                }
+            }
+        }
+        self.checked_update.bind(py).call1(args)?;
+        Ok(())
+    }
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<RowQueue>()?;
+    m.add_class::<ClientCall>()?;
+    m.add_function(wrap_pyfunction!(best_row, m)?)?;
     m.add_class::<OnlineCall>()
 }

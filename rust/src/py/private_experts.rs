@@ -129,7 +129,7 @@ engine_methods! {
 /// Talwar 2023, oblivious adversaries); built by `dpbandits.PrivateDartboardExperts`.
 #[pyclass(module = "dpbandits._core", name = "DartboardExpertsEngine")]
 pub struct PyDartboardExperts {
-    inner: DartboardExperts,
+    pub(crate) inner: DartboardExperts,
 }
 
 engine_methods! {
@@ -202,7 +202,7 @@ engine_methods! {
 /// Talwar 2024, L2P for OCO); built by `dpbandits.LazyPrivateOCO`.
 #[pyclass(module = "dpbandits._core", name = "LazyBallEngine")]
 pub struct PyLazyBall {
-    inner: LazyBall,
+    pub(crate) inner: LazyBall,
 }
 
 engine_methods! {
