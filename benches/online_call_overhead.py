@@ -21,13 +21,17 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 import dpbandits as dp
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 Round = Callable[[Any, Any, int], None]
 
@@ -102,7 +106,7 @@ def scrible(n: int) -> tuple[Callable[[], Any], Round, Round]:
     return (lambda: dp.SCRiBLe(4, 10 * n, 1.0, seed=0)), public, engine
 
 
-def ftrl(n: int) -> tuple[Callable[[], Any], Round, Round]:
+def ftrl(n: int, make: Callable[[], Any] | None = None) -> tuple[Callable[[], Any], Round, Round]:
     losses = np.random.default_rng(5).uniform(0, 1, size=(n, 8))
 
     def public(lr: Any, e: Any, t: int) -> None:
@@ -113,7 +117,36 @@ def ftrl(n: int) -> tuple[Callable[[], Any], Round, Round]:
         e.select()
         e.observe(losses[t])
 
-    return (lambda: dp.PrivateFTRL(8, 10 * n, 1.0, seed=0)), public, engine
+    return (make or (lambda: dp.PrivateFTRL(8, 10 * n, 1.0, seed=0))), public, engine
+
+
+def _client_contexts(rng: np.random.Generator) -> np.ndarray:
+    return unit_sets(1, 4, 3, int(rng.integers(2**31)))[0]
+
+
+def client_elimination(h: int, n: int) -> tuple[Callable[[], Any], Round, Round]:
+    """ContextualEliminationBandit over 6 parameters in R^3, 4 client
+    actions a round: the engine-direct round is the elimination engine's
+    ``select`` / ``update(i, reward)`` and the client's argmax
+    (``_core.best_row``)."""
+    from dpbandits import _core
+
+    feats, ys = unit_sets(n, 4, 3, 7), np.random.default_rng(8).uniform(-1, 1, n).tolist()
+    thetas = unit_sets(1, 6, 3, 9)[0]
+
+    def make() -> Any:
+        return dp.ContextualEliminationBandit(thetas, _client_contexts, h, "central", 1.0, seed=0)
+
+    def public(lr: Any, e: Any, t: int) -> None:
+        lr.select(feats[t])
+        lr.update(ys[t])
+
+    def engine(lr: Any, e: Any, t: int) -> None:
+        i = e.select()
+        _core.best_row(feats[t], thetas[i])
+        e.update(i, ys[t])
+
+    return make, public, engine
 
 
 def timed(make: Callable[[], Any], step: Round, n: int) -> float:
@@ -129,23 +162,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=3000)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--only", nargs="*", help="learners whose name contains one of these words (default: all)")
     args = ap.parse_args()
     n = args.rounds
     h = 10 * n
-    cases = {
-        "JointDPLinUCB (5, 25)": contextual(lambda: dp.JointDPLinUCB(5, h, 1.0, 0.1, seed=0), 25, 5, n),
-        "JointDPLinUCB (40, 400)": contextual(lambda: dp.JointDPLinUCB(40, h, 1.0, 0.1, seed=0), 400, 40, n // 5),
-        "LinUCB (40, 400)": contextual(lambda: dp.LinUCB(40, h, seed=0), 400, 40, n // 5),
-        "LocalLinUCB (5, 25)": contextual(lambda: dp.LocalLinUCB(5, h, 1.0, 0.1, seed=0), 25, 5, n),
-        "PrivateContextualUCB (5, 25)": contextual(lambda: dp.PrivateContextualUCB(5, h, 1.0, seed=0), 25, 5, n),
-        "EliminationLinearBandit (8 x 4)": indexed(elimination(h), n),
-        "EXP2 (8)": indexed(lambda: dp.EXP2(8, h, 1.0, seed=0), n),
-        "SCRiBLe (4)": scrible(n),
-        "PrivateFTRL (8)": ftrl(n),
-        "DPTopTwo (5)": indexed(lambda: dp.DPTopTwo(5, 0.01, 1.0, max_samples=h, seed=0), n),
-        "DPTopTwo (5) update(arm, r)": named(lambda: dp.DPTopTwo(5, 0.01, 1.0, max_samples=h, seed=0), n),
-        "AdaPTT (5)": indexed(lambda: dp.AdaPTT(5, 0.01, 1.0, max_samples=h, seed=0), n),
-    }
+    import online_call_callgrind
+
+    cases = online_call_callgrind.cases(n)
+    cases["JointDPLinUCB (40, 400)"] = contextual(lambda: dp.JointDPLinUCB(40, h, 1.0, 0.1, seed=0), 400, 40, n // 5)
+    cases = {k: v for k, v in cases.items() if not args.only or any(w in k for w in args.only)}
     print(f"public vs engine-direct round, median of {args.repeats} interleaved runs (CPU time; {dp.__file__})")
     print("| learner | public (us) | engine (us) | public / engine |")
     print("|---|---|---|---|")

@@ -68,13 +68,6 @@ KINDS.update({
     "ReweightedLinUCB": (lambda h, s: L.ReweightedLinUCB(2, h, first_epoch=5, seed=s), _linear),
     "JointDPReweightedLinUCB": (
         lambda h, s: L.JointDPReweightedLinUCB(2, h, 1.0, 1e-6, first_epoch=5, seed=s), _linear),
-    "LogisticUCB": (lambda h, s: L.LogisticUCB(2, h, seed=s), _linear),
-    "LogisticThompsonSampling": (lambda h, s: L.LogisticThompsonSampling(2, h, seed=s), _linear),
-    "ReweightedLogisticUCB": (lambda h, s: L.ReweightedLogisticUCB(2, h, first_epoch=5, seed=s), _linear),
-    "JointDPReweightedLogisticUCB": (
-        lambda h, s: L.JointDPReweightedLogisticUCB(2, h, 1.0, 1e-6, first_epoch=5, seed=s), _linear),
-    "LocalDPReweightedLogisticUCB": (
-        lambda h, s: L.LocalDPReweightedLogisticUCB(2, h, 1.0, 1e-6, first_epoch=5, seed=s), _linear),
     "EliminationLinearBandit/shuffle": (
         lambda h, s: L.EliminationLinearBandit(ACTIONS, h, "shuffle", 1.0, 0.1, seed=s),
         DRIVERS["EliminationLinearBandit"][1]),

@@ -13,6 +13,13 @@ import numpy as np
 
 from dpbandits.learners.elimination import ContextualEliminationBandit, EliminationLinearBandit
 from dpbandits.learners.linucb_trust import LocalLinUCB, ShuffleLinUCB
+from dpbandits.learners.logistic import (
+    JointDPReweightedLogisticUCB,
+    LocalDPReweightedLogisticUCB,
+    LogisticThompsonSampling,
+    LogisticUCB,
+    ReweightedLogisticUCB,
+)
 from dpbandits.learners.mab import UCB1, PrivateThompsonSampling, PrivateUCB, ThompsonSampling
 from dpbandits.learners.mishra_thakurta import PrivateContextualThompsonSampling, PrivateContextualUCB
 from dpbandits.learners.online_learning import EXP2, PrivateFTPL, PrivateFTRL, SCRiBLe
@@ -59,6 +66,12 @@ def _trust_step(lr: Any, t: int) -> tuple[Any, bytes]:
     i = lr.select(_ctx(t))
     lr.update(_u(t, i, -1.0, 1.0))
     return i, lr.released_sums().tobytes()
+
+
+def _logistic_step(lr: Any, t: int) -> tuple[Any, bytes]:
+    i = lr.select(_ctx(t))
+    lr.update(float(_u(t, i) < 0.5))
+    return i, lr.theta.tobytes()
 
 
 def _elim_step(lr: Any, t: int) -> tuple[Any, bytes]:
@@ -128,6 +141,13 @@ DRIVERS: dict[str, tuple[Callable[[int, int | None], Any], Callable[[Any, int], 
     "EXP2": (lambda h, s: EXP2(K, h, 1.0, seed=s), _exp2_step),
     "SCRiBLe": (lambda h, s: SCRiBLe(K, h, 1.0, seed=s), _scrible_step),
     "LocalLinUCB": (lambda h, s: LocalLinUCB(D, h, 1.0, 0.1, seed=s), _trust_step),
+    "LogisticUCB": (lambda h, s: LogisticUCB(D, h, seed=s), _logistic_step),
+    "LogisticThompsonSampling": (lambda h, s: LogisticThompsonSampling(D, h, seed=s), _logistic_step),
+    "ReweightedLogisticUCB": (lambda h, s: ReweightedLogisticUCB(D, h, first_epoch=min(h, 5), seed=s), _logistic_step),
+    "JointDPReweightedLogisticUCB": (
+        lambda h, s: JointDPReweightedLogisticUCB(D, h, 1.0, 1e-6, first_epoch=min(h, 5), seed=s), _logistic_step),
+    "LocalDPReweightedLogisticUCB": (
+        lambda h, s: LocalDPReweightedLogisticUCB(D, h, 1.0, 1e-6, first_epoch=min(h, 5), seed=s), _logistic_step),
     "ShuffleLinUCB": (lambda h, s: ShuffleLinUCB(D, h, 1.0, 0.1, batch_size=min(h, 4), seed=s), _trust_step),
     "PrivateStochasticExperts": (lambda h, s: PrivateStochasticExperts(K, h, 1.0, seed=s), _experts_step),
     "LazyPrivateExperts": (lambda h, s: LazyPrivateExperts(K, h, 4.0, seed=s), _experts_step),

@@ -64,7 +64,8 @@ FULL_INFORMATION = ("PrivateFTRL", "PrivateFTPL", "PrivateStochasticExperts", "L
 def _select(lr):  # type: ignore[no-untyped-def]
     name = type(lr).__name__
     if name in ("PrivateContextualUCB", "PrivateContextualThompsonSampling", "ContextualEliminationBandit",
-                "LocalLinUCB", "ShuffleLinUCB"):
+                "LocalLinUCB", "ShuffleLinUCB", "LogisticUCB", "LogisticThompsonSampling", "ReweightedLogisticUCB",
+                "JointDPReweightedLogisticUCB", "LocalDPReweightedLogisticUCB"):
         from _learner_drivers import _ctx
 
         return lr.select(_ctx(999))

@@ -50,6 +50,24 @@ def test_every_learner_class_is_covered() -> None:
         assert type(_make(name)).__name__ == name
 
 
+def test_the_parameters_are_declared_for_type_checkers_and_the_api_reference() -> None:
+    # In the source, not only at run time: the constructor's own signature
+    # (unwrapped) and the class's source docstring name both.
+    import ast
+    import textwrap
+
+    for name in _learner_classes():
+        cls = getattr(dp, name)
+        owner = next(c for c in cls.__mro__ if "__init__" in c.__dict__)
+        init = inspect.unwrap(owner.__dict__["__init__"])
+        params = inspect.signature(init).parameters
+        assert {"ledger", "dataset"} <= set(params), name
+        assert params["ledger"].annotation == "Ledger | None" and params["dataset"].annotation == "str | None"
+        tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+        doc = ast.get_docstring(tree.body[0], clean=False) or ""
+        assert "    ledger:\n" in doc and "    dataset:\n" in doc, name
+
+
 @pytest.mark.parametrize("name", _learner_classes())
 def test_constructor_registration_equals_register(tmp_path: Path, name: str) -> None:
     template = _make(name)

@@ -8,7 +8,7 @@ import math
 import numbers
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -162,17 +162,21 @@ def delta_in_unit(name: str, value: float) -> float:
 _CALIBRATION_ERRORS = (OverflowError, ZeroDivisionError, ValueError)
 
 
-def parameter_range(name: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+#: A constructor; the decorators below keep its signature for type checkers.
+_Init = TypeVar("_Init", bound=Callable[..., None])
+
+
+def parameter_range(name: str) -> Callable[[_Init], _Init]:
     """:func:`epsilon_range` for the privacy parameter ``name`` (``"rho"``
     for the zCDP learners)."""
 
-    def decorate(init: Callable[..., None]) -> Callable[..., None]:
+    def decorate(init: _Init) -> _Init:
         return _parameter_range(init, name)
 
     return decorate
 
 
-def epsilon_range(init: Callable[..., None]) -> Callable[..., None]:
+def epsilon_range(init: _Init) -> _Init:
     """Decorates a private learner's ``__init__``: when construction fails
     inside the calibration arithmetic (an OverflowError, a division by zero,
     a math domain error or a derived quantity out of range, as a tiny or
@@ -186,7 +190,7 @@ def epsilon_range(init: Callable[..., None]) -> Callable[..., None]:
     return _parameter_range(init, "epsilon")
 
 
-def _parameter_range(init: Callable[..., None], name: str) -> Callable[..., None]:
+def _parameter_range(init: _Init, name: str) -> _Init:
     signature = inspect.signature(init)
 
     @functools.wraps(init)
@@ -238,4 +242,4 @@ def _parameter_range(init: Callable[..., None], name: str) -> Callable[..., None
                 f"for these arguments ({type(exc).__name__}: {exc}); {name} {side} {shown:.4g} works"
             ) from None
 
-    return wrapper
+    return cast(_Init, wrapper)

@@ -25,6 +25,7 @@ hold the d = 20 and logistic panels alone.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -112,21 +113,79 @@ def _learners(d: int, T: int, env_name: str = "") -> dict[str, Any]:
           paper="Shariff & Sheffet 2018 App. D.2; Chen, Li, Rakhlin & Simchi-Levi 2025", quick_seconds=30)
 def linear_privacy_cost(opts: RunOptions) -> Report:
     """Extra regret of each joint-DP learner over LinUCB and over its own non-private counterpart."""
-    name = "linear-privacy-cost"
-    report = Report(opts, name)
     horizons = (2_000, 6_000) if opts.quick else (10_000, 100_000, 1_000_000)
-    default_seeds = 1 if opts.quick else 8
+    return _privacy_cost(opts, "linear-privacy-cost", tuple(ENVS), horizons, 1 if opts.quick else 8)
+
+
+@register("linear-privacy-cost-panels", title="linear-privacy-cost on the d = 20 and logistic environments, T <= 1e5",
+          paper="Shariff & Sheffet 2018 App. D; Chen, Li, Rakhlin & Simchi-Levi 2025", quick_seconds=30)
+def linear_privacy_cost_small(opts: RunOptions) -> Report:
+    """linear-privacy-cost on the d = 20, K = 100 instance and the logistic
+    environment, T in {1e4, 3e4, 1e5}, 2 seeds (``--quick``: T in {1e3, 2e3}, 1 seed)."""
+    if opts.quick:
+        return linear_privacy_cost_panels(opts, horizons=(1_000, 2_000), seeds=1)
+    return linear_privacy_cost_panels(opts)
+
+
+def linear_privacy_cost_panels(
+    opts: RunOptions, envs: Sequence[str] = ("d20-k100", "logistic"),
+    horizons: Sequence[int] = (10_000, 30_000, 100_000), seeds: int = 2,
+) -> Report:
+    """The experiment on a subset of its environments and horizons (a
+    smaller run than ``linear-privacy-cost``), written as
+    ``linear-privacy-cost-panels``: its figure has one panel per
+    environment, and the d = 20 and logistic panels are also written alone.
+
+    Parameters
+    ----------
+    opts:
+        How to run (:class:`~dpbandits.experiments.RunOptions`; its
+        ``seeds``, when set, overrides ``seeds``).
+    envs:
+        Names of :data:`ENVS`.
+    horizons:
+        Horizons T, integers >= 1.
+    seeds:
+        Seeds per configuration, an integer >= 1.
+
+    Raises
+    ------
+    ValueError
+        If an environment name is not one of :data:`ENVS`.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> import tempfile
+    >>> from dpbandits.experiments import RunOptions
+    >>> from dpbandits.experiments.linear_privacy_cost import linear_privacy_cost_panels
+    >>> out = Path(tempfile.mkdtemp())
+    >>> report = linear_privacy_cost_panels(RunOptions(out=out, progress=False, n_jobs=1), envs=["logistic"],
+    ...                                     horizons=[500], seeds=1)
+    >>> len(report.rows) > 0
+    True
+    """
+    unknown = [e for e in envs if e not in ENVS]
+    if unknown:
+        raise ValueError(f"invalid argument `envs`: {unknown} not among {list(ENVS)}")
+    return _privacy_cost(opts, "linear-privacy-cost-panels", tuple(envs), tuple(int(t) for t in horizons), seeds)
+
+
+def _privacy_cost(opts: RunOptions, name: str, env_names: tuple[str, ...], horizons: tuple[int, ...],
+                  default_seeds: int) -> Report:
+    envs = {e: ENVS[e] for e in env_names}
+    report = Report(opts, name)
     seeds = opts.seed_count(default_seeds)
     grid: dict[str, Any] = {}
-    for env_name, (cls, kwargs, d) in ENVS.items():
+    for env_name, (cls, kwargs, d) in envs.items():
         for T in horizons:
             grid[f"{env_name}-T{T}"] = {"learners": _learners(d, T, env_name), "env": (cls, kwargs),
                                         "meta": {"env": env_name, "T": T}}
     results = opts.sweep(name, grid, default_seeds=default_seeds).results()
     report.settings.update(horizons=list(horizons), seeds=seeds, epsilons=list(EPSILONS), deltas=list(DELTAS),
-                           beta_scale=BETA_SCALE, envs=list(ENVS))
+                           beta_scale=BETA_SCALE, envs=list(envs))
     extra: dict[tuple[str, str], list[float]] = {}
-    for env_name, (_, _, d) in ENVS.items():
+    for env_name, (_, _, d) in envs.items():
         for T in horizons:
             cell = f"{env_name}-T{T}"
             base = results[(cell, "LinUCB")].final_regret
@@ -144,7 +203,7 @@ def linear_privacy_cost(opts: RunOptions) -> Report:
                             "extra_over_linucb", "extra_over_own", "rounds_per_second"]
     rates = {"JointDPLinUCB": "0.50 (sqrt(T))", "JointDPReweighted": "0 (constant in T)",
              "LocalDPReweighted": "0.50 (sqrt(T) / epsilon)"}
-    for env_name in ENVS:
+    for env_name in envs:
         compared = ["JointDPLinUCB-blt eps1.0 delta1e-06", "JointDPReweightedLinUCB eps1.0 delta1e-06"]
         if env_name == "logistic":
             compared += ["JointDPReweightedLogisticUCB eps1.0 delta1e-06",
@@ -152,11 +211,12 @@ def linear_privacy_cost(opts: RunOptions) -> Report:
         for lrn in compared:
             ys = extra[(env_name, lrn)]
             rate = next(v for k, v in rates.items() if lrn.startswith(k))
-            if min(ys) > 0:
+            if min(ys) > 0 and len(ys) >= 2:
                 fit = fit_loglog(list(horizons), ys)
                 measured = f"slope {fit['slope']:.2f} (extra regret {', '.join(f'{y:,.0f}' for y in ys)})"
             else:
-                measured = f"extra regret {', '.join(f'{y:,.0f}' for y in ys)} (not all positive: no slope)"
+                shown = ", ".join(f"{y:,.0f}" for y in ys)
+                measured = f"extra regret {shown} (no slope: one horizon or not all positive)"
             own = _own_reference(lrn) or "LinUCB"
             report.compare(f"{lrn}: extra regret over {own} vs T ({env_name})", rate, measured, "see notes")
     report.notes.append("The figure and the comparisons show each private learner's extra regret over its own "
@@ -182,13 +242,13 @@ def linear_privacy_cost(opts: RunOptions) -> Report:
 
     def draw(path: Path) -> None:
         plt = _plt()
-        fig, axes = plt.subplots(1, len(ENVS), figsize=(5 * len(ENVS), 4.6), dpi=150)
-        for ax, env_name in zip(axes, ENVS, strict=True):
+        fig, axes = plt.subplots(1, len(envs), figsize=(5 * len(envs), 4.6), dpi=150, squeeze=False)
+        for ax, env_name in zip(axes[0], envs, strict=True):
             panel(ax, env_name)
         fig.tight_layout()
         fig.savefig(path)
         plt.close(fig)
-        for env_name in ("d20-k100", "logistic"):
+        for env_name in [e for e in ("d20-k100", "logistic") if e in envs]:
             fig, ax = plt.subplots(figsize=(6, 4.6), dpi=150)
             panel(ax, env_name)
             fig.tight_layout()

@@ -126,6 +126,7 @@ from dpbandits.privacy.guarantees import Guarantee
 from dpbandits.privacy.secure import exact_lattice_noise
 
 if TYPE_CHECKING:
+    from dpbandits.ledger import Ledger
     from dpbandits.serving_sampled import BAIPolicy
 
 __all__ = ["AdaPTT", "BAIRuns", "BestArmIdentifier", "DPTopTwo", "TopTwoBAI"]
@@ -537,6 +538,15 @@ class TopTwoBAI(BestArmIdentifier):
     seed:
         None (default: operating-system entropy) or an integer in
         [0, 2^64) for reproducible coin flips.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -557,7 +567,15 @@ class TopTwoBAI(BestArmIdentifier):
     """
 
     def __init__(
-        self, k: int, delta: float, beta: float = 0.5, max_samples: int = 10**8, seed: int | None = None
+        self,
+        k: int,
+        delta: float,
+        beta: float = 0.5,
+        max_samples: int = 10**8,
+        seed: int | None = None,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._setup(k, delta, max_samples)
         self.beta = _beta(beta)
@@ -725,6 +743,15 @@ class DPTopTwo(_PrivateBAI):
     seed:
         None (default: operating-system entropy) or an integer in
         [0, 2^64) for reproducible coin flips and noise.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -768,6 +795,9 @@ class DPTopTwo(_PrivateBAI):
         secure: bool = False,
         max_samples: int = 10**8,
         seed: int | None = None,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._setup(k, delta, max_samples)
         # None: the information-directed leader probability (chernoff challenger).
@@ -868,6 +898,15 @@ class AdaPTT(_PrivateBAI):
     seed:
         None (default: operating-system entropy) or an integer in
         [0, 2^64) for reproducible coin flips and noise.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -907,6 +946,9 @@ class AdaPTT(_PrivateBAI):
         secure: bool = False,
         max_samples: int = 10**8,
         seed: int | None = None,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._setup(k, delta, max_samples)
         self.beta = _beta(beta)

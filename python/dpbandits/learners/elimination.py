@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -61,6 +61,9 @@ from dpbandits.privacy.shuffle_sum import (
     shuffle_sum_guarantee,
 )
 from dpbandits.serving_sampled import ContextualEliminationPolicy, EliminationPolicy
+
+if TYPE_CHECKING:
+    from dpbandits.ledger import Ledger
 
 __all__ = ["ContextualEliminationBandit", "EliminationLinearBandit", "expected_best_actions"]
 
@@ -141,6 +144,15 @@ class EliminationLinearBandit(BoundOnlineCall, LearnerBase):
     seed:
         None: operating-system entropy (deployment); an int reproduces the
         noise and the shuffler's permutations.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -183,6 +195,8 @@ class EliminationLinearBandit(BoundOnlineCall, LearnerBase):
         seed: int | None = None,
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = integral_arguments(
             type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
@@ -330,14 +344,30 @@ class EliminationLinearBandit(BoundOnlineCall, LearnerBase):
             self._pending = index
         return index
 
-    def update(self, *args: float) -> None:
+    def update(self, *args: float, policy_version: int | None = None) -> None:
         """``update(reward)``: the reward of the outstanding selection;
         ``update(index, reward)``: the same, naming the action (it must be
         the outstanding one). The protected unit is one reward; it enters
-        the batch's (privatized) sum once."""
-        self._online().update(*args)
+        the batch's (privatized) sum once.
 
-    def _checked_update(self, *args: float) -> None:
+        Rewards of decisions drawn by a served policy
+        (``policy_version=v``) are refused (ValueError): a batch plays each
+        core-set action exactly n_ia times (Hanna et al. Alg. 1 line 4; the
+        released sums and the confidence width gamma_i of the elimination
+        step are calibrated for those counts), while the served policy
+        draws actions at random in those proportions, so its decisions do
+        not fill the batch's schedule. Serve the policy to show the
+        current design; feed the learner's own selections."""
+        self._online().update(*args, policy_version=policy_version)
+
+    def _checked_update(self, *args: float, policy_version: int | None = None) -> None:
+        if policy_version is not None:
+            raise ValueError(
+                "invalid argument `policy_version`: batched elimination takes the rewards of its own selections "
+                "only: each batch plays every core-set action exactly n_ia times (Hanna et al. Alg. 1 line 4) "
+                "and its noisy sums and elimination width are calibrated for those counts, which decisions "
+                "drawn at random from the served policy do not fill; call select() and update(reward)"
+            )
         if len(args) == 1:
             index, reward = None, args[0]
         elif len(args) == 2:
@@ -543,6 +573,15 @@ class ContextualEliminationBandit(LearnerBase):
         None (default) or an integer.
     options:
         Further keyword arguments of :class:`EliminationLinearBandit`.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -581,6 +620,8 @@ class ContextualEliminationBandit(LearnerBase):
         zeta: float | None = None,
         max_actions: int = 100_000,
         seed: int | None = None,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
         **options: Any,
     ) -> None:
         self._args = integral_arguments(

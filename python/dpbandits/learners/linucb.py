@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import sys
 from dataclasses import asdict, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -39,6 +39,9 @@ from dpbandits.privacy.calibration import (
     shariff_sheffet_wishart_checked,
 )
 from dpbandits.privacy.secure import sampler_choice
+
+if TYPE_CHECKING:
+    from dpbandits.ledger import Ledger
 
 __all__ = ["JointDPLinUCB", "LinUCB"]
 
@@ -115,6 +118,15 @@ class LinUCB(_LinUCBBase):
         reproducible online and mixed with each replicate seed in a
         simulation. (This learner draws no noise; the seed only fixes how
         its replicates are labelled.)
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -151,6 +163,9 @@ class LinUCB(_LinUCBBase):
         bounds: Bounds = "clip",
         refactor_every: int = 64,
         seed: int | None = None,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = integral_arguments(
             type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
@@ -280,6 +295,15 @@ class JointDPLinUCB(_LinUCBBase):
         see above.
     padding:
         ``"fresh"`` (default) or ``"persistent"`` (Wishart only), see above.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -330,6 +354,9 @@ class JointDPLinUCB(_LinUCBBase):
         secure: bool = False,
         counter: Literal["binary", "smooth-binary", "sqrt", "blt"] = "binary",
         padding: Literal["fresh", "persistent"] = "fresh",
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = integral_arguments(
             type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}

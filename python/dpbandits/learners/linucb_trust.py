@@ -23,7 +23,7 @@ equation number and states what was verified instead). The Rust engine is
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -54,6 +54,9 @@ from dpbandits.privacy.linucb_trust import (
 )
 from dpbandits.privacy.secure import sampler_choice
 from dpbandits.privacy.shuffle_sum import shuffle_sum_coefficients
+
+if TYPE_CHECKING:
+    from dpbandits.ledger import Ledger
 
 __all__ = ["LocalLinUCB", "ShuffleLinUCB"]
 
@@ -194,6 +197,15 @@ class LocalLinUCB(_TrustLinUCB):
         the scale); ``"float"``: floating-point noise (open to low-bit
         attacks). ``secure=True``: noise from OS entropy. ``seed`` as every
         learner.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -236,6 +248,8 @@ class LocalLinUCB(_TrustLinUCB):
         seed: int | None = None,
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = integral_arguments(
             type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
@@ -337,6 +351,15 @@ class ShuffleLinUCB(_TrustLinUCB):
         Users per batch, an integer >= 1; None (default) for ceil(T^(3/5)).
     regularizer, alpha, sigma, S, L, B_tilde, bounds, sampler, secure, seed:
         As :class:`LocalLinUCB`.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -379,6 +402,8 @@ class ShuffleLinUCB(_TrustLinUCB):
         seed: int | None = None,
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = integral_arguments(
             type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}

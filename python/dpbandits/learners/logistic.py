@@ -13,7 +13,7 @@ the private construction, its proof and what is reconstructed are in
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -24,6 +24,9 @@ from dpbandits.learners.online import OnlineLearner, engine_decision_set
 from dpbandits.privacy import Guarantee
 from dpbandits.privacy.reweighted_glm import GlmCalibration, glm_calibration, glm_reward_chi, ucb_glm_width
 from dpbandits.privacy.secure import sampler_choice
+
+if TYPE_CHECKING:
+    from dpbandits.ledger import Ledger
 
 __all__ = [
     "JointDPReweightedLogisticUCB",
@@ -136,6 +139,15 @@ class LogisticUCB(_OnlineLogistic):
         [0, 1]) or ``"error"``.
     seed:
         None (default) or an integer (this learner draws nothing).
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -167,6 +179,9 @@ class LogisticUCB(_OnlineLogistic):
         beta_scale: float = 1.0,
         bounds: Literal["clip", "error"] = "clip",
         seed: int | None = None,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = integral_arguments(
             type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
@@ -209,6 +224,15 @@ class LogisticThompsonSampling(_OnlineLogistic):
         ``"clip"`` (default) or ``"error"``.
     seed:
         None (default: operating-system entropy) or an integer (reproducible draws).
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -239,6 +263,9 @@ class LogisticThompsonSampling(_OnlineLogistic):
         ridge: float = 1.0,
         bounds: Literal["clip", "error"] = "clip",
         seed: int | None = None,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = integral_arguments(
             type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
@@ -311,6 +338,15 @@ class ReweightedLogisticUCB(_ReweightedLogistic):
         [0, 1]) or ``"error"``.
     seed:
         None (default) or an integer (this learner draws no noise).
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -344,6 +380,9 @@ class ReweightedLogisticUCB(_ReweightedLogistic):
         beta_scale: float = 1.0,
         bounds: Literal["clip", "error"] = "clip",
         seed: int | None = None,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = integral_arguments(
             type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
@@ -467,6 +506,15 @@ class JointDPReweightedLogisticUCB(_PrivateReweightedLogistic):
         ``"lattice"`` (default: exact discrete Gaussian) or ``"float"``.
     secure:
         True draws the noise from operating-system entropy (lattice only).
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -509,6 +557,9 @@ class JointDPReweightedLogisticUCB(_PrivateReweightedLogistic):
         seed: int | None = None,
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = integral_arguments(
             type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
@@ -567,6 +618,15 @@ class LocalDPReweightedLogisticUCB(_PrivateReweightedLogistic):
         ``"lattice"`` (default: exact discrete Gaussian) or ``"float"``.
     secure:
         True draws the noise from operating-system entropy (lattice only).
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -607,6 +667,9 @@ class LocalDPReweightedLogisticUCB(_PrivateReweightedLogistic):
         seed: int | None = None,
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = integral_arguments(
             type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -53,6 +53,9 @@ from dpbandits.privacy.mishra_thakurta import (
 from dpbandits.privacy.mishra_thakurta import reported_epsilon as _reported_epsilon
 from dpbandits.privacy.secure import lattice_laplace, sampler_choice
 from dpbandits.serving import ArmPolicy
+
+if TYPE_CHECKING:
+    from dpbandits.ledger import Ledger
 
 __all__ = ["UCB1", "KArmedLearner", "PrivateThompsonSampling", "PrivateUCB", "ThompsonSampling"]
 
@@ -396,6 +399,15 @@ class UCB1(KArmedLearner):
         (lo, hi), finite with lo < hi (default [0, 1]).
     seed:
         None or an integer.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -417,7 +429,14 @@ class UCB1(KArmedLearner):
     """
 
     def __init__(
-        self, k: int, horizon: int, reward_range: Sequence[float] = (0.0, 1.0), seed: int | None = None
+        self,
+        k: int,
+        horizon: int,
+        reward_range: Sequence[float] = (0.0, 1.0),
+        seed: int | None = None,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = integral_arguments(
             type(self), {"k": k, "horizon": horizon, "reward_range": reward_range, "seed": seed}
@@ -463,6 +482,15 @@ class ThompsonSampling(KArmedLearner):
         (lo, hi), finite with lo < hi (default [0, 1]).
     seed:
         None or an integer (the posterior draws).
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -490,6 +518,9 @@ class ThompsonSampling(KArmedLearner):
         prior: Literal["beta", "gaussian"] = "beta",
         reward_range: Sequence[float] = (0.0, 1.0),
         seed: int | None = None,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = integral_arguments(
             type(self), {"k": k, "horizon": horizon, "prior": prior, "reward_range": reward_range, "seed": seed}
@@ -590,6 +621,15 @@ class PrivateUCB(KArmedLearner):
     counter:
         ``"binary"`` (default, the paper's tree) or ``"smooth-binary"``
         (``calibration="tight"`` only).
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -631,6 +671,9 @@ class PrivateUCB(KArmedLearner):
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
         counter: Literal["binary", "smooth-binary"] = "binary",
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = integral_arguments(type(self), {
             "k": k, "horizon": horizon, "epsilon": epsilon, "gamma": gamma, "confidence": confidence,
@@ -766,6 +809,15 @@ class PrivateThompsonSampling(KArmedLearner):
     secure:
         True draws the noise from operating-system entropy (lattice sampler
         only); False (default) from the seeded generator.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -800,6 +852,9 @@ class PrivateThompsonSampling(KArmedLearner):
         seed: int | None = None,
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = integral_arguments(type(self), {
             "k": k, "horizon": horizon, "epsilon": epsilon, "gamma": gamma, "gap_estimation": gap_estimation,

@@ -22,7 +22,7 @@ Readings of the appendix's typesetting (our choices, stated once here):
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -41,6 +41,9 @@ from dpbandits.privacy.mishra_thakurta import (
 )
 from dpbandits.privacy.mishra_thakurta import reported_epsilon as _reported_epsilon
 from dpbandits.privacy.secure import lattice_laplace, sampler_choice
+
+if TYPE_CHECKING:
+    from dpbandits.ledger import Ledger
 
 __all__ = ["PrivateContextualThompsonSampling", "PrivateContextualUCB"]
 
@@ -63,6 +66,9 @@ class _MishraThakurtaContextual(OnlineLearner):
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
         counter: Literal["binary", "smooth-binary"] | None = None,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = integral_arguments(type(self), {
             "d": d, "horizon": horizon, "epsilon": epsilon, "alpha": alpha, "L": L, "B": B,
@@ -210,6 +216,15 @@ class PrivateContextualUCB(_MishraThakurtaContextual):
     counter:
         ``"smooth-binary"`` or ``"binary"``; None (default) for the
         calibration's default.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -273,6 +288,15 @@ class PrivateContextualThompsonSampling(_MishraThakurtaContextual):
     counter:
         ``"smooth-binary"`` or ``"binary"``; None (default) for the
         calibration's default.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------

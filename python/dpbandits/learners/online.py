@@ -162,6 +162,9 @@ class LearnerBase:
     the :class:`dpbandits.Ledger` as the last step of construction, exactly
     as by ``ledger.register(learner, dataset=dataset)`` (the wrapper is
     installed on each subclass's ``__init__`` by ``__init_subclass__``).
+    Each constructor also declares them, typed, in its signature and its
+    docstring, so that type checkers and the API reference see them; the
+    wrapper takes them before the constructor runs.
 
     Budget: the guarantee is calibrated for ``horizon`` rounds. Past them
     ``select`` and ``update`` raise :class:`dpbandits.errors.StateError`
@@ -668,15 +671,25 @@ def _registering_init(init: Any) -> Any:
             if not isinstance(ledger, Ledger):
                 raise TypeError(f"invalid argument `ledger`: expected a dpbandits.Ledger, got {type(ledger).__name__}")
         init(self, *args, **kwargs)
+        # A constructor that declares them (for type checkers and the API
+        # reference) and collects its arguments from locals(): they are not
+        # configuration.
+        arguments = self.__dict__.get("_args")
+        if isinstance(arguments, dict):
+            arguments.pop("ledger", None)
+            arguments.pop("dataset", None)
         if ledger is not None:
             ledger.register(self, dataset=dataset)
 
     signature = inspect.signature(init)
     params = list(signature.parameters.values())
-    extra = [inspect.Parameter("ledger", inspect.Parameter.KEYWORD_ONLY, default=None, annotation="Ledger | None"),
-             inspect.Parameter("dataset", inspect.Parameter.KEYWORD_ONLY, default=None, annotation="str | None")]
-    at = next((i for i, p in enumerate(params) if p.kind is inspect.Parameter.VAR_KEYWORD), len(params))
-    __init__.__signature__ = signature.replace(parameters=[*params[:at], *extra, *params[at:]])  # type: ignore[attr-defined]
+    if not any(p.name == "ledger" for p in params):
+        extra = [inspect.Parameter("ledger", inspect.Parameter.KEYWORD_ONLY, default=None,
+                                   annotation="Ledger | None"),
+                 inspect.Parameter("dataset", inspect.Parameter.KEYWORD_ONLY, default=None, annotation="str | None")]
+        at = next((i for i, p in enumerate(params) if p.kind is inspect.Parameter.VAR_KEYWORD), len(params))
+        params = [*params[:at], *extra, *params[at:]]
+    __init__.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
     __init__._registers = True  # type: ignore[attr-defined]
     return __init__
 

@@ -31,8 +31,9 @@ ValueError.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -51,6 +52,7 @@ from dpbandits._validation import (
 from dpbandits.errors import StateError
 from dpbandits.learners.online import LOSS_SETS, LearnerBase, clipped_losses
 from dpbandits.learners.online_call import BoundOnlineCall
+from dpbandits.learners.served import ServedVersions
 from dpbandits.noise import NoiseWire
 from dpbandits.privacy import Guarantee
 from dpbandits.privacy.agarwal_singh import (
@@ -66,6 +68,9 @@ from dpbandits.privacy.agarwal_singh import (
 from dpbandits.privacy.factorization import counter_choice, counter_parameters, default_counter
 from dpbandits.privacy.secure import LatticeNoise, lattice_laplace, sampler_choice
 from dpbandits.serving_sampled import DikinPolicy, DistributionPolicy, LeaderPolicy
+
+if TYPE_CHECKING:
+    from dpbandits.ledger import Ledger
 
 __all__ = ["EXP2", "PrivateFTPL", "PrivateFTRL", "SCRiBLe"]
 
@@ -229,6 +234,15 @@ class PrivateFTRL(_FollowTheLeaderBase):
         the padded tree's. ``"binary"`` (the default with
         ``calibration="paper"``; select it to reproduce the paper):
         TreeBasedAgg, Alg. 2, the padded tree. ``privacy`` names it.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     seed:
         None (default: operating-system entropy) or an integer for a
@@ -276,6 +290,9 @@ class PrivateFTRL(_FollowTheLeaderBase):
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
         counter: Literal["binary", "smooth-binary"] | None = None,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = integral_arguments(
             type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
@@ -371,6 +388,15 @@ class PrivateFTPL(_FollowTheLeaderBase):
     counter:
         ``"smooth-binary"``, ``"sqrt"``, ``"blt"`` or ``"binary"``; None
         (default) for the calibration's default named above.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -404,6 +430,9 @@ class PrivateFTPL(_FollowTheLeaderBase):
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
         counter: Literal["binary", "smooth-binary", "sqrt", "blt"] | None = None,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = integral_arguments(
             type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
@@ -475,6 +504,15 @@ class EXP2(BoundOnlineCall, LearnerBase):
     secure:
         True draws the noise from operating-system entropy (lattice sampler
         only); False (default) from the seeded generator.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -506,6 +544,9 @@ class EXP2(BoundOnlineCall, LearnerBase):
         seed: int | None = None,
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = integral_arguments(
             type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
@@ -592,19 +633,46 @@ class EXP2(BoundOnlineCall, LearnerBase):
         before EXP2 sees it; Alg. 5 lines 3-5 then use nothing else besides
         the arms drawn), so serving the policy, in any thread, process or
         machine, is post-processing: it costs no privacy. The policy's
-        generator is not privacy noise. The losses of arms it serves
-        cannot be fed back: the importance weight 1 / p_t(i_t) is the
-        learner's own draw's (see :meth:`select`)."""
+        generator is not privacy noise. The learner keeps the p_t it
+        served (the :data:`~dpbandits.learners.served.KEPT` most recent
+        versions) so that the losses of the arms drawn from it are fed back
+        with ``update(arm, loss, policy_version=policy.version)``."""
         with self.lock:
-            return DistributionPolicy(self._engine.probabilities(), self.policy_version, seed=seed)
+            p = self._engine.probabilities()
+            self._served_versions().record(self.policy_version, p)
+            return DistributionPolicy(p, self.policy_version, seed=seed)
 
-    def update(self, *args: float) -> None:
+    def _served_versions(self) -> ServedVersions:
+        served = self.__dict__.get("_served")
+        if served is None:
+            served = self.__dict__["_served"] = ServedVersions(self.n)
+        return served  # type: ignore[no-any-return]
+
+    def update(self, *args: float, policy_version: int | None = None) -> None:
         """``update(loss)``: the loss in [0, 1] of the arm just selected;
         ``update(arm, loss)``: the same, naming the arm (it must be the
-        outstanding one). The protected unit is one loss."""
-        self._online().update(*args)
+        outstanding one). The protected unit is one loss.
 
-    def _checked_update(self, *args: float) -> None:
+        ``update(arm, loss, policy_version=v)``: the loss of an arm drawn by
+        a served policy of version v (:meth:`policy`), at any time and in
+        any order; the learner's own outstanding selection, if any, stays
+        outstanding. The importance-weighted estimate loss~ / p_v(arm)
+        (Alg. 5 line 4) uses the probability p_v(arm) of the distribution
+        the policy drew from, which the learner released and keeps, so the
+        estimate is exactly unbiased for that round's loss vector given
+        p_v, as the proof of Thm 4.1 needs; the loss enters the reduction
+        (Alg. 4: Laplace noise added before EXP2 sees it) once, like every
+        other, so the guarantee is unchanged. What changes is the
+        round's delay: the update of p_t uses estimates of rounds played
+        with earlier distributions, and the regret bound is that of
+        EXP3 with delayed feedback (an extra term growing with the total
+        delay; Joulani, Gyorgy & Szepesvari, ICML 2013), not Thm 4.1's."""
+        self._online().update(*args, policy_version=policy_version)
+
+    def _checked_update(self, *args: float, policy_version: int | None = None) -> None:
+        if policy_version is not None:
+            self._served_update(args, policy_version)
+            return
         if len(args) == 2:
             arm, loss = args
             if isinstance(arm, bool) or not isinstance(arm, (int, np.integer)):
@@ -624,6 +692,33 @@ class EXP2(BoundOnlineCall, LearnerBase):
             if self._engine.observe(pending, value):
                 self._warn_first_clip(value)
             self._pending = None
+
+    def _served_update(self, args: tuple[float, ...], version: int) -> None:
+        """``update(arm, loss, policy_version=version)`` (see :meth:`update`)."""
+        if len(args) != 2:
+            raise TypeError("update(arm, loss, policy_version=v) takes the served arm and its loss")
+        arm, loss = args
+        if isinstance(arm, bool) or not isinstance(arm, (int, np.integer)):
+            raise TypeError(f"invalid argument `arm`: expected an int, got {type(arm).__name__}")
+        if not 0 <= int(arm) < self.n:
+            raise ValueError(f"invalid argument `arm`: must lie in [0, {self.n}), got {int(arm)}")
+        value = loss if type(loss) is float else real("loss", loss)
+        with self.lock:
+            p = self._served_versions().get(version)
+            if self._engine.observe_served(int(arm), value, float(p[int(arm)])):
+                self._warn_first_clip(value)
+
+    def _checkpoint_extra(self) -> dict[str, Any]:
+        extra = super()._checkpoint_extra()
+        extra["served"] = self._served_versions().to_extra()
+        return extra
+
+    def _restore_extra(self, extra: Mapping[str, Any]) -> None:
+        super()._restore_extra(extra)
+        floor = self.gamma / self.n * (1.0 - 1e-9)
+        self.__dict__["_served"] = ServedVersions.from_extra(
+            self.n, extra.get("served"),
+            lambda p: bool(np.all(p >= floor) and np.all(p <= 1.0) and abs(float(p.sum()) - 1.0) < 1e-6))
 
     def _warn_first_clip(self, loss: float, detail: object = None, stacklevel: int = 2) -> None:
         """The warning of the first clipped loss (``stacklevel`` 1: the caller)."""
@@ -676,6 +771,15 @@ class SCRiBLe(BoundOnlineCall, LearnerBase):
         ``"clip"`` (default) or ``"error"`` for a loss with |loss| > ||y||.
     seed:
         None (default: operating-system entropy) or an integer.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -706,6 +810,9 @@ class SCRiBLe(BoundOnlineCall, LearnerBase):
         calibration: Calibration = "tight",
         bounds: Bounds = "clip",
         seed: int | None = None,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = integral_arguments(
             type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
@@ -781,19 +888,41 @@ class SCRiBLe(BoundOnlineCall, LearnerBase):
         forwarded with <Z_t, y_t>, Z_t Laplace noise, Agarwal & Singh Alg.
         4, and the points played), so serving the policy, in any thread,
         process or machine, is post-processing: it costs no privacy. The
-        policy's generator is not privacy noise. The losses of points it
-        serves cannot be fed back: the loss estimate is built along the
-        learner's own drawn direction (see :meth:`select`)."""
+        policy's generator is not privacy noise. The learner keeps the
+        iterates it served (the :data:`~dpbandits.learners.served.KEPT` most
+        recent versions) so that the losses of the points drawn from them
+        are fed back with ``update(y, loss, policy_version=policy.version)``."""
         with self.lock:
-            return DikinPolicy(self._engine.iterate(), self.policy_version, seed=seed)
+            x = self._engine.iterate()
+            self.__dict__.setdefault("_served", ServedVersions(self.n)).record(self.policy_version, x)
+            return DikinPolicy(x, self.policy_version, seed=seed)
 
-    def update(self, *args: ArrayLike | float) -> None:
+    def update(self, *args: ArrayLike | float, policy_version: int | None = None) -> None:
         """``update(loss)``: the loss <l_t, y_t> of the point just selected;
         ``update(y, loss)``: the same, naming the point (it must be the
-        outstanding one). The protected unit is one loss."""
-        self._online().update(*args)
+        outstanding one). The protected unit is one loss.
 
-    def _checked_update(self, *args: ArrayLike | float) -> None:
+        ``update(y, loss, policy_version=v)``: the loss <l, y> of a point y
+        drawn by a served policy of version v (:meth:`policy`), at any time
+        and in any order; the learner's own outstanding selection, if any,
+        stays outstanding. y must be one of the 2N points of the Dikin
+        ellipsoid at the iterate x_v the policy drew around
+        (:meth:`dpbandits.serving_sampled.DikinPolicy.support`; ValueError
+        otherwise), which the learner released and keeps. The estimate
+        N <l, y>~ s lambda_i^{1/2} e_i of Abernethy, Hazan & Rakhlin 2012
+        (Alg. 1 line 8) is N <l, y>~ w / ||w||^2 with w = y - x_v, so it is
+        computed exactly from y and x_v and is unbiased for that round's
+        loss vector given x_v, as the proof needs; the loss enters the
+        reduction (Alg. 4: <Z, y> added, ||y|| <= 1) once, so the guarantee
+        is unchanged. The regret bound becomes one with delayed feedback
+        (the iterate moves with estimates of rounds played at earlier
+        iterates), not Thm 4.5's."""
+        self._online().update(*args, policy_version=policy_version)
+
+    def _checked_update(self, *args: ArrayLike | float, policy_version: int | None = None) -> None:
+        if policy_version is not None:
+            self._served_update(args, policy_version)
+            return
         if len(args) == 2:
             y = float_array("y", args[0], ndim=1)
             loss = args[1]
@@ -809,6 +938,37 @@ class SCRiBLe(BoundOnlineCall, LearnerBase):
             if self._engine.observe(value):
                 self._warn_first_clip(value, point)
             self._point = None
+
+    def _served_update(self, args: tuple[ArrayLike | float, ...], version: int) -> None:
+        """``update(y, loss, policy_version=version)`` (see :meth:`update`)."""
+        if len(args) != 2:
+            raise TypeError("update(y, loss, policy_version=v) takes the served point and its loss")
+        y = float_array("y", args[0], ndim=1)
+        value = args[1] if type(args[1]) is float else real("loss", args[1])  # type: ignore[arg-type]
+        with self.lock:
+            served: ServedVersions = self.__dict__.setdefault("_served", ServedVersions(self.n))
+            x = served.get(version)
+            if y.shape != (self.n,):
+                raise ValueError(f"invalid argument `y`: needs {self.n} coordinates, got shape {y.shape}")
+            support = DikinPolicy(x, int(version), seed=0).support()
+            match = np.flatnonzero(np.all(np.abs(support - y) <= 1e-12 * (1.0 + np.abs(support)), axis=1))
+            if len(match) == 0:
+                raise ValueError(f"invalid argument `y`: not a point the policy of version {int(version)} serves "
+                                 "(one of the 2N points of the Dikin ellipsoid at its iterate)")
+            if self._engine.observe_served(support[int(match[0])], x, value):
+                self._warn_first_clip(value, y)
+
+    def _checkpoint_extra(self) -> dict[str, Any]:
+        extra = super()._checkpoint_extra()
+        served = self.__dict__.get("_served")
+        extra["served"] = served.to_extra() if served is not None else {}
+        return extra
+
+    def _restore_extra(self, extra: Mapping[str, Any]) -> None:
+        super()._restore_extra(extra)
+        # An iterate lies strictly inside the unit ball.
+        self.__dict__["_served"] = ServedVersions.from_extra(
+            self.n, extra.get("served"), lambda x: float(np.sum(x * x)) < 1.0)
 
     def _warn_first_clip(self, loss: float, point: ArrayLike | None = None, stacklevel: int = 2) -> None:
         """The warning of the first clipped loss, at the played point y_t

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -77,6 +77,9 @@ from dpbandits.privacy.azize import (
 from dpbandits.privacy.conversion import zcdp_to_dp_epsilon
 from dpbandits.privacy.guarantees import Guarantee
 from dpbandits.privacy.secure import exact_lattice_noise
+
+if TYPE_CHECKING:
+    from dpbandits.ledger import Ledger
 
 __all__ = [
     "DPIMED",
@@ -287,6 +290,15 @@ class DPKLUCB(_LaplacePhased):
     phase_floor:
         f > 0 for the adaptive grid (default 4: phases of at least
         ceil(4 / epsilon) pulls); None for the paper's grid.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -330,6 +342,9 @@ class DPKLUCB(_LaplacePhased):
         secure: bool = False,
         seed: int | None = None,
         phase_floor: float | None = 4.0,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = integral_arguments(type(self), {
             "k": k, "horizon": horizon, "epsilon": epsilon, "alpha": alpha, "explore": explore,
@@ -400,6 +415,15 @@ class DPIMED(_LaplacePhased):
     phase_floor:
         f > 0 for the adaptive grid of :class:`DPKLUCB`; None (default) for
         the paper's grid.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -433,6 +457,9 @@ class DPIMED(_LaplacePhased):
         secure: bool = False,
         seed: int | None = None,
         phase_floor: float | None = None,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = integral_arguments(type(self), {
             "k": k, "horizon": horizon, "epsilon": epsilon, "alpha": alpha, "reward_range": reward_range,
@@ -466,6 +493,9 @@ class _AdaP(_LaplacePhased):
         sampler: Sampler = "lattice",
         secure: bool = False,
         seed: int | None = None,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = integral_arguments(type(self), {
             "k": k, "horizon": horizon, "epsilon": epsilon, "beta": beta, "alpha": alpha,
@@ -534,6 +564,15 @@ class AdaPUCB(_AdaP):
     seed:
         None (default: operating-system entropy) or an integer for a
         reproducible run.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -603,6 +642,15 @@ class AdaPKLUCB(_AdaP):
     seed:
         None (default: operating-system entropy) or an integer for a
         reproducible run.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -645,6 +693,9 @@ class _AdaC(PhasedLearner):
         sampler: Sampler = "lattice",
         secure: bool = False,
         seed: int | None = None,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = integral_arguments(type(self), {
             "k": k, "horizon": horizon, "rho": rho, "beta": beta, "alpha": alpha, "delta": delta,
@@ -730,6 +781,15 @@ class AdaCUCB(_AdaC):
     seed:
         None (default: operating-system entropy) or an integer for a
         reproducible run.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -804,6 +864,15 @@ class AdaCKLUCB(_AdaC):
     seed:
         None (default: operating-system entropy) or an integer for a
         reproducible run.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -876,6 +945,15 @@ class DPSE(_LaplacePhased):
     seed:
         None (default: operating-system entropy) or an integer for a
         reproducible run.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -910,6 +988,9 @@ class DPSE(_LaplacePhased):
         sampler: Sampler = "lattice",
         secure: bool = False,
         seed: int | None = None,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = integral_arguments(type(self), {
             "k": k, "horizon": horizon, "epsilon": epsilon, "beta": beta, "reward_range": reward_range,
@@ -995,6 +1076,15 @@ class DPTS(_LaplacePhased):
     phase_floor:
         f > 0 for the adaptive grid of :class:`DPKLUCB`; None (default) for
         the paper's grid.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -1029,6 +1119,9 @@ class DPTS(_LaplacePhased):
         secure: bool = False,
         seed: int | None = None,
         phase_floor: float | None = None,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = integral_arguments(type(self), {
             "k": k, "horizon": horizon, "epsilon": epsilon, "alpha": alpha, "reward_var": reward_var,
@@ -1075,6 +1168,15 @@ class KLUCB(PhasedLearner):
         ``reward_range``.
     seed:
         None or an integer (ties).
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -1102,6 +1204,9 @@ class KLUCB(PhasedLearner):
         reward_range: Sequence[float] = (0.0, 1.0),
         bounds: Bounds = "clip",
         seed: int | None = None,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = integral_arguments(
             type(self), {"k": k, "horizon": horizon, "reward_range": reward_range, "bounds": bounds, "seed": seed}

@@ -42,7 +42,7 @@ selections.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -64,6 +64,9 @@ from dpbandits.privacy.private_experts import (
 from dpbandits.privacy.secure import sampler_choice
 from dpbandits.serving import ArmPolicy
 from dpbandits.serving_sampled import PointPolicy
+
+if TYPE_CHECKING:
+    from dpbandits.ledger import Ledger
 
 __all__ = [
     "BatchedPrivateEXP3",
@@ -115,6 +118,15 @@ class PrivateStochasticExperts(BoundOnlineCall, LearnerBase):
         True draws the noise from the operating system (needs
         ``sampler="lattice"`` and an ``epsilon``); False (default) from the
         seeded generator.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -155,6 +167,9 @@ class PrivateStochasticExperts(BoundOnlineCall, LearnerBase):
         seed: int | None = None,
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         self._args = integral_arguments(type(self), args)
@@ -290,6 +305,15 @@ class LazyPrivateExperts(BoundOnlineCall, LearnerBase):
     seed:
         None (default: operating-system entropy) or an integer in
         [0, 2^64) for a reproducible run.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -326,6 +350,9 @@ class LazyPrivateExperts(BoundOnlineCall, LearnerBase):
         delta: float = 1e-6,
         bounds: Literal["clip", "error"] = "clip",
         seed: int | None = None,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         self._args = integral_arguments(type(self), args)
@@ -452,6 +479,15 @@ class PrivateDartboardExperts(BoundOnlineCall, LearnerBase):
         True draws the noise, coins and draws from the operating system
         (needs ``sampler="lattice"`` and an ``epsilon``); False (default)
         from the seeded generator.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -495,6 +531,9 @@ class PrivateDartboardExperts(BoundOnlineCall, LearnerBase):
         seed: int | None = None,
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         self._args = integral_arguments(type(self), args)
@@ -627,6 +666,15 @@ class LazyPrivateOCO(BoundOnlineCall, LearnerBase):
     seed:
         None (default: operating-system entropy) or an integer in
         [0, 2^64) for a reproducible run.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -663,6 +711,9 @@ class LazyPrivateOCO(BoundOnlineCall, LearnerBase):
         delta: float = 1e-6,
         bounds: Literal["clip", "error"] = "clip",
         seed: int | None = None,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         self._args = integral_arguments(type(self), args)
@@ -785,6 +836,15 @@ class BatchedPrivateEXP3(BoundOnlineCall, LearnerBase):
         True draws the noise from the operating system (needs
         ``sampler="lattice"`` and an ``epsilon``); False (default) from the
         seeded generator.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -823,6 +883,9 @@ class BatchedPrivateEXP3(BoundOnlineCall, LearnerBase):
         seed: int | None = None,
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         args = {k_: v for k_, v in locals().items() if k_ not in ("self", "__class__")}
         self._args = integral_arguments(type(self), args)
@@ -878,16 +941,34 @@ class BatchedPrivateEXP3(BoundOnlineCall, LearnerBase):
         Privacy: the arm was drawn from p, a function of the batches'
         noisy loss means only (one Laplace draw per batch sum, Asi, Raman &
         Talwar 2025), so serving it, in any thread, process or machine, is
-        post-processing: it costs no privacy. The losses of pulls it serves
-        are not fed back (the learner credits its own selections)."""
+        post-processing: it costs no privacy. The losses of the pulls it
+        serves are fed back with ``update(arm, loss,
+        policy_version=policy.version)`` while its batch runs."""
         with self.lock:
             return ArmPolicy(self.k, int(self._engine.select()), self.policy_version)
 
-    def update(self, loss: float) -> None:
-        """The loss in [0, 1] of the arm just selected."""
-        self._online().update(loss)
+    def update(self, *args: float, policy_version: int | None = None) -> None:
+        """``update(loss)``: the loss in [0, 1] of the arm just selected.
 
-    def _checked_update(self, loss: float) -> None:
+        ``update(arm, loss, policy_version=v)``: the loss of a pull served
+        by the policy of version v (:meth:`policy`) while that batch runs
+        (v is the current :attr:`policy_version` and ``arm`` the batch's
+        arm): it is one round of the batch, as the learner's own selection
+        would be (the batch's arm was drawn from the released p at the
+        batch's start, which is what the estimate's 1 / p(arm) needs).
+        After the batch has ended it is refused (ValueError): the batch's
+        loss mean entered EXP3 at its end with the importance weight of
+        that batch, and a later loss cannot join it; a loss of another arm
+        than the batch's is refused too (the batch plays one arm)."""
+        self._online().update(*args, policy_version=policy_version)
+
+    def _checked_update(self, *args: float, policy_version: int | None = None) -> None:
+        if policy_version is not None:
+            self._served_update(args, policy_version)
+            return
+        if len(args) != 1:
+            raise TypeError("update takes (loss), or (arm, loss, policy_version=v) for a served pull")
+        loss = args[0]
         value = real("loss", loss)
         with self.lock:
             pending = self._pending
@@ -896,6 +977,30 @@ class BatchedPrivateEXP3(BoundOnlineCall, LearnerBase):
             if self._engine.observe(pending, value):
                 self._warn_first_clip(value)
             self._pending = None
+
+    def _served_update(self, args: tuple[float, ...], version: Any) -> None:
+        """``update(arm, loss, policy_version=version)`` (see :meth:`update`)."""
+        if len(args) != 2:
+            raise TypeError("update(arm, loss, policy_version=v) takes the served arm and its loss")
+        arm, loss = args
+        if isinstance(arm, bool) or not isinstance(arm, (int, np.integer)):
+            raise TypeError(f"invalid argument `arm`: expected an int, got {type(arm).__name__}")
+        if isinstance(version, bool) or not isinstance(version, (int, np.integer)):
+            raise TypeError(f"invalid argument `policy_version`: expected an int, got {type(version).__name__}")
+        value = real("loss", loss)
+        with self.lock:
+            current = self.policy_version
+            if int(version) != current:
+                raise ValueError(
+                    f"invalid argument `policy_version`: the batch of version {int(version)} has ended (now "
+                    f"{current}); its loss mean entered EXP3 at its end, so a later loss cannot join it"
+                )
+            batch_arm = int(self._engine.select())
+            if int(arm) != batch_arm:
+                raise ValueError(f"invalid argument `arm`: the batch of version {current} plays arm {batch_arm}, "
+                                 f"got {int(arm)}")
+            if self._engine.observe(batch_arm, value):
+                self._warn_first_clip(value)
 
     def _warn_first_clip(self, loss: float, detail: object = None, stacklevel: int = 2) -> None:
         """The warning of the first clipped loss (``stacklevel`` 1: the

@@ -12,7 +12,7 @@ engine is ``rust/src/policy/reweighted_linucb.rs``.
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -27,6 +27,9 @@ from dpbandits.privacy.reweighted import (
     reweighted_calibration,
 )
 from dpbandits.privacy.secure import sampler_choice
+
+if TYPE_CHECKING:
+    from dpbandits.ledger import Ledger
 
 __all__ = ["JointDPReweightedLinUCB", "ReweightedLinUCB"]
 
@@ -106,6 +109,15 @@ class ReweightedLinUCB(_ReweightedBase):
         [-B, B]) or ``"error"``.
     seed:
         None (default) or an integer (this learner draws no noise).
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -143,6 +155,9 @@ class ReweightedLinUCB(_ReweightedBase):
         beta_scale: float = 1.0,
         bounds: Literal["clip", "error"] = "clip",
         seed: int | None = None,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = integral_arguments(
             type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}
@@ -223,6 +238,15 @@ class JointDPReweightedLinUCB(_ReweightedBase):
         ``"lattice"`` (default: exact discrete Gaussian) or ``"float"``.
     secure:
         True draws the noise from operating-system entropy (lattice only).
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -265,6 +289,9 @@ class JointDPReweightedLinUCB(_ReweightedBase):
         seed: int | None = None,
         sampler: Literal["lattice", "float"] = "lattice",
         secure: bool = False,
+        *,
+        ledger: Ledger | None = None,
+        dataset: str | None = None,
     ) -> None:
         self._args = integral_arguments(
             type(self), {k: v for k, v in locals().items() if k not in ("self", "__class__")}

@@ -131,6 +131,20 @@ impl Exp2 {
 
     /// Alg. 4 lines 3-5 and Alg. 5 lines 4-5 for the loss of arm `index`.
     pub fn observe(&mut self, index: usize, loss: f64) -> Result<()> {
+        self.observe_drawn(index, loss, None)
+    }
+
+    /// [`Exp2::observe`] for an arm drawn from an earlier released
+    /// distribution that gave it probability `probability` (a decision of
+    /// a served policy): the importance weight is 1 / `probability`.
+    pub fn observe_served(&mut self, index: usize, loss: f64, probability: f64) -> Result<()> {
+        if !(probability.is_finite() && probability > 0.0 && probability <= 1.0) {
+            return Err(Error::invalid("probability", format!("must lie in (0, 1], got {probability}")));
+        }
+        self.observe_drawn(index, loss, Some(probability))
+    }
+
+    fn observe_drawn(&mut self, index: usize, loss: f64, probability: Option<f64>) -> Result<()> {
         if index >= self.config.n {
             return Err(Error::invalid("index", format!("must be < {}, got {index}", self.config.n)));
         }
@@ -155,7 +169,8 @@ impl Exp2 {
         let mut forwarded = [loss];
         self.config.noise.round_input("loss", &mut forwarded, f64::INFINITY)?;
         let forwarded = forwarded[0] + self.config.noise.sample(self.noise.source()?);
-        self.log_q[index] -= self.config.eta * forwarded / self.p[index];
+        let p = probability.unwrap_or(self.p[index]);
+        self.log_q[index] -= self.config.eta * forwarded / p;
         self.clipped += u64::from(!inside);
         self.t += 1;
         self.refresh();

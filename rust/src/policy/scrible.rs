@@ -150,6 +150,38 @@ impl Scrible {
         &self.y
     }
 
+    /// Records the loss <l, y> of a point y drawn around an earlier
+    /// iterate `iterate` (a decision of a served policy: y = x + s
+    /// lambda_i^{-1/2} e_i, a point of the Dikin ellipsoid at x). The
+    /// estimate N <l, y>~ s lambda_i^{1/2} e_i equals N <l, y>~ w / ||w||^2
+    /// with w = y - x (lambda_i = 1 / ||w||^2), so it needs only y and x.
+    /// The learner's own outstanding selection, if any, is kept.
+    pub fn observe_served(&mut self, y: &[f64], iterate: &[f64], loss: f64) -> Result<()> {
+        let n = self.config.n;
+        if y.len() != n || iterate.len() != n {
+            return Err(Error::invalid("y", format!("needs {n} coordinates")));
+        }
+        check_finite("y", y)?;
+        check_finite("iterate", iterate)?;
+        let w: Vec<f64> = y.iter().zip(iterate).map(|(a, b)| a - b).collect();
+        let ww: f64 = w.iter().map(|v| v * v).sum();
+        if ww <= 0.0 || y.iter().map(|v| v * v).sum::<f64>() > 1.0 + 1e-9 {
+            return Err(Error::invalid("y", "must be a point of the Dikin ellipsoid at the served iterate"));
+        }
+        let ev = 1.0 / ww;
+        let direction: Vec<f64> = w.iter().map(|v| v * ev.sqrt()).collect();
+        let own = (self.pending.take(), self.y.clone());
+        self.y.copy_from_slice(y);
+        self.pending = Some(Pending { direction, sign: 1.0, eigenvalue: ev });
+        let out = self.observe(loss);
+        if out.is_err() {
+            self.pending = None;
+        }
+        self.pending = own.0;
+        self.y = own.1;
+        out
+    }
+
     /// Records the loss <l_t, y_t> of the point returned by `select`.
     pub fn observe(&mut self, loss: f64) -> Result<()> {
         check_finite("loss", &[loss])?;

@@ -687,9 +687,20 @@ impl OnlineCall {
         Ok(self.checked_select.bind(py).call1(args)?.unbind())
     }
 
-    /// The learner's `update` (see the learner's docstring).
-    #[pyo3(signature = (*args))]
-    fn update(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<()> {
+    /// The learner's `update` (see the learner's docstring); keyword
+    /// arguments (a served decision's `policy_version`) go to the checked
+    /// path.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn update(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, pyo3::types::PyDict>>,
+    ) -> PyResult<()> {
+        if let Some(kw) = kwargs.filter(|kw| !kw.is_empty()) {
+            self.checked_update.bind(py).call(args, Some(kw))?;
+            return Ok(());
+        }
         if let Engine::Bai(e) = &self.engine {
             if self.bai_round(py, e, args)? {
                 return Ok(());

@@ -151,6 +151,14 @@ engine_methods! {
         self.inner.observe(index, loss).py_err()?;
         Ok(fresh && self.inner.clipped_rewards() > 0)
     }
+
+    /// Records the loss of arm `index` drawn with `probability` from an
+    /// earlier released p (a served decision); True as `observe`.
+    fn observe_served(&mut self, index: usize, loss: f64, probability: f64) -> PyResult<bool> {
+        let fresh = self.inner.clipped_rewards() == 0;
+        self.inner.observe_served(index, loss, probability).py_err()?;
+        Ok(fresh && self.inner.clipped_rewards() > 0)
+    }
 }
 
 /// SCRiBLe over the unit ball behind the private bandit reduction (Thm 4.5).
@@ -184,6 +192,21 @@ engine_methods! {
     fn observe(&mut self, loss: f64) -> PyResult<bool> {
         let fresh = self.inner.clipped_rewards() == 0;
         self.inner.observe(loss).py_err()?;
+        Ok(fresh && self.inner.clipped_rewards() > 0)
+    }
+
+    /// Records the loss <l, y> of a point `y` drawn around the earlier
+    /// iterate `iterate` (a served decision); True as `observe`.
+    fn observe_served(
+        &mut self,
+        y: PyReadonlyArrayDyn<'_, f64>,
+        iterate: PyReadonlyArrayDyn<'_, f64>,
+        loss: f64,
+    ) -> PyResult<bool> {
+        let n = self.inner.config().n;
+        let (y, x) = (vector("y", &y, n)?, vector("iterate", &iterate, n)?);
+        let fresh = self.inner.clipped_rewards() == 0;
+        self.inner.observe_served(&y, &x, loss).py_err()?;
         Ok(fresh && self.inner.clipped_rewards() > 0)
     }
 }
