@@ -26,6 +26,7 @@ MAKERS = {
     "DPTopTwo/shifted": lambda seed=1: dp.DPTopTwo(4, 0.05, 1.0, first_batch=4.0, stopping="shifted", seed=seed),
     "AdaPTT": lambda seed=1: dp.AdaPTT(4, 0.05, 1.0, seed=seed),
     "TopTwoBAI": lambda seed=1: dp.TopTwoBAI(4, 0.05, seed=seed),
+    "CTBTT": lambda seed=1: dp.CTBTT(4, 0.05, 1.0, seed=seed),
 }
 MEANS = [0.8, 0.6, 0.5, 0.2]
 

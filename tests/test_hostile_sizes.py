@@ -128,6 +128,9 @@ CASES: dict[str, list[tuple[str, str, bool]]] = {
     "DPTopTwo": [
         ("k", "dp.DPTopTwo({v}, 0.1, 1.0)", True),
         ("max_samples", "l = dp.DPTopTwo(3, 0.1, 1.0, max_samples={v}); l.update(l.select(), 0.5)", False)],
+    "CTBTT": [
+        ("k", "dp.CTBTT({v}, 0.1, 1.0)", True),
+        ("max_samples", "l = dp.CTBTT(3, 0.1, 1.0, max_samples={v}); l.update(l.select(), 0.5)", False)],
     "AdaPTT": [
         ("k", "dp.AdaPTT({v}, 0.1, 1.0)", True),
         ("max_samples", "l = dp.AdaPTT(3, 0.1, 1.0, max_samples={v}); l.update(l.select(), 0.5)", False)],

@@ -26,6 +26,7 @@ EXTRA = {
     "DPTopTwo": lambda: dp.DPTopTwo(3, 0.05, 1.0, seed=1),
     "AdaPTT": lambda: dp.AdaPTT(3, 0.05, 1.0, seed=1),
     "TopTwoBAI": lambda: dp.TopTwoBAI(3, 0.05, seed=1),
+    "CTBTT": lambda: dp.CTBTT(3, 0.05, 1.0, seed=1),
 }
 
 

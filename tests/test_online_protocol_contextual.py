@@ -17,6 +17,7 @@ import pytest
 import dpbandits as dp
 from dpbandits.errors import StateError
 from dpbandits.serving_linear import LinearUCBPolicy, MishraThakurtaPolicy
+from dpbandits.serving_sampled import LaplacePosteriorPolicy
 
 D, K, H = 4, 6, 400
 
@@ -55,11 +56,11 @@ def rewards(n: int, seed: int) -> np.ndarray:
 
 
 def released(learner: Any) -> list[bytes]:
-    """The released statistics the next decision reads, as bytes (the
-    estimate of the non-private logistic learners, which serve no policy)."""
-    if isinstance(learner, (dp.LogisticUCB, dp.LogisticThompsonSampling)):
-        return [learner.theta.tobytes()]
+    """The released statistics the next decision reads, as bytes (for the
+    non-private logistic Thompson sampling, its posterior's theta and A)."""
     p = learner.policy()
+    if isinstance(p, LaplacePosteriorPolicy):
+        return [p.theta.tobytes(), p.precision.tobytes()]
     return [np.asarray(a).tobytes() for a in (p.released() if isinstance(p, MishraThakurtaPolicy)
                                                else p.released()[1:])]
 

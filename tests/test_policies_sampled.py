@@ -46,6 +46,14 @@ def test_every_learner_class_has_a_policy() -> None:
         assert isinstance(cls.__dict__.get("policy_version") or cls.policy_version, property), name
 
 
+@pytest.mark.parametrize("name", sorted(KINDS))
+def test_every_kind_serves_a_picklable_policy_at_its_version(name: str) -> None:
+    learner, _ = _driven(name, 5, horizon=200)
+    policy = learner.policy()
+    served = pickle.loads(pickle.dumps(policy))
+    assert policy.version == served.version == learner.policy_version, name
+
+
 def test_exp2_policy_draws_from_the_released_distribution() -> None:
     learner, step = _driven("EXP2", 25)
     policy = learner.policy(seed=1)

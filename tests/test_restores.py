@@ -449,9 +449,20 @@ def test_every_learner_class_restores_for_use_re_keyed(name: str, tmp_path: Path
     ours = [step(lrn, t)[1] for t in range(20, 60)]
     assert [step(replay, t)[1] for t in range(20, 60)] == ours
     runs = [[step(x, t)[1] for t in range(20, 60)] for x in (b, c)]
-    if lrn.privacy.is_private:
+    if lrn.privacy.is_private and "Elimination" not in name:
         # Same rewards, independent noise: the copies' releases part ways
-        # (elimination releases at batch ends, past this window).
-        assert (runs[0] != runs[1] and runs[0] != ours) or "Elimination" in name
+        # (elimination releases at batch ends, past this window). A release
+        # that is one choice among few (an expert among K = 3) repeats under
+        # independent noise now and then (about one copy in three for
+        # PrivateStochasticExperts here), and a copy that reused the noise
+        # repeats every time; so further copies are drawn, and at least one
+        # must part ways with the original and with the first copy
+        # (chance of a false failure below 0.36**16, about 1e-7).
+        extra = 0
+        while (runs[0] == runs[1] or runs[0] == ours) and extra < 16:
+            extra += 1
+            fresh = type(lrn).load(path)
+            runs = [[step(fresh, t)[1] for t in range(20, 60)], runs[0]]
+        assert runs[0] != runs[1] and runs[0] != ours
     else:
         assert runs[0] == runs[1] == ours  # nothing to re-key: no privacy noise

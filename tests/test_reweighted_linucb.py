@@ -169,7 +169,7 @@ def test_corrupted_state_is_refused_not_a_panic() -> None:
             refused += 1
     assert refused > 0
     with pytest.raises(ValueError):
-        _core.ReweightedLinUcbEngine.from_bytes(b"\x02" + bytes(state[1:]))
+        _core.ReweightedLinUcbEngine.from_bytes(b"\x01" + bytes(state[1:]))
 
 
 @pytest.mark.parametrize("kwargs,name", [
@@ -200,3 +200,34 @@ def test_simulate_learns_on_the_linear_and_logistic_environments() -> None:
             final = dp.simulate(lrn, env, seeds=2).final_regret
             # A uniformly random action loses about 0.75 a round on D.2 (0.3 on the logistic scale).
             assert np.all(final < 0.1 * n), (lrn, final)
+
+
+def _coverage_violations(learner: dp.JointDPReweightedLinUCB, theta_star: np.ndarray, rounds: int) -> int:
+    """Epochs after whose release some probe x has |<theta - theta*, x>| above the UCB width."""
+    rng = np.random.default_rng(11)
+    probes = rng.normal(size=(200, theta_star.size))
+    probes /= np.linalg.norm(probes, axis=1)[:, None]
+    xs = rng.normal(size=(rounds, theta_star.size))
+    xs /= np.linalg.norm(xs, axis=1)[:, None]
+    ys = np.where(rng.random(rounds) < 0.5 * (1.0 + xs @ theta_star), 1.0, -1.0)
+    violations, seen = 0, 0
+    for at in range(0, rounds, 20):
+        learner.update_many(xs[at:at + 20], ys[at:at + 20])
+        if learner.releases != seen:
+            seen = learner.releases
+            width = learner.ucb(probes) - probes @ learner.theta
+            violations += int(np.any(np.abs(probes @ (learner.theta - theta_star)) > width))
+    assert seen >= 5
+    return violations
+
+
+def test_the_derived_radius_covers_theta_star_and_a_shrunk_one_does_not() -> None:
+    # The radius of the analysis holds on an event of probability >= 1 - alpha
+    # (alpha = 1 / horizon here): no violation after any of the releases.
+    theta_star = np.array([0.6, -0.48, 0.64])
+    n = 6000
+    derived = dp.JointDPReweightedLinUCB(3, n, 1.0, 1e-6, first_epoch=40, seed=2)
+    assert _coverage_violations(derived, theta_star, n) == 0
+    # A hundredth of it is no confidence set: the planted defect is caught.
+    shrunk = dp.JointDPReweightedLinUCB(3, n, 1.0, 1e-6, first_epoch=40, beta_scale=0.01, seed=2)
+    assert _coverage_violations(shrunk, theta_star, n) > 0

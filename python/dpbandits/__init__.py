@@ -61,13 +61,14 @@ from dpbandits.learners import (
     ShuffleLinUCB,
     ThompsonSampling,
 )
-from dpbandits.learners.bai import AdaPTT, BAIRuns, DPTopTwo, TopTwoBAI
+from dpbandits.learners.bai import CTBTT, AdaPTT, BAIRuns, DPTopTwo, TopTwoBAI
 from dpbandits.learners.online import research_replay
 from dpbandits.ledger import Ledger
 from dpbandits.sim import SimulationResult, simulate, simulate_many
 from dpbandits.sweeps import SweepResult, sweep
 
 __all__ = [
+    "CTBTT",
     "DPIMED",
     "DPKLUCB",
     "DPSE",

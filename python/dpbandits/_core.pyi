@@ -1303,7 +1303,9 @@ class BaiEngine:
     rule on noise-shifted means with GLR ``thresholds`` (one constant or
     one per batch index), ``c1`` and noise ``radii`` per batch index;
     "chernoff": the Chernoff pair statistic with ``thresholds`` indexed by
-    j_a + j_b - 2. Every constant comes from dpbandits.privacy.bai."""
+    j_a + j_b - 2; ``local`` (num, bits): every reward is first replaced by
+    its randomised response at the exact epsilon num / 2^bits (CTB-TT).
+    Every constant comes from dpbandits.privacy.bai."""
 
     def __new__(
         cls,
@@ -1323,6 +1325,7 @@ class BaiEngine:
         max_samples: int = 100000000,
         seed: int | None = None,
         stop: str = "shifted",
+        local: tuple[int, int] | None = None,
     ) -> Self: ...
     def select(self) -> int:
         """The next arm to pull."""

@@ -5,15 +5,18 @@ learner has already released: for the LinUCB family (Shariff & Sheffet
 2018, Alg. 1 and Eq. (1)) the released, regularised Gram matrix V_t and
 vector u~_t of the current round (the noisy ones for the private learners:
 the tree's or the users' released sums plus the shift; V_t^{-1} and
-theta_t for the non-private :class:`dpbandits.LinUCB`) and the confidence
-width beta_t; for Mishra & Thakurta's learners the released (A~, b~).
+theta_t for the non-private :class:`dpbandits.LinUCB`; for the
+non-private :class:`dpbandits.LogisticUCB`, whose whole state is released,
+the V_t^{-1} and theta_t of its UCB-GLM index) and the confidence width
+beta_t; for Mishra & Thakurta's learners the released (A~, b~).
 Nothing else of the learner (no exact sum, no generator) is in it, so
 computing decisions from it, anywhere and as often as wanted, is
 post-processing: it costs no privacy.
 
 A policy answers ``select(decision_set)`` and ``select_many(decision_sets)``
 as the learner would at the round it was taken (the LinUCB family bit for
-bit: the same kernels score the same released values). It pickles, so it
+bit: the same kernels score the same released values; LogisticUCB to
+rounding of its index, so except at near ties). It pickles, so it
 can be shipped to other threads, processes or machines; ``version`` is the
 learner's ``policy_version`` when it was taken. A serving process refreshes
 its policy when ``learner.policy_version`` moves past ``policy.version``.

@@ -1,10 +1,12 @@
 """Serving the learners whose decisions are draws from released state.
 
-EXP2, batched EXP3, SCRiBLe, FTRL / FTPL, batched elimination and the
-private experts learners decide by drawing from a distribution (or a
+EXP2, batched EXP3, SCRiBLe, FTRL / FTPL, batched elimination, the
+private experts learners and logistic Thompson sampling decide by drawing from a distribution (or a
 schedule) that is a function of what they have already released: the
 privatized losses, the released tree sums, the surviving set of
-elimination, the experts released at a batch's end. ``learner.policy()``
+elimination, the experts released at a batch's end (for the non-private
+:class:`dpbandits.LogisticThompsonSampling`, whose whole state is
+released, its Laplace-approximation posterior). ``learner.policy()``
 freezes that distribution in one of the policies below. A policy holds no
 exact statistic and none of the learner's generators: it draws with its
 own generator (``seed``; None: operating-system entropy), so its draws are
@@ -31,7 +33,7 @@ from numpy.typing import ArrayLike, NDArray
 from dpbandits.errors import StateError
 
 __all__ = ["BAIPolicy", "ContextualEliminationPolicy", "DikinPolicy", "DistributionPolicy", "EliminationPolicy",
-           "LeaderPolicy", "PointPolicy"]
+           "LaplacePosteriorPolicy", "LeaderPolicy", "PointPolicy"]
 
 
 def _count(n: Any) -> int:
@@ -281,3 +283,65 @@ class ContextualEliminationPolicy(_Sampling):
                              f"got {phi.shape}")
         thetas = self.thetas[self.plan.select_many(phi.shape[0])]
         return np.argmax(np.einsum("nad,nd->na", phi, thetas), axis=1).astype(np.int64)  # type: ignore[no-any-return]
+
+
+class LaplacePosteriorPolicy(_Sampling):
+    """Laplace-approximation Thompson sampling from a frozen posterior
+    (Chapelle & Li 2011, Alg. 3, with the full precision matrix), as
+    :class:`dpbandits.LogisticThompsonSampling` selects: each decision
+    draws theta~ = theta + v C^-T z (A = C C^T, z standard normal), so
+    theta~ ~ N(theta, v^2 A^-1), and plays the row x of its decision set
+    with the largest <x, theta~> (the first of ties). ``theta`` and
+    ``precision`` (A) are the learner's, bit for bit; the draws come from
+    the policy's own generator, so they follow the law of the learner's
+    next decision, not its own draws."""
+
+    def __init__(self, theta: ArrayLike, precision: ArrayLike, v: float, version: int, *,
+                 seed: int | None = None) -> None:
+        super().__init__(seed)
+        self.theta = _frozen(theta)
+        d = len(self.theta)
+        self.precision = _frozen(precision).reshape(d, d)
+        self.v = float(v)
+        self.version = int(version)
+        try:
+            self._chol = np.linalg.cholesky(self.precision)
+        except np.linalg.LinAlgError:
+            raise ValueError("invalid argument `precision`: must be positive definite") from None
+
+    @property
+    def d(self) -> int:
+        """Feature dimension."""
+        return len(self.theta)
+
+    def draw(self, n: int) -> NDArray[np.float64]:
+        """``n`` posterior draws theta~ (shape (n, d))."""
+        count = _count(n)
+        with self._lock:
+            z = self._rng.standard_normal((count, self.d))
+        w = np.linalg.solve(self._chol.T, z.T).T if count else z  # rows C^-T z ~ N(0, A^-1)
+        return self.theta[None, :] + self.v * w  # type: ignore[no-any-return]
+
+    def _sets(self, decision_sets: ArrayLike, ndim: int) -> NDArray[np.float64]:
+        sets = np.asarray(decision_sets, dtype=np.float64)
+        if sets.ndim != ndim or sets.shape[-1] != self.d or sets.shape[-2] < 1 or not np.all(np.isfinite(sets)):
+            shape = "(k, d)" if ndim == 2 else "(n, k, d)"
+            raise ValueError(f"invalid argument `decision_set{'s' if ndim == 3 else ''}`: must be a finite "
+                             f"{shape} array with d = {self.d} and k >= 1, got shape {sets.shape}")
+        return sets
+
+    def select(self, decision_set: ArrayLike) -> int:
+        """The row of ``decision_set`` (shape (k, d)) with the largest
+        <x, theta~> for one fresh draw theta~."""
+        sets = self._sets(decision_set, 2)
+        return int(np.argmax(sets @ self.draw(1)[0]))
+
+    def select_many(self, decision_sets: ArrayLike) -> NDArray[np.int64]:
+        """:meth:`select` on each set of ``decision_sets`` (shape (n, k, d)),
+        one draw per set."""
+        sets = self._sets(decision_sets, 3)
+        thetas = self.draw(sets.shape[0])
+        return np.argmax(np.einsum("nkd,nd->nk", sets, thetas), axis=1).astype(np.int64)  # type: ignore[no-any-return]
+
+    def __repr__(self) -> str:
+        return f"LaplacePosteriorPolicy(d={self.d}, v={self.v!r}, version={self.version})"

@@ -4,7 +4,7 @@ One module per family of algorithms. Every learner has ``select``, ``update``
 and ``privacy`` (a :class:`dpbandits.privacy.Guarantee`).
 """
 
-from dpbandits.learners.bai import AdaPTT, DPTopTwo, TopTwoBAI
+from dpbandits.learners.bai import CTBTT, AdaPTT, DPTopTwo, TopTwoBAI
 from dpbandits.learners.elimination import ContextualEliminationBandit, EliminationLinearBandit
 from dpbandits.learners.linucb import JointDPLinUCB, LinUCB
 from dpbandits.learners.linucb_trust import LocalLinUCB, ShuffleLinUCB
@@ -39,6 +39,7 @@ from dpbandits.learners.private_experts import (
 from dpbandits.learners.reweighted import JointDPReweightedLinUCB, ReweightedLinUCB
 
 __all__ = [
+    "CTBTT",
     "DPIMED",
     "DPKLUCB",
     "DPSE",

@@ -91,10 +91,9 @@ class _OnlineLogistic(_LogisticBase):
         with self.lock:
             return self._engine.scores(actions)
 
-    def policy(self) -> Any:
-        """Not available: this learner is not built on released values
-        (TypeError)."""
-        raise TypeError(f"{type(self).__name__} serves no policy object; call select()")
+    def _state(self) -> dict[str, Any]:
+        """The engine's theta, A, V^-1 and beta (the caller holds the lock)."""
+        return _engine_state(self._engine.to_bytes()) | {"beta": float(self._engine.beta)}
 
     @property
     def privacy(self) -> Guarantee:
@@ -196,6 +195,23 @@ class LogisticUCB(_OnlineLogistic):
         )
         self._pending = None
 
+    def policy(self) -> Any:
+        """A read-only, picklable :class:`~dpbandits.serving_linear.LinearUCBPolicy`
+        of the UCB-GLM index at the current round: <x, theta_t> + beta_t
+        ||x||_{V_t^-1} from this learner's theta_t, V_t^-1 and beta_t, bit
+        for bit (``released()`` returns ``("inverse", V_t^-1, theta_t)``).
+        This learner is not private: those values are its whole state, all
+        of it released to whoever holds the policy. Its scores equal
+        :meth:`scores` to rounding (the LinUCB kernels sum in another
+        order), so it selects the learner's row except at near ties. Its
+        ``version`` is :attr:`policy_version` (every recorded reward)."""
+        from dpbandits.serving_linear import LinearUCBPolicy
+
+        with self.lock:
+            state = self._state()
+            version = self.policy_version
+        return LinearUCBPolicy(_linear_policy_engine(state["beta"], state["v_inv"], state["theta"]), version)
+
 
 class LogisticThompsonSampling(_OnlineLogistic):
     """Non-private Laplace-approximation Thompson sampling for logistic
@@ -277,6 +293,90 @@ class LogisticThompsonSampling(_OnlineLogistic):
             l=positive("L", L), clip=_clip(bounds), seed=seed_or_none("seed", seed),
         )
         self._pending = None
+
+    def policy(self, seed: int | None = None) -> Any:
+        """A read-only, picklable
+        :class:`~dpbandits.serving_sampled.LaplacePosteriorPolicy` holding
+        this learner's theta_t and precision A_t (bit for bit) and scale v:
+        it draws theta~ ~ N(theta_t, v^2 A_t^-1) with its own generator
+        (``seed``; None: operating-system entropy), never this learner's,
+        so its decisions follow the law of the learner's next one. This
+        learner is not private: theta_t and A_t are its whole state, all of
+        it released to whoever holds the policy. Its ``version`` is
+        :attr:`policy_version` (every recorded reward)."""
+        from dpbandits.serving_sampled import LaplacePosteriorPolicy
+
+        with self.lock:
+            state = self._state()
+            version = self.policy_version
+            v = float(self._engine.noise_parameters()["beta_scale"])
+        return LaplacePosteriorPolicy(state["theta"], state["a"], v, version, seed=seed)
+
+
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
+    value, shift = 0, 0
+    while True:
+        byte = data[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, pos
+        shift += 7
+
+
+def _floats(data: bytes, pos: int, n: int | None = None) -> tuple[NDArray[np.float64], int]:
+    if n is None:
+        n, pos = _varint(data, pos)
+    end = pos + 8 * n
+    return np.frombuffer(data[pos:end], dtype="<f8").astype(np.float64), end
+
+
+def _engine_state(data: bytes) -> dict[str, Any]:
+    """theta, A and V^-1 of an ``OnlineLogisticEngine``'s ``to_bytes()``
+    (the version byte, then the postcard encoding of
+    ``rust/src/policy/logistic.rs``'s ``OnlineLogistic``: its configuration
+    d, horizon, rule, five floats and clip; t; theta; A and V as
+    ``RankOneInverse`` (n, the matrix, its inverse, two counters))."""
+    if data[:1] != b"\x01":
+        raise ValueError("unknown logistic-learner state version")
+    d, pos = _varint(data, 1)
+    _, pos = _varint(data, pos)  # horizon
+    _, pos = _varint(data, pos)  # rule
+    pos += 5 * 8 + 1  # ridge, width, log_inv_alpha, beta_scale, l; clip
+    _, pos = _varint(data, pos)  # t
+    theta, pos = _floats(data, pos)
+    out: dict[str, Any] = {"theta": theta}
+    for name in ("a", "v"):
+        _, pos = _varint(data, pos)  # n
+        matrix, pos = _floats(data, pos)
+        inverse, pos = _floats(data, pos)
+        _, pos = _varint(data, pos)  # updates
+        _, pos = _varint(data, pos)  # refactor_every
+        out[name], out[f"{name}_inv"] = matrix.reshape(d, d), inverse.reshape(d, d)
+    if len(theta) != d:
+        raise ValueError("inconsistent logistic-learner state")
+    return out
+
+
+def _varint_bytes(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def _linear_policy_engine(beta: float, v_inv: NDArray[np.float64], theta: NDArray[np.float64]) -> Any:
+    """The ``LinearPolicyEngine`` of the exact (V^-1, theta) and beta (the
+    postcard encoding of ``rust/src/policy/linear_policy.rs``'s
+    ``LinearPolicy`` with the ``Inverse`` form, which its loader validates)."""
+    d = len(theta)
+    flat = np.ascontiguousarray(v_inv, dtype="<f8").ravel()
+    data = (_varint_bytes(d) + np.float64(beta).astype("<f8").tobytes() + _varint_bytes(1)
+            + _varint_bytes(d * d) + flat.tobytes() + _varint_bytes(d)
+            + np.ascontiguousarray(theta, dtype="<f8").tobytes())
+    return _core.LinearPolicyEngine.from_bytes(data)
 
 
 def _first_epoch(first_epoch: int | None, d: int, horizon: int) -> int:

@@ -80,7 +80,7 @@ class ReweightedLinUCB(_ReweightedBase):
     :class:`JointDPReweightedLinUCB` with no noise (its reference).
 
     Epochs of n_0, 2 n_0, ... recorded rewards; the UCB of epoch k comes from
-    the weighted ridge regression of epoch k - 1 alone (weights
+    the weighted ridge regressions of epochs k - 1 and k - 2 (weights
     w = min(1, gamma_k / ||x||^2_{H_k^-1}), gamma_k = c d / n_k); see
     :mod:`dpbandits.privacy.reweighted`.
 
@@ -101,7 +101,7 @@ class ReweightedLinUCB(_ReweightedBase):
         Sub-Gaussian parameter of the reward noise, bounds on ||theta*||,
         ||x|| and |y| (finite and > 0; default 1).
     ridge:
-        c_r > 0, the whitened ridge in units of gamma_k (default 1.0).
+        c_r > 0: lambda_0 = c_r L^2, the ridge (default 1.0).
     beta_scale:
         Factor > 0 on the confidence radius (default 1.0).
     bounds:
@@ -224,12 +224,13 @@ class JointDPReweightedLinUCB(_ReweightedBase):
         ||x|| and |y| (finite and > 0; default 1). The privacy proof needs
         ||x|| <= L and |y| <= B: inputs outside are clipped or refused.
     ridge:
-        c_r > 0, the whitened ridge in units of gamma_k beyond the noise's
-        operator-norm bound (default 1.0).
+        c_r > 0: lambda_0 = c_r L^2, the ridge beyond twice the bound on the
+        noise's operator norm (default 1.0).
     beta_scale:
         Factor > 0 on the confidence radius (default 1.0: the radius of the
-        analysis). Smaller values explore less; they change the regret
-        bound, never the privacy guarantee.
+        analysis, valid but wide, see :mod:`dpbandits.privacy.reweighted`).
+        Smaller values explore less; they void the regret bound, never the
+        privacy guarantee.
     bounds:
         ``"clip"`` (default) or ``"error"``.
     seed:

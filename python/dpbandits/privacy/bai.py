@@ -82,6 +82,7 @@ __all__ = [
     "laplace_sum_radius",
     "noise_mgf_cap",
     "noise_radii",
+    "randomised_response",
     "tv_characteristic_time",
 ]
 
@@ -258,6 +259,44 @@ def jourdan_azize2025_lower_bound(means: Sequence[float], epsilon: float, delta:
     reconstructed)."""
     dl = in_open_unit("delta", delta)
     return characteristic_time(means, "dp", epsilon).value * math.log(1.0 / dl)
+
+
+# ---------------------------------------------------------------------------
+# Local randomised response (CTB-TT)
+
+#: Bits of the exact epsilon of the randomised response: epsilon' = num / 2^40.
+RESPONSE_EPSILON_BITS = 40
+#: Largest epsilon the randomised response takes (num stays below 2^60).
+RESPONSE_EPSILON_MAX = 2.0**19
+
+
+@dataclass(frozen=True)
+class RandomisedResponse:
+    """The local randomiser of CTB-TT (Azize, Jourdan, Al Marjani & Basu,
+    arXiv 2309.02202 v2+, the epsilon-local-DP Top Two): a reward y in
+    [0, 1] becomes a bit b ~ Bernoulli(y), and b is flipped with probability
+    ``flip`` = 1 / (1 + e^epsilon'), epsilon' = ``num`` / 2^``bits`` <=
+    epsilon the exact value the engine's sampler uses (Warner 1965;
+    P(out | y) / P(out | y') <= (1 - flip) / flip = e^epsilon' for every
+    y, y' and output: epsilon'-local DP of each reward)."""
+
+    num: int
+    bits: int
+    epsilon: float
+    flip: float
+
+
+def randomised_response(epsilon: float) -> RandomisedResponse:
+    """The randomised response of privacy ``epsilon`` (finite, > 0, at most
+    2^19): epsilon' = floor(epsilon 2^40) / 2^40 (at least 2^-40), flip
+    probability 1 / (1 + e^epsilon')."""
+    eps = positive("epsilon", epsilon)
+    if not math.isfinite(eps) or eps > RESPONSE_EPSILON_MAX:
+        raise ValueError(f"invalid argument `epsilon`: must be finite and at most 2^19, got {epsilon!r}")
+    num = max(1, math.floor(eps * 2.0**RESPONSE_EPSILON_BITS))
+    exact = num / 2.0**RESPONSE_EPSILON_BITS
+    q = math.exp(-exact)
+    return RandomisedResponse(num, RESPONSE_EPSILON_BITS, exact, q / (1.0 + q))
 
 
 # ---------------------------------------------------------------------------

@@ -41,6 +41,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::noise::bernoulli::bernoulli_exp_neg;
 use crate::noise::cell_sampler::discrete_laplace;
 use crate::noise::entropy::EntropyCell;
 use crate::noise::laplace;
@@ -126,6 +127,39 @@ pub struct BaiConfig {
     pub max_samples: u64,
     /// The stopping rule.
     pub stop: BaiStop,
+    /// Local randomised response of every reward before it enters (CTB-TT);
+    /// None: rewards enter as they are.
+    #[serde(default)]
+    pub local: Option<LocalResponse>,
+}
+
+/// Randomised response at the exact epsilon = `num` / 2^`bits`: a reward
+/// y in [0, 1] is rounded to the lattice 2^-32, made a bit b ~ Bernoulli(y)
+/// (exact on the lattice), and b is flipped with probability
+/// 1 / (1 + e^epsilon) (exact: [`flip_probability_draw`]); the bit is the
+/// reward the engine sees (the library's local privatiser of CTB-TT,
+/// `dpbandits.learners.bai.CTBTT`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LocalResponse {
+    pub num: u64,
+    pub bits: u32,
+}
+
+/// Bits of the lattice a reward is rounded to before it is made a bit.
+const RESPONSE_BITS: u32 = 32;
+
+/// A draw of Bernoulli(q / (1 + q)) with q = exp(-`num` / 2^`bits`),
+/// exactly: repeat { a fair bit; 0: return false; 1: return
+/// Bernoulli(q) if it is 1, else repeat }; P(true) = (q / 2) / (1 / 2 + q / 2).
+pub fn flip_probability_draw(rng: &mut dyn RngCore, num: u64, bits: u32) -> bool {
+    loop {
+        if rng.next_u32() & 1 == 0 {
+            return false;
+        }
+        if bernoulli_exp_neg(rng, u128::from(num), 1u128 << bits) {
+            return true;
+        }
+    }
 }
 
 /// One arm's state.
@@ -290,6 +324,14 @@ impl Bai {
             }
             _ => return Err(Error::invalid("noise", format!("batch releases take Laplace noise, got {spec:?}"))),
         };
+        if let Some(rr) = config.local {
+            if rr.num == 0 || rr.bits > 60 {
+                return Err(Error::invalid("local", "randomised response needs num >= 1 and bits <= 60"));
+            }
+            if !matches!(config.noise, NoiseSpec::Zero) {
+                return Err(Error::invalid("noise", "randomised response rewards take no further noise"));
+            }
+        }
         if config.stop == BaiStop::Chernoff && config.forget {
             return Err(Error::invalid("forget", "the Chernoff stopping rule reads every release (forget=False)"));
         }
@@ -529,6 +571,10 @@ impl Bai {
         if self.observed >= self.config.max_samples {
             return Err(Error::State(format!("max_samples = {} rewards observed", self.config.max_samples)));
         }
+        let reward = match self.config.local {
+            Some(rr) => self.respond(reward, rr)?,
+            None => reward,
+        };
         let lattice = self.lattice.is_some();
         let up = self.up;
         let s = &mut self.arms[arm];
@@ -551,6 +597,16 @@ impl Bai {
             self.release(arm)?;
         }
         Ok(())
+    }
+
+    /// The randomised response of one reward ([`LocalResponse`]).
+    fn respond(&mut self, reward: f64, rr: LocalResponse) -> Result<f64> {
+        let rng: &mut dyn RngCore = if self.config.secure { self.entropy.get()? } else { &mut self.rng };
+        let scale = (1u64 << RESPONSE_BITS) as f64;
+        let steps = (reward * scale + 0.5).floor() as u64;
+        let bit = u64::from(rng.next_u32()) < steps;
+        let flip = flip_probability_draw(rng, rr.num, rr.bits);
+        Ok(f64::from(u8::from(bit ^ flip)))
     }
 
     fn draw(&mut self) -> Result<f64> {
@@ -993,7 +1049,20 @@ mod tests {
             radii,
             max_samples: 1_000_000,
             stop: BaiStop::Shifted,
+            local: None,
         }
+    }
+
+    #[test]
+    fn randomised_response_flips_with_the_exact_probability() {
+        // epsilon = 1 (num / 2^bits = 2^20 / 2^20): P(flip) = 1 / (1 + e).
+        let mut rng = SeedSequence::from_seed(3).stream("rr");
+        let n: u32 = 200_000;
+        let flips = (0..n).filter(|_| flip_probability_draw(&mut rng, 1 << 20, 20)).count() as f64;
+        let p = 1.0 / (1.0 + 1f64.exp());
+        let share = flips / f64::from(n);
+        let sd = (p * (1.0 - p) / f64::from(n)).sqrt();
+        assert!((share - p).abs() < 5.0 * sd, "{share} vs {p}");
     }
 
     #[test]

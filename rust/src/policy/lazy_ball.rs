@@ -25,15 +25,14 @@
 //! uniform in the (n - 1)-ball of radius sqrt(1 - s^2) orthogonal to u.
 //! The draws are floating point (the guarantee says so).
 
-use rand::Rng;
 use rand_core::RngCore;
 use serde::{Deserialize, Serialize};
 
-use super::loss_batches::{check_sizes, loss_vector, BatchClock};
+use super::loss_batches::{check_lazy_rates, check_sizes, lazy_keeps, loss_vector, BatchClock};
 use super::Learner;
 use crate::env::geometry::enforce_bounds;
 use crate::env::{DecisionSet, Feedback, Geometry};
-use crate::error::{check_finite, check_positive, try_filled, Error, Result};
+use crate::error::{check_finite, try_filled, Error, Result};
 use crate::rng::{open_unit, standard_normal, SeedSequence, StreamRng};
 
 /// Plain-number configuration of [`LazyBall`].
@@ -57,11 +56,7 @@ pub struct LazyBallConfig {
 impl LazyBallConfig {
     fn validate(&self) -> Result<()> {
         check_sizes("n", self.n, self.horizon, "batch", self.batch)?;
-        check_positive("eta", self.eta)?;
-        if !(0.0..1.0).contains(&self.gamma) {
-            return Err(Error::invalid("gamma", format!("must lie in [0, 1), got {}", self.gamma)));
-        }
-        Ok(())
+        check_lazy_rates(self.eta, self.gamma)
     }
 }
 
@@ -272,14 +267,9 @@ impl LazyBall {
 
     fn end_batch(&mut self) {
         let c = self.config;
-        if self.switches >= c.max_switches {
-            return;
-        }
         let inner: f64 = self.batch_sum.iter().zip(&self.x).map(|(g, x)| g * x).sum();
         let a = (inner + norm(&self.batch_sum)).max(0.0);
-        let keep = (1.0 - c.gamma) * (-c.eta * a).exp();
-        let u: f64 = self.sampling.random();
-        if u < keep {
+        if lazy_keeps(&mut self.sampling, c.eta, c.gamma, a, self.switches, c.max_switches) {
             return;
         }
         ball_draw(&mut self.sampling, c.eta, &self.cumulative, &mut self.x, &mut self.scratch);

@@ -22,10 +22,10 @@
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use super::loss_batches::{check_sizes, clip_unit, expert_in, loss_vector, BatchClock};
+use super::loss_batches::{check_lazy_rates, check_sizes, clip_unit, expert_in, lazy_keeps, loss_vector, BatchClock};
 use super::Learner;
 use crate::env::{DecisionSet, Feedback};
-use crate::error::{check_positive, try_filled, Error, Result};
+use crate::error::{try_filled, Error, Result};
 use crate::rng::{SeedSequence, StreamRng};
 
 /// Plain-number configuration of [`LazyExperts`].
@@ -49,11 +49,7 @@ pub struct LazyExpertsConfig {
 impl LazyExpertsConfig {
     fn validate(&self) -> Result<()> {
         check_sizes("n", self.n, self.horizon, "batch", self.batch)?;
-        check_positive("eta", self.eta)?;
-        if !(0.0..1.0).contains(&self.gamma) {
-            return Err(Error::invalid("gamma", format!("must lie in [0, 1), got {}", self.gamma)));
-        }
-        Ok(())
+        check_lazy_rates(self.eta, self.gamma)
     }
 }
 
@@ -145,12 +141,7 @@ impl LazyExperts {
     fn end_batch(&mut self) {
         let c = self.config;
         let loss = std::mem::take(&mut self.batch_loss);
-        if self.switches >= c.max_switches {
-            return;
-        }
-        let keep = (1.0 - c.gamma) * (-c.eta * loss).exp();
-        let u: f64 = self.sampling.random();
-        if u < keep {
+        if lazy_keeps(&mut self.sampling, c.eta, c.gamma, loss, self.switches, c.max_switches) {
             return;
         }
         // A draw from P_k(x) ∝ exp(-eta L(x)), by the inverse CDF.

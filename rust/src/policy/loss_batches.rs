@@ -5,10 +5,11 @@
 //! restored clock. Also the [0, 1] bounds policy of the experts' losses and
 //! the `Learner` plumbing these engines share.
 
+use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::env::{DecisionSet, Feedback};
-use crate::error::{check_finite, Error, Result};
+use crate::error::{check_finite, check_positive, Error, Result};
 use crate::noise::{NoiseSpec, SecureKind};
 
 /// Rounds recorded, the last round of the current batch and the clipped count.
@@ -95,6 +96,35 @@ pub(crate) fn check_sizes(
         return Err(Error::invalid(batch_name, format!("must lie in [1, horizon = {horizon}], got {batch}")));
     }
     Ok(())
+}
+
+/// Refuses a lazy engine's learning rate `eta` unless finite and > 0, and
+/// its switching floor `gamma` outside [0, 1).
+pub(crate) fn check_lazy_rates(eta: f64, gamma: f64) -> Result<()> {
+    check_positive("eta", eta)?;
+    if !(0.0..1.0).contains(&gamma) {
+        return Err(Error::invalid("gamma", format!("must lie in [0, 1), got {gamma}")));
+    }
+    Ok(())
+}
+
+/// The switching coin of the lazy engines at a batch's end: true (keep the
+/// play) with probability (1 - gamma) exp(-eta loss), `loss` the play's
+/// loss over the batch (shifted to be >= 0), and always once `switches`
+/// reached `max_switches` (then no coin is drawn).
+pub(crate) fn lazy_keeps(
+    rng: &mut impl Rng,
+    eta: f64,
+    gamma: f64,
+    loss: f64,
+    switches: u64,
+    max_switches: u64,
+) -> bool {
+    if switches >= max_switches {
+        return true;
+    }
+    let keep = (1.0 - gamma) * (-eta * loss).exp();
+    rng.random::<f64>() < keep
 }
 
 /// Whether `noise` is zero, Laplace or lattice Laplace: the noise of the

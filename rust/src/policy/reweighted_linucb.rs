@@ -15,9 +15,13 @@
 //! (upper triangle of u u^T, sqrt(w) y u) to the epoch's sums. At the
 //! epoch's end the sums are released once with i.i.d. noise on every entry
 //! (one Gaussian mechanism per user: each reward enters one epoch), and
-//! everything the next epoch uses is computed from the release:
-//! V = gamma A + rho I, theta = L^-T V^-1 sqrt(gamma) b, Lambda = L V L^T,
-//! H_{k+1} = 2 Lambda. Decisions read only released values.
+//! everything the next epoch uses is computed from the release: in
+//! original coordinates G = L (gamma A) L^T and u = L sqrt(gamma) b, the
+//! epoch's Lambda = G + rho I with the isotropic ridge rho = 2 N_b +
+//! lambda_0 (N_b bounds the operator norm of the transformed noise), its
+//! confidence radius (`next_estimate`), theta = Lambda^-1 u over the last
+//! two epochs, and H_{k+1} = 2 (G + (N_b + lambda_0) I). Decisions read
+//! only released values.
 //! The noise and the confidence constants are plain numbers from the
 //! privacy layer.
 
@@ -53,7 +57,7 @@ pub struct ReweightedLinUcbConfig {
     pub op_bound: f64,
     /// Bound on the Euclidean norm of the vector noise (normalized units).
     pub chi_bound: f64,
-    /// c_r: ridge rho_k = gamma_k (c_r + op_bound) in whitened coordinates.
+    /// c_r: lambda_0 = c_r L^2, the ridge beyond twice the noise's operator-norm bound.
     pub ridge: f64,
     /// sigma_r chi_d(alpha'): the reward-noise part of beta.
     pub reward_chi: f64,
@@ -150,7 +154,7 @@ pub struct ReweightedLinUcb {
     h: Vec<f64>,
     /// Released Lambda_k, theta_k, beta_k (the UCB of the epoch).
     lam: Vec<f64>,
-    /// The last release's own Lambda, u = L b and bias term (empty before the first).
+    /// The last release's own Lambda, u = L b and confidence radius (empty before the first).
     prev_lam: Vec<f64>,
     prev_u: Vec<f64>,
     prev_bias: f64,
@@ -171,7 +175,7 @@ pub struct ReweightedLinUcb {
     work: Factors,
 }
 
-const STATE_VERSION: u8 = 1;
+const STATE_VERSION: u8 = 2;
 
 impl ReweightedLinUcb {
     /// A fresh engine; epoch noise from `seeds`' `"epoch_noise"` stream.
@@ -380,15 +384,26 @@ impl ReweightedLinUcb {
         Ok(())
     }
 
-    /// Post-processing of one release (`release`, the epoch's gamma): V,
-    /// theta, Lambda, beta and the next H. A V that is not positive
-    /// definite keeps the previous estimate (H is doubled).
+    /// Post-processing of one release (`release`, the epoch's gamma): the
+    /// epoch's estimate, its confidence radius, the UCB of the next epoch
+    /// and the next H. A release whose matrices are not positive definite
+    /// (off the event of the noise bounds) keeps the previous estimate (H is
+    /// doubled).
+    ///
+    /// In original coordinates the release gives G = L (gamma A~) L^T =
+    /// G_w + N and u = L sqrt(gamma) b~ = G_w theta* + S_w + n, where G_w
+    /// and S_w = sum w x eta are the epoch's weighted Gram matrix and noise
+    /// sum, N = gamma L Z L^T with ||N|| <= N_b = gamma op lmax(H) and
+    /// n = sqrt(gamma) L z with ||n|| <= sqrt(gamma lmax(H)) chi_z. With the
+    /// isotropic ridge rho = 2 N_b + lambda_0 (lambda_0 = c_r L^2),
+    /// Lambda = G + rho I >= G_w + (N_b + lambda_0) I on that event, and
+    /// Lambda (theta - theta*) = S_w + n - (N + rho I) theta*, so (fixed
+    /// design within the epoch: its policy and weights are fixed at its
+    /// start) ||theta - theta*||_Lambda <= sigma_r chi +
+    /// (sqrt(gamma lmax H) chi_z + (N_b + rho) S) / sqrt(lmin Lambda).
     fn next_estimate(&mut self, release: &[f64], gamma: f64) {
         let d = self.config.d;
-        let c = &self.config;
-        // The ridge: the smallest rho = gamma c_r 2^i (i >= 0) that makes
-        // V = gamma A + rho I positive definite, at most gamma (c_r + op)
-        // (the noise's operator-norm bound; larger only off that event).
+        let c = self.config;
         let mut a = vec![0.0; d * d];
         let mut at = 0;
         for i in 0..d {
@@ -399,59 +414,61 @@ impl ReweightedLinUcb {
             }
         }
         let b: Vec<f64> = release[at..].iter().map(|r| gamma.sqrt() * r).collect();
-        let cap = gamma * (c.ridge + c.op_bound);
-        let mut rho = gamma * c.ridge;
-        let mut v = a.clone();
-        let factored = loop {
+        let lh = &self.work.h;
+        // u = L b; G = L a L^T.
+        let u: Vec<f64> = (0..d).map(|i| (0..=i).map(|k| lh[i * d + k] * b[k]).sum()).collect();
+        let mut la = vec![0.0; d * d];
+        for i in 0..d {
+            for j in 0..d {
+                la[i * d + j] = (0..=i).map(|k| lh[i * d + k] * a[k * d + j]).sum();
+            }
+        }
+        let mut g = vec![0.0; d * d];
+        for i in 0..d {
+            for j in 0..=i {
+                let s: f64 = (0..=j).map(|k| la[i * d + k] * lh[j * d + k]).sum();
+                g[i * d + j] = s;
+                g[j * d + i] = s;
+            }
+        }
+        // Upper bounds lmax(H) <= min(||H||_F, ||H||_inf), 1 / lmin(Lambda) <= the same of Lambda^-1.
+        let h_bound = norm_bound(&self.h, d);
+        let n_bound = gamma * c.op_bound * h_bound;
+        let lam0 = c.ridge * c.l * c.l;
+        let rho = 2.0 * n_bound + lam0;
+        let with_ridge = |r: f64| -> Vec<f64> {
+            let mut m = g.clone();
             for i in 0..d {
-                v[i * d + i] = a[i * d + i] + rho;
+                m[i * d + i] += r;
             }
-            match cholesky(&v, d) {
-                Ok(lv) => break Some(lv),
-                Err(_) if rho < cap => rho = (2.0 * rho).min(cap),
-                Err(_) => break None,
-            }
+            m
         };
-        let (Some(lv), true) = (factored, all_finite(&b)) else {
+        let lam = with_ridge(rho);
+        // The next epoch (twice as long) is whitened by twice this epoch's
+        // Gram estimate, G + (N_b + lambda_0) I >= G_w + lambda_0 I.
+        let h: Vec<f64> = with_ridge(n_bound + lam0).iter().map(|x| 2.0 * x).collect();
+        let (Ok(lv), Ok(lh2), true) = (cholesky(&lam, d), cholesky(&h, d), all_finite(&u)) else {
             self.psd_failures += 1;
             self.double_h();
             return;
         };
-        let lh = &self.work.h;
-        // u = L b (the epoch's b in original coordinates); Lambda = L V L^T.
-        let u: Vec<f64> = (0..d).map(|i| (0..=i).map(|k| lh[i * d + k] * b[k]).sum()).collect();
-        let mut lvm = vec![0.0; d * d]; // L V
-        for i in 0..d {
-            for j in 0..d {
-                lvm[i * d + j] = (0..=i).map(|k| lh[i * d + k] * v[k * d + j]).sum();
-            }
-        }
-        let mut lam = vec![0.0; d * d];
-        for i in 0..d {
-            for j in 0..=i {
-                let s: f64 = (0..=j).map(|k| lvm[i * d + k] * lh[j * d + k]).sum();
-                lam[i * d + j] = s;
-                lam[j * d + i] = s;
-            }
-        }
-        // bias_k = ((gamma op + rho) S sqrt(lmax H) + sqrt(gamma) chi_z) / sqrt(lmin V),
-        // with lmax H <= ||H||_F and 1 / lmin V <= ||V^-1||_F.
-        let h_frob = self.h.iter().map(|x| x * x).sum::<f64>().sqrt();
-        let v_inv_frob = frobenius_of_inverse(&lv, d);
-        let bias = ((gamma * c.op_bound + rho) * c.s * h_frob.sqrt() + gamma.sqrt() * c.chi_bound) * v_inv_frob.sqrt();
+        let lmin_inv = inverse_norm_bound(&lv, d);
+        let radius = c.reward_chi + ((gamma * h_bound).sqrt() * c.chi_bound + (n_bound + rho) * c.s) * lmin_inv.sqrt();
         // The UCB combines this release with the previous one (disjoint data:
         // post-processing): Lambda = Lambda_k + Lambda_{k-1}, theta = Lambda^-1
-        // (u_k + u_{k-1}), beta = beta_scale (sigma_r chi + bias_k + bias_{k-1}).
+        // (u_k + u_{k-1}); since x^T (sum A_j)^-1 x is jointly convex and
+        // homogeneous, ||theta - theta*||_Lambda <= sqrt(radius_k^2 + radius_{k-1}^2).
         let mut both = lam.clone();
         let mut ub = u.clone();
+        let mut r2 = radius * radius;
         if !self.prev_lam.is_empty() {
             both.iter_mut().zip(&self.prev_lam).for_each(|(a, b)| *a += b);
             ub.iter_mut().zip(&self.prev_u).for_each(|(a, b)| *a += b);
+            r2 += self.prev_bias * self.prev_bias;
         }
-        let beta = c.beta_scale * (c.reward_chi + bias + if self.prev_lam.is_empty() { 0.0 } else { self.prev_bias });
+        let beta = c.beta_scale * r2.sqrt();
         let policy = LinearPolicy::new(d, beta, PolicyForm::Released { v: both.clone(), u: ub });
-        let h: Vec<f64> = lam.iter().map(|x| 2.0 * x).collect();
-        let (Ok(lh2), Ok(mut policy), true) = (cholesky(&h, d), policy, bias.is_finite() && all_finite(&u)) else {
+        let (Ok(mut policy), true) = (policy, radius.is_finite()) else {
             self.psd_failures += 1;
             self.double_h();
             return;
@@ -467,7 +484,7 @@ impl ReweightedLinUcb {
         self.work.h = lh2;
         self.prev_lam = lam;
         self.prev_u = u;
-        self.prev_bias = bias;
+        self.prev_bias = radius;
         self.lam = both;
     }
 
@@ -575,18 +592,29 @@ impl ReweightedLinUcb {
     }
 }
 
-/// ||V^-1||_F from the Cholesky factor of V.
-fn frobenius_of_inverse(l: &[f64], d: usize) -> f64 {
-    let mut total = 0.0;
+/// An upper bound on the largest eigenvalue of the symmetric positive
+/// semidefinite `m` (d x d): min(||m||_F, max row sum of |m_ij|).
+fn norm_bound(m: &[f64], d: usize) -> f64 {
+    let frob = m.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let rows = m.chunks_exact(d).map(|r| r.iter().map(|x| x.abs()).sum::<f64>()).fold(0.0, f64::max);
+    frob.min(rows)
+}
+
+/// An upper bound on 1 / lmin(V) from the Cholesky factor `l` of V:
+/// [`norm_bound`] of V^-1.
+fn inverse_norm_bound(l: &[f64], d: usize) -> f64 {
+    let mut inv = vec![0.0; d * d];
     let mut col = vec![0.0; d];
     for j in 0..d {
         col.fill(0.0);
         col[j] = 1.0;
         forward_substitute(l, d, &mut col);
         backward_substitute(l, d, &mut col);
-        total += col.iter().map(|v| v * v).sum::<f64>();
+        for i in 0..d {
+            inv[i * d + j] = col[i];
+        }
     }
-    total.sqrt()
+    norm_bound(&inv, d)
 }
 
 impl UcbLearner for ReweightedLinUcb {
@@ -650,10 +678,9 @@ mod tests {
             e.observe(&x, y).unwrap();
         }
         assert_eq!(e.releases(), 1);
-        // theta = (G_w + rho H_0)^-1 b_w with rho = gamma.
-        let rho = 4.0 * 3.0 / 50.0;
+        // theta = (G_w + lambda_0 I)^-1 b_w with lambda_0 = c_r L^2 = 1.
         for i in 0..3 {
-            g[i * 3 + i] += rho * h0;
+            g[i * 3 + i] += 1.0;
         }
         let l = cholesky(&g, 3).unwrap();
         let mut th = bw.to_vec();

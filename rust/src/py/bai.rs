@@ -11,7 +11,7 @@ use super::mechanisms::seeds;
 use super::noise::Noise;
 use crate::error::Error;
 use crate::noise::NoiseSpec;
-use crate::policy::bai::{self, Bai, BaiConfig, BaiRule, BaiStop, BernoulliRewards};
+use crate::policy::bai::{self, Bai, BaiConfig, BaiRule, BaiStop, BernoulliRewards, LocalResponse};
 
 /// Best-arm identification engine (Top Two samplers with a stopping rule);
 /// built by `dpbandits.learners.bai`.
@@ -32,7 +32,7 @@ impl PyBai {
     #[new]
     #[pyo3(signature = (k, *, rule="top_two", epsilon=None, beta=0.5, first=1, ratio=1.0, forget=false,
                         noise=Noise(NoiseSpec::Zero), secure=false, thresholds=vec![0.0], c1=3.0, radii=vec![],
-                        max_samples=100_000_000, seed=None, stop="shifted"))]
+                        max_samples=100_000_000, seed=None, stop="shifted", local=None))]
     fn new(
         k: usize,
         rule: &str,
@@ -49,6 +49,7 @@ impl PyBai {
         max_samples: u64,
         seed: Option<u64>,
         stop: &str,
+        local: Option<(u64, u32)>,
     ) -> PyResult<Self> {
         let stop = match stop {
             "shifted" => BaiStop::Shifted,
@@ -86,6 +87,7 @@ impl PyBai {
             radii,
             max_samples,
             stop,
+            local: local.map(|(num, bits)| LocalResponse { num, bits }),
         };
         Ok(PyBai { inner: Bai::new(config, &seeds(seed)?).py_err()? })
     }
