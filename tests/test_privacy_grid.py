@@ -43,6 +43,11 @@ def _contextual(lr: Any, rng: np.random.Generator) -> None:
     lr.update(float(rng.uniform(-1.0, 1.0)))
 
 
+def _binary_contextual(lr: Any, rng: np.random.Generator) -> None:
+    lr.select(_contexts(rng))
+    lr.update(float(rng.random() < 0.5))  # the logistic learners' rewards lie in [0, 1]
+
+
 def _elimination(lr: Any, rng: np.random.Generator) -> None:
     lr.select()
     lr.update(float(rng.uniform(-1.0, 1.0)))
@@ -86,9 +91,9 @@ LEARNERS: dict[str, tuple[Make, Step, bool]] = {
     "JointDPReweightedLinUCB": (
         lambda e, d, n: dp.JointDPReweightedLinUCB(D, n, e, d, first_epoch=3), _contextual, True),
     "JointDPReweightedLogisticUCB": (
-        lambda e, d, n: dp.JointDPReweightedLogisticUCB(D, n, e, d, first_epoch=3), _contextual, True),
+        lambda e, d, n: dp.JointDPReweightedLogisticUCB(D, n, e, d, first_epoch=3), _binary_contextual, True),
     "LocalDPReweightedLogisticUCB": (
-        lambda e, d, n: dp.LocalDPReweightedLogisticUCB(D, n, e, d, first_epoch=3), _contextual, True),
+        lambda e, d, n: dp.LocalDPReweightedLogisticUCB(D, n, e, d, first_epoch=3), _binary_contextual, True),
     "LocalLinUCB gaussian": (lambda e, d, n: dp.LocalLinUCB(D, n, e, d), _contextual, True),
     "LocalLinUCB laplace": (lambda e, d, n: dp.LocalLinUCB(D, n, e, noise="laplace"), _contextual, False),
     "ShuffleLinUCB vector-sum": (lambda e, d, n: dp.ShuffleLinUCB(D, n, e, d), _contextual, True),
