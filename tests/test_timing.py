@@ -12,10 +12,14 @@ the caches and are dropped; the times are cropped at several percentiles
 the classes must stay below 4.5 in absolute value at every crop, the
 threshold dudect uses.
 
-The positive control, von Neumann's discrete Laplace (its loop runs once
-per scale of the magnitude drawn), must be flagged, so the test can fail;
-the branching path of the cell tables (whose shortcuts depend on the cell
-and offset drawn) is reported beside the constant-time one.
+Five independent measurements of each kind; a kind passes when most of
+them (three) are clean at every crop. Two positive controls must be
+flagged in all five by the same threshold, so the rule fails on a real
+dependence: von Neumann's discrete Laplace (its loop runs once per scale
+of the magnitude drawn) and the constant-time Laplace with a planted
+branch on the value (a few cycles on the 1% largest draws). The branching
+path of the cell tables (whose shortcuts depend on the cell and offset
+drawn) is reported beside the constant-time one.
 
 A learner's release is one round of the scalar tree counter of the K-armed
 learners (lattice Laplace node noise). Its noise is the sum of popcount(t)
@@ -76,42 +80,46 @@ def timing_t(kind: str, seed: int = 1) -> dict[float, float]:
     return out
 
 
-#: Independent measurements (seeds 1 to 5) before a kind is flagged. On an
-#: idle machine a single measurement of the constant-time path exceeds the
-#: threshold at the top crops now and then, with either sign (interrupts and
-#: frequency changes, not the noise drawn); an effect of the noise would show
-#: in every measurement, as the positive control's does.
+#: Independent measurements (seeds 1 to 5) of each kind, and how many of
+#: them must stay below the threshold at every crop. A dependence of the
+#: time on the noise shows in every measurement (both positive controls are
+#: flagged in all five, by the same rule); a measurement disturbed by the
+#: machine (an interrupt storm, a frequency change, a neighbour's load
+#: falling unevenly on the classes) shows in one now and then.
 REPEATS = 5
+MAJORITY = 3
 
 
-def flagged(kind: str) -> tuple[bool, list[dict[float, float]]]:
-    """(whether every measurement of ``kind`` has |t| >= 4.5 at some crop,
-    the t values of the measurements taken): stops at the first clean one."""
-    runs = []
-    for seed in range(1, REPEATS + 1):
-        t = timing_t(kind, seed)
-        runs.append(t)
-        if all(abs(v) < THRESHOLD for v in t.values()):
-            return False, runs
-    return True, runs
+def clean(t: dict[float, float]) -> bool:
+    """Whether one measurement stays below the threshold at every crop."""
+    return all(abs(v) < THRESHOLD for v in t.values())
+
+
+def measurements(kind: str) -> list[dict[float, float]]:
+    """The Welch t by crop of each of the ``REPEATS`` measurements."""
+    return [timing_t(kind, seed) for seed in range(1, REPEATS + 1)]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["laplace", "gaussian", "tree-release"])
 def test_release_time_does_not_depend_on_the_noise(kind: str) -> None:
-    hit, runs = flagged(kind)
+    runs = measurements(kind)
     print(f"{kind}: Welch t by crop, per measurement: {runs}")
-    assert not hit, f"{kind}: |t| >= {THRESHOLD} in every measurement: {runs}"
+    assert sum(clean(t) for t in runs) >= MAJORITY, f"{kind}: |t| >= {THRESHOLD} in most measurements: {runs}"
 
 
 @pytest.mark.slow
-def test_the_positive_control_is_flagged() -> None:
+@pytest.mark.parametrize("kind", ["von-neumann-laplace", "planted-laplace"])
+def test_the_positive_controls_are_flagged_in_every_measurement(kind: str) -> None:
     # Von Neumann's Laplace loops once per scale of the magnitude: its 1%
-    # largest draws (about 4.6 scales) take several loops more. Flagged by
-    # the same rule, and by far.
-    hit, runs = flagged("von-neumann-laplace")
-    print(f"von Neumann Laplace: Welch t by crop, per measurement: {runs}")
-    assert hit and all(max(abs(v) for v in t.values()) > 4 * THRESHOLD for t in runs), runs
+    # largest draws (about 4.6 scales) take several loops more. The planted
+    # control is the constant-time Laplace followed by a branch on the
+    # value into a few cycles of work on the 1% largest draws: the size of
+    # a data-dependent branch in a caller. Both flagged in every
+    # measurement, so the rule above fails on such a dependence.
+    runs = measurements(kind)
+    print(f"{kind}: Welch t by crop, per measurement: {runs}")
+    assert not any(clean(t) for t in runs), runs
 
 
 @pytest.mark.slow

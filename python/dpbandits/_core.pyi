@@ -1091,7 +1091,7 @@ def timing_audit(
     kind: str, count: int, seed: int
 ) -> tuple[NDArray[np.float64], NDArray[np.uint64], NDArray[np.uint64]]:
     """``count`` releases of ``kind`` ("laplace", "gaussian", "laplace-branching",
-    "gaussian-branching", "von-neumann-laplace", "tree-release"), each timed alone
+    "gaussian-branching", "von-neumann-laplace", "planted-laplace", "tree-release"), each timed alone
     in processor ticks: (noise values, ticks, rounds: the counter's t of each
     tree release, 0 for the samplers). See rust/src/noise/timing_audit.rs."""
 

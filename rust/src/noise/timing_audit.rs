@@ -13,11 +13,15 @@
 //!
 //! Kinds ([`TimedKind`]): the cell-table discrete Laplace (t = 2^20
 //! steps) and discrete Gaussian (sigma = 2^20 steps) by the constant-time
-//! path, the same by the branching path, von Neumann's discrete Laplace
-//! (whose running time grows with the magnitude drawn: the positive control
-//! a timing test must flag), and a learner's release: one round of a scalar
-//! tree counter with lattice Laplace node noise (the counter of the K-armed
-//! learners), whose noise is the release minus the exact prefix sum.
+//! path, the same by the branching path on the wide table it was tuned on,
+//! von Neumann's discrete Laplace (whose running time grows with the
+//! magnitude drawn: a positive control a timing test must flag), the
+//! constant-time Laplace with a planted branch on the value (the other
+//! positive control: a data-dependent branch in the caller, a few cycles
+//! on the 1% largest draws), and a learner's release: one round of a
+//! scalar tree counter with lattice Laplace node noise (the counter of the
+//! K-armed learners), whose noise is the release minus the exact prefix
+//! sum.
 
 use std::hint::black_box;
 
@@ -37,10 +41,13 @@ pub enum TimedKind {
     Laplace,
     /// The cell-table discrete Gaussian, var = 2^40, constant-time path.
     Gaussian,
-    /// The cell-table discrete Laplace by the branching path.
+    /// The wide cell-table discrete Laplace by the branching path.
     LaplaceBranching,
-    /// The cell-table discrete Gaussian by the branching path.
+    /// The wide cell-table discrete Gaussian by the branching path.
     GaussianBranching,
+    /// The constant-time Laplace followed by a branch on the magnitude
+    /// (above 4.6 t, the 1% largest) into a few cycles of extra work.
+    PlantedLaplace,
     /// Von Neumann's discrete Laplace, t = 2^20 (the positive control).
     VonNeumannLaplace,
     /// One add-and-release round of a scalar tree counter over 2^20
@@ -57,13 +64,14 @@ impl TimedKind {
             "laplace-branching" => TimedKind::LaplaceBranching,
             "gaussian-branching" => TimedKind::GaussianBranching,
             "von-neumann-laplace" => TimedKind::VonNeumannLaplace,
+            "planted-laplace" => TimedKind::PlantedLaplace,
             "tree-release" => TimedKind::TreeRelease,
             other => {
                 return Err(Error::invalid(
                     "kind",
                     format!(
                         "expected 'laplace', 'gaussian', 'laplace-branching', 'gaussian-branching', \
-                         'von-neumann-laplace' or 'tree-release', got {other:?}"
+                         'von-neumann-laplace', 'planted-laplace' or 'tree-release', got {other:?}"
                     ),
                 ))
             }
@@ -139,13 +147,29 @@ pub fn measure(kind: TimedKind, count: usize, seed: u64) -> Result<Timed> {
             } else {
                 Shape::Gaussian { var: u128::from(t) * u128::from(t) }
             };
-            let table = CellSampler::new(shape);
             // One closure a path: no test of the kind inside the timed code.
             if matches!(kind, TimedKind::LaplaceBranching | TimedKind::GaussianBranching) {
+                let table = CellSampler::wide(shape);
                 time_each(&mut values, &mut ticks, |_| table.sample_branching(&mut rng) as f64);
             } else {
+                let table = CellSampler::new(shape);
                 time_each(&mut values, &mut ticks, |_| table.sample_constant_time(&mut rng) as f64);
             }
+        }
+        TimedKind::PlantedLaplace => {
+            let table = CellSampler::new(Shape::Laplace { t });
+            // P[|Y| > 4.6 t] = 2 e^{-4.6} / (1 + e^{-1/t}) = 1.0%.
+            let cut = (4.6 * t as f64) as i64;
+            time_each(&mut values, &mut ticks, |_| {
+                let y = table.sample_constant_time(&mut rng);
+                if y.abs() > cut {
+                    // The planted dependence: a branch taken on the value
+                    // (mispredicted: it is rarely taken) and a few
+                    // dependent operations.
+                    return black_box(black_box(y) as f64 + 0.0);
+                }
+                y as f64
+            });
         }
         TimedKind::VonNeumannLaplace => {
             time_each(&mut values, &mut ticks, |_| discrete_laplace_von_neumann(&mut rng, t) as f64);
@@ -239,7 +263,11 @@ pub fn words_per_release(kind: TimedKind, count: usize, seed: u64) -> Result<Vec
         TimedKind::Gaussian | TimedKind::GaussianBranching => Shape::Gaussian { var: 1 << 40 },
         _ => return Err(Error::invalid("kind", "words are counted for the cell tables only")),
     };
-    let table = CellSampler::new(shape);
+    let table = if matches!(kind, TimedKind::Laplace | TimedKind::Gaussian) {
+        CellSampler::new(shape)
+    } else {
+        CellSampler::wide(shape)
+    };
     let mut rng = Counting(SeedSequence::from_seed(seed).stream("timing"), 0);
     Ok((0..count)
         .map(|_| {
@@ -260,9 +288,15 @@ mod test {
 
     #[test]
     fn measures_every_kind_and_refuses_bad_counts() {
-        for name in
-            ["laplace", "gaussian", "laplace-branching", "gaussian-branching", "von-neumann-laplace", "tree-release"]
-        {
+        for name in [
+            "laplace",
+            "gaussian",
+            "laplace-branching",
+            "gaussian-branching",
+            "von-neumann-laplace",
+            "planted-laplace",
+            "tree-release",
+        ] {
             let m = measure(TimedKind::from_name(name).unwrap(), 3000, 1).unwrap();
             assert_eq!((m.values.len(), m.ticks.len(), m.rounds.len()), (3000, 3000, 3000));
             assert!(m.values.iter().any(|&x| x != 0.0), "{name}");

@@ -28,8 +28,10 @@
 //!
 //! Construction, for a fixed law (once per law and thread, cached):
 //! - magnitudes m >= 0 are cut into cells [c w, (c + 1) w) of width
-//!   w = 2^b, with scale / w in [32, 64) (scale = t, or sqrt(var)), up to
-//!   X = (number of cells) w, about 40 t or 12 sigma; beyond X a tail item;
+//!   w = 2^b, with scale / w in [16, 32) for the Laplace and [32, 64) for
+//!   the Gaussian (scale = t, or sqrt(var)), up to X = (number of cells) w,
+//!   40 t or 12 sigma but at most 510 cells (X > 16 t, X > 7.9 sigma);
+//!   beyond X a tail item;
 //! - cell c gets an integer weight W_c >= F rho(c w) (F = f 2^e, a dyadic
 //!   factor), the tail W_T >= F rho(X) / (w (1 - exp(-1/t'))), and a dummy
 //!   item pads the total to S = N 2^52 for N = 2^k columns; Walker's alias
@@ -182,18 +184,27 @@ pub struct CellSampler {
     exp_sixteenths: Sixteenths,
     /// 1 / den rounded to nearest (the constant-time path's delta).
     inv_den: f64,
-    /// 2^(52 - value_bits): the first word's digits in units of 2^-52.
-    digit_unit: f64,
+    /// w = 2^cell_bits (a multiplication costs less than a shift by a
+    /// variable count).
+    width: u64,
+    /// [`THETA_SLACK`] in units of the first word's digits.
+    theta_slack: f64,
+    /// h = floor(w / 2), the offset the Gaussian's first test expands
+    /// about.
+    mid: u64,
+    /// Bounds on the theta the records hold a lower bound of.
+    #[cfg(test)]
+    record_theta: Vec<(f64, f64)>,
 }
 
 /// What one proposal of the constant-time path reads: the alias column's
 /// threshold and both of its candidate items (the alias first, then the
-/// column's own item) with a lower bound on their theta in units of 2^-52
-/// (the digits of the uniform), rounded down to single precision (so that
-/// theta <= theta_lo (1 + [`THETA_WIDTH`])). 16 bytes a column, at an
-/// address the proposal's column (uniform over the columns) names,
-/// whichever item it yields: the cache sees the same access pattern for
-/// every value drawn, and a table of 2048 columns fits a 32 KiB cache.
+/// column's own item) with a lower bound on their theta in units of the
+/// first word's digits of the uniform, rounded down to single precision
+/// (so that theta <= theta_lo (1 + [`THETA_WIDTH`]) + slack). 16 bytes a
+/// column, at an address the proposal's column (uniform over the columns)
+/// names, whichever item it yields: the cache sees the same access pattern
+/// for every value drawn, and the default table of 512 columns takes 8 KiB.
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(C, align(16))]
 struct Column {
@@ -202,10 +213,10 @@ struct Column {
     theta_lo: [f32; 2],
 }
 
-/// theta <= theta_lo (1 + THETA_WIDTH) + THETA_SLACK (in units of 2^-52)
-/// for a record's single-precision lower bound theta_lo (a rounding down
-/// by at most 2^-24 relative, of a certified bound within 2^-43 relative
-/// and 2^-12 units of theta): checked at construction.
+/// theta <= theta_lo (1 + THETA_WIDTH) + THETA_SLACK 2^-52 for a record's
+/// single-precision lower bound theta_lo (a rounding down by at most 2^-24
+/// relative, of a certified bound within 2^-43 relative and 2^-64 of
+/// theta): checked at construction (in the digits' units).
 const THETA_WIDTH: f64 = 1.0 / (1u64 << 22) as f64;
 const THETA_SLACK: f64 = 1.0 / 256.0;
 
@@ -215,17 +226,37 @@ const THETA_SLACK: f64 = 1.0 / 256.0;
 #[repr(C, align(64))]
 struct Sixteenths([f64; 8]);
 
-/// Degree of the Taylor polynomial of exp(-r), r in [0, 1/16), of the
-/// constant-time path's first test: the truncation error is below r^4 / 4!
-/// <= 16^-4 / 24 = 6.36e-7.
-const FAST_DEGREE: usize = 3;
-/// A bound on |P - exp(-delta)| for the first test's estimate P of
-/// exp(-delta), delta in [0, 1/2): the truncation (6.36e-7), the rounding
-/// of delta = num * (1/den) (two roundings, 2^-53 absolute at most, and
-/// exp is 1-Lipschitz there), the Horner evaluation (seven roundings of
-/// numbers in [0, 1]), the table entry (three units in the last place) and
-/// the product (one more): below 6.36e-7 + 2e-15, rounded up.
+/// A bound on |P - exp(-x)| for the first test's estimate P: for the
+/// Laplace, x = delta in [0, 1/16) and P = S_3(x) ([`fast_exp_3`]; the
+/// truncation is below 16^-4 / 4! = 6.36e-7); for the Gaussian, x =
+/// delta(o) - delta(h) in (-0.2, 0.2) (the expansion about the cell's
+/// middle offset h = floor(w/2), whose exp(-delta(h)) the records' theta
+/// carry) and P =
+/// S_5(x) ([`fast_exp_5`]; truncation below e^0.2 0.2^6 / 6! = 1.1e-7).
+/// The roundings (x = num * (1/den): two, 2^-53 relative at most, exp
+/// being 1.23-Lipschitz there; at most ten in the evaluation, of numbers
+/// below 1.3) add below 1e-14: 6.36e-7 + 1e-14, rounded up.
 const FAST_ERROR: f64 = 6.4e-7;
+/// |delta(o) - delta(h)| stays below this in every cell of a Gaussian
+/// table (checked at construction).
+const FIRST_TEST_GAUSSIAN_REACH: f64 = 0.2;
+
+/// S_3(x) = 1 - x + x^2/2 - x^3/6 (Estrin's scheme: the square beside the
+/// linear terms, a shorter chain of dependent operations than Horner's).
+#[allow(clippy::inline_always)]
+#[inline(always)]
+fn fast_exp_3(x: f64) -> f64 {
+    (1.0 - x) + (x * x) * (0.5 - x * (1.0 / 6.0))
+}
+
+/// S_5(x) = 1 - x + x^2/2 - x^3/6 + x^4/24 - x^5/120 (Estrin's scheme).
+#[allow(clippy::inline_always)]
+#[inline(always)]
+fn fast_exp_5(x: f64) -> f64 {
+    let x2 = x * x;
+    ((1.0 - x) + x2 * (0.5 - x * (1.0 / 6.0))) + (x2 * x2) * (1.0 / 24.0 - x * (1.0 / 120.0))
+}
+
 /// Degree of the rare second test's polynomial: truncation below
 /// 16^-8 / 8! = 5.78e-15.
 const PRECISE_DEGREE: usize = 7;
@@ -265,39 +296,47 @@ fn sure_digits(shape: Shape, w: u64, inv_den_up: f64, theta: &[(f64, f64)]) -> V
 /// the last place, inside the error bounds' allowance for roundings).
 const INV_FACTORIAL: [f64; 8] = [1.0, 1.0, 0.5, 1.0 / 6.0, 1.0 / 24.0, 1.0 / 120.0, 1.0 / 720.0, 1.0 / 5040.0];
 
+/// The record position of alias column `c` of `n` (a power of two): a
+/// fixed odd multiplier, a bijection that spreads consecutive columns (a
+/// heavy cell is the alias of a run of them) over the table's cache lines
+/// and sets. The column a word names is uniform, so any bijection gives
+/// the same law.
+fn column_position(c: usize, n: usize) -> usize {
+    let multiplier = ((n as f64 * 0.618_034) as usize) | 1;
+    c.wrapping_mul(multiplier) & (n - 1)
+}
+
 /// The constant-time path's records: per column, its threshold, and for
-/// the alias and the column's own item the item and its theta bounds
-/// rescaled from units of the first word's digits to units of 2^-52 (a
-/// power of two: exact). The tail and dummy items carry theta 0 (never
-/// read: they leave the fixed path or restart).
-fn column_records(threshold: &[u64], alias: &[u32], theta: &[(f64, f64)], value_bits: u32) -> Vec<Column> {
-    let scale = (1u64 << (CLOSE_BITS - value_bits)) as f64;
+/// the alias and the column's own item the item and a lower bound on its
+/// theta in units of the first word's digits (the units `theta` is kept
+/// in), at the column's position ([`column_position`]). The tail item
+/// carries NaN (no comparison holds: the rare path), the dummy 0.
+fn column_records(threshold: &[u64], alias: &[u32], theta: &[(f64, f64)], cells: u64, slack: f64) -> Vec<Column> {
     let bound = |item: u32| -> f32 {
         let Some(&(lo, hi)) = theta.get(item as usize) else {
-            return 0.0;
+            return if u64::from(item) == cells { f32::NAN } else { 0.0 };
         };
-        let (lo, hi) = (lo * scale, hi * scale);
         // Round down to single precision (the conversion rounds to nearest).
         let mut lo32 = lo as f32;
         if f64::from(lo32) > lo {
             lo32 = lo32.next_down();
         }
         assert!(
-            hi <= f64::from(lo32) * (1.0 + THETA_WIDTH) + THETA_SLACK,
+            hi <= f64::from(lo32) * (1.0 + THETA_WIDTH) + slack,
             "cell table: theta bounds [{lo}, {hi}] wider than the record allows"
         );
         lo32
     };
-    threshold
-        .iter()
-        .zip(alias)
-        .enumerate()
-        .map(|(c, (&t, &a))| Column {
+    let n = threshold.len();
+    let mut records = vec![Column::default(); n];
+    for (c, (&t, &a)) in threshold.iter().zip(alias).enumerate() {
+        records[column_position(c, n)] = Column {
             threshold: u32::try_from(t).expect("alias thresholds are at most 2^20"),
             item: [u16::try_from(a).expect("at most 4096 items"), u16::try_from(c).expect("at most 4096 columns")],
             theta_lo: [bound(a), bound(c as u32)],
-        })
-        .collect()
+        };
+    }
+    records
 }
 
 /// Outward-rounded product of fixed-point bounds at `p` bits.
@@ -367,17 +406,63 @@ fn alias_table(mut weights: Vec<u64>) -> (Vec<u64>, Vec<u32>) {
     (threshold, alias)
 }
 
+/// How the magnitudes are cut into cells: scale / w in
+/// [2^scale_bits, 2^(scale_bits + 1)), and at most `max_cells` cells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Layout {
+    scale_bits: u32,
+    max_cells: u64,
+}
+
+/// The default layout: at most 510 cells (with the tail and the dummy, 512
+/// columns: an 8 KiB table of [`Column`] records, a quarter of a 32 KiB
+/// first-level cache, so that other data evict its lines rarely and alike;
+/// a 32 KiB table measurably did not: the time of a proposal depended on
+/// the cache set of its column), of width about scale / 16 for the
+/// Laplace (delta < 1/16 in a cell: the first test needs no table) and
+/// scale / 32 for the Gaussian. The cells reach past 16 t (the tail then
+/// weighs below e^-16 = 1.1e-7) and past min(12 sigma, 7.9 sigma) (below
+/// e^-31).
+pub(crate) const COMPACT: Layout = Layout { scale_bits: 4, max_cells: 510 };
+const COMPACT_GAUSSIAN: Layout = Layout { scale_bits: 5, max_cells: 510 };
+/// The wide layout: cells of about scale / 32 up to 40 t or 12 sigma (up
+/// to 4096 columns, 64 KiB): the table the branching path was tuned on,
+/// kept as the reference of the benchmarks and the timing audit.
+const WIDE: Layout = Layout { scale_bits: 5, max_cells: u64::MAX };
+/// Column bits of the default layout's tables (512 columns).
+const COMPACT_COLUMN_BITS: u32 = 9;
+/// The default layout's word: column on top, then threshold, sign.
+const COMPACT_COLUMN_SHIFT: u32 = 64 - COMPACT_COLUMN_BITS;
+const COMPACT_THRESHOLD_SHIFT: u32 = COMPACT_COLUMN_SHIFT - THRESHOLD_BITS;
+const COMPACT_SIGN_MASK: u64 = 1 << (COMPACT_THRESHOLD_SHIFT - 1);
+
 impl CellSampler {
     /// The sampler of `shape` (t >= 1; 1 <= var <= 2^50).
     pub fn new(shape: Shape) -> Self {
         Self::with_reach(shape, None)
     }
 
-    /// The sampler with its cells up to about `reach` (default: 40 t or
-    /// 12 sigma, beyond which the tail weighs below e^-40): any reach gives
-    /// the same law; tests shorten it to exercise the tail.
-    #[allow(clippy::too_many_lines)] // one construction, step by step
+    /// The sampler of `shape` on the wide layout (cells of about scale / 32
+    /// up to 40 t or 12 sigma, up to 4096 columns): the same law, the table
+    /// the branching path ([`CellSampler::sample_branching`]) was tuned on;
+    /// the reference of the benchmarks and the timing audit.
+    pub fn wide(shape: Shape) -> Self {
+        Self::with_layout(shape, WIDE, None)
+    }
+
+    /// The sampler with its cells up to about `reach` (default: see
+    /// [`COMPACT`]): any reach gives the same law; tests shorten it to
+    /// exercise the tail.
     pub(crate) fn with_reach(shape: Shape, reach: Option<u64>) -> Self {
+        let layout = match shape {
+            Shape::Laplace { .. } => COMPACT,
+            Shape::Gaussian { .. } => COMPACT_GAUSSIAN,
+        };
+        Self::with_layout(shape, layout, reach)
+    }
+
+    #[allow(clippy::too_many_lines)] // one construction, step by step
+    pub(crate) fn with_layout(shape: Shape, layout: Layout, reach: Option<u64>) -> Self {
         let scale = match shape {
             Shape::Laplace { t } => {
                 assert!(t >= 1, "discrete Laplace scale must be >= 1");
@@ -388,15 +473,22 @@ impl CellSampler {
                 isqrt(var) as u64
             }
         };
-        let cell_bits = scale.ilog2().saturating_sub(5);
+        let cell_bits = scale.ilog2().saturating_sub(layout.scale_bits);
         let w = 1u64 << cell_bits;
-        let reach = reach.unwrap_or(match shape {
-            Shape::Laplace { t } => 40 * t,
-            Shape::Gaussian { .. } => 12 * (scale + 1),
-        });
-        let cells = reach.div_ceil(w);
+        let cells = match reach {
+            Some(reach) => reach.div_ceil(w),
+            None => match shape {
+                Shape::Laplace { t } => 40 * t,
+                Shape::Gaussian { .. } => 12 * (scale + 1),
+            }
+            .div_ceil(w)
+            .min(layout.max_cells),
+        };
         let items = cells + 2; // the cells, the tail, the dummy
-        let column_bits = items.next_power_of_two().ilog2().max(1);
+                               // The default layout always takes COMPACT_COLUMN_BITS (so that the
+                               // constant-time path's shifts are constants).
+        let column_bits = if layout == WIDE { items.next_power_of_two().ilog2().max(1) } else { COMPACT_COLUMN_BITS };
+        assert!(items <= 1 << column_bits, "cell table: {items} items exceed the alias columns");
         assert!(column_bits <= MAX_COLUMN_BITS, "cell table: {items} items exceed the alias columns");
         let columns = 1u64 << column_bits;
         let total = u128::from(columns) << THRESHOLD_BITS;
@@ -462,13 +554,51 @@ impl CellSampler {
         let inv_den = 1.0 / shape.exponent_den() as f64;
         let inv_den_up = inv_den * (1.0 + DELTA_MARGIN);
         let sure = sure_digits(shape, w, inv_den_up, &theta);
-        let columns = column_records(&threshold, &alias, &theta, value_bits);
-        // The constant-time path's delta stays below 1/2 in every cell
-        // (its exp(-j / 16) table has eight entries): delta at the last
-        // offset of the last cell is the largest.
+        let theta_slack = THETA_SLACK * 2f64.powi(value_bits as i32 - CLOSE_BITS as i32);
+        // The records' theta: theta_c for the Laplace; theta_c exp(-delta(h))
+        // for the Gaussian, whose first test expands exp(-delta) about the
+        // cell's middle offset h = floor(w/2) (delta(h) = h (2 c w + h) /
+        // (2 var)), bounded outward; h = 0 in cells of one magnitude (w =
+        // 1, where delta is 0).
+        let mid = w / 2;
+        let record_theta: Vec<(f64, f64)> = match shape {
+            Shape::Laplace { .. } => theta.clone(),
+            Shape::Gaussian { var } => theta
+                .iter()
+                .enumerate()
+                .map(|(c, &(lo, hi))| {
+                    let (c, w, h) = (c as u128, u128::from(w), u128::from(mid));
+                    let e = exp_neg_bounds(h * (2 * c * w + h), 2 * var, 64);
+                    let (e_lo, e_hi) = (to_f64_bound(&e.0, 64, false), to_f64_bound(&e.1, 64, true));
+                    (lo * e_lo * (1.0 - f64::EPSILON), hi * e_hi * (1.0 + f64::EPSILON))
+                })
+                .collect(),
+        };
+        let columns = column_records(&threshold, &alias, &record_theta, cells, theta_slack);
+        // The constant-time path's delta stays below 1/16 in every cell of
+        // a Laplace table (its first test has no table) and below 7.5/16
+        // in a Gaussian's (its exp(-j / 16) table has eight entries):
+        // delta at the last offset of the last cell is the largest.
         let last = (cells - 1) * w + (w - 1);
         let largest = delta_num(shape, last, w - 1) * inv_den_up;
         assert!(largest < 0.5 * (1.0 - 1e-9), "cell table: delta reaches {largest}");
+        // The first test's argument: delta < 1/16 for the Laplace; for the
+        // Gaussian delta(o) - delta(h), largest in absolute value at the
+        // last cell's ends.
+        let reach_of_first_test = match shape {
+            Shape::Laplace { .. } => largest,
+            Shape::Gaussian { .. } => {
+                let c = cells - 1;
+                // (o - h) (2 m - (o - h)) at m = c w + o.
+                let num = |o: u64| (o as f64 - mid as f64) * ((2 * (c * w + o) + mid - o) as f64);
+                num(0).abs().max(num(w - 1).abs()) * inv_den_up
+            }
+        };
+        let limit = if matches!(shape, Shape::Laplace { .. }) { 1.0 / 16.0 } else { FIRST_TEST_GAUSSIAN_REACH };
+        assert!(
+            reach_of_first_test < limit * (1.0 - 1e-9),
+            "cell table: the first test's argument reaches {reach_of_first_test}"
+        );
         let exp_sixteenths =
             Sixteenths(std::array::from_fn(|j| to_f64_bound(&exp_neg_bounds(j as u128, 16, 64).0, 64, false)));
         CellSampler {
@@ -495,7 +625,11 @@ impl CellSampler {
             columns,
             exp_sixteenths,
             inv_den,
-            digit_unit: (1u64 << (CLOSE_BITS - value_bits)) as f64,
+            width: w,
+            theta_slack,
+            mid,
+            #[cfg(test)]
+            record_theta,
         }
     }
 
@@ -534,19 +668,25 @@ impl CellSampler {
     ///
     /// A proposal draws one generator word and does the same work whatever
     /// it proposes: it reads the one record of its alias column (a uniform
-    /// address: [`Column`]), selects the candidate item, sign, offset and
-    /// the first b digits of the uniform u (b = 64 - column, threshold,
-    /// sign and offset bits: 17 for the lattice releases' laws) without
-    /// branches, and compares u with bounds theta_lo (P - E) and theta_hi
-    /// (P + E) on the acceptance probability theta_c exp(-delta), where
-    /// P = exp(-j/16) S_3(delta - j/16) (a table of eight entries in one
-    /// cache line, and the Taylor sum S_3) errs by at most E =
+    /// address: [`Column`]; the default tables have 512 columns, 8 KiB, and
+    /// fixed bit positions for the column, threshold and sign), selects the
+    /// candidate item, sign, offset and the first b digits of the uniform u
+    /// (b = 34 - offset bits: 18 to 20 for the lattice releases' laws)
+    /// without branches, and compares u with the lower bound theta_lo (P -
+    /// E) on the acceptance probability theta_c exp(-delta), where P is a
+    /// Taylor sum (degree 3 in delta for the Laplace; for the Gaussian,
+    /// degree 5 in delta - delta(h) about the cell's middle offset h, the
+    /// records' theta carrying exp(-delta(h))) that errs by at most E =
     /// [`FAST_ERROR`]. Accepted when u's b digits lie below the lower
-    /// bound; rejected (a new proposal) when above the upper one, and on
-    /// the dummy item and on -0. The number of proposals is geometric and
-    /// independent of the value accepted (the proposals are independent
-    /// and identically distributed), so the time of a draw is that number
-    /// times a fixed cost, but for:
+    /// bound. Otherwise (work done on rejected proposals only, which are
+    /// independent of the value finally accepted) rejected, a new
+    /// proposal, when they lie above the upper bound (theta_lo (1 +
+    /// [`THETA_WIDTH`]) + slack) (P + E), and on the dummy item and on -0.
+    /// The number of proposals is geometric and independent of the value
+    /// accepted (the proposals are independent and identically
+    /// distributed), so the time of a draw is that of its rejected
+    /// proposals, independent of the value, plus the fixed cost of the
+    /// accepted one, but for:
     /// - u's b-digit interval straddling the bounds: probability below
     ///   2^-b + 2E + 2^-21 a proposal, whatever is proposed (an interval of
     ///   width 2^-b meets a point with that probability). For the proposal
@@ -555,57 +695,94 @@ impl CellSampler {
     ///   depends on the value only through a (theta_c > 1 - 2^-10 but in
     ///   the far cells, which hold less than 2^-10 of the law): what the
     ///   timing can tell about the value rests on an event of probability
-    ///   about 2^-b (b = 17: 7.6e-6) a draw. Then a second word gives 52
+    ///   about 2^-b (b = 18: 3.8e-6) a draw. Then a second word gives 52
     ///   digits, compared with bounds from a degree-7 estimate (error
     ///   [`EXP_ERROR`]) and the double-precision theta, which decide
     ///   except with probability below 2^-40 a proposal (then the exact
     ///   digit-by-digit comparison, as in the branching path);
-    /// - the tail item (probability below e^-40 for the Laplace, e^-72 for
-    ///   the Gaussian).
+    /// - the tail item (probability below e^-16 = 1.1e-7 for the Laplace,
+    ///   whose cells reach past 16 t, and e^-31 for the Gaussian), which
+    ///   tells that the value lies beyond the cells.
+    ///
+    /// What the cache adds: the record's address is the column's, and a
+    /// value's columns are fixed, so a column whose cache line other data
+    /// evict more often than the rest is slower for the values it yields.
+    /// A table a quarter of the first-level cache keeps these evictions
+    /// rare, and spreading the columns of each item over the table
+    /// ([`column_position`]) averages what remains over many lines.
+    ///
+    /// Panics on a table of the wide layout ([`CellSampler::wide`]).
     ///
     /// The law is the branching path's: the same items and the same
     /// acceptance probabilities, decided exactly.
     #[allow(clippy::inline_always)]
     #[inline(always)]
     pub fn sample_constant_time<R: RngCore + ?Sized>(&self, rng: &mut R) -> i64 {
-        self.constant_time_impl::<R, false>(rng)
+        // One branch on the law (the same for every draw of this table).
+        match self.shape {
+            Shape::Laplace { .. } => self.constant_time_impl::<R, false, false>(rng),
+            Shape::Gaussian { .. } => self.constant_time_impl::<R, true, false>(rng),
+        }
     }
 
+    /// `GAUSSIAN`: the law's shape (so that the proposal's arithmetic is
+    /// that of one law, with no selection between the two).
     /// `FORCE_EXACT`: every in-cell proposal decided by the exact
     /// comparison (tests of that path).
+    ///
+    /// Only the accepted proposal's work has to be the same whatever it
+    /// yields: the proposals rejected before it are independent of it (and
+    /// of one another), so the work that tells a rejection from the rare
+    /// path is done after the acceptance test, on rejected proposals only.
     // Non-short-circuit `&`, `|` on booleans on purpose: flag arithmetic,
     // where `&&`, `||` would add branches on what was proposed.
     #[allow(clippy::inline_always, clippy::needless_bitwise_bool)]
     #[inline(always)]
-    pub(crate) fn constant_time_impl<R: RngCore + ?Sized, const FORCE_EXACT: bool>(&self, rng: &mut R) -> i64 {
-        let unit = self.digit_unit;
+    pub(crate) fn constant_time_impl<R: RngCore + ?Sized, const GAUSSIAN: bool, const FORCE_EXACT: bool>(
+        &self,
+        rng: &mut R,
+    ) -> i64 {
+        // A table of the default layout (a wide one has no such path); the
+        // fixed length also spares the index its bounds check.
+        let columns: &[Column; 1 << COMPACT_COLUMN_BITS] =
+            self.columns.as_slice().try_into().expect("the constant-time path needs a default-layout table");
         loop {
             let word = rng.next_u64();
-            let record = &self.columns[(word >> self.column_shift) as usize];
-            let keep = usize::from((word >> self.threshold_shift) & (CAPACITY - 1) < u64::from(record.threshold));
+            let record = &columns[(word >> COMPACT_COLUMN_SHIFT) as usize];
+            let keep = usize::from((word >> COMPACT_THRESHOLD_SHIFT) & (CAPACITY - 1) < u64::from(record.threshold));
             let item = u64::from(record.item[keep]);
             let offset = (word >> self.offset_shift) & self.offset_mask;
-            let m = (item << self.cell_bits) + offset;
-            let num = delta_num(self.shape, m, offset);
-            let p = self.exp_neg_estimate::<FAST_DEGREE>(num);
+            let m = item * self.width + offset;
+            // The first test's estimate of exp(-x): x = delta = o / t for
+            // the Laplace; x = delta(o) - delta(h) = d (2 m - d) / den, d =
+            // o - h, for the Gaussian (the numerator an integer below 2^52
+            // in absolute value: exact as a double).
+            let p = if GAUSSIAN {
+                let d = offset as i64 - self.mid as i64;
+                fast_exp_5((d * (2 * m as i64 - d)) as f64 * self.inv_den)
+            } else {
+                fast_exp_3(offset as i64 as f64 * self.inv_den)
+            };
             let theta = f64::from(record.theta_lo[keep]);
-            let (lower, upper) =
-                (theta * (p - FAST_ERROR), (theta * (1.0 + THETA_WIDTH) + THETA_SLACK) * (p + FAST_ERROR));
-            let negative = word & self.sign_mask != 0;
+            let negative = word & COMPACT_SIGN_MASK != 0;
             let digits = word & self.value_mask;
-            let u = (digits as i64 as f64) * unit; // exact: below 2^52, times a power of two
-            let in_cells = item < self.cells;
+            let u = digits as i64 as f64; // exact: below 2^52
+                                          // Only item 0 holds m = 0.
             let negative_zero = (m == 0) & negative;
-            let accept = !FORCE_EXACT & in_cells & !negative_zero & (u + unit <= lower);
-            let above = !FORCE_EXACT & (u >= upper);
-            let reject = (item > self.cells) | (in_cells & (negative_zero | above));
+            // The tail's theta is NaN and the dummy's 0 (and p is finite):
+            // neither is accepted.
+            let accept = !FORCE_EXACT & !negative_zero & (u + 1.0 <= theta * (p - FAST_ERROR));
             if accept {
                 // The sign by a mask, not a branch (it is a coin flip).
                 let mask = -i64::from(negative);
                 return (m as i64 ^ mask) - mask;
             }
+            let upper = (theta * (1.0 + THETA_WIDTH) + self.theta_slack) * (p + FAST_ERROR);
+            // Not rejected: the tail (NaN compares false), and a uniform
+            // whose first digits straddle the bounds.
+            let reject = (item > self.cells) | negative_zero | (!FORCE_EXACT & (u >= upper));
             if !reject {
-                if let Some(y) = self.constant_time_rare::<R, FORCE_EXACT>(rng, item, m, negative, digits, num) {
+                if let Some(y) = self.constant_time_rare::<R, FORCE_EXACT>(rng, item, m, offset, negative, digits) {
                     return y;
                 }
             }
@@ -614,8 +791,8 @@ impl CellSampler {
 
     /// exp(-delta) for delta = num / den in [0, 1/2): exp(-j/16)
     /// S_DEGREE(r), j = floor(16 delta), r = delta - j/16 in [0, 1/16)
-    /// (exact: Sterbenz), within [`FAST_ERROR`] for degree
-    /// [`FAST_DEGREE`] and [`EXP_ERROR`] for [`PRECISE_DEGREE`].
+    /// (exact: Sterbenz), within [`EXP_ERROR`] for [`PRECISE_DEGREE`] (the
+    /// rare path's second test).
     /// Branch-free; an index past the table (a dummy item's meaningless
     /// delta) is masked.
     #[allow(clippy::inline_always)]
@@ -645,13 +822,14 @@ impl CellSampler {
         rng: &mut R,
         item: u64,
         m: u64,
+        offset: u64,
         negative: bool,
         digits: u64,
-        num: f64,
     ) -> Option<i64> {
         if item == self.cells {
             return self.tail_draw(rng);
         }
+        let num = delta_num(self.shape, m, offset);
         let p = self.exp_neg_estimate::<PRECISE_DEGREE>(num);
         let more = CLOSE_BITS - self.value_bits;
         let digits = (digits << more) | (rng.next_u64() >> (64 - more));

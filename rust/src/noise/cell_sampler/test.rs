@@ -128,7 +128,10 @@ fn cell_draws(seed: u64, shape: Shape, reach: Option<u64>, n: usize, slow: bool)
         .map(|i| match (slow, i % 2) {
             (false, _) => s.sample(&mut rng),
             (true, 0) => s.sample_impl::<_, true>(&mut rng),
-            (true, _) => s.constant_time_impl::<_, true>(&mut rng),
+            (true, _) => match shape {
+                Shape::Laplace { .. } => s.constant_time_impl::<_, false, true>(&mut rng),
+                Shape::Gaussian { .. } => s.constant_time_impl::<_, true, true>(&mut rng),
+            },
         })
         .collect()
 }
@@ -137,7 +140,7 @@ fn cell_draws(seed: u64, shape: Shape, reach: Option<u64>, n: usize, slow: bool)
 fn the_branching_path_has_the_exact_laws() {
     for (i, shape) in TEST_SHAPES.into_iter().enumerate() {
         let mut rng = SeedSequence::from_seed(300 + i as u64).stream("cell-fit");
-        let s = CellSampler::new(shape);
+        let s = CellSampler::wide(shape);
         let draws: Vec<i64> = (0..FIT_DRAWS).map(|_| s.sample_branching(&mut rng)).collect();
         assert_cell_law(&draws, shape, "branching path");
     }
@@ -145,58 +148,92 @@ fn the_branching_path_has_the_exact_laws() {
 
 #[test]
 fn the_constant_time_exp_estimates_are_within_their_error_bounds() {
-    // Against certified 96-bit bounds on exp(-delta), on a grid of delta
-    // in [0, 1/2) that includes every table boundary j/16 and its
+    // Against certified 96-bit bounds on exp(-x): the Laplace's estimate
+    // on a grid of x in [0, 1/16), the Gaussian's on (-0.2, 0.2), the
+    // rare path's on [0, 1/2) including every table boundary j/16 and its
     // neighbours (where r is largest).
     let s = CellSampler::new(Shape::Gaussian { var: 1 << 40 });
     let den: u128 = 1 << 41; // 2 var: inv_den is exact
-    let mut nums: Vec<u128> = (0..20_000u128).map(|i| i * (den / 2) / 20_000).collect();
-    for j in 1..8u128 {
-        let b = j * den / 16;
-        nums.extend([b - 1, b, b + 1]);
-    }
-    nums.push(den / 2 - 1);
-    let (mut fast, mut precise) = (0.0f64, 0.0f64);
-    for num in nums {
+    let grid = |end: u128, boundaries: &[u128]| -> Vec<u128> {
+        let mut nums: Vec<u128> = (0..20_000u128).map(|i| i * end / 20_000).collect();
+        for &b in boundaries {
+            nums.extend([b - 1, b, b + 1]);
+        }
+        nums.push(end - 1);
+        nums
+    };
+    let error = |num: u128, p: f64| {
         let (lo, hi) = exp_neg_bounds(num, den, 96);
         let (lo, hi) = (to_f64_bound(&lo, 96, false), to_f64_bound(&hi, 96, true));
-        let p = s.exp_neg_estimate::<FAST_DEGREE>(num as f64);
-        let err = (p - lo).max(hi - p);
-        assert!(err <= FAST_ERROR, "delta = {num}/{den}: fast error {err:e}");
-        fast = fast.max(err);
-        let p = s.exp_neg_estimate::<PRECISE_DEGREE>(num as f64);
-        let err = (p - lo).max(hi - p);
+        (p - lo).max(hi - p)
+    };
+    let mut small = 0.0f64;
+    for num in grid(den / 16, &[]) {
+        let err = error(num, fast_exp_3(num as f64 * s.inv_den));
+        assert!(err <= FAST_ERROR, "delta = {num}/{den}: Laplace fast error {err:e}");
+        small = small.max(err);
+    }
+    // The Gaussian's: x in (-0.2, 0.2), exp(|x|) bounded by the
+    // reciprocals of the bounds on exp(-|x|).
+    let mut wide = 0.0f64;
+    let reach = (FIRST_TEST_GAUSSIAN_REACH * den as f64) as u128;
+    for num in grid(reach, &[]) {
+        for negative in [false, true] {
+            let x = if negative { -(num as f64) } else { num as f64 } * s.inv_den;
+            let (lo, hi) = exp_neg_bounds(num, den, 96);
+            let (lo, hi) = (to_f64_bound(&lo, 96, false), to_f64_bound(&hi, 96, true));
+            let (lo, hi) = if negative { (1.0 / hi * (1.0 - 1e-15), 1.0 / lo * (1.0 + 1e-15)) } else { (lo, hi) };
+            let p = fast_exp_5(x);
+            let err = (p - lo).max(hi - p);
+            assert!(err <= FAST_ERROR, "x = {x}: Gaussian fast error {err:e}");
+            wide = wide.max(err);
+        }
+    }
+    let mut precise = 0.0f64;
+    let sixteenths: Vec<u128> = (1..8u128).map(|j| j * den / 16).collect();
+    for num in grid(den / 2, &sixteenths) {
+        let err = error(num, s.exp_neg_estimate::<PRECISE_DEGREE>(num as f64));
         assert!(err <= EXP_ERROR, "delta = {num}/{den}: precise error {err:e}");
         precise = precise.max(err);
     }
-    // The bounds are nearly attained (r close to 1/16): not slack.
-    assert!(fast > 0.5 * FAST_ERROR && precise > 0.2 * EXP_ERROR, "worst errors {fast:e} {precise:e}");
+    // The bounds are nearly attained where the truncation is largest
+    // (delta near 1/16; |x| near 0.2, whose truncation is a sixth of the
+    // bound; r near 1/16): not slack.
+    assert!(small > 0.9 * FAST_ERROR && wide > 0.1 * FAST_ERROR, "worst errors {small:e} {wide:e}");
+    assert!(precise > 0.2 * EXP_ERROR, "worst precise error {precise:e}");
 }
 
 #[test]
 fn every_column_record_matches_the_alias_table() {
     for shape in TEST_SHAPES {
         let s = CellSampler::new(shape);
-        let scale = (1u64 << (CLOSE_BITS - s.value_bits)) as f64;
-        assert_eq!(s.columns.len(), s.threshold.len());
-        for (c, r) in s.columns.iter().enumerate() {
+        let n = s.threshold.len();
+        assert_eq!(s.columns.len(), n);
+        let mut seen = vec![false; n];
+        for c in 0..n {
+            let position = column_position(c, n);
+            assert!(!std::mem::replace(&mut seen[position], true), "{shape:?}: position {position} taken twice");
+            let r = &s.columns[position];
             assert_eq!(u64::from(r.threshold), s.threshold[c]);
             for keep in 0..2 {
                 let item = u32::from(r.item[keep]);
                 assert_eq!(item, s.outcome[2 * c + keep], "{shape:?} column {c}");
                 let lo = f64::from(r.theta_lo[keep]);
-                match s.theta.get(item as usize) {
+                match s.record_theta.get(item as usize) {
                     Some(&(theta_lo, theta_hi)) => {
                         // A lower bound, and within the width the upper
                         // bound of the constant-time path assumes.
-                        assert!(lo <= theta_lo * scale, "{shape:?} column {c}");
-                        assert!(theta_hi * scale <= lo * (1.0 + THETA_WIDTH) + THETA_SLACK, "{shape:?} column {c}");
+                        assert!(lo <= theta_lo, "{shape:?} column {c}");
+                        assert!(theta_hi <= lo * (1.0 + THETA_WIDTH) + s.theta_slack, "{shape:?} column {c}");
                     }
+                    None if u64::from(item) == s.cells => assert!(lo.is_nan(), "{shape:?}: the tail's theta"),
                     None => assert_eq!(lo.to_bits(), 0),
                 }
             }
         }
         assert_eq!(std::mem::size_of::<Column>(), 16);
+        // The default tables take at most 512 columns (8 KiB).
+        assert!(n <= 512, "{shape:?}: {n} columns");
     }
 }
 
@@ -285,7 +322,7 @@ impl<R: RngCore> RngCore for Counting<R> {
 
 #[test]
 fn generator_words_per_draw_are_as_designed() {
-    // Cell table (t = 2^20, cells of w = t/32): a trial is one word; it
+    // Wide cell table (t = 2^20, cells of w = t/32): a trial is one word; it
     // is accepted with probability a = (1 - 2^-10) 32 (1 - e^{-1/32}) =
     // 0.98351 (the dummy's share, and the mean of exp(-o/t) over a
     // cell), and takes a second word when the first test (u < 1 - delta,
@@ -298,12 +335,14 @@ fn generator_words_per_draw_are_as_designed() {
         discrete_laplace(&mut rng, 1 << 20);
     }
     let per = rng.1 as f64 / f64::from(n);
-    // The constant-time path: one word a proposal, and a second when the
-    // first 17 digits of the uniform straddle the bounds (2^-17 of the
-    // proposals): (1 + 2^-17) / 0.98351 = 1.0168 words per draw.
-    assert!((per - 1.0168).abs() < 0.006, "constant-time Laplace: {per} words per draw");
+    // The constant-time path on the default table (cells of w = t/16):
+    // one word a proposal, accepted with probability (1 - 2^-10) 16 (1 -
+    // e^{-1/16}) = 0.96829, and a second word when the first 18 digits of
+    // the uniform straddle the bounds (2^-18 of the proposals): (1 +
+    // 2^-18) / 0.96829 = 1.0328 words per draw.
+    assert!((per - 1.0328).abs() < 0.006, "constant-time Laplace: {per} words per draw");
     let mut rng = Counting(SeedSequence::from_seed(79).stream("count"), 0);
-    let table = CellSampler::new(Shape::Laplace { t: 1 << 20 });
+    let table = CellSampler::wide(Shape::Laplace { t: 1 << 20 });
     for _ in 0..n {
         table.sample_branching(&mut rng);
     }
