@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from dpbandits.learners.bai import CTBTT, AdaPTT, DPTopTwo, TopTwoBAI
 from dpbandits.learners.elimination import ContextualEliminationBandit, EliminationLinearBandit
 from dpbandits.learners.linucb_trust import LocalLinUCB, ShuffleLinUCB
 from dpbandits.learners.logistic import (
@@ -52,6 +53,12 @@ def _karmed_step(lr: Any, t: int) -> tuple[Any, bytes]:
     i = lr.select()
     lr.update(_u(t, i))
     return i, lr.released_sums().tobytes()
+
+
+def _bai_step(lr: Any, t: int) -> tuple[Any, bytes]:
+    i = lr.select()
+    lr.update(i, float(_u(t, i) < 0.3 + 0.2 * i))  # Bernoulli rewards, as the stopping rules assume
+    return i, np.asarray(lr.released_means(), dtype=np.float64).tobytes()
 
 
 def _contextual_step(lr: Any, t: int) -> tuple[Any, bytes]:
@@ -154,4 +161,11 @@ DRIVERS: dict[str, tuple[Callable[[int, int | None], Any], Callable[[Any, int], 
     "PrivateDartboardExperts": (lambda h, s: PrivateDartboardExperts(K, h, 4.0, seed=s), _experts_step),
     "LazyPrivateOCO": (lambda h, s: LazyPrivateOCO(K, h, 4.0, seed=s), _ball_step),
     "BatchedPrivateEXP3": (lambda h, s: BatchedPrivateEXP3(K, h, 1.0, seed=s), _exp2_step),
+    # Best-arm identification: the sample cap max_samples plays the
+    # horizon; small first batches so that releases happen within the
+    # drivers' windows.
+    "TopTwoBAI": (lambda h, s: TopTwoBAI(K, 0.01, max_samples=h, seed=s), _bai_step),
+    "DPTopTwo": (lambda h, s: DPTopTwo(K, 0.01, 1.0, first_batch=4.0, max_samples=h, seed=s), _bai_step),
+    "AdaPTT": (lambda h, s: AdaPTT(K, 0.01, 1.0, max_samples=h, seed=s), _bai_step),
+    "CTBTT": (lambda h, s: CTBTT(K, 0.01, 1.0, max_samples=h, seed=s), _bai_step),
 }
