@@ -6,7 +6,8 @@ eps = 1, delta = 1e-6, lattice noise.
     nice -n 10 python benches/reweighted_regret.py --n 1000000 --seeds 8
 
 Learners: non-private LinUCB and ReweightedLinUCB; JointDPLinUCB (tight
-calibration, BLT counter); JointDPReweightedLinUCB with its derived radius
+calibration, BLT counter; and the epoch counter with its adaptive radius,
+``--ratios``); JointDPReweightedLinUCB with its derived radius
 (beta_scale = 1) and with beta_scale = 0.01. Prints, per learner, the mean
 final regret, its standard error over the seeds, the median and the
 simulation rate.
@@ -29,12 +30,21 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=8)
     parser.add_argument("--gap", type=float, default=0.0)
     parser.add_argument("--delta", type=float, default=1e-6)
+    parser.add_argument("--ratios", type=float, nargs="*", default=[1.5])
+    parser.add_argument("--first-epoch", type=int, default=None)
+    parser.add_argument("--only", nargs="*", default=None, help="learner names to run (default: all)")
     args = parser.parse_args()
     n, d, eps, delta = args.n, 5, 1.0, args.delta
     learners = {
         "LinUCB": dp.LinUCB(d, n),
         "ReweightedLinUCB": dp.ReweightedLinUCB(d, n),
         "JointDPLinUCB tight+blt": dp.JointDPLinUCB(d, n, eps, delta, calibration="tight", counter="blt"),
+        **{
+            f"JointDPLinUCB epoch r={r:g}": dp.JointDPLinUCB(
+                d, n, eps, delta, calibration="tight", counter="epoch", epoch_ratio=r, first_epoch=args.first_epoch
+            )
+            for r in args.ratios
+        },
         "JointDPReweightedLinUCB": dp.JointDPReweightedLinUCB(d, n, eps, delta),
         "JointDPReweightedLinUCB beta_scale=0.01": dp.JointDPReweightedLinUCB(d, n, eps, delta, beta_scale=0.01),
     }
@@ -42,6 +52,8 @@ def main() -> None:
     print(f"D.2 gap {args.gap}, eps {eps}, delta {delta}, T = {n}, {args.seeds} seeds; "
           f"load average before: {os.getloadavg()[0]:.2f}")
     for name, learner in learners.items():
+        if args.only is not None and not any(name.startswith(o) for o in args.only):
+            continue
         start = time.perf_counter()
         res = dp.simulate(learner, env, seeds=args.seeds)
         f = res.final_regret

@@ -65,6 +65,9 @@ KINDS.update({
     "LinUCB": (lambda h, s: L.LinUCB(2, h, seed=s), _linear),
     "JointDPLinUCB": (lambda h, s: L.JointDPLinUCB(2, h, 1.0, 0.1, seed=s), _linear),
     "JointDPLinUCB/wishart": (lambda h, s: L.JointDPLinUCB(2, h, 1.0, 0.1, noise="wishart", seed=s), _linear),
+    "JointDPLinUCB/epoch": (
+        lambda h, s: L.JointDPLinUCB(2, h, 1.0, 0.1, calibration="tight", counter="epoch", first_epoch=3, seed=s),
+        _linear),
     "ReweightedLinUCB": (lambda h, s: L.ReweightedLinUCB(2, h, first_epoch=5, seed=s), _linear),
     "JointDPReweightedLinUCB": (
         lambda h, s: L.JointDPReweightedLinUCB(2, h, 1.0, 1e-6, first_epoch=5, seed=s), _linear),

@@ -27,6 +27,8 @@ CONTEXTUAL: dict[str, Callable[[int], Any]] = {
     "JointDPLinUCB-gaussian": lambda s: dp.JointDPLinUCB(D, H, 1.0, 0.1, seed=s),
     "JointDPLinUCB-wishart": lambda s: dp.JointDPLinUCB(D, H, 1.0, 0.1, noise="wishart", seed=s),
     "JointDPLinUCB-blt": lambda s: dp.JointDPLinUCB(D, H, 1.0, 0.1, calibration="tight", counter="blt", seed=s),
+    "JointDPLinUCB-epoch": lambda s: dp.JointDPLinUCB(
+        D, H, 1.0, 0.1, calibration="tight", counter="epoch", first_epoch=4, seed=s),
     "LocalLinUCB": lambda s: dp.LocalLinUCB(D, H, 1.0, 0.1, seed=s),
     "ReweightedLinUCB": lambda s: dp.ReweightedLinUCB(D, H, first_epoch=7, seed=s),
     "JointDPReweightedLinUCB": lambda s: dp.JointDPReweightedLinUCB(D, H, 1.0, 1e-6, first_epoch=7, seed=s),

@@ -87,6 +87,8 @@ LEARNERS: dict[str, tuple[Make, Step, bool]] = {
         True),
     "JointDPLinUCB gaussian tight blt": (
         lambda e, d, n: dp.JointDPLinUCB(D, n, e, d, calibration="tight", counter="blt"), _contextual, True),
+    "JointDPLinUCB gaussian epoch": (
+        lambda e, d, n: dp.JointDPLinUCB(D, n, e, d, calibration="tight", counter="epoch"), _contextual, True),
     "JointDPLinUCB wishart": (lambda e, d, n: dp.JointDPLinUCB(D, n, e, d, noise="wishart"), _contextual, True),
     "JointDPReweightedLinUCB": (
         lambda e, d, n: dp.JointDPReweightedLinUCB(D, n, e, d, first_epoch=3), _contextual, True),

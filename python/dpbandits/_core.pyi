@@ -450,7 +450,10 @@ class LinUcbEngine(_Contextual, _SecureLearner):
     ``beta_noise_sd * sqrt(max(0, beta_log_offset + log det V_t)) + beta_offset``,
     or ``beta_constant``. ``counter`` "sqrt", "blt" (with ``theta``,
     ``omega``) or "smooth-binary" (``theta`` = [height, ones]) releases the statistics by a
-    factorization counter instead of the tree (rust/src/counter/). Rows (x, y) are clipped to ||x|| <= l, |y| <= b_tilde
+    factorization counter instead of the tree (rust/src/counter/); "epoch" by the epoch
+    counter (epochs of ``first_epoch`` rounds growing by ``epoch_ratio``, one release each)
+    with the radius of ``dpbandits.privacy.epoch`` (``op_bound``, ``vec_bound``, ``ridge``,
+    ``s``; ``beta_offset`` must be 0). Rows (x, y) are clipped to ||x|| <= l, |y| <= b_tilde
     when ``clip``, else rejected.
     """
 
@@ -476,9 +479,18 @@ class LinUcbEngine(_Contextual, _SecureLearner):
         counter: str | None = None,
         theta: Sequence[float] = ...,
         omega: Sequence[float] = ...,
+        first_epoch: int = 1,
+        epoch_ratio: float = 2.0,
+        op_bound: float = 0.0,
+        vec_bound: float = 0.0,
+        ridge: float = 1.0,
+        s: float = 1.0,
     ) -> Self: ...
     def ucb(self, actions: NDArray[np.float64]) -> NDArray[np.float64]:
         """UCB of every row of ``actions``."""
+    def _release_runs(self, values: NDArray[np.float64], runs: int) -> NDArray[np.float64]:
+        """``runs`` runs of a fresh engine's epoch counter on the (rows, d + 1, d + 1)
+        matrices ``values``: (runs, rows, d + 1, d + 1) releases (audits)."""
     @property
     def psd_failures(self) -> int: ...
     def policy(self) -> LinearPolicyEngine:

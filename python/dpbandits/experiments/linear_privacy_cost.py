@@ -2,7 +2,8 @@
 
 Private minus non-private regret at T for every jointly private contextual
 learner (JointDPLinUCB, Shariff & Sheffet 2018 §4.2 with the tight
-calibration and the BLT counter; JointDPReweightedLinUCB, the batched
+calibration and the BLT counter, and with the epoch counter and its
+adaptive radius, dpbandits.privacy.epoch; JointDPReweightedLinUCB, the batched
 information-weighted regression after Chen, Li, Rakhlin & Simchi-Levi
 2025) at epsilon in {0.1, 1} and delta in {0.1, 1e-6}, on App. D.2's
 environment (d = 5, K = 25, gaps 0 and 0.1), the d = 20, K = 100 instance
@@ -101,6 +102,9 @@ def _learners(d: int, T: int, env_name: str = "") -> dict[str, Any]:
             out[f"JointDPLinUCB-blt eps{e} delta{delta}"] = (
                 JointDPLinUCB, {"d": d, "horizon": T, "epsilon": e, "delta": delta, "calibration": "tight",
                                 "counter": "blt"})
+            out[f"JointDPLinUCB-epoch eps{e} delta{delta}"] = (
+                JointDPLinUCB, {"d": d, "horizon": T, "epsilon": e, "delta": delta, "calibration": "tight",
+                                "counter": "epoch"})
             out[f"JointDPReweightedLinUCB eps{e} delta{delta}"] = (
                 JointDPReweightedLinUCB, {"d": d, "horizon": T, "epsilon": e, "delta": delta,
                                           "beta_scale": BETA_SCALE})

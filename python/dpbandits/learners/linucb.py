@@ -38,6 +38,7 @@ from dpbandits.privacy.calibration import (
     shariff_sheffet_gaussian_checked,
     shariff_sheffet_wishart_checked,
 )
+from dpbandits.privacy.epoch import EpochCalibration, epoch_gaussian_checked
 from dpbandits.privacy.secure import sampler_choice
 
 if TYPE_CHECKING:
@@ -228,6 +229,19 @@ class JointDPLinUCB(_LinUCBBase):
       :mod:`dpbandits.privacy.smooth_binary`): a binary tree read at leaves
       of weight w, O(log n) memory, 0.31x the tree's largest release
       variance at n = 2^20. ``learner.privacy`` names the counter.
+    - ``counter="epoch"`` (Gaussian noise, ``calibration="tight"``; not in
+      the paper): rounds are cut into geometric epochs (``first_epoch``
+      rounds, then each ``epoch_ratio`` times longer) and each epoch's sum
+      of rows is released once, at its end, so each row enters one
+      Gaussian release (sigma of a single release, no sqrt(log n) factor)
+      and the learner reads the sum of the released epochs, a release that
+      lags by at most one epoch. The shift and the radius follow the
+      release (:mod:`dpbandits.privacy.epoch`): c_k = B_N(k) + 1 after k
+      epochs and beta_t = non-private LinUCB's radius (regularizer 1) at
+      the released V_t plus S min(sqrt(2 B_N), 2 B_N / sqrt(lambda_min(V_t)))
+      + B_b / sqrt(lambda_min(V_t)), with B_N, B_b
+      high-probability bounds on the summed noise: the noise terms decay
+      as the released V_t grows.
     - ``padding`` (Wishart noise only): a release of t sums popcount(t)
       tree nodes and is topped up to m draws (Prop. 9 takes its noise to be
       W(Ltilde^2 I, m k)). ``"fresh"`` (default) draws the m - popcount(t)
@@ -291,10 +305,14 @@ class JointDPLinUCB(_LinUCBBase):
     secure:
         True draws the noise from operating-system entropy (lattice only).
     counter:
-        ``"binary"`` (default), ``"smooth-binary"``, ``"sqrt"`` or ``"blt"``,
-        see above.
+        ``"binary"`` (default), ``"smooth-binary"``, ``"sqrt"``, ``"blt"`` or
+        ``"epoch"``, see above.
     padding:
         ``"fresh"`` (default) or ``"persistent"`` (Wishart only), see above.
+    first_epoch, epoch_ratio:
+        ``counter="epoch"`` only: the first epoch's length n_0 (None, the
+        default: 4 (d + 1)^2, capped at the horizon) and the growth ratio
+        r in [1, 64] (default 1.5).
     ledger:
         A :class:`dpbandits.Ledger` to register the learner on at
         construction (with ``dataset``): its whole guarantee is charged
@@ -332,6 +350,8 @@ class JointDPLinUCB(_LinUCBBase):
     """
 
 
+    calibration: GaussianCalibration | WishartCalibration | EpochCalibration
+
     @epsilon_range
     def __init__(
         self,
@@ -352,8 +372,10 @@ class JointDPLinUCB(_LinUCBBase):
         seed: int | None = None,
         sampler: Literal["lattice", "float"] | None = None,
         secure: bool = False,
-        counter: Literal["binary", "smooth-binary", "sqrt", "blt"] = "binary",
+        counter: Literal["binary", "smooth-binary", "sqrt", "blt", "epoch"] = "binary",
         padding: Literal["fresh", "persistent"] = "fresh",
+        first_epoch: int | None = None,
+        epoch_ratio: float = 1.5,
         *,
         ledger: Ledger | None = None,
         dataset: str | None = None,
@@ -379,7 +401,22 @@ class JointDPLinUCB(_LinUCBBase):
         self.padding = padding
         from dpbandits.privacy.factorization import counter_choice, counter_parameters
 
-        self.counter = counter_choice(counter, "gaussian" if noise == "gaussian" else str(noise))
+        if counter == "epoch":
+            if noise != "gaussian" or calibration != "tight" or shift is not True or radius != "log_det":
+                raise ValueError(
+                    "invalid argument `counter`: 'epoch' takes Gaussian noise, calibration='tight', shift=True and "
+                    "radius='log_det' (its shift and radius follow from the release, dpbandits.privacy.epoch); got "
+                    f"noise={noise!r}, calibration={calibration!r}, shift={shift!r}, radius={radius!r}"
+                )
+            self.counter = "epoch"
+        else:
+            self.counter = counter_choice(counter, "gaussian" if noise == "gaussian" else str(noise))
+            if first_epoch is not None or epoch_ratio != 1.5:
+                raise ValueError(
+                    "invalid argument `first_epoch`: `first_epoch` and `epoch_ratio` belong to counter='epoch', "
+                    f"not counter={counter!r}"
+                )
+        self._first_epoch, self._epoch_ratio = first_epoch, epoch_ratio
         # The (d+1) x (d+1) tree must fit before any calibration (the
         # lattice allowance of a huge matrix would fail first, naming `scale`).
         most = MAX_TREE_ENTRIES // max(1, self.horizon.bit_length())
@@ -401,6 +438,16 @@ class JointDPLinUCB(_LinUCBBase):
                 f"invalid arguments: the calibration overflows for epsilon={epsilon!r}, delta={delta!r}, "
                 f"L={L!r}, B_tilde={B_tilde!r}"
             ) from None
+        if isinstance(self.calibration, EpochCalibration):
+            ec = self.calibration
+            self._engine = _core.LinUcbEngine(
+                self.d, self.horizon, noise=ec.noise.wire(), counter="epoch", first_epoch=ec.first_epoch,
+                epoch_ratio=ec.ratio, op_bound=ec.op_bound, vec_bound=ec.vec_bound, ridge=ec.ridge, s=self._s, l=self._l, b_tilde=self._b_tilde,
+                clip=_bounds_policy(bounds), seed=seed_or_none("seed", seed), **_radius_kwargs(self.radius),
+            )
+            self._use_secure(secure, self.sampler)
+            self._pending = None
+            return
         theta, omega = counter_parameters(self.counter, self.horizon, "gaussian")
         self._engine = _core.LinUcbEngine(
             self.d, self.horizon, noise=self.calibration.noise.wire(), shift=self._applied_shift,
@@ -414,8 +461,24 @@ class JointDPLinUCB(_LinUCBBase):
     def _calibrate(
         self, noise: str, shift: bool | float, sigma: float, S: float, radius: str, calibration: str
     ) -> None:
-        c: GaussianCalibration | WishartCalibration
+        c: GaussianCalibration | WishartCalibration | EpochCalibration
         args = (self.d, self.horizon, self.epsilon, self.delta, self.alpha, self._l, self._b_tilde)
+        if self.counter == "epoch":
+            from dpbandits.privacy.calibration import _l_tilde_sq
+
+            self._s = positive("S", S)
+            c = epoch_gaussian_checked(
+                *args, first_epoch=self._first_epoch, ratio=self._epoch_ratio, ridge=1.0, sampler=self.sampler,
+                l_tilde_sq=_l_tilde_sq(self._l, self._b_tilde),
+            )
+            self.noise = noise
+            self.calibration = c
+            # Non-private LinUCB's log-det radius with regularizer rho; the
+            # S term is the engine's (it adapts to the release).
+            bounds_ = linucb_constant(self.d, self.horizon, rho=c.ridge, alpha=self.alpha, L=self._l)
+            self.radius = replace(confidence_radius(bounds_, sigma=sigma, S=self._s, form="log_det"), offset=0.0)
+            self._applied_shift, self._pad_to = 0.0, 0
+            return
         if noise == "gaussian":
             c = shariff_sheffet_gaussian_checked(
                 *args, shift=shift, calibration=calibration, sampler=self.sampler, counter=self.counter

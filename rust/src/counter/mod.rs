@@ -8,19 +8,25 @@
 //! - the smooth binary mechanism (`Factorization::SmoothBinary`,
 //!   [`smooth_binary`]): a binary tree read at leaves of fixed weight,
 //!   Laplace or Gaussian noise, O(log T) memory, served by the same
-//!   [`FactorizationCounter`] state.
+//!   [`FactorizationCounter`] state;
+//! - the epoch counter ([`EpochCounter`], [`epoch`]): each value enters
+//!   one release, at the end of its geometric epoch; the release is the
+//!   prefix sum up to the last epoch end (used by the contextual
+//!   learners, which read a lagged release).
 //!
 //! Learners that release prefix sums hold a [`ContinualCounter`] and do not
 //! care which one it is; the noise scale for each kind comes from
 //! `dpbandits.privacy` (binary: `calibration.py`; factorizations:
 //! `factorization.py`).
 
+pub mod epoch;
 pub mod factorization;
 pub mod smooth_binary;
 pub mod tree;
 
 use serde::{Deserialize, Serialize};
 
+pub use epoch::EpochCounter;
 pub use factorization::{sqrt_coefficients, FactorSpec, Factorization, FactorizationCounter, FACTOR_STATE_TAG};
 pub use tree::{Padding, TreeCounter};
 

@@ -22,7 +22,7 @@ use super::linear_policy::{LinearPolicy, PolicyForm};
 use super::ucb_scores::{lower_inverse, ucb_scores, InverseForm, FIXED_MAX_D};
 use super::{Learner, UcbLearner};
 use crate::counter::tree::{Padding, TreeCounter};
-use crate::counter::{FactorSpec, FactorizationCounter};
+use crate::counter::{EpochCounter, FactorSpec, FactorizationCounter};
 use crate::env::{DecisionRows, DecisionSet};
 use crate::error::{Error, Result};
 use crate::linalg::{Cholesky, RankOneInverse};
@@ -131,6 +131,91 @@ pub enum StatisticsConfig {
     /// pan-private tree of Shariff & Sheffet's code) instead of drawn anew
     /// every round. (Appended, as `Factorized`.)
     PersistentTree { noise: NoiseSpec, shift: f64, pad_to: u32 },
+    /// M_t released by an epoch counter ([`EpochCounter`]: epochs of
+    /// `first_epoch` rounds, then growing by `ratio`; each epoch's sum
+    /// released once with `noise`), read with the radius that adapts to the
+    /// release ([`EpochRadius`]). (Appended, as `Factorized`.)
+    Epoch { noise: NoiseSpec, first_epoch: u64, ratio: f64, radius: EpochRadius },
+}
+
+/// The noise-dependent part of the radius of the epoch statistics, as
+/// plain numbers from `dpbandits.privacy.epoch`.
+///
+/// After k released epochs the release's noise block N (d x d) and vector
+/// n_b satisfy ||N|| <= `op_bound` sqrt(k) and ||n_b|| <= `vec_bound`
+/// sqrt(k) (probability >= 1 - alpha/2 over all k); the release is
+/// shifted by c_k = `op_bound` sqrt(k) + `ridge`, so that V_t >= G + ridge I.
+/// With B_N, B_b those bounds and lambda = lambda_min(V_t),
+///
+///   beta_t = noise_sd sqrt(log_offset + ln det V_t) + s sqrt(ridge)
+///            + s min(sqrt(2 B_N), 2 B_N / sqrt(lambda)) + B_b / sqrt(lambda)
+///
+/// (`noise_sd`, `log_offset` are the `Radius::LogDet` constants of the
+/// engine, those of non-private LinUCB with regularizer `ridge`; the
+/// derivation is in `dpbandits.privacy.epoch`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EpochRadius {
+    pub op_bound: f64,
+    pub vec_bound: f64,
+    pub ridge: f64,
+    pub s: f64,
+}
+
+impl EpochRadius {
+    /// (B_N, B_b, c_k) after `epochs` released epochs.
+    fn bounds(&self, epochs: u32) -> (f64, f64, f64) {
+        let root = f64::from(epochs).sqrt();
+        let op = self.op_bound * root;
+        (op, self.vec_bound * root, op + self.ridge)
+    }
+
+    /// The terms of beta_t beyond the log-det one for a release after
+    /// `epochs` epochs whose V has smallest eigenvalue >= `lambda_min` > 0:
+    /// S sqrt(rho) (non-private LinUCB's) + S min(sqrt(2 B_N), 2 B_N /
+    /// sqrt(lambda_min)) + B_b / sqrt(lambda_min).
+    fn extra(&self, epochs: u32, lambda_min: f64) -> f64 {
+        let (op, vec, _) = self.bounds(epochs);
+        let root = lambda_min.sqrt();
+        self.s * (self.ridge.sqrt() + (2.0 * op).sqrt().min(2.0 * op / root)) + vec / root
+    }
+
+    fn validate(&self) -> Result<()> {
+        crate::error::check_finite("epoch radius", &[self.op_bound, self.vec_bound, self.ridge, self.s])?;
+        if self.op_bound < 0.0 || self.vec_bound < 0.0 {
+            return Err(Error::invalid("op_bound", "the noise bounds must be >= 0"));
+        }
+        crate::error::check_positive("ridge", self.ridge)?;
+        crate::error::check_positive("s", self.s)
+    }
+}
+
+/// A lower bound on the smallest eigenvalue of the positive definite d x d
+/// `v`: the largest mu of a bisection on [0, min_i v_ii] for which v - mu I
+/// still has a Cholesky factor (Sylvester's inertia), minus a relative
+/// 1e-12. Exact to 2^-48 of min_i v_ii.
+pub(crate) fn smallest_eigenvalue_lower_bound(v: &[f64], d: usize) -> f64 {
+    let mut hi = (0..d).map(|i| v[i * d + i]).fold(f64::INFINITY, f64::min);
+    let mut lo = 0.0f64;
+    let mut shifted = v.to_vec();
+    let factors = |m: &[f64]| {
+        if d > FIXED_MAX_D {
+            Cholesky::factor_wide(m, d).is_ok()
+        } else {
+            Cholesky::factor(m, d).is_ok()
+        }
+    };
+    for _ in 0..48 {
+        let mid = 0.5 * (lo + hi);
+        for i in 0..d {
+            shifted[i * d + i] = v[i * d + i] - mid;
+        }
+        if factors(&shifted) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo * (1.0 - 1e-12)
 }
 
 /// Everything a [`LinUcb`] engine needs, as plain numbers.
@@ -152,6 +237,7 @@ pub enum Statistics {
     Exact { inv: RankOneInverse, u: Vec<f64>, log_det: f64 },
     Tree { tree: TreeCounter, shift: f64 },
     Factorized { counter: FactorizationCounter, shift: f64 },
+    Epoch { counter: EpochCounter, radius: EpochRadius },
 }
 
 impl Statistics {
@@ -160,7 +246,7 @@ impl Statistics {
         match self {
             Statistics::Tree { tree, shift } => Some((tree.release(), *shift)),
             Statistics::Factorized { counter, shift } => Some((counter.release(), *shift)),
-            Statistics::Exact { .. } => None,
+            Statistics::Exact { .. } | Statistics::Epoch { .. } => None,
         }
     }
 }
@@ -198,6 +284,9 @@ struct Workspace {
     /// is recorded, so the selections of one round (a batch of selections
     /// awaiting their rewards) compute them once, with the same bits.
     prepared: Option<(u64, f64, bool)>,
+    /// Epoch statistics: the released epochs whose estimates `est` holds,
+    /// with their (beta, factored); the release changes only at epoch ends.
+    epoch_prepared: Option<(u32, f64, bool)>,
 }
 
 /// theta~ = V^{-1} u~ and the UCB scores from a released (V, u~): the
@@ -430,6 +519,19 @@ impl LinUcb {
                 counter.add(&vec![0.0; p * p])?;
                 Statistics::Factorized { counter, shift }
             }
+            StatisticsConfig::Epoch { noise, first_epoch, ratio, radius } => {
+                radius.validate()?;
+                if !matches!(config.radius, Radius::LogDet { offset, .. } if offset == 0.0) {
+                    return Err(Error::invalid(
+                        "radius",
+                        "the epoch statistics take the log-det radius without an offset (the bias term is theirs)",
+                    ));
+                }
+                let p = d + 1;
+                let counter =
+                    EpochCounter::new(&[p, p], config.horizon, noise, first_epoch.min(config.horizon), ratio, seeds)?;
+                Statistics::Epoch { counter, radius }
+            }
         };
         Ok(LinUcb {
             config,
@@ -474,6 +576,7 @@ impl LinUcb {
                 row: vec![0.0; d + 1],
                 outer: vec![0.0; (d + 1) * (d + 1)],
                 prepared: None,
+                epoch_prepared: None,
             };
         }
     }
@@ -522,6 +625,29 @@ impl LinUcb {
                 let ok = est.factor_release(&self.last_good_v, &self.last_good_u, fallback);
                 (radius.at(est.log_det()), ok)
             }
+            Statistics::Epoch { counter, radius: epoch_radius } => {
+                let epochs = counter.epochs();
+                if let Some((k, beta, factored)) = self.work.epoch_prepared {
+                    if k == epochs {
+                        return (beta, factored);
+                    }
+                }
+                let p = d + 1;
+                let (_, _, shift) = epoch_radius.bounds(epochs);
+                let r = counter.release();
+                for i in 0..d {
+                    est.v[i * d..(i + 1) * d].copy_from_slice(&r[i * p..i * p + d]);
+                    est.v[i * d + i] += shift;
+                    est.u[i] = r[i * p + d];
+                }
+                let ok = est.factor_release(&self.last_good_v, &self.last_good_u, shift);
+                // A fallback pair is an earlier release (fewer epochs, smaller
+                // noise bounds): the current bounds hold for it too.
+                let lambda = smallest_eigenvalue_lower_bound(&est.v, d).max(f64::MIN_POSITIVE);
+                let beta = radius.at(est.log_det()) + epoch_radius.extra(epochs, lambda);
+                self.work.epoch_prepared = Some((epochs, beta, ok));
+                (beta, ok)
+            }
         }
     }
 
@@ -554,7 +680,7 @@ impl LinUcb {
     fn score_prepared(&mut self, set: DecisionRows<'_>, beta: f64) -> &[f64] {
         let exact = match &self.stats {
             Statistics::Exact { inv, .. } => Some(inv.inverse()),
-            Statistics::Tree { .. } | Statistics::Factorized { .. } => None,
+            Statistics::Tree { .. } | Statistics::Factorized { .. } | Statistics::Epoch { .. } => None,
         };
         self.work.est.score(set, beta, exact)
     }
@@ -596,7 +722,7 @@ impl LinUcb {
             Statistics::Exact { inv, .. } => {
                 PolicyForm::Inverse { inverse: inv.inverse().to_vec(), theta: self.work.est.theta().to_vec() }
             }
-            Statistics::Tree { .. } | Statistics::Factorized { .. } => {
+            Statistics::Tree { .. } | Statistics::Factorized { .. } | Statistics::Epoch { .. } => {
                 let (v, u) = self.work.est.released_pair();
                 PolicyForm::Released { v, u }
             }
@@ -654,19 +780,43 @@ impl LinUcb {
                     counter.add(outer)?;
                 }
             }
+            Statistics::Epoch { counter, .. } => {
+                let p = d + 1;
+                let outer = &mut self.work.outer;
+                for i in 0..p {
+                    for j in 0..p {
+                        outer[i * p + j] = row[i] * row[j];
+                    }
+                }
+                counter.add(outer)?;
+            }
         }
         self.clipped += u64::from(clipped);
         self.t += 1;
         Ok(())
     }
 
+    /// `runs` runs of a fresh engine's epoch counter on the rows of
+    /// `values` ((d + 1)^2 entries each): the releases after each addition
+    /// (see [`crate::counter::TreeCounter::release_runs`]); for audits of
+    /// the exact released values. Other statistics: an error.
+    pub fn release_runs(&mut self, values: &[f64], runs: usize) -> Result<Vec<f64>> {
+        match &mut self.stats {
+            Statistics::Epoch { counter, .. } if self.t == 0 => counter.release_runs(values, runs),
+            Statistics::Epoch { .. } => Err(Error::State("release_runs needs a fresh engine (t = 0)".into())),
+            _ => Err(Error::State("release_runs is for the epoch statistics".into())),
+        }
+    }
+
     /// Draws future tree noise from `seeds` (see [`TreeCounter::reseed`]);
     /// exact statistics have no generator.
     pub fn reseed(&mut self, seeds: &SeedSequence) {
         self.work.prepared = None;
+        self.work.epoch_prepared = None;
         match &mut self.stats {
             Statistics::Tree { tree, .. } => tree.reseed(seeds),
             Statistics::Factorized { counter, .. } => counter.reseed(seeds),
+            Statistics::Epoch { counter, .. } => counter.reseed(seeds),
             Statistics::Exact { .. } => {}
         }
     }
@@ -678,6 +828,7 @@ impl LinUcb {
         match &mut self.stats {
             Statistics::Tree { tree, .. } => tree.use_os_entropy(),
             Statistics::Factorized { counter, .. } => counter.use_os_entropy(),
+            Statistics::Epoch { counter, .. } => counter.use_os_entropy(),
             Statistics::Exact { .. } => Ok(()),
         }
     }
@@ -687,6 +838,7 @@ impl LinUcb {
         match &self.stats {
             Statistics::Tree { tree, .. } => tree.os_entropy(),
             Statistics::Factorized { counter, .. } => counter.os_entropy(),
+            Statistics::Epoch { counter, .. } => counter.os_entropy(),
             Statistics::Exact { .. } => false,
         }
     }
@@ -707,6 +859,7 @@ impl LinUcb {
             Statistics::Exact { inv, u, .. } => inv.n() == d && inv.matrix().len() == d * d && u.len() == d,
             Statistics::Tree { tree, .. } => tree.dim() == p * p,
             Statistics::Factorized { counter, .. } => counter.dim() == p * p,
+            Statistics::Epoch { counter, .. } => counter.dim() == p * p,
         };
         let fallback_ok = (e.last_good_v.is_empty() && e.last_good_u.is_empty())
             || (e.last_good_v.len() == d * d && e.last_good_u.len() == d);
@@ -732,6 +885,10 @@ impl LinUcb {
             (Statistics::Factorized { counter, shift }, Statistics::Factorized { counter: r, shift: rs }) => {
                 counter.check_restored(r)?;
                 shift.to_bits() == rs.to_bits() && counter.t() == added
+            }
+            (Statistics::Epoch { counter, radius }, Statistics::Epoch { counter: r, radius: rr }) => {
+                counter.check_restored(r)?;
+                radius == rr && counter.t() == e.t
             }
             _ => false,
         };
@@ -771,6 +928,26 @@ impl UcbLearner for LinUcb {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn smallest_eigenvalue_bound_is_tight_and_below() {
+        let diag = [2.0, 0.0, 0.0, 5.0];
+        let b = smallest_eigenvalue_lower_bound(&diag, 2);
+        assert!(b <= 2.0 && b > 2.0 * (1.0 - 1e-9), "{b}");
+        // [[2, 1], [1, 2]] has eigenvalues 1 and 3.
+        let m = [2.0, 1.0, 1.0, 2.0];
+        let b = smallest_eigenvalue_lower_bound(&m, 2);
+        assert!(b <= 1.0 && b > 1.0 - 1e-9, "{b}");
+    }
+
+    #[test]
+    fn epoch_radius_terms_by_hand() {
+        let r = EpochRadius { op_bound: 3.0, vec_bound: 2.0, ridge: 1.0, s: 1.0 };
+        // k = 4: B_N = 6, B_b = 4; lambda = 100: 1 + min(sqrt(12), 12 / 10) + 4 / 10 = 2.6.
+        assert!((r.extra(4, 100.0) - 2.6).abs() < 1e-12);
+        // No epoch yet: S sqrt(rho), non-private LinUCB's offset.
+        assert!((r.extra(0, 1.0) - 1.0).abs() < 1e-12);
+    }
     use crate::env::{Environment, Feedback, RewardModel, ShariffSheffetEnv};
     use crate::sim::run_episode;
 

@@ -12,7 +12,7 @@ use crate::counter::tree::Padding;
 use crate::counter::FactorSpec;
 use crate::env::{DecisionRows, DecisionSet};
 use crate::error::{all_finite, Error};
-use crate::policy::linucb::StatisticsConfig;
+use crate::policy::linucb::{EpochRadius, StatisticsConfig};
 use crate::policy::{first_argmax, UcbLearner};
 use crate::policy::{BoundsPolicy, InputBounds, Learner, LinUcb, LinUcbConfig, MtContextual, Radius, TrustLinUcb};
 
@@ -227,10 +227,30 @@ engine_methods! {
         Ok(super::linear_policy::PyLinearPolicy { inner: self.inner.policy().py_err()? })
     }
 
+    /// `runs` runs of a fresh engine's epoch counter on the (rows, d + 1,
+    /// d + 1) matrices `values`: the releases after each addition,
+    /// (runs, rows, d + 1, d + 1), for privacy audits. Releases the GIL.
+    fn _release_runs<'py>(
+        &mut self,
+        py: Python<'py>,
+        values: numpy::PyReadonlyArray3<'py, f64>,
+        runs: usize,
+    ) -> PyResult<Bound<'py, numpy::PyArray4<f64>>> {
+        let shape = values.shape().to_vec();
+        let data = values.as_array().iter().copied().collect::<Vec<f64>>();
+        let inner = &mut self.inner;
+        let out = py.detach(|| inner.release_runs(&data, runs)).py_err()?;
+        let arr = numpy::ndarray::Array4::from_shape_vec((runs, shape[0], shape[1], shape[2]), out)
+            .map_err(|e| Error::invalid("values", e.to_string()))
+            .py_err()?;
+        Ok(arr.into_pyarray(py))
+    }
+
     #[new]
     #[pyo3(signature = (d, horizon, *, regularizer=None, refactor_every=64, noise=None, shift=0.0, pad_to=0, padding="fresh",
                         beta_noise_sd=1.0, beta_log_offset=0.0, beta_offset=0.0, beta_constant=None, l=1.0, b_tilde=1.0, clip=true, seed=None,
-                        counter=None, theta=Vec::new(), omega=Vec::new()))]
+                        counter=None, theta=Vec::new(), omega=Vec::new(), first_epoch=1, epoch_ratio=2.0, op_bound=0.0,
+                        vec_bound=0.0, ridge=1.0, s=1.0))]
     fn new(
         d: usize,
         horizon: u64,
@@ -251,6 +271,12 @@ engine_methods! {
         counter: Option<&str>,
         theta: Vec<f64>,
         omega: Vec<f64>,
+        first_epoch: u64,
+        epoch_ratio: f64,
+        op_bound: f64,
+        vec_bound: f64,
+        ridge: f64,
+        s: f64,
     ) -> PyResult<Self> {
         let persistent = Padding::from_name(padding).py_err()? == Padding::Persistent;
         if persistent && (pad_to == 0 || noise.is_none() || counter.is_some_and(|c| c != "binary")) {
@@ -261,6 +287,19 @@ engine_methods! {
             .py_err();
         }
         let statistics = match (noise.map(|n| n.0), regularizer) {
+            // The epoch counter, with the radius that adapts to its release.
+            (Some(kind), None) if counter == Some("epoch") => {
+                if pad_to != 0 || shift != 0.0 {
+                    return Err(Error::invalid("pad_to", "the epoch counter neither pads nor takes a fixed shift"))
+                        .py_err();
+                }
+                StatisticsConfig::Epoch {
+                    noise: kind,
+                    first_epoch,
+                    ratio: epoch_ratio,
+                    radius: EpochRadius { op_bound, vec_bound, ridge, s },
+                }
+            }
             // A factorization counter ("sqrt", "blt" with theta, omega) instead of the tree.
             (Some(kind), None) if counter.is_some_and(|c| c != "binary") => {
                 let factor = super::mechanisms::factorization(counter.unwrap_or_default(), theta, omega)?;
