@@ -442,7 +442,8 @@ class JointDPLinUCB(_LinUCBBase):
             ec = self.calibration
             self._engine = _core.LinUcbEngine(
                 self.d, self.horizon, noise=ec.noise.wire(), counter="epoch", first_epoch=ec.first_epoch,
-                epoch_ratio=ec.ratio, op_bound=ec.op_bound, vec_bound=ec.vec_bound, ridge=ec.ridge, s=self._s, l=self._l, b_tilde=self._b_tilde,
+                epoch_ratio=ec.ratio, op_bound=ec.op_bound, vec_bound=ec.vec_bound, ridge=ec.ridge, s=self._s,
+                l=self._l, b_tilde=self._b_tilde,
                 clip=_bounds_policy(bounds), seed=seed_or_none("seed", seed), **_radius_kwargs(self.radius),
             )
             self._use_secure(secure, self.sampler)
