@@ -131,7 +131,8 @@ def _arms(arms: ArrayLike) -> NDArray[np.float64]:
     try:
         x = np.asarray(arms, dtype=np.float64)
     except (TypeError, ValueError):
-        raise TypeError(f"invalid argument `arms`: expected a 2-D array of numbers, got {type(arms).__name__}") from None
+        got = type(arms).__name__
+        raise TypeError(f"invalid argument `arms`: expected a 2-D array of numbers, got {got}") from None
     if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] < 1:
         raise ValueError(f"invalid argument `arms`: needs a (k, d) array with k >= 2 and d >= 1, got shape {x.shape}")
     k, d = x.shape
