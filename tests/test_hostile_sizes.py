@@ -138,7 +138,6 @@ CASES: dict[str, list[tuple[str, str, bool]]] = {
         ("k", "dp.DPBAI({v}, 10**6, 1.0)", True),
         ("budget", "l = dp.DPBAI(3, {v}, 1.0); l.update(l.select(), 0.5)", False)],
     "LinearDPBAI": [
-        ("arms", "dp.LinearDPBAI(np.broadcast_to(np.ones((1, 2)), ({v}, 2)), 10**6, 1.0)", True),
         ("budget", "l = dp.LinearDPBAI(np.eye(3), {v}, 1.0); l.update(l.select(), 0.5)", False)],
     "SequentialHalving": [
         ("k", "dp.SequentialHalving({v}, 10**6)", True),
