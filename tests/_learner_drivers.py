@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from dpbandits.learners.bai import CTBTT, AdaPTT, DPTopTwo, TopTwoBAI
+from dpbandits.learners.bai import CTBTT, AdaPTT, AdaPTTStar, DPTopTwo, TopTwoBAI
 from dpbandits.learners.elimination import ContextualEliminationBandit, EliminationLinearBandit
 from dpbandits.learners.linucb_trust import LocalLinUCB, ShuffleLinUCB
 from dpbandits.learners.logistic import (
@@ -167,5 +167,6 @@ DRIVERS: dict[str, tuple[Callable[[int, int | None], Any], Callable[[Any, int], 
     "TopTwoBAI": (lambda h, s: TopTwoBAI(K, 0.01, max_samples=h, seed=s), _bai_step),
     "DPTopTwo": (lambda h, s: DPTopTwo(K, 0.01, 1.0, first_batch=4.0, max_samples=h, seed=s), _bai_step),
     "AdaPTT": (lambda h, s: AdaPTT(K, 0.01, 1.0, max_samples=h, seed=s), _bai_step),
+    "AdaPTTStar": (lambda h, s: AdaPTTStar(K, 0.01, 1.0, max_samples=h, seed=s), _bai_step),
     "CTBTT": (lambda h, s: CTBTT(K, 0.01, 1.0, max_samples=h, seed=s), _bai_step),
 }

@@ -61,7 +61,7 @@ from dpbandits.learners import (
     ShuffleLinUCB,
     ThompsonSampling,
 )
-from dpbandits.learners.bai import CTBTT, AdaPTT, BAIRuns, DPTopTwo, TopTwoBAI
+from dpbandits.learners.bai import CTBTT, AdaPTT, AdaPTTStar, BAIRuns, DPTopTwo, TopTwoBAI
 from dpbandits.learners.online import research_replay
 from dpbandits.ledger import Ledger
 from dpbandits.sim import SimulationResult, simulate, simulate_many
@@ -80,6 +80,7 @@ __all__ = [
     "AdaCUCB",
     "AdaPKLUCB",
     "AdaPTT",
+    "AdaPTTStar",
     "AdaPUCB",
     "BAIRuns",
     "BatchedPrivateEXP3",
