@@ -184,10 +184,10 @@ mod tests {
             check_dyadic_probability("p", p).unwrap();
         }
         assert!(!bernoulli_dyadic(&mut rng, 0.0) && bernoulli_dyadic(&mut rng, 1.0));
-        let runs = 200_000;
+        let runs = 200_000_u32;
         let p = 0.3125;
-        let hits = (0..runs).filter(|_| bernoulli_dyadic(&mut rng, p)).count() as f64 / runs as f64;
-        assert!((hits - p).abs() < 4.5 * (p * (1.0 - p) / runs as f64).sqrt(), "{hits}");
+        let hits = (0..runs).filter(|_| bernoulli_dyadic(&mut rng, p)).count() as f64 / f64::from(runs);
+        assert!((hits - p).abs() < 4.5 * (p * (1.0 - p) / f64::from(runs)).sqrt(), "{hits}");
     }
 
     #[test]
