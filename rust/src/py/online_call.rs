@@ -18,7 +18,10 @@
 //! selections, first in, first out, in a [`RowQueue`] (the played feature
 //! rows): `select(D)` with a float64 array pushes the played row, and
 //! `update(reward)` with a float settles the one outstanding row; the
-//! learner's batch calls and its other forms use the same queue.
+//! learner's batch calls and its other forms use the same queue. The
+//! engine classes of the library are called directly, on Rust values
+//! ([`ContextualEngine`]): the decision set is read in place once, and the
+//! reward is recorded with the queued row, no array built.
 //!
 //! The best-arm identification learners keep any number of outstanding
 //! selections as a count per arm ([`Pending::Counts`]): `select()` adds
@@ -41,8 +44,13 @@ use super::bai::PyBai;
 use super::elimination::PyElimination;
 use super::errors::IntoPy;
 use super::karmed::EngineLock;
+use super::learners::PyLinUcb;
+use super::linucb_trust::PyTrustLinUcb;
+use super::logistic::{PyOnlineLogistic, PyReweightedGlm};
+use super::mab::PyMtContextual;
 use super::online_learning::{PyExp2, PyFollowTheLeader, PyScrible};
 use super::private_experts::{PyBatchedExp3, PyDartboardExperts, PyLazyBall, PyLazyExperts, PyStochasticExperts};
+use super::reweighted::PyReweightedLinUcb;
 use crate::policy::elimination::Elimination as EliminationCore;
 use crate::policy::{
     BatchedExp3, DartboardExperts, Exp2, FollowTheLeader, LazyBall, LazyExperts, Scrible, StochasticExperts,
@@ -73,8 +81,55 @@ enum Engine {
     /// A best-arm identification engine (outstanding counts per arm).
     Bai(Py<PyBai>),
     /// A contextual linear engine (`select(D)`, `observe(x, reward)`),
-    /// called through its Python methods, and the outstanding rows.
-    Contextual(Py<PyAny>, Py<RowQueue>),
+    /// its direct calls (None: another class, called through its Python
+    /// methods), and the outstanding rows.
+    Contextual(Py<PyAny>, Option<Direct>, Py<RowQueue>),
+}
+
+/// The online round of a contextual engine class on Rust values (written
+/// by the `contextual` part of `engine_methods!`): what its Python
+/// `select(actions)` and `observe(x, reward)` do, without the conversions.
+pub(crate) trait ContextualEngine {
+    /// The index of the row of `actions` (shape (k, d)) to play.
+    fn select_view(&mut self, actions: &PyReadonlyArrayDyn<'_, f64>) -> PyResult<usize>;
+    /// Records the played row `x` (length d) and its reward; true when
+    /// this is the first pair the bounds policy clipped.
+    fn observe_row(&mut self, x: &[f64], reward: f64) -> PyResult<bool>;
+}
+
+/// The [`ContextualEngine`] calls of one engine class, on the engine object.
+#[derive(Clone, Copy)]
+struct Direct {
+    select: for<'py> fn(&Bound<'py, PyAny>, &PyReadonlyArrayDyn<'py, f64>) -> PyResult<usize>,
+    observe: fn(&Bound<'_, PyAny>, &[f64], f64) -> PyResult<bool>,
+}
+
+fn direct_select<'py, T>(engine: &Bound<'py, PyAny>, actions: &PyReadonlyArrayDyn<'py, f64>) -> PyResult<usize>
+where
+    T: ContextualEngine + pyo3::PyClass<Frozen = pyo3::pyclass::boolean_struct::False>,
+{
+    engine.cast::<T>()?.try_borrow_mut()?.select_view(actions)
+}
+
+fn direct_observe<T>(engine: &Bound<'_, PyAny>, x: &[f64], reward: f64) -> PyResult<bool>
+where
+    T: ContextualEngine + pyo3::PyClass<Frozen = pyo3::pyclass::boolean_struct::False>,
+{
+    engine.cast::<T>()?.try_borrow_mut()?.observe_row(x, reward)
+}
+
+/// The direct calls of `engine`'s class, when it is one of the library's
+/// contextual engine classes.
+fn direct_calls(engine: &Bound<'_, PyAny>) -> Option<Direct> {
+    macro_rules! classes {
+        ($($class:ty),*) => {
+            $(if engine.is_exact_instance_of::<$class>() {
+                return Some(Direct { select: direct_select::<$class>, observe: direct_observe::<$class> });
+            })*
+        };
+    }
+    classes!(PyLinUcb, PyTrustLinUcb, PyMtContextual, PyOnlineLogistic, PyReweightedGlm, PyReweightedLinUcb);
+    None
 }
 
 /// The selection awaiting its reward or loss.
@@ -162,11 +217,26 @@ impl OnlineCall {
         &self,
         py: Python<'_>,
         engine: &Py<PyAny>,
+        direct: Option<Direct>,
         queue: &Py<RowQueue>,
         reward: f64,
     ) -> PyResult<bool> {
         let _held = self.enter(py);
         let q = queue.get();
+        if let Some(direct) = direct {
+            let mut rows = q.lock();
+            if rows.len(q.d) != 1 {
+                return Ok(false);
+            }
+            let first = (direct.observe)(engine.bind(py), rows.live(q.d), reward)?;
+            let x = first.then(|| rows.live(q.d).to_vec());
+            rows.pop_first(q.d);
+            drop(rows);
+            if let Some(x) = x {
+                self.warn_first_clip(py, reward, Some(x.into_pyarray(py).into_any()))?;
+            }
+            return Ok(true);
+        }
         let x = {
             let rows = q.lock();
             (rows.len(q.d) == 1).then(|| rows.live(q.d).to_vec())
@@ -529,7 +599,7 @@ impl OnlineCall {
         } else if let Ok(e) = engine.cast::<PyBai>() {
             Engine::Bai(e.clone().unbind())
         } else if let Some(q) = queue {
-            Engine::Contextual(engine.clone().unbind(), q)
+            Engine::Contextual(engine.clone().unbind(), direct_calls(engine), q)
         } else {
             let name = engine.get_type().name().map_or_else(|_| "object".into(), |n| n.to_string());
             return Err(PyTypeError::new_err(format!("OnlineCall: no online call for a {name}")));
@@ -557,7 +627,7 @@ impl OnlineCall {
     #[getter]
     fn queue(&self, py: Python<'_>) -> Option<Py<RowQueue>> {
         match &self.engine {
-            Engine::Contextual(_, q) => Some(q.clone_ref(py)),
+            Engine::Contextual(_, _, q) => Some(q.clone_ref(py)),
             _ => None,
         }
     }
@@ -612,14 +682,17 @@ impl OnlineCall {
     /// The learner's `select` (see the learner's docstring).
     #[pyo3(signature = (*args))]
     fn select(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
-        if let (Engine::Contextual(engine, queue), 1) = (&self.engine, args.len()) {
+        if let (Engine::Contextual(engine, direct, queue), 1) = (&self.engine, args.len()) {
             let set = args.get_item(0)?;
             if let Ok(actions) = set.cast::<PyArrayDyn<f64>>() {
                 let _held = self.enter(py);
-                let index: usize = engine.bind(py).call_method1(intern!(py, "select"), (actions,))?.extract()?;
+                let view = actions.try_readonly()?;
+                let index = match direct {
+                    Some(direct) => (direct.select)(engine.bind(py), &view)?,
+                    None => engine.bind(py).call_method1(intern!(py, "select"), (actions,))?.extract()?,
+                };
                 // The engine checked the shape (k, d) and the index; a copy
                 // of the row: the caller may reuse its array before update().
-                let view = actions.readonly();
                 let row = match view.as_array().into_dimensionality::<numpy::ndarray::Ix2>() {
                     Ok(a) if index < a.nrows() => a.row(index).to_vec(),
                     _ => return Err(PyIndexError::new_err("the engine's selection is not a row of the set")),
@@ -766,9 +839,9 @@ impl OnlineCall {
                         }
                     }
                 }
-                Engine::Contextual(engine, queue) => {
+                Engine::Contextual(engine, direct, queue) => {
                     if let Some(reward) = float_or_float64(&arg)? {
-                        if self.contextual_round(py, engine, queue, reward)? {
+                        if self.contextual_round(py, engine, *direct, queue, reward)? {
                             return Ok(());
                         }
                     }
