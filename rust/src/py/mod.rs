@@ -502,6 +502,7 @@ macro_rules! engine_methods {
 
 mod arrays;
 mod bai;
+mod bai_fixed_budget;
 mod design;
 mod elimination;
 mod envs;
@@ -580,6 +581,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     phased_mab::register(m)?;
     private_experts::register(m)?;
     bai::register(m)?;
+    bai_fixed_budget::register(m)?;
     reweighted::register(m)?;
     logistic::register(m)?;
     Ok(())
