@@ -91,24 +91,21 @@ fn paired(blocks: usize, draws: usize) {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    match args.get(1).map(String::as_str) {
-        Some("loop") => {
-            let variant = args.get(2).map_or("gaussian", String::as_str);
-            let n: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
-            let laplace = variant.starts_with("laplace");
-            let shape = if laplace { Shape::Laplace { t: T } } else { Shape::Gaussian { var: VAR } };
-            let mut rng = SeedSequence::from_seed(1).stream("overhead");
-            let acc = if variant.ends_with("-branching") {
-                branching(&CellSampler::wide(shape), &mut rng, n)
-            } else {
-                constant_time(&CellSampler::new(shape), &mut rng, n)
-            };
-            println!("{variant}: {n} draws, sum {acc}");
-        }
-        _ => {
-            let blocks: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(41);
-            let draws: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(200_000);
-            paired(blocks, draws);
-        }
+    if args.get(1).map(String::as_str) == Some("loop") {
+        let variant = args.get(2).map_or("gaussian", String::as_str);
+        let n: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
+        let laplace = variant.starts_with("laplace");
+        let shape = if laplace { Shape::Laplace { t: T } } else { Shape::Gaussian { var: VAR } };
+        let mut rng = SeedSequence::from_seed(1).stream("overhead");
+        let acc = if variant.ends_with("-branching") {
+            branching(&CellSampler::wide(shape), &mut rng, n)
+        } else {
+            constant_time(&CellSampler::new(shape), &mut rng, n)
+        };
+        println!("{variant}: {n} draws, sum {acc}");
+    } else {
+        let blocks: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(41);
+        let draws: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(200_000);
+        paired(blocks, draws);
     }
 }

@@ -255,12 +255,13 @@ fn fast_exp_3(x: f64) -> f64 {
     (1.0 - x) + (x * x) * (0.5 - x * (1.0 / 6.0))
 }
 
-/// S_4(x) - [`FAST_ERROR`] = ((1 - FAST_ERROR) - x) + x^2 (1/2 - x (1/6
-/// - x/24)) (the square beside the linear terms, Horner's scheme inside:
-/// eight operations, the error bound folded into the constant term). For
-/// |x| < [`FIRST_TEST_GAUSSIAN_REACH`] it lies below exp(-x), and adding
-/// 2 FAST_ERROR brings it above: the roundings of the folded constant
-/// and of the sum (below 1e-15) are within the allowance of FAST_ERROR.
+/// S_4(x) less [`FAST_ERROR`], as ((1 - FAST_ERROR) - x) + x^2 (1/2 -
+/// x (1/6 - x/24)) (the square beside the linear terms, Horner's scheme
+/// inside: eight operations, the error bound folded into the constant
+/// term). For |x| < [`FIRST_TEST_GAUSSIAN_REACH`] it lies below exp(-x),
+/// and adding 2 FAST_ERROR brings it above: the roundings of the folded
+/// constant and of the sum (below 1e-15) are within the allowance of
+/// FAST_ERROR.
 #[allow(clippy::inline_always)]
 #[inline(always)]
 fn fast_exp_4_less(x: f64) -> f64 {
