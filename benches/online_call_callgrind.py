@@ -77,6 +77,8 @@ def cases(n: int) -> dict[str, tuple[object, object, object]]:
         "DPTopTwo (5)": b.indexed(lambda: dp.DPTopTwo(5, 0.01, 1.0, max_samples=h, seed=0), n),
         "DPTopTwo (5) update(arm, r)": b.named(lambda: dp.DPTopTwo(5, 0.01, 1.0, max_samples=h, seed=0), n),
         "AdaPTT (5)": b.indexed(lambda: dp.AdaPTT(5, 0.01, 1.0, max_samples=h, seed=0), n),
+        "TopTwoBAI (5)": b.indexed(lambda: dp.TopTwoBAI(5, 0.01, max_samples=h, seed=0), n),
+        "CTBTT (5)": b.indexed(lambda: dp.CTBTT(5, 0.01, 1.0, max_samples=h, seed=0), n),
     }
     out.update({f"{name} (5)": case for name, case in k5.items()})
     del np

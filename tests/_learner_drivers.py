@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from dpbandits.learners.bai import CTBTT, AdaPTT, DPTopTwo, TopTwoBAI
+from dpbandits.learners.bai_fixed_budget import DPBAI, LinearDPBAI, SequentialHalving
 from dpbandits.learners.elimination import ContextualEliminationBandit, EliminationLinearBandit
 from dpbandits.learners.linucb_trust import LocalLinUCB, ShuffleLinUCB
 from dpbandits.learners.logistic import (
@@ -33,6 +34,9 @@ from dpbandits.learners.private_experts import (
 )
 
 K, D = 3, 2
+#: The fixed-budget learners: they release at their phases' ends and need
+#: a budget of at least one pull per arm and phase (6 here).
+FIXED_BUDGET = ("DPBAI", "LinearDPBAI", "SequentialHalving")
 ACTIONS = np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.6], [-0.5, 0.5]])
 
 
@@ -168,4 +172,8 @@ DRIVERS: dict[str, tuple[Callable[[int, int | None], Any], Callable[[Any, int], 
     "DPTopTwo": (lambda h, s: DPTopTwo(K, 0.01, 1.0, first_batch=4.0, max_samples=h, seed=s), _bai_step),
     "AdaPTT": (lambda h, s: AdaPTT(K, 0.01, 1.0, max_samples=h, seed=s), _bai_step),
     "CTBTT": (lambda h, s: CTBTT(K, 0.01, 1.0, max_samples=h, seed=s), _bai_step),
+    # Fixed-budget best-arm identification: the budget plays the horizon.
+    "DPBAI": (lambda h, s: DPBAI(K, h, 1.0, seed=s), _bai_step),
+    "LinearDPBAI": (lambda h, s: LinearDPBAI(ACTIONS, h, 1.0, seed=s), _bai_step),
+    "SequentialHalving": (lambda h, s: SequentialHalving(K, h, seed=s), _bai_step),
 }

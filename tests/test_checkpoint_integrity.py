@@ -159,7 +159,8 @@ def _edits(learner: LearnerBase) -> dict[str, Any]:
     """Header edits that change the claimed guarantee of ``learner``."""
     params = inspect.signature(type(learner).__init__).parameters
     args = dict(learner.config)
-    cap = "horizon" if "horizon" in args else "max_samples"  # best-arm identification caps its samples
+    # Best-arm identification caps its samples (fixed confidence) or has a budget (fixed budget).
+    cap = next(c for c in ("horizon", "max_samples", "budget") if c in args)
     edits: dict[str, Any] = {cap: args[cap] * 2}
     if args.get("epsilon") is not None:
         edits["epsilon"] = args["epsilon"] / 2
@@ -188,7 +189,7 @@ def test_every_learner_refuses_a_header_claiming_another_guarantee(name: str, tm
     a.save(path)
     raw = path.read_bytes()
     edits = _edits(a)
-    assert {"epsilon"} <= set(edits) and ({"horizon"} <= set(edits) or {"max_samples"} <= set(edits)), edits
+    assert {"epsilon"} <= set(edits) and set(edits) & {"horizon", "max_samples", "budget"}, edits
     refused = []
     for key, value in edits.items():
         path.write_bytes(forge(raw, set_config(key, value)))
@@ -251,7 +252,8 @@ def test_a_correct_file_loads_and_its_guarantee_is_recomputed(name: str, tmp_pat
 def test_every_learner_engine_reports_its_noise_parameters() -> None:
     for name, (make, _) in DRIVERS.items():
         params = make(64, 1)._engine.noise_parameters()
-        cap = "horizon" if "horizon" in params else "max_samples"  # best-arm identification caps its samples
+        # Best-arm identification caps its samples (fixed confidence) or has a budget (fixed budget).
+        cap = next(c for c in ("horizon", "max_samples", "budget") if c in params)
         assert isinstance(params, dict) and params[cap] == 64, name
         json.dumps(params)  # plain values only
     for learner in (_jdp(), _jdp(noise="wishart"), LinUCB(3, 100)):

@@ -134,6 +134,14 @@ CASES: dict[str, list[tuple[str, str, bool]]] = {
     "AdaPTT": [
         ("k", "dp.AdaPTT({v}, 0.1, 1.0)", True),
         ("max_samples", "l = dp.AdaPTT(3, 0.1, 1.0, max_samples={v}); l.update(l.select(), 0.5)", False)],
+    "DPBAI": [
+        ("k", "dp.DPBAI({v}, 10**6, 1.0)", True),
+        ("budget", "l = dp.DPBAI(3, {v}, 1.0); l.update(l.select(), 0.5)", False)],
+    "LinearDPBAI": [
+        ("budget", "l = dp.LinearDPBAI(np.eye(3), {v}, 1.0); l.update(l.select(), 0.5)", False)],
+    "SequentialHalving": [
+        ("k", "dp.SequentialHalving({v}, 10**6)", True),
+        ("budget", "l = dp.SequentialHalving(3, {v}); l.update(l.select(), 0.5)", False)],
     "PrivateFTPL": [
         ("n", "dp.PrivateFTPL({v}, 100, 1.0, 0.1)", True),
         ("horizon", "l = dp.PrivateFTPL(3, {v}, 1.0, 0.1); l.select(); l.update([0.1, 0.2, 0.3])", False)],

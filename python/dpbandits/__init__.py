@@ -62,6 +62,7 @@ from dpbandits.learners import (
     ThompsonSampling,
 )
 from dpbandits.learners.bai import CTBTT, AdaPTT, BAIRuns, DPTopTwo, TopTwoBAI
+from dpbandits.learners.bai_fixed_budget import DPBAI, LinearDPBAI, SequentialHalving
 from dpbandits.learners.online import research_replay
 from dpbandits.ledger import Ledger
 from dpbandits.sim import SimulationResult, simulate, simulate_many
@@ -69,6 +70,7 @@ from dpbandits.sweeps import SweepResult, sweep
 
 __all__ = [
     "CTBTT",
+    "DPBAI",
     "DPIMED",
     "DPKLUCB",
     "DPSE",
@@ -97,6 +99,7 @@ __all__ = [
     "Ledger",
     "LinUCB",
     "LinearBanditEnv",
+    "LinearDPBAI",
     "LocalDPReweightedLogisticUCB",
     "LocalLinUCB",
     "LogisticContextualEnv",
@@ -114,6 +117,7 @@ __all__ = [
     "ReweightedLinUCB",
     "ReweightedLogisticUCB",
     "SCRiBLe",
+    "SequentialHalving",
     "ShariffSheffetEnv",
     "ShuffleLinUCB",
     "SimulationResult",

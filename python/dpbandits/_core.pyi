@@ -33,6 +33,7 @@ __all__ = [
     "EnvironmentFactory",
     "Exp2Engine",
     "FactorizationCounter",
+    "FixedBudgetBaiEngine",
     "FollowTheLeaderEngine",
     "KArmedBanditEngine",
     "LazyBallEngine",
@@ -64,6 +65,7 @@ __all__ = [
     "_restore_elimination",
     "_restore_exp2",
     "_restore_factorization_counter",
+    "_restore_fixed_budget_bai_engine",
     "_restore_follow_the_leader",
     "_restore_k_armed_bandit",
     "_restore_lazy_ball",
@@ -1395,3 +1397,87 @@ class BaiBernoulliRewards:
     def __new__(cls, means: Sequence[float], seed: int, index: int) -> Self: ...
     def pull(self, arm: int) -> float:
         """The next reward of ``arm``."""
+
+@final
+class FixedBudgetBaiEngine:
+    """Fixed-budget best-arm identification engine
+    (rust/src/policy/bai_fixed_budget.rs): DP-BAI phases of halving over
+    ``k`` arms (or the rows of ``arms``: a Max-Det collection of the active
+    arms is pulled), budget ``budget``, each pulled arm's phase sum released
+    once with ``noise`` (zero or Laplace, exact on a lattice by default).
+    The noise comes from dpbandits.privacy.fixed_budget_bai."""
+
+    def __new__(
+        cls,
+        k: int,
+        budget: int,
+        *,
+        arms: NDArray[np.float64] | None = None,
+        noise: _Noise = ...,
+        secure: bool = False,
+        seed: int | None = None,
+    ) -> Self: ...
+    def select(self) -> int:
+        """The next arm to pull."""
+    def select_many(self, n: int) -> NDArray[np.int64]:
+        """``n`` decisions in a row (none when the phase has fewer left)."""
+    def observe(self, arm: int, reward: float) -> None:
+        """Records a reward in [0, 1] of ``arm``."""
+    def observe_many(self, arms: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
+        """Records the pairs in order."""
+    @property
+    def k(self) -> int: ...
+    @property
+    def t(self) -> int: ...
+    @property
+    def samples(self) -> int: ...
+    @property
+    def finished(self) -> bool: ...
+    @property
+    def recommendation(self) -> int | None: ...
+    @property
+    def phase(self) -> int: ...
+    @property
+    def phases(self) -> int: ...
+    @property
+    def remaining(self) -> int:
+        """Selections the engine can make now (the rest of the phase's schedule)."""
+    @property
+    def releases(self) -> int: ...
+    def quotas(self) -> NDArray[np.uint64]:
+        """Pulls of each arm the current phase pulls (in the order of ``pulled``)."""
+    def active(self) -> NDArray[np.uint64]:
+        """Active arms, ascending."""
+    def pulled(self) -> NDArray[np.uint64]:
+        """The arms the current phase pulls."""
+    def pulls(self) -> NDArray[np.uint64]:
+        """Selections of each arm."""
+    def estimates(self) -> NDArray[np.float64]:
+        """Each arm's estimate at its last phase (NaN before one)."""
+    def reseed(self, seed: int | None = None) -> None:
+        """Draws future noise from a new root."""
+    @property
+    def os_entropy(self) -> bool:
+        """Whether privacy noise comes from the operating system."""
+    @overload
+    def noise_parameters(self, as_json: Literal[False] = False) -> dict[str, Any]:
+        """The configuration this engine was built with, as plain values."""
+    @overload
+    def noise_parameters(self, as_json: Literal[True]) -> str: ...
+    def config_json(self) -> str:
+        """The engine's configuration as JSON text."""
+    def _generator_keys(self) -> list[bytes]:
+        """The 32-byte keys of the engine's seeded generators."""
+    def __reduce__(self) -> tuple[Callable[[bytes], Self], tuple[bytes]]: ...
+    def to_bytes(self) -> bytes:
+        """The engine's state."""
+    @staticmethod
+    def from_bytes(state: bytes) -> FixedBudgetBaiEngine: ...
+    def simulate(self, means: Sequence[float], reps: int, seed: int) -> tuple[NDArray[np.int64], NDArray[np.uint64]]:
+        """``reps`` replicates on Bernoulli arms: recommendations and rewards used."""
+    def _replicate(self, seed: int, index: int) -> FixedBudgetBaiEngine:
+        """The engine ``simulate`` runs as replicate ``index`` of ``seed``."""
+    def _audit_runs(self, rewards: Sequence[float], round: int, count: int, seed: int) -> NDArray[np.float64]:
+        """``count`` fresh engines fed ``rewards``; the released phase sum holding observation ``round``."""
+
+def _restore_fixed_budget_bai_engine(state: bytes) -> FixedBudgetBaiEngine: ...

@@ -5,6 +5,7 @@ and ``privacy`` (a :class:`dpbandits.privacy.Guarantee`).
 """
 
 from dpbandits.learners.bai import CTBTT, AdaPTT, DPTopTwo, TopTwoBAI
+from dpbandits.learners.bai_fixed_budget import DPBAI, LinearDPBAI, SequentialHalving
 from dpbandits.learners.elimination import ContextualEliminationBandit, EliminationLinearBandit
 from dpbandits.learners.linucb import JointDPLinUCB, LinUCB
 from dpbandits.learners.linucb_trust import LocalLinUCB, ShuffleLinUCB
@@ -40,6 +41,7 @@ from dpbandits.learners.reweighted import JointDPReweightedLinUCB, ReweightedLin
 
 __all__ = [
     "CTBTT",
+    "DPBAI",
     "DPIMED",
     "DPKLUCB",
     "DPSE",
@@ -62,6 +64,7 @@ __all__ = [
     "LazyPrivateExperts",
     "LazyPrivateOCO",
     "LinUCB",
+    "LinearDPBAI",
     "LocalDPReweightedLogisticUCB",
     "LocalLinUCB",
     "LogisticThompsonSampling",
@@ -77,6 +80,7 @@ __all__ = [
     "ReweightedLinUCB",
     "ReweightedLogisticUCB",
     "SCRiBLe",
+    "SequentialHalving",
     "ShuffleLinUCB",
     "ThompsonSampling",
     "TopTwoBAI",

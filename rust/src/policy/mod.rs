@@ -5,6 +5,7 @@
 //! every learner of the catalog through this trait, whatever the family.
 
 pub mod bai;
+pub mod bai_fixed_budget;
 pub mod bai_stop;
 pub mod batched_bandit;
 pub mod dartboard_experts;
@@ -21,6 +22,7 @@ pub mod linucb_trust;
 pub mod logistic;
 mod loss_batches;
 pub mod mab;
+pub mod max_det;
 pub mod mt_contextual;
 pub mod phased_mab;
 pub mod reweighted_glm;

@@ -67,6 +67,9 @@
 //!      every `UcbLearner` has, `observe(&[f64], f64)`, `config().d`); with
 //!      `ucb`, also `ucb(actions)` (engine: a `UcbLearner`). The decision
 //!      set is read in place when C-contiguous (`learners::with_decision_set`).
+//!      The part also implements `online_call::ContextualEngine` (the same
+//!      two calls on Rust values, for the learner's online call); a new
+//!      contextual class joins `online_call::direct_calls`.
 //!      The K-armed engines have their own macro, `karmed::karmed_engine!`
 //!      (the online protocol over the delayed-feedback reduction, and a
 //!      lock taken in Rust).
@@ -338,8 +341,7 @@ macro_rules! engine_methods {
 
             /// Index of the action (row of `actions`) to play.
             fn select(&mut self, actions: ::numpy::PyReadonlyArrayDyn<'_, f64>) -> ::pyo3::PyResult<usize> {
-                let d = self.$field.config().d;
-                $crate::py::learners::select_in_place(&mut self.$field, &actions, d)
+                $crate::py::online_call::ContextualEngine::select_view(self, &actions)
             }
 
             /// Records the played features `x` and its reward; True when
@@ -347,9 +349,7 @@ macro_rules! engine_methods {
             fn observe(&mut self, x: ::numpy::PyReadonlyArrayDyn<'_, f64>, reward: f64) -> ::pyo3::PyResult<bool> {
                 let (shape, data) = $crate::py::arrays::row_major(&x);
                 $crate::py::arrays::expect_shape("x", &shape, &[self.$field.config().d])?;
-                let fresh = self.$field.clipped_rewards() == 0;
-                $crate::py::errors::IntoPy::py_err(self.$field.observe(&data, reward))?;
-                Ok(fresh && self.$field.clipped_rewards() > 0)
+                $crate::py::online_call::ContextualEngine::observe_row(self, &data, reward)
             }
 
             /// `select` on each decision set of `decision_sets` (n, k, d), the
@@ -376,7 +376,21 @@ macro_rules! engine_methods {
                 $crate::py::learners::observe_many(py, &mut self.$field, &xs, &rewards, d, |e, x, r| e.observe(x, r))
             }
 
-        ] [$($i)*] $($rest)*);
+        ] [$($i)*
+            impl $crate::py::online_call::ContextualEngine for $py {
+                fn select_view(&mut self, actions: &::numpy::PyReadonlyArrayDyn<'_, f64>) -> ::pyo3::PyResult<usize> {
+                    let d = self.$field.config().d;
+                    $crate::py::learners::select_in_place(&mut self.$field, actions, d)
+                }
+
+                fn observe_row(&mut self, x: &[f64], reward: f64) -> ::pyo3::PyResult<bool> {
+                    $crate::py::arrays::expect_shape("x", &[x.len()], &[self.$field.config().d])?;
+                    let fresh = self.$field.clipped_rewards() == 0;
+                    $crate::py::errors::IntoPy::py_err(self.$field.observe(x, reward))?;
+                    Ok(fresh && self.$field.clipped_rewards() > 0)
+                }
+            }
+        ] $($rest)*);
     };
 
     // A contextual learner's score of every action of a decision set.
@@ -488,6 +502,7 @@ macro_rules! engine_methods {
 
 mod arrays;
 mod bai;
+mod bai_fixed_budget;
 mod design;
 mod elimination;
 mod envs;
@@ -566,6 +581,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     phased_mab::register(m)?;
     private_experts::register(m)?;
     bai::register(m)?;
+    bai_fixed_budget::register(m)?;
     reweighted::register(m)?;
     logistic::register(m)?;
     Ok(())

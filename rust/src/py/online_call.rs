@@ -18,15 +18,19 @@
 //! selections, first in, first out, in a [`RowQueue`] (the played feature
 //! rows): `select(D)` with a float64 array pushes the played row, and
 //! `update(reward)` with a float settles the one outstanding row; the
-//! learner's batch calls and its other forms use the same queue.
+//! learner's batch calls and its other forms use the same queue. The
+//! engine classes of the library are called directly, on Rust values
+//! ([`ContextualEngine`]): the decision set is read in place once, and the
+//! reward is recorded with the queued row, no array built.
 //!
 //! The best-arm identification learners keep any number of outstanding
-//! selections as a count per arm ([`Pending::Counts`]): `select()` adds
+//! selections as a count per arm ([`Counts`]): `select()` adds
 //! one to the arm's count, `update(arm, reward)` (an int and a float in
 //! [0, 1]) records the reward and settles one selection of that arm if any
 //! is outstanding, and `update(reward)` settles the one outstanding
 //! selection when exactly one is.
 
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use numpy::{IntoPyArray, PyArray2, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn};
@@ -41,8 +45,13 @@ use super::bai::PyBai;
 use super::elimination::PyElimination;
 use super::errors::IntoPy;
 use super::karmed::EngineLock;
+use super::learners::PyLinUcb;
+use super::linucb_trust::PyTrustLinUcb;
+use super::logistic::{PyOnlineLogistic, PyReweightedGlm};
+use super::mab::PyMtContextual;
 use super::online_learning::{PyExp2, PyFollowTheLeader, PyScrible};
 use super::private_experts::{PyBatchedExp3, PyDartboardExperts, PyLazyBall, PyLazyExperts, PyStochasticExperts};
+use super::reweighted::PyReweightedLinUcb;
 use crate::policy::elimination::Elimination as EliminationCore;
 use crate::policy::{
     BatchedExp3, DartboardExperts, Exp2, FollowTheLeader, LazyBall, LazyExperts, Scrible, StochasticExperts,
@@ -73,8 +82,55 @@ enum Engine {
     /// A best-arm identification engine (outstanding counts per arm).
     Bai(Py<PyBai>),
     /// A contextual linear engine (`select(D)`, `observe(x, reward)`),
-    /// called through its Python methods, and the outstanding rows.
-    Contextual(Py<PyAny>, Py<RowQueue>),
+    /// its direct calls (None: another class, called through its Python
+    /// methods), and the outstanding rows.
+    Contextual(Py<PyAny>, Option<Direct>, Py<RowQueue>),
+}
+
+/// The online round of a contextual engine class on Rust values (written
+/// by the `contextual` part of `engine_methods!`): what its Python
+/// `select(actions)` and `observe(x, reward)` do, without the conversions.
+pub(crate) trait ContextualEngine {
+    /// The index of the row of `actions` (shape (k, d)) to play.
+    fn select_view(&mut self, actions: &PyReadonlyArrayDyn<'_, f64>) -> PyResult<usize>;
+    /// Records the played row `x` (length d) and its reward; true when
+    /// this is the first pair the bounds policy clipped.
+    fn observe_row(&mut self, x: &[f64], reward: f64) -> PyResult<bool>;
+}
+
+/// The [`ContextualEngine`] calls of one engine class, on the engine object.
+#[derive(Clone, Copy)]
+struct Direct {
+    select: for<'py> fn(&Bound<'py, PyAny>, &PyReadonlyArrayDyn<'py, f64>) -> PyResult<usize>,
+    observe: fn(&Bound<'_, PyAny>, &[f64], f64) -> PyResult<bool>,
+}
+
+fn direct_select<'py, T>(engine: &Bound<'py, PyAny>, actions: &PyReadonlyArrayDyn<'py, f64>) -> PyResult<usize>
+where
+    T: ContextualEngine + pyo3::PyClass<Frozen = pyo3::pyclass::boolean_struct::False>,
+{
+    engine.cast::<T>()?.try_borrow_mut()?.select_view(actions)
+}
+
+fn direct_observe<T>(engine: &Bound<'_, PyAny>, x: &[f64], reward: f64) -> PyResult<bool>
+where
+    T: ContextualEngine + pyo3::PyClass<Frozen = pyo3::pyclass::boolean_struct::False>,
+{
+    engine.cast::<T>()?.try_borrow_mut()?.observe_row(x, reward)
+}
+
+/// The direct calls of `engine`'s class, when it is one of the library's
+/// contextual engine classes.
+fn direct_calls(engine: &Bound<'_, PyAny>) -> Option<Direct> {
+    macro_rules! classes {
+        ($($class:ty),*) => {
+            $(if engine.is_exact_instance_of::<$class>() {
+                return Some(Direct { select: direct_select::<$class>, observe: direct_observe::<$class> });
+            })*
+        };
+    }
+    classes!(PyLinUcb, PyTrustLinUcb, PyMtContextual, PyOnlineLogistic, PyReweightedGlm, PyReweightedLinUcb);
+    None
 }
 
 /// The selection awaiting its reward or loss.
@@ -82,19 +138,72 @@ enum Pending {
     None,
     Index(usize),
     Point(Vec<f64>),
-    /// Outstanding selections per arm, their total and the arm selected
-    /// last (best-arm identification).
-    Counts {
-        counts: Vec<u64>,
-        total: u64,
-        last: usize,
-    },
 }
 
-impl Pending {
-    /// No outstanding selection of `k` arms.
-    fn counts(k: usize) -> Self {
-        Pending::Counts { counts: vec![0; k], total: 0, last: 0 }
+/// The outstanding selections of a best-arm identification learner: a
+/// count per arm, their total and the arm selected last (no arms for the
+/// other learners). Every access is made under the learner's lock, which
+/// orders them, so plain atomic loads and stores suffice: a round makes
+/// no read-modify-write beyond the lock's own.
+#[derive(Default)]
+struct Counts {
+    per_arm: Box<[AtomicU64]>,
+    total: AtomicU64,
+    last: AtomicUsize,
+}
+
+impl Counts {
+    fn new(k: usize) -> Self {
+        Counts { per_arm: (0..k).map(|_| AtomicU64::new(0)).collect(), ..Counts::default() }
+    }
+
+    fn k(&self) -> usize {
+        self.per_arm.len()
+    }
+
+    fn get(&self, arm: usize) -> u64 {
+        self.per_arm[arm].load(Ordering::Relaxed)
+    }
+
+    /// One more selection of `arm`.
+    fn add(&self, arm: usize) {
+        self.per_arm[arm].store(self.get(arm) + 1, Ordering::Relaxed);
+        self.total.store(self.total.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        self.last.store(arm, Ordering::Relaxed);
+    }
+
+    /// One selection of `arm` fewer, if any is outstanding.
+    fn settle(&self, arm: usize) {
+        let c = self.get(arm);
+        if c > 0 {
+            self.per_arm[arm].store(c - 1, Ordering::Relaxed);
+            self.total.store(self.total.load(Ordering::Relaxed) - 1, Ordering::Relaxed);
+        }
+    }
+
+    /// The arm of the one outstanding selection, when exactly one is.
+    fn only(&self) -> Option<usize> {
+        if self.total.load(Ordering::Relaxed) != 1 {
+            return None;
+        }
+        let last = self.last.load(Ordering::Relaxed);
+        if self.get(last) == 1 {
+            return Some(last);
+        }
+        Some((0..self.k()).find(|&a| self.get(a) > 0).unwrap_or(last))
+    }
+
+    fn to_vec(&self) -> Vec<u64> {
+        (0..self.k()).map(|a| self.get(a)).collect()
+    }
+
+    /// Sets every count (`counts` has one per arm; total checked by the caller).
+    fn assign(&self, counts: &[u64], total: u64) {
+        for (c, &v) in self.per_arm.iter().zip(counts) {
+            c.store(v, Ordering::Relaxed);
+        }
+        self.total.store(total, Ordering::Relaxed);
+        self.last.store(counts.iter().position(|&c| c > 0).unwrap_or(0), Ordering::Relaxed);
     }
 }
 
@@ -105,6 +214,8 @@ pub struct OnlineCall {
     lock: Py<EngineLock>,
     engine: Engine,
     pending: Mutex<Pending>,
+    /// The outstanding selections per arm (best-arm identification).
+    counts: Counts,
     /// The learner's checked `select(*args)` and `update(*args)`.
     checked_select: Py<PyAny>,
     checked_update: Py<PyAny>,
@@ -162,11 +273,26 @@ impl OnlineCall {
         &self,
         py: Python<'_>,
         engine: &Py<PyAny>,
+        direct: Option<Direct>,
         queue: &Py<RowQueue>,
         reward: f64,
     ) -> PyResult<bool> {
         let _held = self.enter(py);
         let q = queue.get();
+        if let Some(direct) = direct {
+            let mut rows = q.lock();
+            if rows.len(q.d) != 1 {
+                return Ok(false);
+            }
+            let first = (direct.observe)(engine.bind(py), rows.live(q.d), reward)?;
+            let x = first.then(|| rows.live(q.d).to_vec());
+            rows.pop_first(q.d);
+            drop(rows);
+            if let Some(x) = x {
+                self.warn_first_clip(py, reward, Some(x.into_pyarray(py).into_any()))?;
+            }
+            return Ok(true);
+        }
         let x = {
             let rows = q.lock();
             (rows.len(q.d) == 1).then(|| rows.live(q.d).to_vec())
@@ -195,35 +321,27 @@ impl OnlineCall {
     /// False for anything else (the checked path answers, with its errors).
     fn bai_round(&self, py: Python<'_>, engine: &Py<PyBai>, args: &Bound<'_, PyTuple>) -> PyResult<bool> {
         let (arm, reward) = match args.len() {
-            1 => (None, args.get_item(0)?),
+            1 => (None, args.get_borrowed_item(0)?),
             2 => {
-                let a = args.get_item(0)?;
+                let a = args.get_borrowed_item(0)?;
                 let Ok(int) = a.cast_exact::<pyo3::types::PyInt>() else { return Ok(false) };
                 let Ok(arm) = int.extract::<usize>() else { return Ok(false) };
-                (Some(arm), args.get_item(1)?)
+                (Some(arm), args.get_borrowed_item(1)?)
             }
             _ => return Ok(false),
         };
         let Some(reward) = exact_float(&reward).filter(|r| (0.0..=1.0).contains(r)) else { return Ok(false) };
         let _held = self.enter(py);
-        let mut pending = self.pending();
-        let Pending::Counts { counts, total, last } = &mut *pending else { return Ok(false) };
         let arm = match arm {
-            Some(a) if a < counts.len() => a,
-            None if *total == 1 => {
-                if counts[*last] == 1 {
-                    *last
-                } else {
-                    counts.iter().position(|&c| c > 0).unwrap_or(*last)
-                }
-            }
+            Some(a) if a < self.counts.k() => a,
+            None => match self.counts.only() {
+                Some(a) => a,
+                None => return Ok(false),
+            },
             _ => return Ok(false),
         };
         e_observe(engine, py, arm, reward)?;
-        if counts[arm] > 0 {
-            counts[arm] -= 1;
-            *total -= 1;
-        }
+        self.counts.settle(arm);
         Ok(true)
     }
 
@@ -529,19 +647,20 @@ impl OnlineCall {
         } else if let Ok(e) = engine.cast::<PyBai>() {
             Engine::Bai(e.clone().unbind())
         } else if let Some(q) = queue {
-            Engine::Contextual(engine.clone().unbind(), q)
+            Engine::Contextual(engine.clone().unbind(), direct_calls(engine), q)
         } else {
             let name = engine.get_type().name().map_or_else(|_| "object".into(), |n| n.to_string());
             return Err(PyTypeError::new_err(format!("OnlineCall: no online call for a {name}")));
         };
-        let pending = match &engine {
-            Engine::Bai(e) => Pending::counts(e.bind(py).try_borrow()?.inner.config().k),
-            _ => Pending::None,
+        let counts = match &engine {
+            Engine::Bai(e) => Counts::new(e.bind(py).try_borrow()?.inner.config().k),
+            _ => Counts::default(),
         };
         Ok(OnlineCall {
             lock: Py::new(py, EngineLock::default())?,
             engine,
-            pending: Mutex::new(pending),
+            pending: Mutex::new(Pending::None),
+            counts,
             checked_select,
             checked_update,
         })
@@ -557,7 +676,7 @@ impl OnlineCall {
     #[getter]
     fn queue(&self, py: Python<'_>) -> Option<Py<RowQueue>> {
         match &self.engine {
-            Engine::Contextual(_, q) => Some(q.clone_ref(py)),
+            Engine::Contextual(_, _, q) => Some(q.clone_ref(py)),
             _ => None,
         }
     }
@@ -568,11 +687,13 @@ impl OnlineCall {
     #[getter(pending)]
     fn get_pending(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let _held = self.enter(py);
+        if let Engine::Bai(_) = &self.engine {
+            return Ok(self.counts.to_vec().into_pyobject(py)?.into_any().unbind());
+        }
         Ok(match &*self.pending() {
             Pending::None => py.None(),
             Pending::Index(i) => i.into_pyobject(py)?.into_any().unbind(),
             Pending::Point(p) => p.clone().into_pyarray(py).into_any().unbind(),
-            Pending::Counts { counts, .. } => counts.clone().into_pyobject(py)?.into_any().unbind(),
         })
     }
 
@@ -590,8 +711,7 @@ impl OnlineCall {
             }
             let total = counts.iter().try_fold(0u64, |a, &c| a.checked_add(c));
             let Some(total) = total else { return Err(PyIndexError::new_err("outstanding counts overflow")) };
-            let last = counts.iter().position(|&c| c > 0).unwrap_or(0);
-            *self.pending() = Pending::Counts { counts, total, last };
+            self.counts.assign(&counts, total);
             return Ok(());
         }
         let next = match value {
@@ -612,14 +732,17 @@ impl OnlineCall {
     /// The learner's `select` (see the learner's docstring).
     #[pyo3(signature = (*args))]
     fn select(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
-        if let (Engine::Contextual(engine, queue), 1) = (&self.engine, args.len()) {
+        if let (Engine::Contextual(engine, direct, queue), 1) = (&self.engine, args.len()) {
             let set = args.get_item(0)?;
             if let Ok(actions) = set.cast::<PyArrayDyn<f64>>() {
                 let _held = self.enter(py);
-                let index: usize = engine.bind(py).call_method1(intern!(py, "select"), (actions,))?.extract()?;
+                let view = actions.try_readonly()?;
+                let index = match direct {
+                    Some(direct) => (direct.select)(engine.bind(py), &view)?,
+                    None => engine.bind(py).call_method1(intern!(py, "select"), (actions,))?.extract()?,
+                };
                 // The engine checked the shape (k, d) and the index; a copy
                 // of the row: the caller may reuse its array before update().
-                let view = actions.readonly();
                 let row = match view.as_array().into_dimensionality::<numpy::ndarray::Ix2>() {
                     Ok(a) if index < a.nrows() => a.row(index).to_vec(),
                     _ => return Err(PyIndexError::new_err("the engine's selection is not a row of the set")),
@@ -630,6 +753,11 @@ impl OnlineCall {
         }
         if args.is_empty() {
             let held = self.enter(py);
+            if let Engine::Bai(e) = &self.engine {
+                let i = e.bind(py).try_borrow_mut()?.inner.select_arm().py_err()?;
+                self.counts.add(i);
+                return Ok(i.into_pyobject(py)?.into_any().unbind());
+            }
             let free = matches!(*self.pending(), Pending::None);
             match &self.engine {
                 Engine::Exp2(e) if free => {
@@ -670,15 +798,6 @@ impl OnlineCall {
                 }
                 Engine::FollowTheLeader(e, true) => {
                     let i = e.bind(py).try_borrow_mut()?.inner.sample_index().py_err()?;
-                    return Ok(i.into_pyobject(py)?.into_any().unbind());
-                }
-                Engine::Bai(e) => {
-                    let i = e.bind(py).try_borrow_mut()?.inner.select_arm().py_err()?;
-                    if let Pending::Counts { counts, total, last } = &mut *self.pending() {
-                        counts[i] += 1;
-                        *total += 1;
-                        *last = i;
-                    }
                     return Ok(i.into_pyobject(py)?.into_any().unbind());
                 }
                 _ => drop(held),
@@ -766,9 +885,9 @@ impl OnlineCall {
                         }
                     }
                 }
-                Engine::Contextual(engine, queue) => {
+                Engine::Contextual(engine, direct, queue) => {
                     if let Some(reward) = float_or_float64(&arg)? {
-                        if self.contextual_round(py, engine, queue, reward)? {
+                        if self.contextual_round(py, engine, *direct, queue, reward)? {
                             return Ok(());
                         }
                     }

@@ -1,0 +1,321 @@
+"""Fixed-budget private best-arm identification (DP-BAI, Chen et al. 2024):
+the noise formula, the phases, the Rust simulation against a step-by-step
+run, error rates, the K-armed learner as the linear one on the standard
+basis, the online protocol with delays, hostile input, checkpoints, and
+audits of the exact released phase sums (slow)."""
+
+from __future__ import annotations
+
+import math
+import pickle
+
+import numpy as np
+import pytest
+
+import dpbandits as dp
+from dpbandits import _core
+from dpbandits.audit import audit
+from dpbandits.errors import CheckpointError, StateError
+from dpbandits.learners.bai_fixed_budget import DPBAI, LinearDPBAI, SequentialHalving
+from dpbandits.privacy.fixed_budget_bai import phase_mean_laplace_scale, phase_sum_laplace_scale
+
+ARMS = np.array([[1.0, 0.0], [0.0, 1.0], [0.7, 0.7], [0.5, 0.2], [0.2, 0.5], [0.9, 0.1]])
+THETA = np.array([0.6, 0.3])
+
+
+def test_noise_scale_by_hand() -> None:
+    # Algorithm 1: Laplace(1 / (eps n)) on the mean of n rewards in [0, 1]
+    # is Laplace(1 / eps) on their sum.
+    assert phase_sum_laplace_scale(0.5) == 2.0
+    assert phase_sum_laplace_scale(4.0) == 0.25
+    assert phase_mean_laplace_scale(0.25, 8) == 0.5
+    with pytest.raises(ValueError):
+        phase_sum_laplace_scale(0.0)
+
+
+def test_phases_halve_and_use_the_budget() -> None:
+    learner = DPBAI(5, 1000, 1.0, seed=0)
+    assert learner.phases == 3
+    sizes, used = [], 0
+    while not learner.finished:
+        sizes.append(len(learner.active()))
+        q = learner._engine.quotas()
+        assert q.max() - q.min() <= 1  # round robin: pulls differ by at most one
+        for arm in learner.select_many(int(q.sum())):
+            learner.update(int(arm), 1.0 if arm == 0 else 0.0)
+            used += 1
+    assert sizes == [5, 3, 2]
+    assert used == 1000 == learner.samples
+    assert learner.recommendation == 0
+    with pytest.raises(StateError):
+        learner.select()
+
+
+@pytest.mark.parametrize("make", [
+    lambda: DPBAI(4, 600, 1.0, seed=3),
+    lambda: DPBAI(4, 600, 1.0, sampler="float", seed=3),
+    lambda: LinearDPBAI(ARMS, 900, 1.0, seed=3),
+    lambda: SequentialHalving(4, 600, seed=3),
+])
+def test_simulate_equals_step_by_step(make) -> None:  # type: ignore[no-untyped-def]
+    learner = make()
+    means = ARMS @ THETA if learner.k == 6 else np.array([0.6, 0.5, 0.45, 0.3])
+    runs = learner.simulate(means, reps=4, seed=11)
+    for r in range(4):
+        twin = learner._replicate(11, r)
+        env = _core.BaiBernoulliRewards(list(means), 11, r)
+        while not twin.finished:
+            arm = twin.select()
+            twin.update(arm, env.pull(arm))
+        assert twin.recommendation == runs.recommendations[r]
+        assert twin.samples == runs.samples[r] == learner.budget
+
+
+def test_karmed_is_linear_on_the_standard_basis() -> None:
+    means = [0.55, 0.5, 0.45, 0.4, 0.35]
+    a = DPBAI(5, 3000, 0.5, seed=7).simulate(means, reps=300, seed=2)
+    b = LinearDPBAI(np.eye(5), 3000, 0.5, seed=7).simulate(means, reps=300, seed=2)
+    assert np.array_equal(a.recommendations, b.recommendations)
+
+
+def _sd(p: float, n: int) -> float:
+    return math.sqrt(max(p * (1 - p), 1e-4) / n)
+
+
+def test_error_falls_with_budget_and_epsilon() -> None:
+    # Bernoulli arms 0.5, 0.45, 0.4, 0.35: the error rate over 2,000
+    # replicates, compared with thresholds of 4 binomial standard deviations.
+    means = [0.5, 0.45, 0.4, 0.35]
+    n = 2000
+    small = DPBAI(4, 1000, 1.0, seed=0).simulate(means, n, seed=1).error_rate
+    large = DPBAI(4, 8000, 1.0, seed=0).simulate(means, n, seed=1).error_rate
+    tight = DPBAI(4, 8000, 0.02, seed=0).simulate(means, n, seed=1).error_rate
+    free = SequentialHalving(4, 8000, seed=0).simulate(means, n, seed=1).error_rate
+    assert small - large > 4 * (_sd(small, n) + _sd(large, n)), (small, large)
+    assert tight - large > 4 * (_sd(tight, n) + _sd(large, n)), (tight, large)
+    assert large <= free + 4 * (_sd(large, n) + _sd(free, n)) + 0.02  # eps = 1 costs little at T = 8000
+    assert tight < 0.75  # better than a uniform guess (3/4 wrong), even at eps = 0.02
+
+
+def test_linear_pulls_a_max_det_collection() -> None:
+    learner = LinearDPBAI(ARMS, 900, 1.0, seed=0)
+    pulled = learner.pulled()
+    assert len(pulled) == 2  # d = 2 of the 6 arms
+    # Every arm is a combination of the collection with coefficients <= 1.
+    basis = ARMS[pulled]
+    coef = np.linalg.lstsq(basis.T, ARMS.T, rcond=None)[0]
+    assert np.all(np.abs(coef) <= 1 + 1e-9)
+    runs = LinearDPBAI(ARMS, 9000, 1.0, seed=0).simulate(ARMS @ THETA, 500, seed=4)
+    assert runs.error_rate < 0.3  # best arm 2 (0.63) against arm 0 (0.60)
+    # A rank-deficient active set pulls its rank: arms on one line.
+    line = LinearDPBAI(np.array([[1.0, 1.0], [0.5, 0.5], [0.2, 0.2], [0.9, 0.9]]), 400, 1.0, seed=0)
+    assert len(line.pulled()) == 1
+
+
+def _run(learner, delayed: bool) -> None:  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(0)
+    while not learner.finished:
+        if not delayed:
+            arm = learner.select()
+            learner.update(arm, float(rng.random() < 0.2 + 0.2 * arm))
+            continue
+        arms = learner.select_many(int(learner._engine.remaining))
+        rewards = [float(rng.random() < 0.2 + 0.2 * int(x)) for x in arms]
+        with pytest.raises(StateError, match="outstanding"):
+            learner.select()  # the phase waits for its rewards
+        order = np.arange(len(arms))[::-1]  # the rewards arrive in reverse
+        learner.update_many(arms[order], np.array(rewards)[order])
+
+
+def test_delayed_rewards_in_any_order() -> None:
+    # Without noise a phase's releases are its sums: the order of arrival
+    # within the phase changes nothing.
+    a, b = SequentialHalving(4, 400, seed=5), SequentialHalving(4, 400, seed=5)
+    _run(a, delayed=False)
+    _run(b, delayed=True)
+    assert a.recommendation == b.recommendation
+    np.testing.assert_array_equal(a.released_means(), b.released_means())
+    # With noise the same protocol runs the whole budget.
+    c = DPBAI(4, 400, 1.0, seed=5)
+    _run(c, delayed=True)
+    assert c.samples == 400 and c.recommendation is not None
+
+
+def test_update_forms_and_refusals() -> None:
+    learner = DPBAI(3, 60, 1.0, seed=0)
+    arm = learner.select()
+    learner.update(0.5)  # the one outstanding selection
+    with pytest.raises(StateError):
+        learner.update(0.5)  # none outstanding
+    with pytest.raises(StateError, match="no outstanding"):
+        learner.update(arm, 0.5)
+    arm = learner.select()
+    for bad in (1.5, -0.1, math.nan, math.inf):
+        with pytest.raises(ValueError, match="reward"):
+            learner.update(arm, bad)
+    with pytest.raises(ValueError, match="arm"):
+        learner.update(7, 0.5)
+    with pytest.raises(TypeError):
+        learner.update(True, 0.5)
+    with pytest.raises(StateError):
+        learner.update_many([arm, arm], [0.1, 0.2])  # one outstanding, two rewards: none recorded
+    assert learner.samples == 1
+    learner.update(arm, 0.25)
+    assert learner.samples == 2
+
+
+def test_hostile_arguments() -> None:
+    with pytest.raises(ValueError, match="k"):
+        DPBAI(1, 100, 1.0)
+    with pytest.raises(ValueError, match="budget"):
+        DPBAI(5, 12, 1.0)  # phase 1 pulls 5 arms, its budget is 4
+    with pytest.raises(ValueError, match="epsilon"):
+        DPBAI(3, 100, 0.0)
+    with pytest.raises(ValueError, match="sampler"):
+        DPBAI(3, 100, 1.0, sampler="gauss")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="secure"):
+        DPBAI(3, 100, 1.0, sampler="float", secure=True)
+    with pytest.raises(TypeError):
+        DPBAI(3.5, 100, 1.0)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="arms"):
+        LinearDPBAI(np.ones(3), 100, 1.0)
+    with pytest.raises(ValueError, match="arms"):
+        LinearDPBAI(np.array([[1.0, np.nan], [0.0, 1.0]]), 100, 1.0)
+    with pytest.raises(ValueError, match="arms"):
+        LinearDPBAI(np.zeros((3, 2)), 100, 1.0)
+    with pytest.raises(ValueError, match="arms"):
+        SequentialHalving(3, 100, arms=ARMS)
+    with pytest.raises(ValueError, match="means"):
+        DPBAI(3, 100, 1.0, seed=0).simulate([0.5, 0.2], 10)
+    with pytest.raises(ValueError, match="means"):
+        DPBAI(3, 100, 1.0, seed=0).simulate([0.5, 0.2, 1.2], 10)
+    with pytest.raises(ValueError, match="secure"):
+        DPBAI(3, 100, 1.0, secure=True).simulate([0.5, 0.2, 0.1], 10)
+
+
+@pytest.mark.parametrize("eps", [0.001, 0.01, 0.1, 1.0, 10.0, 100.0])
+def test_privacy_grid(eps: float) -> None:
+    learner = DPBAI(3, 10**6, eps, seed=0)
+    g = learner.privacy
+    assert g.delta == 0.0 and g.epsilon <= eps and g.epsilon > 0.99 * eps
+    assert learner.noise_wire[0] == "lattice_laplace"
+    assert "Chen, Karthik, Chee & Tan 2024" in g.basis
+    assert SequentialHalving(3, 100).privacy.is_private is False
+
+
+def test_checkpoint_round_trip_fork_and_corruption(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    learner = LinearDPBAI(ARMS, 900, 1.0, seed=2)
+    rng = np.random.default_rng(1)
+    for _ in range(230):
+        arm = learner.select()
+        learner.update(arm, float(rng.random() < 0.5))
+    held = learner.select()  # one outstanding selection
+    path = tmp_path / "fb.ckpt"
+    learner.save(path)
+    replay = LinearDPBAI.load(path, replay=True)
+    assert replay.outstanding == [held]
+    used = LinearDPBAI.load(path)
+    assert used.seed is None  # a restore for use is re-keyed
+    for other in (replay, used):
+        other.update(held, 1.0)
+    learner.update(held, 1.0)
+    while not learner.finished:
+        arm = learner.select()
+        assert arm == replay.select()
+        y = float(rng.random() < 0.5)
+        learner.update(arm, y)
+        replay.update(arm, y)
+    assert learner.recommendation == replay.recommendation
+    np.testing.assert_array_equal(learner.released_means(), replay.released_means())
+    clone = pickle.loads(pickle.dumps(learner))
+    assert clone.recommendation == learner.recommendation
+    fork = DPBAI(3, 600, 1.0, seed=1)
+    f1, f2 = fork.fork(seed=10), fork.fork(seed=11)
+    for f in (f1, f2):
+        while not f.finished:
+            arm = f.select()
+            f.update(arm, 0.5)
+    assert not np.array_equal(f1.released_means(), f2.released_means())
+    # Truncated or bit-flipped engine bytes: a clean refusal, never a crash.
+    state = bytes(learner._engine.to_bytes())
+    rng = np.random.default_rng(3)
+    refused = 0
+    for _ in range(600):
+        b = bytearray(state)
+        i = int(rng.integers(len(b)))
+        b[i] ^= 1 << int(rng.integers(8))
+        try:
+            _core.FixedBudgetBaiEngine.from_bytes(bytes(b))
+        except ValueError:
+            refused += 1
+    assert refused > 0
+    with pytest.raises(ValueError):
+        _core.FixedBudgetBaiEngine.from_bytes(state[: len(state) // 2])
+    (tmp_path / "bad.ckpt").write_bytes(path.read_bytes()[:-9])
+    with pytest.raises(CheckpointError):
+        LinearDPBAI.load(tmp_path / "bad.ckpt")
+
+
+def test_top_level_exports() -> None:
+    assert dp.DPBAI is DPBAI and dp.LinearDPBAI is LinearDPBAI and dp.SequentialHalving is SequentialHalving
+
+
+# ---------------------------------------------------------------------------
+# Audits of the exact released phase sums (slow)
+
+AUDIT_N = 1_000_000
+REWARDS = [1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 1.0, 0.0, 1.0]
+
+
+def _phase_release(engine, round_: int):  # type: ignore[no-untyped-def]
+    """Neighbouring reward sequences differ in observation ``round_`` (0 vs
+    1); the output is the released phase sum holding it."""
+
+    def mechanism(side: int, count: int, seed: int) -> np.ndarray:
+        r = list(REWARDS)
+        r[round_] = float(side)
+        return np.nan_to_num(engine._audit_runs(r, round_, count, seed), nan=-1e9)
+
+    return mechanism
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("linear", [False, True])
+def test_audit_released_phase_sums(linear: bool) -> None:
+    # Budget 24 over 2 phases: phase 1 pulls 3 arms 4 times (K-armed) or a
+    # 2-arm collection 6 times (linear), so the 12 audited rewards close it.
+    learner = LinearDPBAI(ARMS[:3], 24, 1.0, seed=0) if linear else DPBAI(3, 24, 1.0, seed=0)
+    g = learner.privacy
+    res = audit(_phase_release(learner._engine, 4), epsilon=g.epsilon, delta=g.delta, n=AUDIT_N, seed=1)
+    print(f"[audit] linear={linear}: {res}")
+    assert res.epsilon_lower_bound <= g.epsilon
+    assert res.epsilon_lower_bound > 0.5 * g.epsilon  # the audit sees the release (not vacuous)
+
+
+@pytest.mark.slow
+def test_audit_flags_half_noise() -> None:
+    learner = DPBAI(3, 24, 1.0, seed=0)
+    kind, steps, exponent = learner.noise_wire  # type: ignore[misc]
+    buggy = _core.FixedBudgetBaiEngine(3, 24, noise=(kind, max(1, int(steps) // 2), exponent), seed=0)
+    res = audit(_phase_release(buggy, 4), epsilon=1.0, n=AUDIT_N, seed=2)
+    print(f"[audit] half noise: {res}")
+    assert res.epsilon_lower_bound > 1.0
+
+
+def test_experiment_quick_run_writes_figure_and_table(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import csv
+
+    from dpbandits import cli
+    from dpbandits.experiments import experiments
+
+    name = "private-bai-fixed-budget"
+    assert name in experiments()
+    assert cli.main(["reproduce", name, "--quick", "--out", str(tmp_path), "--quiet"]) == 0
+    folder = tmp_path / name
+    assert (folder / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with (folder / f"{name}.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert {r["learner"] for r in rows} == {"eps=0.1", "eps=1", "eps=10", "non-private"}
+    assert {r["instance"] for r in rows} == {"I1", "H", "linear"}
+    for r in rows:
+        assert 0.0 <= float(r["error_rate"]) <= 1.0
