@@ -34,6 +34,9 @@ from dpbandits.learners.private_experts import (
 )
 
 K, D = 3, 2
+#: The fixed-budget learners: they release at their phases' ends and need
+#: a budget of at least one pull per arm and phase (6 here).
+FIXED_BUDGET = ("DPBAI", "LinearDPBAI", "SequentialHalving")
 ACTIONS = np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.6], [-0.5, 0.5]])
 
 

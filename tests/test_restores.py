@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from _learner_drivers import DRIVERS
+from _learner_drivers import DRIVERS, FIXED_BUDGET
 
 import dpbandits as dp
 from dpbandits.errors import PrivacyBudgetError
@@ -438,7 +438,7 @@ def test_every_learner_class_restores_for_use_re_keyed(name: str, tmp_path: Path
     make, step = DRIVERS[name]
     # A fixed-budget learner releases at its phases' ends: a budget of 80
     # ends its first phase inside the window of rounds 20-60 below.
-    lrn = make(80 if name in ("DPBAI", "LinearDPBAI", "SequentialHalving") else 400, 3)
+    lrn = make(80 if name in FIXED_BUDGET else 400, 3)
     for t in range(20):
         step(lrn, t)
     path = tmp_path / "l.ckpt"

@@ -89,6 +89,7 @@ from dpbandits.privacy.secure import exact_lattice_noise
 
 if TYPE_CHECKING:
     from dpbandits.ledger import Ledger
+    from dpbandits.serving_sampled import BAIPolicy
 
 __all__ = ["DPBAI", "FixedBudgetRuns", "LinearDPBAI", "SequentialHalving"]
 
@@ -270,6 +271,34 @@ class _FixedBudgetBAI(LearnerBase):
         if not 0 <= int(arm) < self.k:
             raise ValueError(f"invalid argument `arm`: must lie in [0, {self.k}), got {arm!r}")
         return int(arm)
+
+    # -- serving ------------------------------------------------------------
+    def policy(self) -> BAIPolicy:
+        """The current phase's allocation as a read-only, picklable
+        :class:`~dpbandits.serving_sampled.BAIPolicy` (released values only:
+        the pulled arms in proportion to their pulls in the phase; once
+        finished, the recommendation), with ``recommendation`` and
+        ``should_stop`` (= :attr:`finished`). It describes the schedule;
+        a fixed-budget phase takes only the rewards of the pulls it
+        scheduled, so rewards of decisions served elsewhere are refused by
+        :meth:`update` (StateError)."""
+        from dpbandits.serving_sampled import BAIPolicy
+
+        with self.lock:
+            p = np.zeros(self.k)
+            rec = self.recommendation
+            if rec is not None:
+                p[rec] = 1.0
+            else:
+                q = self._engine.quotas().astype(np.float64)
+                p[self._engine.pulled().astype(np.int64)] = q / q.sum()
+            return BAIPolicy(p, self.policy_version, recommendation=rec, should_stop=rec is not None)
+
+    @property
+    def policy_version(self) -> int:
+        """The number of phase sums released so far (the allocation moves
+        when a phase ends)."""
+        return int(self._engine.releases)
 
     # -- what an experiment reads -------------------------------------------
     @property

@@ -66,7 +66,8 @@ impl EngineLock {
                 true
             }
             Err(owner) if owner == me => {
-                self.depth.fetch_add(1, Ordering::Relaxed);
+                // Only the owner touches `depth`: a load and a store.
+                self.depth.store(self.depth.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
                 true
             }
             Err(_) => false,
@@ -115,7 +116,9 @@ impl EngineLock {
         if self.owner.load(Ordering::Relaxed) != thread_token() {
             return false;
         }
-        if self.depth.fetch_sub(1, Ordering::Relaxed) == 1 {
+        let depth = self.depth.load(Ordering::Relaxed);
+        self.depth.store(depth - 1, Ordering::Relaxed);
+        if depth == 1 {
             self.owner.store(0, Ordering::SeqCst);
             if self.waiters.load(Ordering::SeqCst) > 0 {
                 let _guard = self.park.lock().unwrap_or_else(PoisonError::into_inner);

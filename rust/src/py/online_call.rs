@@ -24,12 +24,13 @@
 //! reward is recorded with the queued row, no array built.
 //!
 //! The best-arm identification learners keep any number of outstanding
-//! selections as a count per arm ([`Pending::Counts`]): `select()` adds
+//! selections as a count per arm ([`Counts`]): `select()` adds
 //! one to the arm's count, `update(arm, reward)` (an int and a float in
 //! [0, 1]) records the reward and settles one selection of that arm if any
 //! is outstanding, and `update(reward)` settles the one outstanding
 //! selection when exactly one is.
 
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use numpy::{IntoPyArray, PyArray2, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn};
@@ -137,19 +138,72 @@ enum Pending {
     None,
     Index(usize),
     Point(Vec<f64>),
-    /// Outstanding selections per arm, their total and the arm selected
-    /// last (best-arm identification).
-    Counts {
-        counts: Vec<u64>,
-        total: u64,
-        last: usize,
-    },
 }
 
-impl Pending {
-    /// No outstanding selection of `k` arms.
-    fn counts(k: usize) -> Self {
-        Pending::Counts { counts: vec![0; k], total: 0, last: 0 }
+/// The outstanding selections of a best-arm identification learner: a
+/// count per arm, their total and the arm selected last (no arms for the
+/// other learners). Every access is made under the learner's lock, which
+/// orders them, so plain atomic loads and stores suffice: a round makes
+/// no read-modify-write beyond the lock's own.
+#[derive(Default)]
+struct Counts {
+    per_arm: Box<[AtomicU64]>,
+    total: AtomicU64,
+    last: AtomicUsize,
+}
+
+impl Counts {
+    fn new(k: usize) -> Self {
+        Counts { per_arm: (0..k).map(|_| AtomicU64::new(0)).collect(), ..Counts::default() }
+    }
+
+    fn k(&self) -> usize {
+        self.per_arm.len()
+    }
+
+    fn get(&self, arm: usize) -> u64 {
+        self.per_arm[arm].load(Ordering::Relaxed)
+    }
+
+    /// One more selection of `arm`.
+    fn add(&self, arm: usize) {
+        self.per_arm[arm].store(self.get(arm) + 1, Ordering::Relaxed);
+        self.total.store(self.total.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        self.last.store(arm, Ordering::Relaxed);
+    }
+
+    /// One selection of `arm` fewer, if any is outstanding.
+    fn settle(&self, arm: usize) {
+        let c = self.get(arm);
+        if c > 0 {
+            self.per_arm[arm].store(c - 1, Ordering::Relaxed);
+            self.total.store(self.total.load(Ordering::Relaxed) - 1, Ordering::Relaxed);
+        }
+    }
+
+    /// The arm of the one outstanding selection, when exactly one is.
+    fn only(&self) -> Option<usize> {
+        if self.total.load(Ordering::Relaxed) != 1 {
+            return None;
+        }
+        let last = self.last.load(Ordering::Relaxed);
+        if self.get(last) == 1 {
+            return Some(last);
+        }
+        Some((0..self.k()).find(|&a| self.get(a) > 0).unwrap_or(last))
+    }
+
+    fn to_vec(&self) -> Vec<u64> {
+        (0..self.k()).map(|a| self.get(a)).collect()
+    }
+
+    /// Sets every count (`counts` has one per arm; total checked by the caller).
+    fn assign(&self, counts: &[u64], total: u64) {
+        for (c, &v) in self.per_arm.iter().zip(counts) {
+            c.store(v, Ordering::Relaxed);
+        }
+        self.total.store(total, Ordering::Relaxed);
+        self.last.store(counts.iter().position(|&c| c > 0).unwrap_or(0), Ordering::Relaxed);
     }
 }
 
@@ -160,6 +214,8 @@ pub struct OnlineCall {
     lock: Py<EngineLock>,
     engine: Engine,
     pending: Mutex<Pending>,
+    /// The outstanding selections per arm (best-arm identification).
+    counts: Counts,
     /// The learner's checked `select(*args)` and `update(*args)`.
     checked_select: Py<PyAny>,
     checked_update: Py<PyAny>,
@@ -265,35 +321,27 @@ impl OnlineCall {
     /// False for anything else (the checked path answers, with its errors).
     fn bai_round(&self, py: Python<'_>, engine: &Py<PyBai>, args: &Bound<'_, PyTuple>) -> PyResult<bool> {
         let (arm, reward) = match args.len() {
-            1 => (None, args.get_item(0)?),
+            1 => (None, args.get_borrowed_item(0)?),
             2 => {
-                let a = args.get_item(0)?;
+                let a = args.get_borrowed_item(0)?;
                 let Ok(int) = a.cast_exact::<pyo3::types::PyInt>() else { return Ok(false) };
                 let Ok(arm) = int.extract::<usize>() else { return Ok(false) };
-                (Some(arm), args.get_item(1)?)
+                (Some(arm), args.get_borrowed_item(1)?)
             }
             _ => return Ok(false),
         };
         let Some(reward) = exact_float(&reward).filter(|r| (0.0..=1.0).contains(r)) else { return Ok(false) };
         let _held = self.enter(py);
-        let mut pending = self.pending();
-        let Pending::Counts { counts, total, last } = &mut *pending else { return Ok(false) };
         let arm = match arm {
-            Some(a) if a < counts.len() => a,
-            None if *total == 1 => {
-                if counts[*last] == 1 {
-                    *last
-                } else {
-                    counts.iter().position(|&c| c > 0).unwrap_or(*last)
-                }
-            }
+            Some(a) if a < self.counts.k() => a,
+            None => match self.counts.only() {
+                Some(a) => a,
+                None => return Ok(false),
+            },
             _ => return Ok(false),
         };
         e_observe(engine, py, arm, reward)?;
-        if counts[arm] > 0 {
-            counts[arm] -= 1;
-            *total -= 1;
-        }
+        self.counts.settle(arm);
         Ok(true)
     }
 
@@ -604,14 +652,15 @@ impl OnlineCall {
             let name = engine.get_type().name().map_or_else(|_| "object".into(), |n| n.to_string());
             return Err(PyTypeError::new_err(format!("OnlineCall: no online call for a {name}")));
         };
-        let pending = match &engine {
-            Engine::Bai(e) => Pending::counts(e.bind(py).try_borrow()?.inner.config().k),
-            _ => Pending::None,
+        let counts = match &engine {
+            Engine::Bai(e) => Counts::new(e.bind(py).try_borrow()?.inner.config().k),
+            _ => Counts::default(),
         };
         Ok(OnlineCall {
             lock: Py::new(py, EngineLock::default())?,
             engine,
-            pending: Mutex::new(pending),
+            pending: Mutex::new(Pending::None),
+            counts,
             checked_select,
             checked_update,
         })
@@ -638,11 +687,13 @@ impl OnlineCall {
     #[getter(pending)]
     fn get_pending(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let _held = self.enter(py);
+        if let Engine::Bai(_) = &self.engine {
+            return Ok(self.counts.to_vec().into_pyobject(py)?.into_any().unbind());
+        }
         Ok(match &*self.pending() {
             Pending::None => py.None(),
             Pending::Index(i) => i.into_pyobject(py)?.into_any().unbind(),
             Pending::Point(p) => p.clone().into_pyarray(py).into_any().unbind(),
-            Pending::Counts { counts, .. } => counts.clone().into_pyobject(py)?.into_any().unbind(),
         })
     }
 
@@ -660,8 +711,7 @@ impl OnlineCall {
             }
             let total = counts.iter().try_fold(0u64, |a, &c| a.checked_add(c));
             let Some(total) = total else { return Err(PyIndexError::new_err("outstanding counts overflow")) };
-            let last = counts.iter().position(|&c| c > 0).unwrap_or(0);
-            *self.pending() = Pending::Counts { counts, total, last };
+            self.counts.assign(&counts, total);
             return Ok(());
         }
         let next = match value {
@@ -703,6 +753,11 @@ impl OnlineCall {
         }
         if args.is_empty() {
             let held = self.enter(py);
+            if let Engine::Bai(e) = &self.engine {
+                let i = e.bind(py).try_borrow_mut()?.inner.select_arm().py_err()?;
+                self.counts.add(i);
+                return Ok(i.into_pyobject(py)?.into_any().unbind());
+            }
             let free = matches!(*self.pending(), Pending::None);
             match &self.engine {
                 Engine::Exp2(e) if free => {
@@ -743,15 +798,6 @@ impl OnlineCall {
                 }
                 Engine::FollowTheLeader(e, true) => {
                     let i = e.bind(py).try_borrow_mut()?.inner.sample_index().py_err()?;
-                    return Ok(i.into_pyobject(py)?.into_any().unbind());
-                }
-                Engine::Bai(e) => {
-                    let i = e.bind(py).try_borrow_mut()?.inner.select_arm().py_err()?;
-                    if let Pending::Counts { counts, total, last } = &mut *self.pending() {
-                        counts[i] += 1;
-                        *total += 1;
-                        *last = i;
-                    }
                     return Ok(i.into_pyobject(py)?.into_any().unbind());
                 }
                 _ => drop(held),
