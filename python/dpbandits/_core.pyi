@@ -1198,6 +1198,7 @@ class LazyExpertsEngine(_Learner):
         max_switches: int,
         *,
         clip: bool = True,
+        lattice: int | None = None,
         seed: int | None = None,
     ) -> Self: ...
     def select(self) -> int: ...
