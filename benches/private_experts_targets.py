@@ -5,7 +5,8 @@
    0.5), T = 2^16, eps = 0.05: PrivateStochasticExperts, PrivateFTRL,
    PrivateFTPL (delta 1e-6);
 2. oblivious switching best expert: d = 1,024, T = 2^16, eps = 0.1:
-   LazyPrivateExperts and PrivateDartboardExperts (delta 1e-6),
+   LazyPrivateExperts (exact draws, and the floating-point opt-in) and
+   PrivateDartboardExperts (delta 1e-6),
    PrivateFTRL, PrivateFTPL, and the non-private lazy multiplicative
    weights;
 3. bandits: K = 16, T = 10^6, eps = 1, stochastic (0.4 / 0.5) and
@@ -62,6 +63,7 @@ def main() -> None:
         print(f"2 lazy parameters: B {lazy.batch}, eta {lazy.eta:.3g}, gamma {lazy.gamma:g}, "
               f"max switches {lazy.max_switches}, {lazy.privacy}", flush=True)
         run("2 LazyPrivateExperts", lazy, env)
+        run("2 LazyPrivateExperts (sampler='float')", dp.LazyPrivateExperts(d, T, eps, seed=0, sampler="float"), env)
         board = dp.PrivateDartboardExperts(d, T, eps, seed=0)
         print(f"2 dartboard parameters: B {board.batch}, eta {board.eta:.3g}, shift {board.shift:.4g}, "
               f"test noise {board.noise_wire}, max switches {board.max_switches}, {board.privacy}", flush=True)

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from dpbandits.learners.bai import CTBTT, AdaPTT, DPTopTwo, TopTwoBAI
+from dpbandits.learners.bai import CTBTT, AdaPTT, AdaPTTStar, DPTopTwo, TopTwoBAI
 from dpbandits.learners.bai_fixed_budget import DPBAI, LinearDPBAI, SequentialHalving
 from dpbandits.learners.elimination import ContextualEliminationBandit, EliminationLinearBandit
 from dpbandits.learners.linucb_trust import LocalLinUCB, ShuffleLinUCB
@@ -171,6 +171,7 @@ DRIVERS: dict[str, tuple[Callable[[int, int | None], Any], Callable[[Any, int], 
     "TopTwoBAI": (lambda h, s: TopTwoBAI(K, 0.01, max_samples=h, seed=s), _bai_step),
     "DPTopTwo": (lambda h, s: DPTopTwo(K, 0.01, 1.0, first_batch=4.0, max_samples=h, seed=s), _bai_step),
     "AdaPTT": (lambda h, s: AdaPTT(K, 0.01, 1.0, max_samples=h, seed=s), _bai_step),
+    "AdaPTTStar": (lambda h, s: AdaPTTStar(K, 0.01, 1.0, max_samples=h, seed=s), _bai_step),
     "CTBTT": (lambda h, s: CTBTT(K, 0.01, 1.0, max_samples=h, seed=s), _bai_step),
     # Fixed-budget best-arm identification: the budget plays the horizon.
     "DPBAI": (lambda h, s: DPBAI(K, h, 1.0, seed=s), _bai_step),

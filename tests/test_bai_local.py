@@ -20,14 +20,23 @@ SMALL = [0.7, 0.5, 0.3]
 
 
 def test_randomised_response_constants_by_hand() -> None:
+    """The flip probability 1 / (1 + e^eps) rounded up to the lattice 2^-62:
+    at eps = 1, num = ceil(2^62 / (1 + e)) = 1240273392707995214 (by hand
+    with 80 digits), and eps' = ln((2^62 - num) / num) <= eps."""
     r = randomised_response(1.0)
-    assert (r.num, r.bits, r.epsilon) == (2**40, 40, 1.0)
+    assert (r.num, r.bits) == (1240273392707995214, 62)
     assert r.flip == pytest.approx(1.0 / (1.0 + math.e), rel=1e-15)
-    # epsilon' rounds down to the lattice 2^-40 (never above epsilon)
-    r = randomised_response(0.1)
-    assert r.num == math.floor(0.1 * 2**40) and r.epsilon <= 0.1 and 0.1 - r.epsilon < 2**-40
-    assert randomised_response(1e-13).num == 1  # the smallest epsilon' is 2^-40
-    assert randomised_response(2.0**19).flip < 1e-300
+    assert 1.0 - 1e-15 < r.epsilon <= 1.0
+    assert (2**62 - r.num) <= r.num * math.e * (1 + 1e-15)
+    # rounding the flip probability up never raises epsilon, and lowers it
+    # by at most ln(1 + 1 / x) + ln(1 + 1 / (2^62 - x - 1)) <= 2 / num
+    # (x = 2^62 / (1 + e^eps), num = ceil(x))
+    for eps in (1e-12, 1e-3, 0.1, 30.0):
+        r = randomised_response(eps)
+        assert 0.0 < r.epsilon <= eps and eps - r.epsilon <= 2.0 / r.num + 1e-15
+    # a flip probability of at least 2^-62: epsilon' = ln(2^62 - 1) for every large epsilon
+    big = randomised_response(2.0**19)
+    assert big.num == 1 and big.epsilon == pytest.approx(62 * math.log(2.0), rel=1e-12)
     for bad in (0.0, -1.0, math.inf, math.nan, 2.0**19 * 1.01):
         with pytest.raises(ValueError, match="epsilon"):
             randomised_response(bad)

@@ -25,6 +25,7 @@ MAKERS = {
     "DPTopTwo": lambda seed=1: dp.DPTopTwo(4, 0.05, 1.0, first_batch=4.0, seed=seed),
     "DPTopTwo/shifted": lambda seed=1: dp.DPTopTwo(4, 0.05, 1.0, first_batch=4.0, stopping="shifted", seed=seed),
     "AdaPTT": lambda seed=1: dp.AdaPTT(4, 0.05, 1.0, seed=seed),
+    "AdaPTTStar": lambda seed=1: dp.AdaPTTStar(4, 0.05, 1.0, seed=seed),
     "TopTwoBAI": lambda seed=1: dp.TopTwoBAI(4, 0.05, seed=seed),
     "CTBTT": lambda seed=1: dp.CTBTT(4, 0.05, 1.0, seed=seed),
 }
@@ -54,7 +55,7 @@ def test_every_bai_class_is_a_learner_with_ledger_arguments() -> None:
     assert repr(learner).startswith("DPTopTwo(k=4")
 
 
-@pytest.mark.parametrize("name", ["DPTopTwo", "AdaPTT"])
+@pytest.mark.parametrize("name", ["DPTopTwo", "AdaPTT", "AdaPTTStar"])
 def test_ledger_registration_at_construction(tmp_path: Path, name: str) -> None:
     with dp.Ledger(tmp_path / "l.db") as ledger:
         ledger.set_budget("d", epsilon=1.5, delta=0.0, model="central")
@@ -115,7 +116,7 @@ def test_select_and_update_are_bound_and_take_delayed_feedback(name: str) -> Non
     assert learner.outstanding == []
 
 
-@pytest.mark.parametrize("name", ["DPTopTwo", "AdaPTT"])
+@pytest.mark.parametrize("name", ["DPTopTwo", "AdaPTT", "AdaPTTStar"])
 def test_restores_pickles_and_forks_rekey(tmp_path: Path, name: str) -> None:
     learner = MAKERS[name]()
     _play(learner, 120)

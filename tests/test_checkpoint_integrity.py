@@ -252,7 +252,8 @@ def test_a_correct_file_loads_and_its_guarantee_is_recomputed(name: str, tmp_pat
 def test_every_learner_engine_reports_its_noise_parameters() -> None:
     for name, (make, _) in DRIVERS.items():
         params = make(64, 1)._engine.noise_parameters()
-        cap = "horizon" if "horizon" in params else "max_samples"  # best-arm identification caps its samples
+        # Best-arm identification caps its samples (fixed confidence) or has a budget (fixed budget).
+        cap = next(c for c in ("horizon", "max_samples", "budget") if c in params)
         assert isinstance(params, dict) and params[cap] == 64, name
         json.dumps(params)  # plain values only
     for learner in (_jdp(), _jdp(noise="wishart"), LinUCB(3, 100)):

@@ -134,6 +134,9 @@ CASES: dict[str, list[tuple[str, str, bool]]] = {
     "AdaPTT": [
         ("k", "dp.AdaPTT({v}, 0.1, 1.0)", True),
         ("max_samples", "l = dp.AdaPTT(3, 0.1, 1.0, max_samples={v}); l.update(l.select(), 0.5)", False)],
+    "AdaPTTStar": [
+        ("k", "dp.AdaPTTStar({v}, 0.1, 1.0)", True),
+        ("max_samples", "l = dp.AdaPTTStar(3, 0.1, 1.0, max_samples={v}); l.update(l.select(), 0.5)", False)],
     "DPBAI": [
         ("k", "dp.DPBAI({v}, 10**6, 1.0)", True),
         ("budget", "l = dp.DPBAI(3, {v}, 1.0); l.update(l.select(), 0.5)", False)],

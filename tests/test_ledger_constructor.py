@@ -25,6 +25,7 @@ EXTRA = {
     "BatchedPrivateEXP3": lambda: dp.BatchedPrivateEXP3(3, 40, 1.0, batch=4, seed=1),
     "DPTopTwo": lambda: dp.DPTopTwo(3, 0.05, 1.0, seed=1),
     "AdaPTT": lambda: dp.AdaPTT(3, 0.05, 1.0, seed=1),
+    "AdaPTTStar": lambda: dp.AdaPTTStar(3, 0.05, 1.0, seed=1),
     "TopTwoBAI": lambda: dp.TopTwoBAI(3, 0.05, seed=1),
     "CTBTT": lambda: dp.CTBTT(3, 0.05, 1.0, seed=1),
 }

@@ -83,14 +83,17 @@ def test_selection_meets_epsilon_and_half_noise_is_flagged(epsilon: float, recor
 # from an expert with loss 0, which only the switching floor gamma allows
 # (the (L1) term of dpbandits.privacy.private_experts). The claim is the
 # pure accounting eps_coin + 2 eta for one draw; the planted bug drops the
-# floor (gamma ~ 0), which that term exists for.
+# floor (gamma ~ 0), which that term exists for. The engine draws exactly,
+# as the learner's default does: the loss lattice of the learner
+# (lazy_lattice_exponent), dyadic eta and gamma, exact keep coins and
+# rejection-sampled redraws.
 
 
 #: (x_0, x_1) -> statistic: the switch away from expert 0 is the largest value.
 CODES = ((0.0, 3.0), (2.0, 1.0))
 
 
-def lazy_release(eta: float, gamma: float):  # type: ignore[no-untyped-def]
+def lazy_release(eta: float, gamma: float, lattice: int | None):  # type: ignore[no-untyped-def]
     rows = [np.array([0.0, 1.0]), np.array([1.0, 0.0])]
 
     def mechanism(side: int, count: int, seed: int) -> np.ndarray:
@@ -98,7 +101,7 @@ def lazy_release(eta: float, gamma: float):  # type: ignore[no-untyped-def]
         loss = rows[side]
         engine_cls = _core.LazyExpertsEngine
         for r in range(count):
-            e = engine_cls(2, 2, 1, eta, gamma, 1, seed=(seed * 10_000_019 + r) % 2**64)
+            e = engine_cls(2, 2, 1, eta, gamma, 1, lattice=lattice, seed=(seed * 10_000_019 + r) % 2**64)
             x0 = e.select()
             e.observe(loss)
             out[r] = CODES[x0][e.select()]
@@ -107,24 +110,38 @@ def lazy_release(eta: float, gamma: float):  # type: ignore[no-untyped-def]
     return mechanism
 
 
+def test_the_lazy_audit_runs_the_learners_exact_engine() -> None:
+    from dpbandits import LazyPrivateExperts
+    from dpbandits.privacy.private_experts import lazy_lattice_exponent
+
+    lr = LazyPrivateExperts(2, 2, 4.0, seed=0)
+    assert lr.sampler == "lattice" and lr.lattice == lazy_lattice_exponent(2) and lr.privacy.sampler == "lattice"
+    a, b = lazy_release(0.5, 0.3125, lr.lattice)(0, 20_000, 1), lazy_release(0.5, 0.3125, lr.lattice)(1, 20_000, 1)
+    # {x_0 = 0, x_1 = 1} (a switch away from expert 0) is rarer where expert 0 has loss 0 (side 0).
+    assert (a == 3.0).mean() < (b == 3.0).mean()
+    with pytest.raises(ValueError, match="gamma"):
+        _core.LazyExpertsEngine(2, 2, 1, 0.5, 1e-10, 1, lattice=lr.lattice, seed=0)
+
+
 @pytest.mark.slow
 def test_lazy_batch_meets_its_accounting_and_a_dropped_floor_is_flagged(record_property) -> None:  # type: ignore[no-untyped-def]
-    from dpbandits.privacy.private_experts import lazy_epsilon
+    from dpbandits.privacy.private_experts import lazy_epsilon, lazy_lattice_exponent
 
-    eta, gamma = 0.5, 0.3
+    eta, gamma, lattice = 0.5, 0.3125, lazy_lattice_exponent(2)
     claim = lazy_epsilon(eta, gamma, 1, 1e-6)
     assert claim == pytest.approx(np.log1p(eta * (1 - gamma) / gamma) + 2 * eta)
-    ok = audit(lazy_release(eta, gamma), epsilon=claim, n=N, seed=4301, confidence=AT_CLAIM)
-    _report(f"LazyPrivateExperts one batch, eta {eta}, gamma {gamma}, claim {claim:.3f}", ok, record_property)
+    ok = audit(lazy_release(eta, gamma, lattice), epsilon=claim, n=N, seed=4301, confidence=AT_CLAIM)
+    _report(f"LazyPrivateExperts one batch (exact draws), eta {eta}, gamma {gamma}, claim {claim:.3f}", ok,
+            record_property)
     # The event {x_0 = 0, x_1 = 1} has probability gamma / (1 + e^eta) / 2 on
     # side 0 and (1 - (1 - gamma) e^-eta) / (1 + e^-eta) / 2 on side 1:
-    # log ratio 1.152, what a correct audit finds (the claim covers the draw's
+    # log ratio 1.124, what a correct audit finds (the claim covers the draw's
     # 2 eta as well).
     exact = np.log((1 - (1 - gamma) * np.exp(-eta)) / (1 + np.exp(-eta)) / (gamma / (1 + np.exp(eta))))
-    assert exact == pytest.approx(1.152, abs=1e-3)
+    assert exact == pytest.approx(1.124, abs=1e-3)
     assert ok.passed and ok.epsilon_lower_bound > exact - 0.1
-    bug = audit(lazy_release(eta, 1e-4), epsilon=claim, n=N, seed=4302)
-    _report("LazyPrivateExperts one batch, planted bug: no switching floor", bug, record_property)
+    bug = audit(lazy_release(eta, 2.0**-13, lattice), epsilon=claim, n=N, seed=4302)
+    _report("LazyPrivateExperts one batch (exact draws), planted bug: no switching floor", bug, record_property)
     assert not bug.passed
 
 

@@ -13,7 +13,12 @@ import pytest
 import dpbandits as dp
 from dpbandits.errors import StateError
 from dpbandits.experiments.report import fit_loglog
-from dpbandits.privacy.private_experts import batched_bandit_parameters, lazy_epsilon, lazy_parameters
+from dpbandits.privacy.private_experts import (
+    batched_bandit_parameters,
+    lazy_epsilon,
+    lazy_lattice_exponent,
+    lazy_parameters,
+)
 
 
 def test_lazy_epsilon_matches_the_hand_computed_accounting() -> None:
@@ -30,8 +35,47 @@ def test_lazy_epsilon_matches_the_hand_computed_accounting() -> None:
     rho = coin**2 / 2 + 10_000 * 1e-4 / 2
     assert lazy_epsilon(0.01, 0.1, 10_000, 1e-6) == pytest.approx(rho + 2 * math.sqrt(rho * math.log(1e6)))
     p = lazy_parameters(1024, 2**16, 0.1)
-    assert p.guarantee.epsilon <= 0.1 + 1e-12 and p.guarantee.delta == 1e-6 and p.guarantee.sampler == "float"
-    assert p.guarantee.epsilon == pytest.approx(lazy_epsilon(p.eta, p.gamma, p.max_switches, 1e-6))
+    assert p.guarantee.epsilon <= 0.1 and p.guarantee.delta == 1e-6 and p.guarantee.sampler == "lattice"
+    assert p.guarantee.epsilon == lazy_epsilon(p.eta, p.gamma, p.max_switches, 1e-6)
+    f = lazy_parameters(1024, 2**16, 0.1, sampler="float")
+    assert f.guarantee.epsilon <= 0.1 + 1e-12 and f.guarantee.sampler == "float" and f.lattice is None
+    assert f.guarantee.epsilon == pytest.approx(lazy_epsilon(f.eta, f.gamma, f.max_switches, 1e-6))
+
+
+@pytest.mark.parametrize("epsilon", [0.05, 0.1, 1.0, None])
+def test_exact_lazy_parameters_are_dyadic_and_meet_epsilon(epsilon: float | None) -> None:
+    """The exact sampler's eta and gamma are multiples of 2^-40 (exact coins
+    in the engine), eta rounded down and gamma up from the floating-point
+    search (both only lower the accounting), and the guarantee is
+    recomputed at the rounded values."""
+    exact = lazy_parameters(1024, 2**16, epsilon)
+    f = lazy_parameters(1024, 2**16, epsilon, sampler="float")
+    for v in (exact.eta, exact.gamma):
+        assert math.ldexp(v, 40) == math.floor(math.ldexp(v, 40))
+    assert exact.lattice == lazy_lattice_exponent(2**16) == 30
+    assert exact.batch == f.batch and exact.eta <= f.eta < exact.eta + 2.0**-40
+    if epsilon is not None:
+        assert f.gamma <= exact.gamma < f.gamma + 2.0**-40
+        assert exact.guarantee.epsilon <= epsilon
+        assert exact.guarantee.epsilon == lazy_epsilon(exact.eta, exact.gamma, exact.max_switches, 1e-6)
+
+
+def test_the_loss_lattice_keeps_cumulative_losses_exact() -> None:
+    # T 2^j <= 2^51: j = 30 up to T = 2^21, then one bit less per doubling.
+    assert [lazy_lattice_exponent(h) for h in (2, 2**21, 2**21 + 1, 2**40, 2**51)] == [30, 30, 29, 11, 0]
+    with pytest.raises(ValueError, match="horizon"):
+        lazy_lattice_exponent(2**51 + 1)
+    with pytest.raises(ValueError, match="sampler"):
+        lazy_parameters(4, 100, 1.0, sampler="exact")  # type: ignore[arg-type]
+
+
+def test_the_float_sampler_stays_selectable() -> None:
+    lr = dp.LazyPrivateExperts(8, 2**12, 1.0, seed=2, sampler="float")
+    assert lr.privacy.sampler == "float" and lr.lattice is None
+    with pytest.raises(ValueError, match="sampler"):
+        dp.LazyPrivateExperts(8, 2**12, 1.0, sampler="exact")  # type: ignore[arg-type]
+    res = dp.simulate(lr, dp.StochasticLosses([0.4] + [0.5] * 7), seeds=2)
+    assert res.final_regret.shape == (2,)
 
 
 def test_batched_bandit_constants() -> None:

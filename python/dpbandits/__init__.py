@@ -61,7 +61,7 @@ from dpbandits.learners import (
     ShuffleLinUCB,
     ThompsonSampling,
 )
-from dpbandits.learners.bai import CTBTT, AdaPTT, BAIRuns, DPTopTwo, TopTwoBAI
+from dpbandits.learners.bai import CTBTT, AdaPTT, AdaPTTStar, BAIRuns, DPTopTwo, TopTwoBAI
 from dpbandits.learners.bai_fixed_budget import DPBAI, LinearDPBAI, SequentialHalving
 from dpbandits.learners.online import research_replay
 from dpbandits.ledger import Ledger
@@ -82,6 +82,7 @@ __all__ = [
     "AdaCUCB",
     "AdaPKLUCB",
     "AdaPTT",
+    "AdaPTTStar",
     "AdaPUCB",
     "BAIRuns",
     "BatchedPrivateEXP3",

@@ -1210,6 +1210,7 @@ class LazyExpertsEngine(_Learner):
         max_switches: int,
         *,
         clip: bool = True,
+        lattice: int | None = None,
         seed: int | None = None,
     ) -> Self: ...
     def select(self) -> int: ...
@@ -1312,12 +1313,14 @@ class BaiEngine:
     costs with ``epsilon``, kl without), "top_two_stopping" (the
     shifted-test challenger), "top_two_chernoff" (TCI on the Chernoff cost),
     "top_two_chernoff_ids" (the same challenger, the leader played with the
-    information-directed probability instead of ``beta``) or "adap"
-    (AdaP-TT's leader and challenger); ``stop`` "shifted": the
+    information-directed probability instead of ``beta``), "adap"
+    (AdaP-TT's leader and challenger) or "adap_chernoff" (AdaP-TT's leader,
+    TCI on the Chernoff cost: AdaP-TT*); ``stop`` "shifted": the
     rule on noise-shifted means with GLR ``thresholds`` (one constant or
     one per batch index), ``c1`` and noise ``radii`` per batch index;
     "chernoff": the Chernoff pair statistic with ``thresholds`` indexed by
-    j_a + j_b - 2; ``local`` (num, bits): every reward is first replaced by
+    j_a + j_b - 2 (with ``forget``, on each arm's last batch and its one
+    noise draw); ``local`` (num, bits): every reward is first replaced by
     its randomised response at the exact epsilon num / 2^bits (CTB-TT).
     Every constant comes from dpbandits.privacy.bai."""
 

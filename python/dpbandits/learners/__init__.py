@@ -4,7 +4,7 @@ One module per family of algorithms. Every learner has ``select``, ``update``
 and ``privacy`` (a :class:`dpbandits.privacy.Guarantee`).
 """
 
-from dpbandits.learners.bai import CTBTT, AdaPTT, DPTopTwo, TopTwoBAI
+from dpbandits.learners.bai import CTBTT, AdaPTT, AdaPTTStar, DPTopTwo, TopTwoBAI
 from dpbandits.learners.bai_fixed_budget import DPBAI, LinearDPBAI, SequentialHalving
 from dpbandits.learners.elimination import ContextualEliminationBandit, EliminationLinearBandit
 from dpbandits.learners.linucb import JointDPLinUCB, LinUCB
@@ -53,6 +53,7 @@ __all__ = [
     "AdaCUCB",
     "AdaPKLUCB",
     "AdaPTT",
+    "AdaPTTStar",
     "AdaPUCB",
     "BatchedPrivateEXP3",
     "ContextualEliminationBandit",

@@ -286,8 +286,19 @@ class LazyPrivateExperts(BoundOnlineCall, LearnerBase):
     regret is that of batched multiplicative weights; only the coins and
     the at most ``max_switches`` draws read the data: (epsilon, delta)-DP
     with (B, eta, gamma, max_switches) chosen by
-    :func:`dpbandits.privacy.private_experts.lazy_parameters`. The draws are
-    floating point (``privacy.sampler == "float"``).
+    :func:`dpbandits.privacy.private_experts.lazy_parameters`.
+
+    Exact draws by default (``sampler="lattice"``): losses are rounded to
+    the nearest point of a power-of-two lattice
+    (:func:`~dpbandits.privacy.private_experts.lazy_lattice_exponent`),
+    eta and gamma are dyadic rationals, the keep coin is an exact
+    Bernoulli(1 - gamma) times an exact Bernoulli(exp(-eta a)) and the
+    redraw is the exponential mechanism sampled exactly by rejection (the
+    primitives of :class:`PrivateDartboardExperts`): every released expert
+    is an exact function of uniform bits with exactly the accounted
+    probabilities. ``sampler="float"`` keeps the floating-point coin and
+    inverse-CDF draw (inexact probabilities; for reproducing results
+    measured with it).
 
     Parameters
     ----------
@@ -305,6 +316,9 @@ class LazyPrivateExperts(BoundOnlineCall, LearnerBase):
     seed:
         None (default: operating-system entropy) or an integer in
         [0, 2^64) for a reproducible run.
+    sampler:
+        ``"lattice"`` (default): exact coins and draws on a loss lattice;
+        ``"float"``: floating-point coins and draws.
     ledger:
         A :class:`dpbandits.Ledger` to register the learner on at
         construction (with ``dataset``): its whole guarantee is charged
@@ -320,9 +334,9 @@ class LazyPrivateExperts(BoundOnlineCall, LearnerBase):
     ValueError
         If an argument lies outside the range given above (``n`` or
         ``horizon`` < 2, ``epsilon`` not finite and > 0 or too small for
-        the horizon, ``delta`` outside (0, 1), ``bounds`` not one of the
-        choices, a negative ``seed``); the message names the argument and
-        the range.
+        the horizon, ``delta`` outside (0, 1), ``bounds`` or ``sampler``
+        not one of the choices, a negative ``seed``); the message names
+        the argument and the range.
     TypeError
         If an argument has the wrong type (a non-integer ``n``, ``horizon``
         or ``seed``, a non-number ``epsilon`` or ``delta``).
@@ -335,7 +349,7 @@ class LazyPrivateExperts(BoundOnlineCall, LearnerBase):
     ...     expert = learner.select()
     ...     learner.update([0.2, 0.9, 0.5, 0.5])
     >>> learner.t, learner.privacy.model, learner.privacy.sampler
-    (3, 'central', 'float')
+    (3, 'central', 'lattice')
     >>> learner.privacy.epsilon <= 1.0, learner.privacy.delta <= 1e-6
     (True, True)
     """
@@ -350,20 +364,24 @@ class LazyPrivateExperts(BoundOnlineCall, LearnerBase):
         delta: float = 1e-6,
         bounds: Literal["clip", "error"] = "clip",
         seed: int | None = None,
+        sampler: Literal["lattice", "float"] = "lattice",
         *,
         ledger: Ledger | None = None,
         dataset: str | None = None,
     ) -> None:
         args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         self._args = integral_arguments(type(self), args)
+        self.sampler = sampler_choice(sampler)
         self.n = positive_int("n", n, minimum=2)
         self.horizon = positive_int("horizon", horizon, minimum=2)
-        p = lazy_parameters(self.n, self.horizon, epsilon, delta)
+        p = lazy_parameters(self.n, self.horizon, epsilon, delta, self.sampler)
         self.batch, self.eta, self.gamma, self.max_switches = p.batch, p.eta, p.gamma, p.max_switches
+        #: Exponent j of the loss lattice 2^-j of the exact draws (None with ``sampler="float"``).
+        self.lattice = p.lattice
         self._privacy = p.guarantee
         self._engine = _core.LazyExpertsEngine(
             self.n, self.horizon, p.batch, p.eta, p.gamma, p.max_switches, clip=_clip(bounds),
-            seed=seed_or_none("seed", seed),
+            lattice=p.lattice, seed=seed_or_none("seed", seed),
         )
 
     def select(self) -> int:
@@ -633,9 +651,21 @@ class LazyPrivateOCO(BoundOnlineCall, LearnerBase):
     is that of batched continuous exponential weights; only the coins and
     the at most ``max_switches`` draws read the data: (epsilon, delta)-DP
     with (B, eta, gamma, max_switches) from
-    :func:`dpbandits.privacy.private_experts.lazy_ball_parameters`. The
-    draws are floating point (``privacy.sampler == "float"``): the
-    released values are the points, drawn from a continuous law.
+    :func:`dpbandits.privacy.private_experts.lazy_ball_parameters`.
+
+    Exactness (``privacy.sampler == "float"``): the accounting holds for
+    the ideal mechanism, a coin with exactly the keep probability and a
+    point drawn from the continuous density. The engine draws both in
+    floating point (a uniform double against a rounded probability; the
+    point assembled from the data's direction -L / ||L||, a rejection
+    draw and a Gaussian direction, rounded to doubles), so the released
+    doubles carry a rounding pattern that depends on L, a channel the
+    accounting does not bound (Mironov 2012; Ilvento 2020 for the
+    exponential mechanism). Exact are the batch schedule, the switch
+    budget and the bounds policy. An exact release over the lattice
+    points of the ball is argued feasible in the private-experts guide
+    and is not implemented; :class:`~dpbandits.PrivateFTRL` with
+    ``geometry="ball"`` releases with exact lattice noise.
 
     Reconstructed: the paper's DP-OCO rate sqrt(T) + T^(1/3) sqrt(n) /
     epsilon^(2/3) comes from a regularized multiplicative-weights base the

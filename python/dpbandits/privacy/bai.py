@@ -63,6 +63,7 @@ equal.
 
 from __future__ import annotations
 
+import decimal
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -264,21 +265,24 @@ def jourdan_azize2025_lower_bound(means: Sequence[float], epsilon: float, delta:
 # ---------------------------------------------------------------------------
 # Local randomised response (CTB-TT)
 
-#: Bits of the exact epsilon of the randomised response: epsilon' = num / 2^40.
-RESPONSE_EPSILON_BITS = 40
-#: Largest epsilon the randomised response takes (num stays below 2^60).
+#: Bits of the flip probability of the randomised response: f = num / 2^62.
+RESPONSE_FLIP_BITS = 62
+#: Largest epsilon the randomised response takes.
 RESPONSE_EPSILON_MAX = 2.0**19
 
 
 @dataclass(frozen=True)
 class RandomisedResponse:
     """The local randomiser of CTB-TT (Azize, Jourdan, Al Marjani & Basu,
-    arXiv 2309.02202 v2+, the epsilon-local-DP Top Two): a reward y in
-    [0, 1] becomes a bit b ~ Bernoulli(y), and b is flipped with probability
-    ``flip`` = 1 / (1 + e^epsilon'), epsilon' = ``num`` / 2^``bits`` <=
-    epsilon the exact value the engine's sampler uses (Warner 1965;
-    P(out | y) / P(out | y') <= (1 - flip) / flip = e^epsilon' for every
-    y, y' and output: epsilon'-local DP of each reward)."""
+    extended version, arXiv 2406.06408: the epsilon-local-DP Top Two): a
+    reward y in [0, 1] becomes a bit b ~ Bernoulli(y), and b is flipped with
+    probability ``flip`` = ``num`` / 2^``bits``, the flip probability
+    1 / (1 + e^epsilon) of Warner's randomised response (Warner 1965)
+    rounded up to the lattice 2^-62, which the engine draws exactly from 62
+    uniform bits. P(out | y) / P(out | y') <= (1 - flip) / flip for every
+    y, y' and output: epsilon'-local DP of each reward with
+    ``epsilon`` = epsilon' = ln((2^bits - num) / num) <= epsilon (rounded
+    up to the next float, at most epsilon)."""
 
     num: int
     bits: int
@@ -288,15 +292,23 @@ class RandomisedResponse:
 
 def randomised_response(epsilon: float) -> RandomisedResponse:
     """The randomised response of privacy ``epsilon`` (finite, > 0, at most
-    2^19): epsilon' = floor(epsilon 2^40) / 2^40 (at least 2^-40), flip
-    probability 1 / (1 + e^epsilon')."""
+    2^19): num = ceil(2^62 / (1 + e^epsilon)) (at least 1), so that
+    (2^62 - num) / num <= e^epsilon, and epsilon' = ln((2^62 - num) / num)
+    (computed with 80 significant digits; num carries a relative margin of
+    1e-50 against the rounding of e^epsilon)."""
     eps = positive("epsilon", epsilon)
     if not math.isfinite(eps) or eps > RESPONSE_EPSILON_MAX:
         raise ValueError(f"invalid argument `epsilon`: must be finite and at most 2^19, got {epsilon!r}")
-    num = max(1, math.floor(eps * 2.0**RESPONSE_EPSILON_BITS))
-    exact = num / 2.0**RESPONSE_EPSILON_BITS
-    q = math.exp(-exact)
-    return RandomisedResponse(num, RESPONSE_EPSILON_BITS, exact, q / (1.0 + q))
+    with decimal.localcontext() as ctx:
+        ctx.prec = 80
+        ctx.Emax = 10**7
+        scale = decimal.Decimal(2) ** RESPONSE_FLIP_BITS
+        e = decimal.Decimal(eps).exp()
+        num = max(1, math.ceil(scale / (1 + e) * (1 + decimal.Decimal("1e-50"))))
+        exact = ((scale - num) / num).ln()
+    # exact <= eps by the choice of num; the float above exact, capped at eps.
+    exact_f = min(eps, math.nextafter(float(exact), math.inf))
+    return RandomisedResponse(num, RESPONSE_FLIP_BITS, exact_f, num / 2.0**RESPONSE_FLIP_BITS)
 
 
 # ---------------------------------------------------------------------------

@@ -73,6 +73,7 @@ __all__ = [
     "lazy_ball_epsilon",
     "lazy_ball_parameters",
     "lazy_epsilon",
+    "lazy_lattice_exponent",
     "lazy_oco_rate",
     "lazy_parameters",
     "lazy_rate",
@@ -191,6 +192,17 @@ def agarwal_singh_rate(horizon: float, n: int, epsilon: float | None) -> float:
 # Lemma 2.3): rho = eps_coin^2 / 2 + S_max eta^2 / 2, and rho-zCDP is
 # (rho + 2 sqrt(rho ln(1/delta)), delta)-DP (Prop. 1.3); pure accounting
 # gives eps_coin + 2 eta S_max. The guarantee reports the smaller.
+#
+# Exact draws (sampler "lattice", the default): losses are rounded to the
+# nearest point of the lattice 2^-j (lazy_lattice_exponent), which keeps
+# them in [0, 1], so (L1) and (L2) hold for the rounded sequence with the
+# same sensitivities; eta and gamma are multiples of 2^-40 (eta rounded
+# down, gamma up from the search, both only lowering the accounting, which
+# is recomputed at the rounded values). The engine draws the keep coin as
+# Bernoulli(1 - gamma) times Bernoulli(exp(-eta a)) and P_k by rejection
+# from the uniform law with exact Bernoulli(exp(-x)) coins
+# (rust/src/policy/exact_draws.rs): the released experts have exactly the
+# probabilities (L1)-(L2) assume.
 
 
 def lazy_epsilon(eta: float, gamma: float, max_switches: int, delta: float) -> float:
@@ -213,7 +225,9 @@ def _switch_budget(expected: float) -> int:
 
 @dataclass(frozen=True)
 class LazyParameters:
-    """Batch B, learning rate eta, floor gamma, switch budget, the modelled regret and the guarantee."""
+    """Batch B, learning rate eta, floor gamma, switch budget, the modelled
+    regret, the guarantee, and the exponent j of the loss lattice 2^-j of
+    exact draws (None: floating-point draws)."""
 
     batch: int
     eta: float
@@ -221,26 +235,64 @@ class LazyParameters:
     max_switches: int
     regret_model: float
     guarantee: Guarantee
+    lattice: int | None = None
 
 
-def lazy_parameters(n: int, horizon: int, epsilon: float | None, delta: float = 1e-6) -> LazyParameters:
+#: Finest loss lattice 2^-j of the lazy learner's exact draws.
+LAZY_LATTICE_BITS = 30
+
+
+def lazy_lattice_exponent(horizon: int) -> int:
+    """The exponent j of the loss lattice 2^-j of the lazy learner's exact
+    draws: the finest up to 2^-30 on which ``horizon`` rounded losses in
+    [0, 1] sum exactly (T 2^j <= 2^51, the engine's check). Rounding to the
+    nearest lattice point keeps every loss in [0, 1], so the sensitivities
+    of (L1)-(L2) are unchanged."""
+    horizon = positive_int("horizon", horizon)
+    j = min(LAZY_LATTICE_BITS, 51 - (horizon - 1).bit_length())  # ceil(log2 T), exactly
+    if j < 0:
+        raise ValueError(f"invalid argument `horizon`: {horizon!r} is too long for exact draws (at most 2^51)")
+    return j
+
+
+def _dyadic_gamma(gamma: float) -> float:
+    # gamma rounded up to a multiple of 2^-40: an exact Bernoulli(gamma).
+    return math.ceil(math.ldexp(gamma, 40)) / 2.0**40
+
+
+def lazy_parameters(
+    n: int, horizon: int, epsilon: float | None, delta: float = 1e-6, sampler: Sampler = "lattice"
+) -> LazyParameters:
     """The (B, eta, gamma, S_max) minimizing the modelled regret
     ln(d) / eta + eta T B / 8 subject to :func:`lazy_epsilon` <= epsilon:
     B over powers of two, gamma over a log grid, eta by bisection.
-    ``epsilon=None``: multiplicative weights, B = 1, eta = sqrt(8 ln d / T)."""
+    ``epsilon=None``: multiplicative weights, B = 1, eta = sqrt(8 ln d / T).
+    ``sampler="lattice"`` (exact draws): eta is rounded down to a multiple
+    of 2^-40 and gamma up to one (the accounting is recomputed at the
+    rounded values, which only lowers it), and the loss lattice is
+    :func:`lazy_lattice_exponent`; ``"float"`` keeps the unrounded values
+    of the floating-point sampler."""
     n = positive_int("n", n, minimum=2)
     T = positive_int("horizon", horizon, minimum=2)
+    if sampler not in ("lattice", "float"):
+        raise ValueError(f"invalid argument `sampler`: must be 'lattice' or 'float', got {sampler!r}")
+    exact = sampler == "lattice"
+    lattice = lazy_lattice_exponent(T) if exact else None
     log_d = math.log(n)
     if epsilon is None:
         eta = math.sqrt(8.0 * log_d / T)
+        eta = _dyadic_eta(eta) if exact else eta
         g = Guarantee.none("non-private lazy multiplicative weights (shrinking dartboard)")
-        return LazyParameters(1, eta, 0.0, T, 2.0 * math.sqrt(T * log_d / 8.0), g)
+        return LazyParameters(1, eta, 0.0, T, log_d / eta + eta * T / 8.0, g, lattice)
     epsilon = positive("epsilon", epsilon)
     delta = in_open_unit("delta", delta)
     best: tuple[float, int, float, float, int] | None = None
+    gammas = [10.0 ** (-k / 4.0) for k in range(1, 17)]
+    if exact:
+        gammas = [_dyadic_gamma(g) for g in gammas]
     batch = 1
     while batch <= T:
-        for gamma in (10.0 ** (-k / 4.0) for k in range(1, 17)):
+        for gamma in gammas:
             def eps_at(eta: float, batch: int = batch, gamma: float = gamma) -> float:
                 budget = _switch_budget(gamma * T / batch + eta * T)
                 return lazy_epsilon(eta, gamma, budget, delta)
@@ -252,6 +304,10 @@ def lazy_parameters(n: int, horizon: int, epsilon: float | None, delta: float = 
                 mid = math.sqrt(lo * hi)
                 lo, hi = (mid, hi) if eps_at(mid) <= epsilon else (lo, mid)
             eta = min(lo, math.sqrt(8.0 * log_d / (T * batch)))
+            if exact:
+                eta = _dyadic_eta(eta)
+                if eta <= 0.0:
+                    continue
             regret = log_d / eta + eta * T * batch / 8.0
             if best is None or regret < best[0]:
                 best = (regret, batch, gamma, eta, _switch_budget(gamma * T / batch + eta * T))
@@ -260,10 +316,16 @@ def lazy_parameters(n: int, horizon: int, epsilon: float | None, delta: float = 
         raise ValueError(f"invalid argument `epsilon`: {epsilon!r} is too small for horizon {T}")
     regret, batch, gamma, eta, budget = best
     met = lazy_epsilon(eta, gamma, budget, delta)
-    basis = ("lazy multiplicative weights through a batched shrinking dartboard with a switching floor, after "
-             "Asi, Koren, Liu & Talwar 2024 (L2P); accounting of dpbandits.privacy.private_experts (L1)-(L2)")
-    guarantee = Guarantee("central", met, delta, protects=PROTECTS, basis=basis, calibration="tight", sampler="float")
-    return LazyParameters(batch, eta, gamma, budget, regret, guarantee)
+    if exact:
+        basis = ("lazy multiplicative weights through a batched shrinking dartboard with a switching floor, after "
+                 "Asi, Koren, Liu & Talwar 2024 (L2P), exact coins and exponential-mechanism draws on a loss "
+                 "lattice; accounting of dpbandits.privacy.private_experts (L1)-(L2)")
+    else:
+        basis = ("lazy multiplicative weights through a batched shrinking dartboard with a switching floor, after "
+                 "Asi, Koren, Liu & Talwar 2024 (L2P); accounting of dpbandits.privacy.private_experts (L1)-(L2)")
+    guarantee = Guarantee("central", met, delta, protects=PROTECTS, basis=basis, calibration="tight",
+                          sampler=sampler)
+    return LazyParameters(batch, eta, gamma, budget, regret, guarantee, lattice)
 
 
 def lazy_rate(horizon: float, n: int, epsilon: float | None) -> float:

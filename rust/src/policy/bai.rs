@@ -30,18 +30,19 @@
 //! two arms (one entry: constant). The constants and why the rule is
 //! delta-correct: `dpbandits.privacy.bai` and `dpbandits.learners.bai`.
 //!
-//! Or (`stop` = [`BaiStop::Chernoff`], no forgetting): stop when, for the
-//! leader a and every other arm b, the pair statistic W(a, b) of
+//! Or (`stop` = [`BaiStop::Chernoff`]): stop when, for the leader a and
+//! every other arm b, the pair statistic W(a, b) of
 //! [`crate::policy::bai_stop`] (the Chernoff exponent of the noisy sums,
 //! equation (C3) of `dpbandits.privacy.bai`) reaches
-//! `thresholds[j_a + j_b - 2]`, j the arms' released batches.
+//! `thresholds[j_a + j_b - 2]`, j the arms' released batches; with
+//! `forget` an arm's statistic is its last batch (its rewards and its one
+//! noise draw), a fresh sample for each batch index (AdaP-TT*).
 
 use rand_core::RngCore;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::noise::bernoulli::bernoulli_exp_neg;
 use crate::noise::cell_sampler::discrete_laplace;
 use crate::noise::entropy::EntropyCell;
 use crate::noise::laplace;
@@ -84,6 +85,13 @@ pub enum BaiRule {
     /// with the information-directed probability of
     /// [`crate::policy::bai_stop::ids_leader_probability`] instead of `beta`.
     ChernoffIds,
+    /// AdaP-TT* (Azize, Jourdan, Al Marjani & Basu, extended version): the
+    /// leader of [`BaiRule::AdaP`] (its private UCB index, moving with t);
+    /// challenger argmin over b of W(a, b) + ln N_b with W the Chernoff
+    /// pair statistic of the released statistics
+    /// ([`crate::policy::bai_stop::pair_cost`]; with `forget`, each arm's
+    /// last batch and its one noise draw).
+    AdaPChernoff { epsilon: f64 },
 }
 
 /// Which stopping rule reads the released statistics.
@@ -133,12 +141,13 @@ pub struct BaiConfig {
     pub local: Option<LocalResponse>,
 }
 
-/// Randomised response at the exact epsilon = `num` / 2^`bits`: a reward
-/// y in [0, 1] is rounded to the lattice 2^-32, made a bit b ~ Bernoulli(y)
-/// (exact on the lattice), and b is flipped with probability
-/// 1 / (1 + e^epsilon) (exact: [`flip_probability_draw`]); the bit is the
-/// reward the engine sees (the library's local privatiser of CTB-TT,
-/// `dpbandits.learners.bai.CTBTT`).
+/// Randomised response with the flip probability `num` / 2^`bits`
+/// (exactly; <= 1/2): a reward y in [0, 1] is rounded to the lattice
+/// 2^-32, made a bit b ~ Bernoulli(y) (exact on the lattice), and b is
+/// flipped when `bits` uniform bits, read as an integer, fall below `num`;
+/// the bit is the reward the engine sees (the library's local privatiser
+/// of CTB-TT, `dpbandits.learners.bai.CTBTT`; its epsilon,
+/// ln((2^bits - num) / num), is computed in `dpbandits.privacy.bai`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LocalResponse {
     pub num: u64,
@@ -148,18 +157,9 @@ pub struct LocalResponse {
 /// Bits of the lattice a reward is rounded to before it is made a bit.
 const RESPONSE_BITS: u32 = 32;
 
-/// A draw of Bernoulli(q / (1 + q)) with q = exp(-`num` / 2^`bits`),
-/// exactly: repeat { a fair bit; 0: return false; 1: return
-/// Bernoulli(q) if it is 1, else repeat }; P(true) = (q / 2) / (1 / 2 + q / 2).
-pub fn flip_probability_draw(rng: &mut dyn RngCore, num: u64, bits: u32) -> bool {
-    loop {
-        if rng.next_u32() & 1 == 0 {
-            return false;
-        }
-        if bernoulli_exp_neg(rng, u128::from(num), 1u128 << bits) {
-            return true;
-        }
-    }
+/// A draw of Bernoulli(`num` / 2^`bits`), exactly (`bits` in 1..=64).
+pub fn dyadic_bernoulli(rng: &mut dyn RngCore, num: u64, bits: u32) -> bool {
+    (rng.next_u64() >> (64 - bits)) < num
 }
 
 /// One arm's state.
@@ -211,6 +211,17 @@ pub struct Bai {
     /// function of released values, recomputed after a restore).
     #[serde(skip)]
     lead_prob: f64,
+    /// The pair `lead_prob` was computed for.
+    #[serde(skip)]
+    lead_pair: Option<(usize, usize)>,
+    /// The noiseless GLR path ([`Bai::noiseless_glr`]): per arm
+    /// n (x ln x + (1 - x) ln(1 - x)), ln n and ln(1 + ln n), and per
+    /// challenger the GLR with the leader `costs_leader` (functions of the
+    /// released values, recomputed after a restore).
+    #[serde(skip)]
+    entropy_terms: Vec<[f64; 3]>,
+    #[serde(skip)]
+    glrs: Vec<f64>,
     rng: StreamRng,
     #[serde(skip)]
     entropy: EntropyCell,
@@ -301,7 +312,9 @@ impl Bai {
             return Err(Error::invalid("max_samples", "must be >= 1"));
         }
         match config.rule {
-            BaiRule::TopTwo { divergence_epsilon: Some(e) } | BaiRule::AdaP { epsilon: e }
+            BaiRule::TopTwo { divergence_epsilon: Some(e) }
+            | BaiRule::AdaP { epsilon: e }
+            | BaiRule::AdaPChernoff { epsilon: e }
                 if !(e > 0.0 && e.is_finite()) =>
             {
                 return Err(Error::invalid("epsilon", format!("must be finite and > 0, got {e}")));
@@ -325,15 +338,15 @@ impl Bai {
             _ => return Err(Error::invalid("noise", format!("batch releases take Laplace noise, got {spec:?}"))),
         };
         if let Some(rr) = config.local {
-            if rr.num == 0 || rr.bits > 60 {
-                return Err(Error::invalid("local", "randomised response needs num >= 1 and bits <= 60"));
+            if !(1..=64).contains(&rr.bits) || rr.num == 0 || u128::from(rr.num) > (1u128 << (rr.bits - 1)) {
+                return Err(Error::invalid(
+                    "local",
+                    "randomised response needs 1 <= bits <= 64 and a flip probability num / 2^bits in (0, 1/2]",
+                ));
             }
             if !matches!(config.noise, NoiseSpec::Zero) {
                 return Err(Error::invalid("noise", "randomised response rewards take no further noise"));
             }
-        }
-        if config.stop == BaiStop::Chernoff && config.forget {
-            return Err(Error::invalid("forget", "the Chernoff stopping rule reads every release (forget=False)"));
         }
         if !matches!(spec, NoiseSpec::Zero) && config.stop == BaiStop::Shifted && config.radii.is_empty() {
             return Err(Error::invalid("radii", "a private engine needs its noise radii"));
@@ -364,6 +377,9 @@ impl Bai {
             verdicts: Vec::new(),
             verdict_leader: None,
             lead_prob: 0.5,
+            lead_pair: None,
+            entropy_terms: Vec::new(),
+            glrs: Vec::new(),
             rng,
             entropy: EntropyCell::default(),
             config,
@@ -470,9 +486,9 @@ impl Bai {
             }
             return p;
         }
-        let (leader, challenger) = if let BaiRule::AdaP { .. } = self.config.rule {
+        let (leader, challenger) = if let BaiRule::AdaP { .. } | BaiRule::AdaPChernoff { .. } = self.config.rule {
             let mut e = self.clone();
-            e.adap_pair();
+            e.moving_pair();
             (e.leader, e.challenger)
         } else {
             (self.leader, self.challenger)
@@ -508,9 +524,7 @@ impl Bai {
         let arm = if let Some(a) = waiting {
             a
         } else {
-            if let BaiRule::AdaP { .. } = self.config.rule {
-                self.adap_pair();
-            }
+            self.moving_pair();
             let u = unit_f64(&mut self.rng);
             let beta = self.leader_probability();
             if u < beta {
@@ -524,10 +538,20 @@ impl Bai {
         Ok(arm)
     }
 
-    /// AdaP-TT's leader and challenger (they move with t).
+    /// The pair of the rules whose leader moves with t (AdaP-TT, AdaP-TT*);
+    /// the other rules set theirs at each release.
+    fn moving_pair(&mut self) {
+        match self.config.rule {
+            BaiRule::AdaP { epsilon } => self.adap_pair(epsilon),
+            BaiRule::AdaPChernoff { epsilon } => self.adap_chernoff_pair(epsilon),
+            _ => {}
+        }
+    }
+
+    /// AdaP-TT's private UCB leader: argmax of
+    /// m_a + ln t / (eps s_a) + sqrt(ln t / (2 s_a)), s_a the last batch's length.
     #[allow(clippy::float_cmp)] // exact ties go to the random tie order
-    fn adap_pair(&mut self) {
-        let BaiRule::AdaP { epsilon } = self.config.rule else { return };
+    fn ucb_leader(&self, epsilon: f64) -> usize {
         let lt = (self.t.max(1) as f64).ln();
         let mut leader = 0;
         let mut best = f64::NEG_INFINITY;
@@ -539,6 +563,13 @@ impl Bai {
                 leader = a;
             }
         }
+        leader
+    }
+
+    /// AdaP-TT's leader and challenger (they move with t).
+    #[allow(clippy::float_cmp)] // exact ties go to the random tie order
+    fn adap_pair(&mut self, epsilon: f64) {
+        let leader = self.ucb_leader(epsilon);
         let kappa = 1.0 / (1.0 + (self.t as f64).sqrt());
         let nl = self.arms[leader].selected.max(1) as f64;
         let ml = self.mean(leader);
@@ -557,6 +588,45 @@ impl Bai {
         }
         self.leader = leader;
         self.challenger = challenger;
+    }
+
+    /// AdaP-TT*'s leader (AdaP-TT's, moving with t) and its Chernoff-cost
+    /// challenger; the costs W(leader, b) are kept while the leader stays
+    /// and neither arm of a pair releases (they are functions of released
+    /// values), the challenger with them.
+    fn adap_chernoff_pair(&mut self, epsilon: f64) {
+        let leader = self.ucb_leader(epsilon);
+        if self.costs_leader != Some(leader) || self.costs.len() != self.config.k {
+            let noise = self.noise_mgf();
+            let ra = self.released_stat(leader);
+            self.costs = vec![0.0; self.config.k];
+            for b in 0..self.config.k {
+                if b != leader {
+                    self.costs[b] = pair_cost(ra, self.released_stat(b), &noise);
+                }
+            }
+            self.costs_leader = Some(leader);
+            self.challenger = self.cost_challenger(leader);
+        }
+        self.leader = leader;
+    }
+
+    /// argmin over b != leader of costs[b] + ln N_b (ties: the random tie order).
+    #[allow(clippy::float_cmp)] // exact ties go to the random tie order
+    fn cost_challenger(&self, leader: usize) -> usize {
+        let mut challenger = usize::MAX;
+        let mut cost = f64::INFINITY;
+        for b in 0..self.config.k {
+            if b == leader {
+                continue;
+            }
+            let c = self.costs[b] + (self.arms[b].released as f64).ln();
+            if challenger == usize::MAX || c < cost || (c == cost && self.tie_rank[b] < self.tie_rank[challenger]) {
+                cost = c;
+                challenger = b;
+            }
+        }
+        challenger
     }
 
     /// Records a reward of `arm`.
@@ -605,7 +675,7 @@ impl Bai {
         let scale = (1u64 << RESPONSE_BITS) as f64;
         let steps = (reward * scale + 0.5).floor() as u64;
         let bit = u64::from(rng.next_u32()) < steps;
-        let flip = flip_probability_draw(rng, rr.num, rr.bits);
+        let flip = dyadic_bernoulli(rng, rr.num, rr.bits);
         Ok(f64::from(u8::from(bit ^ flip)))
     }
 
@@ -639,18 +709,30 @@ impl Bai {
         s.open_sum = 0.0;
         let next = (ratio * s.observed as f64).ceil() as u64;
         s.batch_end = next.max(s.observed + 1);
+        if self.noiseless_glr() {
+            self.update_entropy_term(arm);
+        }
         if self.ready() {
             match self.config.rule {
-                BaiRule::TopTwo { divergence_epsilon } => self.top_two_pair(divergence_epsilon),
+                BaiRule::TopTwo { divergence_epsilon: None } if self.noiseless_glr() => self.noiseless_pair(arm),
+                BaiRule::TopTwo { divergence_epsilon } => self.top_two_pair(divergence_epsilon, arm),
                 BaiRule::StoppingTopTwo => self.stopping_pair(),
                 BaiRule::ChernoffTopTwo => self.chernoff_pair(arm),
                 BaiRule::ChernoffIds => {
                     self.chernoff_pair(arm);
-                    self.update_lead_prob();
+                    // A function of the pair's released statistics: kept while they stay.
+                    let pair = (self.leader, self.challenger);
+                    if self.lead_pair != Some(pair) || arm == pair.0 || arm == pair.1 {
+                        self.update_lead_prob();
+                    }
                 }
                 BaiRule::AdaP { .. } => {}
+                BaiRule::AdaPChernoff { .. } => self.adap_chernoff_release(arm),
             }
             self.stop = match self.config.stop {
+                BaiStop::Shifted if self.noiseless_glr() && self.glrs.len() == self.config.k => {
+                    self.noiseless_stopping()
+                }
                 BaiStop::Shifted => self.stopping(),
                 BaiStop::Chernoff => self.chernoff_stopping(arm),
             };
@@ -658,19 +740,33 @@ impl Bai {
         Ok(())
     }
 
+    /// The TCI pair of [`BaiRule::TopTwo`] after a release of `released`:
+    /// the scores W(a, b) + ln N_b are kept while the leader stays (they
+    /// are functions of the released values of a and b), so only the
+    /// released arm's is recomputed unless it is the leader.
     #[allow(clippy::float_cmp)] // exact ties go to the random tie order
-    fn top_two_pair(&mut self, eps: Option<f64>) {
+    fn top_two_pair(&mut self, eps: Option<f64>, released: usize) {
         let leader = self.empirical_best();
         let ml = self.mean(leader);
         let nl = self.weight(leader);
+        let all = self.costs_leader != Some(leader) || released == leader || self.costs.len() != self.config.k;
+        if all {
+            self.costs = vec![0.0; self.config.k];
+        }
+        for b in 0..self.config.k {
+            if b != leader && (all || b == released) {
+                let nb = self.weight(b);
+                self.costs[b] = tc_cost(ml, nl, self.mean(b), nb, eps) + nb.ln();
+            }
+        }
+        self.costs_leader = Some(leader);
         let mut challenger = usize::MAX;
         let mut cost = f64::INFINITY;
         for b in 0..self.config.k {
             if b == leader {
                 continue;
             }
-            let nb = self.weight(b);
-            let c = tc_cost(ml, nl, self.mean(b), nb, eps) + nb.ln();
+            let c = self.costs[b];
             if challenger == usize::MAX || c < cost || (c == cost && self.tie_rank[b] < self.tie_rank[challenger]) {
                 cost = c;
                 challenger = b;
@@ -697,20 +793,21 @@ impl Bai {
             }
         }
         self.costs_leader = Some(leader);
-        let mut challenger = usize::MAX;
-        let mut cost = f64::INFINITY;
-        for b in 0..self.config.k {
-            if b == leader {
-                continue;
-            }
-            let c = self.costs[b] + (self.arms[b].released as f64).ln();
-            if challenger == usize::MAX || c < cost || (c == cost && self.tie_rank[b] < self.tie_rank[challenger]) {
-                cost = c;
-                challenger = b;
-            }
-        }
         self.leader = leader;
-        self.challenger = challenger;
+        self.challenger = self.cost_challenger(leader);
+    }
+
+    /// AdaP-TT* after a release of `released`: its cost to the kept leader
+    /// is recomputed (all of them, at the next selection, if it is the leader).
+    fn adap_chernoff_release(&mut self, released: usize) {
+        let Some(leader) = self.costs_leader else { return };
+        if released == leader || self.costs.len() != self.config.k {
+            self.costs_leader = None;
+            return;
+        }
+        let noise = self.noise_mgf();
+        self.costs[released] = pair_cost(self.released_stat(leader), self.released_stat(released), &noise);
+        self.challenger = self.cost_challenger(leader);
     }
 
     /// The information-directed leader probability of the current pair.
@@ -718,6 +815,7 @@ impl Bai {
         let noise = self.noise_mgf();
         let (a, b) = (self.released_stat(self.leader), self.released_stat(self.challenger));
         self.lead_prob = ids_leader_probability(a, b, &noise);
+        self.lead_pair = Some((self.leader, self.challenger));
     }
 
     /// The stopping-aware challenger ([`BaiRule::StoppingTopTwo`]).
@@ -762,6 +860,117 @@ impl Bai {
         }
         let j = self.arms[a].batches as usize;
         r.get(j.max(1) - 1).copied()
+    }
+
+    /// Whether the noiseless GLR path applies (the non-private reference and
+    /// CTB-TT): no noise, one reward per release, the kl TCI challenger and
+    /// one GLR constant. The GLR of a pair is then
+    /// H_a + H_b - H_ab with H = n (x ln x + (1 - x) ln(1 - x)) of an arm
+    /// and of the two arms pooled (z = (n_a x + n_b y) / (n_a + n_b)):
+    /// two logarithms per pair, and the per-arm terms and the pair GLRs
+    /// change only when an arm of the pair releases.
+    fn noiseless_glr(&self) -> bool {
+        matches!(self.config.noise, NoiseSpec::Zero)
+            && self.config.first == 1
+            && self.config.ratio <= 1.0
+            && !self.config.forget
+            && self.config.thresholds.len() == 1
+            && self.config.stop == BaiStop::Shifted
+            && self.config.rule == BaiRule::TopTwo { divergence_epsilon: None }
+    }
+
+    /// Refreshes the per-arm terms of `arm` (all of them after a restore).
+    fn update_entropy_term(&mut self, arm: usize) {
+        let term = |s: &Arm| {
+            let n = s.released as f64;
+            let x = if n > 0.0 { (s.released_sum / n).clamp(0.0, 1.0) } else { 0.0 };
+            let mut h = 0.0;
+            if x > 0.0 {
+                h += n * x * x.ln();
+            }
+            if x < 1.0 {
+                h += n * (1.0 - x) * (-x).ln_1p();
+            }
+            let ln_n = n.ln();
+            [h, ln_n, (1.0 + ln_n).ln()]
+        };
+        if self.entropy_terms.len() == self.config.k {
+            self.entropy_terms[arm] = term(&self.arms[arm]);
+        } else {
+            self.entropy_terms = self.arms.iter().map(term).collect();
+        }
+    }
+
+    /// The Bernoulli GLR of arms a (mean x) and b (mean y), 0 when x <= y,
+    /// from the cached per-arm terms (see [`Bai::noiseless_glr`]).
+    fn pooled_glr(&self, a: usize, b: usize) -> f64 {
+        let (x, y) = (self.mean(a), self.mean(b));
+        if x <= y {
+            return 0.0;
+        }
+        let (na, nb) = (self.weight(a), self.weight(b));
+        let n = na + nb;
+        let z = (na * x + nb * y) / n;
+        let pooled = n * (z * z.ln() + (1.0 - z) * (-z).ln_1p());
+        (self.entropy_terms[a][0] + self.entropy_terms[b][0] - pooled).max(0.0)
+    }
+
+    /// [`BaiRule::TopTwo`]'s kl TCI pair on the noiseless GLR path: the same
+    /// challenger argmin_b GLR(a, b) + ln N_b, the GLRs kept for the
+    /// stopping rule.
+    #[allow(clippy::float_cmp)] // exact ties go to the random tie order
+    fn noiseless_pair(&mut self, released: usize) {
+        let k = self.config.k;
+        let leader = self.empirical_best();
+        let all = self.costs_leader != Some(leader) || released == leader || self.glrs.len() != k;
+        if all {
+            self.glrs = vec![0.0; k];
+        }
+        for b in 0..k {
+            if b != leader && (all || b == released) {
+                self.glrs[b] = self.pooled_glr(leader, b);
+            }
+        }
+        self.costs_leader = Some(leader);
+        let mut challenger = usize::MAX;
+        let mut cost = f64::INFINITY;
+        for b in 0..k {
+            if b == leader {
+                continue;
+            }
+            let c = self.glrs[b] + self.entropy_terms[b][1];
+            if challenger == usize::MAX || c < cost || (c == cost && self.tie_rank[b] < self.tie_rank[challenger]) {
+                cost = c;
+                challenger = b;
+            }
+        }
+        self.leader = leader;
+        self.challenger = challenger;
+    }
+
+    /// [`Bai::stopping`] on the noiseless GLR path: for the leader a and
+    /// every other b, m_a > m_b and GLR(a, b) >= c0 + c1 (ln(1 + ln N_a) +
+    /// ln(1 + ln N_b)) plus a margin for the rounding of the pooled
+    /// difference (1e-12 of the terms' magnitude).
+    fn noiseless_stopping(&self) -> bool {
+        let a = self.costs_leader.unwrap_or(self.leader);
+        let xa = self.mean(a);
+        let c0 = self.config.thresholds[0];
+        let ha = self.entropy_terms[a];
+        for b in 0..self.config.k {
+            if b == a {
+                continue;
+            }
+            if xa.partial_cmp(&self.mean(b)) != Some(std::cmp::Ordering::Greater) {
+                return false;
+            }
+            let hb = self.entropy_terms[b];
+            let margin = 1e-12 * (1.0 + ha[0].abs() + hb[0].abs()) * 4.0;
+            if self.glrs[b] < c0 + self.config.c1 * (ha[2] + hb[2]) + margin {
+                return false;
+            }
+        }
+        true
     }
 
     fn stopping(&self) -> bool {
@@ -811,9 +1020,16 @@ impl Bai {
         }
     }
 
+    /// An arm's statistic as the Chernoff rule reads it: all its released
+    /// batches (their rewards, their noise draws), or with `forget` the
+    /// last batch and its one draw.
     fn released_stat(&self, a: usize) -> Released {
         let s = &self.arms[a];
-        Released { mean: self.mean(a), n: s.released as f64, batches: f64::from(s.batches) }
+        if self.config.forget {
+            Released { mean: self.mean(a), n: s.last_len as f64, batches: 1.0 }
+        } else {
+            Released { mean: self.mean(a), n: s.released as f64, batches: f64::from(s.batches) }
+        }
     }
 
     /// The Chernoff stopping rule ([`BaiStop::Chernoff`]) after a release
@@ -1055,14 +1271,20 @@ mod tests {
 
     #[test]
     fn randomised_response_flips_with_the_exact_probability() {
-        // epsilon = 1 (num / 2^bits = 2^20 / 2^20): P(flip) = 1 / (1 + e).
+        // P(flip) = num / 2^62 = 1 / (1 + e) rounded up to the lattice 2^-62.
         let mut rng = SeedSequence::from_seed(3).stream("rr");
         let n: u32 = 200_000;
-        let flips = (0..n).filter(|_| flip_probability_draw(&mut rng, 1 << 20, 20)).count() as f64;
-        let p = 1.0 / (1.0 + 1f64.exp());
+        let num = 1_240_273_392_707_995_214u64; // ceil(2^62 / (1 + e))
+        let flips = (0..n).filter(|_| dyadic_bernoulli(&mut rng, num, 62)).count() as f64;
+        let p = num as f64 / 2f64.powi(62);
         let share = flips / f64::from(n);
         let sd = (p * (1.0 - p) / f64::from(n)).sqrt();
         assert!((share - p).abs() < 5.0 * sd, "{share} vs {p}");
+        assert!((p - 1.0 / (1.0 + 1f64.exp())).abs() < 1e-15);
+        // The extremes: a flip probability 2^-62 almost never flips, 1/2 half the time.
+        assert!((0..1000).all(|_| !dyadic_bernoulli(&mut rng, 1, 62)));
+        let halves = (0..n).filter(|_| dyadic_bernoulli(&mut rng, 1 << 61, 62)).count() as f64 / f64::from(n);
+        assert!((halves - 0.5).abs() < 5.0 * (0.25 / f64::from(n)).sqrt());
     }
 
     #[test]

@@ -26,18 +26,15 @@ use rand::Rng;
 use rand_core::RngCore;
 use serde::{Deserialize, Serialize};
 
+use super::exact_draws::{exponential_draw, Exponent};
+
 use super::loss_batches::{check_sizes, clip_unit, expert_in, is_laplace_family, loss_vector, BatchClock};
 use super::Learner;
 use crate::env::{DecisionSet, Feedback};
 use crate::error::{check_finite, check_positive, try_filled, Error, Result};
-use crate::noise::bernoulli::bernoulli_exp_neg;
 use crate::noise::entropy::NoiseRng;
 use crate::noise::NoiseSpec;
 use crate::rng::SeedSequence;
-
-/// Largest denominator exponent of an exact exponent eta q (the exact
-/// Bernoulli's fast path takes denominators up to 2^112).
-const MAX_DEN_BITS: u32 = 112;
 
 /// Plain-number configuration of [`DartboardExperts`].
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -80,17 +77,7 @@ impl DartboardExpertsConfig {
             if (self.shift / s.step()).fract() != 0.0 || self.shift / s.step() > 2f64.powi(51) {
                 return Err(Error::invalid("shift", "must be a lattice value below 2^51 steps"));
             }
-            let (_, eta_bits) = dyadic(self.eta);
-            if eta_bits + s.exponent().unsigned_abs() > MAX_DEN_BITS {
-                return Err(Error::invalid(
-                    "eta",
-                    format!(
-                        "{} has too many binary digits for exact draws on the lattice 2^-{}",
-                        self.eta,
-                        s.exponent()
-                    ),
-                ));
-            }
+            Exponent::check(self.eta, s.exponent().unsigned_abs())?;
         }
         Ok(())
     }
@@ -103,88 +90,6 @@ impl super::LearnerFactory for DartboardExpertsConfig {
 
     fn build(&self, seeds: &SeedSequence) -> Result<Box<dyn Learner>> {
         Ok(Box::new(DartboardExperts::new(*self, seeds)?))
-    }
-}
-
-/// x = m / 2^e exactly, for x finite and >= 0 (m odd unless e = 0).
-/// Integers of 2^64 and more (whose exp(-x) is 0 to any precision) come
-/// back as m = 2^64 - 1.
-fn dyadic(x: f64) -> (u64, u32) {
-    if x == 0.0 {
-        return (0, 0);
-    }
-    let bits = x.to_bits();
-    let exp_field = ((bits >> 52) & 0x7ff) as i32;
-    let (mut mant, mut exp) = if exp_field == 0 {
-        (bits & ((1 << 52) - 1), -1074)
-    } else {
-        ((bits & ((1 << 52) - 1)) | (1 << 52), exp_field - 1075)
-    };
-    let tz = mant.trailing_zeros();
-    mant >>= tz;
-    exp += tz as i32;
-    if exp >= 0 {
-        let exp = exp.unsigned_abs();
-        (if mant.leading_zeros() >= exp { mant << exp } else { u64::MAX }, 0)
-    } else {
-        (mant, exp.unsigned_abs())
-    }
-}
-
-/// Bernoulli(exp(-x)) for a finite x >= 0, exactly for the f64 value x
-/// (denominators beyond 2^112 are cut to it: x below 2^-60 then).
-fn bernoulli_exp_neg_f64(rng: &mut dyn RngCore, x: f64) -> bool {
-    let (mut m, mut e) = dyadic(x);
-    while e > MAX_DEN_BITS {
-        m >>= 1;
-        e -= 1;
-    }
-    bernoulli_exp_neg(rng, u128::from(m), 1u128 << e)
-}
-
-/// Exact exponents eta q of the draws: q an integer number of lattice steps
-/// (`steps`), or a plain f64 without a lattice.
-#[derive(Clone, Copy, Debug)]
-struct Exponent {
-    /// eta = eta_num / 2^eta_bits.
-    eta_num: u64,
-    eta_bits: u32,
-    /// Lattice exponent j (steps of 2^-j), None without a lattice.
-    lattice: Option<u32>,
-    eta: f64,
-    step: f64,
-}
-
-impl Exponent {
-    fn new(config: &DartboardExpertsConfig) -> Self {
-        let (eta_num, eta_bits) = dyadic(config.eta);
-        let lattice = config.noise.lattice().map(|s| s.exponent().max(0).unsigned_abs());
-        let step = config.noise.lattice().map_or(1.0, |s| s.step());
-        Exponent { eta_num, eta_bits, lattice, eta: config.eta, step }
-    }
-
-    /// Bernoulli(exp(-eta v)) for a loss amount v >= 0 (a lattice value on the lattice).
-    fn keep(&self, rng: &mut dyn RngCore, v: f64) -> bool {
-        match self.lattice {
-            Some(j) => {
-                // v / step is an exact integer below 2^53.
-                let q = (v / self.step) as u128;
-                bernoulli_exp_neg(rng, u128::from(self.eta_num) * q, 1u128 << (self.eta_bits + j))
-            }
-            None => bernoulli_exp_neg_f64(rng, self.eta * v),
-        }
-    }
-}
-
-/// A draw from P(y) proportional to exp(-eta (values(y) - min values)), by
-/// rejection from the uniform law (exact when `exponent` is).
-fn exponential_draw(rng: &mut dyn RngCore, exponent: &Exponent, values: &[f64]) -> usize {
-    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
-    loop {
-        let y = rng.random_range(0..values.len());
-        if exponent.keep(rng, values[y] - lo) {
-            return y;
-        }
     }
 }
 
@@ -272,7 +177,7 @@ impl DartboardExperts {
         if self.switches >= self.config.max_switches {
             return Ok(());
         }
-        let exponent = Exponent::new(&self.config);
+        let exponent = exponent(&self.config);
         let (keep, rng) = keep_coin(&self.config, &exponent, &mut self.noise, self.batch_loss)?;
         if !keep {
             self.current = exponential_draw(rng, &exponent, &self.cumulative);
@@ -286,7 +191,7 @@ impl DartboardExperts {
     /// released coins, for privacy audits. Only the noise stream advances.
     pub fn switch_runs(&mut self, losses: &[f64], runs: usize) -> Result<Vec<bool>> {
         let a = self.rounded_sum(losses)?;
-        let exponent = Exponent::new(&self.config);
+        let exponent = exponent(&self.config);
         let mut out = crate::error::try_with_capacity("runs", runs)?;
         for _ in 0..runs {
             let (keep, _) = keep_coin(&self.config, &exponent, &mut self.noise, a)?;
@@ -314,7 +219,7 @@ impl DartboardExperts {
                 *s += l;
             }
         }
-        let exponent = Exponent::new(&self.config);
+        let exponent = exponent(&self.config);
         let rng = self.noise.source()?;
         let mut out = crate::error::try_with_capacity("runs", runs)?;
         for _ in 0..runs {
@@ -379,6 +284,11 @@ impl DartboardExperts {
     }
 }
 
+/// The exact exponents of `config`'s draws (on its noise's lattice, if any).
+fn exponent(config: &DartboardExpertsConfig) -> Exponent {
+    Exponent::new(config.eta, config.noise.lattice().map(|s| s.exponent().max(0).unsigned_abs()))
+}
+
 /// The switching test of an expert with batch loss `a`: (keep, the noise
 /// source for the draw that follows a switch).
 fn keep_coin<'a>(
@@ -424,17 +334,6 @@ mod tests {
 
     fn config(n: usize, horizon: u64, noise: NoiseSpec) -> DartboardExpertsConfig {
         DartboardExpertsConfig { n, horizon, batch: 4, eta: 0.0625, shift: 0.0, max_switches: 1000, noise, clip: true }
-    }
-
-    #[test]
-    fn dyadic_decomposition_is_exact() {
-        for x in [0.0, 1.0, 0.0625, 0.1, 3.0, 1e-300, 12345.5, 2f64.powi(60)] {
-            let (m, e) = dyadic(x);
-            let half = (e / 2) as i32;
-            assert_eq!(m as f64 * 2f64.powi(-half) * 2f64.powi(half - e as i32), x, "{x}");
-            assert!(e == 0 || m % 2 == 1);
-        }
-        assert_eq!(dyadic(1e30), (u64::MAX, 0));
     }
 
     #[test]

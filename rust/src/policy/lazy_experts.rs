@@ -17,11 +17,21 @@
 //! multiplicative weights. After `max_switches` switches the expert is
 //! frozen (the privacy accounting counts at most that many draws).
 //!
-//! The coins and draws are floating point (the guarantee says so).
+//! Exact draws (a loss lattice 2^-j, the default of
+//! `dpbandits.LazyPrivateExperts`): every loss is rounded to the nearest
+//! lattice point, eta and gamma are dyadic rationals, the keep coin is
+//! Bernoulli(1 - gamma) times an exact Bernoulli(exp(-eta a)), and P_k is
+//! sampled exactly by rejection from the uniform law
+//! (`super::exact_draws`, shared with the private shrinking dartboard).
+//! Without a lattice the coin and the draw (inverse CDF) are floating
+//! point (the guarantee says so).
 
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
+use super::exact_draws::{
+    bernoulli_dyadic, check_dyadic_probability, exponential_draw, round_unit_to_lattice, Exponent,
+};
 use super::loss_batches::{check_lazy_rates, check_sizes, clip_unit, expert_in, lazy_keeps, loss_vector, BatchClock};
 use super::Learner;
 use crate::env::{DecisionSet, Feedback};
@@ -44,12 +54,25 @@ pub struct LazyExpertsConfig {
     pub max_switches: u64,
     /// Losses outside [0, 1] are clipped (true) or refused.
     pub clip: bool,
+    /// Exponent j of the loss lattice 2^-j of exact draws; None: floating-point draws.
+    pub lattice: Option<u32>,
 }
 
 impl LazyExpertsConfig {
     fn validate(&self) -> Result<()> {
         check_sizes("n", self.n, self.horizon, "batch", self.batch)?;
-        check_lazy_rates(self.eta, self.gamma)
+        check_lazy_rates(self.eta, self.gamma)?;
+        if let Some(j) = self.lattice {
+            if j > 52 || 2f64.powi(j as i32) * (self.horizon as f64) > 2f64.powi(51) {
+                return Err(Error::invalid(
+                    "lattice",
+                    format!("2^-{j} is too fine for exact cumulative losses over {} rounds", self.horizon),
+                ));
+            }
+            Exponent::check(self.eta, j)?;
+            check_dyadic_probability("gamma", self.gamma)?;
+        }
+        Ok(())
     }
 }
 
@@ -78,7 +101,7 @@ pub struct LazyExperts {
     sampling: StreamRng,
 }
 
-const STATE_VERSION: u8 = 2;
+const STATE_VERSION: u8 = 3;
 
 impl LazyExperts {
     /// A fresh learner: x_0 uniform (P_0), coins and draws from `seeds`'
@@ -127,6 +150,9 @@ impl LazyExperts {
         self.clock.admit(losses, c.n, c.horizon)?;
         self.scratch.copy_from_slice(losses);
         let clipped = clip_unit(&mut self.scratch, c.clip)?;
+        if let Some(j) = c.lattice {
+            round_unit_to_lattice(&mut self.scratch, j);
+        }
         for (s, l) in self.cumulative.iter_mut().zip(&self.scratch) {
             *s += l;
         }
@@ -141,6 +167,19 @@ impl LazyExperts {
     fn end_batch(&mut self) {
         let c = self.config;
         let loss = std::mem::take(&mut self.batch_loss);
+        if let Some(j) = c.lattice {
+            if self.switches >= c.max_switches {
+                return;
+            }
+            // Keep with probability (1 - gamma) exp(-eta a), both coins exact.
+            let exponent = Exponent::new(c.eta, Some(j));
+            if !bernoulli_dyadic(&mut self.sampling, c.gamma) && exponent.keep(&mut self.sampling, loss) {
+                return;
+            }
+            self.current = exponential_draw(&mut self.sampling, &exponent, &self.cumulative);
+            self.switches += 1;
+            return;
+        }
         if lazy_keeps(&mut self.sampling, c.eta, c.gamma, loss, self.switches, c.max_switches) {
             return;
         }
@@ -184,6 +223,8 @@ impl LazyExperts {
         let e: LazyExperts = crate::state::decode(body)?;
         let c = &e.config;
         c.validate().map_err(|err| Error::Decode(format!("invalid lazy-experts configuration: {err}")))?;
+        let step = c.lattice.map(|j| 2f64.powi(-(j as i32)));
+        let on_lattice = |v: f64| step.is_none_or(|s| (v / s).fract() == 0.0);
         let consistent = e.cumulative.len() == c.n
             && e.scratch.len() == c.n
             && e.current < c.n
@@ -191,7 +232,8 @@ impl LazyExperts {
             && e.switches <= c.max_switches
             && e.batch_loss.is_finite()
             && e.batch_loss >= 0.0
-            && e.cumulative.iter().all(|v| v.is_finite() && *v >= 0.0 && *v <= e.clock.t() as f64);
+            && on_lattice(e.batch_loss)
+            && e.cumulative.iter().all(|&v| v.is_finite() && v >= 0.0 && v <= e.clock.t() as f64 && on_lattice(v));
         if !consistent {
             return Err(Error::Decode("inconsistent lazy-experts state".into()));
         }
@@ -218,7 +260,11 @@ mod tests {
     use super::*;
 
     fn config(n: usize, horizon: u64) -> LazyExpertsConfig {
-        LazyExpertsConfig { n, horizon, batch: 4, eta: 0.05, gamma: 0.1, max_switches: 1000, clip: true }
+        LazyExpertsConfig { n, horizon, batch: 4, eta: 0.05, gamma: 0.1, max_switches: 1000, clip: true, lattice: None }
+    }
+
+    fn exact(n: usize, horizon: u64) -> LazyExpertsConfig {
+        LazyExpertsConfig { eta: 0.0625, gamma: 0.125, lattice: Some(20), ..config(n, horizon) }
     }
 
     #[test]
@@ -240,6 +286,68 @@ mod tests {
         let freq = hits as f64 / runs as f64;
         let se = (p * (1.0 - p) / runs as f64).sqrt();
         assert!((freq - p).abs() < 4.0 * se, "freq {freq}, P_2(0) {p}");
+    }
+
+    #[test]
+    fn exact_draws_keep_the_law_of_multiplicative_weights() {
+        // As above with exact coins and draws: expert 0 loss 0.3 (rounded
+        // to the lattice), expert 1 loss 1, eta = 1/16, two batches of 4.
+        let c = exact(2, 40);
+        let runs = 20_000;
+        let mut hits = 0;
+        for s in 0..runs {
+            let mut e = LazyExperts::new(c, &SeedSequence::from_seed(s)).unwrap();
+            for _ in 0..8 {
+                e.observe(&[0.3, 1.0]).unwrap();
+            }
+            hits += usize::from(e.current() == 0);
+        }
+        let l0 = (0.3f64 * 2f64.powi(20)).round() / 2f64.powi(20);
+        let p = 1.0 / (1.0 + (-0.0625 * 8.0 * (1.0 - l0)).exp());
+        let freq = hits as f64 / runs as f64;
+        let se = (p * (1.0 - p) / runs as f64).sqrt();
+        assert!((freq - p).abs() < 4.0 * se, "freq {freq}, P_2(0) {p}");
+    }
+
+    #[test]
+    fn the_exact_keep_coin_has_its_probability() {
+        // One batch of 4 rounds, loss 1 per round on the played expert and
+        // on the other one: the expert switches with probability
+        // 1 - (1 - gamma) exp(-eta 4), then is redrawn uniformly.
+        let c = exact(2, 8);
+        let runs = 100_000;
+        let mut switched = 0;
+        for s in 0..runs {
+            let mut e = LazyExperts::new(c, &SeedSequence::from_seed(s)).unwrap();
+            for _ in 0..4 {
+                e.observe(&[1.0, 1.0]).unwrap();
+            }
+            switched += usize::from(e.switches() == 1);
+        }
+        let p = 1.0 - (1.0 - 0.125) * (-0.25f64).exp();
+        let freq = switched as f64 / runs as f64;
+        assert!((freq - p).abs() < 4.5 * (p * (1.0 - p) / runs as f64).sqrt(), "{freq} vs {p}");
+    }
+
+    #[test]
+    fn exact_configurations_are_checked_and_restored_states_stay_on_the_lattice() {
+        let c = exact(3, 100);
+        for bad in [
+            LazyExpertsConfig { gamma: 1e-10, ..c },
+            LazyExpertsConfig { eta: 0.1, lattice: Some(70), ..c },
+            LazyExpertsConfig { lattice: Some(48), ..c },
+        ] {
+            assert!(LazyExperts::new(bad, &SeedSequence::from_seed(0)).is_err(), "{bad:?}");
+        }
+        let mut a = LazyExperts::new(c, &SeedSequence::from_seed(2)).unwrap();
+        for _ in 0..10 {
+            a.observe(&[0.1, 0.7, 0.2]).unwrap();
+        }
+        assert!(a.cumulative.iter().all(|v| (v * 2f64.powi(20)).fract() == 0.0));
+        assert!(LazyExperts::from_bytes(&a.to_bytes()).is_ok());
+        let mut off = a.clone();
+        off.cumulative[0] += 1e-9;
+        assert!(LazyExperts::from_bytes(&off.to_bytes()).is_err());
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod batched_bandit;
 pub mod dartboard_experts;
 pub mod delayed;
 pub mod elimination;
+mod exact_draws;
 pub mod exp2;
 pub mod experts_stochastic;
 pub mod follow_the_leader;

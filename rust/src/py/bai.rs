@@ -65,10 +65,15 @@ impl PyBai {
                 Some(e) => BaiRule::AdaP { epsilon: e },
                 None => return Err(to_py(Error::invalid("epsilon", "AdaP-TT needs epsilon"))),
             },
+            "adap_chernoff" => match epsilon {
+                Some(e) => BaiRule::AdaPChernoff { epsilon: e },
+                None => return Err(to_py(Error::invalid("epsilon", "AdaP-TT* needs epsilon"))),
+            },
             _ => {
                 return unknown(
                     "rule",
-                    "'top_two', 'top_two_stopping', 'top_two_chernoff', 'top_two_chernoff_ids' or 'adap'",
+                    "'top_two', 'top_two_stopping', 'top_two_chernoff', 'top_two_chernoff_ids', 'adap' or \
+                     'adap_chernoff'",
                     rule,
                 )
             }

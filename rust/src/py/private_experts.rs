@@ -94,7 +94,7 @@ engine_methods! {
     getters [switches: u64];
 
     #[new]
-    #[pyo3(signature = (n, horizon, batch, eta, gamma, max_switches, *, clip=true, seed=None))]
+    #[pyo3(signature = (n, horizon, batch, eta, gamma, max_switches, *, clip=true, lattice=None, seed=None))]
     fn new(
         n: usize,
         horizon: u64,
@@ -103,9 +103,10 @@ engine_methods! {
         gamma: f64,
         max_switches: u64,
         clip: bool,
+        lattice: Option<u32>,
         seed: Option<u64>,
     ) -> PyResult<Self> {
-        let config = LazyExpertsConfig { n, horizon, batch, eta, gamma, max_switches, clip };
+        let config = LazyExpertsConfig { n, horizon, batch, eta, gamma, max_switches, clip, lattice };
         Ok(PyLazyExperts { inner: LazyExperts::new(config, &seeds(seed)?).py_err()? })
     }
 

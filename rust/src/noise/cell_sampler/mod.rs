@@ -30,8 +30,9 @@
 //! - magnitudes m >= 0 are cut into cells [c w, (c + 1) w) of width
 //!   w = 2^b, with scale / w in [16, 32) for the Laplace and [32, 64) for
 //!   the Gaussian (scale = t, or sqrt(var)), up to X = (number of cells) w,
-//!   40 t or 12 sigma but at most 510 cells (X > 16 t, X > 7.9 sigma);
-//!   beyond X a tail item;
+//!   40 t or 8.5 sigma but at most 510 cells (X > 16 t, X > 7.9 sigma;
+//!   the wide layout of [`CellSampler::wide`]: 40 t or 12 sigma, up to
+//!   4094 cells); beyond X a tail item;
 //! - cell c gets an integer weight W_c >= F rho(c w) (F = f 2^e, a dyadic
 //!   factor), the tail W_T >= F rho(X) / (w (1 - exp(-1/t'))), and a dummy
 //!   item pads the total to S = N 2^52 for N = 2^k columns; Walker's alias
@@ -192,6 +193,11 @@ pub struct CellSampler {
     /// h = floor(w / 2), the offset the Gaussian's first test expands
     /// about.
     mid: u64,
+    /// A wide table's constant-time draws: the default table of the same
+    /// law (built with the wide table: a field with interior mutability
+    /// would cost every draw, the compiler then reloading the table's
+    /// fields after each call).
+    default_table: Option<Arc<CellSampler>>,
     /// Bounds on the theta the records hold a lower bound of.
     #[cfg(test)]
     record_theta: Vec<(f64, f64)>,
@@ -229,17 +235,17 @@ struct Sixteenths([f64; 8]);
 /// A bound on |P - exp(-x)| for the first test's estimate P: for the
 /// Laplace, x = delta in [0, 1/16) and P = S_3(x) ([`fast_exp_3`]; the
 /// truncation is below 16^-4 / 4! = 6.36e-7); for the Gaussian, x =
-/// delta(o) - delta(h) in (-0.2, 0.2) (the expansion about the cell's
+/// delta(o) - delta(h) in (-0.14, 0.14) (the expansion about the cell's
 /// middle offset h = floor(w/2), whose exp(-delta(h)) the records' theta
-/// carry) and P =
-/// S_5(x) ([`fast_exp_5`]; truncation below e^0.2 0.2^6 / 6! = 1.1e-7).
-/// The roundings (x = num * (1/den): two, 2^-53 relative at most, exp
-/// being 1.23-Lipschitz there; at most ten in the evaluation, of numbers
-/// below 1.3) add below 1e-14: 6.36e-7 + 1e-14, rounded up.
+/// carry) and P = S_4(x) ([`fast_exp_4_less`]; truncation below e^0.14 0.14^5
+/// / 5! = 5.2e-7). The roundings (x = num * (1/den): two, 2^-53 relative
+/// at most, exp being 1.16-Lipschitz there; at most ten in the
+/// evaluation, of numbers below 1.2) add below 1e-14: 6.36e-7 + 1e-14,
+/// rounded up.
 const FAST_ERROR: f64 = 6.4e-7;
 /// |delta(o) - delta(h)| stays below this in every cell of a Gaussian
-/// table (checked at construction).
-const FIRST_TEST_GAUSSIAN_REACH: f64 = 0.2;
+/// table of the default layout (checked at construction).
+const FIRST_TEST_GAUSSIAN_REACH: f64 = 0.14;
 
 /// S_3(x) = 1 - x + x^2/2 - x^3/6 (Estrin's scheme: the square beside the
 /// linear terms, a shorter chain of dependent operations than Horner's).
@@ -249,13 +255,20 @@ fn fast_exp_3(x: f64) -> f64 {
     (1.0 - x) + (x * x) * (0.5 - x * (1.0 / 6.0))
 }
 
-/// S_5(x) = 1 - x + x^2/2 - x^3/6 + x^4/24 - x^5/120 (Estrin's scheme).
+/// S_4(x) less [`FAST_ERROR`], as ((1 - FAST_ERROR) - x) + x^2 (1/2 -
+/// x (1/6 - x/24)) (the square beside the linear terms, Horner's scheme
+/// inside: eight operations, the error bound folded into the constant
+/// term). For |x| < [`FIRST_TEST_GAUSSIAN_REACH`] it lies below exp(-x),
+/// and adding 2 FAST_ERROR brings it above: the roundings of the folded
+/// constant and of the sum (below 1e-15) are within the allowance of
+/// FAST_ERROR.
 #[allow(clippy::inline_always)]
 #[inline(always)]
-fn fast_exp_5(x: f64) -> f64 {
-    let x2 = x * x;
-    ((1.0 - x) + x2 * (0.5 - x * (1.0 / 6.0))) + (x2 * x2) * (1.0 / 24.0 - x * (1.0 / 120.0))
+fn fast_exp_4_less(x: f64) -> f64 {
+    (ONE_LESS_FAST_ERROR - x) + (x * x) * (0.5 - x * (1.0 / 6.0 - x * (1.0 / 24.0)))
 }
+
+const ONE_LESS_FAST_ERROR: f64 = 1.0 - FAST_ERROR;
 
 /// Degree of the rare second test's polynomial: truncation below
 /// 16^-8 / 8! = 5.78e-15.
@@ -407,11 +420,14 @@ fn alias_table(mut weights: Vec<u64>) -> (Vec<u64>, Vec<u32>) {
 }
 
 /// How the magnitudes are cut into cells: scale / w in
-/// [2^scale_bits, 2^(scale_bits + 1)), and at most `max_cells` cells.
+/// [2^scale_bits, 2^(scale_bits + 1)), and at most `max_cells` cells,
+/// reaching past 40 t for the Laplace and `gaussian_reach_halves` / 2
+/// sigma for the Gaussian.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Layout {
     scale_bits: u32,
     max_cells: u64,
+    gaussian_reach_halves: u64,
 }
 
 /// The default layout: at most 510 cells (with the tail and the dummy, 512
@@ -421,14 +437,18 @@ pub(crate) struct Layout {
 /// the cache set of its column), of width about scale / 16 for the
 /// Laplace (delta < 1/16 in a cell: the first test needs no table) and
 /// scale / 32 for the Gaussian. The cells reach past 16 t (the tail then
-/// weighs below e^-16 = 1.1e-7) and past min(12 sigma, 7.9 sigma) (below
-/// e^-31).
-pub(crate) const COMPACT: Layout = Layout { scale_bits: 4, max_cells: 510 };
-const COMPACT_GAUSSIAN: Layout = Layout { scale_bits: 5, max_cells: 510 };
+/// weighs below e^-16 = 1.1e-7) and past min(8.5 sigma, 7.9 sigma) (below
+/// e^-31); 8.5 sigma keeps |delta(o) - delta(h)| below
+/// [`FIRST_TEST_GAUSSIAN_REACH`] (w X / (2 var) <= 8.5 / 64 in a cell of
+/// width w <= sigma / 32), where four Taylor terms suffice.
+pub(crate) const COMPACT: Layout = Layout { scale_bits: 4, max_cells: 510, gaussian_reach_halves: 24 };
+const COMPACT_GAUSSIAN: Layout = Layout { scale_bits: 5, max_cells: 510, gaussian_reach_halves: 17 };
 /// The wide layout: cells of about scale / 32 up to 40 t or 12 sigma (up
 /// to 4096 columns, 64 KiB): the table the branching path was tuned on,
-/// kept as the reference of the benchmarks and the timing audit.
-const WIDE: Layout = Layout { scale_bits: 5, max_cells: u64::MAX };
+/// kept as the reference of the benchmarks and the timing audit. It has
+/// no records of its own: its constant-time draws are the default
+/// table's of the same law.
+const WIDE: Layout = Layout { scale_bits: 5, max_cells: u64::MAX, gaussian_reach_halves: 24 };
 /// Column bits of the default layout's tables (512 columns).
 const COMPACT_COLUMN_BITS: u32 = 9;
 /// The default layout's word: column on top, then threshold, sign.
@@ -478,10 +498,9 @@ impl CellSampler {
         let cells = match reach {
             Some(reach) => reach.div_ceil(w),
             None => match shape {
-                Shape::Laplace { t } => 40 * t,
-                Shape::Gaussian { .. } => 12 * (scale + 1),
+                Shape::Laplace { t } => (40 * t).div_ceil(w),
+                Shape::Gaussian { .. } => (layout.gaussian_reach_halves * (scale + 1)).div_ceil(2 * w),
             }
-            .div_ceil(w)
             .min(layout.max_cells),
         };
         let items = cells + 2; // the cells, the tail, the dummy
@@ -574,7 +593,13 @@ impl CellSampler {
                 })
                 .collect(),
         };
-        let columns = column_records(&threshold, &alias, &record_theta, cells, theta_slack);
+        // The wide layout has no constant-time path of its own (see
+        // `constant_time_impl`).
+        let columns = if layout == WIDE {
+            Vec::new()
+        } else {
+            column_records(&threshold, &alias, &record_theta, cells, theta_slack)
+        };
         // The constant-time path's delta stays below 1/16 in every cell of
         // a Laplace table (its first test has no table) and below 7.5/16
         // in a Gaussian's (its exp(-j / 16) table has eight entries):
@@ -596,7 +621,7 @@ impl CellSampler {
         };
         let limit = if matches!(shape, Shape::Laplace { .. }) { 1.0 / 16.0 } else { FIRST_TEST_GAUSSIAN_REACH };
         assert!(
-            reach_of_first_test < limit * (1.0 - 1e-9),
+            layout == WIDE || reach_of_first_test < limit * (1.0 - 1e-9),
             "cell table: the first test's argument reaches {reach_of_first_test}"
         );
         let exp_sixteenths =
@@ -628,6 +653,7 @@ impl CellSampler {
             width: w,
             theta_slack,
             mid,
+            default_table: (layout == WIDE).then(|| shared_sampler(shape)),
             #[cfg(test)]
             record_theta,
         }
@@ -675,7 +701,7 @@ impl CellSampler {
     /// without branches, and compares u with the lower bound theta_lo (P -
     /// E) on the acceptance probability theta_c exp(-delta), where P is a
     /// Taylor sum (degree 3 in delta for the Laplace; for the Gaussian,
-    /// degree 5 in delta - delta(h) about the cell's middle offset h, the
+    /// degree 4 in delta - delta(h) about the cell's middle offset h, the
     /// records' theta carrying exp(-delta(h))) that errs by at most E =
     /// [`FAST_ERROR`]. Accepted when u's b digits lie below the lower
     /// bound. Otherwise (work done on rejected proposals only, which are
@@ -711,7 +737,9 @@ impl CellSampler {
     /// rare, and spreading the columns of each item over the table
     /// ([`column_position`]) averages what remains over many lines.
     ///
-    /// Panics on a table of the wide layout ([`CellSampler::wide`]).
+    /// On a table of the wide layout ([`CellSampler::wide`]), which has no
+    /// such path of its own, the draw is the default table's of the same
+    /// law (the same law, and the same guarantee).
     ///
     /// The law is the branching path's: the same items and the same
     /// acceptance probabilities, decided exactly.
@@ -742,10 +770,12 @@ impl CellSampler {
         &self,
         rng: &mut R,
     ) -> i64 {
-        // A table of the default layout (a wide one has no such path); the
-        // fixed length also spares the index its bounds check.
-        let columns: &[Column; 1 << COMPACT_COLUMN_BITS] =
-            self.columns.as_slice().try_into().expect("the constant-time path needs a default-layout table");
+        // A table of the default layout (a wide one has no records: it
+        // draws from the default table of its law); the fixed length also
+        // spares the index its bounds check.
+        let Ok(columns) = <&[Column; 1 << COMPACT_COLUMN_BITS]>::try_from(self.columns.as_slice()) else {
+            return self.constant_time_by_default_table::<R, GAUSSIAN, FORCE_EXACT>(rng);
+        };
         loop {
             let word = rng.next_u64();
             let record = &columns[(word >> COMPACT_COLUMN_SHIFT) as usize];
@@ -757,35 +787,55 @@ impl CellSampler {
             // the Laplace; x = delta(o) - delta(h) = d (2 m - d) / den, d =
             // o - h, for the Gaussian (the numerator an integer below 2^52
             // in absolute value: exact as a double).
+            // The Gaussian's p is the estimate less its error bound (a lower
+            // bound on exp(-x), one operation fewer: see `fast_exp_4_less`).
             let p = if GAUSSIAN {
                 let d = offset as i64 - self.mid as i64;
-                fast_exp_5((d * (2 * m as i64 - d)) as f64 * self.inv_den)
+                fast_exp_4_less((d * (2 * m as i64 - d)) as f64 * self.inv_den)
             } else {
                 fast_exp_3(offset as i64 as f64 * self.inv_den)
             };
             let theta = f64::from(record.theta_lo[keep]);
             let negative = word & COMPACT_SIGN_MASK != 0;
             let digits = word & self.value_mask;
-            let u = digits as i64 as f64; // exact: below 2^52
-                                          // Only item 0 holds m = 0.
+            // Only item 0 holds m = 0.
             let negative_zero = (m == 0) & negative;
             // The tail's theta is NaN and the dummy's 0 (and p is finite):
-            // neither is accepted.
-            let accept = !FORCE_EXACT & !negative_zero & (u + 1.0 <= theta * (p - FAST_ERROR));
+            // neither is accepted. u + 1 added before the conversion (the
+            // same value: both are exact below 2^52).
+            let below = if GAUSSIAN { p } else { p - FAST_ERROR };
+            let accept = !FORCE_EXACT & !negative_zero & ((digits + 1) as i64 as f64 <= theta * below);
             if accept {
                 // The sign by a mask, not a branch (it is a coin flip).
                 let mask = -i64::from(negative);
                 return (m as i64 ^ mask) - mask;
             }
-            let upper = (theta * (1.0 + THETA_WIDTH) + self.theta_slack) * (p + FAST_ERROR);
+            let above = if GAUSSIAN { p + 2.0 * FAST_ERROR } else { p + FAST_ERROR };
+            let upper = (theta * (1.0 + THETA_WIDTH) + self.theta_slack) * above;
             // Not rejected: the tail (NaN compares false), and a uniform
             // whose first digits straddle the bounds.
+            let u = digits as i64 as f64; // exact: below 2^52
             let reject = (item > self.cells) | negative_zero | (!FORCE_EXACT & (u >= upper));
             if !reject {
                 if let Some(y) = self.constant_time_rare::<R, FORCE_EXACT>(rng, item, m, offset, negative, digits) {
                     return y;
                 }
             }
+        }
+    }
+
+    /// A constant-time draw of a wide table: the default table's of the
+    /// same law.
+    #[cold]
+    #[inline(never)]
+    fn constant_time_by_default_table<R: RngCore + ?Sized, const GAUSSIAN: bool, const FORCE_EXACT: bool>(
+        &self,
+        rng: &mut R,
+    ) -> i64 {
+        match &self.default_table {
+            Some(table) => table.constant_time_impl::<R, GAUSSIAN, FORCE_EXACT>(rng),
+            // Every table without records has one; the shared one otherwise.
+            None => shared_sampler(self.shape).constant_time_impl::<R, GAUSSIAN, FORCE_EXACT>(rng),
         }
     }
 
