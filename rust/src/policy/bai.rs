@@ -322,21 +322,7 @@ impl Bai {
             _ => {}
         }
         let spec = config.noise;
-        spec.validate(&[1])?;
-        let (lattice, up) = match spec {
-            NoiseSpec::Zero | NoiseSpec::Laplace { .. } => (None, 1.0),
-            NoiseSpec::Lattice(s) if matches!(s.kind(), SecureKind::Laplace { .. }) => {
-                let up = 2f64.powi(s.exponent());
-                if (config.max_samples as f64) * up > 2f64.powi(52) {
-                    return Err(Error::invalid(
-                        "max_samples",
-                        format!("max_samples * 2^{} exceeds 2^52: the lattice sums would not stay exact", s.exponent()),
-                    ));
-                }
-                (Some(s), up)
-            }
-            _ => return Err(Error::invalid("noise", format!("batch releases take Laplace noise, got {spec:?}"))),
-        };
+        let (lattice, up) = laplace_sum_noise(spec, config.max_samples, "max_samples", "batch releases")?;
         if let Some(rr) = config.local {
             if !(1..=64).contains(&rr.bits) || rr.num == 0 || u128::from(rr.num) > (1u128 << (rr.bits - 1)) {
                 return Err(Error::invalid(
@@ -1244,6 +1230,34 @@ pub fn audit_runs(config: &BaiConfig, rewards: &[f64], round: usize, count: usiz
             Ok(f64::NAN)
         })
         .collect()
+}
+
+/// Resolve the noise of released reward sums: none, floating-point Laplace,
+/// or lattice Laplace with its lattice's scale-up factor. A lattice sum of up
+/// to `cap` rewards must stay exact in a double (`cap * 2^exponent <= 2^52`);
+/// `cap_name` names the argument that sets `cap` in the error, `what` the
+/// releases in the error for a noise of another law.
+pub(crate) fn laplace_sum_noise(
+    spec: NoiseSpec,
+    cap: u64,
+    cap_name: &'static str,
+    what: &str,
+) -> Result<(Option<SecureNoise>, f64)> {
+    spec.validate(&[1])?;
+    match spec {
+        NoiseSpec::Zero | NoiseSpec::Laplace { .. } => Ok((None, 1.0)),
+        NoiseSpec::Lattice(s) if matches!(s.kind(), SecureKind::Laplace { .. }) => {
+            let up = 2f64.powi(s.exponent());
+            if (cap as f64) * up > 2f64.powi(52) {
+                return Err(Error::invalid(
+                    cap_name,
+                    format!("{cap_name} * 2^{} exceeds 2^52: the lattice sums would not stay exact", s.exponent()),
+                ));
+            }
+            Ok((Some(s), up))
+        }
+        _ => Err(Error::invalid("noise", format!("{what} take Laplace noise, got {spec:?}"))),
+    }
 }
 
 #[cfg(test)]

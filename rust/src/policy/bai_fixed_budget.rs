@@ -38,7 +38,7 @@ use crate::noise::entropy::EntropyCell;
 use crate::noise::laplace;
 use crate::noise::lattice::{SecureKind, SecureNoise};
 use crate::noise::NoiseSpec;
-use crate::policy::bai::BernoulliRewards;
+use crate::policy::bai::{laplace_sum_noise, BernoulliRewards};
 use crate::policy::max_det::max_det;
 use crate::rng::{SeedSequence, StreamRng};
 
@@ -196,22 +196,7 @@ impl FixedBudgetBai {
     /// A fresh engine; noise and the tie order from the `"bai_fixed_budget"` stream of `seeds`.
     pub fn new(config: FixedBudgetConfig, seeds: &SeedSequence) -> Result<Self> {
         config.validate()?;
-        let spec = config.noise;
-        spec.validate(&[1])?;
-        let (lattice, up) = match spec {
-            NoiseSpec::Zero | NoiseSpec::Laplace { .. } => (None, 1.0),
-            NoiseSpec::Lattice(s) if matches!(s.kind(), SecureKind::Laplace { .. }) => {
-                let up = 2f64.powi(s.exponent());
-                if (config.budget as f64) * up > 2f64.powi(52) {
-                    return Err(Error::invalid(
-                        "budget",
-                        format!("budget * 2^{} exceeds 2^52: the lattice sums would not stay exact", s.exponent()),
-                    ));
-                }
-                (Some(s), up)
-            }
-            _ => return Err(Error::invalid("noise", format!("phase sums take Laplace noise, got {spec:?}"))),
-        };
+        let (lattice, up) = laplace_sum_noise(config.noise, config.budget, "budget", "phase sums")?;
         let k = config.k;
         let mut rng = seeds.stream("bai_fixed_budget");
         let mut order: Vec<u32> = (0..k as u32).collect();
