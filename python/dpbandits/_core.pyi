@@ -1196,7 +1196,7 @@ class StochasticExpertsEngine(_SecureLearner):
 def _restore_stochastic_experts(state: bytes) -> StochasticExpertsEngine: ...
 
 @final
-class LazyExpertsEngine(_Learner):
+class LazyExpertsEngine(_SecureLearner):
     """Lazy multiplicative weights through a batched shrinking dartboard (after
     Asi, Koren, Liu & Talwar 2024); see dpbandits.LazyPrivateExperts."""
 
@@ -1223,9 +1223,11 @@ class LazyExpertsEngine(_Learner):
 def _restore_lazy_experts(state: bytes) -> LazyExpertsEngine: ...
 
 @final
-class LazyBallEngine(_Learner):
+class LazyBallEngine(_SecureLearner):
     """Lazy exponential weights on the unit ball (after Asi, Koren, Liu &
-    Talwar 2024, L2P for OCO); see dpbandits.LazyPrivateOCO."""
+    Talwar 2024, L2P for OCO); see dpbandits.LazyPrivateOCO. ``lattice``
+    (j, k): losses on 2^-j and points on 2^-k for exact draws; None:
+    floating-point draws."""
 
     def __new__(
         cls,
@@ -1237,6 +1239,7 @@ class LazyBallEngine(_Learner):
         max_switches: int,
         *,
         clip: bool = True,
+        lattice: tuple[int, int] | None = None,
         seed: int | None = None,
     ) -> Self: ...
     def decision(self) -> NDArray[np.float64]: ...

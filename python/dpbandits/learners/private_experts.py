@@ -55,6 +55,7 @@ from dpbandits.learners.online_call import BoundOnlineCall
 from dpbandits.noise import NoiseWire
 from dpbandits.privacy import Guarantee
 from dpbandits.privacy.private_experts import (
+    BALL_POINT_BITS,
     batched_bandit_parameters,
     dartboard_parameters,
     lazy_ball_parameters,
@@ -319,6 +320,10 @@ class LazyPrivateExperts(BoundOnlineCall, LearnerBase):
     sampler:
         ``"lattice"`` (default): exact coins and draws on a loss lattice;
         ``"float"``: floating-point coins and draws.
+    secure:
+        True draws the coins and draws from the operating system (needs
+        ``sampler="lattice"`` and an ``epsilon``); False (default) from the
+        seeded generator.
     ledger:
         A :class:`dpbandits.Ledger` to register the learner on at
         construction (with ``dataset``): its whole guarantee is charged
@@ -335,11 +340,13 @@ class LazyPrivateExperts(BoundOnlineCall, LearnerBase):
         If an argument lies outside the range given above (``n`` or
         ``horizon`` < 2, ``epsilon`` not finite and > 0 or too small for
         the horizon, ``delta`` outside (0, 1), ``bounds`` or ``sampler``
-        not one of the choices, a negative ``seed``); the message names
-        the argument and the range.
+        not one of the choices, ``secure=True`` with ``sampler="float"`` or
+        with ``epsilon=None``, a negative ``seed``); the message names the
+        argument and the range.
     TypeError
         If an argument has the wrong type (a non-integer ``n``, ``horizon``
-        or ``seed``, a non-number ``epsilon`` or ``delta``).
+        or ``seed``, a non-number ``epsilon`` or ``delta``, a non-bool
+        ``secure``).
 
     Examples
     --------
@@ -365,6 +372,7 @@ class LazyPrivateExperts(BoundOnlineCall, LearnerBase):
         bounds: Literal["clip", "error"] = "clip",
         seed: int | None = None,
         sampler: Literal["lattice", "float"] = "lattice",
+        secure: bool = False,
         *,
         ledger: Ledger | None = None,
         dataset: str | None = None,
@@ -383,6 +391,7 @@ class LazyPrivateExperts(BoundOnlineCall, LearnerBase):
             self.n, self.horizon, p.batch, p.eta, p.gamma, p.max_switches, clip=_clip(bounds),
             lattice=p.lattice, seed=seed_or_none("seed", seed),
         )
+        self._secure_if_private(secure, epsilon)
 
     def select(self) -> int:
         """The expert played this round."""
@@ -438,7 +447,7 @@ class LazyPrivateExperts(BoundOnlineCall, LearnerBase):
     @property
     def privacy(self) -> Guarantee:
         """(epsilon, delta)-DP of the loss sequence, or none."""
-        return self._privacy
+        return self._secure_guarantee(self._privacy)
 
     def reseed(self, seed: int | None = None) -> None:
         """Draws future coins and experts from a new seed."""
@@ -653,19 +662,27 @@ class LazyPrivateOCO(BoundOnlineCall, LearnerBase):
     with (B, eta, gamma, max_switches) from
     :func:`dpbandits.privacy.private_experts.lazy_ball_parameters`.
 
-    Exactness (``privacy.sampler == "float"``): the accounting holds for
-    the ideal mechanism, a coin with exactly the keep probability and a
-    point drawn from the continuous density. The engine draws both in
-    floating point (a uniform double against a rounded probability; the
-    point assembled from the data's direction -L / ||L||, a rejection
-    draw and a Gaussian direction, rounded to doubles), so the released
-    doubles carry a rounding pattern that depends on L, a channel the
-    accounting does not bound (Mironov 2012; Ilvento 2020 for the
-    exponential mechanism). Exact are the batch schedule, the switch
-    budget and the bounds policy. An exact release over the lattice
-    points of the ball is argued feasible in the private-experts guide
-    and is not implemented; :class:`~dpbandits.PrivateFTRL` with
-    ``geometry="ball"`` releases with exact lattice noise.
+    Exact draws by default (``sampler="lattice"``): losses are rounded
+    toward zero to a power-of-two lattice coordinate by coordinate
+    (:func:`~dpbandits.privacy.private_experts.lazy_ball_lattice_exponent`;
+    the norm never grows), the point lives on the lattice points of the
+    ball (coordinates multiples of 2^-16,
+    :data:`~dpbandits.privacy.private_experts.BALL_POINT_BITS`), and the
+    redraw is the exponential mechanism over those points, sampled exactly
+    by rejection from a product of discrete Gaussians with dyadic centres
+    tilted by the cumulative loss (the extension of Canonne, Kamath &
+    Steinke 2020, Alg. 3, in the noise module); the keep coin is an exact
+    Bernoulli(1 - gamma) times an exact Bernoulli(exp(-eta (<g, x> + B)))
+    (the public batch length B in place of ||g||). eta and gamma are
+    dyadic rationals. Every released coordinate is an integer times 2^-16,
+    an exactly representable double, and the released point an exact
+    function of uniform bits with exactly the accounted law.
+    ``sampler="float"`` keeps the floating-point coin and continuous draw
+    (the point assembled from the data's direction -L / ||L||, a
+    rejection draw and a Gaussian direction, rounded to doubles: a
+    rounding pattern that depends on L, which the accounting does not
+    bound; Mironov 2012, Ilvento 2020); it is kept for reproducing
+    results measured with it.
 
     Reconstructed: the paper's DP-OCO rate sqrt(T) + T^(1/3) sqrt(n) /
     epsilon^(2/3) comes from a regularized multiplicative-weights base the
@@ -696,6 +713,14 @@ class LazyPrivateOCO(BoundOnlineCall, LearnerBase):
     seed:
         None (default: operating-system entropy) or an integer in
         [0, 2^64) for a reproducible run.
+    sampler:
+        ``"lattice"`` (default): exact coins and draws over the lattice
+        points of the ball; ``"float"``: floating-point coins and
+        continuous draws.
+    secure:
+        True draws the coins and draws from the operating system (needs
+        ``sampler="lattice"`` and an ``epsilon``); False (default) from the
+        seeded generator.
     ledger:
         A :class:`dpbandits.Ledger` to register the learner on at
         construction (with ``dataset``): its whole guarantee is charged
@@ -711,12 +736,14 @@ class LazyPrivateOCO(BoundOnlineCall, LearnerBase):
     ValueError
         If an argument lies outside the range given above (``n`` < 1,
         ``horizon`` < 2, ``epsilon`` not finite and > 0 or too small for
-        the horizon, ``delta`` outside (0, 1), ``bounds`` not one of the
-        choices, a negative ``seed``); the message names the argument and
-        the range.
+        the horizon, ``delta`` outside (0, 1), ``bounds`` or ``sampler``
+        not one of the choices, ``secure=True`` with ``sampler="float"`` or
+        with ``epsilon=None``, a negative ``seed``); the message names the
+        argument and the range.
     TypeError
         If an argument has the wrong type (a non-integer ``n``, ``horizon``
-        or ``seed``, a non-number ``epsilon`` or ``delta``).
+        or ``seed``, a non-number ``epsilon`` or ``delta``, a non-bool
+        ``secure``).
 
     Examples
     --------
@@ -725,7 +752,9 @@ class LazyPrivateOCO(BoundOnlineCall, LearnerBase):
     >>> x = learner.decision()
     >>> learner.update([0.6, -0.8, 0.0])
     >>> x.shape, float(x @ x) <= 1.0, learner.privacy.sampler
-    ((3,), True, 'float')
+    ((3,), True, 'lattice')
+    >>> all((v * 2**16).is_integer() for v in x.tolist())  # a lattice point of the ball
+    True
     >>> env = dp.UniformLosses([0.3, -0.2, 0.1], 0.5)
     >>> dp.simulate(learner, env, seeds=2).final_regret.shape
     (2,)
@@ -741,23 +770,29 @@ class LazyPrivateOCO(BoundOnlineCall, LearnerBase):
         delta: float = 1e-6,
         bounds: Literal["clip", "error"] = "clip",
         seed: int | None = None,
+        sampler: Literal["lattice", "float"] = "lattice",
+        secure: bool = False,
         *,
         ledger: Ledger | None = None,
         dataset: str | None = None,
     ) -> None:
         args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         self._args = integral_arguments(type(self), args)
+        self.sampler = sampler_choice(sampler)
         self.n = positive_int("n", n)
         self.horizon = positive_int("horizon", horizon, minimum=2)
-        p = lazy_ball_parameters(self.n, self.horizon, epsilon, delta)
+        p = lazy_ball_parameters(self.n, self.horizon, epsilon, delta, self.sampler)
         self.batch, self.eta, self.gamma, self.max_switches = p.batch, p.eta, p.gamma, p.max_switches
         #: The modelled regret of the chosen parameters (privacy.private_experts, comment block (B1)-(B2)).
         self.regret_model = p.regret_model
+        #: (j, k): losses on 2^-j and points on 2^-k of the exact draws (None with ``sampler="float"``).
+        self.lattice = None if p.lattice is None else (p.lattice, BALL_POINT_BITS)
         self._privacy = p.guarantee
         self._engine = _core.LazyBallEngine(
             self.n, self.horizon, p.batch, p.eta, p.gamma, p.max_switches, clip=_clip(bounds),
-            seed=seed_or_none("seed", seed),
+            lattice=self.lattice, seed=seed_or_none("seed", seed),
         )
+        self._secure_if_private(secure, epsilon)
 
     def decision(self) -> NDArray[np.float64]:
         """The point x of the unit ball played this round."""
@@ -824,7 +859,7 @@ class LazyPrivateOCO(BoundOnlineCall, LearnerBase):
     @property
     def privacy(self) -> Guarantee:
         """(epsilon, delta)-DP of the loss sequence, or none."""
-        return self._privacy
+        return self._secure_guarantee(self._privacy)
 
     def reseed(self, seed: int | None = None) -> None:
         """Draws future coins and points from a new seed."""

@@ -58,6 +58,8 @@ from dpbandits.privacy.guarantees import Guarantee
 from dpbandits.privacy.secure import LatticeNoise, Sampler, lattice_laplace
 
 __all__ = [
+    "BALL_LOSS_BITS",
+    "BALL_POINT_BITS",
     "PROTECTS",
     "BatchedBanditParameters",
     "DartboardParameters",
@@ -71,6 +73,7 @@ __all__ = [
     "dartboard_parameters",
     "dartboard_shift",
     "lazy_ball_epsilon",
+    "lazy_ball_lattice_exponent",
     "lazy_ball_parameters",
     "lazy_epsilon",
     "lazy_lattice_exponent",
@@ -605,6 +608,16 @@ def afkt_oblivious_rate(horizon: float, n: int, epsilon: float | None) -> float:
 # rho = eps_coin^2 / 2 + 2 S_max eta^2, pure eps_coin + 4 eta S_max; the
 # guarantee reports the smaller epsilon at delta. E[S] <= gamma T / B +
 # 2 eta T.
+#
+# Exact draws (sampler="lattice", rust/src/policy/lattice_ball.rs): losses
+# rounded toward zero to 2^-j coordinate by coordinate (||l||_2 <= 1 still),
+# points restricted to the lattice points S = ball ∩ 2^-k Z^n, where (B2)
+# holds unchanged (its argument bounds the score's change at every point of
+# the ball, so on any subset of it); the coin's shift ||g|| is replaced by
+# the public batch length B >= ||g||, so <g, x> + B moves by <= 2 and the
+# (B1) bound above (written for a move of 4) still holds, conservatively.
+# The switch probability stays <= gamma + 2 eta B per batch, so E[S] keeps
+# its bound.
 
 
 def lazy_ball_epsilon(eta: float, gamma: float, max_switches: int, delta: float) -> float:
@@ -623,24 +636,70 @@ def _ball_model(n: int, T: int, batch: int, eta: float) -> float:
     return n * math.log(max(math.e, eta * T)) / eta + eta * T * batch / 2.0
 
 
-def lazy_ball_parameters(n: int, horizon: int, epsilon: float | None, delta: float = 1e-6) -> LazyParameters:
+#: Finest loss lattice 2^-j and the point lattice 2^-k of the lazy ball
+#: learner's exact draws (rust/src/policy/lattice_ball.rs: the exact
+#: exponents then fit the engine's integer arithmetic with eta a multiple
+#: of 2^-40).
+BALL_LOSS_BITS = 16
+BALL_POINT_BITS = 16
+
+
+def _ball_dyadic_eta(eta: float) -> float:
+    # eta rounded down to a multiple of 2^-40 (below 1) or to 24 significant
+    # bits (the large rates of short non-private runs): exact exponents.
+    if eta < 1.0:
+        return _dyadic_eta(eta)
+    step = math.ldexp(1.0, math.frexp(eta)[1] - 24)
+    return math.floor(eta / step) * step
+
+
+def lazy_ball_lattice_exponent(horizon: int) -> int:
+    """The exponent j of the loss lattice 2^-j of the lazy ball learner's
+    exact draws: 2^-16, or coarser where ``horizon`` rounded losses would
+    not sum exactly (T 2^j <= 2^51). Losses are rounded toward zero
+    coordinate by coordinate, so ||l||_2 <= 1 still holds and (B1)-(B2)
+    keep their sensitivities."""
+    horizon = positive_int("horizon", horizon)
+    j = min(BALL_LOSS_BITS, 51 - (horizon - 1).bit_length())
+    if j < 0:
+        raise ValueError(f"invalid argument `horizon`: {horizon!r} is too long for exact draws (at most 2^51)")
+    return j
+
+
+def lazy_ball_parameters(
+    n: int, horizon: int, epsilon: float | None, delta: float = 1e-6, sampler: Sampler = "lattice"
+) -> LazyParameters:
     """The (B, eta, gamma, S_max) minimizing the modelled regret
     n ln(max(e, eta T)) / eta + eta T B / 2 subject to
     :func:`lazy_ball_epsilon` <= epsilon (B over powers of two, gamma over
     a log grid, eta by bisection). ``epsilon=None``: exponential weights
-    with B = 1 and eta = sqrt(2 n ln T / T)."""
+    with B = 1 and eta = sqrt(2 n ln T / T). ``sampler="lattice"`` (exact
+    draws over the lattice points of the ball, points on 2^-16,
+    :data:`BALL_POINT_BITS`): eta is rounded down to a multiple of 2^-40
+    and gamma up to one (the accounting is recomputed at the rounded
+    values, which only lowers it), and the loss lattice is
+    :func:`lazy_ball_lattice_exponent`; ``"float"`` keeps the unrounded
+    values of the floating-point sampler."""
     n = positive_int("n", n)
     T = positive_int("horizon", horizon, minimum=2)
+    if sampler not in ("lattice", "float"):
+        raise ValueError(f"invalid argument `sampler`: must be 'lattice' or 'float', got {sampler!r}")
+    exact = sampler == "lattice"
+    lattice = lazy_ball_lattice_exponent(T) if exact else None
     if epsilon is None:
         eta = math.sqrt(2.0 * n * math.log(T) / T)
+        eta = _ball_dyadic_eta(eta) if exact else eta
         g = Guarantee.none("non-private lazy exponential weights on the ball (shrinking dartboard)")
-        return LazyParameters(1, eta, 0.0, T, _ball_model(n, T, 1, eta), g)
+        return LazyParameters(1, eta, 0.0, T, _ball_model(n, T, 1, eta), g, lattice)
     epsilon = positive("epsilon", epsilon)
     delta = in_open_unit("delta", delta)
     best: tuple[float, int, float, float, int] | None = None
+    gammas = [10.0 ** (-k / 4.0) for k in range(1, 17)]
+    if exact:
+        gammas = [_dyadic_gamma(g) for g in gammas]
     batch = 1
     while batch <= T:
-        for gamma in (10.0 ** (-k / 4.0) for k in range(1, 17)):
+        for gamma in gammas:
             def eps_at(eta: float, batch: int = batch, gamma: float = gamma) -> float:
                 return lazy_ball_epsilon(eta, gamma, _switch_budget(gamma * T / batch + 2.0 * eta * T), delta)
 
@@ -651,6 +710,10 @@ def lazy_ball_parameters(n: int, horizon: int, epsilon: float | None, delta: flo
                 mid = math.sqrt(lo * hi)
                 lo, hi = (mid, hi) if eps_at(mid) <= epsilon else (lo, mid)
             eta = min(lo, math.sqrt(2.0 * n * math.log(T) / (T * batch)))
+            if exact:
+                eta = _ball_dyadic_eta(eta)
+                if eta <= 0.0:
+                    continue
             regret = _ball_model(n, T, batch, eta)
             if best is None or regret < best[0]:
                 best = (regret, batch, gamma, eta, _switch_budget(gamma * T / batch + 2.0 * eta * T))
@@ -662,8 +725,11 @@ def lazy_ball_parameters(n: int, horizon: int, epsilon: float | None, delta: flo
     basis = ("lazy exponential weights on the unit ball through a batched shrinking dartboard with a switching "
              "floor, after Asi, Koren, Liu & Talwar 2024 (L2P for OCO); accounting of "
              "dpbandits.privacy.private_experts (B1)-(B2)")
-    guarantee = Guarantee("central", met, delta, protects=PROTECTS, basis=basis, calibration="tight", sampler="float")
-    return LazyParameters(batch, eta, gamma, budget, regret, guarantee)
+    if exact:
+        basis += "; exact coins and exponential-mechanism draws over the lattice points of the ball"
+    guarantee = Guarantee("central", met, delta, protects=PROTECTS, basis=basis, calibration="tight",
+                          sampler=sampler)
+    return LazyParameters(batch, eta, gamma, budget, regret, guarantee, lattice)
 
 
 def lazy_oco_rate(horizon: float, n: int, epsilon: float | None) -> float:

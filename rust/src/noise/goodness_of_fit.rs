@@ -217,3 +217,34 @@ pub(super) fn assert_second_moment(draws: &[i64], var: f64, m4: f64, what: &str)
 }
 
 pub(super) const FIT_DRAWS: usize = 100_000;
+
+/// P[Y = y] ∝ exp(-(y - centre)^2 / (2 var)), var >= 1, any real centre:
+/// masses and normaliser by direct summation over |y - centre| <= 14 sigma
+/// (beyond weighs below exp(-98)).
+pub(super) struct CentredGaussianLaw {
+    var: f64,
+    centre: f64,
+    lo: i64,
+    hi: i64,
+    z: f64,
+}
+
+impl CentredGaussianLaw {
+    pub(super) fn new(var: f64, centre: f64) -> Self {
+        let w = 14.0 * var.sqrt();
+        let (lo, hi) = ((centre - w).floor() as i64, (centre + w).ceil() as i64);
+        let mut law = CentredGaussianLaw { var, centre, lo, hi, z: 1.0 };
+        law.z = law.weight(lo, hi);
+        law
+    }
+
+    fn weight(&self, lo: i64, hi: i64) -> f64 {
+        (lo.max(self.lo)..=hi.min(self.hi)).map(|y| (-(y as f64 - self.centre).powi(2) / (2.0 * self.var)).exp()).sum()
+    }
+}
+
+impl Law for CentredGaussianLaw {
+    fn mass(&self, lo: i64, hi: i64) -> f64 {
+        self.weight(lo, hi) / self.z
+    }
+}

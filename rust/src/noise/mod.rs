@@ -22,7 +22,8 @@
 //! - [`bernoulli`]: Bernoulli(num/den) and Bernoulli(exp(-num/den));
 //! - [`discrete_laplace`]: von Neumann's discrete Laplace (the reference);
 //! - [`isqrt`], [`discrete_gaussian`]: Canonne, Kamath & Steinke 2020,
-//!   Alg. 3 (the reference);
+//!   Alg. 3 (the reference), and its extension to dyadic centres
+//!   (the exponential mechanism over the lattice points of the ball);
 //! - [`exp_bounds`], [`cell_sampler`]: the same laws from cached tables of
 //!   cells, the sampler every lattice release draws from;
 //! - [`lattice`]: the noise specification in lattice steps

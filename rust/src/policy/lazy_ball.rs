@@ -23,17 +23,28 @@
 //! on [-1, 1] (log-concave: drawn by rejection from a three-piece
 //! exponential envelope of tangents) and, given s, the rest of x is
 //! uniform in the (n - 1)-ball of radius sqrt(1 - s^2) orthogonal to u.
-//! The draws are floating point (the guarantee says so).
+//! These draws are floating point (`sampler="float"`; the guarantee says
+//! so).
+//!
+//! Exact draws (a [`BallLattice`], the default of
+//! `dpbandits.LazyPrivateOCO`): losses rounded toward zero to a lattice
+//! 2^-j, points on the lattice points of the ball (coordinates multiples
+//! of 2^-k), the exponential mechanism over them sampled exactly and the
+//! keep coin exact, with the public batch length B in place of ||g||
+//! ([`super::lattice_ball`]).
 
 use rand_core::RngCore;
 use serde::{Deserialize, Serialize};
 
+pub use super::lattice_ball::BallLattice;
+use super::exact_draws::bernoulli_dyadic;
 use super::loss_batches::{check_lazy_rates, check_sizes, lazy_keeps, loss_vector, BatchClock};
 use super::Learner;
 use crate::env::geometry::enforce_bounds;
 use crate::env::{DecisionSet, Feedback, Geometry};
 use crate::error::{check_finite, try_filled, Error, Result};
-use crate::rng::{open_unit, standard_normal, SeedSequence, StreamRng};
+use crate::noise::entropy::NoiseRng;
+use crate::rng::{open_unit, standard_normal, SeedSequence};
 
 /// Plain-number configuration of [`LazyBall`].
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -51,12 +62,18 @@ pub struct LazyBallConfig {
     pub max_switches: u64,
     /// Loss vectors of norm above 1 are divided by their norm (true) or refused.
     pub clip: bool,
+    /// The loss and point lattices of exact draws; None: floating-point draws.
+    pub lattice: Option<BallLattice>,
 }
 
 impl LazyBallConfig {
     fn validate(&self) -> Result<()> {
         check_sizes("n", self.n, self.horizon, "batch", self.batch)?;
-        check_lazy_rates(self.eta, self.gamma)
+        check_lazy_rates(self.eta, self.gamma)?;
+        match self.lattice {
+            Some(lattice) => lattice.check(self.horizon, self.batch, self.eta, self.gamma),
+            None => Ok(()),
+        }
     }
 }
 
@@ -84,10 +101,14 @@ pub struct LazyBall {
     /// Rounds, batch ends, and the loss vectors the bounds policy scaled into the unit ball.
     clock: BatchClock,
     scratch: Vec<f64>,
-    sampling: StreamRng,
+    /// Integer centres and remainders of the exact draws.
+    #[serde(skip)]
+    work: Vec<(i128, i128)>,
+    /// Coins and draws: the seeded stream, or the operating system (secure mode).
+    sampling: NoiseRng,
 }
 
-const STATE_VERSION: u8 = 2;
+const STATE_VERSION: u8 = 3;
 
 /// sqrt(sum v^2).
 fn norm(v: &[f64]) -> f64 {
@@ -201,7 +222,11 @@ impl LazyBall {
         let mut x = try_filled("n", config.n, 0.0)?;
         let mut scratch = try_filled("n", config.n, 0.0)?;
         let zeros = try_filled("n", config.n, 0.0)?;
-        ball_draw(&mut sampling, config.eta, &zeros, &mut x, &mut scratch);
+        let mut work = Vec::new();
+        match config.lattice {
+            Some(lattice) => lattice.draw(&mut sampling, config.eta, &zeros, &mut x, &mut work),
+            None => ball_draw(&mut sampling, config.eta, &zeros, &mut x, &mut scratch),
+        }
         Ok(LazyBall {
             config,
             x,
@@ -210,7 +235,8 @@ impl LazyBall {
             switches: 0,
             clock: BatchClock::new(config.batch),
             scratch,
-            sampling,
+            work,
+            sampling: NoiseRng::seeded(sampling),
         })
     }
 
@@ -251,13 +277,16 @@ impl LazyBall {
                 *v /= len;
             }
         }
+        if let Some(lattice) = self.config.lattice {
+            lattice.round_losses(&mut self.scratch);
+        }
         for ((c, g), l) in self.cumulative.iter_mut().zip(&mut self.batch_sum).zip(&self.scratch) {
             *c += l;
             *g += l;
         }
         if self.clock.tick(clipped) {
             if self.clock.t() < horizon {
-                self.end_batch();
+                self.end_batch()?;
             }
             self.batch_sum.fill(0.0);
             self.clock.open_batch(self.config.batch, horizon);
@@ -265,15 +294,29 @@ impl LazyBall {
         Ok(())
     }
 
-    fn end_batch(&mut self) {
+    fn end_batch(&mut self) -> Result<()> {
         let c = self.config;
+        let rng = self.sampling.source()?;
+        if let Some(lattice) = c.lattice {
+            if self.switches >= c.max_switches {
+                return Ok(());
+            }
+            // Keep with probability (1 - gamma) exp(-eta (<g, x> + B)), both coins exact.
+            if !bernoulli_dyadic(rng, c.gamma) && lattice.keep_coin(rng, c.eta, c.batch, &self.batch_sum, &self.x) {
+                return Ok(());
+            }
+            lattice.draw(rng, c.eta, &self.cumulative, &mut self.x, &mut self.work);
+            self.switches += 1;
+            return Ok(());
+        }
         let inner: f64 = self.batch_sum.iter().zip(&self.x).map(|(g, x)| g * x).sum();
         let a = (inner + norm(&self.batch_sum)).max(0.0);
-        if lazy_keeps(&mut self.sampling, c.eta, c.gamma, a, self.switches, c.max_switches) {
-            return;
+        if lazy_keeps(&mut &mut *rng, c.eta, c.gamma, a, self.switches, c.max_switches) {
+            return Ok(());
         }
-        ball_draw(&mut self.sampling, c.eta, &self.cumulative, &mut self.x, &mut self.scratch);
+        ball_draw(rng, c.eta, &self.cumulative, &mut self.x, &mut self.scratch);
         self.switches += 1;
+        Ok(())
     }
 
     /// `runs` draws from p ∝ exp(-eta <L, x>) for the cumulative loss
@@ -288,15 +331,41 @@ impl LazyBall {
         let total = runs.checked_mul(n).ok_or_else(|| Error::invalid("runs", "too many"))?;
         let mut out = try_filled("runs", total, 0.0)?;
         let mut scratch = vec![0.0; n];
-        for row in out.chunks_exact_mut(n) {
-            ball_draw(&mut self.sampling, self.config.eta, big_l, row, &mut scratch);
+        let rng = self.sampling.source()?;
+        match self.config.lattice {
+            Some(lattice) => {
+                // The cumulative loss as the engine holds it: on the loss lattice, within the horizon.
+                let mut big_l = big_l.to_vec();
+                lattice.round_losses(&mut big_l);
+                if norm(&big_l) > self.config.horizon as f64 {
+                    return Err(Error::invalid("losses", "the cumulative loss exceeds the horizon"));
+                }
+                for row in out.chunks_exact_mut(n) {
+                    lattice.draw(rng, self.config.eta, &big_l, row, &mut self.work);
+                }
+            }
+            None => {
+                for row in out.chunks_exact_mut(n) {
+                    ball_draw(rng, self.config.eta, big_l, row, &mut scratch);
+                }
+            }
         }
         Ok(out)
     }
 
-    /// Draws future coins and points from a new root (`fork`).
+    /// Draws future coins and points from a new root (`fork`); a secure
+    /// learner stays secure.
     pub fn reseed(&mut self, seeds: &SeedSequence) {
-        self.sampling = seeds.stream("sampling");
+        self.sampling.reseed(seeds.stream("sampling"));
+    }
+
+    /// Coins and draws from the operating system from now on (secure mode).
+    pub fn use_os_entropy(&mut self) -> Result<()> {
+        self.sampling.use_os_entropy()
+    }
+
+    pub fn os_entropy(&self) -> bool {
+        self.sampling.is_os()
     }
 
     pub fn to_bytes(&self) -> Vec<u8> {
@@ -325,7 +394,12 @@ impl LazyBall {
             && norm(&e.cumulative) <= e.clock.t() as f64 + 1e-6
             && norm(&e.batch_sum) <= c.batch as f64 + 1e-6
             && e.clock.consistent(c.horizon)
-            && e.switches <= c.max_switches;
+            && e.switches <= c.max_switches
+            && c.lattice.is_none_or(|l| {
+                BallLattice::on_lattice(&e.cumulative, l.loss_bits)
+                    && BallLattice::on_lattice(&e.batch_sum, l.loss_bits)
+                    && BallLattice::on_lattice(&e.x, l.point_bits)
+            });
         if !consistent {
             return Err(Error::Decode("inconsistent lazy-ball state".into()));
         }
@@ -334,6 +408,10 @@ impl LazyBall {
 }
 
 impl Learner for LazyBall {
+    fn use_os_entropy(&mut self) -> Result<()> {
+        LazyBall::use_os_entropy(self)
+    }
+
     fn select(&mut self, set: &DecisionSet) -> Result<usize> {
         if set.k != self.config.n {
             return Err(Error::invalid(
@@ -367,7 +445,7 @@ mod tests {
     use super::*;
 
     fn config(n: usize, horizon: u64) -> LazyBallConfig {
-        LazyBallConfig { n, horizon, batch: 4, eta: 0.05, gamma: 0.1, max_switches: 1000, clip: true }
+        LazyBallConfig { n, horizon, batch: 4, eta: 0.05, gamma: 0.1, max_switches: 1000, clip: true, lattice: None }
     }
 
     /// E[s] and E[s^2] of exp(kappa s) (1 - s^2)^m on [-1, 1] by a fine midpoint rule.

@@ -36,7 +36,8 @@ use super::loss_batches::{check_lazy_rates, check_sizes, clip_unit, expert_in, l
 use super::Learner;
 use crate::env::{DecisionSet, Feedback};
 use crate::error::{try_filled, Error, Result};
-use crate::rng::{SeedSequence, StreamRng};
+use crate::noise::entropy::NoiseRng;
+use crate::rng::SeedSequence;
 
 /// Plain-number configuration of [`LazyExperts`].
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -98,10 +99,11 @@ pub struct LazyExperts {
     switches: u64,
     clock: BatchClock,
     scratch: Vec<f64>,
-    sampling: StreamRng,
+    /// Coins and draws: the seeded stream, or the operating system (secure mode).
+    sampling: NoiseRng,
 }
 
-const STATE_VERSION: u8 = 3;
+const STATE_VERSION: u8 = 4;
 
 impl LazyExperts {
     /// A fresh learner: x_0 uniform (P_0), coins and draws from `seeds`'
@@ -118,7 +120,7 @@ impl LazyExperts {
             switches: 0,
             clock: BatchClock::new(config.batch),
             scratch: try_filled("n", config.n, 0.0)?,
-            sampling,
+            sampling: NoiseRng::seeded(sampling),
         })
     }
 
@@ -158,30 +160,31 @@ impl LazyExperts {
         }
         self.batch_loss += self.scratch[self.current];
         if self.clock.tick(clipped) {
-            self.end_batch();
+            self.end_batch()?;
             self.clock.open_batch(c.batch, c.horizon);
         }
         Ok(())
     }
 
-    fn end_batch(&mut self) {
+    fn end_batch(&mut self) -> Result<()> {
         let c = self.config;
         let loss = std::mem::take(&mut self.batch_loss);
+        let rng = self.sampling.source()?;
         if let Some(j) = c.lattice {
             if self.switches >= c.max_switches {
-                return;
+                return Ok(());
             }
             // Keep with probability (1 - gamma) exp(-eta a), both coins exact.
             let exponent = Exponent::new(c.eta, Some(j));
-            if !bernoulli_dyadic(&mut self.sampling, c.gamma) && exponent.keep(&mut self.sampling, loss) {
-                return;
+            if !bernoulli_dyadic(rng, c.gamma) && exponent.keep(rng, loss) {
+                return Ok(());
             }
-            self.current = exponential_draw(&mut self.sampling, &exponent, &self.cumulative);
+            self.current = exponential_draw(rng, &exponent, &self.cumulative);
             self.switches += 1;
-            return;
+            return Ok(());
         }
-        if lazy_keeps(&mut self.sampling, c.eta, c.gamma, loss, self.switches, c.max_switches) {
-            return;
+        if lazy_keeps(&mut &mut *rng, c.eta, c.gamma, loss, self.switches, c.max_switches) {
+            return Ok(());
         }
         // A draw from P_k(x) ∝ exp(-eta L(x)), by the inverse CDF.
         let lo = self.cumulative.iter().copied().fold(f64::INFINITY, f64::min);
@@ -190,7 +193,7 @@ impl LazyExperts {
             *w = (-c.eta * (l - lo)).exp();
             total += *w;
         }
-        let target = self.sampling.random::<f64>() * total;
+        let target = rng.random::<f64>() * total;
         let mut acc = 0.0;
         let mut pick = self.scratch.iter().rposition(|&w| w > 0.0).unwrap_or(0);
         for (i, w) in self.scratch.iter().enumerate() {
@@ -202,11 +205,21 @@ impl LazyExperts {
         }
         self.current = pick;
         self.switches += 1;
+        Ok(())
     }
 
     /// Draws future coins and experts from a new root (`fork`).
     pub fn reseed(&mut self, seeds: &SeedSequence) {
-        self.sampling = seeds.stream("sampling");
+        self.sampling.reseed(seeds.stream("sampling"));
+    }
+
+    /// Coins and draws from the operating system from now on (secure mode).
+    pub fn use_os_entropy(&mut self) -> Result<()> {
+        self.sampling.use_os_entropy()
+    }
+
+    pub fn os_entropy(&self) -> bool {
+        self.sampling.is_os()
     }
 
     pub fn to_bytes(&self) -> Vec<u8> {
@@ -242,6 +255,10 @@ impl LazyExperts {
 }
 
 impl Learner for LazyExperts {
+    fn use_os_entropy(&mut self) -> Result<()> {
+        LazyExperts::use_os_entropy(self)
+    }
+
     fn select(&mut self, set: &DecisionSet) -> Result<usize> {
         expert_in(set, self.config.n, self.current)
     }

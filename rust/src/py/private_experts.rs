@@ -11,7 +11,7 @@ use super::noise::Noise;
 use crate::error::Error;
 use crate::noise::NoiseSpec;
 use crate::policy::{
-    BatchedExp3, BatchedExp3Config, DartboardExperts, DartboardExpertsConfig, LazyBall, LazyBallConfig, LazyExperts,
+    BallLattice, BatchedExp3, BatchedExp3Config, DartboardExperts, DartboardExpertsConfig, LazyBall, LazyBallConfig, LazyExperts,
     LazyExpertsConfig, StochasticExperts, StochasticExpertsConfig,
 };
 
@@ -90,7 +90,7 @@ pub struct PyLazyExperts {
 }
 
 engine_methods! {
-    PyLazyExperts { inner: LazyExperts }, restore _restore_lazy_experts, shared [learner, seeded, state],
+    PyLazyExperts { inner: LazyExperts }, restore _restore_lazy_experts, shared [learner, secure, state],
     getters [switches: u64];
 
     #[new]
@@ -207,11 +207,14 @@ pub struct PyLazyBall {
 }
 
 engine_methods! {
-    PyLazyBall { inner: LazyBall }, restore _restore_lazy_ball, shared [learner, seeded, state],
+    PyLazyBall { inner: LazyBall }, restore _restore_lazy_ball, shared [learner, secure, state],
     getters [switches: u64];
 
+    /// `lattice`: (j, k), losses on 2^-j and points on 2^-k for exact
+    /// draws; None: floating-point draws.
     #[new]
-    #[pyo3(signature = (n, horizon, batch, eta, gamma, max_switches, *, clip=true, seed=None))]
+    #[pyo3(signature = (n, horizon, batch, eta, gamma, max_switches, *, clip=true, lattice=None, seed=None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         n: usize,
         horizon: u64,
@@ -220,9 +223,11 @@ engine_methods! {
         gamma: f64,
         max_switches: u64,
         clip: bool,
+        lattice: Option<(u32, u32)>,
         seed: Option<u64>,
     ) -> PyResult<Self> {
-        let config = LazyBallConfig { n, horizon, batch, eta, gamma, max_switches, clip };
+        let lattice = lattice.map(|(loss_bits, point_bits)| BallLattice { loss_bits, point_bits });
+        let config = LazyBallConfig { n, horizon, batch, eta, gamma, max_switches, clip, lattice };
         Ok(PyLazyBall { inner: LazyBall::new(config, &seeds(seed)?).py_err()? })
     }
 

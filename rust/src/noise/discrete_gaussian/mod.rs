@@ -21,6 +21,7 @@ use rand_core::RngCore;
 use super::bernoulli::bernoulli_exp_neg_fast;
 use super::discrete_laplace::{is_negative_zero, signed, two_sided_geometric};
 use super::isqrt::isqrt;
+use super::uniform::FAST_DEN_MAX;
 
 /// Largest variance the discrete Gaussian samplers accept (2^50 steps^2:
 /// every product they form stays below 2^127 except in the documented
@@ -125,6 +126,97 @@ impl DiscreteGaussian {
 /// tables are tested against.
 pub fn discrete_gaussian_cks<R: RngCore + ?Sized>(rng: &mut R, var: u128) -> i64 {
     DiscreteGaussian::new(var).sample::<R, false>(rng)
+}
+
+/// The discrete Gaussian with a dyadic centre, P[Y = y] ∝
+/// exp(-(y - c)^2 / (2 var)) on the integers, c = C / 2^g: the same
+/// rejection from a discrete Laplace proposal as CKS 2020, Alg. 3, centred
+/// at floor(c), with the acceptance exponent extended to the fractional
+/// part f = m / 2^g in [0, 1) of the centre.
+///
+/// With Y' = Y - floor(c) ~ DLap(t) (P ∝ exp(-|Y'| / t)), the log of
+/// target over proposal, -(Y' - f)^2 / (2 var) + |Y'| / t, is at most
+/// var / (2 t^2) + f / t (its maxima over the reals, at Y' = f -+ var / t);
+/// the acceptance probability is exp(-gamma) with
+///
+/// - Y' >= 0: gamma = (Y' - f - var/t)^2 / (2 var),
+/// - Y' < 0: gamma = (Y' - f + var/t)^2 / (2 var) + 2 f / t,
+///
+/// both >= 0, and gamma = num / (2 var t^2 4^g) with num an integer
+/// (A^2, plus 4 m var t 2^g for Y' < 0, A = Y' t 2^g - m t -+ var 2^g).
+/// f = 0 is Alg. 3 exactly. Every decision is an integer comparison of
+/// exact uniform bits ([`super::bernoulli`]); the denominator is kept
+/// within the fast path of the exact Bernoulli (2^112), which bounds g
+/// given var ([`DyadicCentreGaussian::new`]).
+///
+/// Departure from exactness (probability below 2^-184 per proposal): a
+/// proposal whose A^2 does not fit 128 bits is rejected. It needs
+/// |Y'| t 2^g >= 2^63, i.e. |Y'| / t >= 2^63 / (t^2 2^g); with
+/// 2 var t^2 4^g <= 2^112 and t^2 <= 2 var, t^2 2^g <= 2^56, so |Y'| is at
+/// least 128 proposal scales out: proposal mass below e^-128.
+#[derive(Clone, Copy, Debug)]
+pub struct DyadicCentreGaussian {
+    var: u128,
+    t: u64,
+    /// g: centres are C / 2^g.
+    frac_bits: u32,
+    /// 2 var t^2 4^g.
+    den: u128,
+}
+
+impl DyadicCentreGaussian {
+    /// The sampler of variance `var` (1 <= var <= 2^50, [`MAX_GAUSSIAN_VAR`])
+    /// for centres C / 2^`frac_bits`; None when 2 var t^2 4^g exceeds 2^112
+    /// (at var = 2^30, g <= 25; see [`DyadicCentreGaussian::max_frac_bits`]).
+    pub fn new(var: u128, frac_bits: u32) -> Option<Self> {
+        if !(1..=MAX_GAUSSIAN_VAR).contains(&var) || frac_bits > 56 {
+            return None;
+        }
+        let t = u128::from(proposal_scale(var));
+        let den = (2 * var * t * t).checked_mul(1u128.checked_shl(2 * frac_bits)?)?;
+        (den <= FAST_DEN_MAX).then_some(DyadicCentreGaussian { var, t: t as u64, frac_bits, den })
+    }
+
+    /// The largest g for which [`DyadicCentreGaussian::new`] accepts `var`
+    /// (None when var is out of range).
+    pub fn max_frac_bits(var: u128) -> Option<u32> {
+        (0..=56).rev().find(|&g| Self::new(var, g).is_some())
+    }
+
+    pub fn frac_bits(&self) -> u32 {
+        self.frac_bits
+    }
+
+    /// One draw centred at `centre` / 2^g (|centre| / 2^g below 2^62).
+    pub fn sample<R: RngCore + ?Sized>(&self, rng: &mut R, centre: i128) -> i64 {
+        let g = self.frac_bits;
+        let base = centre >> g; // floor(c)
+        let m = (centre - (base << g)) as u128; // in [0, 2^g)
+        let (t, var) = (i128::from(self.t), self.var as i128);
+        let (mt, var_g) = ((m as i128) * t, var << g);
+        let extra = (4 * m * self.var * u128::from(self.t)) << g;
+        loop {
+            let (mag, negative) = two_sided_geometric::<R, false>(rng, self.t);
+            if is_negative_zero(mag, negative) {
+                continue;
+            }
+            let y = signed(mag, negative);
+            let Some(yt) = i128::from(y).checked_mul(t).and_then(|v| v.checked_mul(1i128 << g)) else {
+                continue;
+            };
+            let a = if negative { yt - mt + var_g } else { yt - mt - var_g };
+            let Some(mut num) = a.unsigned_abs().checked_mul(a.unsigned_abs()) else {
+                continue;
+            };
+            if negative {
+                let Some(sum) = num.checked_add(extra) else { continue };
+                num = sum;
+            }
+            if bernoulli_exp_neg_fast::<R, false>(rng, num, self.den) {
+                return (base as i64).saturating_add(y);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
