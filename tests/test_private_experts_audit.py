@@ -256,20 +256,35 @@ def test_dartboard_test_and_draw_meet_their_accounting_and_planted_bugs_are_flag
 # the planted bug drops the floor (gamma ~ 0).
 
 
-def lazy_ball_release(eta: float, gamma: float):  # type: ignore[no-untyped-def]
+def lazy_ball_release(eta: float, gamma: float, lattice: tuple[int, int] | None = None):  # type: ignore[no-untyped-def]
     rows = [np.array([1.0]), np.array([-1.0])]
 
     def mechanism(side: int, count: int, seed: int) -> np.ndarray:
         out = np.empty(count)
         loss, engine_cls = rows[side], _core.LazyBallEngine
         for r in range(count):
-            e = engine_cls(1, 2, 1, eta, gamma, 1, seed=(seed * 10_000_019 + r) % 2**64)
+            e = engine_cls(1, 2, 1, eta, gamma, 1, lattice=lattice, seed=(seed * 10_000_019 + r) % 2**64)
             x0 = float(e.decision()[0])
             e.observe(loss)
             out[r] = (1.0 - x0) if e.switches else 0.0
         return out
 
     return mechanism
+
+
+def test_the_exact_lazy_ball_audit_runs_the_learners_exact_engine_on_released_lattice_points() -> None:
+    from dpbandits import LazyPrivateOCO
+    from dpbandits.privacy.private_experts import BALL_POINT_BITS, lazy_ball_lattice_exponent
+
+    lr = LazyPrivateOCO(1, 2, 4.0, seed=0)
+    assert lr.sampler == "lattice" and lr.privacy.sampler == "lattice"
+    assert lr.lattice == (lazy_ball_lattice_exponent(2), BALL_POINT_BITS)
+    a = lazy_ball_release(0.5, 0.3125, lr.lattice)(0, 20_000, 1)
+    b = lazy_ball_release(0.5, 0.3125, lr.lattice)(1, 20_000, 1)
+    # Switching away from x_0 near -1 is rarer where the loss is +1 (side 0).
+    assert ((a > 1.5).mean() < (b > 1.5).mean())
+    # The released statistic is a function of lattice points: 1 - x_0 on 2^-16.
+    assert np.array_equal(a * 2**16, np.round(a * 2**16))
 
 
 @pytest.mark.slow
@@ -288,4 +303,23 @@ def test_lazy_ball_batch_meets_its_accounting_and_a_dropped_floor_is_flagged(rec
     assert ok.passed and ok.epsilon_lower_bound > limit - 0.25
     bug = audit(lazy_ball_release(eta, 1e-4), epsilon=claim, n=N, seed=4602)
     _report("LazyPrivateOCO one batch, planted bug: no switching floor", bug, record_property)
+    assert not bug.passed
+
+
+@pytest.mark.slow
+def test_exact_lazy_ball_batch_meets_its_accounting_and_a_dropped_floor_is_flagged(record_property) -> None:  # type: ignore[no-untyped-def]
+    # The default exact draws (the released x_0, x_1 are lattice points of
+    # [-1, 1]; the coin has the public shift B = 1 = ||g|| here): the same
+    # claim, limit and planted bug as the floating-point audit above.
+    from dpbandits.privacy.private_experts import BALL_POINT_BITS, lazy_ball_epsilon, lazy_ball_lattice_exponent
+
+    eta, gamma, lattice = 0.5, 0.3125, (lazy_ball_lattice_exponent(2), BALL_POINT_BITS)
+    claim = lazy_ball_epsilon(eta, gamma, 1, 1e-6)
+    ok = audit(lazy_ball_release(eta, gamma, lattice), epsilon=claim, n=N, seed=4603, confidence=AT_CLAIM)
+    _report(f"LazyPrivateOCO one batch (exact draws), eta {eta}, gamma {gamma}, claim {claim:.3f}", ok,
+            record_property)
+    limit = np.log((1 - (1 - gamma) * np.exp(-2 * eta)) / gamma)
+    assert ok.passed and ok.epsilon_lower_bound > limit - 0.25
+    bug = audit(lazy_ball_release(eta, 2.0**-13, lattice), epsilon=claim, n=N, seed=4604)
+    _report("LazyPrivateOCO one batch (exact draws), planted bug: no switching floor", bug, record_property)
     assert not bug.passed

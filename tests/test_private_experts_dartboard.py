@@ -181,7 +181,13 @@ def test_lazy_ball_epsilon_matches_the_hand_computed_accounting() -> None:
         for delta in (1e-3, 1e-6, 1e-12):
             p = lazy_ball_parameters(8, 2**14, eps, delta)
             assert p.guarantee.epsilon <= eps * (1 + 1e-12) and p.guarantee.delta == delta
-            assert p.guarantee.sampler == "float"
+            assert p.guarantee.sampler == "lattice" and p.lattice == 16
+            # Exact draws: eta a multiple of 2^-40, gamma of 2^-40 (exact coins).
+            assert math.ldexp(p.eta, 40).is_integer() and math.ldexp(p.gamma, 40).is_integer()
+            assert lazy_ball_epsilon(p.eta, p.gamma, p.max_switches, delta) == p.guarantee.epsilon
+            f = lazy_ball_parameters(8, 2**14, eps, delta, "float")
+            assert f.guarantee.sampler == "float" and f.lattice is None
+            assert f.guarantee.epsilon <= eps * (1 + 1e-12)
 
 
 def test_lazy_oco_protocol_checkpoints_and_hostile_input(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -236,6 +242,51 @@ def test_lazy_oco_sampler_has_the_exponential_weights_law() -> None:
     m = float((s * w).sum() / w.sum())
     se = pts3.std(axis=0) / math.sqrt(runs)
     assert abs(pts3[:, 1].mean() + m) < 5 * se[1] and abs(pts3[:, 0].mean()) < 5 * se[0], (pts3.mean(axis=0), m)
+
+
+def test_lazy_oco_exact_sampler_has_the_exponential_weights_law_on_lattice_points() -> None:
+    """The exact draws (losses on 2^-16, points on 2^-16): every coordinate
+    an integer times 2^-16 and the point in the ball; n = 1 and n = 3 means
+    as for the continuous law above (the lattice moves them by O(2^-32))."""
+    from dpbandits import _core
+
+    runs = 100_000
+    e = _core.LazyBallEngine(1, 10, 1, 0.5, 0.25, 10, lattice=(16, 16), seed=3)
+    pts = e._draw_runs(np.array([4.0]), runs)[:, 0]
+    assert np.array_equal(pts * 2**16, np.round(pts * 2**16)) and np.all(np.abs(pts) <= 1.0)
+    kappa = 2.0
+    want = 1 / kappa - 1 / math.tanh(kappa)
+    assert abs(pts.mean() - want) < 5 * pts.std() / math.sqrt(runs), (pts.mean(), want)
+    e3 = _core.LazyBallEngine(3, 10, 1, 0.25, 0.25, 10, lattice=(16, 16), seed=4)
+    pts3 = e3._draw_runs(np.array([0.0, 8.0, 0.0]), runs)
+    assert np.all((pts3**2).sum(axis=1) <= 1.0)
+    assert np.array_equal(pts3 * 2**16, np.round(pts3 * 2**16))
+    s = np.linspace(-1, 1, 400_001)[1:-1]
+    w = np.exp(2.0 * s) * (1 - s**2)
+    m = float((s * w).sum() / w.sum())
+    se = pts3.std(axis=0) / math.sqrt(runs)
+    assert abs(pts3[:, 1].mean() + m) < 5 * se[1] and abs(pts3[:, 0].mean()) < 5 * se[0], (pts3.mean(axis=0), m)
+    # A rate that is not dyadic enough, or a non-dyadic floor, is refused for exact draws.
+    with pytest.raises(ValueError, match="eta"):
+        _core.LazyBallEngine(3, 10, 1, 0.1, 0.25, 10, lattice=(16, 16), seed=4)
+    with pytest.raises(ValueError, match="gamma"):
+        _core.LazyBallEngine(3, 10, 1, 0.25, 1e-10, 10, lattice=(16, 16), seed=4)
+
+
+def test_lazy_oco_float_sampler_stays_selectable_and_secure_needs_the_lattice() -> None:
+    f = dp.LazyPrivateOCO(4, 512, 1.0, seed=0, sampler="float")
+    assert f.privacy.sampler == "float" and f.lattice is None
+    x = f.decision()
+    assert float(x @ x) <= 1.0 + 1e-12
+    with pytest.raises(ValueError, match="secure"):
+        dp.LazyPrivateOCO(4, 512, 1.0, sampler="float", secure=True)
+    with pytest.raises(ValueError, match="secure"):
+        dp.LazyPrivateOCO(4, 512, None, secure=True)
+    s = dp.LazyPrivateOCO(4, 512, 1.0, secure=True)
+    assert s._engine.os_entropy and "operating-system" in s.privacy.basis
+    for _ in range(64):
+        s.update([0.5, -0.5, 0.0, 0.0])
+    assert s.t == 64 and s._engine.os_entropy
 
 
 def test_lazy_oco_learns_within_its_modelled_bound() -> None:

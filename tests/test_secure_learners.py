@@ -26,6 +26,8 @@ SECURE = {
     "PrivateFTRL": lambda **kw: dp.PrivateFTRL(3, 200, 1.0, **kw),
     "PrivateFTPL": lambda **kw: dp.PrivateFTPL(3, 200, 1.0, 0.1, **kw),
     "EXP2": lambda **kw: dp.EXP2(3, 200, 1.0, **kw),
+    "LazyPrivateExperts": lambda **kw: dp.LazyPrivateExperts(3, 200, 1.0, **kw),
+    "LazyPrivateOCO": lambda **kw: dp.LazyPrivateOCO(3, 200, 1.0, **kw),
 }
 
 
@@ -94,6 +96,8 @@ def _env_for(name: str):  # type: ignore[no-untyped-def]
         return dp.ShariffSheffetEnv(3, 10, gap=0.1)
     if name == "EliminationLinearBandit":
         return dp.LinearBanditEnv(np.eye(2), seed=3)
+    if name == "LazyPrivateOCO":
+        return dp.UniformLosses([0.3, -0.2, 0.1], 0.5)
     return dp.StochasticLosses([0.3, 0.5, 0.6])
 
 

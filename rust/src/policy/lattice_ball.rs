@@ -110,7 +110,14 @@ impl BallLattice {
 
     /// Bernoulli(exp(-eta (<g, x> + B))) exactly, g = `batch_sum` (on the
     /// loss lattice, ||g|| <= B), x = `point` (on the point lattice).
-    pub(crate) fn keep_coin(&self, rng: &mut dyn RngCore, eta: f64, batch: u64, batch_sum: &[f64], point: &[f64]) -> bool {
+    pub(crate) fn keep_coin(
+        &self,
+        rng: &mut dyn RngCore,
+        eta: f64,
+        batch: u64,
+        batch_sum: &[f64],
+        point: &[f64],
+    ) -> bool {
         let (a, b) = dyadic(eta);
         let (j, k) = (self.loss_bits, self.point_bits);
         let inner: i128 = batch_sum
@@ -126,7 +133,14 @@ impl BallLattice {
     /// A point drawn exactly from P(x) ∝ exp(-eta <L, x>) on the lattice
     /// points of the unit ball, L = `cumulative` (on the loss lattice),
     /// written into `x`; `work`: n entries of scratch.
-    pub(crate) fn draw(&self, rng: &mut dyn RngCore, eta: f64, cumulative: &[f64], x: &mut [f64], work: &mut Vec<(i128, i128)>) {
+    pub(crate) fn draw(
+        &self,
+        rng: &mut dyn RngCore,
+        eta: f64,
+        cumulative: &[f64],
+        x: &mut [f64],
+        work: &mut Vec<(i128, i128)>,
+    ) {
         let n = x.len();
         let (j, k) = (self.loss_bits, self.point_bits);
         let (a, b) = dyadic(eta);

@@ -36,8 +36,8 @@
 use rand_core::RngCore;
 use serde::{Deserialize, Serialize};
 
-pub use super::lattice_ball::BallLattice;
 use super::exact_draws::bernoulli_dyadic;
+pub use super::lattice_ball::BallLattice;
 use super::loss_batches::{check_lazy_rates, check_sizes, lazy_keeps, loss_vector, BatchClock};
 use super::Learner;
 use crate::env::geometry::enforce_bounds;

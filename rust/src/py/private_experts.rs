@@ -11,8 +11,8 @@ use super::noise::Noise;
 use crate::error::Error;
 use crate::noise::NoiseSpec;
 use crate::policy::{
-    BallLattice, BatchedExp3, BatchedExp3Config, DartboardExperts, DartboardExpertsConfig, LazyBall, LazyBallConfig, LazyExperts,
-    LazyExpertsConfig, StochasticExperts, StochasticExpertsConfig,
+    BallLattice, BatchedExp3, BatchedExp3Config, DartboardExperts, DartboardExpertsConfig, LazyBall, LazyBallConfig,
+    LazyExperts, LazyExpertsConfig, StochasticExperts, StochasticExpertsConfig,
 };
 
 /// The doubling-batch learner for stochastic losses (Asi, Feldman, Koren &
