@@ -636,12 +636,14 @@ def _ball_model(n: int, T: int, batch: int, eta: float) -> float:
     return n * math.log(max(math.e, eta * T)) / eta + eta * T * batch / 2.0
 
 
-#: Finest loss lattice 2^-j and the point lattice 2^-k of the lazy ball
-#: learner's exact draws (rust/src/policy/lattice_ball.rs: the exact
-#: exponents then fit the engine's integer arithmetic with eta a multiple
-#: of 2^-40).
 BALL_LOSS_BITS = 16
+"""Finest loss lattice 2^-j of the lazy ball learner's exact draws (with
+the point lattice and eta a multiple of 2^-40, the exact exponents fit the
+engine's integer arithmetic, rust/src/policy/lattice_ball.rs)."""
+
 BALL_POINT_BITS = 16
+"""Exponent k of the point lattice 2^-k of the lazy ball learner's exact
+draws: released coordinates are integers times 2^-16."""
 
 
 def _ball_dyadic_eta(eta: float) -> float:

@@ -66,10 +66,15 @@ impl BallLattice {
     /// Refuses lattices and rates whose exact exponents outgrow the
     /// integer arithmetic of the draws and coins (every bound below is the
     /// product it keeps within 128 bits, or the exact Bernoulli's 2^112).
-    pub(crate) fn check(&self, horizon: u64, batch: u64, eta: f64, gamma: f64) -> Result<()> {
+    pub(crate) fn check(self, horizon: u64, batch: u64, eta: f64, gamma: f64) -> Result<()> {
         let (j, k) = (self.loss_bits, self.point_bits);
-        let steps = u128::from(horizon) << j.min(64);
-        if !(1..=MAX_POINT_BITS).contains(&k) || j > 52 || bits(steps) > 51 {
+        if u128::from(horizon) << j.min(64) > 1 << 51 {
+            return Err(Error::invalid(
+                "horizon",
+                format!("{horizon} rounds of losses on 2^-{j} do not sum exactly (at most 2^51 steps)"),
+            ));
+        }
+        if !(1..=MAX_POINT_BITS).contains(&k) || j > 52 {
             return Err(Error::invalid(
                 "lattice",
                 format!("losses on 2^-{j} and points on 2^-{k} are out of range for exact draws over {horizon} rounds"),
@@ -95,7 +100,7 @@ impl BallLattice {
 
     /// Rounds each loss coordinate toward zero to the lattice 2^-j (exact;
     /// no coordinate grows).
-    pub(crate) fn round_losses(&self, values: &mut [f64]) {
+    pub(crate) fn round_losses(self, values: &mut [f64]) {
         let up = 2f64.powi(self.loss_bits as i32);
         for v in values.iter_mut() {
             *v = (*v * up).trunc() / up;
@@ -111,7 +116,7 @@ impl BallLattice {
     /// Bernoulli(exp(-eta (<g, x> + B))) exactly, g = `batch_sum` (on the
     /// loss lattice, ||g|| <= B), x = `point` (on the point lattice).
     pub(crate) fn keep_coin(
-        &self,
+        self,
         rng: &mut dyn RngCore,
         eta: f64,
         batch: u64,
@@ -134,7 +139,7 @@ impl BallLattice {
     /// points of the unit ball, L = `cumulative` (on the loss lattice),
     /// written into `x`; `work`: n entries of scratch.
     pub(crate) fn draw(
-        &self,
+        self,
         rng: &mut dyn RngCore,
         eta: f64,
         cumulative: &[f64],

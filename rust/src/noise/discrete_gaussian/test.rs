@@ -133,7 +133,7 @@ fn dyadic_centre_gaussian_keeps_its_denominator_in_the_fast_path() {
         let g = DyadicCentreGaussian::max_frac_bits(var).unwrap();
         assert!(DyadicCentreGaussian::new(var, g + 1).is_none(), "var {var}: g {g}");
         let t = u128::from(proposal_scale(var));
-        assert!(2 * var * t * t << (2 * g) <= 1 << 112);
+        assert!((2 * var * t * t) << (2 * g) <= 1 << 112);
     }
     assert_eq!(DyadicCentreGaussian::max_frac_bits(1 << 30), Some(25));
 }
