@@ -34,8 +34,12 @@ use super::errors::{to_py, IntoPy};
 use crate::error::Error;
 use crate::policy::delayed::{ArmedEngine, Delayed};
 
-/// A per-thread token (never 0): the owner of an [`EngineLock`].
-fn thread_token() -> u64 {
+/// A per-thread token (never 0): the owner of an [`EngineLock`]. A call
+/// that takes and releases the lock reads it once ([`EngineLock::enter_as`],
+/// [`EngineLock::exit_as`]): a thread-local read from a shared library is a
+/// function call.
+#[inline]
+pub(crate) fn thread_token() -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     thread_local! {
         static TOKEN: u64 = NEXT.fetch_add(1, Ordering::Relaxed);
@@ -85,6 +89,15 @@ impl EngineLock {
         py.detach(|| self.wait(me, timeout))
     }
 
+    /// Takes the lock for the thread whose token is `me` (this thread's
+    /// [`thread_token`]), waiting as long as it takes.
+    #[inline]
+    pub fn enter_as(&self, py: Python<'_>, me: u64) {
+        if !self.try_enter(me) {
+            py.detach(|| self.wait(me, None));
+        }
+    }
+
     #[cold]
     fn wait(&self, me: u64, timeout: Option<Duration>) -> bool {
         self.waiters.fetch_add(1, Ordering::SeqCst);
@@ -113,7 +126,14 @@ impl EngineLock {
     /// Releases one acquisition; false when this thread does not hold it.
     #[inline]
     pub fn exit(&self) -> bool {
-        if self.owner.load(Ordering::Relaxed) != thread_token() {
+        self.exit_as(thread_token())
+    }
+
+    /// [`EngineLock::exit`] for the thread whose token is `me` (this
+    /// thread's [`thread_token`]).
+    #[inline]
+    pub fn exit_as(&self, me: u64) -> bool {
+        if self.owner.load(Ordering::Relaxed) != me {
             return false;
         }
         let depth = self.depth.load(Ordering::Relaxed);
@@ -186,12 +206,24 @@ impl EngineLock {
     }
 }
 
-/// Releases the lock when dropped (also when the call unwinds).
-struct Held<'a>(&'a EngineLock);
+/// Releases the lock when dropped (also when the call unwinds), for the
+/// thread of the token it holds.
+pub(crate) struct Held<'a>(&'a EngineLock, u64);
+
+impl<'a> Held<'a> {
+    /// Takes `lock` for this thread until the guard drops.
+    #[inline]
+    pub(crate) fn new(py: Python<'_>, lock: &'a EngineLock) -> Self {
+        let me = thread_token();
+        lock.enter_as(py, me);
+        Held(lock, me)
+    }
+}
 
 impl Drop for Held<'_> {
+    #[inline]
     fn drop(&mut self) {
-        self.0.exit();
+        self.0.exit_as(self.1);
     }
 }
 
@@ -261,9 +293,7 @@ impl<E: ArmedEngine> ArmedCell<E> {
     /// `f` on the engine with the lock held for the call.
     #[inline]
     pub fn with<R>(&self, py: Python<'_>, f: impl FnOnce(&mut Delayed<E>) -> R) -> PyResult<R> {
-        let lock = self.lock.get();
-        lock.enter(py, None);
-        let _held = Held(lock);
+        let _held = Held::new(py, self.lock.get());
         let mut engine = match self.inner.try_lock() {
             Ok(g) => g,
             Err(TryLockError::Poisoned(_)) => return Err(poisoned()),
@@ -276,9 +306,7 @@ impl<E: ArmedEngine> ArmedCell<E> {
 
     /// `f` on the engine with the lock held and the GIL released.
     pub fn detached<R: Send>(&self, py: Python<'_>, f: impl FnOnce(&mut Delayed<E>) -> R + Send) -> PyResult<R> {
-        let lock = self.lock.get();
-        lock.enter(py, None);
-        let _held = Held(lock);
+        let _held = Held::new(py, self.lock.get());
         let inner = &self.inner;
         py.detach(|| inner.lock().map(|mut g| f(&mut g)).map_err(|_| ())).map_err(|()| poisoned())
     }

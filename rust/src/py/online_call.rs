@@ -33,7 +33,7 @@
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use numpy::{IntoPyArray, PyArray2, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn};
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -44,7 +44,7 @@ use super::arrays::{expect_shape, row_major};
 use super::bai::PyBai;
 use super::elimination::PyElimination;
 use super::errors::IntoPy;
-use super::karmed::EngineLock;
+use super::karmed::{EngineLock, Held};
 use super::learners::PyLinUcb;
 use super::linucb_trust::PyTrustLinUcb;
 use super::logistic::{PyOnlineLogistic, PyReweightedGlm};
@@ -56,15 +56,6 @@ use crate::policy::elimination::Elimination as EliminationCore;
 use crate::policy::{
     BatchedExp3, DartboardExperts, Exp2, FollowTheLeader, LazyBall, LazyExperts, Scrible, StochasticExperts,
 };
-
-/// Releases the lock when dropped (also when the call unwinds).
-struct Held<'a>(&'a EngineLock);
-
-impl Drop for Held<'_> {
-    fn drop(&mut self) {
-        self.0.exit();
-    }
-}
 
 /// The engine a learner's calls reach.
 enum Engine {
@@ -133,11 +124,92 @@ fn direct_calls(engine: &Bound<'_, PyAny>) -> Option<Direct> {
     None
 }
 
-/// The selection awaiting its reward or loss.
+/// The selection awaiting its reward or loss (a copy of the outstanding
+/// state, for the `pending` property).
 enum Pending {
     None,
     Index(usize),
     Point(Vec<f64>),
+}
+
+/// The outstanding selection, as [`Counts`]: every access is made under
+/// the learner's lock, which orders them, so plain atomic loads and
+/// stores suffice (no read-modify-write, no second lock in a round).
+/// `tag` is 0 for none, 1 for the point in `point` (the length of the
+/// engine's points, fixed when the call is built), i + 2 for index i.
+struct Outstanding {
+    tag: AtomicU64,
+    point: Box<[AtomicU64]>,
+}
+
+impl Outstanding {
+    const NONE: u64 = 0;
+    const POINT: u64 = 1;
+
+    /// No selection outstanding; points of `n` coordinates.
+    fn new(n: usize) -> Self {
+        Outstanding { tag: AtomicU64::new(Self::NONE), point: (0..n).map(|_| AtomicU64::new(0)).collect() }
+    }
+
+    fn is_none(&self) -> bool {
+        self.tag.load(Ordering::Relaxed) == Self::NONE
+    }
+
+    /// The outstanding index, if an index is outstanding.
+    fn index(&self) -> Option<usize> {
+        self.tag.load(Ordering::Relaxed).checked_sub(2).map(|i| i as usize)
+    }
+
+    fn clear(&self) {
+        self.tag.store(Self::NONE, Ordering::Relaxed);
+    }
+
+    fn set_index(&self, i: usize) {
+        self.tag.store(i as u64 + 2, Ordering::Relaxed);
+    }
+
+    /// Records `point` as outstanding (its length: the engine's, checked
+    /// by the caller).
+    fn set_point(&self, point: &[f64]) {
+        for (c, v) in self.point.iter().zip(point) {
+            c.store(v.to_bits(), Ordering::Relaxed);
+        }
+        self.tag.store(Self::POINT, Ordering::Relaxed);
+    }
+
+    /// A copy of the outstanding selection.
+    fn get(&self) -> Pending {
+        match self.tag.load(Ordering::Relaxed) {
+            Self::NONE => Pending::None,
+            Self::POINT => {
+                Pending::Point(self.point.iter().map(|c| f64::from_bits(c.load(Ordering::Relaxed))).collect())
+            }
+            t => Pending::Index((t - 2) as usize),
+        }
+    }
+
+    /// Sets the outstanding selection; an error for a point that is not
+    /// of the engine's length or an index past the tag's range.
+    fn set(&self, pending: &Pending) -> PyResult<()> {
+        match pending {
+            Pending::None => self.clear(),
+            Pending::Index(i) => match u64::try_from(*i).ok().and_then(|i| i.checked_add(2)) {
+                Some(_) => self.set_index(*i),
+                None => return Err(PyIndexError::new_err(format!("outstanding index {i} out of range"))),
+            },
+            Pending::Point(p) => {
+                if p.len() != self.point.len() {
+                    return Err(PyValueError::new_err(format!(
+                        "the outstanding point needs {} coordinates, got {}",
+                        self.point.len(),
+                        p.len()
+                    )));
+                }
+                self.set_point(p);
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The outstanding selections of a best-arm identification learner: a
@@ -213,7 +285,7 @@ impl Counts {
 pub struct OnlineCall {
     lock: Py<EngineLock>,
     engine: Engine,
-    pending: Mutex<Pending>,
+    pending: Outstanding,
     /// The outstanding selections per arm (best-arm identification).
     counts: Counts,
     /// The learner's checked `select(*args)` and `update(*args)`.
@@ -224,14 +296,7 @@ pub struct OnlineCall {
 impl OnlineCall {
     #[inline]
     fn enter<'a>(&'a self, py: Python<'_>) -> Held<'a> {
-        let lock = self.lock.get();
-        lock.enter(py, None);
-        Held(lock)
-    }
-
-    #[inline]
-    fn pending(&self) -> std::sync::MutexGuard<'_, Pending> {
-        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
+        Held::new(py, self.lock.get())
     }
 
     /// The round of an engine that answers the outstanding index: `observe`
@@ -252,13 +317,9 @@ impl OnlineCall {
         stacklevel: u32,
     ) -> PyResult<bool> {
         let _held = self.enter(py);
-        let pending = match *self.pending() {
-            Pending::Index(i) => Some(i),
-            _ => None,
-        };
-        let Some(i) = pending else { return Ok(false) };
+        let Some(i) = self.pending.index() else { return Ok(false) };
         let first = observe(i)?;
-        *self.pending() = Pending::None;
+        self.pending.clear();
         if first {
             self.warn_first_clip_at(py, value, None, stacklevel)?;
         }
@@ -656,10 +717,14 @@ impl OnlineCall {
             Engine::Bai(e) => Counts::new(e.bind(py).try_borrow()?.inner.config().k),
             _ => Counts::default(),
         };
+        let n = match &engine {
+            Engine::Scrible(e) => e.bind(py).try_borrow()?.inner.config().n,
+            _ => 0,
+        };
         Ok(OnlineCall {
             lock: Py::new(py, EngineLock::default())?,
             engine,
-            pending: Mutex::new(Pending::None),
+            pending: Outstanding::new(n),
             counts,
             checked_select,
             checked_update,
@@ -690,10 +755,10 @@ impl OnlineCall {
         if let Engine::Bai(_) = &self.engine {
             return Ok(self.counts.to_vec().into_pyobject(py)?.into_any().unbind());
         }
-        Ok(match &*self.pending() {
+        Ok(match self.pending.get() {
             Pending::None => py.None(),
             Pending::Index(i) => i.into_pyobject(py)?.into_any().unbind(),
-            Pending::Point(p) => p.clone().into_pyarray(py).into_any().unbind(),
+            Pending::Point(p) => p.into_pyarray(py).into_any().unbind(),
         })
     }
 
@@ -725,8 +790,7 @@ impl OnlineCall {
                 _ => Pending::Index(v.extract::<usize>()?),
             },
         };
-        *self.pending() = next;
-        Ok(())
+        self.pending.set(&next)
     }
 
     /// The learner's `select` (see the learner's docstring).
@@ -758,22 +822,23 @@ impl OnlineCall {
                 self.counts.add(i);
                 return Ok(i.into_pyobject(py)?.into_any().unbind());
             }
-            let free = matches!(*self.pending(), Pending::None);
+            let free = self.pending.is_none();
             match &self.engine {
                 Engine::Exp2(e) if free => {
                     let i = e.bind(py).try_borrow_mut()?.inner.sample_index();
-                    *self.pending() = Pending::Index(i);
+                    self.pending.set_index(i);
                     return Ok(i.into_pyobject(py)?.into_any().unbind());
                 }
                 Engine::Elimination(e) if free => {
                     let i = e.bind(py).try_borrow_mut()?.inner.next_action().py_err()?;
-                    *self.pending() = Pending::Index(i);
+                    self.pending.set_index(i);
                     return Ok(i.into_pyobject(py)?.into_any().unbind());
                 }
                 Engine::Scrible(e) if free => {
-                    let point = e.bind(py).try_borrow_mut()?.inner.select().to_vec();
-                    *self.pending() = Pending::Point(point.clone());
-                    return Ok(point.into_pyarray(py).into_any().unbind());
+                    let mut engine = e.bind(py).try_borrow_mut()?;
+                    let point = engine.inner.select();
+                    self.pending.set_point(point);
+                    return Ok(PyArray1::from_slice(py, point).into_any().unbind());
                 }
                 Engine::StochasticExperts(e) => {
                     let i = e.bind(py).try_borrow()?.inner.current();
@@ -793,7 +858,7 @@ impl OnlineCall {
                 }
                 Engine::BatchedExp3(e) => {
                     let i = e.bind(py).try_borrow()?.inner.current();
-                    *self.pending() = Pending::Index(i);
+                    self.pending.set_index(i);
                     return Ok(i.into_pyobject(py)?.into_any().unbind());
                 }
                 Engine::FollowTheLeader(e, true) => {
@@ -848,7 +913,8 @@ impl OnlineCall {
                         let _held = self.enter(py);
                         let inner = &mut e.bind(py).try_borrow_mut()?.inner;
                         let first = first_clip(inner, Scrible::clipped_rewards, |e| e.observe(loss).py_err())?;
-                        let point = std::mem::replace(&mut *self.pending(), Pending::None);
+                        let point = if first { self.pending.get() } else { Pending::None };
+                        self.pending.clear();
                         if first {
                             let point = match point {
                                 Pending::Point(p) => Some(p.into_pyarray(py).into_any()),
@@ -968,11 +1034,11 @@ impl ClientCall {
         let call = self.call.get();
         let Engine::Elimination(e) = &call.engine else { return Ok(None) };
         let _held = call.enter(py);
-        if !matches!(*call.pending(), Pending::None) {
+        if !call.pending.is_none() {
             return Ok(None);
         }
         let i = e.bind(py).try_borrow_mut()?.inner.next_action().py_err()?;
-        *call.pending() = Pending::Index(i);
+        call.pending.set_index(i);
         let theta = self
             .thetas
             .get(i * self.d..(i + 1) * self.d)
