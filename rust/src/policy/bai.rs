@@ -971,20 +971,19 @@ impl Bai {
         let term = |s: &Arm| {
             let mean = arm_mean(s, forget);
             let ones = integral_sum(s);
-            let h = match ones {
-                Some(ones) => tables.x_ln_x(ones) + tables.x_ln_x(s.released - ones) - tables.x_ln_x(s.released),
-                None => {
-                    let n = s.released as f64;
-                    let x = if n > 0.0 { (s.released_sum / n).clamp(0.0, 1.0) } else { 0.0 };
-                    let mut h = 0.0;
-                    if x > 0.0 {
-                        h += n * x * x.ln();
-                    }
-                    if x < 1.0 {
-                        h += n * (1.0 - x) * (-x).ln_1p();
-                    }
-                    h
+            let h = if let Some(ones) = ones {
+                tables.x_ln_x(ones) + tables.x_ln_x(s.released - ones) - tables.x_ln_x(s.released)
+            } else {
+                let n = s.released as f64;
+                let x = if n > 0.0 { (s.released_sum / n).clamp(0.0, 1.0) } else { 0.0 };
+                let mut h = 0.0;
+                if x > 0.0 {
+                    h += n * x * x.ln();
                 }
+                if x < 1.0 {
+                    h += n * (1.0 - x) * (-x).ln_1p();
+                }
+                h
             };
             GlrTerms { h, ln_n: tables.ln(s.released), ln_ln_n: tables.ln_ln(s.released), mean, n: s.released, ones }
         };
@@ -1448,7 +1447,7 @@ mod tests {
             assert_eq!(t.ln_ln(k).to_bits(), (1.0 + x.ln()).ln().to_bits());
             assert_eq!(t.x_ln_x(k).to_bits(), (x * x.ln()).to_bits());
         }
-        assert_eq!(t.x_ln_x(0), 0.0);
+        assert_eq!(t.x_ln_x(0).to_bits(), 0f64.to_bits());
     }
 
     #[test]
