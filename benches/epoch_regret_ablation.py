@@ -12,10 +12,11 @@ Each variant is the learner's Rust engine with one thing changed:
   first epoch's cost alone; slow: it refactors every round);
 - ``no-noise-lag-only``: one-round first epoch, then the epochs (the lag);
 - ``bounds-x0.5``, ``bounds-x0.1``: the true noise, but the noise bounds
-  B_N, B_b (shift and radius) scaled down. NOT valid bounds (the
+  B_N, B_b, B_w (shift and radius) scaled down. NOT valid bounds (the
   confidence set no longer has its coverage): they measure how much a
   tighter radius could buy at most;
-- ``vec-bound-0``: the radius without its B_b term (also not valid);
+- ``vec-bound-0``: the radius without its B_b and B_w terms (also not
+  valid);
 - ``first=N``, ``ratio=R``: other epoch schedules (valid);
 - ``eps=E``, ``delta=D``: other privacy levels (valid).
 
@@ -52,7 +53,8 @@ def epoch_variant(
     learner._engine = _core.LinUcbEngine(
         D, n, noise=c.noise.wire() if noise else ("zero",), counter="epoch", first_epoch=c.first_epoch,
         epoch_ratio=c.ratio, op_bound=c.op_bound * bounds, vec_bound=c.vec_bound * vec, ridge=c.ridge, s=1.0,
-        l=1.0, b_tilde=1.0, clip=_bounds_policy("error"), seed=0, **_radius_kwargs(learner.radius),
+        mixed_bound=c.mixed_bound * vec, l=1.0, b_tilde=1.0, clip=_bounds_policy("error"), seed=0,
+        **_radius_kwargs(learner.radius),
     )
     return learner
 

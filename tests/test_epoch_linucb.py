@@ -25,6 +25,7 @@ from dpbandits.privacy.epoch import (
     epoch_ends,
     epoch_gaussian,
     epoch_radius_extra,
+    mixed_norm_bound,
     operator_norm_bound,
     vector_norm_bound,
 )
@@ -35,6 +36,15 @@ def test_vector_bound_is_hsu_kakade_zhang_by_hand() -> None:
     # t = ln 100 = 4.605170; 5 + 2 sqrt(5 t) + 2 t = 5 + 9.597049 + 9.210340 = 23.807389
     assert vector_norm_bound(1.0, 5, 0.01) == pytest.approx(4.879282, rel=1e-6)
     assert vector_norm_bound(3.0, 5, 0.01) == pytest.approx(3 * 4.879282, rel=1e-6)
+
+
+def test_mixed_bound_by_hand() -> None:
+    # S = 1, d = 5: C = diag(2, 2, 2, 2, 3); tr C = 11, tr C^2 = 25, ||C|| = 3; t = ln 100 = 4.605170:
+    # 11 + 2 sqrt(25 t) + 6 t = 11 + 21.459659 + 27.631021 = 60.090681, sqrt = 7.751818
+    assert mixed_norm_bound(1.0, 5, 1.0, 0.01) == pytest.approx(7.751818, rel=1e-6)
+    # S = 2, d = 3, scale 0.5: C = diag(5, 5, 9); tr 19, tr C^2 = 131, ||C|| = 9; t = ln 1000 = 6.907755:
+    # 19 + 2 sqrt(131 t) + 18 t = 19 + 60.163642 + 124.339595 = 203.503237, sqrt = 14.265456, x 0.5
+    assert mixed_norm_bound(0.5, 3, 2.0, 1e-3) == pytest.approx(0.5 * 14.265456, rel=1e-6)
 
 
 def test_operator_bound_by_hand() -> None:
@@ -57,6 +67,12 @@ def test_noise_bounds_hold_for_sampled_noise() -> None:
     # has probability < 1e-9 for a correct bound (Chernoff).
     assert (op > operator_norm_bound(s, d, p)).sum() <= 2 * p * n
     assert (vec > vector_norm_bound(s, d, p)).sum() <= 2 * p * n
+    # n_b - N theta* for fixed theta* on the sphere (S = 1) and inside it.
+    for theta in (np.ones(d) / math.sqrt(d), np.eye(d)[0], 0.3 * np.eye(d)[1]):
+        w = noise[:, :d, d] - noise[:, :d, :d] @ theta
+        assert (np.linalg.norm(w, axis=1) > mixed_norm_bound(s, d, 1.0, p)).sum() <= 2 * p * n
+    w = noise[:, :d, d] - noise[:, :d, :d] @ (np.ones(d) / math.sqrt(d))
+    assert mixed_norm_bound(s, d, 1.0, p) < 1.5 * np.quantile(np.linalg.norm(w, axis=1), 1 - p)
     # Not vacuous: the bounds are within a small factor of the sampled 1 - p quantiles.
     assert operator_norm_bound(s, d, p) < 2.5 * np.quantile(op, 1 - p)
     assert vector_norm_bound(s, d, p) < 1.5 * np.quantile(vec, 1 - p)
@@ -67,7 +83,8 @@ def test_calibration_is_one_release_per_row() -> None:
     # One release: the one-level tree's sigma, Ltilde^2 = 2.
     assert c.sigma == pytest.approx(gaussian_tree_sigma(1, 1.0, 1e-6, sensitivity=2.0, calibration="tight"))
     assert c.epochs == len(epoch_ends(10**6, 100, 2.0)) == 15
-    assert c.failure == pytest.approx(1e-6 / (4 * 15))
+    assert c.failure == pytest.approx(1e-6 / (6 * 15))
+    assert c.mixed_bound == pytest.approx(mixed_norm_bound(c.sigma, 5, 1.0, c.failure))
     assert c.op_bound == pytest.approx(operator_norm_bound(c.sigma, 5, c.failure))
     assert c.vec_bound == pytest.approx(vector_norm_bound(c.sigma, 5, c.failure))
     assert c.zcdp_rho == pytest.approx(4.0 / (2 * c.sigma**2))
@@ -150,6 +167,9 @@ def test_radius_terms_by_hand() -> None:
     assert epoch_radius_extra(3.0, 2.0, 1.0, 1.0, 4, 4.0) == pytest.approx(1 + math.sqrt(12) + 2)
     # No noise: S sqrt(rho), non-private LinUCB's offset.
     assert epoch_radius_extra(0.0, 0.0, 4.0, 0.5, 3, 9.0) == pytest.approx(1.0)
+    # B_w(1) = 5, k = 4, c_k = 7: (10 + 7) / 10 = 1.7 < 2.6; at lambda = 4, 8.5 > 6.4641 keeps the first form.
+    assert epoch_radius_extra(3.0, 2.0, 1.0, 1.0, 4, 100.0, mixed_bound=5.0) == pytest.approx(1.7)
+    assert epoch_radius_extra(3.0, 2.0, 1.0, 1.0, 4, 4.0, mixed_bound=5.0) == pytest.approx(3 + math.sqrt(12))
 
 
 def test_engine_radius_is_the_formula() -> None:
@@ -164,5 +184,6 @@ def test_engine_radius_is_the_formula() -> None:
     k = sum(1 for e in epoch_ends(500, 30, 1.5) if e <= 199)
     lam = float(np.linalg.eigvalsh(v)[0])
     logdet = float(np.linalg.slogdet(v)[1])
-    expected = learner.radius.beta(logdet) + epoch_radius_extra(c.op_bound, c.vec_bound, c.ridge, 1.0, k, lam)
+    expected = learner.radius.beta(logdet) + epoch_radius_extra(c.op_bound, c.vec_bound, c.ridge, 1.0, k, lam,
+                                                                c.mixed_bound)
     assert pol.beta == pytest.approx(expected, rel=1e-9)

@@ -265,7 +265,7 @@ class OnlineCall:
     @pending.setter
     def pending(self, value: Any) -> None: ...
     def select(self, *args: Any) -> Any: ...
-    def update(self, *args: Any) -> None: ...
+    def update(self, *args: Any, policy_version: int | None = None) -> None: ...
 
 @final
 class ClientCall:
@@ -455,7 +455,7 @@ class LinUcbEngine(_Contextual, _SecureLearner):
     factorization counter instead of the tree (rust/src/counter/); "epoch" by the epoch
     counter (epochs of ``first_epoch`` rounds growing by ``epoch_ratio``, one release each)
     with the radius of ``dpbandits.privacy.epoch`` (``op_bound``, ``vec_bound``, ``ridge``,
-    ``s``; ``beta_offset`` must be 0). Rows (x, y) are clipped to ||x|| <= l, |y| <= b_tilde
+    ``s``, ``mixed_bound``; ``beta_offset`` must be 0). Rows (x, y) are clipped to ||x|| <= l, |y| <= b_tilde
     when ``clip``, else rejected.
     """
 
@@ -487,6 +487,7 @@ class LinUcbEngine(_Contextual, _SecureLearner):
         vec_bound: float = 0.0,
         ridge: float = 1.0,
         s: float = 1.0,
+        mixed_bound: float = 0.0,
     ) -> Self: ...
     def ucb(self, actions: NDArray[np.float64]) -> NDArray[np.float64]:
         """UCB of every row of ``actions``."""

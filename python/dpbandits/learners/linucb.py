@@ -238,10 +238,12 @@ class JointDPLinUCB(_LinUCBBase):
       lags by at most one epoch. The shift and the radius follow the
       release (:mod:`dpbandits.privacy.epoch`): c_k = B_N(k) + 1 after k
       epochs and beta_t = non-private LinUCB's radius (regularizer 1) at
-      the released V_t plus S min(sqrt(2 B_N), 2 B_N / sqrt(lambda_min(V_t)))
-      + B_b / sqrt(lambda_min(V_t)), with B_N, B_b
-      high-probability bounds on the summed noise: the noise terms decay
-      as the released V_t grows.
+      the released V_t plus the smaller of S + S min(sqrt(2 B_N), 2 B_N /
+      sqrt(lambda_min(V_t))) + B_b / sqrt(lambda_min(V_t)) and
+      (B_w + c_k S) / sqrt(lambda_min(V_t)), with B_N, B_b, B_w
+      high-probability bounds on the summed noise (B_w on n_b - N theta*
+      as one Gaussian vector): the noise terms decay as the released V_t
+      grows.
     - ``padding`` (Wishart noise only): a release of t sums popcount(t)
       tree nodes and is topped up to m draws (Prop. 9 takes its noise to be
       W(Ltilde^2 I, m k)). ``"fresh"`` (default) draws the m - popcount(t)
@@ -443,6 +445,7 @@ class JointDPLinUCB(_LinUCBBase):
             self._engine = _core.LinUcbEngine(
                 self.d, self.horizon, noise=ec.noise.wire(), counter="epoch", first_epoch=ec.first_epoch,
                 epoch_ratio=ec.ratio, op_bound=ec.op_bound, vec_bound=ec.vec_bound, ridge=ec.ridge, s=self._s,
+                mixed_bound=ec.mixed_bound,
                 l=self._l, b_tilde=self._b_tilde,
                 clip=_bounds_policy(bounds), seed=seed_or_none("seed", seed), **_radius_kwargs(self.radius),
             )
@@ -470,7 +473,7 @@ class JointDPLinUCB(_LinUCBBase):
             self._s = positive("S", S)
             c = epoch_gaussian_checked(
                 *args, first_epoch=self._first_epoch, ratio=self._epoch_ratio, ridge=1.0, sampler=self.sampler,
-                l_tilde_sq=_l_tilde_sq(self._l, self._b_tilde),
+                l_tilde_sq=_l_tilde_sq(self._l, self._b_tilde), S=self._s,
             )
             self.noise = noise
             self.calibration = c

@@ -62,6 +62,31 @@ grows the noise terms decay like 1 / sqrt(lambda_min); with no noise
 (B_N = B_b = 0) beta_t is exactly non-private LinUCB's radius with
 regularizer rho.
 
+A second form bounds the two noise terms together. Write
+n_b - A theta* = w - c_k theta*, w = n_b - N theta*. Then
+||n_b - A theta*||_{V^-1} <= (||w|| + c_k S) / sqrt(lambda_min(V)), and w
+is a fixed linear image of the independent noise entries (theta* is not
+random): its covariance proxy is s^2 ((1 + ||theta*||^2) I + theta*
+theta*^T), because E[N_ij N_kl] = s^2 (delta_ik delta_jl + delta_il
+delta_jk) for the symmetrized noise. Its eigenvalues are s^2 (1 + S^2)
+(d - 1 times) and s^2 (1 + 2 S^2) at most, so Hsu, Kakade & Zhang
+(Thm 2.1, for x = M g, g isotropic subgaussian) give, with probability
+>= 1 - p,
+
+    ||w|| <= B_w = s sqrt(tr C + 2 sqrt(tr(C^2) ln(1/p)) + 2 ||C|| ln(1/p)),
+
+C = (1 + S^2) I_{d-1} (+) (1 + 2 S^2) (:func:`mixed_norm_bound`). On the
+events of both forms the radius may take the smaller:
+
+    beta_t = sigma_r sqrt(2 ln(2/alpha) + ln det V_t - d ln rho)
+             + min(S sqrt(rho) + S min(sqrt(2 B_N), 2 B_N / sqrt(lambda_min))
+                   + B_b / sqrt(lambda_min),
+                   (B_w + c_k S) / sqrt(lambda_min)).
+
+The second is the smaller once lambda_min(V_t) is a few times c_k: it
+does not pay the triangle inequality between n_b and N theta*, nor the
+factor 2 of A' <= 2 B_N I.
+
 The noise bounds (:func:`operator_norm_bound`, :func:`vector_norm_bound`).
 After k epochs every entry of N_k is a sum of k independent draws, each
 subgaussian with variance proxy sigma^2 off the diagonal and 2 sigma^2 on
@@ -82,15 +107,18 @@ off-diagonal entries (proxy s^2 each); by Hsu, Kakade & Zhang 2012
 
     ||n_b|| <= B_b = s sqrt(d + 2 sqrt(d ln(1/p)) + 2 ln(1/p)).
 
-The failure probability alpha/2 is split over the 2 E events (E epochs):
-p = alpha / (4 E). Both bounds are B(1) sqrt(k); the engine receives
-B_N(1), B_b(1) and rho and forms beta_t each time an epoch is released.
+The failure probability alpha/2 is split over the 3 E events (E epochs;
+B_N, B_b and B_w after each): p = alpha / (6 E). All three bounds are
+B(1) sqrt(k); the engine receives B_N(1), B_b(1), B_w(1) and rho and
+forms beta_t each time an epoch is released.
 
->>> from dpbandits.privacy.epoch import epoch_ends, vector_norm_bound
+>>> from dpbandits.privacy.epoch import epoch_ends, mixed_norm_bound, vector_norm_bound
 >>> epoch_ends(100, 10, 2.0)
 [10, 20, 40, 80, 100]
 >>> round(vector_norm_bound(1.0, 5, 0.01), 4)
 4.8793
+>>> round(mixed_norm_bound(1.0, 5, 1.0, 0.01), 4)
+7.7518
 """
 
 from __future__ import annotations
@@ -109,6 +137,7 @@ __all__ = [
     "epoch_ends",
     "epoch_gaussian",
     "epoch_radius_extra",
+    "mixed_norm_bound",
     "operator_norm_bound",
     "vector_norm_bound",
 ]
@@ -164,18 +193,40 @@ def vector_norm_bound(scale: float, d: int, failure: float) -> float:
     return s * math.sqrt(d + 2.0 * math.sqrt(d * t) + 2.0 * t)
 
 
+def mixed_norm_bound(scale: float, d: int, S: float, failure: float) -> float:
+    """B_w with P(||n_b - N theta*|| > B_w) <= ``failure`` for every fixed
+    ||theta*|| <= ``S``, the noise entries subgaussian with proxy
+    ``scale``^2 (2 ``scale``^2 on N's diagonal): Hsu, Kakade & Zhang 2012
+    (Thm 2.1) for the covariance proxy C = scale^2 ((1 + S^2) I + S^2 u
+    u^T), u a unit vector (the module documentation):
+    scale sqrt(tr C + 2 sqrt(tr(C^2) t) + 2 ||C|| t), t = ln(1 / failure)."""
+    s = positive("scale", scale)
+    d = positive_int("d", d)
+    S = positive("S", S)
+    t = math.log(1.0 / in_open_unit("failure", failure))
+    rest, top = 1.0 + S * S, 1.0 + 2.0 * S * S
+    trace, trace_sq = (d - 1) * rest + top, (d - 1) * rest * rest + top * top
+    return s * math.sqrt(trace + 2.0 * math.sqrt(trace_sq * t) + 2.0 * top * t)
+
+
 def epoch_radius_extra(
-    op_bound: float, vec_bound: float, ridge: float, S: float, epochs: int, lambda_min: float
+    op_bound: float, vec_bound: float, ridge: float, S: float, epochs: int, lambda_min: float,
+    mixed_bound: float = 0.0,
 ) -> float:
     """The terms of beta_t beyond the log-det one after ``epochs`` released
     epochs, for a released V with smallest eigenvalue ``lambda_min``:
-    S sqrt(ridge) + S min(sqrt(2 B_N), 2 B_N / sqrt(lambda_min)) + B_b / sqrt(lambda_min),
-    B_N = op_bound sqrt(k), B_b = vec_bound sqrt(k) (the engine's formula,
-    for tests and reports)."""
+    min(S sqrt(ridge) + S min(sqrt(2 B_N), 2 B_N / sqrt(lambda_min)) + B_b / sqrt(lambda_min),
+    (B_w + c_k S) / sqrt(lambda_min)), B_N = op_bound sqrt(k), B_b =
+    vec_bound sqrt(k), B_w = mixed_bound sqrt(k), c_k = B_N + ridge (the
+    second form only when ``mixed_bound`` > 0; the engine's formula, for
+    tests and reports)."""
     root = math.sqrt(epochs)
     b_n, b_b = op_bound * root, vec_bound * root
     lam = math.sqrt(lambda_min)
-    return S * (math.sqrt(ridge) + min(math.sqrt(2.0 * b_n), 2.0 * b_n / lam)) + b_b / lam
+    split = S * (math.sqrt(ridge) + min(math.sqrt(2.0 * b_n), 2.0 * b_n / lam)) + b_b / lam
+    if mixed_bound > 0.0:
+        return min(split, (mixed_bound * root + S * (b_n + ridge)) / lam)
+    return split
 
 
 @dataclass(frozen=True)
@@ -195,12 +246,14 @@ class EpochCalibration:
     sigma:
         Per-release noise: (Z + Z^T)/sqrt(2), Z_ij ~ N(0, sigma^2) (on the
         lattice: the discrete Gaussian of scale sigma).
-    op_bound, vec_bound:
-        B_N and B_b after one epoch (after k: times sqrt(k)).
+    op_bound, vec_bound, mixed_bound:
+        B_N, B_b and B_w after one epoch (after k: times sqrt(k)).
     ridge:
         rho: the shift after k epochs is op_bound sqrt(k) + rho.
+    S:
+        The bound on ||theta*|| that B_w assumes.
     failure:
-        p = alpha / (4 E), the failure probability of each noise bound.
+        p = alpha / (6 E), the failure probability of each noise bound.
     zcdp_rho:
         Ltilde^4 / (2 sigma^2) (one release per row).
     """
@@ -222,6 +275,8 @@ class EpochCalibration:
     ridge: float
     failure: float
     zcdp_rho: float
+    mixed_bound: float = 0.0
+    S: float = 1.0
     sampler: str = "lattice"
     lattice_exponent: int | None = None
     calibration: str = "tight"
@@ -263,12 +318,14 @@ def epoch_gaussian(
     ratio: float = 1.5,
     ridge: float = 1.0,
     sampler: str = "lattice",
+    S: float = 1.0,
 ) -> EpochCalibration:
     """The noise and radius constants of the epoch releases.
 
     ``first_epoch``: n_0 (None: :func:`default_first_epoch`), capped at the
     horizon; ``ratio``: r in [1, 64]; ``ridge``: rho > 0 (1, as non-private
-    LinUCB's regularizer on App. D). Other arguments as
+    LinUCB's regularizer on App. D); ``S``: the bound on ||theta*|| (for
+    B_w). Other arguments as
     :func:`dpbandits.privacy.calibration.shariff_sheffet_gaussian`.
     """
     from dpbandits.privacy.calibration import _l_tilde_sq, failure_probability
@@ -282,7 +339,7 @@ def epoch_gaussian(
     B_tilde = positive("B_tilde", B_tilde)
     return epoch_gaussian_checked(
         d, n, epsilon, delta, alpha, L, B_tilde, first_epoch=first_epoch, ratio=ratio,
-        ridge=positive("ridge", ridge), sampler=sampler, l_tilde_sq=_l_tilde_sq(L, B_tilde),
+        ridge=positive("ridge", ridge), sampler=sampler, l_tilde_sq=_l_tilde_sq(L, B_tilde), S=positive("S", S),
     )
 
 
@@ -294,7 +351,7 @@ def default_first_epoch(d: int) -> int:
 
 def epoch_gaussian_checked(
     d: int, n: int, epsilon: float, delta: float, alpha: float, L: float, B_tilde: float, *,
-    first_epoch: int | None, ratio: float, ridge: float, sampler: str, l_tilde_sq: float,
+    first_epoch: int | None, ratio: float, ridge: float, sampler: str, l_tilde_sq: float, S: float = 1.0,
 ) -> EpochCalibration:
     """:func:`epoch_gaussian` on arguments its caller validated."""
     from dpbandits.privacy.discrete_gaussian import lattice_gaussian_calibration_delta_checked
@@ -320,11 +377,11 @@ def epoch_gaussian_checked(
             sigma, l_tilde_sq, dim=p * p / 2.0, kind="symmetric_gaussian", sum_bound=n * l_tilde_sq
         )
         sigma, exponent = lattice.scale, lattice.exponent
-    failure = alpha / (4.0 * epochs)
+    failure = alpha / (6.0 * epochs)
     return EpochCalibration(
         d=d, horizon=n, epsilon=epsilon, delta=delta, alpha=alpha, L=L, B_tilde=B_tilde,
         L_tilde=math.sqrt(l_tilde_sq), first_epoch=first, ratio=ratio, epochs=epochs, sigma=sigma,
         op_bound=operator_norm_bound(sigma, d, failure), vec_bound=vector_norm_bound(sigma, d, failure),
-        ridge=ridge, failure=failure, zcdp_rho=l_tilde_sq**2 / (2.0 * accounted**2), sampler=sampler,
-        lattice_exponent=exponent,
+        ridge=ridge, failure=failure, zcdp_rho=l_tilde_sq**2 / (2.0 * accounted**2),
+        mixed_bound=mixed_norm_bound(sigma, d, S, failure), S=S, sampler=sampler, lattice_exponent=exponent,
     )

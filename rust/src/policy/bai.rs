@@ -182,6 +182,22 @@ struct Arm {
     open_sum: f64,
 }
 
+/// One arm's terms on the noiseless GLR path ([`Bai::noiseless_glr`]),
+/// functions of its released values.
+#[derive(Clone, Copy, Debug, Default)]
+struct GlrTerms {
+    /// n (x ln x + (1 - x) ln(1 - x)).
+    h: f64,
+    /// ln n and ln(1 + ln n).
+    ln_n: f64,
+    ln_ln_n: f64,
+    /// The released mean (as [`Bai::means`]) and count.
+    mean: f64,
+    n: u64,
+    /// The released sum as a count of ones, when it is an integer.
+    ones: Option<u64>,
+}
+
 /// The engine.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Bai {
@@ -219,9 +235,12 @@ pub struct Bai {
     /// challenger the GLR with the leader `costs_leader` (functions of the
     /// released values, recomputed after a restore).
     #[serde(skip)]
-    entropy_terms: Vec<[f64; 3]>,
+    entropy_terms: Vec<GlrTerms>,
     #[serde(skip)]
     glrs: Vec<f64>,
+    /// Every arm has a release (false after a restore until the next release).
+    #[serde(skip)]
+    all_released: bool,
     rng: StreamRng,
     #[serde(skip)]
     entropy: EntropyCell,
@@ -281,6 +300,78 @@ fn tc_cost(x: f64, na: f64, y: f64, nb: f64, eps: Option<f64>) -> f64 {
         }
     }
     fc.min(fd)
+}
+
+/// Counts below this read their logarithms from tables built once per
+/// process (2 MiB per table).
+const LOG_TABLE_LEN: usize = 1 << 18;
+
+/// ln k, ln(1 + ln k) and k ln k (0 at 0) of the counts k < [`LOG_TABLE_LEN`],
+/// each bit-equal to the direct computation.
+struct LogTables {
+    ln: Box<[f64]>,
+    ln_ln: Box<[f64]>,
+    x_ln_x: Box<[f64]>,
+}
+
+impl LogTables {
+    fn get() -> &'static LogTables {
+        static TABLES: std::sync::OnceLock<LogTables> = std::sync::OnceLock::new();
+        TABLES.get_or_init(|| {
+            let ln: Box<[f64]> = (0..LOG_TABLE_LEN).map(|k| (k as f64).ln()).collect();
+            let ln_ln = ln.iter().map(|l| (1.0 + l).ln()).collect();
+            let x_ln_x = ln.iter().enumerate().map(|(k, l)| if k == 0 { 0.0 } else { k as f64 * l }).collect();
+            LogTables { ln, ln_ln, x_ln_x }
+        })
+    }
+
+    /// ln n of a count, bit-equal to `(n as f64).ln()`.
+    #[inline]
+    fn ln(&self, n: u64) -> f64 {
+        match self.ln.get(usize::try_from(n).unwrap_or(usize::MAX)) {
+            Some(&v) => v,
+            None => (n as f64).ln(),
+        }
+    }
+
+    /// ln(1 + ln n) of a count, bit-equal to `(1.0 + (n as f64).ln()).ln()`.
+    #[inline]
+    fn ln_ln(&self, n: u64) -> f64 {
+        match self.ln_ln.get(usize::try_from(n).unwrap_or(usize::MAX)) {
+            Some(&v) => v,
+            None => (1.0 + (n as f64).ln()).ln(),
+        }
+    }
+
+    /// k ln k of a count (0 at 0).
+    #[inline]
+    fn x_ln_x(&self, k: u64) -> f64 {
+        match self.x_ln_x.get(usize::try_from(k).unwrap_or(usize::MAX)) {
+            Some(&v) => v,
+            None => k as f64 * (k as f64).ln(),
+        }
+    }
+}
+
+/// An arm's released mean: of all its released batches, or of the last
+/// one (`forget`), clipped to [0, 1].
+#[inline]
+fn arm_mean(s: &Arm, forget: bool) -> f64 {
+    let m = if forget { s.last_sum / s.last_len as f64 } else { s.released_sum / s.released as f64 };
+    m.clamp(0.0, 1.0)
+}
+
+/// An arm's released reward sum as a count of ones, when it is an integer
+/// in [0, released] (Bernoulli rewards, the bits of randomised response).
+#[inline]
+fn integral_sum(s: &Arm) -> Option<u64> {
+    let v = s.released_sum;
+    if !(v >= 0.0 && v <= s.released as f64) {
+        return None;
+    }
+    let ones = v as u64;
+    #[allow(clippy::float_cmp)] // exact integers
+    (ones as f64 == v).then_some(ones)
 }
 
 impl Bai {
@@ -366,6 +457,7 @@ impl Bai {
             lead_pair: None,
             entropy_terms: Vec::new(),
             glrs: Vec::new(),
+            all_released: false,
             rng,
             entropy: EntropyCell::default(),
             config,
@@ -421,9 +513,7 @@ impl Bai {
     }
 
     fn mean(&self, a: usize) -> f64 {
-        let s = &self.arms[a];
-        let m = if self.config.forget { s.last_sum / s.last_len as f64 } else { s.released_sum / s.released as f64 };
-        m.clamp(0.0, 1.0)
+        arm_mean(&self.arms[a], self.config.forget)
     }
 
     /// Released pulls of the statistic (last batch when forgetting).
@@ -504,9 +594,13 @@ impl Bai {
             )));
         }
         // Initialisation: the arm without a release with the fewest selections.
-        let waiting = (0..self.config.k)
-            .filter(|&a| self.arms[a].batches == 0)
-            .min_by_key(|&a| (self.arms[a].selected, self.tie_rank[a]));
+        let waiting = if self.all_released {
+            None
+        } else {
+            (0..self.config.k)
+                .filter(|&a| self.arms[a].batches == 0)
+                .min_by_key(|&a| (self.arms[a].selected, self.tie_rank[a]))
+        };
         let arm = if let Some(a) = waiting {
             a
         } else {
@@ -698,7 +792,10 @@ impl Bai {
         if self.noiseless_glr() {
             self.update_entropy_term(arm);
         }
-        if self.ready() {
+        if !self.all_released {
+            self.all_released = self.ready();
+        }
+        if self.all_released {
             match self.config.rule {
                 BaiRule::TopTwo { divergence_epsilon: None } if self.noiseless_glr() => self.noiseless_pair(arm),
                 BaiRule::TopTwo { divergence_epsilon } => self.top_two_pair(divergence_epsilon, arm),
@@ -853,8 +950,10 @@ impl Bai {
     /// one GLR constant. The GLR of a pair is then
     /// H_a + H_b - H_ab with H = n (x ln x + (1 - x) ln(1 - x)) of an arm
     /// and of the two arms pooled (z = (n_a x + n_b y) / (n_a + n_b)):
-    /// two logarithms per pair, and the per-arm terms and the pair GLRs
-    /// change only when an arm of the pair releases.
+    /// two logarithms per pair (none with integer reward sums: then
+    /// H = k1 ln k1 + k0 ln k0 - n ln n of the counts of ones and zeros, from
+    /// a table of ln k), and the per-arm terms and the pair GLRs change only
+    /// when an arm of the pair releases.
     fn noiseless_glr(&self) -> bool {
         matches!(self.config.noise, NoiseSpec::Zero)
             && self.config.first == 1
@@ -867,18 +966,26 @@ impl Bai {
 
     /// Refreshes the per-arm terms of `arm` (all of them after a restore).
     fn update_entropy_term(&mut self, arm: usize) {
+        let forget = self.config.forget;
+        let tables = LogTables::get();
         let term = |s: &Arm| {
-            let n = s.released as f64;
-            let x = if n > 0.0 { (s.released_sum / n).clamp(0.0, 1.0) } else { 0.0 };
-            let mut h = 0.0;
-            if x > 0.0 {
-                h += n * x * x.ln();
-            }
-            if x < 1.0 {
-                h += n * (1.0 - x) * (-x).ln_1p();
-            }
-            let ln_n = n.ln();
-            [h, ln_n, (1.0 + ln_n).ln()]
+            let mean = arm_mean(s, forget);
+            let ones = integral_sum(s);
+            let h = if let Some(ones) = ones {
+                tables.x_ln_x(ones) + tables.x_ln_x(s.released - ones) - tables.x_ln_x(s.released)
+            } else {
+                let n = s.released as f64;
+                let x = if n > 0.0 { (s.released_sum / n).clamp(0.0, 1.0) } else { 0.0 };
+                let mut h = 0.0;
+                if x > 0.0 {
+                    h += n * x * x.ln();
+                }
+                if x < 1.0 {
+                    h += n * (1.0 - x) * (-x).ln_1p();
+                }
+                h
+            };
+            GlrTerms { h, ln_n: tables.ln(s.released), ln_ln_n: tables.ln_ln(s.released), mean, n: s.released, ones }
         };
         if self.entropy_terms.len() == self.config.k {
             self.entropy_terms[arm] = term(&self.arms[arm]);
@@ -888,17 +995,38 @@ impl Bai {
     }
 
     /// The Bernoulli GLR of arms a (mean x) and b (mean y), 0 when x <= y,
-    /// from the cached per-arm terms (see [`Bai::noiseless_glr`]).
-    fn pooled_glr(&self, a: usize, b: usize) -> f64 {
-        let (x, y) = (self.mean(a), self.mean(b));
+    /// from the cached per-arm terms (see [`Bai::noiseless_glr`]): with
+    /// integer reward sums the pooled term is
+    /// k1 ln k1 + k0 ln k0 - n ln n of the pooled counts of ones k1 and
+    /// zeros k0 (logarithms of integers, read from a table).
+    fn pooled_glr(&self, tables: &LogTables, a: usize, b: usize) -> f64 {
+        let (ta, tb) = (&self.entropy_terms[a], &self.entropy_terms[b]);
+        let (x, y) = (ta.mean, tb.mean);
         if x <= y {
             return 0.0;
         }
-        let (na, nb) = (self.weight(a), self.weight(b));
-        let n = na + nb;
-        let z = (na * x + nb * y) / n;
-        let pooled = n * (z * z.ln() + (1.0 - z) * (-z).ln_1p());
-        (self.entropy_terms[a][0] + self.entropy_terms[b][0] - pooled).max(0.0)
+        let n = ta.n + tb.n;
+        let pooled = if let (Some(oa), Some(ob)) = (ta.ones, tb.ones) {
+            tables.x_ln_x(oa + ob) + tables.x_ln_x(n - oa - ob) - tables.x_ln_x(n)
+        } else {
+            let (na, nb) = (ta.n as f64, tb.n as f64);
+            let n = na + nb;
+            let z = (na * x + nb * y) / n;
+            n * (z * z.ln() + (1.0 - z) * (-z).ln_1p())
+        };
+        (ta.h + tb.h - pooled).max(0.0)
+    }
+
+    /// [`Bai::empirical_best`] from the cached means of the noiseless GLR path.
+    fn noiseless_best(&self) -> usize {
+        let t = &self.entropy_terms;
+        let mut best = 0;
+        for a in 1..t.len() {
+            if self.better(a, t[a].mean, best, t[best].mean) {
+                best = a;
+            }
+        }
+        best
     }
 
     /// [`BaiRule::TopTwo`]'s kl TCI pair on the noiseless GLR path: the same
@@ -907,15 +1035,19 @@ impl Bai {
     #[allow(clippy::float_cmp)] // exact ties go to the random tie order
     fn noiseless_pair(&mut self, released: usize) {
         let k = self.config.k;
-        let leader = self.empirical_best();
+        let leader = self.noiseless_best();
         let all = self.costs_leader != Some(leader) || released == leader || self.glrs.len() != k;
+        let tables = LogTables::get();
         if all {
-            self.glrs = vec![0.0; k];
-        }
-        for b in 0..k {
-            if b != leader && (all || b == released) {
-                self.glrs[b] = self.pooled_glr(leader, b);
+            self.glrs.clear();
+            self.glrs.resize(k, 0.0);
+            for b in 0..k {
+                if b != leader {
+                    self.glrs[b] = self.pooled_glr(tables, leader, b);
+                }
             }
+        } else {
+            self.glrs[released] = self.pooled_glr(tables, leader, released);
         }
         self.costs_leader = Some(leader);
         let mut challenger = usize::MAX;
@@ -924,7 +1056,7 @@ impl Bai {
             if b == leader {
                 continue;
             }
-            let c = self.glrs[b] + self.entropy_terms[b][1];
+            let c = self.glrs[b] + self.entropy_terms[b].ln_n;
             if challenger == usize::MAX || c < cost || (c == cost && self.tie_rank[b] < self.tie_rank[challenger]) {
                 cost = c;
                 challenger = b;
@@ -940,19 +1072,24 @@ impl Bai {
     /// difference (1e-12 of the terms' magnitude).
     fn noiseless_stopping(&self) -> bool {
         let a = self.costs_leader.unwrap_or(self.leader);
-        let xa = self.mean(a);
+        let ta = self.entropy_terms[a];
         let c0 = self.config.thresholds[0];
-        let ha = self.entropy_terms[a];
         for b in 0..self.config.k {
             if b == a {
                 continue;
             }
-            if xa.partial_cmp(&self.mean(b)) != Some(std::cmp::Ordering::Greater) {
+            let tb = self.entropy_terms[b];
+            if ta.mean.partial_cmp(&tb.mean) != Some(std::cmp::Ordering::Greater) {
                 return false;
             }
-            let hb = self.entropy_terms[b];
-            let margin = 1e-12 * (1.0 + ha[0].abs() + hb[0].abs()) * 4.0;
-            if self.glrs[b] < c0 + self.config.c1 * (ha[2] + hb[2]) + margin {
+            let threshold = c0 + self.config.c1 * (ta.ln_ln_n + tb.ln_ln_n);
+            if self.glrs[b] < threshold {
+                return false;
+            }
+            // The terms' magnitudes bound their rounding: n ln n of the pooled
+            // count for the integer path, |H| for the other.
+            let pooled = LogTables::get().x_ln_x(ta.n + tb.n);
+            if self.glrs[b] < threshold + 1e-12 * (1.0 + ta.h.abs() + tb.h.abs() + pooled) * 4.0 {
                 return false;
             }
         }
@@ -1299,6 +1436,47 @@ mod tests {
         assert!((0..1000).all(|_| !dyadic_bernoulli(&mut rng, 1, 62)));
         let halves = (0..n).filter(|_| dyadic_bernoulli(&mut rng, 1 << 61, 62)).count() as f64 / f64::from(n);
         assert!((halves - 0.5).abs() < 5.0 * (0.25 / f64::from(n)).sqrt());
+    }
+
+    #[test]
+    fn log_tables_are_bit_equal_to_the_direct_logarithms() {
+        let t = LogTables::get();
+        for k in [1u64, 2, 3, 1000, 65_537, (LOG_TABLE_LEN as u64) - 1, LOG_TABLE_LEN as u64, 1 << 40] {
+            let x = k as f64;
+            assert_eq!(t.ln(k).to_bits(), x.ln().to_bits());
+            assert_eq!(t.ln_ln(k).to_bits(), (1.0 + x.ln()).ln().to_bits());
+            assert_eq!(t.x_ln_x(k).to_bits(), (x * x.ln()).to_bits());
+        }
+        assert_eq!(t.x_ln_x(0).to_bits(), 0f64.to_bits());
+    }
+
+    #[test]
+    fn glr_of_integer_sums_is_the_kl_glr() {
+        // Bernoulli rewards: the counts' k ln k terms give sum n kl(m, z) at the pooled mean.
+        let mut e = Bai::new(config(NoiseSpec::Zero, vec![]), &SeedSequence::from_seed(5)).unwrap();
+        let mut env = BernoulliRewards::new(&[0.8, 0.5, 0.3], 5, 0).unwrap();
+        for _ in 0..3000 {
+            let a = e.select_arm().unwrap();
+            e.observe(a, env.pull(a)).unwrap();
+            if e.should_stop() {
+                break;
+            }
+        }
+        assert!(e.entropy_terms.iter().all(|t| t.ones.is_some()));
+        let l = e.noiseless_best();
+        for b in (0..3).filter(|&b| b != l) {
+            let (x, na, y, nb) = (e.mean(l), e.weight(l), e.mean(b), e.weight(b));
+            let direct = glr_cost(x, na, y, nb);
+            let pooled = e.pooled_glr(LogTables::get(), l, b);
+            assert!((pooled - direct).abs() <= 1e-9 * (1.0 + direct), "{pooled} vs {direct}");
+        }
+        // A fractional sum takes the logarithms of the means, with the same value.
+        let mut f = Bai::new(config(NoiseSpec::Zero, vec![]), &SeedSequence::from_seed(5)).unwrap();
+        for y in [0.25, 0.5, 1.0, 0.75, 0.125, 0.5] {
+            let a = f.select_arm().unwrap();
+            f.observe(a, y).unwrap();
+        }
+        assert!(f.entropy_terms.iter().any(|t| t.ones.is_none()));
     }
 
     #[test]

@@ -219,36 +219,61 @@ pub fn pair_cost(a: Released, b: Released, noise: &NoiseMgf) -> f64 {
 /// share of the pair's cost that the leader's samples carry; without noise
 /// and with Gaussian costs it is N_b / (N_a + N_b)). 1/2 when m_a <= m_b or
 /// the cost is 0. For the sampling rule only.
+///
+/// The sum is convex in z with derivative D_a' + D_b' (each the slope in z
+/// at the exponent's maximiser, the envelope theorem: the slopes of
+/// [`deviation_minorant`]); z* is the root of that derivative, found by
+/// regula falsi (Illinois) on the bracket [m_b, m_a], where it is negative
+/// at m_b and positive at m_a, to 1e-10 of the bracket.
 pub fn ids_leader_probability(a: Released, b: Released, noise: &NoiseMgf) -> f64 {
-    const G: f64 = 0.618_033_988_749_894_8;
     if a.mean <= b.mean {
         return 0.5;
     }
-    let da = |z: f64| deviation(a.mean, a.n, a.batches, z, noise);
-    let db = |z: f64| deviation(b.mean, b.n, b.batches, z, noise);
-    // The sum is convex in z (a supremum of functions convex in z): golden section.
-    let f = |z: f64| da(z) + db(z);
+    // Per z: (D_a, D_b, d/dz (D_a + D_b)).
+    let point = |z: f64| {
+        let (da, sa) = deviation_minorant(a.mean, a.n, a.batches, z, noise);
+        let (db, sb) = deviation_minorant(b.mean, b.n, b.batches, z, noise);
+        (da, db, sa + sb)
+    };
     let (mut lo, mut hi) = (b.mean, a.mean);
-    let mut c = hi - G * (hi - lo);
-    let mut d = lo + G * (hi - lo);
-    let (mut fc, mut fd) = (f(c), f(d));
-    for _ in 0..40 {
-        if fc <= fd {
-            hi = d;
-            d = c;
-            fd = fc;
-            c = hi - G * (hi - lo);
-            fc = f(c);
-        } else {
-            lo = c;
-            c = d;
-            fc = fd;
-            d = lo + G * (hi - lo);
-            fd = f(d);
+    let tol = 1e-10 * (hi - lo);
+    let (mut glo, mut ghi) = (point(lo).2, point(hi).2);
+    let at = if glo >= 0.0 {
+        (lo, point(lo))
+    } else if ghi <= 0.0 {
+        (hi, point(hi))
+    } else {
+        let mut last = (0.5 * (lo + hi), (0.0, 0.0, 0.0));
+        let mut side = 0i8;
+        for _ in 0..100 {
+            let secant = hi - ghi * (hi - lo) / (ghi - glo);
+            let z = if secant > lo && secant < hi { secant } else { 0.5 * (lo + hi) };
+            let p = point(z);
+            last = (z, p);
+            if p.2 < 0.0 {
+                lo = z;
+                glo = p.2;
+                if side == -1 {
+                    ghi *= 0.5;
+                }
+                side = -1;
+            } else if p.2 > 0.0 {
+                hi = z;
+                ghi = p.2;
+                if side == 1 {
+                    glo *= 0.5;
+                }
+                side = 1;
+            } else {
+                break;
+            }
+            if hi - lo <= tol {
+                break;
+            }
         }
-    }
-    let z = if fc <= fd { c } else { d };
-    let (x, y) = (da(z), db(z));
+        last
+    };
+    let (x, y, _) = at.1;
     if x + y > 0.0 {
         (x / (x + y)).clamp(0.0, 1.0)
     } else {
@@ -326,5 +351,45 @@ mod tests {
         let a = Released { mean: 0.95, n: 40_000.0, batches: 4.0 };
         let b = Released { mean: 0.9, n: 20_000.0, batches: 3.0 };
         assert!((ids_leader_probability(a, b, &noise) - 0.140).abs() < 0.01);
+    }
+
+    #[test]
+    fn ids_probability_is_the_one_at_the_minimiser_of_the_sum() {
+        // Against a golden-section search of the sum D_a + D_b over [m_b, m_a] (80 steps).
+        let golden = |a: Released, b: Released, noise: &NoiseMgf| {
+            const G: f64 = 0.618_033_988_749_894_8;
+            let f = |z: f64| deviation(a.mean, a.n, a.batches, z, noise) + deviation(b.mean, b.n, b.batches, z, noise);
+            let (mut lo, mut hi) = (b.mean, a.mean);
+            for _ in 0..80 {
+                let (c, d) = (hi - G * (hi - lo), lo + G * (hi - lo));
+                if f(c) <= f(d) {
+                    hi = d;
+                } else {
+                    lo = c;
+                }
+            }
+            let z = 0.5 * (lo + hi);
+            let (x, y) = (deviation(a.mean, a.n, a.batches, z, noise), deviation(b.mean, b.n, b.batches, z, noise));
+            x / (x + y)
+        };
+        let noises = [
+            NoiseMgf::Zero,
+            NoiseMgf::Laplace { b: 1.0 },
+            NoiseMgf::Laplace { b: 100.0 },
+            NoiseMgf::Lattice { t: 64.0, g: 1.0 / 64.0 },
+        ];
+        for noise in &noises {
+            for &(ma, na, ja, mb, nb, jb) in &[
+                (0.75, 300.0, 3.0, 0.625, 200.0, 3.0),
+                (0.6, 100.0, 1.0, 0.4, 300.0, 2.0),
+                (0.95, 20_000.0, 3.0, 0.9, 40_000.0, 4.0),
+                (1.0, 50.0, 2.0, 0.3, 40.0, 2.0),
+                (0.52, 5_000.0, 8.0, 0.5, 9_000.0, 9.0),
+            ] {
+                let (a, b) = (Released { mean: ma, n: na, batches: ja }, Released { mean: mb, n: nb, batches: jb });
+                let (p, q) = (ids_leader_probability(a, b, noise), golden(a, b, noise));
+                assert!((p - q).abs() < 1e-6, "{noise:?} {ma} {mb}: {p} vs {q}");
+            }
+        }
     }
 }

@@ -147,9 +147,12 @@ pub enum StatisticsConfig {
 /// shifted by c_k = `op_bound` sqrt(k) + `ridge`, so that V_t >= G + ridge I.
 /// With B_N, B_b those bounds and lambda = lambda_min(V_t),
 ///
-///   beta_t = noise_sd sqrt(log_offset + ln det V_t) + s sqrt(ridge)
-///            + s min(sqrt(2 B_N), 2 B_N / sqrt(lambda)) + B_b / sqrt(lambda)
+///   beta_t = noise_sd sqrt(log_offset + ln det V_t)
+///            + min(s sqrt(ridge) + s min(sqrt(2 B_N), 2 B_N / sqrt(lambda)) + B_b / sqrt(lambda),
+///                  (B_w + s c_k) / sqrt(lambda))
 ///
+/// (B_w = `mixed_bound` sqrt(k), a bound on ||n_b - N theta*||; the second
+/// form only when `mixed_bound` > 0)
 /// (`noise_sd`, `log_offset` are the `Radius::LogDet` constants of the
 /// engine, those of non-private LinUCB with regularizer `ridge`; the
 /// derivation is in `dpbandits.privacy.epoch`).
@@ -159,6 +162,9 @@ pub struct EpochRadius {
     pub vec_bound: f64,
     pub ridge: f64,
     pub s: f64,
+    /// Euclidean-norm bound of n_b - N theta* after one epoch (after k:
+    /// times sqrt(k)); 0: that form of the radius is not used.
+    pub mixed_bound: f64,
 }
 
 impl EpochRadius {
@@ -172,16 +178,26 @@ impl EpochRadius {
     /// The terms of beta_t beyond the log-det one for a release after
     /// `epochs` epochs whose V has smallest eigenvalue >= `lambda_min` > 0:
     /// S sqrt(rho) (non-private LinUCB's) + S min(sqrt(2 B_N), 2 B_N /
-    /// sqrt(lambda_min)) + B_b / sqrt(lambda_min).
+    /// sqrt(lambda_min)) + B_b / sqrt(lambda_min), or (B_w + S c_k) /
+    /// sqrt(lambda_min) where smaller.
     fn extra(&self, epochs: u32, lambda_min: f64) -> f64 {
-        let (op, vec, _) = self.bounds(epochs);
+        let (op, vec, shift) = self.bounds(epochs);
         let root = lambda_min.sqrt();
-        self.s * (self.ridge.sqrt() + (2.0 * op).sqrt().min(2.0 * op / root)) + vec / root
+        let split = self.s * (self.ridge.sqrt() + (2.0 * op).sqrt().min(2.0 * op / root)) + vec / root;
+        if self.mixed_bound > 0.0 {
+            let mixed = (self.mixed_bound * f64::from(epochs).sqrt() + self.s * shift) / root;
+            split.min(mixed)
+        } else {
+            split
+        }
     }
 
     fn validate(&self) -> Result<()> {
-        crate::error::check_finite("epoch radius", &[self.op_bound, self.vec_bound, self.ridge, self.s])?;
-        if self.op_bound < 0.0 || self.vec_bound < 0.0 {
+        crate::error::check_finite(
+            "epoch radius",
+            &[self.op_bound, self.vec_bound, self.ridge, self.s, self.mixed_bound],
+        )?;
+        if self.op_bound < 0.0 || self.vec_bound < 0.0 || self.mixed_bound < 0.0 {
             return Err(Error::invalid("op_bound", "the noise bounds must be >= 0"));
         }
         crate::error::check_positive("ridge", self.ridge)?;
@@ -942,11 +958,16 @@ mod tests {
 
     #[test]
     fn epoch_radius_terms_by_hand() {
-        let r = EpochRadius { op_bound: 3.0, vec_bound: 2.0, ridge: 1.0, s: 1.0 };
+        let r = EpochRadius { op_bound: 3.0, vec_bound: 2.0, ridge: 1.0, s: 1.0, mixed_bound: 0.0 };
         // k = 4: B_N = 6, B_b = 4; lambda = 100: 1 + min(sqrt(12), 12 / 10) + 4 / 10 = 2.6.
         assert!((r.extra(4, 100.0) - 2.6).abs() < 1e-12);
         // No epoch yet: S sqrt(rho), non-private LinUCB's offset.
         assert!((r.extra(0, 1.0) - 1.0).abs() < 1e-12);
+        // With B_w(1) = 5, k = 4: (10 + 6 + 1) / 10 = 1.7 < 2.6 at lambda = 100;
+        // at lambda = 4: 17 / 2 = 8.5 > 1 + sqrt(12) + 2, the first form stays.
+        let m = EpochRadius { mixed_bound: 5.0, ..r };
+        assert!((m.extra(4, 100.0) - 1.7).abs() < 1e-12);
+        assert!((m.extra(4, 4.0) - (3.0 + 12f64.sqrt())).abs() < 1e-12);
     }
     use crate::env::{Environment, Feedback, RewardModel, ShariffSheffetEnv};
     use crate::sim::run_episode;

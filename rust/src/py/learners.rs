@@ -250,7 +250,7 @@ engine_methods! {
     #[pyo3(signature = (d, horizon, *, regularizer=None, refactor_every=64, noise=None, shift=0.0, pad_to=0, padding="fresh",
                         beta_noise_sd=1.0, beta_log_offset=0.0, beta_offset=0.0, beta_constant=None, l=1.0, b_tilde=1.0, clip=true, seed=None,
                         counter=None, theta=Vec::new(), omega=Vec::new(), first_epoch=1, epoch_ratio=2.0, op_bound=0.0,
-                        vec_bound=0.0, ridge=1.0, s=1.0))]
+                        vec_bound=0.0, ridge=1.0, s=1.0, mixed_bound=0.0))]
     fn new(
         d: usize,
         horizon: u64,
@@ -277,6 +277,7 @@ engine_methods! {
         vec_bound: f64,
         ridge: f64,
         s: f64,
+        mixed_bound: f64,
     ) -> PyResult<Self> {
         let persistent = Padding::from_name(padding).py_err()? == Padding::Persistent;
         if persistent && (pad_to == 0 || noise.is_none() || counter.is_some_and(|c| c != "binary")) {
@@ -297,7 +298,7 @@ engine_methods! {
                     noise: kind,
                     first_epoch,
                     ratio: epoch_ratio,
-                    radius: EpochRadius { op_bound, vec_bound, ridge, s },
+                    radius: EpochRadius { op_bound, vec_bound, ridge, s, mixed_bound },
                 }
             }
             // A factorization counter ("sqrt", "blt" with theta, omega) instead of the tree.

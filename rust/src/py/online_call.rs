@@ -871,18 +871,21 @@ impl OnlineCall {
         Ok(self.checked_select.bind(py).call1(args)?.unbind())
     }
 
-    /// The learner's `update` (see the learner's docstring); keyword
-    /// arguments (a served decision's `policy_version`) go to the checked
-    /// path.
-    #[pyo3(signature = (*args, **kwargs))]
+    /// The learner's `update` (see the learner's docstring); a served
+    /// decision's `policy_version` goes to the checked path. The one
+    /// keyword named (not `**kwargs`): PyO3 then passes the arguments
+    /// without a keyword dictionary (the vectorcall protocol).
+    #[pyo3(signature = (*args, policy_version=None))]
     fn update(
         &self,
         py: Python<'_>,
         args: &Bound<'_, PyTuple>,
-        kwargs: Option<&Bound<'_, pyo3::types::PyDict>>,
+        policy_version: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        if let Some(kw) = kwargs.filter(|kw| !kw.is_empty()) {
-            self.checked_update.bind(py).call(args, Some(kw))?;
+        if let Some(v) = policy_version {
+            let kw = pyo3::types::PyDict::new(py);
+            kw.set_item(intern!(py, "policy_version"), v)?;
+            self.checked_update.bind(py).call(args, Some(&kw))?;
             return Ok(());
         }
         if let Engine::Bai(e) = &self.engine {
