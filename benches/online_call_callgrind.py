@@ -94,17 +94,21 @@ def experts(make: object, n: int, ball: bool = False) -> tuple[object, object, o
     losses = np.random.default_rng(5).uniform(0, 1, size=(n, 8))
     if ball:
         losses /= 2 * np.linalg.norm(losses, axis=1, keepdims=True)
-    select = "decision" if ball else "select"
 
     def public(lr: object, e: object, t: int) -> None:
         lr.select()  # type: ignore[attr-defined]
         lr.update(losses[t])  # type: ignore[attr-defined]
 
-    def engine(lr: object, e: object, t: int) -> None:
-        getattr(e, select)()
+    # Spelled out (no getattr, which the public call does not pay).
+    def engine_select(lr: object, e: object, t: int) -> None:
+        e.select()  # type: ignore[attr-defined]
         e.observe(losses[t])  # type: ignore[attr-defined]
 
-    return make, public, engine
+    def engine_decision(lr: object, e: object, t: int) -> None:
+        e.decision()  # type: ignore[attr-defined]
+        e.observe(losses[t])  # type: ignore[attr-defined]
+
+    return make, public, engine_decision if ball else engine_select
 
 
 def selected(n: int, only: list[str] | None) -> dict[str, tuple[object, object, object]]:
