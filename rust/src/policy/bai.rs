@@ -761,14 +761,7 @@ impl Bai {
 
     fn draw(&mut self) -> Result<f64> {
         let rng: &mut dyn RngCore = if self.config.secure { self.entropy.get()? } else { &mut self.rng };
-        Ok(match (self.lattice, self.config.noise) {
-            (Some(lat), _) => match lat.kind() {
-                SecureKind::Laplace { t } => discrete_laplace(rng, t) as f64,
-                _ => 0.0,
-            },
-            (None, NoiseSpec::Laplace { scale }) => laplace(rng, scale),
-            _ => 0.0,
-        })
+        Ok(laplace_sum_draw(rng, self.lattice, self.config.noise))
     }
 
     fn release(&mut self, arm: usize) -> Result<()> {
@@ -1394,6 +1387,20 @@ pub(crate) fn laplace_sum_noise(
             Ok((Some(s), up))
         }
         _ => Err(Error::invalid("noise", format!("{what} take Laplace noise, got {spec:?}"))),
+    }
+}
+
+/// One draw of the noise resolved by [`laplace_sum_noise`]: a discrete
+/// Laplace count of lattice steps (`lattice`), a floating-point Laplace
+/// draw, or 0 when the sums are released without noise.
+pub(crate) fn laplace_sum_draw(rng: &mut dyn RngCore, lattice: Option<SecureNoise>, spec: NoiseSpec) -> f64 {
+    match (lattice, spec) {
+        (Some(lat), _) => match lat.kind() {
+            SecureKind::Laplace { t } => discrete_laplace(rng, t) as f64,
+            _ => 0.0,
+        },
+        (None, NoiseSpec::Laplace { scale }) => laplace(rng, scale),
+        _ => 0.0,
     }
 }
 

@@ -33,12 +33,10 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::noise::cell_sampler::discrete_laplace;
 use crate::noise::entropy::EntropyCell;
-use crate::noise::laplace;
-use crate::noise::lattice::{SecureKind, SecureNoise};
+use crate::noise::lattice::SecureNoise;
 use crate::noise::NoiseSpec;
-use crate::policy::bai::{laplace_sum_noise, BernoulliRewards};
+use crate::policy::bai::{laplace_sum_draw, laplace_sum_noise, BernoulliRewards};
 use crate::policy::max_det::max_det;
 use crate::rng::{SeedSequence, StreamRng};
 
@@ -418,14 +416,7 @@ impl FixedBudgetBai {
 
     fn draw(&mut self) -> Result<f64> {
         let rng: &mut dyn RngCore = if self.config.secure { self.entropy.get()? } else { &mut self.rng };
-        Ok(match (self.lattice, self.config.noise) {
-            (Some(lat), _) => match lat.kind() {
-                SecureKind::Laplace { t } => discrete_laplace(rng, t) as f64,
-                _ => 0.0,
-            },
-            (None, NoiseSpec::Laplace { scale }) => laplace(rng, scale),
-            _ => 0.0,
-        })
+        Ok(laplace_sum_draw(rng, self.lattice, self.config.noise))
     }
 
     fn release(&mut self, j: usize) -> Result<()> {
