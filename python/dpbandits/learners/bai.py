@@ -539,6 +539,15 @@ class TopTwoBAI(BestArmIdentifier):
     seed:
         None (default: operating-system entropy) or an integer in
         [0, 2^64) for reproducible coin flips.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -644,6 +653,15 @@ class CTBTT(BestArmIdentifier):
     seed:
         None (default: operating-system entropy) or an integer in
         [0, 2^64) for reproducible coin flips and privatisation.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -856,6 +874,15 @@ class DPTopTwo(_PrivateBAI):
     seed:
         None (default: operating-system entropy) or an integer in
         [0, 2^64) for reproducible coin flips and noise.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -1002,6 +1029,15 @@ class AdaPTT(_PrivateBAI):
     seed:
         None (default: operating-system entropy) or an integer in
         [0, 2^64) for reproducible coin flips and noise.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
@@ -1145,6 +1181,15 @@ class AdaPTTStar(_PrivateBAI):
     seed:
         None (default: operating-system entropy) or an integer in
         [0, 2^64) for reproducible coin flips and noise.
+    ledger:
+        A :class:`dpbandits.Ledger` to register the learner on at
+        construction (with ``dataset``): its whole guarantee is charged
+        there, as by ``ledger.register(learner, dataset=dataset)``; a
+        charge past the budget fails the construction
+        (:class:`~dpbandits.errors.PrivacyBudgetError`). Default None.
+    dataset:
+        The ledger's data set the learner's rewards come from (with
+        ``ledger``).
 
     Raises
     ------
