@@ -40,19 +40,21 @@ episode indices of AdaP-TT's shifted rule; ``chernoff_pair_thresholds``:
 equation (C5)); everything else (sampling rules, batch schedules, the
 Chernoff exponent (C1) by safeguarded Newton, its infimum over z (C3) by
 regula falsi on the derivative, the Max-Det collection) is written here.
-The peer draws Laplace noise in floating point (``np.random.laplace``),
-the library its default exact discrete Laplace on a fine lattice (same
-law up to the lattice step); the peer runs the replicates serially on one
+The peer draws Laplace noise in floating point (``np.random.laplace``);
+the library is timed with its default exact discrete Laplace on a fine
+lattice (same law up to the lattice step) and, for the learners with a
+``sampler``, also with ``sampler="float"`` (the peer's noise); the peer runs the replicates serially on one
 thread, the library on its Rayon pool: CPU seconds (``time.process_time``,
 every thread) make the two comparable. The peer draws one uniform per
 reward, as the library does (a Binomial draw per fixed-budget phase sum
 would be faster for both and is not what is timed).
 
 Per configuration: one warm-up (numba compilation outside the timing),
-then ``--repeats`` interleaved pairs of timed runs of ``--reps`` replicates
-on fresh seeds; the median rates and their ratio. The check that the peer
-is the same algorithm pools the timed replicates (``--repeats`` x
-``--reps`` per side): fixed confidence, the mean stopping time and the
+then ``--repeats`` interleaved rounds of timed runs (each side once a
+round) of ``--reps`` replicates on fresh seeds; the median rates and their
+ratios. The check that the peer is the same algorithm pools the timed
+replicates (``--repeats`` x ``--reps`` per side; each library side
+against the peer): fixed confidence, the mean stopping time and the
 error rate; fixed budget, the error rate; a difference beyond 4 standard
 errors of the difference makes the script exit with status 1. Run:
 ``PYTHONPATH=python nice -n 10 python3 benches/compare_bai.py``.
@@ -249,20 +251,81 @@ def _pair_inf(ma: float, na: float, ja: float, mb: float, nb: float, jb: float, 
     return da, db
 
 
+@njit(cache=False)
+def _outputs(reps: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per replicate: stopping time, recommendation, whether the rule fired."""
+    return np.zeros(reps, np.int64), np.zeros(reps, np.int64), np.zeros(reps, np.bool_)
+
+
+@njit(cache=False)
+def _arm_counters(k: int, first: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A replicate's fresh per-arm counters: selections, rewards, the count
+    that ends the open batch, batches released, the open batch's sum."""
+    return np.zeros(k), np.zeros(k, np.int64), np.full(k, first, np.int64), np.zeros(k, np.int64), np.zeros(k)
+
+
+@njit(cache=False)
+def _ucb_leader(m: np.ndarray, last_len: np.ndarray, t: int, eps: float, rank: np.ndarray) -> int:
+    """AdaP-TT's private-UCB leader: argmax m_a + ln t / (eps s_a) + sqrt(ln t / (2 s_a)),
+    s_a the last episode's length."""
+    lt = math.log(max(t, 1))
+    leader, top = 0, -np.inf
+    for a in range(m.size):
+        idx = m[a] + lt / (eps * last_len[a]) + math.sqrt(lt / (2.0 * last_len[a]))
+        if idx > top or (idx == top and rank[a] < rank[leader]):
+            leader, top = a, idx
+    return leader
+
+
+@njit(cache=False)
+def _episode_release(arm, obs, end, open_sum, last_len, m, batches, scale):
+    """The end of a doubling episode of ``arm`` (ends at counts 1, 2, 4, ...):
+    its sum with its own Laplace draw over its length is the arm's mean
+    (forgetting)."""
+    last_len[arm] = obs[arm] - (end[arm] // 2 if end[arm] > 1 else 0)
+    m[arm] = min(max((open_sum[arm] + np.random.laplace(0.0, scale)) / last_len[arm], 0.0), 1.0)
+    open_sum[arm] = 0.0
+    batches[arm] += 1
+    end[arm] = max(obs[arm] + 1, 2 * obs[arm])
+
+
+@njit(cache=False)
+def _chernoff_stop(a, m, n, j, index, scale, thresholds, cost_to_a, known_b, known):
+    """W(a, b) >= c(index_a + index_b) for every b != a, W of the statistics
+    (mean m, n rewards, j noise draws); the pair (a, known_b) has its
+    exponents at z* already in ``known`` (known_b = -1: none); the cost at
+    the weighted mean (an upper bound of W) screens first."""
+    for b in range(m.size):
+        if b == a:
+            continue
+        sidx = int(index[a] + index[b]) - 2
+        if sidx >= thresholds.size or not (m[a] > m[b]):
+            return False
+        c = thresholds[sidx]
+        if cost_to_a[b] < c:
+            return False
+        if b == known_b:
+            w = known[0] + known[1]
+        else:
+            da, db = _pair_inf(m[a], n[a], j[a], m[b], n[b], j[b], scale)
+            w = da + db
+        if w < c:
+            return False
+    return True
+
+
 # ---------------------------------------------------------------------------
 # Fixed-confidence peers (one replicate after another; per replicate the
 # stopping time, the recommendation and whether the rule fired)
 
 
 @njit(cache=False)
-def peer_top_two(mu, reps, seed, beta, c0, c1, flip, max_samples):  # type: ignore[no-untyped-def]
+def peer_top_two(mu, reps, seed, beta, c0, c1, flip, max_samples):
     """TopTwoBAI (flip = 0) and CTBTT (flip = 1 / (1 + e^eps): each reward's
     bit flipped with that probability before the learner sees it)."""
     np.random.seed(seed)
     k = mu.size
-    tau = np.zeros(reps, np.int64)
-    rec = np.zeros(reps, np.int64)
-    stopped = np.zeros(reps, np.bool_)
+    tau, rec, stopped = _outputs(reps)
     n = np.zeros(k)
     s = np.zeros(k)
     m = np.zeros(k)
@@ -320,7 +383,7 @@ def peer_top_two(mu, reps, seed, beta, c0, c1, flip, max_samples):  # type: igno
 
 
 @njit(cache=False)
-def peer_adaptt(mu, reps, seed, eps, thresholds, radii, c1, max_samples):  # type: ignore[no-untyped-def]
+def peer_adaptt(mu, reps, seed, eps, thresholds, radii, c1, max_samples):
     """AdaP-TT: doubling episodes (ends at counts 1, 2, 4, ...), the last
     episode's sum plus Laplace(1 / eps) over its length, the private-UCB
     leader and the kappa_t challenger at every selection, the shifted GLR
@@ -328,23 +391,12 @@ def peer_adaptt(mu, reps, seed, eps, thresholds, radii, c1, max_samples):  # typ
     np.random.seed(seed)
     k = mu.size
     scale = 1.0 / eps
-    tau = np.zeros(reps, np.int64)
-    rec = np.zeros(reps, np.int64)
-    stopped = np.zeros(reps, np.bool_)
-    sel = np.zeros(k)
-    obs = np.zeros(k, np.int64)
-    end = np.zeros(k, np.int64)
-    batches = np.zeros(k, np.int64)
-    open_sum = np.zeros(k)
+    tau, rec, stopped = _outputs(reps)
     last_len = np.zeros(k)
     m = np.zeros(k)
     for r in range(reps):
         rank = _tie_rank(k)
-        sel[:] = 0.0
-        obs[:] = 0
-        end[:] = 1
-        batches[:] = 0
-        open_sum[:] = 0.0
+        sel, obs, end, batches, open_sum = _arm_counters(k, 1)
         t = 0
         ready = False
         stop = False
@@ -352,12 +404,7 @@ def peer_adaptt(mu, reps, seed, eps, thresholds, radii, c1, max_samples):  # typ
             if not ready:
                 arm = _waiting(batches, sel, rank)
             else:
-                lt = math.log(max(t, 1))
-                leader, top = 0, -np.inf
-                for a in range(k):
-                    idx = m[a] + lt / (eps * last_len[a]) + math.sqrt(lt / (2.0 * last_len[a]))
-                    if idx > top or (idx == top and rank[a] < rank[leader]):
-                        leader, top = a, idx
+                leader = _ucb_leader(m, last_len, t, eps, rank)
                 kappa = 1.0 / (1.0 + math.sqrt(t))
                 nl = max(sel[leader], 1.0)
                 chal, best = -1, 0.0
@@ -374,12 +421,7 @@ def peer_adaptt(mu, reps, seed, eps, thresholds, radii, c1, max_samples):  # typ
             obs[arm] += 1
             if obs[arm] < end[arm]:
                 continue
-            # Release: the episode's sum with its own Laplace draw (forgetting).
-            last_len[arm] = obs[arm] - (end[arm] // 2 if end[arm] > 1 else 0)
-            m[arm] = min(max((open_sum[arm] + np.random.laplace(0.0, scale)) / last_len[arm], 0.0), 1.0)
-            open_sum[arm] = 0.0
-            batches[arm] += 1
-            end[arm] = max(obs[arm] + 1, 2 * obs[arm])
+            _episode_release(arm, obs, end, open_sum, last_len, m, batches, scale)
             if not ready:
                 ready = np.all(batches > 0)
             if not ready:
@@ -410,32 +452,7 @@ def peer_adaptt(mu, reps, seed, eps, thresholds, radii, c1, max_samples):  # typ
 
 
 @njit(cache=False)
-def _chernoff_stop(a, m, n, j, scale, thresholds, cost_to_a, known_b, known):  # type: ignore[no-untyped-def]
-    """W(a, b) >= c(j_a + j_b) for every b != a (the pair (a, known_b) with
-    its exponents at z* already computed in ``known``); the cost at the
-    weighted mean (an upper bound of W) screens first."""
-    k = m.size
-    for b in range(k):
-        if b == a:
-            continue
-        sidx = int(j[a] + j[b]) - 2
-        if sidx >= thresholds.size or not (m[a] > m[b]):
-            return False
-        c = thresholds[sidx]
-        if cost_to_a[b] < c:
-            return False
-        if b == known_b:
-            w = known[0] + known[1]
-        else:
-            da, db = _pair_inf(m[a], n[a], j[a], m[b], n[b], j[b], scale)
-            w = da + db
-        if w < c:
-            return False
-    return True
-
-
-@njit(cache=False)
-def peer_dp_top_two(mu, reps, seed, eps, first, ratio, thresholds, max_samples):  # type: ignore[no-untyped-def]
+def peer_dp_top_two(mu, reps, seed, eps, first, ratio, thresholds, max_samples):
     """DPTopTwo: geometric batches, each batch sum released with
     Laplace(1 / eps), means of all released batches; at every release the
     EB leader, the Chernoff-cost challenger argmin_b W(a, b) + ln N_b, the
@@ -443,27 +460,16 @@ def peer_dp_top_two(mu, reps, seed, eps, first, ratio, thresholds, max_samples):
     np.random.seed(seed)
     k = mu.size
     scale = 1.0 / eps
-    tau = np.zeros(reps, np.int64)
-    rec = np.zeros(reps, np.int64)
-    stopped = np.zeros(reps, np.bool_)
-    sel = np.zeros(k)
-    obs = np.zeros(k, np.int64)
-    end = np.zeros(k, np.int64)
+    tau, rec, stopped = _outputs(reps)
     nrel = np.zeros(k)
-    jrel = np.zeros(k)
     rsum = np.zeros(k)
-    open_sum = np.zeros(k)
     m = np.zeros(k)
     cost = np.zeros(k)
     for r in range(reps):
         rank = _tie_rank(k)
-        sel[:] = 0.0
-        obs[:] = 0
-        end[:] = first
+        sel, obs, end, jrel, open_sum = _arm_counters(k, first)
         nrel[:] = 0.0
-        jrel[:] = 0.0
         rsum[:] = 0.0
-        open_sum[:] = 0.0
         t = 0
         ready = False
         stop = False
@@ -484,7 +490,7 @@ def peer_dp_top_two(mu, reps, seed, eps, first, ratio, thresholds, max_samples):
             rsum[arm] += open_sum[arm] + np.random.laplace(0.0, scale)
             open_sum[arm] = 0.0
             nrel[arm] = obs[arm]
-            jrel[arm] += 1.0
+            jrel[arm] += 1
             m[arm] = min(max(rsum[arm] / nrel[arm], 0.0), 1.0)
             end[arm] = max(obs[arm] + 1, math.ceil(ratio * obs[arm]))
             if not ready:
@@ -506,7 +512,7 @@ def peer_dp_top_two(mu, reps, seed, eps, first, ratio, thresholds, max_samples):
                 known = _pair_inf(m[leader], nrel[leader], jrel[leader], m[chal], nrel[chal], jrel[chal], scale)
                 if known[0] + known[1] > 0.0:
                     lead_prob = min(max(known[0] / (known[0] + known[1]), 0.0), 1.0)
-            stop = _chernoff_stop(leader, m, nrel, jrel, scale, thresholds, cost, chal, known)
+            stop = _chernoff_stop(leader, m, nrel, jrel, jrel, scale, thresholds, cost, chal, known)
         tau[r] = t
         rec[r] = _best(m, rank)
         stopped[r] = stop
@@ -514,7 +520,7 @@ def peer_dp_top_two(mu, reps, seed, eps, first, ratio, thresholds, max_samples):
 
 
 @njit(cache=False)
-def peer_adaptt_star(mu, reps, seed, eps, thresholds, max_samples):  # type: ignore[no-untyped-def]
+def peer_adaptt_star(mu, reps, seed, eps, thresholds, max_samples):
     """AdaP-TT*: AdaP-TT's doubling episodes (forgetting) and private-UCB
     leader; challenger argmin_b W(a, b) + ln N_b on the Chernoff cost of
     the last episodes (one Laplace draw each); the Chernoff stop indexed by
@@ -522,14 +528,7 @@ def peer_adaptt_star(mu, reps, seed, eps, thresholds, max_samples):  # type: ign
     np.random.seed(seed)
     k = mu.size
     scale = 1.0 / eps
-    tau = np.zeros(reps, np.int64)
-    rec = np.zeros(reps, np.int64)
-    stopped = np.zeros(reps, np.bool_)
-    sel = np.zeros(k)
-    obs = np.zeros(k, np.int64)
-    end = np.zeros(k, np.int64)
-    batches = np.zeros(k)
-    open_sum = np.zeros(k)
+    tau, rec, stopped = _outputs(reps)
     last_len = np.zeros(k)
     nrel = np.zeros(k)
     one = np.ones(k)
@@ -538,11 +537,7 @@ def peer_adaptt_star(mu, reps, seed, eps, thresholds, max_samples):  # type: ign
     cost_a = np.zeros(k)
     for r in range(reps):
         rank = _tie_rank(k)
-        sel[:] = 0.0
-        obs[:] = 0
-        end[:] = 1
-        batches[:] = 0.0
-        open_sum[:] = 0.0
+        sel, obs, end, batches, open_sum = _arm_counters(k, 1)
         t = 0
         ready = False
         stop = False
@@ -551,12 +546,7 @@ def peer_adaptt_star(mu, reps, seed, eps, thresholds, max_samples):  # type: ign
             if not ready:
                 arm = _waiting(batches, sel, rank)
             else:
-                lt = math.log(max(t, 1))
-                leader, top = 0, -np.inf
-                for a in range(k):
-                    idx = m[a] + lt / (eps * last_len[a]) + math.sqrt(lt / (2.0 * last_len[a]))
-                    if idx > top or (idx == top and rank[a] < rank[leader]):
-                        leader, top = a, idx
+                leader = _ucb_leader(m, last_len, t, eps, rank)
                 # The costs are functions of released values: recomputed when the leader or a release moves them.
                 if leader != cached or dirty:
                     chal, best = -1, 0.0
@@ -575,12 +565,8 @@ def peer_adaptt_star(mu, reps, seed, eps, thresholds, max_samples):  # type: ign
             obs[arm] += 1
             if obs[arm] < end[arm]:
                 continue
-            last_len[arm] = obs[arm] - (end[arm] // 2 if end[arm] > 1 else 0)
-            m[arm] = min(max((open_sum[arm] + np.random.laplace(0.0, scale)) / last_len[arm], 0.0), 1.0)
-            open_sum[arm] = 0.0
             nrel[arm] = obs[arm]
-            batches[arm] += 1.0
-            end[arm] = max(obs[arm] + 1, 2 * obs[arm])
+            _episode_release(arm, obs, end, open_sum, last_len, m, batches, scale)
             dirty = True
             if not ready:
                 ready = np.all(batches > 0)
@@ -590,30 +576,11 @@ def peer_adaptt_star(mu, reps, seed, eps, thresholds, max_samples):  # type: ign
             for b in range(k):
                 cost_a[b] = 0.0 if b == a else _pair_cost(m[a], last_len[a], 1.0, m[b], last_len[b], 1.0, scale)
             # The statistic of an arm: its last episode (n = its length, one draw); thresholds by j_a + j_b.
-            stop = _chernoff_stop_indexed(a, m, last_len, one, batches, scale, thresholds, cost_a)
+            stop = _chernoff_stop(a, m, last_len, one, batches, scale, thresholds, cost_a, -1, (0.0, 0.0))
         tau[r] = t
         rec[r] = _best(m, rank)
         stopped[r] = stop
     return tau, rec, stopped
-
-
-@njit(cache=False)
-def _chernoff_stop_indexed(a, m, n, j, index, scale, thresholds, cost_to_a):  # type: ignore[no-untyped-def]
-    """:func:`_chernoff_stop` with the threshold index ``index[a] + index[b]``
-    apart from the draws ``j`` each statistic holds (AdaP-TT*'s last episodes)."""
-    for b in range(m.size):
-        if b == a:
-            continue
-        sidx = int(index[a] + index[b]) - 2
-        if sidx >= thresholds.size or not (m[a] > m[b]):
-            return False
-        c = thresholds[sidx]
-        if cost_to_a[b] < c:
-            return False
-        da, db = _pair_inf(m[a], n[a], j[a], m[b], n[b], j[b], scale)
-        if da + db < c:
-            return False
-    return True
 
 
 # ---------------------------------------------------------------------------
@@ -665,7 +632,7 @@ def _max_det(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 @njit(cache=False)
-def peer_halving(mu, features, reps, seed, budget, scale):  # type: ignore[no-untyped-def]
+def peer_halving(mu, features, reps, seed, budget, scale):
     """Sequential halving (scale = 0) and DP-BAI (Laplace(scale) on each
     pulled arm's phase sum); with ``features`` (k x d, d > 0) each phase
     pulls a Max-Det collection of the active arms and estimates every active
@@ -723,16 +690,20 @@ def peer_halving(mu, features, reps, seed, budget, scale):  # type: ignore[no-un
 # The benchmark
 
 
+Run = Callable[[int, int], tuple[np.ndarray, np.ndarray]]
+
+
 @dataclass
 class Case:
-    """One configuration: the library's run and the peer's, each
-    ``f(reps, seed) -> (stopping times or samples, errors)``."""
+    """One configuration: its timed sides (the library with its default
+    lattice noise, the library with ``sampler="float"`` where the learner
+    has one, the numba peer), each ``f(reps, seed) -> (stopping times or
+    samples, errors)``."""
 
     name: str
     k: int
     fixed_budget: bool
-    library: Callable[[int, int], tuple[np.ndarray, np.ndarray]]
-    peer: Callable[[int, int], tuple[np.ndarray, np.ndarray]]
+    sides: dict[str, Run]
 
 
 def _batches(first: int, ratio: float, max_samples: int) -> int:
@@ -744,35 +715,46 @@ def _batches(first: int, ratio: float, max_samples: int) -> int:
     return j
 
 
-def _confidence(name: str, learner: Any, means: tuple[float, ...], peer: Callable[..., Any], *args: Any) -> Case:
+def _library(learner: Any, means: tuple[float, ...], fixed_budget: bool) -> Run:
+    def run(reps: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+        runs = learner.simulate(means, reps, seed=seed)
+        used = runs.samples if fixed_budget else runs.stopping_times
+        return used.astype(np.int64), runs.errors
+
+    return run
+
+
+def _case(name: str, learners: list[Any], means: tuple[float, ...], fixed_budget: bool, peer: Run) -> Case:
+    """``learners``: the default learner and, where it has a ``sampler``, the same with ``sampler="float"``."""
+    sides = {}
+    for label, learner in zip(("dpbandits", "dpbandits float")[: len(learners)], learners, strict=True):
+        sides[label] = _library(learner, means, fixed_budget)
+    sides["numba"] = peer
+    return Case(name, len(means), fixed_budget, sides)
+
+
+def _confidence(name: str, learners: list[Any], means: tuple[float, ...], peer: Callable[..., Any],
+                *args: Any) -> Case:
     mu = np.asarray(means)
     best = int(np.argmax(mu))
-
-    def lib(reps: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-        runs = learner.simulate(means, reps, seed=seed)
-        return runs.stopping_times.astype(np.int64), runs.errors
 
     def mine(reps: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
         tau, rec, stopped = peer(mu, reps, seed, *args)
         return tau, (rec != best) | ~stopped
 
-    return Case(name, len(means), False, lib, mine)
+    return _case(name, learners, means, False, mine)
 
 
-def _budget(name: str, learner: Any, means: tuple[float, ...], features: np.ndarray, budget: int,
+def _budget(name: str, learners: list[Any], means: tuple[float, ...], features: np.ndarray, budget: int,
             scale: float) -> Case:
     mu = np.asarray(means)
     best = int(np.argmax(mu))
-
-    def lib(reps: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-        runs = learner.simulate(means, reps, seed=seed)
-        return runs.samples.astype(np.int64), runs.errors
 
     def mine(reps: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
         rec = peer_halving(mu, features, reps, seed, budget, scale)
         return np.full(reps, budget, np.int64), rec != best
 
-    return Case(name, len(means), True, lib, mine)
+    return _case(name, learners, means, True, mine)
 
 
 def cases(large: bool) -> list[Case]:
@@ -782,40 +764,52 @@ def cases(large: bool) -> list[Case]:
     for means in (MEANS5, MEANS10) if large else (MEANS5,):
         k = len(means)
         c0, c1 = glr_threshold(k, DELTA)
-        out.append(_confidence("TopTwoBAI", dp.TopTwoBAI(k, DELTA), means, peer_top_two, 0.5, c0, c1, 0.0,
+        out.append(_confidence("TopTwoBAI", [dp.TopTwoBAI(k, DELTA)], means, peer_top_two, 0.5, c0, c1, 0.0,
                                MAX_SAMPLES))
         first = max(1, math.ceil(128.0 / eps))
         chern = np.asarray(chernoff_pair_thresholds(k, DELTA, 2 * _batches(first, 1.7, MAX_SAMPLES)))
-        out.append(_confidence("DPTopTwo eps=1", dp.DPTopTwo(k, DELTA, eps), means, peer_dp_top_two, eps, first,
-                               1.7, chern, MAX_SAMPLES))
+        out.append(_confidence("DPTopTwo eps=1",
+                               [dp.DPTopTwo(k, DELTA, eps), dp.DPTopTwo(k, DELTA, eps, sampler="float")],
+                               means, peer_dp_top_two, eps, first, 1.7, chern, MAX_SAMPLES))
         if k != 5:
             continue
-        c0, c1 = glr_threshold(k, DELTA)
         flip = 1.0 / (1.0 + math.exp(eps))
-        out.append(_confidence("CTBTT eps=1", dp.CTBTT(k, DELTA, eps), means, peer_top_two, 0.5, c0, c1, flip,
+        out.append(_confidence("CTBTT eps=1", [dp.CTBTT(k, DELTA, eps)], means, peer_top_two, 0.5, c0, c1, flip,
                                MAX_SAMPLES))
         nb = _batches(1, 2.0, MAX_SAMPLES)
         thr = np.asarray(forgetting_thresholds(k, DELTA / 2.0, nb))
         radii = np.asarray(noise_radii(k, DELTA / 2.0, 1.0 / eps, nb, None, cumulative=False))
-        out.append(_confidence("AdaPTT eps=1", dp.AdaPTT(k, DELTA, eps), means, peer_adaptt, eps, thr, radii, 3.0,
-                               MAX_SAMPLES))
+        out.append(_confidence("AdaPTT eps=1", [dp.AdaPTT(k, DELTA, eps), dp.AdaPTT(k, DELTA, eps, sampler="float")],
+                               means, peer_adaptt, eps, thr, radii, 3.0, MAX_SAMPLES))
         chern = np.asarray(chernoff_pair_thresholds(k, DELTA, 2 * nb))
-        out.append(_confidence("AdaPTTStar eps=1", dp.AdaPTTStar(k, DELTA, eps), means, peer_adaptt_star, eps,
-                               chern, MAX_SAMPLES))
-    none = np.zeros((len(MEANS5), 0))
-    out.append(_budget("SequentialHalving T=300", dp.SequentialHalving(5, 300), MEANS5, none, 300, 0.0))
-    out.append(_budget("DPBAI eps=1 T=600", dp.DPBAI(5, 600, eps), MEANS5, none, 600, 1.0 / eps))
+        out.append(_confidence("AdaPTTStar eps=1",
+                               [dp.AdaPTTStar(k, DELTA, eps), dp.AdaPTTStar(k, DELTA, eps, sampler="float")],
+                               means, peer_adaptt_star, eps, chern, MAX_SAMPLES))
+    none5 = np.zeros((len(MEANS5), 0))
+    out.append(_budget("SequentialHalving T=300", [dp.SequentialHalving(5, 300)], MEANS5, none5, 300, 0.0))
+    out.append(_budget("DPBAI eps=1 T=600", [dp.DPBAI(5, 600, eps), dp.DPBAI(5, 600, eps, sampler="float")],
+                       MEANS5, none5, 600, 1.0 / eps))
     if large:
-        out.append(_budget("DPBAI eps=1 T=20000", dp.DPBAI(32, 20000, eps), MEANS32,
-                           np.zeros((32, 0)), 20000, 1.0 / eps))
+        out.append(_budget("DPBAI eps=1 T=20000",
+                           [dp.DPBAI(32, 20000, eps), dp.DPBAI(32, 20000, eps, sampler="float")],
+                           MEANS32, np.zeros((32, 0)), 20000, 1.0 / eps))
     lin_means = tuple(float(m) for m in LINEAR_ARMS @ LINEAR_THETA)
-    out.append(_budget("LinearDPBAI eps=1 T=6000", dp.LinearDPBAI(LINEAR_ARMS, 6000, eps), lin_means,
-                       LINEAR_ARMS, 6000, 1.0 / eps))
+    out.append(_budget("LinearDPBAI eps=1 T=6000",
+                       [dp.LinearDPBAI(LINEAR_ARMS, 6000, eps),
+                        dp.LinearDPBAI(LINEAR_ARMS, 6000, eps, sampler="float")],
+                       lin_means, LINEAR_ARMS, 6000, 1.0 / eps))
     return out
 
 
 def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def _agreement(name: str, a: np.ndarray, b: np.ndarray) -> tuple[str, float]:
+    """The difference of the two means in standard errors of the difference, printed."""
+    se = math.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
+    z = abs(a.mean() - b.mean()) / se if se > 0 else (0.0 if a.mean() == b.mean() else math.inf)
+    return f"{name}: {a.mean():.6g} vs {b.mean():.6g} ({a.size} + {b.size} replicates) {z:.2f} standard errors", z
 
 
 def main() -> int:
@@ -831,49 +825,47 @@ def main() -> int:
     failed = []
     for case in cases(not args.no_large):
         reps = args.budget_reps if case.fixed_budget else args.reps
-        case.library(4, 0)  # warm-up
-        case.peer(4, 0)  # warm-up: numba compiles here
-        lib_rates, peer_rates = [], []
-        lib_t, lib_e, peer_t, peer_e = [], [], [], []
+        for run in case.sides.values():
+            run(4, 0)  # warm-up (numba compiles here)
+        labels = list(case.sides)
+        rates: dict[str, list[float]] = {s: [] for s in labels}
+        used: dict[str, list[np.ndarray]] = {s: [] for s in labels}
+        errors: dict[str, list[np.ndarray]] = {s: [] for s in labels}
         for rep in range(args.repeats):
-            for side in ("library", "peer") if rep % 2 == 0 else ("peer", "library"):
-                seed = 1 + rep if side == "library" else 1_000_001 + rep
+            for side in labels if rep % 2 == 0 else labels[::-1]:
+                # The library sides share seeds; the peer's replicates are independent of them.
+                seed = 1_000_001 + rep if side == "numba" else 1 + rep
                 c0 = time.process_time()
-                tau, err = getattr(case, side)(reps, seed)
+                tau, err = case.sides[side](reps, seed)
                 cpu = time.process_time() - c0
-                rate = float(tau.sum()) / cpu / 1e6
-                if side == "library":
-                    lib_rates.append(rate)
-                    lib_t.append(tau)
-                    lib_e.append(err)
-                else:
-                    peer_rates.append(rate)
-                    peer_t.append(tau)
-                    peer_e.append(err)
-        lr, pr = statistics.median(lib_rates), statistics.median(peer_rates)
-        rows.append((case, lr, pr))
-        print(f"{case.name:26s} K={case.k:<3d} library {lr:7.1f}  numba {pr:7.1f} M samples/CPU-s  "
-              f"ratio {lr / pr:5.2f}  (library runs {', '.join(f'{r:.1f}' for r in sorted(lib_rates))}; "
-              f"numba runs {', '.join(f'{r:.1f}' for r in sorted(peer_rates))})", flush=True)
-        # The same algorithm: the pooled replicates agree within 4 standard errors.
-        checks = [("error rate", np.concatenate(lib_e).astype(float), np.concatenate(peer_e).astype(float))]
-        if not case.fixed_budget:
-            checks.insert(0, ("mean stopping time", np.concatenate(lib_t).astype(float),
-                              np.concatenate(peer_t).astype(float)))
-        for what, a, b in checks:
-            se = math.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
-            z = abs(a.mean() - b.mean()) / se if se > 0 else (0.0 if a.mean() == b.mean() else math.inf)
-            ok = z <= 4.0
-            print(f"    check {what}: library {a.mean():.4g}, numba {b.mean():.4g} ({a.size} + {b.size} replicates), "
-                  f"difference {z:.2f} standard errors{'' if ok else '  DISAGREE'}")
-            if not ok:
-                failed.append(f"{case.name} K={case.k}: {what}")
+                rates[side].append(float(tau.sum()) / cpu / 1e6)
+                used[side].append(tau)
+                errors[side].append(err)
+        med = {s: statistics.median(rates[s]) for s in labels}
+        rows.append((case, med))
+        print(f"{case.name:26s} K={case.k:<3d} " + "  ".join(
+            f"{s} {med[s]:.1f} ({', '.join(f'{r:.1f}' for r in sorted(rates[s]))})" for s in labels)
+            + " M samples/CPU-s", flush=True)
+        # The same algorithm: the pooled replicates of each library side agree with the peer's within 4 SE.
+        peer_t, peer_e = np.concatenate(used["numba"]).astype(float), np.concatenate(errors["numba"]).astype(float)
+        for s in labels[:-1]:
+            checks = [("error rate", np.concatenate(errors[s]).astype(float), peer_e)]
+            if not case.fixed_budget:
+                checks.insert(0, ("mean stopping time", np.concatenate(used[s]).astype(float), peer_t))
+            for what, a, b in checks:
+                text, z = _agreement(what, a, b)
+                print(f"    check {s} vs numba, {text}{'' if z <= 4.0 else '  DISAGREE'}")
+                if z > 4.0:
+                    failed.append(f"{case.name} K={case.k} ({s}): {what}")
     print(f"load average after: {_load()}")
     print()
-    print("| learner | K | library (M samples/CPU-s) | numba (M samples/CPU-s) | library / numba |")
-    print("|---|---|---|---|---|")
-    for case, lr, pr in rows:
-        print(f"| {case.name} | {case.k} | {lr:.1f} | {pr:.1f} | {lr / pr:.2f} |")
+    print("| learner | K | dpbandits (M samples/CPU-s) | dpbandits float | numba | dpbandits / numba | float / numba |")
+    print("|---|---|---|---|---|---|---|")
+    for case, med in rows:
+        lib, peer = med["dpbandits"], med["numba"]
+        fl = med.get("dpbandits float")
+        fl_rate, fl_ratio = ("", "") if fl is None else (f"{fl:.1f}", f"{fl / peer:.2f}")
+        print(f"| {case.name} | {case.k} | {lib:.1f} | {fl_rate} | {peer:.1f} | {lib / peer:.2f} | {fl_ratio} |")
     if failed:
         print("the peer disagrees with the library: " + "; ".join(failed), file=sys.stderr)
         return 1
