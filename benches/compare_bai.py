@@ -26,9 +26,10 @@ K = 10 arms evenly spaced from 0.75 to 0.25 for TopTwoBAI and DPTopTwo):
 
 Fixed budget (dpbandits.learners.bai_fixed_budget; halving phases,
 M = ceil(log2 k), T_p = T / M round robin over the phase's arms):
-``SequentialHalving`` (no noise, T = 300), ``DPBAI`` (T = 600 on K = 5, T = 20000 on K = 32) (Laplace(1 / eps) on each
-phase sum, Chen et al. 2024, Algorithm 1) on the K = 5 instance and on
-K = 32 arms, and ``LinearDPBAI`` on 6 arms in R^2 (its docstring's
+``SequentialHalving`` (no noise) with T = 300 and ``DPBAI`` (Laplace(1 / eps)
+on each phase sum, Chen et al. 2024, Algorithm 1) with T = 600 on the
+K = 5 instance, ``DPBAI`` with T = 20000 on 32 arms evenly spaced from 0.8
+to 0.2, and ``LinearDPBAI`` with T = 6000 on 6 arms in R^2 (its docstring's
 instance; each phase pulls a Max-Det collection, Definition 3.1: greedy
 pivoted Gram-Schmidt, then exchanges while a coefficient exceeds 1).
 
@@ -43,15 +44,17 @@ regula falsi on the derivative, the Max-Det collection) is written here.
 The peer draws Laplace noise in floating point (``np.random.laplace``);
 the library is timed with its default exact discrete Laplace on a fine
 lattice (same law up to the lattice step) and, for the learners with a
-``sampler``, also with ``sampler="float"`` (the peer's noise); the peer runs the replicates serially on one
-thread, the library on its Rayon pool: CPU seconds (``time.process_time``,
-every thread) make the two comparable. The peer draws one uniform per
+``sampler``, also with ``sampler="float"`` (the peer's noise). The peer
+runs the replicates serially on one thread, the library on its Rayon
+pool: CPU seconds (``time.process_time``, every thread) make the two
+comparable. The peer draws one uniform per
 reward, as the library does (a Binomial draw per fixed-budget phase sum
 would be faster for both and is not what is timed).
 
 Per configuration: one warm-up (numba compilation outside the timing),
 then ``--repeats`` interleaved rounds of timed runs (each side once a
-round) of ``--reps`` replicates on fresh seeds; the median rates and their
+round) of ``--reps`` replicates (fixed budget: ``--budget-reps``) on
+fresh seeds; the median rates and their
 ratios. The check that the peer is the same algorithm pools the timed
 replicates (``--repeats`` x ``--reps`` per side; each library side
 against the peer): fixed confidence, the mean stopping time and the
