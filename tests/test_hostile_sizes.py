@@ -182,6 +182,12 @@ CASES: dict[str, list[tuple[str, str, bool]]] = {
         ("shape", "mechanisms.TreeCounter((3, {v}), 100, mechanisms.LaplaceNoise(1.0))", True),
         ("horizon", "c = mechanisms.TreeCounter((3,), {v}, mechanisms.LaplaceNoise(1.0)); "
                     "c.add([1.0, 2.0, 3.0]); c.release()", False)],
+    "EpochCounter": [
+        ("shape", "mechanisms.EpochCounter(({v},), 100, 1.0, 1e-6)", True),
+        ("shape", "mechanisms.EpochCounter((3, {v}), 100, 1.0, 1e-6)", True),
+        ("horizon", "c = mechanisms.EpochCounter((3,), {v}, 1.0, 1e-6); c.add([0.1, 0.2, 0.3]); c.release()",
+         False),
+        ("first_epoch", "mechanisms.EpochCounter((3,), 100, 1.0, 1e-6, first_epoch={v})", True)],
     "laplace": [("size", "mechanisms.laplace(1.0, {v})", True)],
     "gaussian": [("size", "mechanisms.gaussian(1.0, {v})", True)],
     "symmetric_gaussian": [("p", "mechanisms.symmetric_gaussian(1.0, {v})", True),

@@ -31,6 +31,7 @@ __all__ = [
     "EliminationEngine",
     "EngineLock",
     "EnvironmentFactory",
+    "EpochCounter",
     "Exp2Engine",
     "FactorizationCounter",
     "FixedBudgetBaiEngine",
@@ -63,6 +64,7 @@ __all__ = [
     "_restore_batched_exp3",
     "_restore_dartboard_experts",
     "_restore_elimination",
+    "_restore_epoch_counter",
     "_restore_exp2",
     "_restore_factorization_counter",
     "_restore_fixed_budget_bai_engine",
@@ -413,6 +415,34 @@ class FactorizationCounter(_Counter):
     def from_bytes(state: bytes) -> FactorizationCounter: ...
 
 def _restore_factorization_counter(state: bytes) -> FactorizationCounter: ...
+
+@final
+class EpochCounter(_Counter):
+    """Continual counter releasing each geometric epoch's sum once (rust/src/counter/epoch.rs);
+    see dpbandits.mechanisms.EpochCounter."""
+
+    def __new__(
+        cls,
+        shape: Sequence[int],
+        horizon: int,
+        noise: _Noise,
+        first_epoch: int,
+        epoch_ratio: float,
+        seed: int | None = None,
+        os_entropy: bool = False,
+    ) -> Self: ...
+    def reseed(self, seed: int | None = None) -> None:
+        """Future epoch noise from a new root (None: operating-system entropy)."""
+    @property
+    def epochs(self) -> int:
+        """Released epochs."""
+    @property
+    def schedule(self) -> tuple[int, float]:
+        """(first epoch length n_0, growth ratio r)."""
+    @staticmethod
+    def from_bytes(state: bytes) -> EpochCounter: ...
+
+def _restore_epoch_counter(state: bytes) -> EpochCounter: ...
 
 # --- core sets (rust/src/design.rs) -----------------------------------------
 

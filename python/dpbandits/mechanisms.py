@@ -47,6 +47,7 @@ from dpbandits.privacy.secure import LatticeNoise, exact_lattice_noise
 from dpbandits.privacy.tree import tree_depth
 
 __all__ = [
+    "EpochCounter",
     "GaussianNoise",
     "LaplaceNoise",
     "NoiseSpec",
@@ -92,7 +93,85 @@ def _shape(shape: int | Sequence[int]) -> tuple[int, ...]:
     return _dims("shape", shape, minimum=1)
 
 
-class TreeCounter:
+class _Counter:
+    """What the continual counters share: reading the release and the configuration."""
+
+    __slots__ = ("_inner", "_lock")
+    _inner: _core._Counter
+    _lock: threading.RLock
+
+    def release(self) -> NDArray[np.float64] | float:
+        """The noisy running sum after the last addition (an epoch counter:
+        the sum of the released epoch sums, zeros before the first epoch
+        end): a float for a scalar counter (``shape=()``), else a new array
+        of the counter's shape. (Methods compute or change something;
+        properties read stored attributes.)"""
+        with self.lock:
+            out = self._inner.release()
+            return float(out) if self.shape == () else out
+
+    @property
+    def t(self) -> int:
+        """Number of values added so far."""
+        with self.lock:
+            return self._inner.t
+
+    @property
+    def horizon(self) -> int:
+        """The most values the counter accepts (its calibrated horizon)."""
+        with self.lock:
+            return self._inner.horizon
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Shape of each counted value (and of each release)."""
+        with self.lock:
+            return tuple(self._inner.shape)
+
+    @property
+    def noise(self) -> NoiseSpec:
+        """The noise spec of each draw (a tree node, an epoch's release; its
+        scale as drawn: rounded up to whole lattice steps for lattice noise)."""
+        with self.lock:
+            return spec_of_wire(self._inner.noise)
+
+    @property
+    def secure(self) -> bool:
+        """Whether the noise is exact discrete noise on a lattice."""
+        with self.lock:
+            return self._inner.secure_exponent is not None
+
+    @property
+    def os_entropy(self) -> bool:
+        """Whether draws come from the operating system (``secure=True`` without a seed)."""
+        with self.lock:
+            return bool(self._inner.os_entropy)
+
+    @property
+    def lattice_step(self) -> float | None:
+        """g = 2^-j of secure mode (releases are multiples of it), else None."""
+        with self.lock:
+            j = self._inner.secure_exponent
+            return None if j is None else math.ldexp(1.0, -j)
+
+    @property
+    def lock(self) -> threading.RLock:
+        """This counter's reentrant lock, held by every method and
+        property: a thread reading the counter while another adds values
+        (``add_many`` releases the GIL) waits for it instead of failing."""
+        try:
+            return self._lock
+        except AttributeError:
+            with _LOCK_GUARD:
+                try:
+                    return self._lock
+                except AttributeError:
+                    self._lock = threading.RLock()
+                    return self._lock
+
+
+
+class TreeCounter(_Counter):
     """Continual release of the running sum of a stream of arrays.
 
     After ``t`` calls to :meth:`add`, :meth:`release` returns the exact sum of
@@ -198,9 +277,8 @@ class TreeCounter:
     True
     """
 
-    __slots__ = ("_inner", "_lock")
+    __slots__ = ()
     _inner: _core.TreeCounter | _core.FactorizationCounter
-    _lock: threading.RLock
 
     def __init__(
         self,
@@ -303,15 +381,6 @@ class TreeCounter:
                 )
             self._inner.add_many(arr)
 
-    def release(self) -> NDArray[np.float64] | float:
-        """The noisy running sum after the last addition: a float for a
-        scalar counter (``shape=()``), else a new array of the counter's
-        shape. (Methods compute or change something; properties read
-        stored attributes.)"""
-        with self.lock:
-            out = self._inner.release()
-            return float(out) if self.shape == () else out
-
     def live_nodes(self) -> list[tuple[int, int, int, NDArray[np.float64]]]:
         """(level, first_leaf, last_leaf, noisy_sum) of the nodes whose sum is
         the current release. These are released (noisy) values. Binary
@@ -330,12 +399,6 @@ class TreeCounter:
             return str(self._inner.factorization[0])
 
     @property
-    def t(self) -> int:
-        """Number of values added so far."""
-        with self.lock:
-            return self._inner.t
-
-    @property
     def noise_terms(self) -> int:
         """Noise draws in the current release (popcount(t), or exactly
         max(1, ceil(log2 n)) when padded)."""
@@ -343,29 +406,10 @@ class TreeCounter:
             return self._inner.noise_terms
 
     @property
-    def horizon(self) -> int:
-        """The most values the counter accepts (its calibrated horizon)."""
-        with self.lock:
-            return self._inner.horizon
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        """Shape of each counted value (and of each release)."""
-        with self.lock:
-            return tuple(self._inner.shape)
-
-    @property
     def padded(self) -> bool:
         """Whether every release is topped up to a fixed number of noise draws."""
         with self.lock:
             return self._inner.padded
-
-    @property
-    def noise(self) -> NoiseSpec:
-        """The per-node noise spec (its scale as drawn: rounded up to whole
-        lattice steps for lattice noise)."""
-        with self.lock:
-            return spec_of_wire(self._inner.noise)
 
     @property
     def max_noise_terms(self) -> int:
@@ -379,25 +423,6 @@ class TreeCounter:
             if self.counter != "binary":
                 return self.horizon
             return tree_depth(self.horizon)
-
-    @property
-    def secure(self) -> bool:
-        """Whether node noise is exact discrete noise on a lattice."""
-        with self.lock:
-            return self._inner.secure_exponent is not None
-
-    @property
-    def os_entropy(self) -> bool:
-        """Whether draws come from the operating system (``secure=True`` without a seed)."""
-        with self.lock:
-            return bool(self._inner.os_entropy)
-
-    @property
-    def lattice_step(self) -> float | None:
-        """g = 2^-j of secure mode (releases are multiples of it), else None."""
-        with self.lock:
-            j = self._inner.secure_exponent
-            return None if j is None else math.ldexp(1.0, -j)
 
     def save(self, path: str | os.PathLike[str], *, key: bytes | str | None = None) -> None:
         """Writes the whole state (exact sums, every stored node noise, the
@@ -467,27 +492,290 @@ class TreeCounter:
                 inner.reseed(None)
             self._inner = inner
 
-    @property
-    def lock(self) -> threading.RLock:
-        """This counter's reentrant lock, held by every method and
-        property: a thread reading the counter while another adds values
-        (``add_many`` releases the GIL) waits for it instead of failing."""
-        try:
-            return self._lock
-        except AttributeError:
-            with _LOCK_GUARD:
-                try:
-                    return self._lock
-                except AttributeError:
-                    self._lock = threading.RLock()
-                    return self._lock
-
     def __repr__(self) -> str:
         counter = "" if self.counter == "binary" else f"counter={self.counter!r}, "
         return (
             f"TreeCounter(shape={self.shape}, horizon={self.horizon}, noise={self.noise!r}, "
             f"padded={self.padded}, secure={self.secure}, {counter}t={self.t})"
         )
+
+
+class EpochCounter(_Counter):
+    """Continual release of the running sum of a stream of arrays, one
+    release per geometric epoch.
+
+    Rounds are cut into epochs ending at e_1 = n_0, e_{k+1} = max(e_k + 1,
+    ceil(r e_k)) (the last at the horizon n;
+    :func:`dpbandits.privacy.epoch.epoch_ends`). At the end of epoch k the
+    exact sum of its values is released once with one draw of i.i.d.
+    Gaussian noise per entry; :meth:`release` returns the sum of the
+    released epoch sums: the exact prefix sum up to the last epoch end plus
+    k independent draws, unchanged between epoch ends. This is the counter
+    of ``JointDPLinUCB(counter="epoch")`` (``rust/src/counter/epoch.rs``),
+    with i.i.d. noise on any shape.
+
+    Guarantee. Every value enters exactly one release and the epochs are
+    disjoint, so the whole stream of releases is one Gaussian mechanism in
+    each value, of L2 sensitivity 2 ``bound`` (one value replaced by
+    another, both of norm <= ``bound``): it is (``epsilon``,
+    ``delta``)-DP with sigma = 2 B / mu*(epsilon, delta), mu* the exact
+    Gaussian mechanism's (Balle & Wang 2018, Thm 8), whatever the horizon;
+    a binary tree pays sqrt(log2 n) more (Shariff & Sheffet 2018, App. A.2).
+    The price is the lag: a release at round t sums the values up to the
+    last epoch end, at least t / r of them. The noise and the guarantee
+    come from :func:`dpbandits.privacy.epoch.epoch_counter_calibration`
+    (:attr:`calibration`, :attr:`privacy`). Values of norm above ``bound``
+    are refused (ValueError): the proof needs the bound. For values in
+    [0, 1] (counting), add v - 1/2 with ``bound=0.5`` (sensitivity 1) and
+    t/2 back.
+
+    The default noise is the exact discrete Gaussian on a lattice 2^-j Z
+    (Canonne, Kamath & Steinke 2020), inputs rounded to it first (the
+    rounding accounted in the calibration, for every delta in (0, 1)): the
+    released values are exact multiples of the lattice step
+    (:attr:`lattice_step`), with no floating-point artefact (Mironov 2012).
+
+    Restores and copies never repeat future noise, as for
+    :class:`TreeCounter`: a counter restored for use (:meth:`load`, an
+    unpickled copy, ``copy.copy``, ``copy.deepcopy``) keeps the released
+    epochs and the current epoch's exact sum and draws every future epoch's
+    noise from a generator re-keyed from operating-system entropy;
+    ``load(path, replay=True)`` or a ``dpbandits.research_replay()`` block
+    give bit-identical research replays (simulated or public data only).
+    Pickles and checkpoints carry the current epoch's exact sum: treat them
+    like the raw data.
+
+    Parameters
+    ----------
+    shape:
+        Shape of each value: ``()`` for scalars, ``(k,)`` for vectors, any
+        array shape.
+    horizon:
+        The number n of values; adding more raises
+        :class:`dpbandits.errors.StateError`.
+    epsilon, delta:
+        The (epsilon, delta)-DP of the stream of releases: epsilon finite
+        and > 0, delta in (0, 1).
+    bound:
+        B > 0, the largest L2 norm of a value (default 1).
+    first_epoch:
+        n_0, an integer in [1, horizon] (default 1).
+    epoch_ratio:
+        r in [1, 64] (default 1.5).
+    seed:
+        None (default: noise keyed by the operating system, for
+        deployment) or an integer (reproducible noise, research only).
+    sampler:
+        ``"lattice"`` (default) or ``"float"`` (floating-point Gaussian
+        noise, open to low-bit attacks).
+    secure:
+        True draws the noise from operating-system entropy (with
+        ``seed=None``; lattice only).
+
+    Raises
+    ------
+    ValueError
+        If an argument lies outside the range given above.
+    TypeError
+        If an argument has the wrong type.
+
+    Examples
+    --------
+    >>> from dpbandits.mechanisms import EpochCounter
+    >>> c = EpochCounter((2,), horizon=100, epsilon=1.0, delta=1e-6, first_epoch=4, epoch_ratio=2.0, seed=0)
+    >>> for t in range(5):
+    ...     c.add([0.6, 0.8])
+    >>> c.t, c.epochs, c.epoch_ends[:3]  # released at t = 4; the next at 8
+    (5, 1, [4, 8, 16])
+    >>> print(c.privacy)  # doctest: +ELLIPSIS
+    (1, 1e-06)-central DP ... of each value of the stream [epoch counter ...; exact lattice noise]
+    """
+
+    __slots__ = ("_calibration",)
+    _inner: _core.EpochCounter
+
+    def __init__(
+        self,
+        shape: int | Sequence[int],
+        horizon: int,
+        epsilon: float,
+        delta: float,
+        bound: float = 1.0,
+        *,
+        first_epoch: int = 1,
+        epoch_ratio: float = 1.5,
+        seed: int | None = None,
+        sampler: Literal["lattice", "float"] = "lattice",
+        secure: bool = False,
+    ) -> None:
+        from dpbandits.privacy.epoch import _ratio, epoch_counter_calibration
+
+        dims = _shape(shape)
+        n = _horizon(horizon)
+        first = positive_int("first_epoch", first_epoch)
+        if first > n:
+            raise ValueError(f"invalid argument `first_epoch`: must lie in [1, horizon = {n}], got {first_epoch!r}")
+        ratio = _ratio(epoch_ratio)
+        secure = _secure_flag(secure)
+        if secure and sampler == "float":
+            raise ValueError(
+                "invalid argument `secure`: secure sampling is exact lattice noise; sampler='float' is not"
+            )
+        cal = epoch_counter_calibration(epsilon, delta, bound, entries=math.prod(dims), horizon=n, sampler=sampler)
+        seed = seed_or_none("seed", seed)
+        self._calibration = cal
+        self._inner = _core.EpochCounter(list(dims), n, cal.noise.wire(), first, ratio, seed, secure and seed is None)
+
+    def _checked(self, name: str, values: ArrayLike, rows: bool) -> NDArray[np.float64]:
+        """``values`` as floats, each value of L2 norm <= ``bound`` (shapes: the engine checks)."""
+        arr = float_array(name, values)
+        bound = self._calibration.bound
+        if arr.ndim == 0 and not rows:
+            norms = np.abs(arr).reshape(1)
+        else:
+            lead = arr.reshape(arr.shape[0], -1) if rows and arr.ndim >= 1 else arr.reshape(1, -1)
+            norms = np.sqrt((lead * lead).sum(axis=1))
+        if norms.size and float(norms.max()) > bound:
+            raise ValueError(
+                f"invalid argument `{name}`: a value has L2 norm {float(norms.max())!r} > bound = {bound!r} "
+                "(the guarantee needs the bound)"
+            )
+        return arr
+
+    def add(self, value: ArrayLike) -> None:
+        """Adds the value of the next round (finite, of the counter's shape, L2 norm <= ``bound``)."""
+        with self.lock:
+            arr = self._checked("value", value, rows=False)
+            self._inner.add(arr if arr.ndim else arr.reshape(()))
+
+    def add_many(self, values: ArrayLike) -> None:
+        """Adds several rounds at once (first axis = rounds), GIL released;
+        adds nothing when a row is refused or the rows would not all fit in
+        the horizon."""
+        with self.lock:
+            arr = self._checked("values", values, rows=True)
+            if arr.ndim == len(self.shape) + 1 and self.t + arr.shape[0] > self.horizon:
+                raise StateError(
+                    f"adding {arr.shape[0]} values at t = {self.t} would exceed the horizon of "
+                    f"{self.horizon} additions the noise was calibrated for"
+                )
+            self._inner.add_many(arr)
+
+    @property
+    def epochs(self) -> int:
+        """Released epochs k (the noise draws in the release)."""
+        with self.lock:
+            return self._inner.epochs
+
+    @property
+    def noise_terms(self) -> int:
+        """Noise draws in the current release (the released epochs)."""
+        with self.lock:
+            return self._inner.noise_terms
+
+    @property
+    def epoch_ends(self) -> list[int]:
+        """The rounds at which epochs end (releases happen)."""
+        from dpbandits.privacy.epoch import epoch_ends
+
+        first, ratio = self._inner.schedule
+        return epoch_ends(self.horizon, first, ratio)
+
+    @property
+    def calibration(self) -> Any:
+        """The :class:`dpbandits.privacy.epoch.EpochCounterCalibration` of the noise."""
+        return self._calibration
+
+    @property
+    def privacy(self) -> Any:
+        """The (epsilon, delta)-DP guarantee of the stream of releases (a
+        :class:`dpbandits.privacy.Guarantee`)."""
+        return self._calibration.guarantee
+
+    def _params(self) -> dict[str, Any]:
+        c = self._calibration
+        return {"epsilon": c.epsilon, "delta": c.delta, "bound": c.bound, "sampler": c.sampler}
+
+    @classmethod
+    def _restored(cls, state: bytes, params: dict[str, Any], replay: bool) -> EpochCounter:
+        """A counter from its engine state and calibration inputs; refuses a
+        state whose noise is not the calibration's."""
+        from dpbandits.privacy.epoch import epoch_counter_calibration
+
+        inner = _core.EpochCounter.from_bytes(state)
+        cal = epoch_counter_calibration(
+            params["epsilon"], params["delta"], params["bound"], entries=math.prod(inner.shape),
+            horizon=inner.horizon, sampler=params["sampler"],
+        )
+        if tuple(inner.noise) != tuple(cal.noise.wire()):
+            raise ValueError("the counter's noise is not the one its (epsilon, delta, bound) calibrate")
+        if not replay:
+            inner.reseed(None)
+        out = cls.__new__(cls)
+        out._calibration, out._inner = cal, inner
+        return out
+
+    def save(self, path: str | os.PathLike[str], *, key: bytes | str | None = None) -> None:
+        """Writes the whole state (the released sum, the current epoch's
+        exact sum, the generator) to ``path`` atomically (see
+        :mod:`dpbandits.checkpoint`); with ``key``, authenticated with
+        HMAC-SHA256. Treat the file like the raw data."""
+        from dpbandits.checkpoint import write_checkpoint
+
+        with self.lock:
+            write_checkpoint(path, _EPOCH_KIND, self._params(), bytes(self._inner.to_bytes()), key=key)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], *, key: bytes | str | None = None,
+             replay: bool = False) -> EpochCounter:
+        """A counter saved by :meth:`save`, restored for use: the released
+        epochs and the current epoch's sum are kept, and future noise comes
+        from a generator re-keyed from operating-system entropy.
+        ``replay=True``: a bit-identical research replay. Raises
+        :class:`dpbandits.errors.CheckpointError` for a corrupted,
+        inconsistent or unauthenticated file."""
+        from dpbandits.checkpoint import read_checkpoint
+        from dpbandits.errors import CheckpointError
+
+        if not isinstance(replay, bool):
+            raise TypeError(f"invalid argument `replay`: expected True or False, got {replay!r}")
+        ckpt = read_checkpoint(path, expected_kind=_EPOCH_KIND, key=key)
+        try:
+            return cls._restored(ckpt.state, dict(ckpt.config), replay)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise CheckpointError(f"{os.fspath(path)!r}: the counter state does not decode: {exc}") from None
+
+    def _release_runs(self, values: ArrayLike, runs: int) -> NDArray[np.float64]:
+        """``runs`` independent runs of this (fresh) counter's mechanism on
+        ``values`` (first axis = rounds): every release, shape (runs,
+        rounds, *shape). For privacy audits; the counter stays at t = 0."""
+        with self.lock:
+            arr = self._checked("values", values, rows=True)
+            return self._inner._release_runs(arr, positive_int("runs", runs, minimum=0))
+
+    def __getstate__(self) -> tuple[bytes, dict[str, Any], bool]:
+        with self.lock:
+            return bytes(self._inner.to_bytes()), self._params(), bool(_REPLAY.get())
+
+    def __setstate__(self, state: tuple[bytes, dict[str, Any], bool]) -> None:
+        """A pickle round trip (and ``copy.copy`` / ``copy.deepcopy``) is a
+        restore for use (future noise re-keyed from operating-system
+        entropy), unless pickled or unpickled inside
+        :func:`dpbandits.research_replay`."""
+        if not (isinstance(state, tuple) and len(state) == 3 and isinstance(state[1], dict)):
+            raise ValueError("not an EpochCounter state")
+        restored = EpochCounter._restored(bytes(state[0]), state[1], bool(state[2]) or bool(_REPLAY.get()))
+        self._calibration, self._inner = restored._calibration, restored._inner
+
+    def __repr__(self) -> str:
+        c = self._calibration
+        return (
+            f"EpochCounter(shape={self.shape}, horizon={self.horizon}, epsilon={c.epsilon!r}, delta={c.delta!r}, "
+            f"bound={c.bound!r}, schedule={tuple(self._inner.schedule)}, sampler={c.sampler!r}, t={self.t})"
+        )
+
+
+_EPOCH_KIND = "dpbandits.mechanisms:EpochCounter"
 
 
 #: First byte of a serialized factorization counter (rust/src/counter/factorization.rs).

@@ -127,13 +127,15 @@ import math
 from dataclasses import dataclass
 
 from dpbandits._validation import in_open_unit, positive, positive_int
-from dpbandits.noise import SymmetricGaussianNoise
+from dpbandits.noise import GaussianNoise, SymmetricGaussianNoise
 from dpbandits.privacy.guarantees import Guarantee
 from dpbandits.privacy.secure import LatticeNoise
 
 __all__ = [
     "EpochCalibration",
+    "EpochCounterCalibration",
     "default_first_epoch",
+    "epoch_counter_calibration",
     "epoch_ends",
     "epoch_gaussian",
     "epoch_radius_extra",
@@ -354,10 +356,6 @@ def epoch_gaussian_checked(
     first_epoch: int | None, ratio: float, ridge: float, sampler: str, l_tilde_sq: float, S: float = 1.0,
 ) -> EpochCalibration:
     """:func:`epoch_gaussian` on arguments its caller validated."""
-    from dpbandits.privacy.discrete_gaussian import lattice_gaussian_calibration_delta_checked
-    from dpbandits.privacy.secure import capped_lattice_exponent, lattice_gaussian
-    from dpbandits.privacy.tree import gaussian_tree_sigma_checked
-
     if sampler not in ("lattice", "float"):
         raise ValueError(f"invalid argument `sampler`: must be 'lattice' or 'float', got {sampler!r}")
     first = default_first_epoch(d) if first_epoch is None else positive_int("first_epoch", first_epoch)
@@ -365,18 +363,10 @@ def epoch_gaussian_checked(
     ratio = _ratio(ratio)
     epochs = len(epoch_ends(n, first, ratio))
     p = d + 1
-    # One release per row: the tree's sigma with one level.
-    sigma = gaussian_tree_sigma_checked(1, epsilon, delta, l_tilde_sq)
-    accounted = sigma
-    exponent = None
-    if sampler == "lattice":
-        steps = math.ldexp(sigma, capped_lattice_exponent(sigma, n * l_tilde_sq)) / 2.0
-        budget, _ = lattice_gaussian_calibration_delta_checked(epsilon, delta, p * (p + 1) // 2, steps)
-        sigma = accounted = gaussian_tree_sigma_checked(1, epsilon, budget, l_tilde_sq)
-        lattice = lattice_gaussian(
-            sigma, l_tilde_sq, dim=p * p / 2.0, kind="symmetric_gaussian", sum_bound=n * l_tilde_sq
-        )
-        sigma, exponent = lattice.scale, lattice.exponent
+    sigma, accounted, exponent = _one_release_sigma(
+        epsilon, delta, l_tilde_sq, sampler=sampler, coordinates=p * (p + 1) // 2, dim=p * p / 2.0,
+        kind="symmetric_gaussian", sum_bound=n * l_tilde_sq,
+    )
     failure = alpha / (6.0 * epochs)
     return EpochCalibration(
         d=d, horizon=n, epsilon=epsilon, delta=delta, alpha=alpha, L=L, B_tilde=B_tilde,
@@ -384,4 +374,129 @@ def epoch_gaussian_checked(
         op_bound=operator_norm_bound(sigma, d, failure), vec_bound=vector_norm_bound(sigma, d, failure),
         ridge=ridge, failure=failure, zcdp_rho=l_tilde_sq**2 / (2.0 * accounted**2),
         mixed_bound=mixed_norm_bound(sigma, d, S, failure), S=S, sampler=sampler, lattice_exponent=exponent,
+    )
+
+
+def _one_release_sigma(
+    epsilon: float, delta: float, sensitivity: float, *, sampler: str, coordinates: int, dim: float, kind: str,
+    sum_bound: float,
+) -> tuple[float, float, int | None]:
+    """(sigma, the sigma the accounting uses, the lattice exponent or None)
+    of a Gaussian mechanism on a statistic of L2 sensitivity
+    ``sensitivity`` released once per value: the exact Gaussian mechanism's
+    sigma = sensitivity / mu*(epsilon, delta) (Balle & Wang 2018, Thm 8; the
+    tree's formula with one level). On the lattice (``sampler="lattice"``)
+    mu* is met at the delta of
+    :func:`dpbandits.privacy.discrete_gaussian.lattice_gaussian_calibration_delta`
+    for the ``coordinates`` draws one value reaches, and the input rounding
+    of ``dim`` entries is accounted by
+    :func:`dpbandits.privacy.secure.lattice_gaussian` (sums up to
+    ``sum_bound`` stay exact)."""
+    from dpbandits.privacy.discrete_gaussian import lattice_gaussian_calibration_delta_checked
+    from dpbandits.privacy.secure import capped_lattice_exponent, lattice_gaussian
+    from dpbandits.privacy.tree import gaussian_tree_sigma_checked
+
+    sigma = gaussian_tree_sigma_checked(1, epsilon, delta, sensitivity)
+    if sampler != "lattice":
+        return sigma, sigma, None
+    steps = math.ldexp(sigma, capped_lattice_exponent(sigma, sum_bound)) / 2.0
+    budget, _ = lattice_gaussian_calibration_delta_checked(epsilon, delta, coordinates, steps)
+    accounted = gaussian_tree_sigma_checked(1, epsilon, budget, sensitivity)
+    lattice = lattice_gaussian(accounted, sensitivity, dim=dim, kind=kind, sum_bound=sum_bound)
+    return lattice.scale, accounted, lattice.exponent
+
+
+@dataclass(frozen=True)
+class EpochCounterCalibration:
+    """The noise of :class:`dpbandits.mechanisms.EpochCounter` (build it
+    with :func:`epoch_counter_calibration`).
+
+    Attributes
+    ----------
+    epsilon, delta, bound, horizon, entries, sampler:
+        The validated inputs (``bound``: B >= ||v||_2 of every value;
+        ``entries``: entries of one value).
+    sensitivity:
+        2 B: replacing one value by another of norm <= B moves its epoch's
+        sum by at most 2 B in L2 norm.
+    sigma:
+        Per-entry noise of each release: N(0, sigma^2) i.i.d. (on the
+        lattice: the discrete Gaussian of scale sigma, a whole number of
+        lattice steps).
+    lattice_exponent:
+        j of the lattice 2^-j Z (None: floating-point noise).
+    zcdp_rho:
+        sensitivity^2 / (2 sigma_accounted^2): one release per value.
+    """
+
+    epsilon: float
+    delta: float
+    bound: float
+    horizon: int
+    entries: int
+    sampler: str
+    sensitivity: float
+    sigma: float
+    lattice_exponent: int | None
+    zcdp_rho: float
+
+    @property
+    def noise(self) -> GaussianNoise | LatticeNoise:
+        """The per-release noise spec."""
+        if self.lattice_exponent is not None:
+            steps = round(math.ldexp(self.sigma, self.lattice_exponent))
+            return LatticeNoise("gaussian", self.sigma, self.lattice_exponent, steps)
+        return GaussianNoise(self.sigma)
+
+    @property
+    def guarantee(self) -> Guarantee:
+        """(epsilon, delta)-DP of the whole stream of releases in each value."""
+        basis = ("epoch counter (dpbandits.privacy.epoch): each value enters one release, its epoch's sum, a "
+                 "Gaussian mechanism with L2 sensitivity 2B; exact Gaussian accounting (Balle & Wang 2018 Thm 8)")
+        if self.sampler == "lattice":
+            basis += ("; discrete Gaussian on a lattice, inputs rounded (dpbandits.privacy.secure.lattice_gaussian; "
+                      "delta by dpbandits.privacy.discrete_gaussian.lattice_gaussian_calibration_delta)")
+        return Guarantee(
+            model="central", epsilon=self.epsilon, delta=self.delta, rho=self.zcdp_rho,
+            protects="each value of the stream", basis=basis, calibration="tight",
+            sampler=self.sampler,  # type: ignore[arg-type]
+        )
+
+
+def epoch_counter_calibration(
+    epsilon: float, delta: float, bound: float, *, entries: int, horizon: int, sampler: str = "lattice"
+) -> EpochCounterCalibration:
+    """The noise of an epoch counter over ``horizon`` values of ``entries``
+    entries and L2 norm <= ``bound``: (epsilon, delta)-DP of the whole
+    stream of releases for any two streams that differ in one value.
+
+    Every value enters exactly one release (the sum of its epoch, released
+    once at the epoch's end) and the epochs are disjoint, so the stream of
+    releases is a single Gaussian mechanism in each value, of L2
+    sensitivity 2 ``bound`` (replacement of the value): sigma =
+    2 B / mu*(epsilon, delta), whatever the horizon and the schedule
+    (:func:`_one_release_sigma`; no sqrt(log n) factor of a tree).
+
+    >>> cal = epoch_counter_calibration(1.0, 1e-6, 1.0, entries=3, horizon=1000, sampler="float")
+    >>> round(cal.sigma, 4), cal.sensitivity
+    (8.4494, 2.0)
+    """
+    epsilon = positive("epsilon", epsilon)
+    delta = in_open_unit("delta", delta)
+    bound = positive("bound", bound)
+    entries = positive_int("entries", entries)
+    horizon = positive_int("horizon", horizon)
+    if sampler not in ("lattice", "float"):
+        raise ValueError(f"invalid argument `sampler`: must be 'lattice' or 'float', got {sampler!r}")
+    sensitivity = 2.0 * bound
+    sigma, accounted, exponent = _one_release_sigma(
+        epsilon, delta, sensitivity, sampler=sampler, coordinates=entries, dim=float(entries), kind="gaussian",
+        sum_bound=horizon * bound,
+    )
+    if not math.isfinite(sigma):
+        raise ValueError(f"invalid argument `epsilon`: {epsilon!r} gives a noise too large to use")
+    return EpochCounterCalibration(
+        epsilon=epsilon, delta=delta, bound=bound, horizon=horizon, entries=entries, sampler=sampler,
+        sensitivity=sensitivity, sigma=sigma, lattice_exponent=exponent,
+        zcdp_rho=sensitivity**2 / (2.0 * accounted**2),
     )

@@ -27,6 +27,10 @@ use crate::rng::{SeedSequence, StreamRng};
 /// Largest ratio between consecutive epoch ends accepted.
 pub const MAX_RATIO: f64 = 64.0;
 
+/// First byte of a serialized epoch counter, then its format version.
+pub const EPOCH_STATE_TAG: u8 = b'E';
+const EPOCH_STATE_VERSION: u8 = 1;
+
 /// The end of the epoch after the one ending at `end` (rounds), for
 /// epochs growing by `ratio`: max(end + 1, ceil(ratio * end)), capped at
 /// `horizon`.
@@ -246,6 +250,55 @@ impl EpochCounter {
         self.rng = seeds.stream("epoch");
     }
 
+    /// This (fresh) counter drawing from the operating system (`true`) or
+    /// its seeded stream.
+    pub fn with_os_entropy(mut self, os_entropy: bool) -> Result<Self> {
+        if self.t != 0 {
+            return Err(Error::State("the entropy source must be chosen before the first addition".into()));
+        }
+        if os_entropy {
+            self.use_os_entropy()?;
+        }
+        Ok(self)
+    }
+
+    /// Shape of each value (and of the release).
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// The lattice exponent j of lattice noise (None: floating-point noise).
+    pub fn secure_exponent(&self) -> Option<i32> {
+        self.noise.lattice().map(|s| s.exponent())
+    }
+
+    /// The whole state (the current epoch's exact sum, the released sum,
+    /// the generator). As secret as the data.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = vec![EPOCH_STATE_TAG, EPOCH_STATE_VERSION];
+        out.extend(crate::state::encode(self));
+        out
+    }
+
+    /// Restores a counter written by [`EpochCounter::to_bytes`]; refuses a
+    /// state whose parts disagree with the counter its configuration builds.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        match bytes {
+            [EPOCH_STATE_TAG, EPOCH_STATE_VERSION, body @ ..] => {
+                let c: EpochCounter = crate::state::decode(body)?;
+                let fresh = |c: &EpochCounter| {
+                    EpochCounter::new(&c.shape, c.horizon, c.noise, c.first, c.ratio, &SeedSequence::from_seed(0))
+                };
+                let reference =
+                    fresh(&c).map_err(|e| Error::Decode(format!("invalid epoch counter configuration: {e}")))?;
+                c.check_restored(&reference)?;
+                Ok(c)
+            }
+            [EPOCH_STATE_TAG, v, ..] => Err(Error::Decode(format!("unknown epoch counter state version {v}"))),
+            _ => Err(Error::Decode("not an epoch counter state".into())),
+        }
+    }
+
     /// The epoch end that follows `epochs` released epochs.
     fn end_after(&self, epochs: u32) -> Option<u64> {
         let mut end = self.first.min(self.horizon);
@@ -398,6 +451,29 @@ mod tests {
         assert!(bad.check_restored(&reference).is_err());
         let other = EpochCounter::new(&[2], 50, NoiseSpec::Gaussian { sigma: 1.0 }, 3, 2.0, &seeds).unwrap();
         assert!(c.check_restored(&other).is_err());
+    }
+
+    #[test]
+    fn state_round_trip_continues_exactly_and_bad_states_are_refused() {
+        let seeds = SeedSequence::from_seed(11);
+        let mut c = EpochCounter::new(&[2, 2], 30, NoiseSpec::Gaussian { sigma: 1.0 }, 3, 2.0, &seeds).unwrap();
+        for _ in 0..7 {
+            c.add(&[1.0, 0.5, 0.5, 2.0]).unwrap();
+        }
+        let bytes = c.to_bytes();
+        let mut back = EpochCounter::from_bytes(&bytes).unwrap();
+        assert_eq!(back.release(), c.release());
+        for _ in 0..10 {
+            c.add(&[1.0, 0.0, 0.0, 1.0]).unwrap();
+            back.add(&[1.0, 0.0, 0.0, 1.0]).unwrap();
+        }
+        assert_eq!(back.release(), c.release());
+        assert!(EpochCounter::from_bytes(&bytes[..bytes.len() - 3]).is_err());
+        assert!(EpochCounter::from_bytes(&[EPOCH_STATE_TAG, 99]).is_err());
+        assert!(EpochCounter::from_bytes(b"F").is_err());
+        let mut bad = c.clone();
+        bad.t = 2;
+        assert!(EpochCounter::from_bytes(&bad.to_bytes()).is_err());
     }
 
     #[test]

@@ -7,7 +7,7 @@ use super::arrays::{expect_shape, row_major, zeroed};
 use super::errors::IntoPy;
 use super::noise::Noise;
 use crate::counter::tree::{Padding, TreeCounter};
-use crate::counter::{Factorization, FactorizationCounter};
+use crate::counter::{EpochCounter, Factorization, FactorizationCounter};
 use crate::error::Error;
 use crate::noise::{fill_gaussian, fill_laplace, fill_symmetric_gaussian, NoiseSpec, WishartSampler};
 use crate::rng::SeedSequence;
@@ -257,6 +257,48 @@ engine_methods! {
     }
 }
 
+/// Continual counter releasing each geometric epoch's sum once (see
+/// `dpbandits.mechanisms.EpochCounter`).
+#[pyclass(module = "dpbandits._core", name = "EpochCounter")]
+pub struct PyEpochCounter {
+    inner: EpochCounter,
+}
+
+engine_methods! {
+    PyEpochCounter { inner: EpochCounter }, restore _restore_epoch_counter, shared [counter, state],
+    getters [epochs: u32];
+
+    #[new]
+    #[pyo3(signature = (shape, horizon, noise, first_epoch, epoch_ratio, seed=None, os_entropy=false))]
+    fn new(
+        shape: Vec<usize>,
+        horizon: u64,
+        noise: Noise,
+        first_epoch: u64,
+        epoch_ratio: f64,
+        seed: Option<u64>,
+        os_entropy: bool,
+    ) -> PyResult<Self> {
+        let inner = EpochCounter::new(&shape, horizon, noise.0, first_epoch, epoch_ratio, &seeds(seed)?).py_err()?;
+        let inner = inner.with_os_entropy(os_entropy).py_err()?;
+        Ok(PyEpochCounter { inner })
+    }
+
+    /// Draws all future epoch noise from a new root (`None`:
+    /// operating-system entropy); released epochs are kept.
+    #[pyo3(signature = (seed=None))]
+    fn reseed(&mut self, seed: Option<u64>) -> PyResult<()> {
+        self.inner.reseed(&seeds(seed)?);
+        Ok(())
+    }
+
+    /// (first epoch length n_0, growth ratio r).
+    #[getter]
+    fn schedule(&self) -> (u64, f64) {
+        self.inner.schedule()
+    }
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sample_laplace, m)?)?;
     m.add_function(wrap_pyfunction!(sample_gaussian, m)?)?;
@@ -264,5 +306,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sample_wishart, m)?)?;
     PyTreeCounter::register(m)?;
     PyFactorizationCounter::register(m)?;
+    PyEpochCounter::register(m)?;
     Ok(())
 }
