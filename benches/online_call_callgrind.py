@@ -36,6 +36,7 @@ def cases(n: int) -> dict[str, tuple[object, object, object]]:
     import dpbandits as dp
 
     h = 10 * n
+    features = np.array([[1.0, 0.0], [0.0, 1.0], [0.7, 0.7], [0.5, 0.2], [0.2, 0.5], [0.9, 0.1]])
     def karmed(name: str, eps: tuple[float, ...]) -> tuple[object, object, object]:
         cls = getattr(dp, name)
         return b.indexed(lambda: cls(5, h, *eps, seed=0), n)
@@ -79,6 +80,12 @@ def cases(n: int) -> dict[str, tuple[object, object, object]]:
         "AdaPTT (5)": b.indexed(lambda: dp.AdaPTT(5, 0.01, 1.0, max_samples=h, seed=0), n),
         "TopTwoBAI (5)": b.indexed(lambda: dp.TopTwoBAI(5, 0.01, max_samples=h, seed=0), n),
         "CTBTT (5)": b.indexed(lambda: dp.CTBTT(5, 0.01, 1.0, max_samples=h, seed=0), n),
+        "AdaPTTStar (5)": b.indexed(lambda: dp.AdaPTTStar(5, 0.01, 1.0, max_samples=h, seed=0), n),
+        # Fixed budget: the budget outlasts the rounds (one phase of 5 arms).
+        "DPBAI (5)": b.indexed(lambda: dp.DPBAI(5, h, 1.0, seed=0), n),
+        "DPBAI (5) update(arm, r)": b.named(lambda: dp.DPBAI(5, h, 1.0, seed=0), n),
+        "LinearDPBAI (6 x 2)": b.indexed(lambda: dp.LinearDPBAI(features, h, 1.0, seed=0), n),
+        "SequentialHalving (5)": b.indexed(lambda: dp.SequentialHalving(5, h, seed=0), n),
     }
     out.update({f"{name} (5)": case for name, case in k5.items()})
     del np

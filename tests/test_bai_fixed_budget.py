@@ -256,6 +256,160 @@ def test_checkpoint_round_trip_fork_and_corruption(tmp_path) -> None:  # type: i
         LinearDPBAI.load(tmp_path / "bad.ckpt")
 
 
+def test_online_call_is_the_engines() -> None:
+    # select / update are the engine's methods bound to the learner (one
+    # Rust call, the lock taken there), also after a pickle round trip and a
+    # checkpoint restore; the lock is the engine's.
+    learner = DPBAI(3, 60, 1.0, seed=0)
+    for lr in (learner, pickle.loads(pickle.dumps(learner))):
+        assert lr.select.__self__ is lr._engine and lr.update.__self__ is lr._engine
+        assert lr.lock is lr._engine.lock
+    assert pickle.loads(pickle.dumps(learner)).lock is not learner.lock
+    # The state pickled when the engine was a plain attribute, with the
+    # outstanding counts beside it, restores bound.
+    arm = learner.select()
+    state = pickle.loads(pickle.dumps(learner.__getstate__()))  # its own engine
+    state["_engine"] = state.pop("_armed")
+    state["_outstanding"] = [int(arm == a) for a in range(3)]
+    old = DPBAI.__new__(DPBAI)
+    old.__setstate__(state)
+    assert old.select.__self__ is old._engine and "_outstanding" not in old.__dict__
+    assert old.outstanding == [arm]
+    old.update(0.5)
+    assert old.samples == 1 and learner.samples == 0
+
+
+def test_online_call_refusals_name_the_value() -> None:
+    learner = DPBAI(3, 60, 1.0, seed=0)
+    with pytest.raises(StateError, match=r"exactly one outstanding selection, got 0 \(arms \[\]\)"):
+        learner.update(0.5)  # nothing outstanding
+    with pytest.raises(StateError, match="arm 1 has no outstanding selection: a fixed-budget phase"):
+        learner.update(1, 0.5)
+    first, second = learner.select(), learner.select()
+    with pytest.raises(StateError, match=rf"got 2 \(arms \[{min(first, second)}, {max(first, second)}\]\)"):
+        learner.update(0.5)  # two outstanding: the arm must be named
+    refusals: list[tuple[tuple[object, ...], type[Exception], str]] = [
+        ((7, 0.5), ValueError, r"`arm`: must lie in \[0, 3\), got 7"),
+        ((-1, 0.5), ValueError, r"`arm`: must lie in \[0, 3\), got -1"),
+        ((10**30, 0.5), ValueError, r"`arm`: must lie in \[0, 3\)"),
+        ((np.int64(3), 0.5), ValueError, r"`arm`: must lie in \[0, 3\)"),
+        ((True, 0.5), TypeError, "`arm`: expected an integer, got True"),
+        ((np.bool_(False), 0.5), TypeError, "`arm`: expected an integer"),
+        ((1.0, 0.5), TypeError, "`arm`: expected an integer, got 1.0"),
+        (("0", 0.5), TypeError, "`arm`: expected an integer, got '0'"),
+        ((None, 0.5), TypeError, "`arm`: expected an integer, got None"),
+        ((first, math.nan), ValueError, r"`reward`: must be finite and in \[0, 1\], got nan"),
+        ((first, math.inf), ValueError, r"`reward`: must be finite and in \[0, 1\], got inf"),
+        ((first, 1.5), ValueError, r"`reward`: must be finite and in \[0, 1\], got 1.5"),
+        ((first, -0.1), ValueError, r"got -0.1"),
+        ((first, 2), ValueError, r"`reward`: must be finite and in \[0, 1\], got 2"),
+        ((first, 10**400), ValueError, r"`reward`: must be finite and in \[0, 1\]"),  # never an OverflowError
+        ((first, np.float32(np.nan)), ValueError, "`reward`: must be finite"),
+        ((first, True), TypeError, "`reward`: expected a real number, got bool"),
+        ((first, "0.5"), TypeError, "`reward`: expected a real number, got str"),
+        ((first, None), TypeError, "`reward`: expected a real number, got NoneType"),
+        ((first, np.array([0.5])), TypeError, "`reward`: expected a real number"),
+        ((), TypeError, "missing 1 required positional argument"),
+        ((first, 0.5, 0.5), TypeError, "takes from 1 to 2 positional arguments"),
+    ]
+    for args, exc, message in refusals:
+        with pytest.raises(exc, match=message):
+            learner.update(*args)
+    for kwargs in ({"arm": first, "reward": 0.5}, {"reward": 0.5}):
+        with pytest.raises(TypeError):
+            learner.update(*([first] if len(kwargs) == 1 else []), **kwargs)  # positional only
+    # Refused calls record nothing.
+    assert (learner.t, learner.samples, sorted(learner.outstanding)) == (2, 0, sorted([first, second]))
+    # Other real numbers are rewards: a NumPy scalar, an int, a fraction.
+    from fractions import Fraction
+
+    learner.update(np.int64(first), np.float32(0.25))
+    learner.update(second, Fraction(1, 2))
+    arm = learner.select()
+    learner.update(1)
+    assert (learner.samples, learner.outstanding) == (3, [])
+    with pytest.raises(StateError, match="no outstanding"):
+        learner.update(arm, 0)
+
+
+def test_public_call_equals_the_engine_call() -> None:
+    # The bound online call and the engine's own select / observe give the
+    # same run, sample for sample (one engine, one protocol).
+    for make in (lambda: DPBAI(5, 400, 1.0, seed=8), lambda: LinearDPBAI(ARMS, 600, 1.0, sampler="float", seed=8)):
+        a, b = make(), make()
+        rng = np.random.default_rng(2)
+        while not a.finished:
+            y = float(rng.random())
+            arm = a.select()
+            a.update(y) if a.t % 2 else a.update(arm, y)
+            e = b._engine
+            assert e.select() == arm
+            e.observe(arm, y)
+        assert b.finished and a.recommendation == b.recommendation
+        np.testing.assert_array_equal(a.released_means(), b.released_means())
+
+
+def test_threads_share_a_learner_without_losing_a_reward() -> None:
+    # 8 threads call select and update(arm, reward) on one learner with no
+    # lock of their own: every call takes the learner's lock once, so no
+    # reward is lost or counted twice. A thread that finds the phase
+    # waiting for the others' rewards retries. Without noise and with a
+    # reward fixed by the arm, the run equals the one-thread run.
+    import threading
+
+    def reward(arm: int) -> float:
+        return (arm + 1) / 8
+
+    learner, alone = SequentialHalving(6, 600, seed=4), SequentialHalving(6, 600, seed=4)
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(8)
+
+    def worker() -> None:
+        try:
+            barrier.wait()
+            while not learner.finished:
+                try:
+                    arm = learner.select()
+                except StateError:
+                    continue  # the phase waits for another thread's reward, or the budget is used
+                learner.update(arm, reward(arm))
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(timeout=120)
+    assert not errors, errors
+    while not alone.finished:
+        arm = alone.select()
+        alone.update(arm, reward(arm))
+    assert learner.t == learner.samples == 600 and learner.outstanding == []
+    assert learner.recommendation == alone.recommendation == 5
+    np.testing.assert_array_equal(learner.released_means(), alone.released_means())
+    np.testing.assert_array_equal(learner.pulls(), alone.pulls())
+
+
+def test_checkpoint_outstanding_selections_must_match_the_engine(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    learner = DPBAI(3, 60, 1.0, seed=1)
+    held = [learner.select(), learner.select()]
+    learner._restore_extra({"outstanding": [int(c) for c in learner._engine.outstanding_by_arm()]})
+    counts = [0, 0, 0]
+    for a in held:
+        counts[a] += 1
+    assert learner._checkpoint_extra() == {"outstanding": counts}
+    moved = counts[1:] + counts[:1]  # the same number, other arms
+    with pytest.raises(CheckpointError, match="outstanding"):
+        learner._restore_extra({"outstanding": moved})
+    learner.save(tmp_path / "a.ckpt")
+    restored = DPBAI.load(tmp_path / "a.ckpt", replay=True)
+    assert sorted(restored.outstanding) == sorted(held)
+    for a in held:
+        restored.update(a, 0.5)
+    assert restored.samples == 2
+
+
 def test_top_level_exports() -> None:
     assert dp.DPBAI is DPBAI and dp.LinearDPBAI is LinearDPBAI and dp.SequentialHalving is SequentialHalving
 

@@ -1,6 +1,7 @@
 """One learner of each new family (PrivateUCB, EliminationLinearBandit,
-PrivateFTRL, EXP2) shared by 8 threads calling select/update under the
-documented lock discipline (``with learner.lock: select; update``) stays
+PrivateFTRL, EXP2, the fixed-budget best-arm identifiers DPBAI,
+LinearDPBAI and SequentialHalving) shared by 8 threads calling
+select/update under the documented lock discipline (``with learner.lock: select; update``) stays
 consistent: t equals the number of updates, no update is lost, no crash,
 and the run replays exactly in the recorded order."""
 
@@ -12,7 +13,8 @@ import pytest
 from _learner_drivers import DRIVERS
 
 THREADS, ROUNDS = 8, 25
-FAMILIES = ["PrivateUCB", "EliminationLinearBandit", "PrivateFTRL", "EXP2"]
+FAMILIES = ["PrivateUCB", "EliminationLinearBandit", "PrivateFTRL", "EXP2", "DPBAI", "LinearDPBAI",
+            "SequentialHalving"]
 
 
 @pytest.mark.parametrize("name", FAMILIES)

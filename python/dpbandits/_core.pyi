@@ -1467,11 +1467,25 @@ class FixedBudgetBaiEngine:
         seed: int | None = None,
     ) -> Self: ...
     def select(self) -> int:
-        """The next arm to pull."""
+        """The next arm to pull, outstanding until its reward arrives."""
     def select_many(self, n: int) -> NDArray[np.int64]:
         """``n`` decisions in a row (none when the phase has fewer left)."""
+    @overload
+    def update(self, arm_or_reward: float, /) -> None:
+        """``update(reward)``: the one outstanding selection's reward in [0, 1]."""
+    @overload
+    def update(self, arm_or_reward: int, reward: float, /) -> None:
+        """``update(arm, reward)``: a reward in [0, 1] of an outstanding selection of ``arm``."""
+    @property
+    def outstanding(self) -> int:
+        """Selections not yet answered by a reward."""
+    def outstanding_by_arm(self) -> NDArray[np.uint64]:
+        """Per arm, the outstanding selections."""
+    @property
+    def lock(self) -> EngineLock:
+        """The lock every method takes (reentrant; as ``threading.RLock``)."""
     def observe(self, arm: int, reward: float) -> None:
-        """Records a reward in [0, 1] of ``arm``."""
+        """The engine's own call: records a reward in [0, 1] of ``arm``."""
     def observe_many(self, arms: NDArray[np.int64], rewards: NDArray[np.float64]) -> None:
         """Records the pairs in order."""
     @property

@@ -49,8 +49,10 @@ only when all its rewards are in: ``select`` past a phase's selections
 raises :class:`~dpbandits.errors.StateError` naming the outstanding
 rewards (the next phase's arms depend on them). A reward of an arm with
 no outstanding selection is refused. Rewards must lie in [0, 1].
-``learner.simulate(means, reps, seed)`` runs replicates on Bernoulli arms
-in Rust.
+``select`` and ``update`` are the engine's own methods, bound to the
+learner: one Rust call each, which takes ``learner.lock`` (a
+reentrant lock, as ``threading.RLock``) once. ``learner.simulate(means,
+reps, seed)`` runs replicates on Bernoulli arms in Rust.
 
 What is reconstructed. The text we could reach (the abstract, the
 reviews of the ICLR submission) names Algorithm 1, Definition 3.1 (the
@@ -78,9 +80,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from dpbandits import _core
 from dpbandits._sizes import check_bytes
-from dpbandits._validation import positive, positive_int, real, seed_or_none
+from dpbandits._validation import positive, positive_int, seed_or_none
 from dpbandits.errors import CheckpointError, StateError
-from dpbandits.learners.online import LearnerBase
+from dpbandits.learners.online import EngineMethods
 from dpbandits.noise import NoiseWire
 from dpbandits.privacy.azize import lattice_laplace_epsilon
 from dpbandits.privacy.fixed_budget_bai import phase_sum_laplace_scale
@@ -157,29 +159,35 @@ def _budget(budget: Any) -> int:
     return b
 
 
-class _FixedBudgetBAI(LearnerBase):
+class _FixedBudgetBAI(EngineMethods):
     """What the fixed-budget learners share: the online protocol, the
-    read-outs, checkpoints and simulation (module docstring)."""
+    read-outs, checkpoints and simulation (module docstring).
+
+    Threads: the engine holds the lock (:attr:`lock`, a reentrant lock
+    with the ``threading.RLock`` interface) and takes it once per call, in
+    Rust; ``select`` and ``update`` are the engine's own methods, bound to
+    the learner (no Python frame per call), with the checks and messages
+    of the methods below. Hold ``learner.lock`` across a
+    ``select``/``update(reward)`` pair from several threads, or use
+    ``update(arm, reward)``."""
 
     k: int
     budget: int
     _args: dict[str, Any]
 
-    # -- the online protocol ------------------------------------------------
-    def _outstanding_counts(self) -> list[int]:
-        counts = self.__dict__.get("_outstanding")
-        if counts is None:
-            counts = self.__dict__.setdefault("_outstanding", [0] * self.k)
-        return counts  # type: ignore[no-any-return]
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        if "_armed" not in state:  # pickled when the engine was a plain attribute
+            state = {**state, "_armed": state["_engine"]}
+            state.pop("_engine")
+            state.pop("_outstanding", None)  # now in the engine bytes
+        super().__setstate__(state)
 
+    # -- the online protocol ------------------------------------------------
     def select(self) -> int:
         """The arm (0 <= arm < k) to pull next; counted as outstanding.
         StateError once the budget's phases are done, or while the phase's
         selections are made and some of their rewards are outstanding."""
-        with self.lock:
-            arm = int(self._engine.select())
-            self._outstanding_counts()[arm] += 1
-        return arm
+        return int(self._engine.select())
 
     def select_many(self, n: int) -> NDArray[np.int64]:
         """``n`` decisions in a row (no reward in between), as int64; each
@@ -188,19 +196,14 @@ class _FixedBudgetBAI(LearnerBase):
         n = int(n) if isinstance(n, (int, np.integer)) and not isinstance(n, bool) else -1
         if n < 0:
             raise ValueError("invalid argument `n`: must be an integer >= 0")
-        with self.lock:
-            arms: NDArray[np.int64] = self._engine.select_many(n)
-            counts = self._outstanding_counts()
-            for a in arms:
-                counts[int(a)] += 1
+        arms: NDArray[np.int64] = self._engine.select_many(n)
         return arms
 
     @property
     def outstanding(self) -> list[int]:
         """The arms of selections not yet updated, one entry per selection."""
-        with self.lock:
-            counts = self._outstanding_counts()
-            return [a for a in range(self.k) for _ in range(counts[a])]
+        counts = self._engine.outstanding_by_arm()
+        return [int(a) for a in np.repeat(np.arange(self.k), counts.astype(np.int64))]
 
     @property
     def clipped_rewards(self) -> int:
@@ -212,30 +215,10 @@ class _FixedBudgetBAI(LearnerBase):
         selection of ``arm`` (any order within the phase);
         ``update(reward)`` when exactly one selection is outstanding
         (StateError otherwise, naming them). A reward of an arm with no
-        outstanding selection is refused (StateError)."""
-        with self.lock:
-            if len(args) == 1:
-                pending = self.outstanding
-                if len(pending) != 1:
-                    raise StateError(
-                        f"update(reward) needs exactly one outstanding selection, got {len(pending)} "
-                        f"(arms {pending[:10]}); call update(arm, reward)"
-                    )
-                arm, reward = pending[0], args[0]
-            elif len(args) == 2:
-                arm, reward = args
-            else:
-                raise TypeError("update takes (arm, reward) or (reward)")
-            a = self._arm(arm)
-            r = real("reward", reward)
-            if not (math.isfinite(r) and 0.0 <= r <= 1.0):
-                raise ValueError(f"invalid argument `reward`: must be finite and in [0, 1], got {reward!r}")
-            counts = self._outstanding_counts()
-            if counts[a] == 0:
-                raise StateError(f"arm {a} has no outstanding selection: a fixed-budget phase takes only the "
-                                 "rewards of the pulls it scheduled")
-            self._engine.observe(a, r)
-            counts[a] -= 1
+        outstanding selection is refused (StateError). The arm is an int
+        or a NumPy integer (not a bool), the reward a real number; a
+        refused call records nothing."""
+        self._engine.update(*args)
 
     def update_many(
         self, arms: Sequence[int] | NDArray[np.int64], rewards: Sequence[float] | NDArray[np.float64]
@@ -256,21 +239,12 @@ class _FixedBudgetBAI(LearnerBase):
         if not np.all(np.isfinite(r) & (r >= 0.0) & (r <= 1.0)):
             raise ValueError("invalid argument `rewards`: must be finite and in [0, 1]")
         with self.lock:
-            counts = self._outstanding_counts()
+            counts = self._engine.outstanding_by_arm().astype(np.int64)
             need = np.bincount(a, minlength=self.k)
-            if np.any(need > np.asarray(counts)):
-                arm = int(np.argmax(need > np.asarray(counts)))
+            if np.any(need > counts):
+                arm = int(np.argmax(need > counts))
                 raise StateError(f"arm {arm} gets more rewards than it has outstanding selections")
             self._engine.observe_many(np.ascontiguousarray(a), np.ascontiguousarray(r))
-            for arm in a:
-                counts[int(arm)] -= 1
-
-    def _arm(self, arm: Any) -> int:
-        if isinstance(arm, bool) or not isinstance(arm, (int, np.integer)):
-            raise TypeError(f"invalid argument `arm`: expected an integer, got {arm!r}")
-        if not 0 <= int(arm) < self.k:
-            raise ValueError(f"invalid argument `arm`: must lie in [0, {self.k}), got {arm!r}")
-        return int(arm)
 
     # -- serving ------------------------------------------------------------
     def policy(self) -> BAIPolicy:
@@ -351,16 +325,17 @@ class _FixedBudgetBAI(LearnerBase):
 
     # -- checkpoints, forks, simulation -------------------------------------
     def _checkpoint_extra(self) -> dict[str, Any]:
-        return {"outstanding": list(self._outstanding_counts())}
+        return {"outstanding": [int(c) for c in self._engine.outstanding_by_arm()]}
 
     def _restore_extra(self, extra: Mapping[str, Any]) -> None:
         counts = extra.get("outstanding", [0] * self.k)
         if (not isinstance(counts, list) or len(counts) != self.k
                 or not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in counts)):
             raise CheckpointError(f"the checkpoint's outstanding selections are not {self.k} counts >= 0")
-        if sum(counts) != int(self._engine.t) - int(self._engine.samples):
+        # The engine bytes hold the outstanding selections; the header's
+        # copy must name the same ones.
+        if counts != [int(c) for c in self._engine.outstanding_by_arm()]:
             raise CheckpointError("the checkpoint's outstanding selections do not match its engine")
-        self.__dict__["_outstanding"] = list(counts)
 
     def reseed(self, seed: int | None = None) -> None:
         """Draws future noise from ``seed``."""
@@ -392,7 +367,6 @@ class _FixedBudgetBAI(LearnerBase):
         """A fresh learner whose engine is the one :meth:`simulate` runs as replicate ``index``."""
         twin = self._clone()
         twin._engine = self._engine._replicate(seed, index)
-        twin.__dict__["_outstanding"] = [0] * self.k
         return twin
 
 

@@ -36,7 +36,7 @@ from dpbandits._validation import (
     seed_or_none,
 )
 from dpbandits.errors import CheckpointError, LinearRegretWarning
-from dpbandits.learners.online import LearnerBase
+from dpbandits.learners.online import EngineMethods
 from dpbandits.noise import NoiseWire
 from dpbandits.privacy.factorization import counter_choice, counter_parameters
 from dpbandits.privacy.guarantees import Guarantee
@@ -109,7 +109,7 @@ def _gamma(gamma: float | None, horizon: int) -> float:
     return 1.0 / horizon if gamma is None else in_open_unit("gamma", gamma)
 
 
-class KArmedLearner(LearnerBase):
+class KArmedLearner(EngineMethods):
     """The online protocol of every K-armed learner (decision set of a
     simulation: ``DecisionSet{k, d: 0}``)::
 
@@ -189,38 +189,8 @@ class KArmedLearner(LearnerBase):
     k: int
     horizon: int
 
-    # The engine. Assigning it binds the learner's ``select`` and ``update``
-    # to the engine's methods (instance attributes shadow the methods below,
-    # which document them and delegate): validation, the lock and the
-    # protocol then cost one Rust call.
-    @property  # type: ignore[override]
-    def _engine(self) -> Any:
-        return self.__dict__["_armed"]
-
-    @_engine.setter
-    def _engine(self, engine: Any) -> None:
-        d = self.__dict__
-        d["_armed"] = engine
-        d["select"] = engine.select
-        d["update"] = engine.update
+    def _bind(self, engine: Any) -> None:
         engine._set_label(type(self).__name__)  # named in its clipped-reward warning
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = super().__getstate__()
-        state.pop("select", None)  # bound to this engine; rebound on unpickling
-        state.pop("update", None)
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        self._engine = self.__dict__["_armed"]
-
-    @property
-    def lock(self) -> _core.EngineLock:  # type: ignore[override]
-        """This learner's reentrant lock, held by every engine call (``select``,
-        ``update``, the batch forms, ``save``); as ``threading.RLock``."""
-        lock: _core.EngineLock = self._engine.lock
-        return lock
 
     def select(self) -> int:
         """The arm (0 <= arm < k) to pull: the algorithm's current proposal,

@@ -938,3 +938,43 @@ class OnlineLearner(BoundOnlineCall, LearnerBase):
     def t(self) -> int:
         """Rounds recorded so far."""
         return int(self._engine.t)
+
+
+class EngineMethods(LearnerBase):
+    """A learner whose ``select`` and ``update`` are its engine's own
+    methods (the K-armed and fixed-budget learners): assigning the engine
+    binds them to the learner as instance attributes, which shadow the
+    class's methods (those document them and delegate), so validation, the
+    lock and the protocol cost one Rust call. The engine holds the lock."""
+
+    @property  # type: ignore[override]
+    def _engine(self) -> Any:
+        return self.__dict__["_armed"]
+
+    @_engine.setter
+    def _engine(self, engine: Any) -> None:
+        d = self.__dict__
+        d["_armed"] = engine
+        d["select"] = engine.select
+        d["update"] = engine.update
+        self._bind(engine)
+
+    def _bind(self, engine: Any) -> None:
+        """What a new engine needs from its learner beyond the binding (nothing here)."""
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        state.pop("select", None)  # bound to this engine; rebound on unpickling
+        state.pop("update", None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        self._engine = self.__dict__["_armed"]
+
+    @property
+    def lock(self) -> _core.EngineLock:  # type: ignore[override]
+        """This learner's reentrant lock, held by every engine call (``select``,
+        ``update``, the batch forms, ``save``); as ``threading.RLock``."""
+        lock: _core.EngineLock = self._engine.lock
+        return lock

@@ -374,8 +374,51 @@ impl FixedBudgetBai {
         Ok(arm)
     }
 
-    /// Records a reward of `arm` (which must have an outstanding selection).
-    pub fn observe(&mut self, arm: usize, reward: f64) -> Result<()> {
+    /// Selections made and not yet answered by a reward (all in the
+    /// current phase: a phase ends only when all its rewards are in).
+    pub fn outstanding(&self) -> u64 {
+        self.t - self.samples
+    }
+
+    /// The arms with outstanding selections and their number, ascending by arm.
+    pub fn outstanding_by_arm(&self) -> Vec<(usize, u64)> {
+        let mut out: Vec<(usize, u64)> = (self.plan.pulled.iter().zip(self.selected.iter().zip(&self.observed)))
+            .filter(|(_, (s, o))| s > o)
+            .map(|(&a, (s, o))| (a, s - o))
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
+    /// The arm of the one outstanding selection, when exactly one is (the
+    /// latest selection's slot looked at first).
+    pub fn sole_outstanding(&self) -> Option<usize> {
+        if self.outstanding() != 1 {
+            return None;
+        }
+        let open = |j: usize| self.observed[j] < self.selected[j];
+        let j = self.last_slot().filter(|&j| open(j)).or_else(|| (0..self.plan.pulled.len()).find(|&j| open(j)));
+        j.map(|j| self.plan.pulled[j])
+    }
+
+    /// The index among the phase's pulled arms of the latest selection.
+    #[inline]
+    fn last_slot(&self) -> Option<usize> {
+        let n = self.plan.pulled.len() as u64;
+        (n > 0 && self.cursor > 0).then(|| ((self.cursor - 1) % n) as usize)
+    }
+
+    /// The index of `arm` among the phase's pulled arms: the latest
+    /// selection's first (the usual case), then the others.
+    #[inline]
+    fn slot(&self, arm: usize) -> Option<usize> {
+        match self.last_slot() {
+            Some(j) if self.plan.pulled[j] == arm => Some(j),
+            _ => self.plan.pulled.iter().position(|&a| a == arm),
+        }
+    }
+
+    fn check_observation(&self, arm: usize, reward: f64) -> Result<()> {
         let k = self.config.k;
         if arm >= k {
             return Err(Error::invalid("arm", format!("must be < {k}, got {arm}")));
@@ -383,7 +426,23 @@ impl FixedBudgetBai {
         if !(0.0..=1.0).contains(&reward) {
             return Err(Error::invalid("reward", format!("must lie in [0, 1], got {reward}")));
         }
-        let Some(j) = self.plan.pulled.iter().position(|&a| a == arm) else {
+        Ok(())
+    }
+
+    /// Records a reward of `arm` when it has an outstanding selection;
+    /// `Ok(false)`, nothing recorded, when it has none.
+    pub fn observe_outstanding(&mut self, arm: usize, reward: f64) -> Result<bool> {
+        self.check_observation(arm, reward)?;
+        match self.slot(arm) {
+            Some(j) if self.observed[j] < self.selected[j] => self.record(j, reward).map(|()| true),
+            _ => Ok(false),
+        }
+    }
+
+    /// Records a reward of `arm` (which must have an outstanding selection).
+    pub fn observe(&mut self, arm: usize, reward: f64) -> Result<()> {
+        self.check_observation(arm, reward)?;
+        let Some(j) = self.slot(arm) else {
             return Err(Error::State(format!(
                 "arm {arm} has no outstanding selection: phase {} pulls only arms {:?}",
                 self.phase + 1,
@@ -393,6 +452,12 @@ impl FixedBudgetBai {
         if self.observed[j] >= self.selected[j] {
             return Err(Error::State(format!("arm {arm} has no outstanding selection")));
         }
+        self.record(j, reward)
+    }
+
+    /// Adds a checked reward to the open sum of the `j`-th pulled arm
+    /// (its release when the arm's quota is in).
+    fn record(&mut self, j: usize, reward: f64) -> Result<()> {
         if self.lattice.is_some() {
             #[allow(clippy::float_cmp)] // exact lattice points
             let steps = if reward == 1.0 {
@@ -656,6 +721,29 @@ mod tests {
         assert_eq!((c.phase_budget(0), c.phase_budget(1), c.phase_budget(2)), (334, 333, 333));
         assert!(FixedBudgetBai::new(karmed(5, 12, NoiseSpec::Zero), &SeedSequence::from_seed(0)).is_err());
         assert!(FixedBudgetBai::new(karmed(5, 15, NoiseSpec::Zero), &SeedSequence::from_seed(0)).is_ok());
+    }
+
+    #[test]
+    fn outstanding_selections_are_counted_per_arm() {
+        let mut e = FixedBudgetBai::new(karmed(3, 60, NoiseSpec::Zero), &SeedSequence::from_seed(0)).unwrap();
+        assert_eq!((e.outstanding(), e.outstanding_by_arm()), (0, vec![]));
+        let (a, b, c) = (e.select_arm().unwrap(), e.select_arm().unwrap(), e.select_arm().unwrap());
+        e.select_arm().unwrap(); // round robin: arm `a` again
+        assert_eq!(e.outstanding(), 4);
+        let mut want = vec![(a, 2), (b, 1), (c, 1)];
+        want.sort_unstable();
+        assert_eq!(e.outstanding_by_arm(), want);
+        assert_eq!(e.sole_outstanding(), None); // four
+        assert!(e.observe_outstanding(b, 0.5).unwrap());
+        assert!(!e.observe_outstanding(b, 0.5).unwrap()); // none left: nothing recorded
+        assert_eq!((e.samples(), e.outstanding()), (1, 3));
+        assert!(e.observe_outstanding(a, 1.5).is_err()); // out of [0, 1]
+        assert!(e.observe_outstanding(a, f64::NAN).is_err());
+        assert!(e.observe_outstanding(3, 0.5).is_err()); // no such arm
+        assert_eq!(e.samples(), 1);
+        e.observe(a, 0.0).unwrap();
+        e.observe(c, 0.0).unwrap();
+        assert_eq!(e.sole_outstanding(), Some(a));
     }
 
     #[test]

@@ -23,6 +23,13 @@ fn raise(name: &str, msg: String, fallback: fn(String) -> PyErr) -> PyErr {
     })
 }
 
+/// `dpbandits.errors.StateError(msg)`: a refusal whose message is the
+/// learner's own (no core error's prefix).
+#[cold]
+pub fn state_error(msg: String) -> PyErr {
+    raise("StateError", msg, PyRuntimeError::new_err)
+}
+
 /// Converts a core error into the documented Python exception.
 pub fn to_py(err: Error) -> PyErr {
     let msg = err.to_string();
