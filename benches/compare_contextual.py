@@ -50,14 +50,9 @@ with status 1. The numba peers play the same loops and are checked too.
 
 Ties. Until the first release the epoch learners' policy is theta = 0 with
 the identity matrix, so every unit action of a decision set scores the
-same: the peers then choose uniformly. The library's engines take the
-argmax of the rounded scores, which depends on how the environment's rows
-round and is not uniform in direction; the regret is the same in that
-epoch, but the first release is built from other rows. For
-JointDPReweightedLinUCB this raises the mean regret at T = 3000 by about a
-quarter (557 in ``simulate``, 500 seeds, against 448 for the library with
-uniform first-epoch play in the same environment, 100 seeds: z = 6), a
-difference the default check (12 seeds) does not resolve.
+same up to the rounding of ||x||: the library's engines then choose a row
+uniformly at random (from a seeded stream of their own, not the noise
+generator), and so do the peers.
 
 Run from the repository root (needs numba for the numba column:
 ``pip install "dpbandits[bench]"``):

@@ -20,6 +20,15 @@ rounding of its index, so except at near ties). It pickles, so it
 can be shipped to other threads, processes or machines; ``version`` is the
 learner's ``policy_version`` when it was taken. A serving process refreshes
 its policy when ``learner.policy_version`` moves past ``policy.version``.
+
+Before a learner's first release (:class:`dpbandits.JointDPLinUCB` with
+``counter="epoch"`` before its first epoch ends, the batched reweighted
+learners before theirs) the policy holds the prior (V a multiple of the
+identity, u~ = 0), whose UCBs tie across rows up to the rounding of
+||x||: the policy plays their first maximum, while the learner plays a
+row uniformly at random from a stream of its own (a policy holds no
+generator). From the first release on, both play the first maximum of
+the same scores.
 """
 
 from __future__ import annotations
@@ -82,7 +91,8 @@ class LinearUCBPolicy:
 
     def select(self, decision_set: ArrayLike) -> int:
         """The row of ``decision_set`` (shape (k, d)) with the largest UCB
-        (the first of ties), as the learner selects."""
+        (the first of ties), as the learner selects (before the learner's
+        first release, which it plays uniformly at random: module docstring)."""
         with self._lock:
             return int(self._engine.select(_sets(decision_set)))
 

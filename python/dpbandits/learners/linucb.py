@@ -243,7 +243,12 @@ class JointDPLinUCB(_LinUCBBase):
       (B_w + c_k S) / sqrt(lambda_min(V_t)), with B_N, B_b, B_w
       high-probability bounds on the summed noise (B_w on n_b - N theta*
       as one Gaussian vector): the noise terms decay as the released V_t
-      grows.
+      grows. Before the first epoch ends nothing is released (V_t = c_0 I,
+      u~_t = 0: the UCBs tie across rows up to the rounding of ||x||), and
+      the learner plays a row uniformly at random, from a seeded stream of
+      its own (not the noise generator); such a decision reads no data and
+      costs no privacy. ``learner.policy()`` then holds that prior and
+      plays its first maximum.
     - ``padding`` (Wishart noise only): a release of t sums popcount(t)
       tree nodes and is topped up to m draws (Prop. 9 takes its noise to be
       W(Ltilde^2 I, m k)). ``"fresh"`` (default) draws the m - popcount(t)

@@ -413,6 +413,15 @@ class ReweightedLogisticUCB(_ReweightedLogistic):
     estimate, and the UCB of the next epoch in the geometry of the
     released Fisher information (:mod:`dpbandits.privacy.reweighted_glm`).
 
+    Before the first release (the first epoch: no released statistic to
+    read, so the prior's UCB, ||x||_{Lambda_0^-1} with Lambda_0 = I, ties
+    across rows up to the rounding of ||x||) the learner plays a row
+    uniformly at random, from a seeded stream of its own (not the noise
+    generator); such a decision reads no data and costs no privacy. From
+    the first release on it plays the first maximum of the UCB.
+    ``learner.policy()`` before the first release holds that prior and
+    plays its first maximum.
+
     Parameters
     ----------
     d:
@@ -437,7 +446,9 @@ class ReweightedLogisticUCB(_ReweightedLogistic):
         ``"clip"`` (default: rows scaled to norm L, rewards clipped to
         [0, 1]) or ``"error"``.
     seed:
-        None (default) or an integer (this learner draws no noise).
+        None (default: operating-system entropy) or an integer: the seed of
+        the uniform choice before the first release (this learner draws no
+        noise).
     ledger:
         A :class:`dpbandits.Ledger` to register the learner on at
         construction (with ``dataset``): its whole guarantee is charged
@@ -571,6 +582,11 @@ class JointDPReweightedLogisticUCB(_PrivateReweightedLogistic):
     noise on a lattice by default, for every delta in (0, 1). Decisions
     read only released values.
 
+    Before the first release the learner plays a row uniformly at random
+    (as :class:`ReweightedLogisticUCB`: the prior's UCB ties across rows;
+    a seeded stream of its own, not the noise generator; no data read, no
+    privacy cost).
+
     Parameters
     ----------
     d:
@@ -682,6 +698,11 @@ class LocalDPReweightedLogisticUCB(_PrivateReweightedLogistic):
     context and reward (:mod:`dpbandits.privacy.reweighted_glm`); the sums
     carry n_k noise draws, so the regret's privacy term grows like
     sqrt(T) / epsilon instead of 1 / epsilon.
+
+    Before the first release the learner plays a row uniformly at random
+    (as :class:`ReweightedLogisticUCB`: the prior's UCB ties across rows;
+    a seeded stream of its own, not the noise generator; no data read, no
+    privacy cost).
 
     Parameters
     ----------

@@ -84,6 +84,15 @@ class ReweightedLinUCB(_ReweightedBase):
     w = min(1, gamma_k / ||x||^2_{H_k^-1}), gamma_k = c d / n_k); see
     :mod:`dpbandits.privacy.reweighted`.
 
+    Before the first release (the first epoch: no released statistic to
+    read, so the prior's UCB, ||x||_{Lambda_0^-1} with Lambda_0 = I, ties
+    across rows up to the rounding of ||x||) the learner plays a row
+    uniformly at random, from a seeded stream of its own (not the noise
+    generator); such a decision reads no data and costs no privacy. From
+    the first release on it plays the first maximum of the UCB.
+    ``learner.policy()`` before the first release holds that prior and
+    plays its first maximum.
+
     Parameters
     ----------
     d:
@@ -108,7 +117,9 @@ class ReweightedLinUCB(_ReweightedBase):
         ``"clip"`` (default: rows scaled to norm L, rewards clipped to
         [-B, B]) or ``"error"``.
     seed:
-        None (default) or an integer (this learner draws no noise).
+        None (default: operating-system entropy) or an integer: the seed of
+        the uniform choice before the first release (this learner draws no
+        noise).
     ledger:
         A :class:`dpbandits.Ledger` to register the learner on at
         construction (with ``dataset``): its whole guarantee is charged
@@ -198,6 +209,15 @@ class JointDPReweightedLinUCB(_ReweightedBase):
     The noise is exact discrete Gaussian noise on a lattice by default
     (inputs rounded to the lattice first, the rounding accounted), for every
     delta in (0, 1). Decisions read only released values.
+
+    Before the first release (the first epoch: no released statistic to
+    read, so the prior's UCB, ||x||_{Lambda_0^-1} with Lambda_0 = I, ties
+    across rows up to the rounding of ||x||) the learner plays a row
+    uniformly at random, from a seeded stream of its own (not the noise
+    generator); such a decision reads no data and costs no privacy. From
+    the first release on it plays the first maximum of the UCB.
+    ``learner.policy()`` before the first release holds that prior and
+    plays its first maximum.
 
     ``seed``: None (default) keys the noise from the operating system; an
     integer makes it reproducible (research only). Restores and copies

@@ -8,7 +8,13 @@
 //!
 //! Its scores are computed by the kernels of the engine it came from, from
 //! the same inputs, so on the same decision set it selects the row the
-//! engine would have selected at that round, bit for bit.
+//! engine would have selected at that round, bit for bit. The exception is
+//! an engine that has released nothing yet (the epoch statistics before
+//! their first epoch ends, the reweighted engines before their first
+//! release): its policy is the prior, whose scores tie up to the rounding
+//! of ||x||; the policy plays their first maximum, the engine a row
+//! uniformly at random ([`super::PreReleaseChoice`]; a policy holds no
+//! generator).
 
 use serde::{Deserialize, Serialize};
 

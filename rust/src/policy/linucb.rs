@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use super::linear_policy::{LinearPolicy, PolicyForm};
 use super::ucb_scores::{lower_inverse, ucb_scores, InverseForm, FIXED_MAX_D};
-use super::{Learner, UcbLearner};
+use super::{Learner, PreReleaseChoice, UcbLearner};
 use crate::counter::tree::{Padding, TreeCounter};
 use crate::counter::{EpochCounter, FactorSpec, FactorizationCounter};
 use crate::env::{DecisionRows, DecisionSet};
@@ -250,10 +250,26 @@ pub struct LinUcbConfig {
 #[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum Statistics {
-    Exact { inv: RankOneInverse, u: Vec<f64>, log_det: f64 },
-    Tree { tree: TreeCounter, shift: f64 },
-    Factorized { counter: FactorizationCounter, shift: f64 },
-    Epoch { counter: EpochCounter, radius: EpochRadius },
+    Exact {
+        inv: RankOneInverse,
+        u: Vec<f64>,
+        log_det: f64,
+    },
+    Tree {
+        tree: TreeCounter,
+        shift: f64,
+    },
+    Factorized {
+        counter: FactorizationCounter,
+        shift: f64,
+    },
+    /// `choice`: the uniform choice among the rows before the first epoch
+    /// ends (no release yet; [`super::PreReleaseChoice`]).
+    Epoch {
+        counter: EpochCounter,
+        radius: EpochRadius,
+        choice: PreReleaseChoice,
+    },
 }
 
 impl Statistics {
@@ -470,6 +486,9 @@ fn refactor(chol: &mut Option<Cholesky>, v: &[f64], d: usize) -> bool {
     }
 }
 
+/// The stream of the epoch statistics' choice before their first release.
+const PRE_RELEASE_STREAM: &str = "linucb/pre_release_choice";
+
 /// Largest feature dimension an engine accepts: its (d + 1) x (d + 1)
 /// matrices then take at most 8 MB each.
 pub const MAX_DIMENSION: usize = 1024;
@@ -546,7 +565,7 @@ impl LinUcb {
                 let p = d + 1;
                 let counter =
                     EpochCounter::new(&[p, p], config.horizon, noise, first_epoch.min(config.horizon), ratio, seeds)?;
-                Statistics::Epoch { counter, radius }
+                Statistics::Epoch { counter, radius, choice: PreReleaseChoice::new(seeds, PRE_RELEASE_STREAM) }
             }
         };
         Ok(LinUcb {
@@ -641,7 +660,7 @@ impl LinUcb {
                 let ok = est.factor_release(&self.last_good_v, &self.last_good_u, fallback);
                 (radius.at(est.log_det()), ok)
             }
-            Statistics::Epoch { counter, radius: epoch_radius } => {
+            Statistics::Epoch { counter, radius: epoch_radius, .. } => {
                 let epochs = counter.epochs();
                 if let Some((k, beta, factored)) = self.work.epoch_prepared {
                     if k == epochs {
@@ -719,7 +738,22 @@ impl LinUcb {
             return Err(Error::invalid("decision_set", "contains NaN or infinite entries"));
         }
         self.commit_estimates(factored);
-        Ok(best)
+        Ok(self.pre_release_choice(set.k).unwrap_or(best))
+    }
+
+    /// The row to play in a scored set of `k` rows while the epoch
+    /// statistics have released nothing (before the first epoch ends):
+    /// uniformly at random ([`super::PreReleaseChoice`]: V = rho I and
+    /// u~ = 0 then, so the UCBs tie up to the rounding of ||x||; the choice
+    /// reads no data and costs no privacy). `None` otherwise (the first
+    /// maximum is played): after the first release, and for the tree and
+    /// factorization counters, whose releases carry noise from round 1,
+    /// and exact statistics.
+    pub fn pre_release_choice(&mut self, k: usize) -> Option<usize> {
+        match &mut self.stats {
+            Statistics::Epoch { counter, choice, .. } if counter.epochs() == 0 => Some(choice.pick(k)),
+            _ => None,
+        }
     }
 
     /// UCB_t(x) of every action in `set`, in order (for inspection).
@@ -832,7 +866,10 @@ impl LinUcb {
         match &mut self.stats {
             Statistics::Tree { tree, .. } => tree.reseed(seeds),
             Statistics::Factorized { counter, .. } => counter.reseed(seeds),
-            Statistics::Epoch { counter, .. } => counter.reseed(seeds),
+            Statistics::Epoch { counter, choice, .. } => {
+                counter.reseed(seeds);
+                *choice = PreReleaseChoice::new(seeds, PRE_RELEASE_STREAM);
+            }
             Statistics::Exact { .. } => {}
         }
     }
@@ -902,7 +939,7 @@ impl LinUcb {
                 counter.check_restored(r)?;
                 shift.to_bits() == rs.to_bits() && counter.t() == added
             }
-            (Statistics::Epoch { counter, radius }, Statistics::Epoch { counter: r, radius: rr }) => {
+            (Statistics::Epoch { counter, radius, .. }, Statistics::Epoch { counter: r, radius: rr, .. }) => {
                 counter.check_restored(r)?;
                 radius == rr && counter.t() == e.t
             }
@@ -938,6 +975,10 @@ impl UcbLearner for LinUcb {
 
     fn use_os_entropy(&mut self) -> Result<()> {
         LinUcb::use_os_entropy(self)
+    }
+
+    fn pre_release_choice(&mut self, k: usize) -> Option<usize> {
+        LinUcb::pre_release_choice(self, k)
     }
 }
 
@@ -1001,6 +1042,62 @@ mod tests {
             radius: Radius::LogDet { noise_sd: 1.0, log_offset: 2.0 * (2.0f64 * horizon as f64).ln(), offset: 1.0 },
             bounds: InputBounds { l: 1.0, b_tilde: 1.0, policy: BoundsPolicy::Clip },
         }
+    }
+
+    fn epoch_engine(first_epoch: u64, horizon: u64, seed: u64) -> LinUcb {
+        let radius = EpochRadius { op_bound: 3.0, vec_bound: 2.0, ridge: 1.0, s: 1.0, mixed_bound: 0.0 };
+        let statistics =
+            StatisticsConfig::Epoch { noise: NoiseSpec::Gaussian { sigma: 0.5 }, first_epoch, ratio: 1.5, radius };
+        let mut c = config(3, horizon, statistics);
+        c.radius = Radius::LogDet { noise_sd: 1.0, log_offset: 2.0 * (2.0f64 * horizon as f64).ln(), offset: 0.0 };
+        LinUcb::new(c, &SeedSequence::from_seed(seed)).unwrap()
+    }
+
+    fn epoch_counter_bytes(e: &LinUcb) -> Vec<u8> {
+        match &e.stats {
+            Statistics::Epoch { counter, .. } => crate::state::encode(counter),
+            _ => unreachable!("an epoch engine"),
+        }
+    }
+
+    #[test]
+    fn epoch_statistics_choose_uniformly_before_their_first_release_then_the_ucb_argmax() {
+        let mut e = epoch_engine(1800, 2500, 7);
+        // The D.2 instance (Shariff & Sheffet 2018, App. D.2) at K = 9.
+        let mut env =
+            ShariffSheffetEnv::new(3, 9, 0.1, 0.75, RewardModel::PlusMinusOne, &SeedSequence::from_seed(8)).unwrap();
+        let released = |e: &LinUcb| matches!(&e.stats, Statistics::Epoch { counter, .. } if counter.epochs() > 0);
+        let (before, after) =
+            crate::policy::assert_uniform_before_release(&mut e, &mut env, 2500, released, epoch_counter_bytes);
+        assert_eq!((before, after), (1800, 700));
+    }
+
+    #[test]
+    fn the_epoch_pre_release_stream_is_in_the_state_reseeded_and_shared_by_both_selects() {
+        let mut a = epoch_engine(500, 2000, 9);
+        let mut env =
+            ShariffSheffetEnv::new(3, 9, 0.1, 0.75, RewardModel::PlusMinusOne, &SeedSequence::from_seed(10)).unwrap();
+        let mut set = DecisionSet::default();
+        env.next_round(1, &mut set).unwrap();
+        let i = Learner::select(&mut a, &set).unwrap();
+        let fb = env.feedback(i).unwrap();
+        Learner::update(&mut a, &set, i, fb).unwrap();
+        let mut b = LinUcb::from_bytes(&a.to_bytes()).unwrap();
+        let mut c = a.clone();
+        c.reseed(&SeedSequence::from_seed(11));
+        let mut u = a.clone();
+        let (mut same, mut differ) = (true, false);
+        for _ in 0..60 {
+            let i = Learner::select(&mut a, &set).unwrap();
+            same &= i == Learner::select(&mut b, &set).unwrap();
+            same &= i == u.select_unvalidated(set.rows()).unwrap();
+            differ |= i != Learner::select(&mut c, &set).unwrap();
+        }
+        assert!(same && differ);
+        // Exact, tree and factorization statistics keep the first maximum.
+        let tree = StatisticsConfig::Tree { noise: NoiseSpec::Zero, shift: 1.0, pad_to: 0 };
+        let mut t = LinUcb::new(config(3, 100, tree), &SeedSequence::from_seed(0)).unwrap();
+        assert_eq!(t.pre_release_choice(9), None);
     }
 
     #[test]

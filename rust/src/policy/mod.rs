@@ -35,6 +35,7 @@ pub mod ucb_scores;
 use crate::env::{DecisionRows, DecisionSet, Feedback};
 use crate::error::Result;
 use crate::rng::SeedSequence;
+use serde::{Deserialize, Serialize};
 
 pub use crate::env::Geometry;
 pub use batched_bandit::{BatchedExp3, BatchedExp3Config};
@@ -61,6 +62,39 @@ pub(crate) fn first_argmax(scores: &[f64]) -> usize {
         }
     }
     best
+}
+
+/// The choice among the rows of a decision set while a learner has no
+/// released statistics to read (before its first release).
+///
+/// Until then every row's score is the prior's (Shariff & Sheffet 2018,
+/// Alg. 1 with theta = 0: beta ||x||_{V^{-1}} with V a multiple of the
+/// identity), so the scores tie up to the floating-point rounding of
+/// ||x||, and a first-index argmax would let that rounding pick the row:
+/// a choice correlated with the instance (on the D.2 instance with the
+/// optimal row), not the algorithm's. The learner plays a row uniformly
+/// at random instead, from this dedicated seeded stream (derived from the
+/// learner's root like its other non-noise streams, never its privacy
+/// noise generator, which it neither reads nor advances). Such a
+/// decision reads no data, so it costs no privacy. The stream's state is
+/// part of the engine's serialized state, and restores for continued use
+/// and forks re-key it with the learner's other streams.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PreReleaseChoice {
+    rng: crate::rng::StreamRng,
+}
+
+impl PreReleaseChoice {
+    /// The stream `name` of `seeds`.
+    pub(crate) fn new(seeds: &SeedSequence, name: &str) -> Self {
+        PreReleaseChoice { rng: seeds.stream(name) }
+    }
+
+    /// A row of a set of `k` rows (k >= 1), uniformly at random.
+    pub(crate) fn pick(&mut self, k: usize) -> usize {
+        use rand::Rng;
+        self.rng.random_range(0..k as u64) as usize
+    }
 }
 
 /// A decision set of `d` features and at least one action.
@@ -107,6 +141,14 @@ pub(crate) trait UcbLearner: Send + 'static {
 
     /// As [`Learner::use_os_entropy`].
     fn use_os_entropy(&mut self) -> Result<()>;
+
+    /// The row to play in a set of `k` rows instead of the first maximum,
+    /// for a learner that has no released statistics to read yet (see
+    /// [`PreReleaseChoice`]); `None` (the default): the first maximum.
+    /// Called once per selection, after the set was scored and accepted.
+    fn pre_release_choice(&mut self, _k: usize) -> Option<usize> {
+        None
+    }
 }
 
 impl<T: UcbLearner> Learner for T {
@@ -115,7 +157,8 @@ impl<T: UcbLearner> Learner for T {
     }
 
     fn select(&mut self, set: &DecisionSet) -> Result<usize> {
-        Ok(first_argmax(self.scores(set.rows())?))
+        let best = first_argmax(self.scores(set.rows())?);
+        Ok(self.pre_release_choice(set.k).unwrap_or(best))
     }
 
     fn update(&mut self, set: &DecisionSet, index: usize, feedback: Feedback<'_>) -> Result<()> {
@@ -149,6 +192,51 @@ pub(crate) fn assert_same_play<A: UcbLearner, B: UcbLearner>(
         Learner::update(a, &set, i, fb).unwrap();
         Learner::update(b, &set, i, fb).unwrap();
     }
+}
+
+/// Plays `learner` on `env` (K = 9 actions a round) for `rounds` rounds
+/// and checks its choice: while `released` is false, uniform over the
+/// rows (Pearson's chi-square statistic of the played indices against
+/// chi2_8 at significance 1e-6: scipy.stats.chi2.isf(1e-6, 8) = 42.7009;
+/// a first-index argmax of the prior's near-tied scores puts its plays on
+/// few indices and fails it), and the learner's privacy noise stream
+/// untouched by those choices (`noise_state`, compared with a copy that
+/// selected nothing); once `released`, the first maximum of its scores.
+/// Returns (pre-release rounds, post-release rounds).
+#[cfg(test)]
+pub(crate) fn assert_uniform_before_release<L: UcbLearner + Clone>(
+    learner: &mut L,
+    env: &mut impl crate::env::Environment,
+    rounds: u64,
+    released: impl Fn(&L) -> bool,
+    noise_state: impl Fn(&L) -> Vec<u8>,
+) -> (u64, u64) {
+    let mut set = DecisionSet::default();
+    let (mut counts, mut before, mut after) = ([0u64; 9], 0, 0);
+    for t in 1..=rounds {
+        env.next_round(t, &mut set).unwrap();
+        assert_eq!(set.k, 9);
+        let i = if released(learner) {
+            let best = first_argmax(learner.scores(set.rows()).unwrap());
+            let i = Learner::select(learner, &set).unwrap();
+            assert_eq!(i, best, "round {t}");
+            after += 1;
+            i
+        } else {
+            let untouched = learner.clone();
+            let i = Learner::select(learner, &set).unwrap();
+            assert_eq!(noise_state(learner), noise_state(&untouched), "round {t}");
+            counts[i] += 1;
+            before += 1;
+            i
+        };
+        let fb = env.feedback(i).unwrap();
+        Learner::update(learner, &set, i, fb).unwrap();
+    }
+    let expected = before as f64 / 9.0;
+    let chi2: f64 = counts.iter().map(|&c| (c as f64 - expected).powi(2) / expected).sum();
+    assert!(chi2 < 42.7009, "chi-square {chi2} over {before} pre-release choices: {counts:?}");
+    (before, after)
 }
 
 /// A sequential decision maker.

@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 
 use super::linear_policy::{LinearPolicy, PolicyForm};
 use super::logistic::logistic;
-use super::{Learner, UcbLearner};
+use super::{Learner, PreReleaseChoice, UcbLearner};
 use crate::env::DecisionRows;
 use crate::error::{all_finite, check_positive, Error, Result};
 use crate::linalg::{backward_substitute, cholesky, forward_substitute};
@@ -171,11 +171,14 @@ pub struct ReweightedGlm {
     psd_failures: u64,
     clipped: u64,
     noise_rng: NoiseRng,
+    /// The uniform choice among the rows before the first release (its
+    /// own stream: the noise generator is not read).
+    pre_release: PreReleaseChoice,
     #[serde(skip)]
     work: Factors,
 }
 
-const STATE_VERSION: u8 = 1;
+const STATE_VERSION: u8 = 2;
 
 impl ReweightedGlm {
     /// A fresh engine; noise from `seeds`' `"glm/noise"` stream.
@@ -207,6 +210,7 @@ impl ReweightedGlm {
             psd_failures: 0,
             clipped: 0,
             noise_rng: NoiseRng::seeded(seeds.stream("glm/noise")),
+            pre_release: PreReleaseChoice::new(seeds, "glm/pre_release_choice"),
             work: Factors::default(),
         };
         e.refactor()?;
@@ -500,6 +504,15 @@ impl ReweightedGlm {
         Ok(out)
     }
 
+    /// The row to play in a scored set of `k` rows before the first
+    /// release: uniformly at random ([`PreReleaseChoice`]: the prior's
+    /// scores tie up to the rounding of ||x||; the choice reads no data and
+    /// costs no privacy); `None` once a release exists (the UCB's first
+    /// maximum is played).
+    pub fn pre_release_choice(&mut self, k: usize) -> Option<usize> {
+        (self.releases == 0).then(|| self.pre_release.pick(k))
+    }
+
     /// The UCB of every action of `set` (the epoch's released policy).
     pub fn scores(&mut self, set: DecisionRows<'_>) -> Result<&[f64]> {
         self.policy.scores(set)
@@ -512,6 +525,7 @@ impl ReweightedGlm {
     /// Draws future noise from a new root (`fork`); a secure stream stays secure.
     pub fn reseed(&mut self, seeds: &SeedSequence) {
         self.noise_rng.reseed(seeds.stream("glm/noise"));
+        self.pre_release = PreReleaseChoice::new(seeds, "glm/pre_release_choice");
     }
 
     pub fn use_os_entropy(&mut self) -> Result<()> {
@@ -530,8 +544,16 @@ impl ReweightedGlm {
 
     /// The engine `to_bytes` wrote; refuses inconsistent state.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        let Some((&STATE_VERSION, body)) = bytes.split_first() else {
-            return Err(Error::Decode("unknown reweighted-GLM state version".into()));
+        let body = match bytes.split_first() {
+            Some((&STATE_VERSION, body)) => body,
+            Some((v, _)) if *v < STATE_VERSION => {
+                return Err(Error::Decode(format!(
+                    "reweighted-GLM state version {v} was written before the engine chose uniformly among the rows \
+                     before its first release (a stream that state lacks); this version reads version \
+                     {STATE_VERSION}"
+                )))
+            }
+            _ => return Err(Error::Decode("unknown reweighted-GLM state version".into())),
         };
         let mut e: ReweightedGlm = crate::state::decode(body)?;
         let c = e.config;
@@ -595,6 +617,10 @@ impl UcbLearner for ReweightedGlm {
 
     fn use_os_entropy(&mut self) -> Result<()> {
         ReweightedGlm::use_os_entropy(self)
+    }
+
+    fn pre_release_choice(&mut self, k: usize) -> Option<usize> {
+        ReweightedGlm::pre_release_choice(self, k)
     }
 }
 
@@ -707,6 +733,52 @@ mod tests {
         }
         assert!(ReweightedGlm::from_bytes(&[1, 2, 3]).is_err());
         assert!(ReweightedGlm::from_bytes(&[]).is_err());
+    }
+
+    #[test]
+    fn before_the_first_release_the_choice_is_uniform_then_the_ucb_argmax() {
+        for model in [TrustModel::Joint, TrustModel::Local] {
+            let cfg = ReweightedGlmConfig {
+                first_epoch: 1800,
+                horizon: 2500,
+                ..config(NoiseSpec::Gaussian { sigma: 1.0 }, model)
+            };
+            let mut e = ReweightedGlm::new(cfg, &SeedSequence::from_seed(7)).unwrap();
+            let mut env = LogisticContextualEnv::new(3, 9, 0.1, 0.75, 2.0, &SeedSequence::from_seed(8)).unwrap();
+            let noise = |e: &ReweightedGlm| crate::state::encode(&e.noise_rng);
+            let (before, after) =
+                crate::policy::assert_uniform_before_release(&mut e, &mut env, 2500, |e| e.releases() > 0, noise);
+            assert_eq!((before, after), (1800, 700));
+        }
+    }
+
+    #[test]
+    fn the_pre_release_stream_is_in_the_state_and_reseeded_with_the_noise() {
+        let mut a = ReweightedGlm::new(
+            config(NoiseSpec::Gaussian { sigma: 1.0 }, TrustModel::Joint),
+            &SeedSequence::from_seed(9),
+        )
+        .unwrap();
+        let mut env = LogisticContextualEnv::new(3, 9, 0.1, 0.75, 2.0, &SeedSequence::from_seed(10)).unwrap();
+        let mut set = DecisionSet::default();
+        env.next_round(1, &mut set).unwrap();
+        let i = Learner::select(&mut a, &set).unwrap();
+        let fb = env.feedback(i).unwrap();
+        Learner::update(&mut a, &set, i, fb).unwrap();
+        let mut b = ReweightedGlm::from_bytes(&a.to_bytes()).unwrap();
+        let mut c = a.clone();
+        c.reseed(&SeedSequence::from_seed(11));
+        let (mut same, mut differ) = (true, false);
+        for _ in 0..60 {
+            let i = Learner::select(&mut a, &set).unwrap();
+            same &= i == Learner::select(&mut b, &set).unwrap();
+            differ |= i != Learner::select(&mut c, &set).unwrap();
+        }
+        assert!(same && differ);
+        let mut old = a.to_bytes();
+        old[0] = 1;
+        let err = ReweightedGlm::from_bytes(&old).unwrap_err().to_string();
+        assert!(err.contains("version 1") && err.contains("reads version 2"), "{err}");
     }
 
     #[test]

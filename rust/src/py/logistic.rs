@@ -24,7 +24,8 @@ impl SelectRows for OnlineLogistic {
 
 impl SelectRows for ReweightedGlm {
     fn select_rows(&mut self, set: DecisionRows<'_>) -> crate::Result<usize> {
-        Ok(first_argmax(crate::policy::UcbLearner::scores(self, set)?))
+        let best = first_argmax(crate::policy::UcbLearner::scores(self, set)?);
+        Ok(self.pre_release_choice(set.k).unwrap_or(best))
     }
 }
 

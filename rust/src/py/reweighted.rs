@@ -16,7 +16,8 @@ use crate::policy::reweighted_linucb::{ReweightedLinUcb, ReweightedLinUcbConfig}
 
 impl SelectRows for ReweightedLinUcb {
     fn select_rows(&mut self, set: DecisionRows<'_>) -> crate::Result<usize> {
-        Ok(first_argmax(self.scores(set)?))
+        let best = first_argmax(self.scores(set)?);
+        Ok(self.pre_release_choice(set.k).unwrap_or(best))
     }
 }
 
