@@ -43,7 +43,14 @@ THRESHOLD = 4.5
 
 
 def _welch(a: NDArray[np.float64], b: NDArray[np.float64]) -> float:
-    return float((a.mean() - b.mean()) / np.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size))
+    diff = float(a.mean() - b.mean())
+    se = float(np.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size))
+    if se == 0.0:
+        # Both classes constant after the crop (the counter ticks in steps
+        # coarser than the spread): equal constants do not differ at all,
+        # unequal ones differ beyond any t.
+        return 0.0 if diff == 0.0 else float(np.copysign(np.inf, diff))
+    return diff / se
 
 
 def _class_masks(
