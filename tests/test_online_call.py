@@ -4,6 +4,7 @@ the learner's lock, and keeps the outstanding selection through copies."""
 
 from __future__ import annotations
 
+import inspect
 import pickle
 import threading
 import time
@@ -41,6 +42,20 @@ FAMILIES: dict[str, tuple[Callable[[], Any], Callable[[np.random.Generator, Any]
 }
 
 
+def _bound_natively(learner: Any) -> bool:
+    """Whether ``learner.select`` / ``update`` are the native methods of
+    ``_core.OnlineBase`` found on its class (no instance attribute shadows
+    them) and the learner's online call is set."""
+    cls = type(learner)
+    natives = {"select": ("select", "select_noargs"), "update": ("update",)}
+    native = all(
+        any(inspect.getattr_static(cls, n) is _core.OnlineBase.__dict__[m] for m in natives[n])
+        and n not in learner.__dict__
+        for n in natives
+    )
+    return native and isinstance(learner._online_call, _core.OnlineCall) and learner._online_call is learner._call
+
+
 def _trace(select: Callable[[], Any], update: Callable[[Any], None], loss: Callable[..., Any], n: int) -> list[Any]:
     rng = np.random.default_rng(0)
     out = []
@@ -55,11 +70,32 @@ def _trace(select: Callable[[], Any], update: Callable[[Any], None], loss: Calla
 def test_bound_call_plays_the_checked_rounds(name: str) -> None:
     make, loss = FAMILIES[name]
     fast, checked = make(), make()
-    assert isinstance(fast.select.__self__, _core.OnlineCall)
+    assert _bound_natively(fast)
     a = _trace(fast.select, fast.update, loss, 200)
     b = _trace(checked._checked_select, checked._checked_update, loss, 200)
     assert a == b
     assert fast.t == checked.t == 200
+    assert bytes(fast._engine.to_bytes()) == bytes(checked._engine.to_bytes())
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_a_learner_bound_again_calls_its_new_engine(name: str) -> None:
+    """Replacing the engine in place (as a restore does) binds the native
+    call to the new engine, twice over, and the rounds go on as the checked
+    path's."""
+    make, loss = FAMILIES[name]
+    fast, checked = make(), make()
+    rng, a = np.random.default_rng(0), []
+    for t in range(150):
+        if t in (50, 100):
+            old = fast._call
+            fast._engine = type(fast._engine).from_bytes(bytes(fast._engine.to_bytes()))
+            assert _bound_natively(fast) and fast._call is not old
+        choice = fast.select()
+        a.append(np.asarray(choice).tolist())
+        fast.update(loss(rng, choice))
+    b = _trace(checked._checked_select, checked._checked_update, loss, 150)
+    assert a == b
     assert bytes(fast._engine.to_bytes()) == bytes(checked._engine.to_bytes())
 
 
@@ -138,7 +174,7 @@ def _sets(n: int) -> np.ndarray:
 @pytest.mark.parametrize("name", sorted(CONTEXTUAL))
 def test_contextual_bound_call_plays_the_checked_rounds(name: str) -> None:
     fast, checked = CONTEXTUAL[name](), CONTEXTUAL[name]()
-    assert isinstance(fast.select.__self__, _core.OnlineCall)
+    assert _bound_natively(fast)
     sets, ys = _sets(120), np.random.default_rng(2).uniform(-1, 1, 120)
     a, b = [], []
     for s, y in zip(sets, ys, strict=True):
@@ -212,9 +248,9 @@ def test_full_information_call_checks_and_warns_as_the_checked_path(name: str) -
     assert fast.clipped_rewards == checked.clipped_rewards == 2
     assert bytes(fast._engine.to_bytes()) == bytes(checked._engine.to_bytes())
     twin = pickle.loads(pickle.dumps(fast))
-    assert isinstance(twin.select.__self__, _core.OnlineCall) and twin.t == fast.t
+    assert _bound_natively(twin) and twin.t == fast.t
     if name == "LazyPrivateOCO":
-        assert twin.decision.__self__ is twin.select.__self__
+        assert twin.decision.__self__ is twin._online_call
 
 
 def _client_contexts(rng: np.random.Generator) -> np.ndarray:

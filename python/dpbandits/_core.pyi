@@ -16,7 +16,7 @@ from typing import Any, Literal, Protocol, final, overload
 
 import numpy as np
 from numpy.typing import NDArray
-from typing_extensions import Self
+from typing_extensions import Self, disjoint_base
 
 # A noise value, as the privacy layer computes it once (rust/src/py/noise.rs).
 from dpbandits.noise import NoiseWire as _Noise
@@ -47,6 +47,7 @@ __all__ = [
     "LossEnvEngine",
     "MabEngine",
     "MtContextualEngine",
+    "OnlineBase",
     "OnlineCall",
     "OnlineLogisticEngine",
     "PhasedMabEngine",
@@ -240,6 +241,23 @@ class EngineLock:
     def __enter__(self) -> bool: ...
     def __exit__(self, *_args: object) -> None: ...
     def _is_owned(self) -> bool: ...
+
+@disjoint_base
+class OnlineBase:
+    """The native base of the learners with an online call: ``select`` and
+    ``update`` reach the learner's :class:`OnlineCall` in one Rust call
+    (see ``dpbandits.learners.online_call``)."""
+
+    def __new__(cls, *_args: Any, **_kwargs: Any) -> Self: ...
+    # select(*args, **kwargs) and update(*args, **kwargs): each learner
+    # class documents and types its own (they take their place at runtime).
+    select: Any
+    update: Any
+    def select_noargs(self) -> Any: ...
+    @property
+    def _online_call(self) -> OnlineCall | None: ...
+    @_online_call.setter
+    def _online_call(self, call: OnlineCall | None) -> None: ...
 
 @final
 class OnlineCall:

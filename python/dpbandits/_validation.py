@@ -211,7 +211,9 @@ def _parameter_range(init: _Init, name: str) -> _Init:
             def works(e: float) -> bool:
                 bound.arguments[name] = e
                 try:
-                    init(object.__new__(type(self)), *bound.args[1:], **bound.kwargs)
+                    # The class's own __new__ (a native base may need it).
+                    cls: Any = type(self)
+                    init(cls.__new__(cls), *bound.args[1:], **bound.kwargs)
                 except _CALIBRATION_ERRORS:
                     return False
                 return True

@@ -1,18 +1,23 @@
 """``select`` and ``update`` bound to the engine, in Rust.
 
-A learner class that mixes in :class:`BoundOnlineCall` gets its ``select``
-and ``update`` from a ``dpbandits._core.OnlineCall`` built around its
-engine: the object holds the learner's lock (a reentrant lock with the
-``threading.RLock`` interface, taken once per call in Rust) and the
-outstanding selection, and plays the common round (strict alternation, a
-Python float as the reward or loss) without a Python frame. Any other call
-goes to the class's ``_checked_select`` / ``_checked_update``, which check
-everything and give the errors; they run under the same lock and read the
-same outstanding selection (:attr:`BoundOnlineCall._online_pending`).
+A learner class that mixes in :class:`BoundOnlineCall` derives from the
+native ``dpbandits._core.OnlineBase``, whose ``select`` and ``update``
+replace the class's own (those carry the documentation): the call is then
+the interpreter's cached method call on the class, with no lookup in the
+instance dictionary, and reaches a ``dpbandits._core.OnlineCall`` built
+around the learner's engine. That object holds the learner's lock (a
+reentrant lock with the ``threading.RLock`` interface, taken once per call
+in Rust) and the outstanding selection, and plays the common round (strict
+alternation, a Python float as the reward or loss) without a Python frame.
+Any other call goes to the class's ``_checked_select`` /
+``_checked_update``, which check everything and give the errors; they run
+under the same lock and read the same outstanding selection
+(:attr:`BoundOnlineCall._online_pending`).
 """
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from dpbandits import _core
@@ -20,10 +25,23 @@ from dpbandits import _core
 __all__ = ["BoundOnlineCall"]
 
 
-class BoundOnlineCall:
+class BoundOnlineCall(_core.OnlineBase):
     """Binds ``select`` / ``update`` to a ``_core.OnlineCall`` (see the module docs)."""
 
     __dict__: dict[str, Any]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for name in ("select", "update"):
+            documented = cls.__dict__.get(name)
+            if documented is not None:
+                # The documented method gives way to the native one, which
+                # reaches the same call (see the module docs); a select()
+                # without arguments, to the native one without arguments.
+                native = name
+                if name == "select" and list(inspect.signature(documented).parameters) == ["self"]:
+                    native = "select_noargs"
+                setattr(cls, name, _core.OnlineBase.__dict__[native])
 
     def _checked_select(self, *args: Any) -> Any:  # pragma: no cover - every user overrides it
         raise NotImplementedError
@@ -48,8 +66,7 @@ class BoundOnlineCall:
         call = self._new_call(engine, d.get("_call"))
         d["_bound_engine"] = engine
         d["_call"] = call
-        d["select"] = call.select
-        d["update"] = call.update
+        self._online_call = call
         return call
 
     def _online(self) -> Any:
@@ -82,9 +99,7 @@ class BoundOnlineCall:
     def __getstate__(self) -> dict[str, Any]:
         state: dict[str, Any] = super().__getstate__()  # type: ignore[misc]
         call = state.pop("_call", None)
-        state.pop("select", None)  # bound to this learner's call; rebound on unpickling
-        state.pop("update", None)
-        state.pop("decision", None)
+        state.pop("decision", None)  # bound to this learner's call; rebound on unpickling
         state["_online_pending_state"] = None if call is None else call.pending
         queue = None if call is None else call.queue
         if queue is not None:

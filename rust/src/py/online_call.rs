@@ -30,15 +30,15 @@
 //! is outstanding, and `update(reward)` settles the one outstanding
 //! selection when exactly one is.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn};
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyFloat, PyTuple, PyType};
+use pyo3::types::{PyDict, PyFloat, PyTuple, PyType};
 
 use super::arrays::{expect_shape, row_major};
 use super::bai::PyBai;
@@ -1103,9 +1103,124 @@ impl ClientCall {
     }
 }
 
+/// The native base of the learners with an online call: `select` and
+/// `update` are this class's methods, so `learner.select()` is found in
+/// the learner's class (the interpreter's cached method call, no lookup
+/// in the instance dictionary) and reaches the learner's [`OnlineCall`]
+/// in one Rust call. `dpbandits.learners.online_call.BoundOnlineCall`
+/// installs them on every learner class that defines its own (those
+/// document them) and sets the call when the engine is set; until then
+/// the learner's checked `_checked_select` / `_checked_update` answer.
+#[pyclass(frozen, subclass, module = "dpbandits._core", name = "OnlineBase")]
+#[derive(Default)]
+pub struct OnlineBase {
+    /// The call set first (a plain load to read: no lock in a round).
+    first: OnceLock<Py<OnlineCall>>,
+    /// The call of a learner bound again (its engine replaced in place),
+    /// which takes the place of `first` once `rebound` is set.
+    later: Mutex<Option<Py<OnlineCall>>>,
+    rebound: AtomicBool,
+}
+
+impl OnlineBase {
+    /// `f` on the learner's call; None when none is set.
+    #[inline]
+    fn with_call<R>(&self, py: Python<'_>, f: impl FnOnce(&OnlineCall) -> R) -> Option<R> {
+        if !self.rebound.load(Ordering::Acquire) {
+            return self.first.get().map(|c| f(c.get()));
+        }
+        // A new reference: a checked path that rebinds the learner cannot
+        // free the call under the running one.
+        self.current(py).map(|c| f(c.get()))
+    }
+
+    /// The learner's call (a new reference).
+    fn current(&self, py: Python<'_>) -> Option<Py<OnlineCall>> {
+        if !self.rebound.load(Ordering::Acquire) {
+            return self.first.get().map(|c| c.clone_ref(py));
+        }
+        self.later.lock().unwrap_or_else(PoisonError::into_inner).as_ref().map(|c| c.clone_ref(py))
+    }
+}
+
+#[pymethods]
+impl OnlineBase {
+    /// Any arguments (the learner's ``__init__`` takes them).
+    #[new]
+    #[pyo3(signature = (*_args, **_kwargs))]
+    fn new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> Self {
+        OnlineBase::default()
+    }
+
+    /// The learner's select (see the learner's docstring). The
+    /// arguments come as a tuple and a dictionary (`METH_VARARGS`): for
+    /// a `*args` signature the interpreter builds the tuple more cheaply
+    /// than the fast-call protocol's conversion.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn select(
+        slf: &Bound<'_, Self>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        if kwargs.is_none() {
+            if let Some(out) = slf.get().with_call(py, |call| call.select(py, args)) {
+                return out;
+            }
+        }
+        Ok(slf.call_method(intern!(py, "_checked_select"), args, kwargs)?.unbind())
+    }
+
+    /// The learner's `select()` for the learners whose `select` takes no
+    /// arguments (`METH_NOARGS`, the cheapest call the interpreter makes).
+    fn select_noargs(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let args = PyTuple::empty(py);
+        match slf.get().with_call(py, |call| call.select(py, &args)) {
+            Some(out) => out,
+            None => Ok(slf.call_method0(intern!(py, "_checked_select"))?.unbind()),
+        }
+    }
+
+    /// The learner's update (see the learner's docstring); keyword
+    /// arguments (a served decision's `policy_version`) go to the checked
+    /// path.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn update(slf: &Bound<'_, Self>, args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
+        let py = slf.py();
+        if kwargs.is_none() {
+            if let Some(out) = slf.get().with_call(py, |call| call.update(py, args, None)) {
+                return out;
+            }
+        }
+        slf.call_method(intern!(py, "_checked_update"), args, kwargs)?;
+        Ok(())
+    }
+
+    /// The learner's online call (None: not bound yet).
+    #[getter(_online_call)]
+    fn get_online_call(&self, py: Python<'_>) -> Option<Py<OnlineCall>> {
+        self.current(py)
+    }
+
+    #[setter(_online_call)]
+    fn set_online_call(&self, py: Python<'_>, call: Option<Py<OnlineCall>>) {
+        if !self.rebound.load(Ordering::Acquire) {
+            if let Some(c) = &call {
+                if self.first.set(c.clone_ref(py)).is_ok() {
+                    return;
+                }
+            }
+        }
+        *self.later.lock().unwrap_or_else(PoisonError::into_inner) = call;
+        self.rebound.store(true, Ordering::Release);
+    }
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<RowQueue>()?;
     m.add_class::<ClientCall>()?;
     m.add_function(wrap_pyfunction!(best_row, m)?)?;
+    m.add_class::<OnlineBase>()?;
     m.add_class::<OnlineCall>()
 }
