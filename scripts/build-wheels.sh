@@ -25,6 +25,10 @@ trap 'rm -rf "$unpack"' EXIT
 tar -xzf "$sdist" -C "$unpack"
 (
     cd "$unpack"/dpbandits-*/
+    # The archive's file times can predate an earlier build's in the shared
+    # target directory, which cargo would then take as up to date: the
+    # wheel is always compiled from the unpacked sources.
+    find . -type f -exec touch {} +
     CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}" \
         maturin build --release --zig --compatibility manylinux2014 \
         --target x86_64-unknown-linux-gnu --out "$out"

@@ -47,7 +47,7 @@ def _bound_natively(learner: Any) -> bool:
     ``_core.OnlineBase`` found on its class (no instance attribute shadows
     them) and the learner's online call is set."""
     cls = type(learner)
-    natives = {"select": ("select", "select_noargs"), "update": ("update",)}
+    natives = {"select": ("select", "select_noargs"), "update": ("update", "update_losses")}
     native = all(
         any(inspect.getattr_static(cls, n) is _core.OnlineBase.__dict__[m] for m in natives[n])
         and n not in learner.__dict__

@@ -249,11 +249,12 @@ class OnlineBase:
     (see ``dpbandits.learners.online_call``)."""
 
     def __new__(cls, *_args: Any, **_kwargs: Any) -> Self: ...
-    # select(*args, **kwargs) and update(*args, **kwargs): each learner
+    # select(*args, **kwargs) and update(first, second, /, *, policy_version): each learner
     # class documents and types its own (they take their place at runtime).
     select: Any
     update: Any
     def select_noargs(self) -> Any: ...
+    def update_losses(self, losses: Any = ..., *, policy_version: int | None = None) -> None: ...
     @property
     def _online_call(self) -> OnlineCall | None: ...
     @_online_call.setter

@@ -3,9 +3,9 @@
 A learner class that mixes in :class:`BoundOnlineCall` derives from the
 native ``dpbandits._core.OnlineBase``, whose ``select`` and ``update``
 replace the class's own (those carry the documentation): the call is then
-the interpreter's cached method call on the class, with no lookup in the
-instance dictionary, and reaches a ``dpbandits._core.OnlineCall`` built
-around the learner's engine. That object holds the learner's lock (a
+a method descriptor of the class called with the learner (arguments
+passed without a tuple where the signature allows), and reaches a
+``dpbandits._core.OnlineCall`` built around the learner's engine. That object holds the learner's lock (a
 reentrant lock with the ``threading.RLock`` interface, taken once per call
 in Rust) and the outstanding selection, and plays the common round (strict
 alternation, a Python float as the reward or loss) without a Python frame.
@@ -35,13 +35,12 @@ class BoundOnlineCall(_core.OnlineBase):
         for name in ("select", "update"):
             documented = cls.__dict__.get(name)
             if documented is not None:
-                # The documented method gives way to the native one, which
-                # reaches the same call (see the module docs); a select()
-                # without arguments, to the native one without arguments.
-                native = name
-                if name == "select" and list(inspect.signature(documented).parameters) == ["self"]:
-                    native = "select_noargs"
-                setattr(cls, name, _core.OnlineBase.__dict__[native])
+                # The documented method gives way to the native one of the
+                # same parameters, which reaches the same call (see the
+                # module docs).
+                params = list(inspect.signature(documented).parameters)
+                native = {("select", ("self",)): "select_noargs", ("update", ("self", "losses")): "update_losses"}
+                setattr(cls, name, _core.OnlineBase.__dict__[native.get((name, tuple(params)), name)])
 
     def _checked_select(self, *args: Any) -> Any:  # pragma: no cover - every user overrides it
         raise NotImplementedError

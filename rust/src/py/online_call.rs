@@ -1,9 +1,13 @@
 //! The online call of the learners that take one selection at a time
 //! (EXP2, SCRiBLe, batched elimination, batched EXP3), of the
 //! full-information learners (FTRL / FTPL, the private experts), of the
-//! best-arm identification learners and of the contextual linear learners: `select` and `update` bound to one Rust
-//! object per learner, which holds the learner's lock and its outstanding
-//! selection, so a round costs two Rust calls and no Python frame.
+//! best-arm identification learners and of the contextual linear learners:
+//! `select` and `update` are methods of the learners' native base class
+//! [`OnlineBase`] (method descriptors on the learner's class, no bound
+//! method of another object in the instance dictionary; arguments passed
+//! without a tuple where the signature allows), which reach one [`OnlineCall`] per learner, holding the
+//! learner's lock and its outstanding selection: a round costs two Rust
+//! calls and no Python frame.
 //!
 //! The common case is handled here: `update(loss)` with a Python float
 //! (a float64 array for a loss vector), in strict
@@ -293,6 +297,40 @@ pub struct OnlineCall {
     checked_update: Py<PyAny>,
 }
 
+/// The round of an engine that answers the outstanding index (`$ty`,
+/// bound as `$e`): the loss or reward `$value` (None: the checked path
+/// answers) observed for the outstanding index under the lock.
+macro_rules! index_round {
+    ($self:ident, $py:ident, $e:ident, $value:expr, $ty:ty) => {
+        if let Some(value) = $value {
+            let observe = |i| {
+                let inner = &mut $e.bind($py).try_borrow_mut()?.inner;
+                first_clip(inner, <$ty>::clipped_rewards, |e| e.observe(i, value).py_err())
+            };
+            if $self.index_round($py, value, observe)? {
+                return Ok(true);
+            }
+        }
+    };
+}
+
+/// The round of a full-information engine (`$ty`, bound as `$e`): a
+/// finite float64 loss vector `$arg` observed under the lock, then the
+/// warning of a first clip; anything else falls through to the checked path.
+macro_rules! vector_round {
+    ($self:ident, $py:ident, $e:ident, $arg:ident, $ty:ty) => {
+        if let Some(losses) = finite_vector(&$arg) {
+            let _held = $self.enter($py);
+            let mut engine = $e.bind($py).try_borrow_mut()?;
+            expect_shape("losses", &[losses.len()], &[engine.inner.config().n])?;
+            let first = first_clip(&mut engine.inner, <$ty>::clipped_rewards, |e| e.observe(&losses).py_err())?;
+            drop(engine);
+            $self.after_clip($py, first, $arg.clone())?;
+            return Ok(true);
+        }
+    };
+}
+
 impl OnlineCall {
     #[inline]
     fn enter<'a>(&'a self, py: Python<'_>) -> Held<'a> {
@@ -380,18 +418,17 @@ impl OnlineCall {
     /// `(reward)` with exactly one selection outstanding, `(arm, reward)`
     /// with an int arm in [0, k); the reward a Python float in [0, 1].
     /// False for anything else (the checked path answers, with its errors).
-    fn bai_round(&self, py: Python<'_>, engine: &Py<PyBai>, args: &Bound<'_, PyTuple>) -> PyResult<bool> {
-        let (arm, reward) = match args.len() {
-            1 => (None, args.get_borrowed_item(0)?),
-            2 => {
-                let a = args.get_borrowed_item(0)?;
+    fn bai_round(&self, py: Python<'_>, engine: &Py<PyBai>, args: &[Bound<'_, PyAny>]) -> PyResult<bool> {
+        let (arm, reward) = match args {
+            [reward] => (None, reward),
+            [a, reward] => {
                 let Ok(int) = a.cast_exact::<pyo3::types::PyInt>() else { return Ok(false) };
                 let Ok(arm) = int.extract::<usize>() else { return Ok(false) };
-                (Some(arm), args.get_borrowed_item(1)?)
+                (Some(arm), reward)
             }
             _ => return Ok(false),
         };
-        let Some(reward) = exact_float(&reward).filter(|r| (0.0..=1.0).contains(r)) else { return Ok(false) };
+        let Some(reward) = exact_float(reward).filter(|r| (0.0..=1.0).contains(r)) else { return Ok(false) };
         let _held = self.enter(py);
         let arm = match arm {
             Some(a) if a < self.counts.k() => a,
@@ -404,6 +441,67 @@ impl OnlineCall {
         e_observe(engine, py, arm, reward)?;
         self.counts.settle(arm);
         Ok(true)
+    }
+
+    /// The common rounds of `update(*args)` (see the module docs); false
+    /// when the learner's checked `update` answers.
+    fn fast_update(&self, py: Python<'_>, args: &[Bound<'_, PyAny>]) -> PyResult<bool> {
+        if let Engine::Bai(e) = &self.engine {
+            return self.bai_round(py, e, args);
+        }
+        if let [arg] = args {
+            match &self.engine {
+                Engine::FollowTheLeader(e, _) => {
+                    if let Ok(losses) = arg.extract::<PyReadonlyArrayDyn<'_, f64>>() {
+                        let _held = self.enter(py);
+                        let mut engine = e.bind(py).try_borrow_mut()?;
+                        let (shape, data) = row_major(&losses);
+                        expect_shape("losses", &shape, &[engine.inner.config().n])?;
+                        let first = first_clip(&mut engine.inner, FollowTheLeader::clipped_rewards, |e| {
+                            e.observe(&data).py_err()
+                        })?;
+                        drop(engine);
+                        self.after_clip(py, first, arg.clone())?;
+                        return Ok(true);
+                    }
+                }
+                Engine::Scrible(e) => {
+                    if let Some(loss) = exact_float(&arg) {
+                        let _held = self.enter(py);
+                        let inner = &mut e.bind(py).try_borrow_mut()?.inner;
+                        let first = first_clip(inner, Scrible::clipped_rewards, |e| e.observe(loss).py_err())?;
+                        let point = if first { self.pending.get() } else { Pending::None };
+                        self.pending.clear();
+                        if first {
+                            let point = match point {
+                                Pending::Point(p) => Some(p.into_pyarray(py).into_any()),
+                                _ => None,
+                            };
+                            self.warn_first_clip(py, loss, point)?;
+                        }
+                        return Ok(true);
+                    }
+                }
+                Engine::StochasticExperts(e) => vector_round!(self, py, e, arg, StochasticExperts),
+                Engine::LazyExperts(e) => vector_round!(self, py, e, arg, LazyExperts),
+                Engine::DartboardExperts(e) => vector_round!(self, py, e, arg, DartboardExperts),
+                Engine::LazyBall(e) => vector_round!(self, py, e, arg, LazyBall),
+                Engine::BatchedExp3(e) => index_round!(self, py, e, exact_float(arg), BatchedExp3),
+                Engine::Exp2(e) => index_round!(self, py, e, exact_float(arg), Exp2),
+                Engine::Contextual(engine, direct, queue) => {
+                    if let Some(reward) = float_or_float64(&arg)? {
+                        if self.contextual_round(py, engine, *direct, queue, reward)? {
+                            return Ok(true);
+                        }
+                    }
+                }
+                Engine::Bai(_) => {}
+                Engine::Elimination(e) => {
+                    index_round!(self, py, e, exact_float(arg).filter(|r| r.is_finite()), EliminationCore)
+                }
+            }
+        }
+        Ok(false)
     }
 
     /// The learner's clipped-input warning for its first clipped `value`
@@ -659,22 +757,6 @@ impl RowQueue {
     }
 }
 
-/// The round of a full-information engine (`$ty`, bound as `$e`): a
-/// finite float64 loss vector `$arg` observed under the lock, then the
-/// warning of a first clip; anything else falls through to the checked path.
-macro_rules! vector_round {
-    ($self:ident, $py:ident, $e:ident, $arg:ident, $ty:ty) => {
-        if let Some(losses) = finite_vector(&$arg) {
-            let _held = $self.enter($py);
-            let mut engine = $e.bind($py).try_borrow_mut()?;
-            expect_shape("losses", &[losses.len()], &[engine.inner.config().n])?;
-            let first = first_clip(&mut engine.inner, <$ty>::clipped_rewards, |e| e.observe(&losses).py_err())?;
-            drop(engine);
-            return $self.after_clip($py, first, $arg);
-        }
-    };
-}
-
 #[pymethods]
 impl OnlineCall {
     #[new]
@@ -888,92 +970,9 @@ impl OnlineCall {
             self.checked_update.bind(py).call(args, Some(&kw))?;
             return Ok(());
         }
-        if let Engine::Bai(e) = &self.engine {
-            if self.bai_round(py, e, args)? {
-                return Ok(());
-            }
-            self.checked_update.bind(py).call1(args)?;
+        let items: Vec<Bound<'_, PyAny>> = args.iter().collect();
+        if self.fast_update(py, &items)? {
             return Ok(());
-        }
-        if args.len() == 1 {
-            let arg = args.get_item(0)?;
-            match &self.engine {
-                Engine::FollowTheLeader(e, _) => {
-                    if let Ok(losses) = arg.extract::<PyReadonlyArrayDyn<'_, f64>>() {
-                        let _held = self.enter(py);
-                        let mut engine = e.bind(py).try_borrow_mut()?;
-                        let (shape, data) = row_major(&losses);
-                        expect_shape("losses", &shape, &[engine.inner.config().n])?;
-                        let first = first_clip(&mut engine.inner, FollowTheLeader::clipped_rewards, |e| {
-                            e.observe(&data).py_err()
-                        })?;
-                        drop(engine);
-                        return self.after_clip(py, first, arg);
-                    }
-                }
-                Engine::Scrible(e) => {
-                    if let Some(loss) = exact_float(&arg) {
-                        let _held = self.enter(py);
-                        let inner = &mut e.bind(py).try_borrow_mut()?.inner;
-                        let first = first_clip(inner, Scrible::clipped_rewards, |e| e.observe(loss).py_err())?;
-                        let point = if first { self.pending.get() } else { Pending::None };
-                        self.pending.clear();
-                        if first {
-                            let point = match point {
-                                Pending::Point(p) => Some(p.into_pyarray(py).into_any()),
-                                _ => None,
-                            };
-                            self.warn_first_clip(py, loss, point)?;
-                        }
-                        return Ok(());
-                    }
-                }
-                Engine::StochasticExperts(e) => vector_round!(self, py, e, arg, StochasticExperts),
-                Engine::LazyExperts(e) => vector_round!(self, py, e, arg, LazyExperts),
-                Engine::DartboardExperts(e) => vector_round!(self, py, e, arg, DartboardExperts),
-                Engine::LazyBall(e) => vector_round!(self, py, e, arg, LazyBall),
-                Engine::BatchedExp3(e) => {
-                    if let Some(loss) = exact_float(&arg) {
-                        let observe = |i| {
-                            let inner = &mut e.bind(py).try_borrow_mut()?.inner;
-                            first_clip(inner, BatchedExp3::clipped_rewards, |e| e.observe(i, loss).py_err())
-                        };
-                        if self.index_round(py, loss, observe)? {
-                            return Ok(());
-                        }
-                    }
-                }
-                Engine::Exp2(e) => {
-                    if let Some(loss) = exact_float(&arg) {
-                        let observe = |i| {
-                            let inner = &mut e.bind(py).try_borrow_mut()?.inner;
-                            first_clip(inner, Exp2::clipped_rewards, |e| e.observe(i, loss).py_err())
-                        };
-                        if self.index_round(py, loss, observe)? {
-                            return Ok(());
-                        }
-                    }
-                }
-                Engine::Contextual(engine, direct, queue) => {
-                    if let Some(reward) = float_or_float64(&arg)? {
-                        if self.contextual_round(py, engine, *direct, queue, reward)? {
-                            return Ok(());
-                        }
-                    }
-                }
-                Engine::Bai(_) => {}
-                Engine::Elimination(e) => {
-                    if let Some(reward) = exact_float(&arg).filter(|r| r.is_finite()) {
-                        let observe = |i| {
-                            let inner = &mut e.bind(py).try_borrow_mut()?.inner;
-                            first_clip(inner, EliminationCore::clipped_rewards, |e| e.observe(i, reward).py_err())
-                        };
-                        if self.index_round(py, reward, observe)? {
-                            return Ok(());
-                        }
-                    }
-                }
-            }
         }
         self.checked_update.bind(py).call1(args)?;
         Ok(())
@@ -1103,11 +1102,26 @@ impl ClientCall {
     }
 }
 
+/// A positional argument of [`OnlineBase::update`], or its absence (an
+/// explicit `None` is an argument).
+enum Arg<'py> {
+    Missing,
+    Given(Bound<'py, PyAny>),
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Arg<'py> {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        Ok(Arg::Given(obj.to_owned()))
+    }
+}
+
 /// The native base of the learners with an online call: `select` and
-/// `update` are this class's methods, so `learner.select()` is found in
-/// the learner's class (the interpreter's cached method call, no lookup
-/// in the instance dictionary) and reaches the learner's [`OnlineCall`]
-/// in one Rust call. `dpbandits.learners.online_call.BoundOnlineCall`
+/// `update` are this class's methods, so `learner.select()` is a method
+/// descriptor of the learner's class called with the learner (no bound
+/// method of another object stored in the instance) and reaches the
+/// learner's [`OnlineCall`] in one Rust call. `dpbandits.learners.online_call.BoundOnlineCall`
 /// installs them on every learner class that defines its own (those
 /// document them) and sets the call when the engine is set; until then
 /// the learner's checked `_checked_select` / `_checked_update` answer.
@@ -1132,6 +1146,33 @@ impl OnlineBase {
         // A new reference: a checked path that rebinds the learner cannot
         // free the call under the running one.
         self.current(py).map(|c| f(c.get()))
+    }
+
+    /// `update(*args, policy_version=...)`: the call's common rounds, or
+    /// the learner's checked `update`.
+    fn update_with<'py>(
+        slf: &Bound<'py, Self>,
+        args: &[Bound<'py, PyAny>],
+        policy_version: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<()> {
+        let py = slf.py();
+        if policy_version.is_none() {
+            if let Some(done) = slf.get().with_call(py, |call| call.fast_update(py, args)) {
+                if done? {
+                    return Ok(());
+                }
+            }
+        }
+        let kwargs = match policy_version {
+            Some(v) => {
+                let kw = PyDict::new(py);
+                kw.set_item(intern!(py, "policy_version"), v)?;
+                Some(kw)
+            }
+            None => None,
+        };
+        slf.call_method(intern!(py, "_checked_update"), PyTuple::new(py, args)?, kwargs.as_ref())?;
+        Ok(())
     }
 
     /// The learner's call (a new reference).
@@ -1182,19 +1223,47 @@ impl OnlineBase {
         }
     }
 
-    /// The learner's update (see the learner's docstring); keyword
-    /// arguments (a served decision's `policy_version`) go to the checked
+    /// The learner's update (see the learner's docstring): up to two
+    /// positional arguments and a served decision's `policy_version`,
+    /// passed by the fast-call protocol (no argument tuple; an argument
+    /// not given is [`Arg::Missing`]); anything else goes to the checked
     /// path.
-    #[pyo3(signature = (*args, **kwargs))]
-    fn update(slf: &Bound<'_, Self>, args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
-        let py = slf.py();
-        if kwargs.is_none() {
-            if let Some(out) = slf.get().with_call(py, |call| call.update(py, args, None)) {
-                return out;
+    #[pyo3(signature = (first = Arg::Missing, second = Arg::Missing, /, *, policy_version = None))]
+    fn update<'py>(
+        slf: &Bound<'py, Self>,
+        first: Arg<'py>,
+        second: Arg<'py>,
+        policy_version: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<()> {
+        let one;
+        let two;
+        let args: &[Bound<'py, PyAny>] = match (first, second) {
+            (Arg::Missing, _) => &[],
+            (Arg::Given(a), Arg::Missing) => {
+                one = [a];
+                &one
             }
+            (Arg::Given(a), Arg::Given(b)) => {
+                two = [a, b];
+                &two
+            }
+        };
+        Self::update_with(slf, args, policy_version)
+    }
+
+    /// The learner's `update(losses)` (the full-information learners,
+    /// whose `update` takes the loss vector by position or by name), as
+    /// [`OnlineBase::update`].
+    #[pyo3(signature = (losses = Arg::Missing, *, policy_version = None))]
+    fn update_losses<'py>(
+        slf: &Bound<'py, Self>,
+        losses: Arg<'py>,
+        policy_version: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<()> {
+        match losses {
+            Arg::Missing => Self::update_with(slf, &[], policy_version),
+            Arg::Given(l) => Self::update_with(slf, &[l], policy_version),
         }
-        slf.call_method(intern!(py, "_checked_update"), args, kwargs)?;
-        Ok(())
     }
 
     /// The learner's online call (None: not bound yet).
