@@ -2,9 +2,11 @@
 every class of ``dpbandits.__all__`` that is a learner, built as the
 callgrind bench builds it (``online_call_callgrind.cases``), with the type
 of the object its bound ``select`` and ``update`` belong to. "engine": the
-Rust engine's own methods (the K-armed learners); "OnlineCall" /
-"ClientCall": the Rust online call around the engine; "Python": a Python
-method (not bound). Exits with status 1 when a learner is not bound or is
+Rust engine's own methods; "native": a Rust method descriptor of the
+learner's own class (``dpbandits._core.learner_method``, reaching the
+online call around the engine, or for the K-armed and fixed-budget
+learners the engine's own methods); "ClientCall": the Rust call
+of contextual elimination; "Python": a Python method (not bound). Exits with status 1 when a learner is not bound or is
 missing from the benches.
 
     python3 benches/online_call_status.py
@@ -25,10 +27,12 @@ import dpbandits as dp
 from dpbandits.learners.online import LearnerBase
 
 
-def binding(method: object, engine: object) -> str:
+def binding(method: object, engine: object, learner: object) -> str:
     owner = getattr(method, "__self__", None)
     if owner is engine:
         return "engine"
+    if inspect.isbuiltin(method) and owner is learner:
+        return "native"
     if inspect.isbuiltin(method) and owner is not None:
         return type(owner).__name__
     return "Python"
@@ -51,7 +55,7 @@ def main() -> int:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             lr = case[0]()  # type: ignore[operator]
-        s, u = binding(lr.select, lr._engine), binding(lr.update, lr._engine)
+        s, u = binding(lr.select, lr._engine, lr), binding(lr.update, lr._engine, lr)
         bad += "Python" in (s, u)
         print(f"| {name} | {s} | {u} | yes |")
     print(f"{len(learners)} learners, {bad} not bound or not benched")

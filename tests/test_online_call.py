@@ -8,6 +8,7 @@ import inspect
 import pickle
 import threading
 import time
+import types
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -43,15 +44,16 @@ FAMILIES: dict[str, tuple[Callable[[], Any], Callable[[np.random.Generator, Any]
 
 
 def _bound_natively(learner: Any) -> bool:
-    """Whether ``learner.select`` / ``update`` are the native methods of
-    ``_core.OnlineBase`` found on its class (no instance attribute shadows
-    them) and the learner's online call is set."""
+    """Whether ``learner.select`` / ``update`` are native method descriptors
+    made for the learner's own class (no instance attribute shadows them)
+    and the learner's online call is set."""
     cls = type(learner)
-    natives = {"select": ("select", "select_noargs"), "update": ("update", "update_losses")}
     native = all(
-        any(inspect.getattr_static(cls, n) is _core.OnlineBase.__dict__[m] for m in natives[n])
+        type(d := inspect.getattr_static(cls, n)) is types.MethodDescriptorType
+        and d.__objclass__ is cls
+        and d.__name__ == n
         and n not in learner.__dict__
-        for n in natives
+        for n in ("select", "update")
     )
     return native and isinstance(learner._online_call, _core.OnlineCall) and learner._online_call is learner._call
 
@@ -329,3 +331,73 @@ def test_client_action_is_the_first_best_row() -> None:
     for _ in range(50):
         phi, theta = rng.normal(size=(7, 5)), rng.normal(size=5)
         assert dp.ContextualEliminationBandit.client_action(phi, theta) == int(np.argmax(phi @ theta))
+
+
+# --- the learner classes' own method descriptors ----------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_the_methods_refuse_a_self_of_another_class(name: str) -> None:
+    # The native methods read `self` as the learner without a check of
+    # their own: CPython's check of the descriptor's type must refuse
+    # anything else, on every way of calling them.
+    cls = type(FAMILIES[name][0]())
+    other = FAMILIES["EXP2" if name != "EXP2" else "SCRiBLe"][0]()
+    for n in ("select", "update"):
+        method = inspect.getattr_static(cls, n)
+        for bad in (object(), 1.0, other, _core.OnlineBase()):
+            with pytest.raises(TypeError):
+                method(bad)
+            with pytest.raises(TypeError):
+                method.__get__(bad)
+            with pytest.raises(TypeError):
+                getattr(cls, n)(bad, 0.5)
+
+
+def test_learner_method_is_made_only_for_a_learner_class() -> None:
+    with pytest.raises(TypeError, match="OnlineBase"):
+        _core.learner_method(dict, "select")
+    with pytest.raises(ValueError, match="no learner method"):
+        _core.learner_method(dp.EXP2, "observe")
+    d = _core.learner_method(dp.EXP2, "update_losses")
+    assert d.__objclass__ is dp.EXP2 and d.__name__ == "update"
+    assert str(inspect.signature(d)) == "(self, /, losses, *, policy_version=None)"
+
+
+@pytest.mark.parametrize("name", ["EXP2", "PrivateFTRL", "EliminationLinearBandit"])
+def test_a_subclass_gets_descriptors_of_its_own_and_plays_the_same_rounds(name: str) -> None:
+    make, loss = FAMILIES[name]
+    base = type(make())
+    sub = type("Sub" + base.__name__, (base,), {})
+    fast = make()
+    fast.__class__ = sub
+    checked = make()
+    assert _bound_natively(fast)
+    assert inspect.getattr_static(sub, "select") is not inspect.getattr_static(base, "select")
+    ours = _trace(fast.select, fast.update, loss, 50)
+    assert ours == _trace(checked._checked_select, checked._checked_update, loss, 50)
+    assert bytes(fast._engine.to_bytes()) == bytes(checked._engine.to_bytes())
+
+
+@pytest.mark.parametrize("name", ["PrivateFTRL", "LazyPrivateExperts", "BatchedPrivateEXP3"])
+def test_keywords_and_extra_arguments_take_the_checked_path(name: str) -> None:
+    make, loss = FAMILIES[name]
+    fast, checked = make(), make()
+    rng_a, rng_b = np.random.default_rng(5), np.random.default_rng(5)
+    full_information = name != "BatchedPrivateEXP3"
+    for _ in range(5):
+        a, b = fast.select(), checked._checked_select()
+        if full_information:
+            fast.update(losses=loss(rng_a, a))
+            checked._checked_update(losses=loss(rng_b, b))
+        else:
+            fast.update(loss(rng_a, a))
+            checked._checked_update(loss(rng_b, b))
+    assert bytes(fast._engine.to_bytes()) == bytes(checked._engine.to_bytes())
+    fast.select()
+    with pytest.raises(TypeError):
+        fast.update(0.5, 0.5, 0.5)
+    with pytest.raises(TypeError):
+        fast.update(0.5, unknown=1)
+    with pytest.raises(TypeError):
+        fast.select(unknown=1)

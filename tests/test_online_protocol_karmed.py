@@ -7,10 +7,13 @@ GIL-released batch forms, and the refusals of bad arms and rewards."""
 
 from __future__ import annotations
 
+import inspect
 import multiprocessing as mp
 import pickle
 import sys
 import threading
+import time
+import types
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -19,6 +22,7 @@ import numpy as np
 import pytest
 
 import dpbandits as dp
+from dpbandits import _core
 from dpbandits.checkpoint import read_checkpoint, write_checkpoint
 from dpbandits.errors import CheckpointError, LinearRegretWarning, StateError
 from dpbandits.learners.mab import UCB1, PrivateThompsonSampling, PrivateUCB, ThompsonSampling
@@ -410,6 +414,53 @@ def test_the_lock_is_reentrant_and_refuses_a_foreign_release() -> None:
         lock.release()
 
 
+def test_the_lock_excludes_threads_that_give_up_the_gil_inside_it() -> None:
+    # Each holder reads a shared count, gives the GIL away (sleep(0) and a
+    # GIL-released batch call), then writes the count plus one: any two
+    # holders at once would lose an increment. Waiters are woken by the
+    # releases (no timeout), so a lost wake-up hangs the join below.
+    lr = DPKLUCB(K, 10_000_000, 1.0, seed=0)
+    lock, count, threads_n, rounds = lr.lock, [0], 6, 300
+    errors: list[BaseException] = []
+
+    def worker() -> None:
+        try:
+            for _ in range(rounds):
+                with lock:
+                    seen = count[0]
+                    time.sleep(0)
+                    lr.update_many(lr.select_many(50), np.ones(50))
+                    count[0] = seen + 1
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker) for _ in range(threads_n)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(timeout=120)
+    assert not errors, errors
+    assert not any(th.is_alive() for th in threads)
+    assert count[0] == threads_n * rounds
+    assert lock.acquire(blocking=False)  # free again
+    lock.release()
+
+
+def test_a_timed_acquire_gets_the_lock_when_the_holder_releases_it() -> None:
+    lock = DPKLUCB(K, 100, 1.0, seed=0).lock
+    got: list[bool] = []
+    with lock:
+        th = threading.Thread(target=lambda: got.append(lock.acquire(timeout=30.0)))
+        th.start()
+        time.sleep(0.05)
+        assert got == []  # still waiting while held
+    th.join(timeout=60)
+    assert got == [True]
+    assert "locked" in repr(lock)
+    with pytest.raises(RuntimeError, match="un-acquired"):
+        lock.release()  # the waiter's thread holds it, not this one
+
+
 def _release_elsewhere(lock: Any) -> None:
     out: list[BaseException] = []
 
@@ -457,3 +508,53 @@ def test_bad_arms_and_rewards_are_refused_naming_them(name: str) -> None:
     # NumPy scalars are real numbers and indices.
     lr.update(np.int64(a), np.float32(0.5))
     assert lr.outstanding == 0
+
+
+# --- the learner classes' own method descriptors ----------------------------------
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_select_and_update_are_descriptors_of_the_class_calling_the_engine(name: str) -> None:
+    lr, twin = MAKERS[name](200, 4), MAKERS[name](200, 4)
+    cls = type(lr)
+    for n in ("select", "update"):
+        d = inspect.getattr_static(cls, n)
+        assert type(d) is types.MethodDescriptorType and d.__objclass__ is cls and n not in lr.__dict__
+    assert lr._armed_engine is lr._engine
+    for i in range(30):  # the same rounds as the engine's own methods
+        a, b = lr.select(), twin._engine.select()
+        assert a == b
+        lr.update(a, _reward(i, a))
+        twin._engine.update(b, _reward(i, b))
+    assert _state(lr) == _state(twin)
+    # Anything else is the engine's own call, with its errors.
+    with pytest.raises(TypeError):
+        lr.update()
+    with pytest.raises(TypeError):
+        lr.update(0, 0.5, 0.5)
+    with pytest.raises(TypeError):
+        lr.update(0, reward=0.5, other=1)
+    with pytest.raises(TypeError):
+        lr.select(1)
+    # A self of another class is refused by CPython before the call.
+    other = MAKERS["UCB1" if name != "UCB1" else "KLUCB"](10, 0)
+    for bad in (object(), other, _core.EngineBase()):
+        for n in ("select", "update"):
+            with pytest.raises(TypeError):
+                inspect.getattr_static(cls, n)(bad)
+    # A subclass gets descriptors of its own type; a learner with no engine refuses.
+    sub = type("Sub" + cls.__name__, (cls,), {})
+    assert inspect.getattr_static(sub, "select").__objclass__ is sub
+    with pytest.raises(TypeError, match="engine is not set"):
+        sub.__new__(sub).select()
+
+
+def test_the_engine_base_takes_only_engines_with_rust_calls() -> None:
+    base = _core.EngineBase()
+    with pytest.raises(TypeError, match="no Rust select"):
+        base._armed_engine = object()
+    engine = UCB1(K, 10, seed=0)._engine
+    base._armed_engine = engine
+    assert base._armed_engine is engine
+    base._armed_engine = None
+    assert base._armed_engine is None

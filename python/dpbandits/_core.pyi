@@ -29,6 +29,7 @@ __all__ = [
     "ClientCall",
     "DartboardExpertsEngine",
     "EliminationEngine",
+    "EngineBase",
     "EngineLock",
     "EnvironmentFactory",
     "EpochCounter",
@@ -91,6 +92,7 @@ __all__ = [
     "best_row",
     "core_set",
     "kernel_build",
+    "learner_method",
     "sample_gaussian",
     "sample_laplace",
     "sample_lattice",
@@ -260,6 +262,18 @@ class OnlineBase:
     @_online_call.setter
     def _online_call(self, call: OnlineCall | None) -> None: ...
 
+@disjoint_base
+class EngineBase:
+    """The native base of the learners whose ``select`` and ``update`` are
+    their engine's own (the K-armed and fixed-budget best-arm
+    identification learners; see ``dpbandits.learners.online.EngineMethods``)."""
+
+    def __new__(cls, *_args: Any, **_kwargs: Any) -> Self: ...
+    @property
+    def _armed_engine(self) -> Any: ...
+    @_armed_engine.setter
+    def _armed_engine(self, engine: Any) -> None: ...
+
 @final
 class OnlineCall:
     """``select`` / ``update`` of a learner bound in Rust (EXP2, SCRiBLe,
@@ -303,6 +317,15 @@ class ClientCall:
     ) -> ClientCall: ...
     def select(self, *args: Any) -> Any: ...
     def update(self, *args: Any) -> None: ...
+
+def learner_method(cls: type[OnlineBase] | type[EngineBase], name: str) -> Any:
+    """The method descriptor ``name`` with ``cls`` as its type: for a
+    subclass of :class:`OnlineBase`, ``"select_noargs"``, ``"select"``,
+    ``"update"`` or ``"update_losses"`` (the form of its method of that
+    name); for a subclass of :class:`EngineBase`, ``"engine_select"`` or
+    ``"engine_update"`` (the engine's ``select()`` / ``update(*args)``).
+    The learner class sets it as its ``select`` or ``update`` (see
+    ``dpbandits.learners.online_call`` and ``dpbandits.learners.online``)."""
 
 def best_row(phi: NDArray[np.float64], theta: NDArray[np.float64]) -> int:
     """The first row of ``phi`` (k >= 1, d) with the largest inner product with ``theta`` (d,)."""

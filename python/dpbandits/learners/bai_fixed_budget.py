@@ -49,8 +49,8 @@ only when all its rewards are in: ``select`` past a phase's selections
 raises :class:`~dpbandits.errors.StateError` naming the outstanding
 rewards (the next phase's arms depend on them). A reward of an arm with
 no outstanding selection is refused. Rewards must lie in [0, 1].
-``select`` and ``update`` are the engine's own methods, bound to the
-learner: one Rust call each, which takes ``learner.lock`` (a
+``select`` and ``update`` call the engine's own methods in Rust (native
+methods of the learner's class): one Rust call each, which takes ``learner.lock`` (a
 reentrant lock, as ``threading.RLock``) once. ``learner.simulate(means,
 reps, seed)`` runs replicates on Bernoulli arms in Rust.
 
@@ -165,8 +165,9 @@ class _FixedBudgetBAI(EngineMethods):
 
     Threads: the engine holds the lock (:attr:`lock`, a reentrant lock
     with the ``threading.RLock`` interface) and takes it once per call, in
-    Rust; ``select`` and ``update`` are the engine's own methods, bound to
-    the learner (no Python frame per call), with the checks and messages
+    Rust; ``select`` and ``update`` call the engine's own methods in Rust
+    (native methods of the learner's class, no Python frame per call),
+    with the checks and messages
     of the methods below. Hold ``learner.lock`` across a
     ``select``/``update(reward)`` pair from several threads, or use
     ``update(arm, reward)``."""

@@ -180,8 +180,9 @@ class KArmedLearner(EngineMethods):
 
     Threads: the engine holds the lock (:attr:`lock`, a reentrant lock
     with the ``threading.RLock`` interface) and takes it once per call, in
-    Rust; ``select`` and ``update`` are the engine's own methods, bound to
-    the learner (no Python frame per call). Hold ``learner.lock`` across a
+    Rust; ``select`` and ``update`` call the engine's own methods in
+    Rust (native methods of the learner's class, no Python frame per
+    call). Hold ``learner.lock`` across a
     ``select``/``update(reward)`` pair from several threads, or use
     ``update(arm, reward)``.
     """

@@ -940,12 +940,23 @@ class OnlineLearner(BoundOnlineCall, LearnerBase):
         return int(self._engine.t)
 
 
-class EngineMethods(LearnerBase):
+class EngineMethods(_core.EngineBase, LearnerBase):
     """A learner whose ``select`` and ``update`` are its engine's own
-    methods (the K-armed and fixed-budget learners): assigning the engine
-    binds them to the learner as instance attributes, which shadow the
-    class's methods (those document them and delegate), so validation, the
-    lock and the protocol cost one Rust call. The engine holds the lock."""
+    methods (the K-armed and fixed-budget learners): the class's documented
+    methods give way to native method descriptors of the class
+    (``dpbandits._core.learner_method``, "engine_select" and
+    "engine_update"), which call the engine set on the learner's native
+    base (``dpbandits._core.EngineBase``) in one Rust call, so validation,
+    the lock and the protocol cost one Rust call and no bound method is
+    stored in the instance. The engine holds the lock."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # Every class and subclass gets descriptors of its own type: the
+        # interpreter's specialised call of a method descriptor needs
+        # `self` of exactly that type.
+        for name in ("select", "update"):
+            setattr(cls, name, _core.learner_method(cls, "engine_" + name))
 
     @property  # type: ignore[override]
     def _engine(self) -> Any:
@@ -955,20 +966,18 @@ class EngineMethods(LearnerBase):
     def _engine(self, engine: Any) -> None:
         d = self.__dict__
         d["_armed"] = engine
-        d["select"] = engine.select
-        d["update"] = engine.update
+        self._armed_engine = engine
         self._bind(engine)
 
     def _bind(self, engine: Any) -> None:
         """What a new engine needs from its learner beyond the binding (nothing here)."""
 
-    def __getstate__(self) -> dict[str, Any]:
-        state = super().__getstate__()
-        state.pop("select", None)  # bound to this engine; rebound on unpickling
-        state.pop("update", None)
-        return state
-
     def __setstate__(self, state: dict[str, Any]) -> None:
+        state = dict(state)
+        # Bound methods of the engine, stored by earlier versions: the
+        # class's descriptors answer now.
+        state.pop("select", None)
+        state.pop("update", None)
         super().__setstate__(state)
         self._engine = self.__dict__["_armed"]
 

@@ -1,10 +1,13 @@
 """``select`` and ``update`` bound to the engine, in Rust.
 
 A learner class that mixes in :class:`BoundOnlineCall` derives from the
-native ``dpbandits._core.OnlineBase``, whose ``select`` and ``update``
-replace the class's own (those carry the documentation): the call is then
-a method descriptor of the class called with the learner (arguments
-passed without a tuple where the signature allows), and reaches a
+native ``dpbandits._core.OnlineBase``, and its ``select`` and ``update``
+are replaced by native ones of the same parameters (the class's own carry
+the documentation): method descriptors made for that very class
+(``dpbandits._core.learner_method``), which the interpreter calls on its
+specialised path for a method of the learner's exact type, with the
+arguments passed without a tuple where the signature allows. They do what
+``OnlineBase``'s methods of the same names do, and reach a
 ``dpbandits._core.OnlineCall`` built around the learner's engine. That object holds the learner's lock (a
 reentrant lock with the ``threading.RLock`` interface, taken once per call
 in Rust) and the outstanding selection, and plays the common round (strict
@@ -18,29 +21,39 @@ under the same lock and read the same outstanding selection
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import Any, ClassVar
 
 from dpbandits import _core
 
 __all__ = ["BoundOnlineCall"]
+
+#: The native form of a documented method of these parameters (any other:
+#: the general ``select(*args, **kwargs)`` / ``update(*args, policy_version=None)``).
+_NATIVE_FORMS = {("select", ("self",)): "select_noargs", ("update", ("self", "losses")): "update_losses"}
 
 
 class BoundOnlineCall(_core.OnlineBase):
     """Binds ``select`` / ``update`` to a ``_core.OnlineCall`` (see the module docs)."""
 
     __dict__: dict[str, Any]
+    _online_forms: ClassVar[dict[str, str]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        # The form of each native method (its parameters), inherited from
+        # the base classes and set by a documented method of this class.
+        forms: dict[str, str] = dict(getattr(cls, "_online_forms", {}))
         for name in ("select", "update"):
             documented = cls.__dict__.get(name)
             if documented is not None:
-                # The documented method gives way to the native one of the
-                # same parameters, which reaches the same call (see the
-                # module docs).
-                params = list(inspect.signature(documented).parameters)
-                native = {("select", ("self",)): "select_noargs", ("update", ("self", "losses")): "update_losses"}
-                setattr(cls, name, _core.OnlineBase.__dict__[native.get((name, tuple(params)), name)])
+                params = tuple(inspect.signature(documented).parameters)
+                forms[name] = _NATIVE_FORMS.get((name, params), name)
+            if name in forms:
+                # The documented (or inherited) method gives way to the
+                # native one of the same parameters, a method descriptor of
+                # this very class (see the module docs).
+                setattr(cls, name, _core.learner_method(cls, forms[name]))
+        cls._online_forms = forms
 
     def _checked_select(self, *args: Any) -> Any:  # pragma: no cover - every user overrides it
         raise NotImplementedError

@@ -1,5 +1,7 @@
 //! numpy <-> flat row-major buffers.
 
+use std::borrow::Cow;
+
 use numpy::{PyReadonlyArrayDyn, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyMemoryError, PyValueError};
 use pyo3::prelude::*;
@@ -7,13 +9,13 @@ use pyo3::prelude::*;
 /// The entries of `array` in row-major (C) order, with its shape.
 /// Borrows without copying when the array is C-contiguous; otherwise (e.g.
 /// Fortran order or a strided view) copies once in logical order.
-pub fn row_major(array: &PyReadonlyArrayDyn<'_, f64>) -> (Vec<usize>, Vec<f64>) {
+pub fn row_major<'a>(array: &'a PyReadonlyArrayDyn<'_, f64>) -> (Vec<usize>, Cow<'a, [f64]>) {
     let shape = array.shape().to_vec();
     // `as_slice` also succeeds on Fortran-contiguous arrays, returning
     // their column-major buffer: only a C-contiguous array is row-major.
     let data = match array.as_slice() {
-        Ok(s) if array.is_c_contiguous() => s.to_vec(),
-        _ => array.as_array().iter().copied().collect(),
+        Ok(s) if array.is_c_contiguous() => Cow::Borrowed(s),
+        _ => Cow::Owned(array.as_array().iter().copied().collect()),
     };
     (shape, data)
 }
@@ -45,7 +47,7 @@ pub fn rows(name: &str, values: &PyReadonlyArrayDyn<'_, f64>, each: &[usize]) ->
         let want: Vec<usize> = std::iter::once(rounds).chain(each.iter().copied()).collect();
         expect_shape(name, &shape, &want)?;
     }
-    Ok((rounds, data))
+    Ok((rounds, data.into_owned()))
 }
 
 /// A zeroed buffer of `count * each` floats, or MemoryError / ValueError

@@ -6,8 +6,8 @@
 //! The online protocol of the learners is here: `select`, and
 //! `update(arm, reward)` / `update(reward)` with the learners' checks and
 //! messages (an int arm in [0, k), a reward converted to a float in
-//! [0, 1], an arm with an outstanding selection), bound to the learner as
-//! its own methods. Every method takes the engine's [`EngineLock`] once
+//! [0, 1], an arm with an outstanding selection), which the learner's
+//! `select` and `update` call (`super::engine_base`). Every method takes the engine's [`EngineLock`] once
 //! for the call (the learner's `lock`, reentrant, as `threading.RLock`);
 //! the engine sits in a `Mutex` that the lock makes uncontended, and a
 //! call that reaches Python (a reward of another numeric type) does so
@@ -103,6 +103,16 @@ fn update_reward(obj: &Bound<'_, PyAny>) -> PyResult<f64> {
 enum Given<'py> {
     Missing,
     Value(Bound<'py, PyAny>),
+}
+
+impl super::engine_base::ArmedCall for PyFixedBudgetBai {
+    fn call_select(&self, py: Python<'_>) -> PyResult<usize> {
+        self.select(py)
+    }
+
+    fn call_update(&self, py: Python<'_>, first: &Bound<'_, PyAny>, second: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        self.update(py, first, second.map_or(Given::Missing, |b| Given::Value(b.clone())))
+    }
 }
 
 impl<'a, 'py> FromPyObject<'a, 'py> for Given<'py> {

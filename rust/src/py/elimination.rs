@@ -76,7 +76,7 @@ engine_methods! {
         let config = EliminationConfig {
             k: shape[0],
             d: shape[1],
-            actions: features,
+            actions: features.into_owned(),
             horizon,
             batch_lengths,
             gamma: gamma
@@ -182,7 +182,7 @@ engine_methods! {
             Some(a) => {
                 let (shape, data) = row_major(&a);
                 expect_shape("actions", &shape, &[k, d])?;
-                Some(data)
+                Some(data.into_owned())
             }
             None => None,
         };

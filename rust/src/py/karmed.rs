@@ -11,11 +11,19 @@
 //! learner exposes as its `lock`. Every method of the engine takes it for
 //! the call, so `with learner.lock: ...` from one thread holds off every
 //! other thread's calls (the documented discipline for a select/update
-//! pair), and calls never interleave inside the engine. Uncontended, it is
-//! one compare-and-swap and two stores (no system call, no Python object);
-//! a thread that finds it held waits with the GIL released (a condition
-//! variable), so the holder can run. The batch methods hold it while they
-//! run with the GIL released.
+//! pair), and calls never interleave inside the engine. A thread that finds
+//! it held waits with the GIL released (a condition variable), so the
+//! holder can run. The batch methods hold it while they run with the GIL
+//! released.
+//!
+//! The lock's state is written only by a thread that holds the GIL (the
+//! methods that take or release it require a [`Python`] token, and a
+//! waiter takes the GIL back before it tries again), so the GIL orders
+//! every write: taking and releasing it uncontended are plain loads and
+//! stores, with no read-modify-write instruction. This relies on the
+//! GIL: the extension module is declared as needing it (PyO3's default),
+//! so an interpreter built without the GIL enables it when the module is
+//! imported.
 //!
 //! The classes are `frozen` (PyO3 keeps no borrow flag: a second thread
 //! would otherwise fail with "already borrowed" while a batch runs without
@@ -51,30 +59,32 @@ pub(crate) fn thread_token() -> u64 {
 #[pyclass(frozen, module = "dpbandits._core", name = "EngineLock")]
 #[derive(Default)]
 pub struct EngineLock {
-    /// The owning thread's token, 0 when free.
+    /// The owning thread's token, 0 when free (written with the GIL held).
     owner: AtomicU64,
     /// Acquisitions by the owner (touched by the owner only).
     depth: AtomicU64,
-    /// Threads waiting (the releaser wakes them only when there are some).
+    /// Threads waiting (written with the GIL held; the releaser wakes them
+    /// only when there are some).
     waiters: AtomicUsize,
     park: Mutex<()>,
     freed: Condvar,
 }
 
 impl EngineLock {
+    /// Takes the lock for `me` if it is free or `me`'s. The GIL (`_py`)
+    /// orders this read and write against every other thread's.
     #[inline]
-    fn try_enter(&self, me: u64) -> bool {
-        match self.owner.compare_exchange(0, me, Ordering::SeqCst, Ordering::Relaxed) {
-            Ok(_) => {
-                self.depth.store(1, Ordering::Relaxed);
-                true
-            }
-            Err(owner) if owner == me => {
-                // Only the owner touches `depth`: a load and a store.
-                self.depth.store(self.depth.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
-                true
-            }
-            Err(_) => false,
+    fn try_enter(&self, _py: Python<'_>, me: u64) -> bool {
+        let owner = self.owner.load(Ordering::Relaxed);
+        if owner == 0 {
+            self.owner.store(me, Ordering::Relaxed);
+            self.depth.store(1, Ordering::Relaxed);
+            true
+        } else if owner == me {
+            self.depth.store(self.depth.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+            true
+        } else {
+            false
         }
     }
 
@@ -83,64 +93,75 @@ impl EngineLock {
     #[inline]
     pub fn enter(&self, py: Python<'_>, timeout: Option<Duration>) -> bool {
         let me = thread_token();
-        if self.try_enter(me) {
-            return true;
-        }
-        py.detach(|| self.wait(me, timeout))
+        self.try_enter(py, me) || self.wait(py, me, timeout)
     }
 
     /// Takes the lock for the thread whose token is `me` (this thread's
     /// [`thread_token`]), waiting as long as it takes.
     #[inline]
     pub fn enter_as(&self, py: Python<'_>, me: u64) {
-        if !self.try_enter(me) {
-            py.detach(|| self.wait(me, None));
+        if !self.try_enter(py, me) {
+            self.wait(py, me, None);
         }
     }
 
+    /// Waits until the lock is free (without the GIL), then tries again
+    /// with the GIL; false when `timeout` passed first.
+    ///
+    /// No wake-up is lost: the releaser frees the lock, then (seeing this
+    /// thread counted in `waiters`, which the GIL orders before) notifies
+    /// under `park`; this thread reads `owner` under `park` before it waits.
     #[cold]
-    fn wait(&self, me: u64, timeout: Option<Duration>) -> bool {
-        self.waiters.fetch_add(1, Ordering::SeqCst);
+    fn wait(&self, py: Python<'_>, me: u64, timeout: Option<Duration>) -> bool {
         let deadline = timeout.map(|t| Instant::now() + t);
-        let mut guard = self.park.lock().unwrap_or_else(PoisonError::into_inner);
-        let got = loop {
-            if self.try_enter(me) {
-                break true;
-            }
-            match deadline {
-                None => guard = self.freed.wait(guard).unwrap_or_else(PoisonError::into_inner),
-                Some(d) => {
-                    let now = Instant::now();
-                    if now >= d {
-                        break false;
+        loop {
+            self.waiters.store(self.waiters.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+            let freed = py.detach(|| {
+                let mut guard = self.park.lock().unwrap_or_else(PoisonError::into_inner);
+                while self.owner.load(Ordering::Acquire) != 0 {
+                    match deadline {
+                        None => guard = self.freed.wait(guard).unwrap_or_else(PoisonError::into_inner),
+                        Some(d) => {
+                            let now = Instant::now();
+                            if now >= d {
+                                return false;
+                            }
+                            guard = self.freed.wait_timeout(guard, d - now).unwrap_or_else(PoisonError::into_inner).0;
+                        }
                     }
-                    guard = self.freed.wait_timeout(guard, d - now).unwrap_or_else(PoisonError::into_inner).0;
                 }
+                true
+            });
+            self.waiters.store(self.waiters.load(Ordering::Relaxed) - 1, Ordering::Relaxed);
+            if !freed {
+                return false;
             }
-        };
-        drop(guard);
-        self.waiters.fetch_sub(1, Ordering::SeqCst);
-        got
+            if self.try_enter(py, me) {
+                return true;
+            }
+        }
     }
 
     /// Releases one acquisition; false when this thread does not hold it.
     #[inline]
-    pub fn exit(&self) -> bool {
-        self.exit_as(thread_token())
+    pub fn exit(&self, py: Python<'_>) -> bool {
+        self.exit_as(py, thread_token())
     }
 
     /// [`EngineLock::exit`] for the thread whose token is `me` (this
     /// thread's [`thread_token`]).
     #[inline]
-    pub fn exit_as(&self, me: u64) -> bool {
+    pub fn exit_as(&self, _py: Python<'_>, me: u64) -> bool {
         if self.owner.load(Ordering::Relaxed) != me {
             return false;
         }
         let depth = self.depth.load(Ordering::Relaxed);
         self.depth.store(depth - 1, Ordering::Relaxed);
         if depth == 1 {
-            self.owner.store(0, Ordering::SeqCst);
-            if self.waiters.load(Ordering::SeqCst) > 0 {
+            // Release: a waiter that reads 0 without the GIL sees the
+            // holder's writes.
+            self.owner.store(0, Ordering::Release);
+            if self.waiters.load(Ordering::Relaxed) > 0 {
                 let _guard = self.park.lock().unwrap_or_else(PoisonError::into_inner);
                 self.freed.notify_all();
             }
@@ -161,7 +182,7 @@ impl EngineLock {
             if timeout != -1.0 {
                 return Err(PyValueError::new_err("can't specify a timeout for a non-blocking call"));
             }
-            return Ok(self.try_enter(thread_token()));
+            return Ok(self.try_enter(py, thread_token()));
         }
         let limit = if timeout == -1.0 {
             None
@@ -174,8 +195,8 @@ impl EngineLock {
     }
 
     /// Releases one acquisition (RuntimeError when this thread does not hold it).
-    fn release(&self) -> PyResult<()> {
-        if self.exit() {
+    fn release(&self, py: Python<'_>) -> PyResult<()> {
+        if self.exit(py) {
             Ok(())
         } else {
             Err(PyRuntimeError::new_err("cannot release un-acquired lock"))
@@ -187,8 +208,8 @@ impl EngineLock {
     }
 
     #[pyo3(signature = (*_args))]
-    fn __exit__(&self, _args: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<()> {
-        self.release()
+    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<()> {
+        self.release(py)
     }
 
     /// Whether the calling thread holds the lock (as `threading.RLock._is_owned`).
@@ -208,22 +229,23 @@ impl EngineLock {
 
 /// Releases the lock when dropped (also when the call unwinds), for the
 /// thread of the token it holds.
-pub(crate) struct Held<'a>(&'a EngineLock, u64);
+pub(crate) struct Held<'a, 'py>(&'a EngineLock, u64, Python<'py>);
 
-impl<'a> Held<'a> {
-    /// Takes `lock` for this thread until the guard drops.
+impl<'a, 'py> Held<'a, 'py> {
+    /// Takes `lock` for this thread until the guard drops (with the GIL:
+    /// the guard holds the token).
     #[inline]
-    pub(crate) fn new(py: Python<'_>, lock: &'a EngineLock) -> Self {
+    pub(crate) fn new(py: Python<'py>, lock: &'a EngineLock) -> Self {
         let me = thread_token();
         lock.enter_as(py, me);
-        Held(lock, me)
+        Held(lock, me, py)
     }
 }
 
-impl Drop for Held<'_> {
+impl Drop for Held<'_, '_> {
     #[inline]
     fn drop(&mut self) {
-        self.0.exit_as(self.1);
+        self.0.exit_as(self.2, self.1);
     }
 }
 
@@ -379,6 +401,21 @@ pub fn filled_arms(py: Python<'_>, arm: usize, n: usize) -> PyResult<Bound<'_, P
 /// unpickling function `$restore` and its `register`.
 macro_rules! karmed_engine {
     ($py:ident, $inner:ty, $restore:ident; $($own:tt)*) => {
+        impl $crate::py::engine_base::ArmedCall for $py {
+            fn call_select(&self, py: ::pyo3::Python<'_>) -> ::pyo3::PyResult<usize> {
+                self.select(py)
+            }
+
+            fn call_update(
+                &self,
+                py: ::pyo3::Python<'_>,
+                first: &::pyo3::Bound<'_, ::pyo3::PyAny>,
+                second: Option<&::pyo3::Bound<'_, ::pyo3::PyAny>>,
+            ) -> ::pyo3::PyResult<()> {
+                self.update(py, first, second)
+            }
+        }
+
         #[::pyo3::pymethods]
         impl $py {
             $($own)*

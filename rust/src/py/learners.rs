@@ -169,7 +169,7 @@ pub fn observe_many<'py, E: Send>(
     let (_, y) = row_major(rewards);
     let mut done = 0;
     let failed = py.detach(|| {
-        for (row, &r) in x.chunks_exact(d).zip(&y) {
+        for (row, &r) in x.chunks_exact(d).zip(y.iter()) {
             if let Err(e) = observe(engine, row, r) {
                 return Some(e);
             }

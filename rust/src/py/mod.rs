@@ -503,8 +503,11 @@ macro_rules! engine_methods {
 mod arrays;
 mod bai;
 mod bai_fixed_budget;
+mod bound_slot;
+mod class_methods;
 mod design;
 mod elimination;
+mod engine_base;
 mod envs;
 mod errors;
 mod generator_keys;
@@ -576,6 +579,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     elimination::register(m)?;
     online_learning::register(m)?;
     online_call::register(m)?;
+    engine_base::register(m)?;
+    m.add_function(wrap_pyfunction!(class_methods::learner_method, m)?)?;
     replay::register(m)?;
     secure::register(m)?;
     phased_mab::register(m)?;

@@ -2,12 +2,13 @@
 //! (EXP2, SCRiBLe, batched elimination, batched EXP3), of the
 //! full-information learners (FTRL / FTPL, the private experts), of the
 //! best-arm identification learners and of the contextual linear learners:
-//! `select` and `update` are methods of the learners' native base class
-//! [`OnlineBase`] (method descriptors on the learner's class, no bound
-//! method of another object in the instance dictionary; arguments passed
-//! without a tuple where the signature allows), which reach one [`OnlineCall`] per learner, holding the
-//! learner's lock and its outstanding selection: a round costs two Rust
-//! calls and no Python frame.
+//! `select` and `update` are the methods of the learners' native base
+//! class [`OnlineBase`], installed on each learner class as method
+//! descriptors of that class (`super::class_methods`; no bound method of
+//! another object in the instance dictionary; arguments passed without a
+//! tuple where the signature allows), which reach one [`OnlineCall`] per
+//! learner, holding the learner's lock and its outstanding selection: a
+//! round costs two Rust calls and no Python frame.
 //!
 //! The common case is handled here: `update(loss)` with a Python float
 //! (a float64 array for a loss vector), in strict
@@ -34,8 +35,8 @@
 //! is outstanding, and `update(reward)` settles the one outstanding
 //! selection when exactly one is.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn};
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
@@ -46,6 +47,7 @@ use pyo3::types::{PyDict, PyFloat, PyTuple, PyType};
 
 use super::arrays::{expect_shape, row_major};
 use super::bai::PyBai;
+use super::bound_slot::BoundSlot;
 use super::elimination::PyElimination;
 use super::errors::IntoPy;
 use super::karmed::{EngineLock, Held};
@@ -220,7 +222,7 @@ impl Outstanding {
 /// count per arm, their total and the arm selected last (no arms for the
 /// other learners). Every access is made under the learner's lock, which
 /// orders them, so plain atomic loads and stores suffice: a round makes
-/// no read-modify-write beyond the lock's own.
+/// no atomic read-modify-write (the lock takes none either).
 #[derive(Default)]
 struct Counts {
     per_arm: Box<[AtomicU64]>,
@@ -319,7 +321,11 @@ macro_rules! index_round {
 /// warning of a first clip; anything else falls through to the checked path.
 macro_rules! vector_round {
     ($self:ident, $py:ident, $e:ident, $arg:ident, $ty:ty) => {
-        if let Some(losses) = finite_vector(&$arg) {
+        if let Some(array) = vector_f64(&$arg) {
+            let losses = row_major(&array).1;
+            if !losses.iter().all(|x| x.is_finite()) {
+                return Ok(false);
+            }
             let _held = $self.enter($py);
             let mut engine = $e.bind($py).try_borrow_mut()?;
             expect_shape("losses", &[losses.len()], &[engine.inner.config().n])?;
@@ -333,7 +339,7 @@ macro_rules! vector_round {
 
 impl OnlineCall {
     #[inline]
-    fn enter<'a>(&'a self, py: Python<'_>) -> Held<'a> {
+    fn enter<'a, 'py>(&'a self, py: Python<'py>) -> Held<'a, 'py> {
         Held::new(py, self.lock.get())
     }
 
@@ -466,7 +472,7 @@ impl OnlineCall {
                     }
                 }
                 Engine::Scrible(e) => {
-                    if let Some(loss) = exact_float(&arg) {
+                    if let Some(loss) = exact_float(arg) {
                         let _held = self.enter(py);
                         let inner = &mut e.bind(py).try_borrow_mut()?.inner;
                         let first = first_clip(inner, Scrible::clipped_rewards, |e| e.observe(loss).py_err())?;
@@ -489,7 +495,7 @@ impl OnlineCall {
                 Engine::BatchedExp3(e) => index_round!(self, py, e, exact_float(arg), BatchedExp3),
                 Engine::Exp2(e) => index_round!(self, py, e, exact_float(arg), Exp2),
                 Engine::Contextual(engine, direct, queue) => {
-                    if let Some(reward) = float_or_float64(&arg)? {
+                    if let Some(reward) = float_or_float64(arg)? {
                         if self.contextual_round(py, engine, *direct, queue, reward)? {
                             return Ok(true);
                         }
@@ -497,7 +503,7 @@ impl OnlineCall {
                 }
                 Engine::Bai(_) => {}
                 Engine::Elimination(e) => {
-                    index_round!(self, py, e, exact_float(arg).filter(|r| r.is_finite()), EliminationCore)
+                    index_round!(self, py, e, exact_float(arg).filter(|r| r.is_finite()), EliminationCore);
                 }
             }
         }
@@ -558,15 +564,9 @@ fn exact_float(obj: &Bound<'_, PyAny>) -> Option<f64> {
     obj.cast_exact::<PyFloat>().ok().map(PyFloatMethods::value)
 }
 
-/// `obj`'s entries when it is a one-dimensional float64 array of finite
-/// values (anything else goes through the learner's checked path).
-fn finite_vector(obj: &Bound<'_, PyAny>) -> Option<Vec<f64>> {
-    let a = obj.extract::<PyReadonlyArrayDyn<'_, f64>>().ok()?;
-    if a.as_array().ndim() != 1 {
-        return None;
-    }
-    let data = row_major(&a).1;
-    data.iter().all(|x| x.is_finite()).then_some(data)
+/// `obj` when it is a one-dimensional float64 array (read in place).
+fn vector_f64<'py>(obj: &Bound<'py, PyAny>) -> Option<PyReadonlyArrayDyn<'py, f64>> {
+    obj.extract::<PyReadonlyArrayDyn<'py, f64>>().ok().filter(|a| a.as_array().ndim() == 1)
 }
 
 /// `obj` when it is a Python float or a NumPy float64 (an entry of a
@@ -658,7 +658,7 @@ impl RowQueue {
     fn row_of(&self, x: &PyReadonlyArrayDyn<'_, f64>, name: &str) -> PyResult<Vec<f64>> {
         let (shape, data) = row_major(x);
         expect_shape(name, &shape, &[self.d])?;
-        Ok(data)
+        Ok(data.into_owned())
     }
 }
 
@@ -867,7 +867,7 @@ impl OnlineCall {
             Some(v) => match &self.engine {
                 Engine::Scrible(_) => {
                     let a: PyReadonlyArrayDyn<'_, f64> = v.extract()?;
-                    Pending::Point(row_major(&a).1)
+                    Pending::Point(row_major(&a).1.into_owned())
                 }
                 _ => Pending::Index(v.extract::<usize>()?),
             },
@@ -1065,7 +1065,7 @@ impl ClientCall {
         if !matches!(call.get().engine, Engine::Elimination(_)) {
             return Err(PyTypeError::new_err("ClientCall: the call must be a batched elimination learner's"));
         }
-        Ok(ClientCall { call, thetas, d: shape[1], checked_select, checked_update })
+        Ok(ClientCall { call, thetas: thetas.into_owned(), d: shape[1], checked_select, checked_update })
     }
 
     /// The learner's `select` (see the learner's docstring).
@@ -1118,39 +1118,31 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Arg<'py> {
 }
 
 /// The native base of the learners with an online call: `select` and
-/// `update` are this class's methods, so `learner.select()` is a method
-/// descriptor of the learner's class called with the learner (no bound
-/// method of another object stored in the instance) and reaches the
-/// learner's [`OnlineCall`] in one Rust call. `dpbandits.learners.online_call.BoundOnlineCall`
-/// installs them on every learner class that defines its own (those
-/// document them) and sets the call when the engine is set; until then
-/// the learner's checked `_checked_select` / `_checked_update` answer.
+/// `update` (this class's methods, and the same calls as method
+/// descriptors of each learner class, `super::class_methods`) reach the
+/// learner's [`OnlineCall`] in one Rust call, with no bound method of
+/// another object stored in the instance.
+/// `dpbandits.learners.online_call.BoundOnlineCall` installs them on every
+/// learner class (replacing the documented methods of the class and its
+/// bases) and sets the call when the engine is set; until then the
+/// learner's checked `_checked_select` / `_checked_update` answer.
 #[pyclass(frozen, subclass, module = "dpbandits._core", name = "OnlineBase")]
 #[derive(Default)]
 pub struct OnlineBase {
-    /// The call set first (a plain load to read: no lock in a round).
-    first: OnceLock<Py<OnlineCall>>,
-    /// The call of a learner bound again (its engine replaced in place),
-    /// which takes the place of `first` once `rebound` is set.
-    later: Mutex<Option<Py<OnlineCall>>>,
-    rebound: AtomicBool,
+    /// The learner's call (None until the engine is set).
+    call: BoundSlot<Py<OnlineCall>>,
 }
 
 impl OnlineBase {
     /// `f` on the learner's call; None when none is set.
     #[inline]
     fn with_call<R>(&self, py: Python<'_>, f: impl FnOnce(&OnlineCall) -> R) -> Option<R> {
-        if !self.rebound.load(Ordering::Acquire) {
-            return self.first.get().map(|c| f(c.get()));
-        }
-        // A new reference: a checked path that rebinds the learner cannot
-        // free the call under the running one.
-        self.current(py).map(|c| f(c.get()))
+        self.call.with(|c| c.clone_ref(py), |c| f(c.get()))
     }
 
     /// `update(*args, policy_version=...)`: the call's common rounds, or
     /// the learner's checked `update`.
-    fn update_with<'py>(
+    pub(crate) fn update_with<'py>(
         slf: &Bound<'py, Self>,
         args: &[Bound<'py, PyAny>],
         policy_version: Option<Bound<'py, PyAny>>,
@@ -1175,12 +1167,25 @@ impl OnlineBase {
         Ok(())
     }
 
+    /// `select(*args, **kwargs)`: the call's common rounds, or the
+    /// learner's checked `select`.
+    pub(crate) fn select_with(
+        slf: &Bound<'_, Self>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        if kwargs.is_none() {
+            if let Some(out) = slf.get().with_call(py, |call| call.select(py, args)) {
+                return out;
+            }
+        }
+        Ok(slf.call_method(intern!(py, "_checked_select"), args, kwargs)?.unbind())
+    }
+
     /// The learner's call (a new reference).
     fn current(&self, py: Python<'_>) -> Option<Py<OnlineCall>> {
-        if !self.rebound.load(Ordering::Acquire) {
-            return self.first.get().map(|c| c.clone_ref(py));
-        }
-        self.later.lock().unwrap_or_else(PoisonError::into_inner).as_ref().map(|c| c.clone_ref(py))
+        self.call.copy(|c| c.clone_ref(py))
     }
 }
 
@@ -1203,18 +1208,12 @@ impl OnlineBase {
         args: &Bound<'_, PyTuple>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
-        let py = slf.py();
-        if kwargs.is_none() {
-            if let Some(out) = slf.get().with_call(py, |call| call.select(py, args)) {
-                return out;
-            }
-        }
-        Ok(slf.call_method(intern!(py, "_checked_select"), args, kwargs)?.unbind())
+        Self::select_with(slf, args, kwargs)
     }
 
     /// The learner's `select()` for the learners whose `select` takes no
     /// arguments (`METH_NOARGS`, the cheapest call the interpreter makes).
-    fn select_noargs(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+    pub(crate) fn select_noargs(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
         let py = slf.py();
         let args = PyTuple::empty(py);
         match slf.get().with_call(py, |call| call.select(py, &args)) {
@@ -1273,16 +1272,8 @@ impl OnlineBase {
     }
 
     #[setter(_online_call)]
-    fn set_online_call(&self, py: Python<'_>, call: Option<Py<OnlineCall>>) {
-        if !self.rebound.load(Ordering::Acquire) {
-            if let Some(c) = &call {
-                if self.first.set(c.clone_ref(py)).is_ok() {
-                    return;
-                }
-            }
-        }
-        *self.later.lock().unwrap_or_else(PoisonError::into_inner) = call;
-        self.rebound.store(true, Ordering::Release);
+    fn set_online_call(&self, call: Option<Py<OnlineCall>>) {
+        self.call.set(call);
     }
 }
 

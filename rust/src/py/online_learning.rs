@@ -29,7 +29,7 @@ fn geometry(name: &str) -> PyResult<Geometry> {
 fn vector(name: &str, values: &PyReadonlyArrayDyn<'_, f64>, n: usize) -> PyResult<Vec<f64>> {
     let (shape, data) = row_major(values);
     expect_shape(name, &shape, &[n])?;
-    Ok(data)
+    Ok(data.into_owned())
 }
 
 /// Private FTRL / FTPL engine (Agarwal & Singh Alg. 1 / Alg. 3).
@@ -264,7 +264,7 @@ impl PyLossEnv {
             return Err(Error::invalid("losses", format!("expected a 2-d (rounds, n) array, got shape {shape:?}")))
                 .py_err();
         };
-        Self::build(LossSequence::Array { n, losses: data }, geometry, seed)
+        Self::build(LossSequence::Array { n, losses: data.into_owned() }, geometry, seed)
     }
 
     /// center + U(-spread, spread)^N losses, mapped into the geometry's loss set.

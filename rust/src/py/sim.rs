@@ -255,7 +255,8 @@ impl PythonEnvironment {
 fn float_array(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<(Vec<usize>, Vec<f64>)> {
     let arr = py.import("numpy")?.call_method1("ascontiguousarray", (value, "float64"))?;
     let view: numpy::PyReadonlyArrayDyn<'_, f64> = arr.extract()?;
-    Ok(super::arrays::row_major(&view))
+    let (shape, data) = super::arrays::row_major(&view);
+    Ok((shape, data.into_owned()))
 }
 
 impl crate::env::Environment for PythonEnvironment {
