@@ -251,12 +251,8 @@ class OnlineBase:
     (see ``dpbandits.learners.online_call``)."""
 
     def __new__(cls, *_args: Any, **_kwargs: Any) -> Self: ...
-    # select(*args, **kwargs) and update(first, second, /, *, policy_version): each learner
-    # class documents and types its own (they take their place at runtime).
-    select: Any
-    update: Any
-    def select_noargs(self) -> Any: ...
-    def update_losses(self, losses: Any = ..., *, policy_version: int | None = None) -> None: ...
+    # select and update: each learner class documents and types its own
+    # (native descriptors of the class, `learner_method`, take their place).
     @property
     def _online_call(self) -> OnlineCall | None: ...
     @_online_call.setter
@@ -321,11 +317,13 @@ class ClientCall:
 def learner_method(cls: type[OnlineBase] | type[EngineBase], name: str) -> Any:
     """The method descriptor ``name`` with ``cls`` as its type: for a
     subclass of :class:`OnlineBase`, ``"select_noargs"``, ``"select"``,
-    ``"update"`` or ``"update_losses"`` (the form of its method of that
-    name); for a subclass of :class:`EngineBase`, ``"engine_select"`` or
-    ``"engine_update"`` (the engine's ``select()`` / ``update(*args)``).
-    The learner class sets it as its ``select`` or ``update`` (see
-    ``dpbandits.learners.online_call`` and ``dpbandits.learners.online``)."""
+    ``"update"`` or ``"update_losses"`` (``select()``, ``select(*args,
+    **kwargs)``, ``update(*args, policy_version=None)``,
+    ``update(losses)``); for a subclass of :class:`EngineBase`,
+    ``"engine_select"`` or ``"engine_update"`` (the engine's ``select()``
+    / ``update(*args)``). The learner class sets it as its ``select`` or
+    ``update`` (see ``dpbandits.learners.online_call`` and
+    ``dpbandits.learners.online``)."""
 
 def best_row(phi: NDArray[np.float64], theta: NDArray[np.float64]) -> int:
     """The first row of ``phi`` (k >= 1, d) with the largest inner product with ``theta`` (d,)."""

@@ -6,8 +6,7 @@ are replaced by native ones of the same parameters (the class's own carry
 the documentation): method descriptors made for that very class
 (``dpbandits._core.learner_method``), which the interpreter calls on its
 specialised path for a method of the learner's exact type, with the
-arguments passed without a tuple where the signature allows. They do what
-``OnlineBase``'s methods of the same names do, and reach a
+arguments passed without a tuple where the signature allows. They reach a
 ``dpbandits._core.OnlineCall`` built around the learner's engine. That object holds the learner's lock (a
 reentrant lock with the ``threading.RLock`` interface, taken once per call
 in Rust) and the outstanding selection, and plays the common round (strict

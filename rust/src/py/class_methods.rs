@@ -13,14 +13,14 @@
 //! called on the specialised path, and CPython's check of `self` (the
 //! exact type there; `isinstance` on the generic path, e.g. for an
 //! instance of a subclass that did not get descriptors of its own) is the
-//! only one made: the functions here read `self` as an `OnlineBase`
-//! without checking it again.
+//! only one made: the functions here read `self` as an `OnlineBase` (or an
+//! `EngineBase`) without checking it again.
 //!
-//! The calls do what `OnlineBase`'s methods of the same names do
-//! ([`OnlineBase::select_noargs`], [`OnlineBase::select_with`],
-//! [`OnlineBase::update_with`]): keyword arguments (`policy_version`, a
-//! loss vector by name) and more than two positional arguments go to the
-//! learner's checked Python methods, which accept or refuse them.
+//! The calls are [`OnlineBase::select_noargs`], [`OnlineBase::select_with`]
+//! and [`OnlineBase::update_with`] (or the engine's, [`EngineBase`]):
+//! keyword arguments (`policy_version`, a loss vector by name) and more
+//! than two positional arguments go to the learner's checked Python
+//! methods (or the engine's), which accept or refuse them.
 //!
 //! This is the one module of the Python layer that allows `unsafe`: the
 //! method definitions CPython reads, the functions it calls through them
@@ -36,7 +36,6 @@ use std::ffi::CStr;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::impl_::trampoline;
-use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple, PyType};
 use pyo3::PyClass;
@@ -52,14 +51,22 @@ struct Def(UnsafeCell<ffi::PyMethodDef>);
 // and the definition holds pointers to static data and functions only.
 unsafe impl Sync for Def {}
 
-static SELECT_NOARGS: Def = Def(UnsafeCell::new(ffi::PyMethodDef {
-    ml_name: c"select".as_ptr(),
-    ml_meth: ffi::PyMethodDefPointer { PyCFunction: select_noargs },
-    ml_flags: ffi::METH_NOARGS,
-    ml_doc: c"select($self, /)\n--\n\nThe learner's select (see the class's documentation).".as_ptr(),
-}));
+/// The documentation of both `select()` forms.
+const SELECT_DOC: &CStr = c"select($self, /)\n--\n\nThe learner's select (see the class's documentation).";
+
+static SELECT_NOARGS: Def = Def::noargs(c"select", select_noargs, SELECT_DOC);
 
 impl Def {
+    /// A `METH_NOARGS` definition.
+    const fn noargs(name: &'static CStr, meth: ffi::PyCFunction, doc: &'static CStr) -> Self {
+        Def(UnsafeCell::new(ffi::PyMethodDef {
+            ml_name: name.as_ptr(),
+            ml_meth: ffi::PyMethodDefPointer { PyCFunction: meth },
+            ml_flags: ffi::METH_NOARGS,
+            ml_doc: doc.as_ptr(),
+        }))
+    }
+
     /// A `METH_FASTCALL | METH_KEYWORDS` definition.
     const fn fastcall(name: &'static CStr, meth: ffi::PyCFunctionFastWithKeywords, doc: &'static CStr) -> Self {
         Def(UnsafeCell::new(ffi::PyMethodDef {
@@ -89,12 +96,7 @@ static UPDATE_LOSSES: Def = Def::fastcall(
     c"update($self, /, losses, *, policy_version=None)\n--\n\nThe learner's update (see the class's documentation).",
 );
 
-static ENGINE_SELECT: Def = Def(UnsafeCell::new(ffi::PyMethodDef {
-    ml_name: c"select".as_ptr(),
-    ml_meth: ffi::PyMethodDefPointer { PyCFunction: engine_select },
-    ml_flags: ffi::METH_NOARGS,
-    ml_doc: c"select($self, /)\n--\n\nThe learner's select (see the class's documentation).".as_ptr(),
-}));
+static ENGINE_SELECT: Def = Def::noargs(c"select", engine_select, SELECT_DOC);
 
 static ENGINE_UPDATE: Def = Def::fastcall(
     c"update",
@@ -104,8 +106,9 @@ static ENGINE_UPDATE: Def = Def::fastcall(
 
 /// The method descriptor `name` with `cls` as its type, for the learner
 /// class to set as its `select` or `update`: "select_noargs", "select",
-/// "update" or "update_losses" (the forms of [`OnlineBase`]'s methods of
-/// those names) for a subclass of `OnlineBase`; "engine_select" or
+/// "update" or "update_losses" (a learner `select()`, `select(*args,
+/// **kwargs)`, `update(*args, policy_version=None)`, `update(losses)`) for
+/// a subclass of [`OnlineBase`]; "engine_select" or
 /// "engine_update" (the engine's `select()` and `update(*args)`) for a
 /// subclass of [`EngineBase`].
 #[pyfunction]
@@ -192,9 +195,22 @@ impl<'py> Args<'_, 'py> {
         unsafe { Bound::from_borrowed_ptr(self.py, self.values[i]) }
     }
 
-    /// The positional arguments.
-    fn positionals(&self) -> Vec<Bound<'py, PyAny>> {
-        (0..self.positional).map(|i| self.get(i)).collect()
+    /// `f` on the positional arguments and the keyword arguments (up to
+    /// two positional arguments and no keywords, the common call, without
+    /// an allocation).
+    fn with_positionals<R>(
+        &self,
+        f: impl FnOnce(&[Bound<'py, PyAny>], Option<&Bound<'py, PyDict>>) -> PyResult<R>,
+    ) -> PyResult<R> {
+        match (self.positional, &self.names) {
+            (0, None) => f(&[], None),
+            (1, None) => f(&[self.get(0)], None),
+            (2, None) => f(&[self.get(0), self.get(1)], None),
+            _ => {
+                let positional: Vec<_> = (0..self.positional).map(|i| self.get(i)).collect();
+                f(&positional, self.kwargs()?.as_ref())
+            }
+        }
     }
 
     /// The positional arguments as a tuple.
@@ -258,16 +274,8 @@ fastcall!(select, OnlineBase, |slf, args| {
 });
 
 fastcall!(update, OnlineBase, |slf, args| {
-    let py = slf.py();
-    match (&args.names, args.positional) {
-        (None, 0) => OnlineBase::update_with(&slf, &[], None)?,
-        (None, 1) => OnlineBase::update_with(&slf, &[args.get(0)], None)?,
-        (None, 2) => OnlineBase::update_with(&slf, &[args.get(0), args.get(1)], None)?,
-        _ => {
-            slf.call_method(intern!(py, "_checked_update"), args.tuple()?, args.kwargs()?.as_ref())?;
-        }
-    }
-    Ok(py.None().into_ptr())
+    args.with_positionals(|positional, kwargs| OnlineBase::update_with(&slf, positional, kwargs))?;
+    Ok(slf.py().None().into_ptr())
 });
 
 unsafe extern "C" fn engine_select(slf: *mut ffi::PyObject, args: *mut ffi::PyObject) -> *mut ffi::PyObject {
@@ -282,10 +290,6 @@ unsafe extern "C" fn engine_select(slf: *mut ffi::PyObject, args: *mut ffi::PyOb
 
 fastcall!(engine_update, EngineBase, |slf, args| {
     let py = slf.py();
-    match args.positional {
-        1 if args.names.is_none() => slf.get().update(py, &[args.get(0)], None)?,
-        2 if args.names.is_none() => slf.get().update(py, &[args.get(0), args.get(1)], None)?,
-        _ => slf.get().update(py, &args.positionals(), args.kwargs()?.as_ref())?,
-    }
+    args.with_positionals(|positional, kwargs| slf.get().update(py, positional, kwargs))?;
     Ok(py.None().into_ptr())
 });

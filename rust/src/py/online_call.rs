@@ -1102,27 +1102,11 @@ impl ClientCall {
     }
 }
 
-/// A positional argument of [`OnlineBase::update`], or its absence (an
-/// explicit `None` is an argument).
-enum Arg<'py> {
-    Missing,
-    Given(Bound<'py, PyAny>),
-}
-
-impl<'a, 'py> FromPyObject<'a, 'py> for Arg<'py> {
-    type Error = PyErr;
-
-    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
-        Ok(Arg::Given(obj.to_owned()))
-    }
-}
-
 /// The native base of the learners with an online call: `select` and
-/// `update` (this class's methods, and the same calls as method
-/// descriptors of each learner class, `super::class_methods`) reach the
-/// learner's [`OnlineCall`] in one Rust call, with no bound method of
-/// another object stored in the instance.
-/// `dpbandits.learners.online_call.BoundOnlineCall` installs them on every
+/// `update`, method descriptors of each learner class
+/// (`super::class_methods`), reach the learner's [`OnlineCall`] through it
+/// in one Rust call, with no bound method of another object stored in the
+/// instance. `dpbandits.learners.online_call.BoundOnlineCall` installs them on every
 /// learner class (replacing the documented methods of the class and its
 /// bases) and sets the call when the engine is set; until then the
 /// learner's checked `_checked_select` / `_checked_update` answer.
@@ -1140,30 +1124,23 @@ impl OnlineBase {
         self.call.with(|c| c.clone_ref(py), |c| f(c.get()))
     }
 
-    /// `update(*args, policy_version=...)`: the call's common rounds, or
-    /// the learner's checked `update`.
+    /// `update(*args, **kwargs)`: the call's common rounds (positional
+    /// arguments only), or the learner's checked `update` (which takes a
+    /// served decision's `policy_version` and a loss vector by name).
     pub(crate) fn update_with<'py>(
         slf: &Bound<'py, Self>,
         args: &[Bound<'py, PyAny>],
-        policy_version: Option<Bound<'py, PyAny>>,
+        kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<()> {
         let py = slf.py();
-        if policy_version.is_none() {
+        if kwargs.is_none() {
             if let Some(done) = slf.get().with_call(py, |call| call.fast_update(py, args)) {
                 if done? {
                     return Ok(());
                 }
             }
         }
-        let kwargs = match policy_version {
-            Some(v) => {
-                let kw = PyDict::new(py);
-                kw.set_item(intern!(py, "policy_version"), v)?;
-                Some(kw)
-            }
-            None => None,
-        };
-        slf.call_method(intern!(py, "_checked_update"), PyTuple::new(py, args)?, kwargs.as_ref())?;
+        slf.call_method(intern!(py, "_checked_update"), PyTuple::new(py, args)?, kwargs)?;
         Ok(())
     }
 
@@ -1183,6 +1160,16 @@ impl OnlineBase {
         Ok(slf.call_method(intern!(py, "_checked_select"), args, kwargs)?.unbind())
     }
 
+    /// `select()` (the learners whose `select` takes no arguments).
+    pub(crate) fn select_noargs(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let args = PyTuple::empty(py);
+        match slf.get().with_call(py, |call| call.select(py, &args)) {
+            Some(out) => out,
+            None => Ok(slf.call_method0(intern!(py, "_checked_select"))?.unbind()),
+        }
+    }
+
     /// The learner's call (a new reference).
     fn current(&self, py: Python<'_>) -> Option<Py<OnlineCall>> {
         self.call.copy(|c| c.clone_ref(py))
@@ -1196,73 +1183,6 @@ impl OnlineBase {
     #[pyo3(signature = (*_args, **_kwargs))]
     fn new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> Self {
         OnlineBase::default()
-    }
-
-    /// The learner's select (see the learner's docstring). The
-    /// arguments come as a tuple and a dictionary (`METH_VARARGS`): for
-    /// a `*args` signature the interpreter builds the tuple more cheaply
-    /// than the fast-call protocol's conversion.
-    #[pyo3(signature = (*args, **kwargs))]
-    fn select(
-        slf: &Bound<'_, Self>,
-        args: &Bound<'_, PyTuple>,
-        kwargs: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<Py<PyAny>> {
-        Self::select_with(slf, args, kwargs)
-    }
-
-    /// The learner's `select()` for the learners whose `select` takes no
-    /// arguments (`METH_NOARGS`, the cheapest call the interpreter makes).
-    pub(crate) fn select_noargs(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
-        let py = slf.py();
-        let args = PyTuple::empty(py);
-        match slf.get().with_call(py, |call| call.select(py, &args)) {
-            Some(out) => out,
-            None => Ok(slf.call_method0(intern!(py, "_checked_select"))?.unbind()),
-        }
-    }
-
-    /// The learner's update (see the learner's docstring): up to two
-    /// positional arguments and a served decision's `policy_version`,
-    /// passed by the fast-call protocol (no argument tuple; an argument
-    /// not given is [`Arg::Missing`]); anything else goes to the checked
-    /// path.
-    #[pyo3(signature = (first = Arg::Missing, second = Arg::Missing, /, *, policy_version = None))]
-    fn update<'py>(
-        slf: &Bound<'py, Self>,
-        first: Arg<'py>,
-        second: Arg<'py>,
-        policy_version: Option<Bound<'py, PyAny>>,
-    ) -> PyResult<()> {
-        let one;
-        let two;
-        let args: &[Bound<'py, PyAny>] = match (first, second) {
-            (Arg::Missing, _) => &[],
-            (Arg::Given(a), Arg::Missing) => {
-                one = [a];
-                &one
-            }
-            (Arg::Given(a), Arg::Given(b)) => {
-                two = [a, b];
-                &two
-            }
-        };
-        Self::update_with(slf, args, policy_version)
-    }
-
-    /// The learner's `update(losses)` (the full-information learners,
-    /// whose `update` takes the loss vector by position or by name), as
-    /// [`OnlineBase::update`].
-    #[pyo3(signature = (losses = Arg::Missing, *, policy_version = None))]
-    fn update_losses<'py>(
-        slf: &Bound<'py, Self>,
-        losses: Arg<'py>,
-        policy_version: Option<Bound<'py, PyAny>>,
-    ) -> PyResult<()> {
-        match losses {
-            Arg::Missing => Self::update_with(slf, &[], policy_version),
-            Arg::Given(l) => Self::update_with(slf, &[l], policy_version),
-        }
     }
 
     /// The learner's online call (None: not bound yet).
