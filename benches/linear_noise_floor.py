@@ -4,8 +4,11 @@ where the epoch learner sits above it: App. D.2 (d = 5, K = 25, gap 0) or
 the d = 20, K = 100 instance (gap 0.1), eps = 1, delta = 1e-6.
 
     nice -n 10 python benches/linear_noise_floor.py --n 1000000 --seeds 8
-    nice -n 10 python benches/linear_noise_floor.py --n 100000 --seeds 8 --epochs
+    nice -n 10 python benches/linear_noise_floor.py --n 1000000 --seeds 8 --epochs
     nice -n 10 python benches/linear_noise_floor.py --env d20 --n 1000000 --seeds 2
+    nice -n 10 python benches/linear_noise_floor.py --n 1000000 --seeds 8 --first-seed 0 --scales 1 2.34 4 --save a
+    nice -n 10 python benches/linear_noise_floor.py --n 1000000 --seeds 8 --first-seed 8 --scales 1 2.34 4 --save b
+    python benches/linear_noise_floor.py --combine a.npz b.npz
 
 Any (eps, delta)-DP Gaussian release of the sum of rows z z^T, z = (x, y),
 adds noise of at least one release's scale sigma (the epoch learner's
@@ -27,6 +30,10 @@ itself, no union bound). So each row is a floor for a mechanism family:
 - ``LinUCB``: exact statistics (a check against ``dp.LinUCB``);
 - ``floor``: exact statistics + one fixed draw, every round;
 - ``floor, greedy``: the same without the exploration bonus;
+- ``floor x s`` (``--scales``): the one draw times s, e.g. the noise a
+  continual release without lag carries (BLT at T = 1e6: about 5.6 sigma
+  on the latest prefix sum, ``max_column_norm * sqrt(max_release_variance)``
+  of ``dpbandits.privacy.factorization``);
 
 and with ``--epochs``, the epoch learner's schedule (first epoch of
 ``default_first_epoch`` rounds played uniformly at random, then epochs
@@ -58,22 +65,17 @@ import numpy as np
 
 import dpbandits as dp
 from dpbandits.envs.logistic import d20_instance
+from dpbandits.mechanisms import symmetric_gaussian
+from dpbandits.privacy.confidence import ConfidenceRadius
 from dpbandits.privacy.epoch import epoch_ends
+from dpbandits.privacy.factorization import max_column_norm, sqrt_coefficients
 from dpbandits.sim import replicate_seed
 
 
-def symmetrized_noise(rng: np.random.Generator, p: int, sigma: float) -> np.ndarray:
-    """One draw of Shariff & Sheffet's symmetrized Gaussian noise, (p, p)."""
-    g = rng.normal(0.0, sigma, size=(p, p))
-    return np.triu(g) + np.triu(g, 1).T + np.diag(np.diag(g))
-
-
-def sqrt_coefficients(m: int) -> np.ndarray:
-    """c_0..c_{m-1} of (1 - x)^{-1/2}: c_k = c_{k-1} (2k - 1) / (2k)."""
-    c = np.ones(m)
-    for k in range(1, m):
-        c[k] = c[k - 1] * (2 * k - 1) / (2 * k)
-    return c
+def symmetrized_noise(rng: np.random.Generator, p: int, sigma: float, size: int | None = None) -> np.ndarray:
+    """Draws of Shariff & Sheffet's symmetrized Gaussian noise, (p, p) or
+    (size, p, p), seeded from ``rng``."""
+    return symmetric_gaussian(sigma, p, size=size, seed=int(rng.integers(2**63)))
 
 
 class Variant:
@@ -99,13 +101,13 @@ class Variant:
         self.theta = self.vinv @ (self.resp + n_resp)
         self.logdet = float(np.linalg.slogdet(v)[1])
 
-    def pick(self, x: np.ndarray, log_offset: float, rng: np.random.Generator) -> int:
+    def pick(self, x: np.ndarray, radius: ConfidenceRadius, rng: np.random.Generator) -> int:
         if self.blind:
             return int(rng.integers(x.shape[0]))
         scores = x @ self.theta
         if self.bonus:
             width = np.sqrt(np.maximum(np.einsum("kd,de,ke->k", x, self.vinv, x), 0.0))
-            scores = scores + (math.sqrt(log_offset + self.logdet) + 1.0) * width
+            scores = scores + radius.beta(self.logdet) * width
         return int(scores.argmax())
 
     def update(self, t: int, a: np.ndarray, r: float) -> None:
@@ -125,22 +127,22 @@ class Variant:
 
 
 def variants(
-    d: int, n: int, sigma: float, first: int, with_epochs: bool, rng: np.random.Generator
+    d: int, n: int, sigma: float, first: int, with_epochs: bool, scales: list[float], rng: np.random.Generator
 ) -> dict[str, Variant]:
     """The learners of the module docstring, their noise drawn from ``rng``."""
     one = [symmetrized_noise(rng, d + 1, sigma)]
-    out = {
-        "LinUCB": Variant(d, None, None, True),
-        "floor": Variant(d, one, None, True),
-        "floor, greedy": Variant(d, one, None, False),
-    }
+    out = {"LinUCB": Variant(d, None, None, True)}
+    for scale in scales:
+        tag = "" if scale == 1.0 else f" x {scale:g}"
+        out[f"floor{tag}"] = Variant(d, [scale * one[0]], None, True)
+        out[f"floor{tag}, greedy"] = Variant(d, [scale * one[0]], None, False)
     if with_epochs:
         ends = epoch_ends(n, first, 1.5)
         m = len(ends)
-        draws = [symmetrized_noise(rng, d + 1, sigma) for _ in range(m)]
+        draws = symmetrized_noise(rng, d + 1, sigma, size=m)
         independent = list(np.cumsum(draws, axis=0))
         c = sqrt_coefficients(m)
-        scale = float(np.sqrt((c**2).sum()))  # the factorization's sensitivity (largest column norm)
+        scale = max_column_norm("sqrt", m)  # the factorization's sensitivity factor
         factorized = [scale * sum(c[k - i] * draws[i] for i in range(k + 1)) for k in range(m)]
         # Entry k is the noise after k releases (entry 0 is read only
         # before the first release, when the learner plays blind).
@@ -157,11 +159,11 @@ def environment(name: str, gap: float, seed: int) -> dp.ShariffSheffetEnv:
     return dp.ShariffSheffetEnv(d=5, gap=gap, seed=replicate_seed(0, seed))
 
 
-def one_seed(env: dp.ShariffSheffetEnv, seed: int, n: int, sigma: float, first: int, log_offset: float,
-             at: list[int], with_epochs: bool) -> tuple[list[str], np.ndarray]:
+def one_seed(env: dp.ShariffSheffetEnv, seed: int, n: int, sigma: float, first: int, radius: ConfidenceRadius,
+             at: list[int], with_epochs: bool, scales: list[float]) -> tuple[list[str], np.ndarray]:
     """Cumulative pseudo-regret of every learner at the rounds ``at``."""
     rng = np.random.default_rng([seed, 2026])
-    table = variants(env.d, n, sigma, first, with_epochs, rng)
+    table = variants(env.d, n, sigma, first, with_epochs, scales, rng)
     regret = np.zeros(len(table))
     out = np.zeros((len(table), len(at)))
     k = 0
@@ -170,13 +172,24 @@ def one_seed(env: dp.ShariffSheffetEnv, seed: int, n: int, sigma: float, first: 
         means = env.mean_rewards(t)
         best = means.max()
         for v, learner in enumerate(table.values()):
-            i = learner.pick(x, log_offset, rng)
+            i = learner.pick(x, radius, rng)
             regret[v] += best - means[i]
             learner.update(t, x[i], env.reward(t, i))
         if t == at[k]:
             out[:, k] = regret
             k += 1
     return list(table), out
+
+
+def print_table(names: list[str], at: list[int], stacked: np.ndarray) -> None:
+    """Mean ± se over the seeds (axis 0) at each round of ``at``, per learner."""
+    mean = stacked.mean(axis=0)
+    seeds = stacked.shape[0]
+    se = stacked.std(axis=0, ddof=1) / math.sqrt(seeds) if seeds > 1 else np.zeros_like(mean)
+    print("learner".ljust(26) + "".join(f"{t:>16,}" for t in at) + "   ratio at T")
+    for v, name in enumerate(names):
+        cells = "".join(f"{m:>9,.0f} ± {s:<4,.0f}" for m, s in zip(mean[v], se[v], strict=True))
+        print(f"{name:26s}{cells}   {mean[v, -1] / mean[0, -1]:.2f}")
 
 
 def main() -> None:
@@ -188,7 +201,17 @@ def main() -> None:
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--delta", type=float, default=1e-6)
     parser.add_argument("--epochs", action="store_true", help="also the epoch-schedule learners")
+    parser.add_argument("--scales", type=float, nargs="+", default=[1.0],
+                        help="floor learners with the one draw times each of these")
+    parser.add_argument("--first-seed", type=int, default=0, help="seeds first-seed .. first-seed + seeds - 1")
+    parser.add_argument("--save", default=None, help="write the per-seed regret (npz: names, at, seeds, regret)")
+    parser.add_argument("--combine", nargs="+", default=None, help="print the table of these --save files pooled")
     args = parser.parse_args()
+    if args.combine is not None:
+        parts = [np.load(f) for f in args.combine]
+        print(f"pooled: {sum(len(p['seeds']) for p in parts)} seeds")
+        print_table(list(parts[0]["names"]), list(parts[0]["at"]), np.concatenate([p["regret"] for p in parts]))
+        return
     n = args.n
     gap = args.gap if args.gap is not None else (0.1 if args.env == "d20" else 0.0)
     d = 20 if args.env == "d20" else 5
@@ -200,17 +223,15 @@ def main() -> None:
     start = time.perf_counter()
     names: list[str] = []
     runs = []
-    for s in range(args.seeds):
+    seeds = list(range(args.first_seed, args.first_seed + args.seeds))
+    for s in seeds:
         names, r = one_seed(environment(args.env, gap, s), s, n, calibration.sigma, calibration.first_epoch,
-                            radius.log_offset, at, args.epochs)
+                            radius, at, args.epochs, args.scales)
         runs.append(r)
     stacked = np.stack(runs)
-    mean = stacked.mean(axis=0)
-    se = stacked.std(axis=0, ddof=1) / math.sqrt(args.seeds) if args.seeds > 1 else np.zeros_like(mean)
-    print("learner".ljust(26) + "".join(f"{t:>16,}" for t in at) + "   ratio at T")
-    for v, name in enumerate(names):
-        cells = "".join(f"{m:>9,.0f} ± {s:<4,.0f}" for m, s in zip(mean[v], se[v], strict=True))
-        print(f"{name:26s}{cells}   {mean[v, -1] / mean[0, -1]:.2f}")
+    if args.save is not None:
+        np.savez(args.save, names=np.array(names), at=np.array(at), seeds=np.array(seeds), regret=stacked)
+    print_table(names, at, stacked)
     print(f"({time.perf_counter() - start:.0f} s; load average after: {os.getloadavg()[0]:.2f})")
 
 
